@@ -1,0 +1,1 @@
+//! blue-identity (placeholder).

@@ -1,0 +1,50 @@
+//! The coordinates of a custom resource type.
+
+use serde::{Deserialize, Serialize};
+
+/// Names a custom resource type: `{group, version, plural, kind}`.
+///
+/// ```
+/// use blue_kubernetes_client::ResourceDescriptor;
+/// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+/// assert_eq!(d.qualified_plural(), "widgets.example.com");
+/// assert_eq!(d.api_version(), "example.com/v1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ResourceDescriptor {
+    /// API group, e.g. `example.com`.
+    pub group: String,
+    /// API version within the group, e.g. `v1`.
+    pub version: String,
+    /// Lowercase plural resource name, e.g. `widgets`.
+    pub plural: String,
+    /// Kind, e.g. `Widget`.
+    pub kind: String,
+}
+
+impl ResourceDescriptor {
+    /// Builds a descriptor from its four parts.
+    pub fn new(
+        group: impl Into<String>,
+        version: impl Into<String>,
+        plural: impl Into<String>,
+        kind: impl Into<String>,
+    ) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            plural: plural.into(),
+            kind: kind.into(),
+        }
+    }
+
+    /// `plural.group`, the name kubectl resolves unambiguously.
+    pub fn qualified_plural(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    /// `group/version`, the `apiVersion` of objects of this type.
+    pub fn api_version(&self) -> String {
+        format!("{}/{}", self.group, self.version)
+    }
+}

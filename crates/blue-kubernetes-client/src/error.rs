@@ -1,0 +1,128 @@
+//! Transport errors: exit code, operation and classification, never output.
+
+/// What kind of failure kubectl reported, derived from its output.
+///
+/// The classification is the only thing the transport keeps from kubectl's
+/// stdout and stderr; the text itself is dropped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The object changed since the snapshot the write was computed from (HTTP 409).
+    Conflict,
+    /// The object or type does not exist (HTTP 404).
+    NotFound,
+    /// Credentials were rejected (HTTP 401).
+    Unauthorized,
+    /// Credentials lack permission (HTTP 403).
+    Forbidden,
+    /// The request or process deadline passed.
+    Timeout,
+    /// The API server could not be reached or is not serving.
+    Unavailable,
+    /// The server rejected the request as invalid (HTTP 422/400).
+    Invalid,
+    /// Anything else.
+    Other,
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = match self {
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::NotFound => "not found",
+            ErrorKind::Unauthorized => "unauthorized",
+            ErrorKind::Forbidden => "forbidden",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Unavailable => "unavailable",
+            ErrorKind::Invalid => "invalid",
+            ErrorKind::Other => "other",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Errors of the kubectl transport.
+///
+/// # Guarantees
+/// No variant holds kubectl's stdout, stderr or arguments, so neither
+/// `Display` nor `Debug` can leak a secret that passed through kubectl.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// kubectl exited non-zero.
+    #[error("kubectl {operation} failed with exit code {exit_code} ({kind})")]
+    Kubectl {
+        /// The first argument, e.g. `get`, `patch`, `replace`.
+        operation: String,
+        /// kubectl's exit code.
+        exit_code: i32,
+        /// Classification derived from kubectl's output.
+        kind: ErrorKind,
+    },
+    /// The process deadline passed; kubectl and its children were killed.
+    #[error("kubectl {operation} timed out after {timeout_ms} ms")]
+    Timeout {
+        /// The first argument.
+        operation: String,
+        /// The deadline that passed.
+        timeout_ms: u64,
+    },
+    /// kubectl could not be started (binary missing, not executable...).
+    #[error("kubectl {operation} could not be started ({source_kind:?})")]
+    Spawn {
+        /// The first argument.
+        operation: String,
+        /// The I/O error kind, without paths.
+        source_kind: std::io::ErrorKind,
+    },
+    /// kubectl printed something that is not the JSON the operation expects.
+    #[error("kubectl {operation} printed output that is not the expected json")]
+    Decode {
+        /// The first argument.
+        operation: String,
+    },
+    /// The options given to the client or to a request are unusable.
+    #[error("invalid option `{field}`: {reason}")]
+    InvalidOption {
+        /// The offending field, e.g. `context`.
+        field: &'static str,
+        /// Why it is rejected (never echoes the value).
+        reason: &'static str,
+    },
+    /// Preparing a private temporary file failed.
+    #[error("temporary file could not be prepared ({0:?})")]
+    TempFile(std::io::ErrorKind),
+}
+
+impl Error {
+    /// The classification of this error.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Error, ErrorKind};
+    /// let e = Error::Kubectl { operation: "patch".into(), exit_code: 1, kind: ErrorKind::Conflict };
+    /// assert_eq!(e.kind(), ErrorKind::Conflict);
+    /// assert!(e.is_conflict());
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Kubectl { kind, .. } => *kind,
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::Spawn { .. } => ErrorKind::Unavailable,
+            Error::Decode { .. } | Error::InvalidOption { .. } | Error::TempFile(_) => {
+                ErrorKind::Other
+            }
+        }
+    }
+
+    /// True when the write lost an optimistic-concurrency race.
+    pub fn is_conflict(&self) -> bool {
+        self.kind() == ErrorKind::Conflict
+    }
+
+    /// A classified kubectl failure, as fakes and runners produce them.
+    pub fn kubectl(operation: impl Into<String>, kind: ErrorKind) -> Self {
+        Error::Kubectl {
+            operation: operation.into(),
+            exit_code: 1,
+            kind,
+        }
+    }
+}
