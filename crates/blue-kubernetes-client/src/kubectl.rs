@@ -1,0 +1,283 @@
+//! The kubectl client: construction, the command line, and one request.
+
+use crate::classify::classify_output;
+use crate::in_cluster::{write_kubeconfig, IN_CLUSTER_CONTEXT};
+use crate::operation::operation_of;
+use crate::request::substitute_input;
+use crate::temp::private_file;
+use crate::{Error, Invocation, KubectlOptions, RequestOptions, Response, Runner, TokioRunner};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tempfile::NamedTempFile;
+
+/// Builds a [`KubectlClient`], validating `options`.
+///
+/// Fails with [`Error::InvalidOption`] naming the field when:
+/// - neither a non-blank `context` nor `in_cluster` is given (the user's
+///   current context is never used: it may point at another cluster);
+/// - `in_cluster` is combined with `context` or `kubeconfig`;
+/// - a timeout is zero, or a path is empty or not UTF-8;
+/// - in-cluster settings are unusable (no service host, malformed port,
+///   service-account files missing).
+///
+/// ```
+/// use blue_kubernetes_client::{kubectl_client, Error, KubectlOptions};
+/// let client = kubectl_client(KubectlOptions::for_context("kind-dev")).unwrap();
+/// assert_eq!(client.context(), "kind-dev");
+///
+/// let err = kubectl_client(KubectlOptions::default()).unwrap_err();
+/// assert!(matches!(err, Error::InvalidOption { field: "context", .. }));
+/// ```
+pub fn kubectl_client(options: KubectlOptions) -> Result<KubectlClient, Error> {
+    KubectlClient::new(options)
+}
+
+/// A [`Client`](crate::Client) that runs kubectl.
+///
+/// Every run is `[kubectl, --kubeconfig K (if set), --context C,
+/// --request-timeout=<N>s] + args`, executed without a shell through the
+/// configured [`Runner`]. In-cluster, `K` is a private generated kubeconfig
+/// that lives as long as the client and is removed when it drops.
+pub struct KubectlClient {
+    /// `[kubectl, --kubeconfig K?, --context C, --request-timeout=Ns]`.
+    prefix: Vec<String>,
+    context: String,
+    kubeconfig: Option<PathBuf>,
+    env: Vec<(String, String)>,
+    timeout_ms: u64,
+    temp_dir: Option<PathBuf>,
+    runner: Arc<dyn Runner>,
+    /// The generated in-cluster kubeconfig; deleted when the client drops.
+    _in_cluster_kubeconfig: Option<NamedTempFile>,
+}
+
+impl KubectlClient {
+    fn new(options: KubectlOptions) -> Result<Self, Error> {
+        if options.request_timeout_seconds == 0 {
+            return Err(invalid(
+                "request_timeout_seconds",
+                "must be greater than zero",
+            ));
+        }
+        if options.timeout_ms == 0 {
+            return Err(invalid("timeout_ms", "must be greater than zero"));
+        }
+        let kubectl = path_arg(&options.kubectl, "kubectl")?;
+        if options
+            .env
+            .iter()
+            .any(|(name, _)| name.is_empty() || name.contains(['=', '\0']))
+        {
+            return Err(invalid(
+                "env",
+                "variable names must be non-empty without `=`",
+            ));
+        }
+        let context = options
+            .context
+            .as_deref()
+            .filter(|c| !c.trim().is_empty())
+            .map(str::to_owned);
+
+        let (context, kubeconfig, generated) = if options.in_cluster {
+            if context.is_some() {
+                return Err(invalid(
+                    "context",
+                    "cannot be combined with in_cluster, which uses its own context",
+                ));
+            }
+            if options.kubeconfig.is_some() {
+                return Err(invalid(
+                    "kubeconfig",
+                    "cannot be combined with in_cluster, which generates its own kubeconfig",
+                ));
+            }
+            let file = write_kubeconfig(&options)?;
+            let path = file.path().to_path_buf();
+            (IN_CLUSTER_CONTEXT.to_owned(), Some(path), Some(file))
+        } else {
+            let Some(context) = context else {
+                return Err(invalid(
+                    "context",
+                    "a non-blank context is required unless in_cluster is set; the current context is never used",
+                ));
+            };
+            (context, options.kubeconfig.clone(), None)
+        };
+
+        let mut prefix = vec![kubectl];
+        if let Some(path) = &kubeconfig {
+            prefix.push("--kubeconfig".to_owned());
+            prefix.push(path_arg(path, "kubeconfig")?);
+        }
+        prefix.push("--context".to_owned());
+        prefix.push(context.clone());
+        prefix.push(format!(
+            "--request-timeout={}s",
+            options.request_timeout_seconds
+        ));
+
+        Ok(Self {
+            prefix,
+            context,
+            kubeconfig,
+            env: options.env,
+            timeout_ms: options.timeout_ms,
+            temp_dir: options.temp_dir,
+            runner: options
+                .runner
+                .unwrap_or_else(|| Arc::new(TokioRunner::new())),
+            _in_cluster_kubeconfig: generated,
+        })
+    }
+
+    /// The context every run uses (the generated one in-cluster).
+    pub fn context(&self) -> &str {
+        &self.context
+    }
+
+    /// The kubeconfig every run uses, if any: the configured one, or the
+    /// generated in-cluster one.
+    pub fn kubeconfig(&self) -> Option<&Path> {
+        self.kubeconfig.as_deref()
+    }
+
+    /// The command line before the request's arguments:
+    /// `[kubectl, --kubeconfig K?, --context C, --request-timeout=Ns]`.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{kubectl_client, KubectlOptions};
+    /// let client = kubectl_client(KubectlOptions::for_context("dev")).unwrap();
+    /// assert_eq!(client.base_argv(), ["kubectl", "--context", "dev", "--request-timeout=30s"]);
+    /// ```
+    pub fn base_argv(&self) -> &[String] {
+        &self.prefix
+    }
+
+    /// Runs kubectl with `args` appended to [`base_argv`](Self::base_argv).
+    ///
+    /// - `options.input` is written to a private (0600) temporary file whose
+    ///   path replaces the single `-f -` (`--filename -`, `-f=-`,
+    ///   `--filename=-`) in `args`; an input without such an argument, or
+    ///   such an argument without an input, is an [`Error::InvalidOption`].
+    ///   The file is removed however the request ends (success, failure,
+    ///   timeout, cancellation, panic).
+    /// - The process deadline is `options.timeout_ms` or the client's.
+    /// - A non-zero exit is [`Error::Kubectl`] with the exit code, the
+    ///   operation and a classification of kubectl's output; the output itself
+    ///   is dropped.
+    /// - Success returns [`Response::Text`] when `options.raw`, otherwise
+    ///   [`Response::Json`] (`None` for empty output, [`Error::Decode`] for
+    ///   anything that is not JSON).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use blue_kubernetes_client::{kubectl_client, Invocation, KubectlOptions, Output, RequestOptions};
+    /// let fake = |_inv: Invocation| async {
+    ///     Ok(Output { exit_code: 0, stdout: r#"{"kind":"ConfigMap"}"#.into(), stderr: String::new() })
+    /// };
+    /// let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(fake)).unwrap();
+    /// let response = client
+    ///     .request(&["get", "configmap", "cm", "-o", "json"], RequestOptions::default())
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(response.as_json().unwrap()["kind"], "ConfigMap");
+    /// # });
+    /// ```
+    pub async fn request<S: AsRef<str>>(
+        &self,
+        args: &[S],
+        options: RequestOptions,
+    ) -> Result<Response, Error> {
+        let mut args: Vec<String> = args.iter().map(|a| a.as_ref().to_owned()).collect();
+        if args.is_empty() {
+            return Err(invalid("args", "must name a kubectl operation"));
+        }
+        let operation = operation_of(&args);
+        let timeout_ms = options.timeout_ms.unwrap_or(self.timeout_ms);
+        if timeout_ms == 0 {
+            return Err(invalid("timeout_ms", "must be greater than zero"));
+        }
+
+        // The guard lives until after the run, across the await, so the file
+        // is deleted on every exit path including unwinding and cancellation.
+        let input_file = options
+            .input
+            .as_deref()
+            .map(|doc| private_file(self.temp_dir.as_deref(), "blue-input-", "", doc.as_bytes()))
+            .transpose()?;
+        let input_path = input_file
+            .as_ref()
+            .map(|file| path_arg(file.path(), "temp_dir"))
+            .transpose()?;
+        substitute_input(&mut args, input_path.as_deref())?;
+
+        let mut argv = self.prefix.clone();
+        argv.extend(args);
+        let invocation = Invocation {
+            argv,
+            env: self.env.clone(),
+            timeout_ms,
+        };
+        let result = self.runner.run(invocation).await;
+        drop(input_file);
+
+        let output = result.map_err(|e| with_operation(e, &operation))?;
+        if output.exit_code != 0 {
+            return Err(Error::Kubectl {
+                kind: classify_output(&output.stdout, &output.stderr),
+                operation,
+                exit_code: output.exit_code,
+            });
+        }
+        if options.raw {
+            return Ok(Response::Text(output.stdout));
+        }
+        if output.stdout.trim().is_empty() {
+            return Ok(Response::Json(None));
+        }
+        serde_json::from_str(&output.stdout)
+            .map(|value| Response::Json(Some(value)))
+            .map_err(|_| Error::Decode { operation })
+    }
+}
+
+impl std::fmt::Debug for KubectlClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KubectlClient")
+            .field("context", &self.context)
+            .field("kubeconfig", &self.kubeconfig)
+            .field("in_cluster", &self._in_cluster_kubeconfig.is_some())
+            .field("timeout_ms", &self.timeout_ms)
+            .field("env", &self.env.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A runner cannot tell which argument is the operation; the client can.
+fn with_operation(error: Error, operation: &str) -> Error {
+    match error {
+        Error::Timeout { timeout_ms, .. } => Error::Timeout {
+            operation: operation.to_owned(),
+            timeout_ms,
+        },
+        Error::Spawn { source_kind, .. } => Error::Spawn {
+            operation: operation.to_owned(),
+            source_kind,
+        },
+        other => other,
+    }
+}
+
+fn invalid(field: &'static str, reason: &'static str) -> Error {
+    Error::InvalidOption { field, reason }
+}
+
+/// argv is `Vec<String>`, so paths must be non-empty UTF-8.
+fn path_arg(path: &Path, field: &'static str) -> Result<String, Error> {
+    match path.to_str() {
+        Some("") => Err(invalid(field, "must not be empty")),
+        Some(s) => Ok(s.to_owned()),
+        None => Err(invalid(field, "must be valid utf-8")),
+    }
+}
