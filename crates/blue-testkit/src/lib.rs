@@ -1,1 +1,35 @@
-//! blue-testkit (placeholder).
+//! Test support for operators built on blue-kubernetes.
+//!
+//! - [`FakeClock`]: a clock in milliseconds that moves only when told to.
+//! - [`FakeCluster`]: an in-memory cluster implementing
+//!   [`Client`](blue_kubernetes_client::Client) with the API server's
+//!   resourceVersion, generation, finalizer and deletion rules, fault
+//!   injection, latency and call accounting.
+//! - [`FakeKubectl`]: a [`Runner`](blue_kubernetes_client::Runner) that
+//!   answers the kubectl command lines of the transport from a [`FakeCluster`],
+//!   so the real kubectl client can be tested without a server.
+//! - [`strategies`]: proptest strategies for names, configs and specs.
+//!
+//! ```
+//! use blue_kubernetes_client::{Client, ResourceDescriptor};
+//! use blue_testkit::{FakeCluster, Fault, Operation};
+//! use serde_json::json;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+//! let cluster = FakeCluster::new();
+//! cluster.create(&widgets, "default", "a", json!({"state": "running"}));
+//! cluster.inject(Operation::List, Fault::Unavailable);
+//! assert!(cluster.list_resources(&widgets, "default").await.is_err());
+//! assert_eq!(cluster.list_resources(&widgets, "default").await.unwrap().len(), 1);
+//! # }
+//! ```
+
+mod clock;
+mod fake_cluster;
+mod fake_kubectl;
+pub mod strategies;
+
+pub use clock::{rfc3339, FakeClock, DEFAULT_START_MS};
+pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation};
+pub use fake_kubectl::FakeKubectl;

@@ -1,0 +1,91 @@
+//! The [`Client`] face of [`FakeCluster`]: counted, faultable, optionally slow.
+
+use super::{Call, FakeCluster, Operation};
+use blue_kubernetes_client::{Client, Error, ErrorKind, ResourceDescriptor};
+use serde_json::Value;
+
+fn meta<'a>(resource: &'a Value, field: &str) -> &'a str {
+    resource
+        .pointer(&format!("/metadata/{field}"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+impl FakeCluster {
+    /// Records the call, waits the latency, then applies any fault.
+    async fn begin(
+        &self,
+        operation: Operation,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        name: Option<&str>,
+    ) -> Result<(), Error> {
+        let latency = {
+            let mut state = self.lock();
+            state
+                .log
+                .push(Call::new(operation, d.qualified_plural(), namespace, name));
+            state.latency
+        };
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        let fault = self.lock().faults.take(operation);
+        match fault {
+            Some(fault) => Err(fault.error(operation)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn refused(operation: Operation, kind: ErrorKind) -> Error {
+    Error::kubectl(operation.kubectl_verb(), kind)
+}
+
+#[async_trait::async_trait]
+impl Client for FakeCluster {
+    async fn list_resources(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+    ) -> Result<Vec<Value>, Error> {
+        self.begin(Operation::List, d, namespace, None).await?;
+        Ok(self.lock().store.list(d, namespace))
+    }
+
+    async fn get_resource(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        self.begin(Operation::Get, d, namespace, Some(name)).await?;
+        Ok(self.lock().store.get(d, namespace, name))
+    }
+
+    async fn update_status(
+        &self,
+        d: &ResourceDescriptor,
+        resource: &Value,
+        status: &Value,
+    ) -> Result<Value, Error> {
+        let op = Operation::UpdateStatus;
+        let (namespace, name) = (meta(resource, "namespace"), meta(resource, "name"));
+        self.begin(op, d, namespace, Some(name)).await?;
+        let written = self.lock().store.write_status(d, resource, status);
+        written.map_err(|kind| refused(op, kind))
+    }
+
+    async fn update_finalizers(
+        &self,
+        d: &ResourceDescriptor,
+        resource: &Value,
+        finalizers: &[String],
+    ) -> Result<Value, Error> {
+        let op = Operation::UpdateFinalizers;
+        let (namespace, name) = (meta(resource, "namespace"), meta(resource, "name"));
+        self.begin(op, d, namespace, Some(name)).await?;
+        let written = self.lock().store.write_finalizers(d, resource, finalizers);
+        written.map_err(|kind| refused(op, kind))
+    }
+}

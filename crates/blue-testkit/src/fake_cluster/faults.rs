@@ -1,0 +1,150 @@
+//! Fault injection: which calls fail, and how.
+
+use blue_kubernetes_client::{Error, ErrorKind};
+use std::collections::{HashMap, VecDeque};
+
+/// One of the four [`Client`](blue_kubernetes_client::Client) operations.
+///
+/// ```
+/// use blue_testkit::Operation;
+/// assert_eq!(Operation::UpdateStatus.kubectl_verb(), "replace");
+/// assert_eq!(Operation::ALL.len(), 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operation {
+    /// `list_resources` (`kubectl get <type> -n NS -o json`).
+    List,
+    /// `get_resource` (`kubectl get <type> NAME --ignore-not-found -o json`).
+    Get,
+    /// `update_status` (`kubectl replace --raw .../status -f FILE`).
+    UpdateStatus,
+    /// `update_finalizers` (`kubectl patch <type> NAME --type=merge -p ...`).
+    UpdateFinalizers,
+}
+
+impl Operation {
+    /// Every operation, in declaration order.
+    ///
+    /// ```
+    /// assert_eq!(blue_testkit::Operation::ALL[0], blue_testkit::Operation::List);
+    /// ```
+    pub const ALL: [Operation; 4] = [
+        Operation::List,
+        Operation::Get,
+        Operation::UpdateStatus,
+        Operation::UpdateFinalizers,
+    ];
+
+    /// The kubectl verb of this operation, which is the `operation` its
+    /// errors carry (`get`, `replace` or `patch`).
+    ///
+    /// ```
+    /// use blue_testkit::Operation;
+    /// assert_eq!(Operation::List.kubectl_verb(), "get");
+    /// assert_eq!(Operation::UpdateFinalizers.kubectl_verb(), "patch");
+    /// ```
+    pub fn kubectl_verb(self) -> &'static str {
+        match self {
+            Operation::List | Operation::Get => "get",
+            Operation::UpdateStatus => "replace",
+            Operation::UpdateFinalizers => "patch",
+        }
+    }
+}
+
+/// How an injected failure presents itself.
+///
+/// ```
+/// use blue_kubernetes_client::ErrorKind;
+/// use blue_testkit::Fault;
+/// assert_eq!(Fault::Conflict.kind(), ErrorKind::Conflict);
+/// assert_eq!(Fault::Kind(ErrorKind::Forbidden).kind(), ErrorKind::Forbidden);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// A lost optimistic-concurrency race (HTTP 409).
+    Conflict,
+    /// The API server cannot be reached.
+    Unavailable,
+    /// Any other classified failure.
+    Kind(ErrorKind),
+}
+
+impl Fault {
+    /// The [`ErrorKind`] a call failing with this fault reports.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ErrorKind;
+    /// assert_eq!(blue_testkit::Fault::Unavailable.kind(), ErrorKind::Unavailable);
+    /// ```
+    pub fn kind(self) -> ErrorKind {
+        match self {
+            Fault::Conflict => ErrorKind::Conflict,
+            Fault::Unavailable => ErrorKind::Unavailable,
+            Fault::Kind(kind) => kind,
+        }
+    }
+
+    /// The error a call of `operation` failing with this fault returns.
+    ///
+    /// ```
+    /// use blue_testkit::{Fault, Operation};
+    /// let e = Fault::Conflict.error(Operation::UpdateFinalizers);
+    /// assert!(e.is_conflict());
+    /// assert_eq!(e.to_string(), "kubectl patch failed with exit code 1 (conflict)");
+    /// ```
+    pub fn error(self, operation: Operation) -> Error {
+        Error::kubectl(operation.kubectl_verb(), self.kind())
+    }
+}
+
+/// Queued one-shot faults and standing faults, per operation.
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    queued: HashMap<Operation, VecDeque<Fault>>,
+    always: HashMap<Operation, Fault>,
+}
+
+impl Faults {
+    pub(crate) fn inject(&mut self, operation: Operation, fault: Fault) {
+        self.queued.entry(operation).or_default().push_back(fault);
+    }
+
+    pub(crate) fn set_always(&mut self, operation: Operation, fault: Option<Fault>) {
+        match fault {
+            Some(fault) => self.always.insert(operation, fault),
+            None => self.always.remove(&operation),
+        };
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.queued.clear();
+        self.always.clear();
+    }
+
+    /// The fault the next call of `operation` fails with, consuming a queued
+    /// one first.
+    pub(crate) fn take(&mut self, operation: Operation) -> Option<Fault> {
+        self.queued
+            .get_mut(&operation)
+            .and_then(VecDeque::pop_front)
+            .or_else(|| self.always.get(&operation).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queued_faults_are_consumed_in_order_before_standing_ones() {
+        let mut faults = Faults::default();
+        faults.set_always(Operation::Get, Some(Fault::Unavailable));
+        faults.inject(Operation::Get, Fault::Conflict);
+        assert_eq!(faults.take(Operation::Get), Some(Fault::Conflict));
+        assert_eq!(faults.take(Operation::Get), Some(Fault::Unavailable));
+        assert_eq!(faults.take(Operation::List), None);
+        faults.set_always(Operation::Get, None);
+        assert_eq!(faults.take(Operation::Get), None);
+    }
+}

@@ -1,0 +1,220 @@
+//! An in-memory cluster implementing [`Client`](blue_kubernetes_client::Client).
+//!
+//! Two faces: the [`Client`](blue_kubernetes_client::Client) the code under
+//! test uses (counted, fault-injectable, optionally slow), and a user-side API
+//! ([`FakeCluster::create`], [`FakeCluster::edit_spec`], [`FakeCluster::delete`]...)
+//! that plays the human applying YAML: never counted, never faulted.
+
+mod calls;
+mod client;
+mod faults;
+mod store;
+mod user;
+
+pub use calls::{Call, CallCounts};
+pub use faults::{Fault, Operation};
+
+use crate::FakeClock;
+use faults::Faults;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use store::Store;
+
+#[derive(Debug, Default)]
+struct State {
+    store: Store,
+    faults: Faults,
+    log: Vec<Call>,
+    latency: Duration,
+    clock: FakeClock,
+}
+
+/// An in-memory Kubernetes API for one or more custom resource types, with
+/// the server's resourceVersion, generation, finalizer and deletion rules.
+///
+/// Clones share one cluster. The lock is a std mutex never held across an
+/// await point.
+///
+/// ```
+/// use blue_kubernetes_client::{Client, ResourceDescriptor};
+/// use blue_testkit::FakeCluster;
+/// use serde_json::json;
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+/// let cluster = FakeCluster::new();
+/// let created = cluster.create(&widgets, "default", "a", json!({"size": 1}));
+///
+/// // A write from a stale snapshot loses the race.
+/// cluster.edit_spec(&widgets, "default", "a", |spec| spec["size"] = json!(2));
+/// let stale = cluster.update_status(&widgets, &created, &json!({"phase": "Ready"})).await;
+/// assert!(stale.unwrap_err().is_conflict());
+///
+/// let fresh = cluster.get_resource(&widgets, "default", "a").await.unwrap().unwrap();
+/// assert_eq!(fresh["metadata"]["generation"], 2);
+/// cluster.update_status(&widgets, &fresh, &json!({"phase": "Ready"})).await.unwrap();
+/// assert_eq!(cluster.calls().total(), 3);
+/// # }
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct FakeCluster {
+    state: Arc<Mutex<State>>,
+}
+
+impl FakeCluster {
+    /// An empty cluster whose timestamps come from a [`FakeClock::default`].
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// assert_eq!(cluster.revision(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes `creationTimestamp` and `deletionTimestamp` from `clock`.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// use blue_testkit::{FakeClock, FakeCluster};
+    /// let clock = FakeClock::new(0);
+    /// let cluster = FakeCluster::new().with_clock(clock.clone());
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// let a = cluster.create(&d, "default", "a", serde_json::json!({}));
+    /// assert_eq!(a["metadata"]["creationTimestamp"], "1970-01-01T00:00:00Z");
+    /// ```
+    pub fn with_clock(self, clock: FakeClock) -> Self {
+        self.lock().clock = clock;
+        self
+    }
+
+    /// The clock timestamps come from.
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.clock().advance(1_000);
+    /// assert_eq!(cluster.clock().now_ms(), blue_testkit::DEFAULT_START_MS + 1_000);
+    /// ```
+    pub fn clock(&self) -> FakeClock {
+        self.lock().clock.clone()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn now(&self) -> String {
+        self.lock().clock.rfc3339()
+    }
+
+    /// The cluster-wide resourceVersion counter: the resourceVersion of the
+    /// latest write, `0` before any. Equal readings mean nothing was written.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// cluster.create(&d, "default", "a", serde_json::json!({}));
+    /// assert_eq!(cluster.revision(), 1);
+    /// ```
+    pub fn revision(&self) -> u64 {
+        self.lock().store.revision()
+    }
+
+    /// Makes the next call of `operation` fail with `fault`, without effect
+    /// on the store. Faults queue up: each applies to one call, in order, and
+    /// before any standing fault set with [`FakeCluster::fail_always`].
+    ///
+    /// ```
+    /// use blue_testkit::{Fault, FakeCluster, Operation};
+    /// let cluster = FakeCluster::new();
+    /// cluster.inject(Operation::List, Fault::Unavailable);
+    /// ```
+    pub fn inject(&self, operation: Operation, fault: Fault) {
+        self.lock().faults.inject(operation, fault);
+    }
+
+    /// Makes every call of `operation` fail with `fault` until called again
+    /// with `None`.
+    ///
+    /// ```
+    /// use blue_testkit::{Fault, FakeCluster, Operation};
+    /// let cluster = FakeCluster::new();
+    /// cluster.fail_always(Operation::Get, Some(Fault::Unavailable));
+    /// cluster.fail_always(Operation::Get, None);
+    /// ```
+    pub fn fail_always(&self, operation: Operation, fault: Option<Fault>) {
+        self.lock().faults.set_always(operation, fault);
+    }
+
+    /// Drops every queued and standing fault.
+    ///
+    /// ```
+    /// use blue_testkit::{Fault, FakeCluster, Operation};
+    /// let cluster = FakeCluster::new();
+    /// cluster.inject(Operation::List, Fault::Conflict);
+    /// cluster.clear_faults();
+    /// ```
+    pub fn clear_faults(&self) {
+        self.lock().faults.clear();
+    }
+
+    /// Waits `latency` (with `tokio::time::sleep`, so paused test time
+    /// applies) at the start of every [`Client`](blue_kubernetes_client::Client) call.
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.set_latency(std::time::Duration::from_millis(100));
+    /// ```
+    pub fn set_latency(&self, latency: Duration) {
+        self.lock().latency = latency;
+    }
+
+    /// Counts of the [`Client`](blue_kubernetes_client::Client) calls made so
+    /// far, faulted ones included.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Client, ResourceDescriptor};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// cluster.list_resources(&d, "default").await.unwrap();
+    /// assert_eq!(cluster.calls().list, 1);
+    /// # }
+    /// ```
+    pub fn calls(&self) -> CallCounts {
+        CallCounts::of(&self.lock().log)
+    }
+
+    /// Every [`Client`](blue_kubernetes_client::Client) call so far, in order.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Client, ResourceDescriptor};
+    /// use blue_testkit::{Call, Operation};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// cluster.get_resource(&d, "default", "a").await.unwrap();
+    /// assert_eq!(
+    ///     cluster.call_log(),
+    ///     [Call::new(Operation::Get, "widgets.example.com", "default", Some("a"))],
+    /// );
+    /// # }
+    /// ```
+    pub fn call_log(&self) -> Vec<Call> {
+        self.lock().log.clone()
+    }
+
+    /// Forgets the calls made so far.
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.reset_calls();
+    /// assert!(cluster.call_log().is_empty());
+    /// ```
+    pub fn reset_calls(&self) {
+        self.lock().log.clear();
+    }
+}

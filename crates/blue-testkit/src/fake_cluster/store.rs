@@ -1,0 +1,301 @@
+//! The object store: resourceVersion, generation, finalizer and deletion
+//! semantics of the Kubernetes API server, without the server.
+
+use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// (group, plural, namespace, name): sorting by it lists a namespace by name.
+type Key = (String, String, String, String);
+
+fn key(d: &ResourceDescriptor, namespace: &str, name: &str) -> Key {
+    (
+        d.group.clone(),
+        d.plural.clone(),
+        namespace.to_owned(),
+        name.to_owned(),
+    )
+}
+
+fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(field)?.as_str()
+}
+
+fn finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|f| f.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn is_deleting(object: &Value) -> bool {
+    meta_str(object, "deletionTimestamp").is_some()
+}
+
+/// Sets `metadata.finalizers`, dropping the field when empty as the server does.
+fn set_finalizers(object: &mut Value, list: &[String]) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        if list.is_empty() {
+            meta.remove("finalizers");
+        } else {
+            meta.insert("finalizers".into(), json!(list));
+        }
+    }
+}
+
+/// Everything but `metadata` and `status`: what `metadata.generation` tracks.
+fn desired_state(object: &Value) -> Map<String, Value> {
+    let mut rest = object.as_object().cloned().unwrap_or_default();
+    rest.remove("metadata");
+    rest.remove("status");
+    rest
+}
+
+/// Metadata only the server sets; user edits to it are discarded.
+const SYSTEM_METADATA: [&str; 7] = [
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+];
+
+/// Why a write was refused.
+pub(crate) type Refusal = ErrorKind;
+
+#[derive(Debug, Default)]
+pub(crate) struct Store {
+    objects: BTreeMap<Key, Value>,
+    revision: u64,
+    uids: u64,
+}
+
+impl Store {
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    fn stamp(&mut self, object: &mut Value) {
+        self.revision += 1;
+        object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+    }
+
+    pub(crate) fn get(&self, d: &ResourceDescriptor, namespace: &str, name: &str) -> Option<Value> {
+        self.objects.get(&key(d, namespace, name)).cloned()
+    }
+
+    pub(crate) fn list(&self, d: &ResourceDescriptor, namespace: &str) -> Vec<Value> {
+        let from = key(d, namespace, "");
+        self.objects
+            .range(from..)
+            .take_while(|((g, p, ns, _), _)| *g == d.group && *p == d.plural && ns == namespace)
+            .map(|(_, object)| object.clone())
+            .collect()
+    }
+
+    /// Creates `object`; `Conflict` when it exists, `Invalid` without a name.
+    pub(crate) fn create(
+        &mut self,
+        d: &ResourceDescriptor,
+        mut object: Value,
+        now: &str,
+    ) -> Result<Value, Refusal> {
+        let name = meta_str(&object, "name")
+            .filter(|n| !n.is_empty())
+            .ok_or(ErrorKind::Invalid)?
+            .to_owned();
+        let namespace = meta_str(&object, "namespace")
+            .unwrap_or("default")
+            .to_owned();
+        let k = key(d, &namespace, &name);
+        if self.objects.contains_key(&k) {
+            return Err(ErrorKind::Conflict);
+        }
+        self.uids += 1;
+        let uid = format!("00000000-0000-4000-8000-{:012x}", self.uids);
+        object["apiVersion"] = json!(d.api_version());
+        object["kind"] = json!(d.kind);
+        if object.get("spec").is_none() {
+            object["spec"] = json!({});
+        }
+        let meta = &mut object["metadata"];
+        meta["namespace"] = json!(namespace);
+        meta["uid"] = json!(uid);
+        meta["generation"] = json!(1);
+        meta["creationTimestamp"] = json!(now);
+        if let Some(meta) = meta.as_object_mut() {
+            meta.remove("deletionTimestamp");
+        }
+        let list = finalizers(&object);
+        set_finalizers(&mut object, &list);
+        self.stamp(&mut object);
+        self.objects.insert(k, object.clone());
+        Ok(object)
+    }
+
+    /// A user edit of the whole object (like `kubectl edit`): server-owned
+    /// metadata and `status` are kept, the generation bumps when anything
+    /// outside `metadata` and `status` changed, the resourceVersion always.
+    /// `None` when the object does not exist; `Invalid` when the edit adds a
+    /// finalizer to a deleting object.
+    pub(crate) fn edit(
+        &mut self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+        f: impl FnOnce(&mut Value),
+    ) -> Option<Result<Value, Refusal>> {
+        let k = key(d, namespace, name);
+        let before = self.objects.get(&k)?.clone();
+        let mut after = before.clone();
+        f(&mut after);
+        if !after.is_object() {
+            after = json!({});
+        }
+        if !after.get("metadata").is_some_and(Value::is_object) {
+            after["metadata"] = json!({});
+        }
+        for field in SYSTEM_METADATA {
+            let meta = after["metadata"].as_object_mut()?;
+            match before["metadata"].get(field) {
+                Some(value) => meta.insert(field.to_owned(), value.clone()),
+                None => meta.remove(field),
+            };
+        }
+        after["apiVersion"] = before["apiVersion"].clone();
+        after["kind"] = before["kind"].clone();
+        match before.get("status") {
+            Some(status) => after["status"] = status.clone(),
+            None => {
+                after.as_object_mut()?.remove("status");
+            }
+        }
+        if desired_state(&after) != desired_state(&before) {
+            let generation = before["metadata"]["generation"].as_u64().unwrap_or(1);
+            after["metadata"]["generation"] = json!(generation + 1);
+        }
+        let list = finalizers(&after);
+        Some(self.write_finalizers_of(k, &before, after, &list))
+    }
+
+    /// Requests deletion: with finalizers the object only gets a
+    /// `deletionTimestamp` (once); without, it is removed. Returns what is
+    /// left: `None` when the object is gone or never existed.
+    pub(crate) fn delete(
+        &mut self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+        now: &str,
+    ) -> Option<Value> {
+        let k = key(d, namespace, name);
+        let mut object = self.objects.get(&k)?.clone();
+        if finalizers(&object).is_empty() {
+            self.objects.remove(&k);
+            return None;
+        }
+        if !is_deleting(&object) {
+            object["metadata"]["deletionTimestamp"] = json!(now);
+            self.stamp(&mut object);
+            self.objects.insert(k, object.clone());
+        }
+        Some(object)
+    }
+
+    /// Checks a client write's preconditions and returns the stored key.
+    fn target(
+        &self,
+        d: &ResourceDescriptor,
+        resource: &Value,
+        require_version: bool,
+    ) -> Result<Key, Refusal> {
+        let name = meta_str(resource, "name").ok_or(ErrorKind::Invalid)?;
+        let namespace = meta_str(resource, "namespace").ok_or(ErrorKind::Invalid)?;
+        let k = key(d, namespace, name);
+        let stored = self.objects.get(&k).ok_or(ErrorKind::NotFound)?;
+        if let Some(uid) = resource.pointer("/metadata/uid") {
+            if uid.as_str() != meta_str(stored, "uid") {
+                return Err(ErrorKind::Conflict);
+            }
+        }
+        match resource.pointer("/metadata/resourceVersion") {
+            Some(Value::String(rv)) if Some(rv.as_str()) == meta_str(stored, "resourceVersion") => {
+                Ok(k)
+            }
+            Some(Value::String(_)) => Err(ErrorKind::Conflict),
+            Some(_) => Err(ErrorKind::Invalid),
+            None if require_version => Err(ErrorKind::Invalid),
+            None => Ok(k),
+        }
+    }
+
+    /// The status subresource: replaces `.status` only.
+    pub(crate) fn write_status(
+        &mut self,
+        d: &ResourceDescriptor,
+        resource: &Value,
+        status: &Value,
+    ) -> Result<Value, Refusal> {
+        let k = self.target(d, resource, true)?;
+        let mut object = self.objects.get(&k).cloned().ok_or(ErrorKind::NotFound)?;
+        match status {
+            Value::Null => {
+                if let Some(fields) = object.as_object_mut() {
+                    fields.remove("status");
+                }
+            }
+            status => object["status"] = status.clone(),
+        }
+        self.stamp(&mut object);
+        self.objects.insert(k, object.clone());
+        Ok(object)
+    }
+
+    /// A merge patch of `metadata.finalizers` (resourceVersion optional, as
+    /// in a real merge patch).
+    pub(crate) fn write_finalizers(
+        &mut self,
+        d: &ResourceDescriptor,
+        resource: &Value,
+        list: &[String],
+    ) -> Result<Value, Refusal> {
+        let k = self.target(d, resource, false)?;
+        let before = self.objects.get(&k).cloned().ok_or(ErrorKind::NotFound)?;
+        let after = before.clone();
+        self.write_finalizers_of(k, &before, after, list)
+    }
+
+    /// Stores `after` with finalizers `list`, enforcing the server's rules:
+    /// no new finalizer on a deleting object, and a deleting object whose
+    /// last finalizer goes is removed (the final state is returned).
+    fn write_finalizers_of(
+        &mut self,
+        k: Key,
+        before: &Value,
+        mut after: Value,
+        list: &[String],
+    ) -> Result<Value, Refusal> {
+        if is_deleting(before) {
+            let old = finalizers(before);
+            if list.iter().any(|f| !old.contains(f)) {
+                return Err(ErrorKind::Invalid);
+            }
+        }
+        set_finalizers(&mut after, list);
+        self.stamp(&mut after);
+        if is_deleting(&after) && list.is_empty() {
+            self.objects.remove(&k);
+        } else {
+            self.objects.insert(k, after.clone());
+        }
+        Ok(after)
+    }
+}

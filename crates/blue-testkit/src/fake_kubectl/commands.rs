@@ -1,0 +1,164 @@
+//! Executing one parsed kubectl command against the cluster.
+
+use super::argv::{self, Command};
+use super::stderr::{self, Subject};
+use super::{fail, ok, pretty, FakeKubectl};
+use blue_kubernetes_client::{Client, ErrorKind, Output};
+use serde_json::{json, Value};
+
+impl FakeKubectl {
+    pub(super) async fn execute(&self, command: Command) -> Output {
+        match command {
+            Command::List {
+                resource,
+                namespace,
+            } => {
+                let Some(d) = self.by_name(&resource) else {
+                    return fail(stderr::unknown_type(&resource));
+                };
+                let subject = Subject {
+                    descriptor: d,
+                    namespace: &namespace,
+                    name: None,
+                    verb: "list",
+                };
+                match self.cluster.list_resources(d, &namespace).await {
+                    Ok(items) => ok(pretty(&json!({
+                        "apiVersion": "v1",
+                        "kind": "List",
+                        "items": items,
+                        "metadata": {"resourceVersion": ""},
+                    }))),
+                    Err(e) => fail(stderr::text(e.kind(), &subject)),
+                }
+            }
+            Command::Get {
+                resource,
+                name,
+                namespace,
+                ignore_not_found,
+            } => {
+                let Some(d) = self.by_name(&resource) else {
+                    return fail(stderr::unknown_type(&resource));
+                };
+                let subject = Subject {
+                    descriptor: d,
+                    namespace: &namespace,
+                    name: Some(&name),
+                    verb: "get",
+                };
+                match self.cluster.get_resource(d, &namespace, &name).await {
+                    Ok(Some(object)) => ok(pretty(&object)),
+                    Ok(None) if ignore_not_found => ok(String::new()),
+                    Ok(None) => fail(stderr::text(ErrorKind::NotFound, &subject)),
+                    Err(e) => fail(stderr::text(e.kind(), &subject)),
+                }
+            }
+            Command::Replace { path, file } => self.replace_status(&path, &file).await,
+            Command::Patch {
+                resource,
+                name,
+                namespace,
+                patch,
+            } => {
+                let Some(d) = self.by_name(&resource) else {
+                    return fail(stderr::unknown_type(&resource));
+                };
+                let subject = Subject {
+                    descriptor: d,
+                    namespace: &namespace,
+                    name: Some(&name),
+                    verb: "patch",
+                };
+                let Some((version, finalizers)) = finalizer_patch(&patch) else {
+                    return fail(
+                        "error: FakeKubectl supports only merge patches of metadata.finalizers"
+                            .into(),
+                    );
+                };
+                let mut target = json!({"metadata": {"name": name, "namespace": namespace}});
+                if let Some(version) = version {
+                    target["metadata"]["resourceVersion"] = version;
+                }
+                match self
+                    .cluster
+                    .update_finalizers(d, &target, &finalizers)
+                    .await
+                {
+                    Ok(object) => ok(pretty(&object)),
+                    Err(e) => fail(stderr::text(e.kind(), &subject)),
+                }
+            }
+        }
+    }
+
+    async fn replace_status(&self, path: &str, file: &str) -> Output {
+        let Some(p) = argv::parse_status_path(path) else {
+            return fail(stderr::no_such_path());
+        };
+        let Some(d) = self
+            .types
+            .iter()
+            .find(|d| d.group == p.group && d.version == p.version && d.plural == p.plural)
+        else {
+            return fail(stderr::no_such_path());
+        };
+        let Ok(text) = std::fs::read_to_string(file) else {
+            return fail(format!("error: the path \"{file}\" does not exist"));
+        };
+        let Ok(mut body) = serde_json::from_str::<Value>(&text) else {
+            return fail(format!("error: error parsing {file}: invalid JSON"));
+        };
+        if !body.get("metadata").is_some_and(Value::is_object) {
+            return fail(format!("error: error parsing {file}: no metadata object"));
+        }
+        if body.pointer("/metadata/namespace").is_none() {
+            body["metadata"]["namespace"] = json!(p.namespace);
+        }
+        let body_name = body.pointer("/metadata/name").and_then(Value::as_str);
+        if body_name != Some(p.name.as_str())
+            || body.pointer("/metadata/namespace").and_then(Value::as_str)
+                != Some(p.namespace.as_str())
+        {
+            return fail(format!(
+                "Error from server (BadRequest): the name of the object ({}) does not match the name on the URL ({})",
+                body_name.unwrap_or_default(),
+                p.name
+            ));
+        }
+        let status = body.get("status").cloned().unwrap_or(Value::Null);
+        let subject = Subject {
+            descriptor: d,
+            namespace: &p.namespace,
+            name: Some(&p.name),
+            verb: "update",
+        };
+        match self.cluster.update_status(d, &body, &status).await {
+            Ok(object) => ok(object.to_string()),
+            Err(e) => fail(stderr::text(e.kind(), &subject)),
+        }
+    }
+}
+
+/// `{"metadata":{"resourceVersion":RV?,"finalizers":[...]|null}}` -> parts.
+fn finalizer_patch(patch: &str) -> Option<(Option<Value>, Vec<String>)> {
+    let value: Value = serde_json::from_str(patch).ok()?;
+    let top = value.as_object()?;
+    let meta = top.get("metadata")?.as_object()?;
+    if top.len() != 1
+        || meta
+            .keys()
+            .any(|k| k != "resourceVersion" && k != "finalizers")
+    {
+        return None;
+    }
+    let finalizers = match meta.get("finalizers")? {
+        Value::Null => Vec::new(),
+        Value::Array(items) => items
+            .iter()
+            .map(|f| f.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()?,
+        _ => return None,
+    };
+    Some((meta.get("resourceVersion").cloned(), finalizers))
+}
