@@ -3,7 +3,7 @@
 use crate::Error;
 use std::future::Future;
 
-/// One process to run: argv (argv[0] is the binary), extra environment and a
+/// One process to run: argv (`argv[0]` is the binary), extra environment and a
 /// deadline in milliseconds.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Invocation {

@@ -18,6 +18,11 @@ use tokio::process::Command;
 ///   gets `SIGKILL`, the process is reaped and [`Error::Timeout`] is returned.
 /// - If the returned future is dropped early (cancellation, a panic nearby)
 ///   the group is killed as well.
+/// - A process that exits but leaves a child holding stdout or stderr open
+///   counts as unfinished until the deadline, which then kills that child.
+///
+/// Needs a tokio runtime with the time driver enabled (`#[tokio::main]` and
+/// `Builder::enable_all` do that) for the deadline.
 ///
 /// Public so callers can wrap it, e.g. to log or meter invocations:
 ///
