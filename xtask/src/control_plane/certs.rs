@@ -1,0 +1,177 @@
+//! Certificates, keys and the bearer token, made with the `openssl` CLI
+//! (ECDSA P-256: fast to generate, accepted by kube-apiserver and kubectl).
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// Files written into the control plane's directory.
+#[derive(Debug, Clone)]
+pub struct Pki {
+    /// CA certificate (also `--client-ca-file`, and the kubeconfig's CA).
+    pub ca_cert: PathBuf,
+    /// Serving certificate for 127.0.0.1 / localhost.
+    pub serving_cert: PathBuf,
+    /// Serving key.
+    pub serving_key: PathBuf,
+    /// Service-account signing key (private).
+    pub sa_key: PathBuf,
+    /// Service-account verification key (public).
+    pub sa_pub: PathBuf,
+    /// `--token-auth-file` content: one admin user in `system:masters`.
+    pub token_file: PathBuf,
+    /// The admin's bearer token.
+    pub token: String,
+}
+
+const OPENSSL_CNF: &str = "\
+[req]
+distinguished_name = dn
+prompt = no
+
+[dn]
+CN = blue-local
+
+[ca_ext]
+basicConstraints = critical,CA:TRUE
+keyUsage = critical,keyCertSign,cRLSign,digitalSignature
+subjectKeyIdentifier = hash
+
+[serving_ext]
+basicConstraints = critical,CA:FALSE
+keyUsage = critical,digitalSignature,keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc
+";
+
+/// Name of the admin user in the token file.
+pub const ADMIN_USER: &str = "blue-admin";
+
+/// `n` random bytes from the kernel, hex-encoded.
+pub fn random_hex(n: usize) -> Result<String> {
+    let mut bytes = vec![0u8; n];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom")?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn openssl(dir: &Path, args: &[&str]) -> Result<()> {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .context(
+            "running the openssl CLI (install it, e.g. `apt-get install openssl`, \
+             or run `cargo xtask control-plane provision`)",
+        )?;
+    if !out.status.success() {
+        bail!(
+            "openssl {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Generates the CA, the serving pair, the service-account pair and the
+/// token file in `dir`.
+pub fn generate(dir: &Path) -> Result<Pki> {
+    fs::write(dir.join("openssl.cnf"), OPENSSL_CNF)?;
+    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
+    let mut ca = vec![
+        "req",
+        "-x509",
+        "-config",
+        "openssl.cnf",
+        "-extensions",
+        "ca_ext",
+    ];
+    ca.extend(ec);
+    ca.extend([
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "30",
+        "-subj",
+        "/CN=blue-local-ca",
+    ]);
+    openssl(dir, &ca)?;
+
+    let mut csr = vec!["req", "-new", "-config", "openssl.cnf"];
+    csr.extend(ec);
+    csr.extend([
+        "-nodes",
+        "-keyout",
+        "serving.key",
+        "-out",
+        "serving.csr",
+        "-subj",
+        "/CN=kube-apiserver",
+    ]);
+    openssl(dir, &csr)?;
+    let serial = format!("0x{}", random_hex(8)?);
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "serving.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-set_serial",
+            &serial,
+            "-days",
+            "30",
+            "-extfile",
+            "openssl.cnf",
+            "-extensions",
+            "serving_ext",
+            "-out",
+            "serving.crt",
+        ],
+    )?;
+
+    openssl(
+        dir,
+        &[
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+            "sa.key",
+        ],
+    )?;
+    openssl(dir, &["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
+
+    let token = random_hex(24)?;
+    let token_file = dir.join("tokens.csv");
+    fs::write(
+        &token_file,
+        format!("{token},{ADMIN_USER},{ADMIN_USER},\"system:masters\"\n"),
+    )?;
+
+    Ok(Pki {
+        ca_cert: dir.join("ca.crt"),
+        serving_cert: dir.join("serving.crt"),
+        serving_key: dir.join("serving.key"),
+        sa_key: dir.join("sa.key"),
+        sa_pub: dir.join("sa.pub"),
+        token_file,
+        token,
+    })
+}

@@ -1,0 +1,44 @@
+//! `cargo xtask control-plane <provision|run|smoke>`.
+
+use anyhow::{bail, Result};
+
+use super::{process, provision, smoke, ControlPlane};
+
+/// Usage text for the `control-plane` subcommands.
+pub const USAGE: &str = "\
+cargo xtask control-plane provision   build and cache kube-apiserver (Debian), link etcd
+cargo xtask control-plane run         start a local control plane until Ctrl-C
+cargo xtask control-plane smoke       start, exercise (CRD, /status, 409 conflict), stop, check cleanup";
+
+/// Runs `control-plane <args>`.
+pub fn main(args: &[String]) -> Result<()> {
+    match args.first().map(String::as_str) {
+        Some("provision") => provision::provision(),
+        Some("run") => run(),
+        Some("smoke") => smoke::smoke(),
+        _ => bail!("usage:\n{USAGE}"),
+    }
+}
+
+fn run() -> Result<()> {
+    let cp = ControlPlane::start()?;
+    println!(
+        "control plane ready in {:.1}s at {}",
+        cp.startup_time().as_secs_f64(),
+        cp.server()
+    );
+    println!("  kubeconfig: {}", cp.kubeconfig_path().display());
+    println!("  context:    {}", cp.context());
+    println!("  logs:       {}", cp.dir().display());
+    println!(
+        "  try: kubectl --kubeconfig {} --context {} get ns",
+        cp.kubeconfig_path().display(),
+        cp.context()
+    );
+    println!("press Ctrl-C to stop");
+    let sig = process::wait_for_interrupt()?;
+    println!("received {sig}, stopping");
+    cp.stop()?;
+    println!("stopped");
+    Ok(())
+}

@@ -1,0 +1,369 @@
+//! A local Kubernetes control plane, envtest-style: etcd and kube-apiserver
+//! as plain processes on loopback, in a private temporary directory.
+//!
+//! ```text
+//! let cp = ControlPlane::start()?;          // provisions the binaries if needed
+//! cp.kubectl().args(["get", "ns"]).status()?;
+//! // or: kubectl --kubeconfig <cp.kubeconfig_path()> --context <cp.context()> ...
+//! cp.stop()?;                                // also done on drop
+//! ```
+//!
+//! Cleanup: `stop()`/`Drop` sends SIGTERM (apiserver first, then etcd),
+//! waits, then SIGKILLs and reaps, and removes the directory. Both processes
+//! run in their own process group (so a terminal Ctrl-C does not hit them
+//! first), and a small `sh` watchdog kills that group and removes the
+//! directory if xtask dies without stopping them (even on SIGKILL).
+
+pub mod assets;
+pub mod certs;
+pub mod cli;
+pub mod process;
+pub mod provision;
+mod smoke;
+
+use std::fs;
+use std::net::{Ipv4Addr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use assets::Assets;
+use process::{kill_group, log_tail, ManagedProcess, Watchdog};
+
+/// The kubeconfig context (and cluster) name written for every control plane.
+pub const CONTEXT: &str = "blue-local";
+
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+const START_ATTEMPTS: usize = 3;
+
+/// A running etcd + kube-apiserver pair. Stopped by [`ControlPlane::stop`]
+/// or on drop.
+#[derive(Debug)]
+pub struct ControlPlane {
+    dir: PathBuf,
+    kubeconfig: PathBuf,
+    server: String,
+    kubectl: PathBuf,
+    pgid: u32,
+    apiserver: Option<ManagedProcess>,
+    etcd: Option<ManagedProcess>,
+    watchdog: Option<Watchdog>,
+    startup: Duration,
+}
+
+impl ControlPlane {
+    /// Provisions the binaries if needed ([`assets::ensure_provisioned`]),
+    /// then starts a fresh control plane and waits until it serves requests.
+    pub fn start() -> Result<Self> {
+        let assets = assets::ensure_provisioned()?;
+        Self::start_with(&assets)
+    }
+
+    /// Starts a control plane from the given binaries. Retries with new ports
+    /// when one was taken between picking and binding it.
+    pub fn start_with(assets: &Assets) -> Result<Self> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match Self::try_start(assets) {
+                Ok(cp) => return Ok(cp),
+                Err(err)
+                    if attempt < START_ATTEMPTS
+                        && format!("{err:#}").contains("address already in use") =>
+                {
+                    eprintln!("[control-plane] port clash, retrying with new ports");
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+
+    fn try_start(assets: &Assets) -> Result<Self> {
+        let started = Instant::now();
+        let kubectl = kubectl_binary()?;
+        let dir = std::env::temp_dir().join(format!(
+            "blue-cp-{}-{}",
+            std::process::id(),
+            certs::random_hex(4)?
+        ));
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dir)
+                .with_context(|| format!("creating {}", dir.display()))?;
+        }
+        // From here on, `cp`'s Drop cleans up whatever was started.
+        let mut cp = ControlPlane {
+            kubeconfig: dir.join("kubeconfig"),
+            dir,
+            server: String::new(),
+            kubectl,
+            pgid: 0,
+            apiserver: None,
+            etcd: None,
+            watchdog: None,
+            startup: Duration::ZERO,
+        };
+        let pki = certs::generate(&cp.dir)?;
+
+        let etcd_client = process::free_port()?;
+        let etcd_peer = process::free_port()?;
+        let secure_port = process::free_port()?;
+        cp.server = format!("https://127.0.0.1:{secure_port}");
+
+        let client_url = format!("http://127.0.0.1:{etcd_client}");
+        let peer_url = format!("http://127.0.0.1:{etcd_peer}");
+        let mut etcd = Command::new(&assets.etcd);
+        etcd.arg("--name=blue")
+            .arg(format!("--data-dir={}", cp.dir.join("etcd").display()))
+            .arg(format!("--listen-client-urls={client_url}"))
+            .arg(format!("--advertise-client-urls={client_url}"))
+            .arg(format!("--listen-peer-urls={peer_url}"))
+            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
+            .arg(format!("--initial-cluster=blue={peer_url}"))
+            .arg("--logger=zap")
+            .arg("--log-outputs=stderr");
+        let etcd = ManagedProcess::spawn("etcd", &mut etcd, cp.dir.join("etcd.log"), None)?;
+        cp.pgid = etcd.pid();
+        cp.etcd = Some(etcd);
+        cp.watchdog = Some(Watchdog::arm(cp.pgid, &cp.dir)?);
+        cp.wait_for_port(etcd_client, "etcd")?;
+
+        let mut apiserver = Command::new(&assets.kube_apiserver);
+        let path = |p: &Path| p.display().to_string();
+        apiserver
+            .arg(format!("--etcd-servers={client_url}"))
+            .arg(format!("--secure-port={secure_port}"))
+            .arg("--bind-address=127.0.0.1")
+            .arg("--advertise-address=127.0.0.1")
+            .arg(format!("--cert-dir={}", cp.dir.join("apiserver").display()))
+            .arg(format!("--tls-cert-file={}", path(&pki.serving_cert)))
+            .arg(format!("--tls-private-key-file={}", path(&pki.serving_key)))
+            .arg(format!("--client-ca-file={}", path(&pki.ca_cert)))
+            .arg(format!("--token-auth-file={}", path(&pki.token_file)))
+            .arg("--authorization-mode=RBAC")
+            .arg("--service-cluster-ip-range=10.0.0.0/24")
+            .arg(format!("--service-account-issuer={}", cp.server))
+            .arg(format!("--service-account-key-file={}", path(&pki.sa_pub)))
+            .arg(format!(
+                "--service-account-signing-key-file={}",
+                path(&pki.sa_key)
+            ))
+            .arg("--disable-admission-plugins=ServiceAccount")
+            .arg("--profiling=false");
+        cp.apiserver = Some(ManagedProcess::spawn(
+            "kube-apiserver",
+            &mut apiserver,
+            cp.dir.join("kube-apiserver.log"),
+            Some(cp.pgid),
+        )?);
+        cp.write_kubeconfig(&pki)?;
+        cp.wait_for_port(secure_port, "kube-apiserver")?;
+        cp.wait_until_ready()?;
+        cp.startup = started.elapsed();
+        Ok(cp)
+    }
+
+    /// Path of the kubeconfig (server, CA, admin token, context [`CONTEXT`]).
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The kubeconfig context to use (always [`CONTEXT`]).
+    pub fn context(&self) -> &str {
+        CONTEXT
+    }
+
+    /// The API server URL, `https://127.0.0.1:<port>`.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The private directory with certificates, logs (`etcd.log`,
+    /// `kube-apiserver.log`) and etcd's data; removed on stop.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Wall time `start` took, from creating the directory to ready.
+    pub fn startup_time(&self) -> Duration {
+        self.startup
+    }
+
+    /// A `kubectl` command bound to this control plane: `--kubeconfig`,
+    /// `--context` and a private `--cache-dir` (so `~/.kube/cache` does not
+    /// fill with one discovery cache per random port).
+    pub fn kubectl(&self) -> Command {
+        let mut cmd = Command::new(&self.kubectl);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--context")
+            .arg(CONTEXT)
+            .arg("--cache-dir")
+            .arg(self.dir.join("kube-cache"));
+        cmd
+    }
+
+    /// Stops both processes (SIGTERM, then SIGKILL after a grace period),
+    /// reaps them and removes the directory.
+    pub fn stop(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        let mut errors = Vec::new();
+        if let Some(mut p) = self.apiserver.take() {
+            if let Err(err) = p.stop(Duration::from_secs(10)) {
+                errors.push(format!("{err:#}"));
+            }
+        }
+        if let Some(mut p) = self.etcd.take() {
+            if let Err(err) = p.stop(Duration::from_secs(5)) {
+                errors.push(format!("{err:#}"));
+            }
+        }
+        if self.pgid != 0 {
+            kill_group(self.pgid);
+            self.pgid = 0;
+        }
+        if let Some(w) = self.watchdog.take() {
+            w.disarm();
+        }
+        if self.dir.exists() {
+            if let Err(err) = fs::remove_dir_all(&self.dir) {
+                errors.push(format!("removing {}: {err}", self.dir.display()));
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            bail!("stopping the control plane: {}", errors.join("; "))
+        }
+    }
+
+    fn write_kubeconfig(&self, pki: &certs::Pki) -> Result<()> {
+        let text = format!(
+            "apiVersion: v1
+kind: Config
+clusters:
+- name: {CONTEXT}
+  cluster:
+    server: {server}
+    certificate-authority: {ca}
+users:
+- name: {CONTEXT}-admin
+  user:
+    token: {token}
+contexts:
+- name: {CONTEXT}
+  context:
+    cluster: {CONTEXT}
+    user: {CONTEXT}-admin
+    namespace: default
+current-context: {CONTEXT}
+",
+            server = self.server,
+            ca = pki.ca_cert.display(),
+            token = pki.token,
+        );
+        fs::write(&self.kubeconfig, text).context("writing the kubeconfig")
+    }
+
+    /// Error (with both log tails) if a process has exited.
+    fn check_alive(&mut self) -> Result<()> {
+        let exited = [self.etcd.as_mut(), self.apiserver.as_mut()]
+            .into_iter()
+            .flatten()
+            .find_map(|p| p.exit_status().map(|status| (p.name(), status)));
+        match exited {
+            Some((name, status)) => bail!("{name} exited early ({status})\n{}", self.logs(name)),
+            None => Ok(()),
+        }
+    }
+
+    /// The last lines of both logs for error messages, more of `focus`'s.
+    fn logs(&self, focus: &str) -> String {
+        let mut out = String::new();
+        for p in [self.etcd.as_ref(), self.apiserver.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            out.push_str(&format!(
+                "--- last lines of {} ---\n{}\n",
+                p.log().display(),
+                log_tail(p.log(), if p.name() == focus { 30 } else { 6 })
+            ));
+        }
+        out
+    }
+
+    fn wait_for_port(&mut self, port: u16, what: &str) -> Result<()> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            self.check_alive()?;
+            if TcpStream::connect_timeout(
+                &(Ipv4Addr::LOCALHOST, port).into(),
+                Duration::from_millis(200),
+            )
+            .is_ok()
+            {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{what} did not listen on port {port} within {READY_TIMEOUT:?}\n{}",
+                    self.logs(what)
+                );
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Polls `/healthz` until `ok`, then waits for the `default` namespace
+    /// (created by the apiserver shortly after it turns healthy).
+    fn wait_until_ready(&mut self) -> Result<()> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        for path in ["/healthz", "/api/v1/namespaces/default"] {
+            loop {
+                self.check_alive()?;
+                let out = self
+                    .kubectl()
+                    .args(["--request-timeout=5s", "get", "--raw", path])
+                    .output()
+                    .context("running kubectl")?;
+                if out.status.success() {
+                    break;
+                }
+                if Instant::now() > deadline {
+                    let last = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                    bail!(
+                        "kube-apiserver not ready ({path}) within {READY_TIMEOUT:?}: {last}\n{}",
+                        self.logs("kube-apiserver")
+                    );
+                }
+                thread::sleep(Duration::from_millis(200));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ControlPlane {
+    fn drop(&mut self) {
+        if let Err(err) = self.shutdown() {
+            eprintln!("[control-plane] {err:#}");
+        }
+    }
+}
+
+/// `$KUBECTL`, else `kubectl` from `PATH`.
+fn kubectl_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("KUBECTL").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    provision::which("kubectl").context("kubectl not found in PATH (or set KUBECTL)")
+}

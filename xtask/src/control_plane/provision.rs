@@ -1,0 +1,582 @@
+//! Build kube-apiserver from Debian's `kubernetes` source package and cache it.
+//!
+//! Steps (each prints a progress line):
+//! 1. check for apt-get (else: tell the user to set `KUBEBUILDER_ASSETS`);
+//! 2. enable deb-src (`/etc/apt/sources.list.d/blue-deb-src.sources`) and `apt-get update`;
+//! 3. `apt-get install etcd-server golang-go rsync dpkg-dev patch make openssl`;
+//! 4. `apt-get source --download-only kubernetes` into a temporary work dir;
+//! 5. `dpkg-source -x` to `$GOPATH/src/k8s.io/kubernetes` (checks the version);
+//! 6. patch the vendored reflect2 for Go >= 1.18 (`xtask/patches/reflect2-go118.patch`);
+//! 7. `make gen_openapi` (GOPATH mode, offline);
+//! 8. `go build k8s.io/kubernetes/cmd/kube-apiserver`, install into the cache,
+//!    link etcd, delete the work dir.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context, Result};
+
+use super::assets::{self, cache_dir, ETCD, KUBERNETES_VERSION, KUBE_APISERVER};
+use super::process::log_tail;
+
+/// The vendored reflect2 v1.0.1 -> v1.0.2 map-iterator change (Go >= 1.18).
+const REFLECT2_PATCH: &str = include_str!("../../patches/reflect2-go118.patch");
+
+const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/blue-deb-src.sources";
+const STEPS: usize = 8;
+const APT_PACKAGES: &[&str] = &[
+    "etcd-server",
+    "golang-go",
+    "rsync",
+    "dpkg-dev",
+    "patch",
+    "make",
+    "openssl",
+];
+
+fn step(n: usize, what: &str) {
+    println!("[provision {n}/{STEPS}] {what}");
+}
+
+fn done(started: Instant) {
+    println!(
+        "               done in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Temporary work directory, deleted on drop (success or failure).
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            println!("[provision] removing work dir {}", self.0.display());
+            if let Err(err) = fs::remove_dir_all(&self.0) {
+                eprintln!(
+                    "[provision] warning: cannot remove {}: {err}",
+                    self.0.display()
+                );
+            }
+        }
+    }
+}
+
+/// Makes the cached binaries exist. Idempotent: returns at once when the
+/// binaries already resolve (cache or envtest variables).
+pub fn provision() -> Result<()> {
+    if let Some(found) = assets::resolve()? {
+        println!(
+            "[provision] nothing to do: kube-apiserver {} and etcd {}",
+            found.kube_apiserver.display(),
+            found.etcd.display()
+        );
+        return Ok(());
+    }
+    let cache = cache_dir()?;
+    let total = Instant::now();
+
+    step(1, "checking for apt-get (Debian)");
+    if which("apt-get").is_none() {
+        bail!(
+            "provisioning builds kube-apiserver {KUBERNETES_VERSION} from Debian's source package and \
+             needs apt-get, which this machine does not have.\n\
+             Use envtest assets instead: download them (e.g. `setup-envtest use -p path`) and set \
+             KUBEBUILDER_ASSETS to the directory holding `kube-apiserver` and `etcd` \
+             (or set TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD to the two binaries)."
+        );
+    }
+    let sudo = !is_root()?;
+    if sudo && which("sudo").is_none() {
+        bail!("provisioning runs apt-get and must run as root (or with sudo available)");
+    }
+
+    let work = WorkDir(std::env::temp_dir().join(format!("blue-provision-{}", std::process::id())));
+    if work.0.exists() {
+        fs::remove_dir_all(&work.0)?;
+    }
+    fs::create_dir_all(&work.0)?;
+    let logs = &work.0;
+
+    step(2, "enabling deb-src apt sources");
+    let t = Instant::now();
+    let added = ensure_deb_src(sudo)?;
+    if added || !has_source_index(logs)? {
+        apt(sudo, &["update"], &logs.join("apt-update.log"))?;
+    }
+    done(t);
+
+    step(3, &format!("apt-get install {}", APT_PACKAGES.join(" ")));
+    let t = Instant::now();
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    install.extend_from_slice(APT_PACKAGES);
+    apt(sudo, &install, &logs.join("apt-install.log"))?;
+    done(t);
+
+    let cached_apiserver = cache.join(KUBE_APISERVER);
+    if !cached_apiserver.exists() {
+        build_kube_apiserver(&work.0, &cached_apiserver)?;
+    }
+
+    let etcd_link = cache.join(ETCD);
+    if !etcd_link.exists() {
+        let etcd = which("etcd").context("etcd-server is installed but no etcd in PATH")?;
+        fs::create_dir_all(&cache)?;
+        let _ = fs::remove_file(&etcd_link); // a dangling link
+        std::os::unix::fs::symlink(&etcd, &etcd_link)
+            .with_context(|| format!("linking {}", etcd_link.display()))?;
+        println!(
+            "[provision] linked {} -> {}",
+            etcd_link.display(),
+            etcd.display()
+        );
+    }
+    drop(work);
+    println!(
+        "[provision] ready in {:.1}s: {}",
+        total.elapsed().as_secs_f64(),
+        cache.display()
+    );
+    Ok(())
+}
+
+/// Steps 4 to 8.
+fn build_kube_apiserver(work: &Path, target: &Path) -> Result<()> {
+    step(4, "apt-get source --download-only kubernetes");
+    let t = Instant::now();
+    let dl = work.join("dl");
+    fs::create_dir_all(&dl)?;
+    run_logged(
+        Command::new("apt-get")
+            .args(["source", "--download-only", "-q", "kubernetes"])
+            .current_dir(&dl),
+        &work.join("apt-source.log"),
+    )?;
+    done(t);
+
+    step(5, "unpacking the source (dpkg-source -x)");
+    let t = Instant::now();
+    let dsc = fs::read_dir(&dl)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "dsc"))
+        .context("apt-get source produced no .dsc file")?;
+    let version = dsc_version(&dsc)?;
+    ensure!(
+        upstream_version(&version) == KUBERNETES_VERSION,
+        "Debian's kubernetes source is version {version}, expected upstream {KUBERNETES_VERSION} \
+         (Debian bookworm); set KUBEBUILDER_ASSETS to use other binaries"
+    );
+    let gopath = work.join("gopath");
+    let src = gopath.join("src/k8s.io/kubernetes");
+    fs::create_dir_all(src.parent().context("source path has a parent")?)?;
+    run_logged(
+        Command::new("dpkg-source").arg("-x").arg(&dsc).arg(&src),
+        &work.join("dpkg-source.log"),
+    )?;
+    fs::remove_dir_all(&dl)?;
+    println!("               source package version {version}");
+    done(t);
+
+    step(
+        6,
+        "patching vendored github.com/modern-go/reflect2 for Go >= 1.18",
+    );
+    let t = Instant::now();
+    let log = work.join("patch.log");
+    let log_file = fs::File::create(&log)?;
+    let mut child = Command::new("patch")
+        .args(["-p1", "--forward", "--batch"])
+        .current_dir(&src)
+        .stdin(Stdio::piped())
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .spawn()
+        .context("running patch")?;
+    child
+        .stdin
+        .take()
+        .context("patch stdin")?
+        .write_all(REFLECT2_PATCH.as_bytes())?;
+    if !child.wait()?.success() {
+        bail!(
+            "applying reflect2-go118.patch failed:\n{}",
+            log_tail(&log, 20)
+        );
+    }
+    done(t);
+
+    let go_env = |cmd: &mut Command| {
+        let mut path = std::env::var("PATH").unwrap_or_default();
+        if Path::new("/usr/lib/go/bin/go").exists() {
+            path = format!("/usr/lib/go/bin:{path}");
+        }
+        cmd.current_dir(&src)
+            .env("PATH", path)
+            .env("GOPATH", &gopath)
+            .env("GOCACHE", work.join("gocache"))
+            .env("GO111MODULE", "off")
+            .env("GOFLAGS", "")
+            .env("GOPROXY", "off")
+            .env("GOTOOLCHAIN", "local")
+            .env("CGO_ENABLED", "0");
+    };
+
+    step(7, "make gen_openapi");
+    let t = Instant::now();
+    let mut make = Command::new("make");
+    make.arg("gen_openapi");
+    go_env(&mut make);
+    run_logged(&mut make, &work.join("gen-openapi.log"))?;
+    done(t);
+
+    step(
+        8,
+        "go build k8s.io/kubernetes/cmd/kube-apiserver (about 5 minutes on 2 cores)",
+    );
+    let t = Instant::now();
+    let pkg = "k8s.io/kubernetes/vendor/k8s.io/component-base/version";
+    let ldflags = format!(
+        "-s -w -X {pkg}.gitVersion=v{KUBERNETES_VERSION} -X {pkg}.gitMajor=1 \
+         -X {pkg}.gitMinor=20 -X {pkg}.gitTreeState=clean"
+    );
+    let built = work.join(KUBE_APISERVER);
+    let mut build = Command::new("go");
+    build
+        .args(["build", "-trimpath", "-ldflags", &ldflags, "-o"])
+        .arg(&built)
+        .arg("k8s.io/kubernetes/cmd/kube-apiserver");
+    go_env(&mut build);
+    run_logged(&mut build, &work.join("go-build.log"))?;
+    done(t);
+
+    let out = Command::new(&built).arg("--version").output()?;
+    let reported = String::from_utf8_lossy(&out.stdout);
+    ensure!(
+        reported.contains(&format!("v{KUBERNETES_VERSION}")),
+        "built kube-apiserver reports {reported:?}"
+    );
+    let dir = target.parent().context("cache path has a parent")?;
+    fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".{KUBE_APISERVER}.{}", std::process::id()));
+    fs::copy(&built, &tmp)?;
+    fs::rename(&tmp, target)?;
+    println!(
+        "[provision] installed {} ({})",
+        target.display(),
+        reported.trim()
+    );
+    Ok(())
+}
+
+/// `1:1.20.5+really1.20.2-1.1+deb12u1` -> `1.20.2`.
+fn upstream_version(debian: &str) -> &str {
+    let no_epoch = debian.split_once(':').map_or(debian, |(_, v)| v);
+    let upstream = no_epoch.rsplit_once('-').map_or(no_epoch, |(v, _)| v);
+    upstream.rsplit_once("really").map_or(upstream, |(_, v)| v)
+}
+
+fn dsc_version(dsc: &Path) -> Result<String> {
+    let text = fs::read_to_string(dsc)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Version:"))
+        .map(|v| v.trim().to_string())
+        .with_context(|| format!("no Version: in {}", dsc.display()))
+}
+
+/// Runs a command with output to `log`, printing a heartbeat every 30 s and
+/// the log tail on failure.
+fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
+    let file = fs::File::create(log)?;
+    let started = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .spawn()
+        .with_context(|| format!("spawning {cmd:?}"))?;
+    let mut next_beat = Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() >= next_beat {
+            println!(
+                "               ... still running ({}s)",
+                next_beat.as_secs()
+            );
+            next_beat += Duration::from_secs(30);
+        }
+        thread::sleep(Duration::from_millis(200));
+    };
+    if !status.success() {
+        bail!(
+            "{:?} failed ({status}); last lines of {}:\n{}",
+            cmd.get_program(),
+            log.display(),
+            log_tail(log, 30)
+        );
+    }
+    Ok(())
+}
+
+/// apt-get with retries while another apt/dpkg holds the lock.
+fn apt(sudo: bool, args: &[&str], log: &Path) -> Result<()> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut cmd = if sudo {
+            let mut c = Command::new("sudo");
+            c.args(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]);
+            c
+        } else {
+            let mut c = Command::new("apt-get");
+            c.env("DEBIAN_FRONTEND", "noninteractive");
+            c
+        };
+        cmd.args(["-q", "-o", "DPkg::Lock::Timeout=600"]).args(args);
+        match run_logged(&mut cmd, log) {
+            Ok(()) => return Ok(()),
+            Err(err) => {
+                let text = fs::read_to_string(log).unwrap_or_default();
+                let locked = text.contains("Could not get lock") || text.contains("Unable to lock");
+                if !locked || attempt >= 10 {
+                    return Err(err);
+                }
+                println!("               apt is locked by another process, retrying in 15s");
+                thread::sleep(Duration::from_secs(15));
+            }
+        }
+    }
+}
+
+/// True when the source index lists a kubernetes source package.
+fn has_source_index(logs: &Path) -> Result<bool> {
+    let out = Command::new("apt-cache")
+        .args(["showsrc", "kubernetes"])
+        .stderr(fs::File::create(logs.join("apt-cache.log"))?)
+        .output()?;
+    Ok(out.status.success() && !out.stdout.is_empty())
+}
+
+/// Adds deb-src entries mirroring the existing `deb` ones. Returns whether
+/// anything was written.
+fn ensure_deb_src(sudo: bool) -> Result<bool> {
+    let mut paths: Vec<PathBuf> = vec![PathBuf::from("/etc/apt/sources.list")];
+    if let Ok(dir) = fs::read_dir("/etc/apt/sources.list.d") {
+        let mut more: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        more.sort();
+        paths.extend(more);
+    }
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.to_string_lossy().into_owned(),
+                fs::read_to_string(p).ok()?,
+            ))
+        })
+        .collect();
+    match plan_deb_src(&files) {
+        DebSrc::Present(name) => {
+            println!("               deb-src already configured in {name}");
+            Ok(false)
+        }
+        DebSrc::Write(path, content) => {
+            write_as_root(&path, &content, sudo)?;
+            println!("               wrote {}", path.display());
+            Ok(true)
+        }
+        DebSrc::NoDebSources => bail!(
+            "found no Debian `deb` apt sources to mirror as deb-src; add deb-src entries by hand"
+        ),
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum DebSrc {
+    /// Some enabled source already has deb-src (file name).
+    Present(String),
+    /// Write this file.
+    Write(PathBuf, String),
+    NoDebSources,
+}
+
+/// Decides, from `(file name, content)` pairs of apt source files, what
+/// deb-src file to write: deb822 stanzas (`*.sources`) are copied with
+/// `Types: deb-src`; one-line entries (`*.list`) become `deb-src` lines.
+fn plan_deb_src(files: &[(String, String)]) -> DebSrc {
+    let mut deb822 = String::new();
+    let mut one_line = String::new();
+    for (name, text) in files {
+        if name.ends_with(".sources") {
+            for stanza in text.split("\n\n") {
+                let types: Vec<&str> = stanza
+                    .lines()
+                    .find_map(|l| l.trim().strip_prefix("Types:"))
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
+                let disabled = stanza
+                    .lines()
+                    .any(|l| l.trim().eq_ignore_ascii_case("enabled: no"));
+                if disabled {
+                    continue;
+                }
+                if types.contains(&"deb-src") {
+                    return DebSrc::Present(name.clone());
+                }
+                if types.contains(&"deb") {
+                    for line in stanza.lines().filter(|l| !l.trim().is_empty()) {
+                        if line.trim().starts_with("Types:") {
+                            deb822.push_str("Types: deb-src\n");
+                        } else {
+                            deb822.push_str(line);
+                            deb822.push('\n');
+                        }
+                    }
+                    deb822.push('\n');
+                }
+            }
+        } else if name.ends_with(".list") || name.ends_with("/sources.list") {
+            for line in text.lines().map(str::trim) {
+                if line.starts_with("deb-src ") {
+                    return DebSrc::Present(name.clone());
+                }
+                if let Some(rest) = line.strip_prefix("deb ") {
+                    one_line.push_str(&format!("deb-src {rest}\n"));
+                }
+            }
+        }
+    }
+    if !deb822.is_empty() {
+        DebSrc::Write(PathBuf::from(DEB_SRC_FILE), deb822)
+    } else if !one_line.is_empty() {
+        DebSrc::Write(PathBuf::from(DEB_SRC_FILE).with_extension("list"), one_line)
+    } else {
+        DebSrc::NoDebSources
+    }
+}
+
+fn write_as_root(path: &Path, content: &str, sudo: bool) -> Result<()> {
+    if !sudo {
+        return fs::write(path, content).with_context(|| format!("writing {}", path.display()));
+    }
+    let mut child = Command::new("sudo")
+        .arg("tee")
+        .arg(path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .context("tee stdin")?
+        .write_all(content.as_bytes())?;
+    ensure!(
+        child.wait()?.success(),
+        "sudo tee {} failed",
+        path.display()
+    );
+    Ok(())
+}
+
+fn is_root() -> Result<bool> {
+    let out = Command::new("id")
+        .arg("-u")
+        .output()
+        .context("running id -u")?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+/// First executable `name` in `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{plan_deb_src, upstream_version, DebSrc};
+    use std::path::PathBuf;
+
+    const DEBIAN_SOURCES: &str = "Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: http://deb.debian.org/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+";
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn deb822_sources_are_mirrored_as_deb_src() {
+        let plan = plan_deb_src(&files(&[(
+            "/etc/apt/sources.list.d/debian.sources",
+            DEBIAN_SOURCES,
+        )]));
+        let expected = DEBIAN_SOURCES.replace("Types: deb", "Types: deb-src") + "\n";
+        assert_eq!(
+            plan,
+            DebSrc::Write(
+                PathBuf::from("/etc/apt/sources.list.d/blue-deb-src.sources"),
+                expected
+            )
+        );
+    }
+
+    #[test]
+    fn existing_deb_src_is_detected() {
+        let src = DEBIAN_SOURCES.replace("Types: deb", "Types: deb-src");
+        let plan = plan_deb_src(&files(&[
+            ("/etc/apt/sources.list.d/debian.sources", DEBIAN_SOURCES),
+            ("/etc/apt/sources.list.d/blue-deb-src.sources", &src),
+        ]));
+        assert_eq!(
+            plan,
+            DebSrc::Present("/etc/apt/sources.list.d/blue-deb-src.sources".into())
+        );
+    }
+
+    #[test]
+    fn one_line_sources_become_deb_src_lines() {
+        let plan = plan_deb_src(&files(&[(
+            "/etc/apt/sources.list",
+            "# comment\ndeb http://deb.debian.org/debian bookworm main\n",
+        )]));
+        assert_eq!(
+            plan,
+            DebSrc::Write(
+                PathBuf::from("/etc/apt/sources.list.d/blue-deb-src.list"),
+                "deb-src http://deb.debian.org/debian bookworm main\n".into()
+            )
+        );
+        assert_eq!(plan_deb_src(&[]), DebSrc::NoDebSources);
+    }
+
+    #[test]
+    fn upstream_version_strips_epoch_revision_and_really() {
+        assert_eq!(
+            upstream_version("1.20.5+really1.20.2-1.1+deb12u1"),
+            "1.20.2"
+        );
+        assert_eq!(upstream_version("1:1.20.2-1"), "1.20.2");
+        assert_eq!(upstream_version("1.20.2"), "1.20.2");
+    }
+}
