@@ -1,1 +1,35 @@
-//! blue-kubernetes (placeholder).
+//! A controller for Kubernetes operators that manage infrastructure.
+//!
+//! Register trusted [`Package`]s (one per custom resource kind), build a
+//! [`Controller`] with [`controller`], and either [`reconcile`] one resource
+//! or [`start`] the polling [`Runtime`]. Custom resources supply desired state,
+//! never code. See the crate README for a tour.
+
+mod callback;
+mod config;
+mod controller;
+mod due;
+mod error;
+mod lock;
+mod options;
+mod package;
+mod reconcile;
+mod resource;
+mod runtime;
+mod spec;
+mod status;
+mod time;
+
+pub use config::{system_clock, Clock, Config};
+pub use controller::{controller, Controller};
+pub use due::is_due;
+pub use error::Error;
+pub use lock::{held_locks, is_locked};
+pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
+pub use package::{
+    CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
+};
+pub use reconcile::{reconcile, Report};
+pub use resource::{FINALIZER, REQUEST_ANNOTATION};
+pub use runtime::{start, stop, Runtime, Stats};
+pub use status::{Phase, Reason};

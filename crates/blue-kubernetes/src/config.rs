@@ -1,0 +1,119 @@
+//! Controller configuration and its validation.
+
+use crate::{Error, Package};
+use blue_kubernetes_client::Client;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A clock returning milliseconds since the Unix epoch. Inject a fake one in tests.
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
+    })
+}
+
+/// Everything a controller needs. Build with [`Config::new`] and adjust fields.
+///
+/// ```
+/// # use blue_kubernetes::{Config, Package};
+/// # fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>, package: Package) {
+/// let mut config = Config::new(client, vec![package]);
+/// config.workers = 4;
+/// config.namespace = "infra".into();
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Config {
+    /// The package types to manage; at least one, each descriptor once.
+    pub packages: Vec<Package>,
+    /// How the controller reads and writes resources.
+    pub client: Arc<dyn Client>,
+    /// Concurrent reconciles in the polling runtime (default 2, > 0).
+    pub workers: usize,
+    /// The namespace polled (default `default`).
+    pub namespace: String,
+    /// Poll period in milliseconds (default 500, > 0).
+    pub poll_ms: u64,
+    /// The clock used for due-ness and status times.
+    pub now: Clock,
+    /// First retry delay (default 1000 ms, > 0).
+    pub retry_base_ms: u64,
+    /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
+    pub retry_max_ms: u64,
+}
+
+impl Config {
+    /// A configuration with the documented defaults.
+    pub fn new(client: Arc<dyn Client>, packages: Vec<Package>) -> Self {
+        Self {
+            packages,
+            client,
+            workers: 2,
+            namespace: "default".into(),
+            poll_ms: 500,
+            now: system_clock(),
+            retry_base_ms: 1000,
+            retry_max_ms: 60_000,
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let invalid = |field, reason| Err(Error::InvalidConfig { field, reason });
+        if self.packages.is_empty() {
+            return invalid("packages", "must not be empty");
+        }
+        let mut seen = HashSet::new();
+        if !self
+            .packages
+            .iter()
+            .all(|p| seen.insert(p.descriptor().qualified_plural()))
+        {
+            return invalid("packages", "must not register a resource type twice");
+        }
+        if self.workers == 0 {
+            return invalid("workers", "must be greater than zero");
+        }
+        if !is_dns_label(&self.namespace) {
+            return invalid("namespace", "must be a DNS-1123 label");
+        }
+        if self.poll_ms == 0 {
+            return invalid("poll_ms", "must be greater than zero");
+        }
+        if self.retry_base_ms == 0 {
+            return invalid("retry_base_ms", "must be greater than zero");
+        }
+        if self.retry_max_ms < self.retry_base_ms {
+            return invalid("retry_max_ms", "must be at least retry_base_ms");
+        }
+        Ok(())
+    }
+}
+
+fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("packages", &self.packages.len())
+            .field("workers", &self.workers)
+            .field("namespace", &self.namespace)
+            .field("poll_ms", &self.poll_ms)
+            .field("retry_base_ms", &self.retry_base_ms)
+            .field("retry_max_ms", &self.retry_max_ms)
+            .finish_non_exhaustive()
+    }
+}

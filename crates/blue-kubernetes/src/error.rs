@@ -1,0 +1,28 @@
+//! Errors of the controller crate.
+
+/// Errors returned by [`controller`](crate::controller), [`reconcile`](crate::reconcile)
+/// and [`start`](crate::start).
+///
+/// # Guarantees
+/// No variant carries callback error text, validation messages, options or
+/// kubectl output; transport errors are the client's text-free errors.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A configuration field is unusable; names the field, never its value.
+    #[error("invalid configuration: `{field}` {reason}")]
+    InvalidConfig {
+        /// The offending field, e.g. `workers`.
+        field: &'static str,
+        /// Why it was rejected.
+        reason: &'static str,
+    },
+    /// A package is missing a required callback.
+    #[error("package is missing the `{0}` callback")]
+    MissingCallback(&'static str),
+    /// [`start`](crate::start) was called outside a tokio runtime.
+    #[error("start must be called inside a running tokio runtime")]
+    NoRuntime,
+    /// The cluster could not be read or written.
+    #[error("transport failed: {0}")]
+    Transport(#[from] blue_kubernetes_client::Error),
+}

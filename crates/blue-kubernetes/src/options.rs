@@ -1,0 +1,126 @@
+//! The options handed to callbacks.
+
+use crate::resource;
+use serde_json::{Map, Value};
+
+/// What the resource asks for, as seen by callbacks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// `spec.state` is `running` (or absent).
+    Create,
+    /// `spec.state` is `stopped`.
+    Stop,
+    /// `metadata.deletionTimestamp` is set.
+    Delete,
+}
+
+impl Event {
+    /// The `blue/event` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::Create => "create",
+            Event::Stop => "stop",
+            Event::Delete => "delete",
+        }
+    }
+}
+
+/// Callback options: a copy of `spec.config` plus `profile` (default
+/// `<namespace>--<name>`), `blue/event` and `blue.kubernetes/resource` (the
+/// whole snapshot). No environment variables are overlaid.
+///
+/// `Debug` shows only the keys, never values: options may hold credentials.
+///
+/// ```
+/// use blue_kubernetes::{Event, Options};
+/// let resource = serde_json::json!({
+///     "metadata": {"name": "web", "namespace": "dev"},
+///     "spec": {"config": {"size": 3}}
+/// });
+/// let opts = Options::from_resource(&resource);
+/// assert_eq!(opts.profile(), "dev--web");
+/// assert_eq!(opts.event(), Event::Create);
+/// assert_eq!(opts.get("size"), Some(&serde_json::json!(3)));
+/// assert!(!format!("{opts:?}").contains('3'));
+/// ```
+#[derive(Clone)]
+pub struct Options {
+    map: Map<String, Value>,
+}
+
+/// Key of the event in the options.
+pub const EVENT_KEY: &str = "blue/event";
+/// Key of the resource snapshot in the options.
+pub const RESOURCE_KEY: &str = "blue.kubernetes/resource";
+
+impl Options {
+    /// Computes the options for a resource snapshot.
+    pub fn from_resource(resource: &Value) -> Self {
+        let mut map = resource::at(resource, &["spec", "config"])
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if !map.get("profile").is_some_and(Value::is_string) {
+            let profile = format!(
+                "{}--{}",
+                resource::namespace(resource),
+                resource::name(resource)
+            );
+            map.insert("profile".into(), Value::String(profile));
+        }
+        let event = if resource::is_deleting(resource) {
+            Event::Delete
+        } else if resource::at(resource, &["spec", "state"]).and_then(Value::as_str)
+            == Some("stopped")
+        {
+            Event::Stop
+        } else {
+            Event::Create
+        };
+        map.insert(EVENT_KEY.into(), Value::String(event.as_str().into()));
+        map.insert(RESOURCE_KEY.into(), resource.clone());
+        Self { map }
+    }
+
+    /// A value by key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.map.get(key)
+    }
+
+    /// A string value by key.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.map.get(key).and_then(Value::as_str)
+    }
+
+    /// The profile.
+    pub fn profile(&self) -> &str {
+        self.get_str("profile").unwrap_or_default()
+    }
+
+    /// The event.
+    pub fn event(&self) -> Event {
+        match self.get_str(EVENT_KEY) {
+            Some("delete") => Event::Delete,
+            Some("stop") => Event::Stop,
+            _ => Event::Create,
+        }
+    }
+
+    /// The whole resource snapshot.
+    pub fn resource(&self) -> &Value {
+        self.map.get(RESOURCE_KEY).unwrap_or(&Value::Null)
+    }
+
+    /// All options as a JSON map.
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.map
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("keys", &self.map.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,197 @@
+//! Packages: a resource type plus the trusted callbacks that manage its infrastructure.
+
+use crate::callback::Callback;
+use crate::{Error, Options};
+use blue_kubernetes_client::ResourceDescriptor;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::sync::Arc;
+
+/// The error a callback returns. Its text is never copied into status,
+/// errors, `Debug` output or logs; only the fact of failure counts.
+pub type CallbackError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a callback returns.
+pub type CallbackResult<T> = Result<T, CallbackError>;
+
+/// A workflow outcome map returned by `converge` and `delete`. A non-zero
+/// integer under `blue/exit` marks failure; absent means 0.
+pub type WorkflowOutcome = Map<String, Value>;
+
+/// What `observe` reports about the infrastructure. Observing is read-only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Observation {
+    /// The infrastructure exists.
+    pub exists: bool,
+    /// It matches the desired state.
+    pub matches: bool,
+    /// It is ready to use.
+    pub ready: bool,
+}
+
+impl Observation {
+    /// Exists, matches and is ready.
+    pub const READY: Observation = Observation {
+        exists: true,
+        matches: true,
+        ready: true,
+    };
+    /// Does not exist.
+    pub const ABSENT: Observation = Observation {
+        exists: false,
+        matches: false,
+        ready: false,
+    };
+}
+
+/// One resource kind and its callbacks. Cheap to clone.
+///
+/// Each callback may be synchronous (run on a blocking thread, so subprocesses
+/// never stall polling) or asynchronous. A panicking callback counts as a
+/// failed attempt.
+///
+/// ```
+/// use blue_kubernetes::{Observation, Package, WorkflowOutcome};
+/// use blue_kubernetes_client::ResourceDescriptor;
+///
+/// let package = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     .validate(|opts| {
+///         Ok(match opts.get("size") {
+///             Some(v) if v.is_u64() => vec![],
+///             _ => vec!["size must be a positive integer".to_string()],
+///         })
+///     })
+///     .identity(|opts| Ok(vec![Some("widgets".into()), Some(opts.profile().to_string())]))
+///     .observe_async(|_opts| async { Ok(Observation::ABSENT) })
+///     .converge(|_opts| Ok(WorkflowOutcome::new()))
+///     .delete(|_opts| Ok(WorkflowOutcome::new()))
+///     .build()
+///     .unwrap();
+/// assert_eq!(package.descriptor().kind, "Widget");
+/// ```
+#[derive(Clone)]
+pub struct Package {
+    inner: Arc<PackageInner>,
+}
+
+pub(crate) struct PackageInner {
+    pub(crate) descriptor: ResourceDescriptor,
+    pub(crate) validate: Option<Callback<Vec<String>>>,
+    pub(crate) identity: Callback<Vec<Option<String>>>,
+    pub(crate) observe: Callback<Observation>,
+    pub(crate) converge: Callback<WorkflowOutcome>,
+    pub(crate) delete: Callback<WorkflowOutcome>,
+}
+
+impl Package {
+    /// Starts building a package for `descriptor`.
+    pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
+        PackageBuilder {
+            descriptor,
+            validate: None,
+            identity: None,
+            observe: None,
+            converge: None,
+            delete: None,
+        }
+    }
+
+    /// The resource type this package manages.
+    pub fn descriptor(&self) -> &ResourceDescriptor {
+        &self.inner.descriptor
+    }
+
+    pub(crate) fn callbacks(&self) -> &PackageInner {
+        &self.inner
+    }
+}
+
+impl std::fmt::Debug for Package {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Package")
+            .field("descriptor", &self.inner.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Package`]. `validate` is optional (default: always valid); the
+/// other callbacks are required. Methods without suffix take synchronous
+/// closures, `_async` ones take closures returning futures.
+pub struct PackageBuilder {
+    descriptor: ResourceDescriptor,
+    validate: Option<Callback<Vec<String>>>,
+    identity: Option<Callback<Vec<Option<String>>>>,
+    observe: Option<Callback<Observation>>,
+    converge: Option<Callback<WorkflowOutcome>>,
+    delete: Option<Callback<WorkflowOutcome>>,
+}
+
+macro_rules! setters {
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal) => {
+        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc)]
+        pub fn $field<F>(mut self, f: F) -> Self
+        where
+            F: Fn(&Options) -> CallbackResult<$t> + Send + Sync + 'static,
+        {
+            self.$field = Some(Callback::sync(f));
+            self
+        }
+
+        #[doc = concat!("Sets `", stringify!($field), "` to an asynchronous callback: ", $doc)]
+        pub fn $async_name<F, Fut>(mut self, f: F) -> Self
+        where
+            F: Fn(Options) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = CallbackResult<$t>> + Send + 'static,
+        {
+            self.$field = Some(Callback::asynchronous(f));
+            self
+        }
+    };
+}
+
+impl PackageBuilder {
+    setters!(
+        validate,
+        validate_async,
+        Vec<String>,
+        "the errors in the options, empty when valid."
+    );
+    setters!(
+        identity,
+        identity_async,
+        Vec<Option<String>>,
+        "the backend boundary and profile; equal identities share one lock."
+    );
+    setters!(
+        observe,
+        observe_async,
+        Observation,
+        "reports the infrastructure; must be read-only."
+    );
+    setters!(
+        converge,
+        converge_async,
+        WorkflowOutcome,
+        "makes the infrastructure match the options."
+    );
+    setters!(
+        delete,
+        delete_async,
+        WorkflowOutcome,
+        "destroys the infrastructure."
+    );
+
+    /// Finishes the package, naming the first missing required callback.
+    pub fn build(self) -> Result<Package, Error> {
+        Ok(Package {
+            inner: Arc::new(PackageInner {
+                descriptor: self.descriptor,
+                validate: self.validate,
+                identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
+                observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
+                converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
+                delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
+            }),
+        })
+    }
+}

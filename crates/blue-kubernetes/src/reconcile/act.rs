@@ -1,0 +1,121 @@
+//! Rule 8: observe, then converge or destroy, publishing before any effect.
+
+use super::pass::{Halt, Pass};
+use super::Report;
+use crate::resource::{has_finalizer, is_deleting};
+use crate::status::{Next, Transition};
+use crate::{Observation, Phase, Reason, WorkflowOutcome};
+use serde_json::Value;
+
+impl Pass<'_> {
+    pub(super) async fn act(&mut self, interval_ms: u64) -> Result<Report, Halt> {
+        let deleting = is_deleting(&self.snapshot);
+        if !deleting && !has_finalizer(&self.snapshot) {
+            self.set_finalizer(true).await?;
+        }
+        let Some(observed) = self.observe().await else {
+            return self.fail(Reason::ExecutionFailed).await;
+        };
+        if deleting {
+            self.destroy(observed).await
+        } else {
+            self.converge(observed, interval_ms).await
+        }
+    }
+
+    async fn converge(
+        &mut self,
+        mut observed: Observation,
+        interval_ms: u64,
+    ) -> Result<Report, Halt> {
+        if !(observed.exists && observed.matches) {
+            self.publish(Phase::Reconciling, Reason::Reconciling)
+                .await?;
+            let callbacks = self.package.callbacks();
+            if !succeeded(callbacks.converge.call(&self.options).await) {
+                return self.fail(Reason::ExecutionFailed).await;
+            }
+            let Some(again) = self.observe().await else {
+                return self.fail(Reason::ExecutionFailed).await;
+            };
+            observed = again;
+        }
+        // Matching but unready is retried by observing on the next pass,
+        // never by converging again.
+        if observed != Observation::READY {
+            return self.fail(Reason::NotReady).await;
+        }
+        let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
+        t.identity = self.identity_record();
+        self.write(t).await
+    }
+
+    async fn destroy(&mut self, observed: Observation) -> Result<Report, Halt> {
+        if observed.exists {
+            self.publish(Phase::Deleting, Reason::Deleting).await?;
+            let callbacks = self.package.callbacks();
+            if !succeeded(callbacks.delete.call(&self.options).await) {
+                return self.fail(Reason::ExecutionFailed).await;
+            }
+            // The finalizer goes only once absence has been observed.
+            match self.observe().await {
+                Some(again) if !again.exists => {}
+                _ => return self.fail(Reason::ExecutionFailed).await,
+            }
+        }
+        self.set_finalizer(false).await?;
+        self.record_lingering_deletion().await?;
+        Ok(Report::Released)
+    }
+
+    /// Records that an effect is about to run, with the profile and identity
+    /// it runs under. A conflict here stops the pass before any effect.
+    async fn publish(&mut self, phase: Phase, reason: Reason) -> Result<(), Halt> {
+        let mut t = Transition::new(phase, reason, Next::Now);
+        t.acknowledge = false;
+        t.identity = self.identity_record();
+        self.write(t).await.map(drop)
+    }
+
+    async fn observe(&self) -> Option<Observation> {
+        self.package
+            .callbacks()
+            .observe
+            .call(&self.options)
+            .await
+            .ok()
+    }
+}
+
+/// A workflow succeeded: no error, and `blue/exit` absent or zero.
+fn succeeded<E>(outcome: Result<WorkflowOutcome, E>) -> bool {
+    match outcome {
+        Err(_) => false,
+        Ok(map) => match map.get("blue/exit") {
+            None | Some(Value::Null) => true,
+            Some(Value::Number(n)) => n.as_i64() == Some(0),
+            Some(Value::String(s)) => s.trim() == "0",
+            Some(_) => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn outcome(v: Value) -> Result<WorkflowOutcome, ()> {
+        Ok(v.as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn absent_or_zero_exit_is_success_anything_else_is_failure() {
+        assert!(succeeded(outcome(json!({}))));
+        assert!(succeeded(outcome(json!({"blue/exit": 0}))));
+        assert!(succeeded(outcome(json!({"blue/exit": "0"}))));
+        assert!(!succeeded(outcome(json!({"blue/exit": 2}))));
+        assert!(!succeeded(outcome(json!({"blue/exit": true}))));
+        assert!(!succeeded::<()>(Err(())));
+    }
+}

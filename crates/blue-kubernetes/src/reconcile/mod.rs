@@ -1,0 +1,128 @@
+//! One reconcile of one resource: the due check, the identity lock, the
+//! re-read, then the ordered rules in [`rules`].
+
+mod act;
+mod pass;
+mod rules;
+
+use crate::lock::{try_acquire, LockKey};
+use crate::resource::{self, uid};
+use crate::{is_due, Controller, Error, Options, Package, Phase, Reason};
+use serde_json::Value;
+
+/// What one reconcile did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Report {
+    /// The resource does not exist.
+    NotFound,
+    /// The resource is not due; nothing was read or written.
+    NotDue,
+    /// Another reconcile in this process holds the identity lock; nothing was done.
+    Busy,
+    /// Between the list and the re-read the object was replaced or its
+    /// identity changed; the next poll starts over.
+    Changed,
+    /// A write lost an optimistic-concurrency race; no further effect ran and
+    /// the next pass rereads.
+    Conflict,
+    /// Our finalizer was removed (or was already absent) from a deleting
+    /// resource; for Destroy only after absence was observed.
+    Released,
+    /// Status was written with this phase and reason.
+    Reconciled(Phase, Reason),
+}
+
+/// Reconciles `namespace/name` of `package`'s type now, with the same locks
+/// and rules as the polling runtime.
+///
+/// Reads the resource, then proceeds only if it is due. Transport failures
+/// (other than a conflict, reported as [`Report::Conflict`]) are errors.
+///
+/// ```no_run
+/// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
+/// use blue_kubernetes::{reconcile, Report, Phase};
+/// match reconcile(&controller, &package, "default", "web").await {
+///     Ok(Report::Reconciled(Phase::Ready, _)) => println!("ready"),
+///     Ok(other) => println!("{other:?}"),
+///     Err(e) => eprintln!("{e}"),
+/// }
+/// # }
+/// ```
+pub async fn reconcile(
+    controller: &Controller,
+    package: &Package,
+    namespace: &str,
+    name: &str,
+) -> Result<Report, Error> {
+    let client = &controller.config.client;
+    match client
+        .get_resource(package.descriptor(), namespace, name)
+        .await?
+    {
+        None => Ok(Report::NotFound),
+        Some(snapshot) => reconcile_snapshot(controller, package, snapshot).await,
+    }
+}
+
+/// Reconciles from a snapshot already read (e.g. listed by the poller), so an
+/// idle resource costs no request of its own.
+pub(crate) async fn reconcile_snapshot(
+    controller: &Controller,
+    package: &Package,
+    listed: Value,
+) -> Result<Report, Error> {
+    if !is_due(&listed, controller.now()) {
+        return Ok(Report::NotDue);
+    }
+    let identity = package
+        .callbacks()
+        .identity
+        .call(&Options::from_resource(&listed))
+        .await
+        .ok();
+    let key = match &identity {
+        Some(id) => LockKey::Identity(id.clone()),
+        None => LockKey::Object(object_key(package, &listed)),
+    };
+    let Some(_guard) = try_acquire(key) else {
+        return Ok(Report::Busy);
+    };
+    let descriptor = package.descriptor();
+    let fresh = controller
+        .config
+        .client
+        .get_resource(
+            descriptor,
+            resource::namespace(&listed),
+            resource::name(&listed),
+        )
+        .await?;
+    let Some(fresh) = fresh else {
+        return Ok(Report::NotFound);
+    };
+    if uid(&fresh) != uid(&listed) {
+        return Ok(Report::Changed);
+    }
+    if !is_due(&fresh, controller.now()) {
+        return Ok(Report::NotDue);
+    }
+    let options = Options::from_resource(&fresh);
+    let fresh_identity = package.callbacks().identity.call(&options).await.ok();
+    if fresh_identity != identity {
+        return Ok(Report::Changed);
+    }
+    pass::Pass::new(controller, package, fresh, options, identity)
+        .run()
+        .await
+}
+
+fn object_key(package: &Package, r: &Value) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        package.descriptor().qualified_plural(),
+        resource::namespace(r),
+        resource::name(r),
+        uid(r).unwrap_or_default()
+    )
+}

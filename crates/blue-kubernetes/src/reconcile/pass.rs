@@ -1,0 +1,111 @@
+//! The state of one reconcile pass: the current snapshot and the writes
+//! that advance it.
+
+use super::Report;
+use crate::resource::{self, FINALIZER};
+use crate::status::{self, Next, Retry, Transition};
+use crate::{Controller, Error, Options, Package, Phase, Reason};
+use serde_json::Value;
+
+/// Why a pass stops early.
+pub(super) enum Halt {
+    /// A write lost a race (or the object vanished): stop, nothing more runs.
+    Lost(Report),
+    /// The cluster could not be reached.
+    Transport(blue_kubernetes_client::Error),
+}
+
+impl From<blue_kubernetes_client::Error> for Halt {
+    fn from(e: blue_kubernetes_client::Error) -> Self {
+        use blue_kubernetes_client::ErrorKind;
+        match e.kind() {
+            ErrorKind::Conflict => Halt::Lost(Report::Conflict),
+            ErrorKind::NotFound => Halt::Lost(Report::NotFound),
+            _ => Halt::Transport(e),
+        }
+    }
+}
+
+pub(super) struct Pass<'a> {
+    pub(super) controller: &'a Controller,
+    pub(super) package: &'a Package,
+    /// The latest object we know of; each of our writes returns the next one,
+    /// so every write carries the resourceVersion our decision was based on.
+    pub(super) snapshot: Value,
+    pub(super) options: Options,
+    pub(super) identity: Option<Vec<Option<String>>>,
+}
+
+impl<'a> Pass<'a> {
+    pub(super) fn new(
+        controller: &'a Controller,
+        package: &'a Package,
+        snapshot: Value,
+        options: Options,
+        identity: Option<Vec<Option<String>>>,
+    ) -> Self {
+        Self {
+            controller,
+            package,
+            snapshot,
+            options,
+            identity,
+        }
+    }
+
+    pub(super) async fn run(mut self) -> Result<Report, Error> {
+        match self.decide().await {
+            Ok(report) | Err(Halt::Lost(report)) => Ok(report),
+            Err(Halt::Transport(e)) => Err(Error::Transport(e)),
+        }
+    }
+
+    /// Writes a status computed from the current snapshot.
+    pub(super) async fn write(&mut self, t: Transition) -> Result<Report, Halt> {
+        let config = &self.controller.config;
+        let retry = Retry {
+            base_ms: config.retry_base_ms,
+            max_ms: config.retry_max_ms,
+        };
+        let status = status::render(&self.snapshot, &t, self.controller.now(), retry);
+        self.snapshot = config
+            .client
+            .update_status(self.package.descriptor(), &self.snapshot, &status)
+            .await?;
+        Ok(Report::Reconciled(t.phase, t.reason))
+    }
+
+    /// A failed attempt: retried with backoff, stored identity kept.
+    pub(super) async fn fail(&mut self, reason: Reason) -> Result<Report, Halt> {
+        self.write(Transition::new(Phase::Failed, reason, Next::Backoff))
+            .await
+    }
+
+    /// Sets our finalizer present or absent, keeping everyone else's.
+    pub(super) async fn set_finalizer(&mut self, present: bool) -> Result<(), Halt> {
+        let mut finalizers: Vec<String> = resource::finalizers(&self.snapshot)
+            .into_iter()
+            .filter(|f| f != FINALIZER)
+            .collect();
+        if present {
+            finalizers.push(FINALIZER.to_string());
+        }
+        self.snapshot = self
+            .controller
+            .config
+            .client
+            .update_finalizers(self.package.descriptor(), &self.snapshot, &finalizers)
+            .await?;
+        Ok(())
+    }
+
+    /// The profile and state-identity hash to record, when identity is known.
+    pub(super) fn identity_record(&self) -> Option<(String, String)> {
+        self.identity.as_ref().map(|id| {
+            (
+                self.options.profile().to_string(),
+                blue_identity::state_identity_hash(id),
+            )
+        })
+    }
+}

@@ -1,0 +1,99 @@
+//! The ordered rules of one reconcile; the first that applies wins.
+
+use super::pass::{Halt, Pass};
+use super::Report;
+use crate::resource::{self, has_finalizer, is_deleting, status_str};
+use crate::spec::{self, DeletionPolicy, DEFAULT_INTERVAL_MS};
+use crate::status::{Next, Transition};
+use crate::{Phase, Reason};
+
+impl Pass<'_> {
+    pub(super) async fn decide(&mut self) -> Result<Report, Halt> {
+        let deleting = is_deleting(&self.snapshot);
+        let policy = spec::deletion_policy(&self.snapshot);
+
+        // 1. Retain (or nothing of ours to release): no callback, config need not be valid.
+        if deleting && (policy == Some(DeletionPolicy::Retain) || !has_finalizer(&self.snapshot)) {
+            return self.release().await;
+        }
+
+        // 2. Profile and state identity are immutable once recorded.
+        if let Some((profile, hash)) = self.identity_record() {
+            let differs =
+                |key, now: &str| status_str(&self.snapshot, key).is_some_and(|s| s != now);
+            if differs("profile", &profile) || differs("stateIdentity", &hash) {
+                let t =
+                    Transition::new(Phase::Invalid, Reason::ImmutableStateIdentity, Next::OnEdit);
+                return self.write(t).await;
+            }
+        }
+
+        // 3. Common fields.
+        let Some(common) = spec::parse(&self.snapshot) else {
+            return self.invalid().await;
+        };
+
+        // 4 and 5. The package's validation; its messages are dropped here.
+        if let Some(validate) = &self.package.callbacks().validate {
+            match validate.call(&self.options).await {
+                Err(_) => return self.fail(Reason::ValidationFailed).await,
+                Ok(errors) if !errors.is_empty() => return self.invalid().await,
+                Ok(_) => {}
+            }
+        }
+        // Identity is needed for the lock before any effect may run.
+        if self.identity.is_none() {
+            return self.fail(Reason::ExecutionFailed).await;
+        }
+
+        // 6. Destruction protection, even while suspended.
+        if deleting && spec::prevents_destroy(&self.snapshot) {
+            let t = Transition::new(
+                Phase::Blocked,
+                Reason::DestructionProtected,
+                Next::After(common.interval_ms),
+            );
+            return self.write(t).await;
+        }
+
+        // 7. Suspended.
+        if !deleting && common.suspend {
+            return self
+                .write(Transition::new(
+                    Phase::Suspended,
+                    Reason::Suspended,
+                    Next::OnEdit,
+                ))
+                .await;
+        }
+
+        // 8. Act.
+        self.act(common.interval_ms).await
+    }
+
+    async fn invalid(&mut self) -> Result<Report, Halt> {
+        let t = Transition::new(Phase::Invalid, Reason::InvalidConfiguration, Next::OnEdit);
+        self.write(t).await
+    }
+
+    /// Rule 1: removes only our finalizer. If the object survives (someone
+    /// else's finalizer), records that deletion was seen so it stops being due.
+    async fn release(&mut self) -> Result<Report, Halt> {
+        if has_finalizer(&self.snapshot) {
+            self.set_finalizer(false).await?;
+        }
+        self.record_lingering_deletion().await?;
+        Ok(Report::Released)
+    }
+
+    /// After our finalizer is gone, the object lives on only if another
+    /// finalizer holds it; mark it seen and check back after the interval.
+    pub(super) async fn record_lingering_deletion(&mut self) -> Result<(), Halt> {
+        if resource::finalizers(&self.snapshot).is_empty() {
+            return Ok(());
+        }
+        let interval = spec::parse(&self.snapshot).map_or(DEFAULT_INTERVAL_MS, |c| c.interval_ms);
+        let t = Transition::new(Phase::Deleting, Reason::Deleting, Next::After(interval));
+        self.write(t).await.map(drop)
+    }
+}

@@ -1,0 +1,67 @@
+//! Read-only accessors over a resource snapshot (a JSON object).
+
+use serde_json::Value;
+
+/// Our finalizer.
+pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
+/// The annotation whose changed value asks for an early check.
+pub const REQUEST_ANNOTATION: &str = "colors.getcolors.ai/reconcile-request";
+
+pub(crate) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    at(v, path).and_then(Value::as_str)
+}
+
+pub(crate) fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+pub(crate) fn name(r: &Value) -> &str {
+    str_at(r, &["metadata", "name"]).unwrap_or("")
+}
+
+pub(crate) fn namespace(r: &Value) -> &str {
+    str_at(r, &["metadata", "namespace"]).unwrap_or("")
+}
+
+pub(crate) fn uid(r: &Value) -> Option<&str> {
+    str_at(r, &["metadata", "uid"])
+}
+
+pub(crate) fn generation(r: &Value) -> i64 {
+    at(r, &["metadata", "generation"])
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+}
+
+pub(crate) fn request_token(r: &Value) -> &str {
+    at(r, &["metadata", "annotations", REQUEST_ANNOTATION])
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+pub(crate) fn is_deleting(r: &Value) -> bool {
+    at(r, &["metadata", "deletionTimestamp"]).is_some_and(|v| !v.is_null())
+}
+
+pub(crate) fn finalizers(r: &Value) -> Vec<String> {
+    at(r, &["metadata", "finalizers"])
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+pub(crate) fn has_finalizer(r: &Value) -> bool {
+    finalizers(r).iter().any(|f| f == FINALIZER)
+}
+
+pub(crate) fn status(r: &Value) -> Option<&Value> {
+    r.get("status").filter(|s| s.is_object())
+}
+
+pub(crate) fn status_str<'a>(r: &'a Value, key: &str) -> Option<&'a str> {
+    status(r).and_then(|s| s.get(key)).and_then(Value::as_str)
+}

@@ -1,0 +1,156 @@
+//! The polling runtime: a poller per `poll_ms`, a coalescing queue and a
+//! fixed pool of workers.
+
+mod queue;
+mod stats;
+
+pub use stats::Stats;
+
+use crate::reconcile::{reconcile_snapshot, Report};
+use crate::resource;
+use crate::{is_due, Controller, Error};
+use futures::FutureExt;
+use queue::WorkQueue;
+use stats::Counters;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// A started controller. Dropping it without [`Runtime::stop`] leaves the
+/// tasks running until the tokio runtime shuts down.
+pub struct Runtime {
+    shared: Arc<Shared>,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+struct Shared {
+    controller: Controller,
+    queue: WorkQueue,
+    counters: Counters,
+}
+
+/// Starts polling and workers. Must be called inside a running tokio runtime.
+///
+/// ```no_run
+/// # async fn demo(controller: blue_kubernetes::Controller) -> Result<(), blue_kubernetes::Error> {
+/// let runtime = blue_kubernetes::start(controller)?;
+/// // ... until SIGTERM ...
+/// runtime.stop().await;
+/// # Ok(()) }
+/// ```
+pub fn start(controller: Controller) -> Result<Runtime, Error> {
+    let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+    let workers = controller.config.workers;
+    let shared = Arc::new(Shared {
+        controller,
+        queue: WorkQueue::default(),
+        counters: Counters::default(),
+    });
+    let (shutdown, stopped) = watch::channel(false);
+    let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];
+    tasks.extend((0..workers).map(|_| handle.spawn(work_loop(shared.clone()))));
+    Ok(Runtime {
+        shared,
+        shutdown,
+        tasks,
+    })
+}
+
+/// Same as [`Runtime::stop`].
+pub async fn stop(runtime: Runtime) {
+    runtime.stop().await
+}
+
+impl Runtime {
+    /// Drains: no new work, queued work dropped, active reconciles (and their
+    /// callbacks) awaited to completion. Nothing is cancelled.
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        self.shared.queue.close();
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.shared.counters.snapshot()
+    }
+
+    /// Resources waiting in the queue (not counting running ones).
+    pub fn queued(&self) -> usize {
+        self.shared.queue.len()
+    }
+}
+
+async fn poll_loop(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
+    let period = Duration::from_millis(shared.controller.config.poll_ms);
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => poll_once(&shared).await,
+            _ = stopped.changed() => return,
+        }
+        if *stopped.borrow() {
+            return;
+        }
+    }
+}
+
+/// One cycle: one list per package type; due-ness decided from the listed
+/// snapshots so an idle cycle costs nothing more.
+async fn poll_once(shared: &Shared) {
+    let config = &shared.controller.config;
+    for (index, package) in config.packages.iter().enumerate() {
+        let descriptor = package.descriptor();
+        match config
+            .client
+            .list_resources(descriptor, &config.namespace)
+            .await
+        {
+            Err(_) => shared.counters.update(|s| {
+                *s.transport_failures
+                    .entry(descriptor.qualified_plural())
+                    .or_default() += 1;
+            }),
+            Ok(items) => {
+                let now = shared.controller.now();
+                for item in items.into_iter().filter(|r| is_due(r, now)) {
+                    let key = (
+                        index,
+                        resource::namespace(&item).to_string(),
+                        resource::name(&item).to_string(),
+                    );
+                    shared.queue.push(key, item);
+                }
+            }
+        }
+    }
+    shared.counters.update(|s| s.polls += 1);
+}
+
+async fn work_loop(shared: Arc<Shared>) {
+    while let Some((key, snapshot)) = shared.queue.pop().await {
+        let package = &shared.controller.config.packages[key.0];
+        // A bug anywhere in a pass must cost one attempt, not a worker.
+        let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
+            .catch_unwind()
+            .await;
+        shared.counters.update(|s| match result {
+            Ok(Ok(report)) => {
+                s.reconciles += 1;
+                match report {
+                    Report::Busy => s.busy += 1,
+                    Report::Conflict => s.conflicts += 1,
+                    _ => {}
+                }
+            }
+            Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
+        });
+        shared.queue.done(&key);
+    }
+}

@@ -1,0 +1,34 @@
+//! Counters observable on a running runtime. Numbers only, never error text.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// A snapshot of the runtime's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Completed poll cycles.
+    pub polls: u64,
+    /// Failed lists, per resource type (`plural.group`).
+    pub transport_failures: BTreeMap<String, u64>,
+    /// Reconciles that ended with an error or a panic.
+    pub reconcile_errors: u64,
+    /// Reconciles that ran to a report.
+    pub reconciles: u64,
+    /// Reconciles that found the identity lock held.
+    pub busy: u64,
+    /// Reconciles stopped by a write conflict.
+    pub conflicts: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters(Mutex<Stats>);
+
+impl Counters {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut Stats)) {
+        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}

@@ -1,0 +1,236 @@
+//! The status the controller writes: phase, generic reason, kstatus conditions.
+
+use crate::due::{backoff_ms, desired_state_changed};
+use crate::resource::{self, status};
+use crate::time::format_ms;
+use serde_json::{json, Map, Value};
+
+/// The lifecycle phase recorded in `status.phase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Infrastructure matches and is ready.
+    Ready,
+    /// An infrastructure effect is in progress.
+    Reconciling,
+    /// Destruction is in progress.
+    Deleting,
+    /// The last attempt failed; retried with backoff.
+    Failed,
+    /// Configuration is invalid; waits for an edit.
+    Invalid,
+    /// Destruction is refused by `compute-prevent-destroy`.
+    Blocked,
+    /// `spec.suspend` is true.
+    Suspended,
+}
+
+/// The generic reason recorded on conditions. The only text status carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// Converged and ready.
+    Converged,
+    /// Converging.
+    Reconciling,
+    /// Destroying.
+    Deleting,
+    /// Matching but not (yet) ready, or still not matching after converge.
+    NotReady,
+    /// A callback or the infrastructure work failed.
+    ExecutionFailed,
+    /// The `validate` callback failed to run.
+    ValidationFailed,
+    /// Common fields or `validate` rejected the configuration.
+    InvalidConfiguration,
+    /// The profile or state identity differs from the one recorded.
+    ImmutableStateIdentity,
+    /// `compute-prevent-destroy` blocks destruction.
+    DestructionProtected,
+    /// Suspended by `spec.suspend`.
+    Suspended,
+}
+
+impl Phase {
+    /// The string written to status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Ready => "Ready",
+            Phase::Reconciling => "Reconciling",
+            Phase::Deleting => "Deleting",
+            Phase::Failed => "Failed",
+            Phase::Invalid => "Invalid",
+            Phase::Blocked => "Blocked",
+            Phase::Suspended => "Suspended",
+        }
+    }
+}
+
+impl Reason {
+    /// The string written to conditions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Converged => "Converged",
+            Reason::Reconciling => "Reconciling",
+            Reason::Deleting => "Deleting",
+            Reason::NotReady => "NotReady",
+            Reason::ExecutionFailed => "ExecutionFailed",
+            Reason::ValidationFailed => "ValidationFailed",
+            Reason::InvalidConfiguration => "InvalidConfiguration",
+            Reason::ImmutableStateIdentity => "ImmutableStateIdentity",
+            Reason::DestructionProtected => "DestructionProtected",
+            Reason::Suspended => "Suspended",
+        }
+    }
+}
+
+/// When the resource should next be checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// After this many milliseconds (the reconcile interval).
+    After(u64),
+    /// After the retry backoff of the next attempt.
+    Backoff,
+    /// Immediately: an effect is in flight, so a crash must lead to a recheck.
+    Now,
+    /// Only when desired state changes.
+    OnEdit,
+}
+
+/// One status write, computed against a snapshot.
+#[derive(Clone, Debug)]
+pub(crate) struct Transition {
+    pub(crate) phase: Phase,
+    pub(crate) reason: Reason,
+    /// Record the snapshot's generation and request token as handled.
+    pub(crate) acknowledge: bool,
+    /// Record this profile and state-identity hash (else keep stored ones).
+    pub(crate) identity: Option<(String, String)>,
+    pub(crate) next: Next,
+}
+
+impl Transition {
+    pub(crate) fn new(phase: Phase, reason: Reason, next: Next) -> Self {
+        Self {
+            phase,
+            reason,
+            acknowledge: true,
+            identity: None,
+            next,
+        }
+    }
+}
+
+/// Retry timing the status needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Retry {
+    pub(crate) base_ms: u64,
+    pub(crate) max_ms: u64,
+}
+
+/// Renders the new status for `snapshot`.
+pub(crate) fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry) -> Value {
+    let previous = status(snapshot).cloned().unwrap_or_else(|| json!({}));
+    let prev = |k: &str| previous.get(k).cloned().unwrap_or(Value::Null);
+    let prev_retries = if desired_state_changed(snapshot) {
+        0
+    } else {
+        previous
+            .get("retryCount")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as u32
+    };
+    let (retry_count, next_ms) = match t.next {
+        Next::After(ms) => (0, Some(now_ms.saturating_add(ms))),
+        Next::Backoff => {
+            let attempt = prev_retries.saturating_add(1);
+            let delay = backoff_ms(attempt, retry.base_ms, retry.max_ms);
+            (attempt, Some(now_ms.saturating_add(delay)))
+        }
+        Next::Now => (prev_retries, Some(now_ms)),
+        Next::OnEdit => (0, None),
+    };
+    let generation = resource::generation(snapshot);
+    let (observed, handled) = if t.acknowledge {
+        (json!(generation), json!(resource::request_token(snapshot)))
+    } else {
+        (prev("observedGeneration"), prev("lastHandledRequest"))
+    };
+    let (profile, state_identity) = match &t.identity {
+        Some((p, h)) => (json!(p), json!(h)),
+        None => (prev("profile"), prev("stateIdentity")),
+    };
+    let mut s = Map::new();
+    s.insert("phase".into(), json!(t.phase.as_str()));
+    s.insert(
+        "conditions".into(),
+        conditions(&previous, t, generation, now_ms),
+    );
+    let optional = [
+        ("observedGeneration", observed),
+        ("profile", profile),
+        ("stateIdentity", state_identity),
+        ("lastHandledRequest", handled),
+        ("nextReconcileTime", json!(next_ms.map(format_ms))),
+    ];
+    for (k, v) in optional {
+        if !v.is_null() {
+            s.insert(k.into(), v);
+        }
+    }
+    s.insert("lastReconcileTime".into(), json!(format_ms(now_ms)));
+    s.insert("retryCount".into(), json!(retry_count));
+    s.insert(
+        "deletionObserved".into(),
+        json!(resource::is_deleting(snapshot)),
+    );
+    Value::Object(s)
+}
+
+fn conditions(previous: &Value, t: &Transition, generation: i64, now_ms: u64) -> Value {
+    let reconciling = matches!(
+        t.phase,
+        Phase::Reconciling | Phase::Deleting | Phase::Failed
+    );
+    let stalled = matches!(t.phase, Phase::Invalid | Phase::Blocked);
+    let wanted = [
+        ("Ready", t.phase == Phase::Ready),
+        ("Reconciling", reconciling),
+        ("Stalled", stalled),
+    ];
+    let old = previous.get("conditions").and_then(Value::as_array);
+    let list = wanted.iter().map(|(kind, on)| {
+        let status = if *on { "True" } else { "False" };
+        let reason = t.reason.as_str();
+        // Kubernetes semantics: the transition time moves only when the
+        // condition's status or reason changes.
+        let kept = old
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == *kind)
+            .filter(|c| c["status"] == status && c["reason"] == reason)
+            .and_then(|c| c.get("lastTransitionTime").cloned());
+        json!({
+            "type": kind,
+            "status": status,
+            "reason": reason,
+            "message": message(t.reason),
+            "observedGeneration": generation,
+            "lastTransitionTime": kept.unwrap_or_else(|| json!(format_ms(now_ms))),
+        })
+    });
+    Value::Array(list.collect())
+}
+
+fn message(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Converged => "infrastructure matches and is ready",
+        Reason::Reconciling => "converging infrastructure",
+        Reason::Deleting => "destroying infrastructure",
+        Reason::NotReady => "infrastructure is not ready yet",
+        Reason::ExecutionFailed => "infrastructure work failed; retrying",
+        Reason::ValidationFailed => "validation could not run; retrying",
+        Reason::InvalidConfiguration => "configuration is invalid; edit the resource",
+        Reason::ImmutableStateIdentity => "profile or state identity changed; revert it",
+        Reason::DestructionProtected => "compute-prevent-destroy blocks destruction",
+        Reason::Suspended => "reconciliation is suspended",
+    }
+}
