@@ -8,6 +8,8 @@
 //! - [`FakeKubectl`]: a [`Runner`](blue_kubernetes_client::Runner) that
 //!   answers the kubectl command lines of the transport from a [`FakeCluster`],
 //!   so the real kubectl client can be tested without a server.
+//! - [`FakeInfra`]: fake infrastructure and recording packages over it,
+//!   with scripted failures, panics, drift and held effects.
 //! - [`strategies`]: proptest strategies for names, configs and specs.
 //!
 //! ```
@@ -28,8 +30,10 @@
 mod clock;
 mod fake_cluster;
 mod fake_kubectl;
+mod recording;
 pub mod strategies;
 
 pub use clock::{rfc3339, FakeClock, DEFAULT_START_MS};
 pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation};
 pub use fake_kubectl::FakeKubectl;
+pub use recording::{desired, FakeInfra, Misbehaviour, Record, Step, PLANTED_SECRET};

@@ -1,0 +1,344 @@
+//! A recording package over fake infrastructure, for controller and package tests.
+
+use blue_kubernetes::{CallbackError, Observation, Options, Package, WorkflowOutcome};
+use blue_kubernetes_client::ResourceDescriptor;
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use tokio::sync::{watch, Semaphore};
+
+/// Text planted in every failure a [`FakeInfra`] produces: validation
+/// messages, callback errors and panic payloads. Tests assert it never
+/// reaches status, errors or logs.
+pub const PLANTED_SECRET: &str = "SECRET-planted-by-blue-testkit";
+
+/// A callback of the recording package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// `validate`
+    Validate,
+    /// `identity`
+    Identity,
+    /// `observe`
+    Observe,
+    /// `converge`
+    Converge,
+    /// `delete`
+    Delete,
+}
+
+/// How a scripted callback misbehaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misbehaviour {
+    /// Returns an error whose text holds [`PLANTED_SECRET`].
+    Error,
+    /// Panics with [`PLANTED_SECRET`] in the payload.
+    Panic,
+    /// Returns a workflow outcome with this `blue/exit` (converge and delete only).
+    Exit(i64),
+}
+
+/// One recorded callback invocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Which callback ran.
+    pub step: Step,
+    /// The profile it ran for.
+    pub profile: String,
+    /// The `blue/event` it saw.
+    pub event: String,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// profile -> the value converge applied.
+    items: HashMap<String, Value>,
+    unready: HashMap<String, bool>,
+    scripted: HashMap<Step, VecDeque<Misbehaviour>>,
+    records: Vec<Record>,
+    active_effects: HashMap<String, usize>,
+    max_concurrent_effects: usize,
+}
+
+/// Fake infrastructure shared by one or more recording packages: a map from
+/// profile to the value last converged (the resource's `spec.config.value`).
+///
+/// Packages built over one `FakeInfra` share identities (and so the
+/// controller's lock) for equal profiles, even across resource types; two
+/// `FakeInfra`s never share identities, so parallel tests do not contend.
+///
+/// ```
+/// use blue_testkit::{FakeInfra, Step};
+/// let infra = FakeInfra::new();
+/// infra.set("dev--web", serde_json::json!(1));
+/// assert_eq!(infra.get("dev--web"), Some(serde_json::json!(1)));
+/// assert_eq!(infra.count(Step::Converge), 0);
+/// ```
+#[derive(Clone, Debug)]
+pub struct FakeInfra {
+    id: u64,
+    state: Arc<Mutex<State>>,
+    gate: Arc<Mutex<Option<Arc<Semaphore>>>>,
+    entered: Arc<watch::Sender<usize>>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Default for FakeInfra {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FakeInfra {
+    /// Empty infrastructure with a process-unique identity namespace.
+    pub fn new() -> Self {
+        Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            state: Arc::default(),
+            gate: Arc::default(),
+            entered: Arc::new(watch::channel(0).0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The identity the packages compute for `profile`.
+    pub fn identity(&self, profile: &str) -> Vec<Option<String>> {
+        vec![
+            Some("blue-testkit".into()),
+            Some(self.id.to_string()),
+            Some(profile.into()),
+        ]
+    }
+
+    /// The value for `profile`, if it exists.
+    pub fn get(&self, profile: &str) -> Option<Value> {
+        self.lock().items.get(profile).cloned()
+    }
+
+    /// Sets `profile` behind the controller's back (drift).
+    pub fn set(&self, profile: &str, value: Value) {
+        self.lock().items.insert(profile.into(), value);
+    }
+
+    /// Removes `profile` behind the controller's back.
+    pub fn remove(&self, profile: &str) {
+        self.lock().items.remove(profile);
+    }
+
+    /// Makes `profile` report not ready (or ready again).
+    pub fn set_ready(&self, profile: &str, ready: bool) {
+        self.lock().unready.insert(profile.into(), !ready);
+    }
+
+    /// Scripts the next call of `step` to misbehave; queued in order.
+    pub fn script(&self, step: Step, misbehaviour: Misbehaviour) {
+        self.lock()
+            .scripted
+            .entry(step)
+            .or_default()
+            .push_back(misbehaviour);
+    }
+
+    /// All recorded invocations, in order.
+    pub fn records(&self) -> Vec<Record> {
+        self.lock().records.clone()
+    }
+
+    /// How many times `step` ran.
+    pub fn count(&self, step: Step) -> usize {
+        self.lock()
+            .records
+            .iter()
+            .filter(|r| r.step == step)
+            .count()
+    }
+
+    /// The most effects (converge/delete) ever running at once for one profile.
+    pub fn max_concurrent_effects(&self) -> usize {
+        self.lock().max_concurrent_effects
+    }
+
+    /// From now on, effects wait at a gate until [`FakeInfra::release`].
+    pub fn hold_effects(&self) {
+        *self.gate.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Arc::new(Semaphore::new(0)));
+    }
+
+    /// Lets `n` held effects through.
+    pub fn release(&self, n: usize) {
+        if let Some(gate) = &*self.gate.lock().unwrap_or_else(PoisonError::into_inner) {
+            gate.add_permits(n);
+        }
+    }
+
+    /// Waits until at least `n` effects have started (held or not).
+    pub async fn effects_started(&self, n: usize) {
+        let mut rx = self.entered.subscribe();
+        let _ = rx.wait_for(|started| *started >= n).await;
+    }
+
+    /// A package for `descriptor` over this infrastructure, with async callbacks.
+    pub fn package(&self, descriptor: ResourceDescriptor) -> Package {
+        self.build(descriptor, false)
+    }
+
+    /// The same package with synchronous callbacks (run on blocking threads).
+    pub fn sync_package(&self, descriptor: ResourceDescriptor) -> Package {
+        self.build(descriptor, true)
+    }
+
+    fn begin(&self, step: Step, options: &Options) -> Option<Misbehaviour> {
+        let mut s = self.lock();
+        s.records.push(Record {
+            step,
+            profile: options.profile().into(),
+            event: options.event().as_str().into(),
+        });
+        s.scripted.get_mut(&step).and_then(VecDeque::pop_front)
+    }
+
+    fn validate(&self, o: &Options) -> Result<Vec<String>, CallbackError> {
+        let scripted = self.begin(Step::Validate, o);
+        misbehave(scripted)?;
+        Ok(match o.get("invalid") {
+            Some(Value::Bool(true)) => vec![format!("invalid: {PLANTED_SECRET}")],
+            _ => vec![],
+        })
+    }
+
+    fn identity_of(&self, o: &Options) -> Result<Vec<Option<String>>, CallbackError> {
+        let scripted = self.begin(Step::Identity, o);
+        misbehave(scripted)?;
+        Ok(self.identity(o.profile()))
+    }
+
+    fn observe(&self, o: &Options) -> Result<Observation, CallbackError> {
+        let scripted = self.begin(Step::Observe, o);
+        misbehave(scripted)?;
+        let s = self.lock();
+        let current = s.items.get(o.profile());
+        Ok(Observation {
+            exists: current.is_some(),
+            matches: current == Some(&desired(o)),
+            ready: current.is_some() && !s.unready.get(o.profile()).copied().unwrap_or(false),
+        })
+    }
+
+    fn effect(&self, step: Step, o: &Options) -> Result<WorkflowOutcome, CallbackError> {
+        let scripted = self.begin(step, o);
+        if let Some(Misbehaviour::Exit(code)) = scripted {
+            let mut outcome = WorkflowOutcome::new();
+            outcome.insert("blue/exit".into(), code.into());
+            outcome.insert("log".into(), PLANTED_SECRET.into());
+            return Ok(outcome);
+        }
+        misbehave(scripted)?;
+        let mut s = self.lock();
+        match step {
+            Step::Delete => s.items.remove(o.profile()),
+            _ => s.items.insert(o.profile().into(), desired(o)),
+        };
+        Ok(WorkflowOutcome::new())
+    }
+
+    /// Marks an effect active, waits at the gate, runs it, marks it done.
+    async fn run_effect(&self, step: Step, o: Options) -> Result<WorkflowOutcome, CallbackError> {
+        let profile = o.profile().to_string();
+        {
+            let mut s = self.lock();
+            let active = s.active_effects.entry(profile.clone()).or_default();
+            *active += 1;
+            let now = *active;
+            s.max_concurrent_effects = s.max_concurrent_effects.max(now);
+        }
+        self.entered.send_modify(|n| *n += 1);
+        let gate = self
+            .gate
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(gate) = gate {
+            if let Ok(permit) = gate.acquire().await {
+                permit.forget();
+            }
+        }
+        let done = ActiveGuard(self, profile);
+        let result = self.effect(step, &o);
+        drop(done);
+        result
+    }
+
+    fn build(&self, descriptor: ResourceDescriptor, sync: bool) -> Package {
+        let builder = Package::builder(descriptor);
+        let (a, b, c) = (self.clone(), self.clone(), self.clone());
+        let builder = if sync {
+            let (d, e) = (self.clone(), self.clone());
+            builder
+                .validate(move |o| a.validate(o))
+                .identity(move |o| b.identity_of(o))
+                .observe(move |o| c.observe(o))
+                .converge(move |o| {
+                    let rt = tokio::runtime::Handle::current();
+                    rt.block_on(d.run_effect(Step::Converge, o.clone()))
+                })
+                .delete(move |o| {
+                    let rt = tokio::runtime::Handle::current();
+                    rt.block_on(e.run_effect(Step::Delete, o.clone()))
+                })
+        } else {
+            let (d, e) = (self.clone(), self.clone());
+            builder
+                .validate_async(move |o| {
+                    let a = a.clone();
+                    async move { a.validate(&o) }
+                })
+                .identity_async(move |o| {
+                    let b = b.clone();
+                    async move { b.identity_of(&o) }
+                })
+                .observe_async(move |o| {
+                    let c = c.clone();
+                    async move { c.observe(&o) }
+                })
+                .converge_async(move |o| {
+                    let d = d.clone();
+                    async move { d.run_effect(Step::Converge, o).await }
+                })
+                .delete_async(move |o| {
+                    let e = e.clone();
+                    async move { e.run_effect(Step::Delete, o).await }
+                })
+        };
+        builder.build().expect("all callbacks are set")
+    }
+}
+
+/// Decrements the active-effect count even when the effect panics.
+struct ActiveGuard<'a>(&'a FakeInfra, String);
+
+impl Drop for ActiveGuard<'_> {
+    fn drop(&mut self) {
+        let mut s = self.0.lock();
+        if let Some(n) = s.active_effects.get_mut(&self.1) {
+            *n -= 1;
+        }
+    }
+}
+
+/// The value a resource asks for: `spec.config.value` (null when absent).
+pub fn desired(options: &Options) -> Value {
+    options.get("value").cloned().unwrap_or(Value::Null)
+}
+
+fn misbehave(scripted: Option<Misbehaviour>) -> Result<(), CallbackError> {
+    match scripted {
+        Some(Misbehaviour::Error) => Err(format!("callback failed: {PLANTED_SECRET}").into()),
+        Some(Misbehaviour::Panic) => panic!("callback panicked: {PLANTED_SECRET}"),
+        _ => Ok(()),
+    }
+}

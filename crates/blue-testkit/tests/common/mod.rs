@@ -1,0 +1,118 @@
+//! Shared fixtures for the controller behaviour tests.
+#![allow(dead_code)]
+
+use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};
+use blue_kubernetes_client::{Client, ResourceDescriptor};
+use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub const NS: &str = "dev";
+
+pub fn widgets() -> ResourceDescriptor {
+    ResourceDescriptor::new("example.com", "v1", "widgets", "Widget")
+}
+
+pub fn gadgets() -> ResourceDescriptor {
+    ResourceDescriptor::new("example.com", "v1", "gadgets", "Gadget")
+}
+
+/// A fake cluster, clock and infrastructure with one widget package.
+pub struct World {
+    pub cluster: FakeCluster,
+    pub clock: FakeClock,
+    pub infra: FakeInfra,
+    pub package: Package,
+    pub controller: Controller,
+}
+
+impl World {
+    pub fn new() -> Self {
+        Self::with(|_| {})
+    }
+
+    pub fn with(tweak: impl FnOnce(&mut Config)) -> Self {
+        let clock = FakeClock::default();
+        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let infra = FakeInfra::new();
+        let package = infra.package(widgets());
+        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], tweak);
+        Self {
+            cluster,
+            clock,
+            infra,
+            package,
+            controller,
+        }
+    }
+
+    pub fn create(&self, name: &str, spec: Value) -> Value {
+        self.cluster.create(&widgets(), NS, name, spec)
+    }
+
+    pub fn edit(&self, name: &str, f: impl FnOnce(&mut Value)) -> Value {
+        self.cluster.edit_spec(&widgets(), NS, name, f)
+    }
+
+    pub fn get(&self, name: &str) -> Value {
+        self.cluster
+            .get(&widgets(), NS, name)
+            .expect("object exists")
+    }
+
+    pub fn exists(&self, name: &str) -> bool {
+        self.cluster.get(&widgets(), NS, name).is_some()
+    }
+
+    pub fn status(&self, name: &str) -> Value {
+        self.get(name)["status"].clone()
+    }
+
+    pub async fn reconcile(&self, name: &str) -> Report {
+        reconcile(&self.controller, &self.package, NS, name)
+            .await
+            .expect("no transport failure")
+    }
+
+    pub fn profile(name: &str) -> String {
+        format!("{NS}--{name}")
+    }
+}
+
+pub fn build(
+    cluster: &FakeCluster,
+    now: Clock,
+    packages: Vec<Package>,
+    tweak: impl FnOnce(&mut Config),
+) -> Controller {
+    let client: Arc<dyn Client> = Arc::new(cluster.clone());
+    let mut config = Config::new(client, packages);
+    config.namespace = NS.into();
+    config.now = now;
+    tweak(&mut config);
+    controller(config).expect("valid config")
+}
+
+/// A clock that follows tokio's (paused) time, for runtime tests.
+pub fn tokio_clock() -> Clock {
+    let start = tokio::time::Instant::now();
+    Arc::new(move || blue_testkit::DEFAULT_START_MS + start.elapsed().as_millis() as u64)
+}
+
+pub fn spec(value: Value) -> Value {
+    json!({"config": {"value": value}})
+}
+
+pub fn condition<'a>(status: &'a Value, kind: &str) -> &'a Value {
+    status["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == kind))
+        .unwrap_or(&Value::Null)
+}
+
+pub fn finalizers(object: &Value) -> Vec<String> {
+    object["metadata"]["finalizers"]
+        .as_array()
+        .map(|a| a.iter().map(|f| f.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
