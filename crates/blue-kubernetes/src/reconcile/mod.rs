@@ -75,12 +75,13 @@ pub(crate) async fn reconcile_snapshot(
     if !is_due(&listed, controller.now()) {
         return Ok(Report::NotDue);
     }
-    let identity = package
-        .callbacks()
-        .identity
-        .call(&Options::from_resource(&listed))
-        .await
-        .ok();
+    // Releasing a Retain finalizer runs no package code at all, not even
+    // identity; the object lock keeps other workers off the object.
+    let releasing = rules::releases_without_callbacks(&listed);
+    let identity = match releasing {
+        true => None,
+        false => identify(package, &Options::from_resource(&listed)).await,
+    };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
         None => LockKey::Object(object_key(package, &listed)),
@@ -101,20 +102,23 @@ pub(crate) async fn reconcile_snapshot(
     let Some(fresh) = fresh else {
         return Ok(Report::NotFound);
     };
-    if uid(&fresh) != uid(&listed) {
+    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh) != releasing {
         return Ok(Report::Changed);
     }
     if !is_due(&fresh, controller.now()) {
         return Ok(Report::NotDue);
     }
     let options = Options::from_resource(&fresh);
-    let fresh_identity = package.callbacks().identity.call(&options).await.ok();
-    if fresh_identity != identity {
+    if !releasing && identify(package, &options).await != identity {
         return Ok(Report::Changed);
     }
     pass::Pass::new(controller, package, fresh, options, identity)
         .run()
         .await
+}
+
+async fn identify(package: &Package, options: &Options) -> Option<Vec<Option<String>>> {
+    package.callbacks().identity.call(options).await.ok()
 }
 
 fn object_key(package: &Package, r: &Value) -> String {

@@ -6,14 +6,20 @@ use crate::resource::{self, has_finalizer, is_deleting, status_str};
 use crate::spec::{self, DeletionPolicy, DEFAULT_INTERVAL_MS};
 use crate::status::{Next, Transition};
 use crate::{Phase, Reason};
+use serde_json::Value;
+
+/// Rule 1 applies: deleting, and Retain or our finalizer already gone.
+pub(super) fn releases_without_callbacks(r: &Value) -> bool {
+    is_deleting(r)
+        && (spec::deletion_policy(r) == Some(DeletionPolicy::Retain) || !has_finalizer(r))
+}
 
 impl Pass<'_> {
     pub(super) async fn decide(&mut self) -> Result<Report, Halt> {
         let deleting = is_deleting(&self.snapshot);
-        let policy = spec::deletion_policy(&self.snapshot);
 
         // 1. Retain (or nothing of ours to release): no callback, config need not be valid.
-        if deleting && (policy == Some(DeletionPolicy::Retain) || !has_finalizer(&self.snapshot)) {
+        if releases_without_callbacks(&self.snapshot) {
             return self.release().await;
         }
 
