@@ -1,0 +1,23 @@
+//! An example operator built on blue-kubernetes.
+//!
+//! A `LocalConfigMap` (`localconfigmaps.examples.blue.dev/v1alpha1`) declares
+//! a ConfigMap in its own namespace: `spec.config.configMapName` (default:
+//! the resource's name) and `spec.config.data` (a string map). The
+//! operator's package creates it, repairs drift, empties it while
+//! `spec.state` is `stopped`, and deletes it on deletion when
+//! `spec.deletionPolicy` is `Destroy`.
+//!
+//! Ownership is an annotation ([`configmap::OWNER_ANNOTATION`]) holding the
+//! resource's UID rather than an `ownerReference`, so that `Retain` really
+//! keeps the ConfigMap after the resource is gone, and a ConfigMap someone
+//! else owns is never adopted or overwritten.
+//!
+//! - [`desired`]: validation, identity and the desired ConfigMap (pure);
+//! - [`configmap`]: observation and write plans over ConfigMap JSON (pure);
+//! - [`package`]: the callbacks, through the kubectl transport;
+//! - [`cli`]: the binary's flags.
+
+pub mod cli;
+pub mod configmap;
+pub mod desired;
+pub mod package;

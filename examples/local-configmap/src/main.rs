@@ -1,0 +1,124 @@
+//! `local-configmap-operator`: runs the blue-kubernetes controller with the
+//! `LocalConfigMap` package until SIGTERM or SIGINT.
+//!
+//! Logs go to stderr, one line per infrastructure effect or health change,
+//! never configuration values.
+
+use anyhow::{Context, Result};
+use blue_kubernetes::{controller, start, Config, Runtime, Stats};
+use blue_kubernetes_client::{kubectl_client, Client};
+use local_configmap_operator::cli::{self, Args, Command};
+use local_configmap_operator::package::{self, Effect};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::signal::unix::{signal, SignalKind};
+
+fn log(message: impl std::fmt::Display) {
+    let now = humantime::format_rfc3339_seconds(SystemTime::now());
+    eprintln!("{now} local-configmap-operator: {message}");
+}
+
+fn main() -> ExitCode {
+    let args = match cli::parse(std::env::args().skip(1)) {
+        Ok(Command::Help) => {
+            println!("{}", cli::USAGE);
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Run(args)) => args,
+        Err(message) => {
+            eprintln!("error: {message}\n\n{}", cli::USAGE);
+            return ExitCode::from(2);
+        }
+    };
+    // Two runtime threads suffice: kubectl runs as child processes and the
+    // package's callbacks are asynchronous.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build();
+    let result = runtime
+        .context("starting the tokio runtime")
+        .and_then(|rt| rt.block_on(run(args)));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            log(format_args!("error: {err:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<()> {
+    // Install the handlers first: a signal that arrives during startup must
+    // still lead to a graceful stop, not the default termination.
+    let mut terminate =
+        signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+
+    let namespace = args.namespace();
+    let client = Arc::new(kubectl_client(args.kubectl_options()).context("configuring kubectl")?);
+    let on_effect = Arc::new(|effect: &Effect| log(effect));
+    let package = package::package(client.clone(), on_effect)?;
+    let mut config = Config::new(client.clone() as Arc<dyn Client>, vec![package]);
+    config.namespace = namespace.clone();
+    if let Some(poll_ms) = args.poll_ms {
+        config.poll_ms = poll_ms;
+    }
+    if let Some(workers) = args.workers {
+        config.workers = workers;
+    }
+    let poll_ms = config.poll_ms;
+    let runtime = start(controller(config)?)?;
+    log(format_args!(
+        "watching {}.{} in namespace {namespace} ({}, poll every {poll_ms} ms)",
+        package::PLURAL,
+        package::GROUP,
+        if args.in_cluster {
+            "in-cluster".to_string()
+        } else {
+            format!("context {}", client.context())
+        },
+    ));
+
+    let mut health = Health::default();
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    let signal_name = loop {
+        tokio::select! {
+            _ = terminate.recv() => break "SIGTERM",
+            _ = interrupt.recv() => break "SIGINT",
+            _ = ticks.tick() => health.check(&runtime),
+        }
+    };
+    log(format_args!(
+        "{signal_name} received; finishing running reconciles"
+    ));
+    runtime.stop().await;
+    log("stopped");
+    Ok(())
+}
+
+/// Turns the runtime's counters into "failing"/"recovered" lines, logged
+/// only when the state flips, so a long outage costs one line.
+#[derive(Default)]
+struct Health {
+    last: Stats,
+    failing: bool,
+}
+
+impl Health {
+    fn check(&mut self, runtime: &Runtime) {
+        let now = runtime.stats();
+        let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
+        let failed = failures(&now) > failures(&self.last);
+        let succeeded = now.polls > self.last.polls && !failed;
+        if failed && !self.failing {
+            log("kubectl calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
+            self.failing = true;
+        } else if succeeded && self.failing {
+            log("kubectl calls succeeding again");
+            self.failing = false;
+        }
+        self.last = now;
+    }
+}

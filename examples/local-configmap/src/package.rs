@@ -1,0 +1,208 @@
+//! The `LocalConfigMap` package: its resource type and the callbacks that
+//! manage the ConfigMap through the kubectl transport.
+//!
+//! Every callback shares one [`KubectlClient`], the same one the controller
+//! uses, so the context or in-cluster credentials are decided once.
+
+use crate::configmap::{self, ConvergePlan, DeletePlan};
+use crate::desired::{self, Desired};
+use blue_kubernetes::{CallbackResult, Observation, Options, Package, WorkflowOutcome};
+use blue_kubernetes_client::{ErrorKind, KubectlClient, RequestOptions, ResourceDescriptor};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// API group of `LocalConfigMap`.
+pub const GROUP: &str = "examples.blue.dev";
+/// API version of `LocalConfigMap`.
+pub const VERSION: &str = "v1alpha1";
+/// Plural resource name.
+pub const PLURAL: &str = "localconfigmaps";
+/// Kind.
+pub const KIND: &str = "LocalConfigMap";
+
+/// The `LocalConfigMap` resource type.
+pub fn descriptor() -> ResourceDescriptor {
+    ResourceDescriptor::new(GROUP, VERSION, PLURAL, KIND)
+}
+
+/// An infrastructure effect, reported for logging. Carries names only,
+/// never data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// A ConfigMap was created.
+    Created(Target),
+    /// Our ConfigMap was replaced (new desired data, or drift repaired).
+    Replaced(Target),
+    /// Our ConfigMap was deleted.
+    Deleted(Target),
+    /// A ConfigMap with the desired name belongs to someone else.
+    OwnershipConflict(Target),
+}
+
+/// The ConfigMap an [`Effect`] concerns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Namespace.
+    pub namespace: String,
+    /// ConfigMap name.
+    pub name: String,
+}
+
+impl From<&Desired> for Target {
+    fn from(d: &Desired) -> Self {
+        Target {
+            namespace: d.namespace.clone(),
+            name: d.name.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for Effect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, t) = match self {
+            Effect::Created(t) => ("created", t),
+            Effect::Replaced(t) => ("updated", t),
+            Effect::Deleted(t) => ("deleted", t),
+            Effect::OwnershipConflict(t) => ("refused (owned by another resource)", t),
+        };
+        write!(f, "configmap {}/{} {what}", t.namespace, t.name)
+    }
+}
+
+/// Receives every [`Effect`].
+pub type EffectSink = Arc<dyn Fn(&Effect) + Send + Sync>;
+
+/// A ConfigMap with the desired name exists and is not ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnershipConflict;
+
+impl std::fmt::Display for OwnershipConflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the configmap exists and is owned by another resource (or by nobody)")
+    }
+}
+
+impl std::error::Error for OwnershipConflict {}
+
+/// Builds the `LocalConfigMap` package around a shared client.
+///
+/// `validate` and `identity` are pure and synchronous; `observe`, `converge`
+/// and `delete` are asynchronous kubectl calls, so no blocking thread waits
+/// on a subprocess.
+pub fn package(
+    client: Arc<KubectlClient>,
+    on_effect: EffectSink,
+) -> Result<Package, blue_kubernetes::Error> {
+    let (c1, c2, c3) = (client.clone(), client.clone(), client);
+    let (e1, e2) = (on_effect.clone(), on_effect);
+    Package::builder(descriptor())
+        .validate(|opts| Ok(desired::validate(opts)))
+        .identity(|opts| Ok(desired::identity(opts)))
+        .observe_async(move |opts| {
+            let client = c1.clone();
+            async move { observe(&client, &opts).await }
+        })
+        .converge_async(move |opts| {
+            let (client, sink) = (c2.clone(), e1.clone());
+            async move { converge(&client, &opts, sink.as_ref()).await }
+        })
+        .delete_async(move |opts| {
+            let (client, sink) = (c3.clone(), e2.clone());
+            async move { delete(&client, &opts, sink.as_ref()).await }
+        })
+        .build()
+}
+
+/// `observe`: reads the ConfigMap; see [`configmap::observe`].
+pub async fn observe(client: &KubectlClient, opts: &Options) -> CallbackResult<Observation> {
+    let desired = desired::desired(opts)?;
+    let existing = fetch(client, &desired).await?;
+    Ok(configmap::observe(existing.as_ref(), &desired))
+}
+
+/// `converge`: creates the ConfigMap, or replaces ours; a foreign one is an
+/// [`OwnershipConflict`] error, so the resource goes `Failed` and retries
+/// with backoff until someone removes or re-owns it.
+pub async fn converge(
+    client: &KubectlClient,
+    opts: &Options,
+    on_effect: &(dyn Fn(&Effect) + Send + Sync),
+) -> CallbackResult<WorkflowOutcome> {
+    let desired = desired::desired(opts)?;
+    let existing = fetch(client, &desired).await?;
+    let target = Target::from(&desired);
+    let (operation, manifest, effect) = match configmap::plan_converge(existing.as_ref(), &desired)
+    {
+        ConvergePlan::Create(m) => ("create", m, Effect::Created(target)),
+        ConvergePlan::Replace(m) => ("replace", m, Effect::Replaced(target)),
+        ConvergePlan::OwnershipConflict => {
+            on_effect(&Effect::OwnershipConflict(target));
+            return Err(OwnershipConflict.into());
+        }
+    };
+    // `create` fails if someone created it meanwhile and `replace` carries the
+    // resourceVersion we read: neither can overwrite a concurrent change.
+    client
+        .request(
+            &[operation, "-f", "-", "-o", "name"],
+            RequestOptions::raw().with_input(manifest.to_string()),
+        )
+        .await?;
+    on_effect(&effect);
+    Ok(outcome(operation))
+}
+
+/// `delete`: deletes the ConfigMap only if it is ours, with uid and
+/// resourceVersion preconditions; a ConfigMap already gone is success.
+pub async fn delete(
+    client: &KubectlClient,
+    opts: &Options,
+    on_effect: &(dyn Fn(&Effect) + Send + Sync),
+) -> CallbackResult<WorkflowOutcome> {
+    let desired = desired::desired(opts)?;
+    let existing = fetch(client, &desired).await?;
+    let DeletePlan::Delete { path, body } = configmap::plan_delete(existing.as_ref(), &desired)
+    else {
+        return Ok(outcome("none"));
+    };
+    let result = client
+        .request(
+            &["delete", "--raw", &path, "-f", "-"],
+            RequestOptions::raw().with_input(body),
+        )
+        .await;
+    match result {
+        Ok(_) => {}
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(e.into()),
+    }
+    on_effect(&Effect::Deleted(Target::from(&desired)));
+    Ok(outcome("delete"))
+}
+
+/// The ConfigMap at the desired name, if any.
+async fn fetch(client: &KubectlClient, desired: &Desired) -> CallbackResult<Option<Value>> {
+    let args = [
+        "get",
+        "configmap",
+        &desired.name,
+        "-n",
+        &desired.namespace,
+        "--ignore-not-found",
+        "-o",
+        "json",
+    ];
+    Ok(client
+        .request(&args, RequestOptions::default())
+        .await?
+        .into_json())
+}
+
+fn outcome(action: &str) -> WorkflowOutcome {
+    let mut map = WorkflowOutcome::new();
+    map.insert("action".into(), json!(action));
+    map
+}
+
+#[cfg(test)]
+mod tests;
