@@ -176,6 +176,11 @@ impl FakeInfra {
         }
     }
 
+    /// How many effects have started so far (held or not).
+    pub fn effects_started_count(&self) -> usize {
+        *self.entered.borrow()
+    }
+
     /// Waits until at least `n` effects have started (held or not).
     pub async fn effects_started(&self, n: usize) {
         let mut rx = self.entered.subscribe();

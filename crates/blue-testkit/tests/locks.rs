@@ -1,0 +1,60 @@
+//! The identity lock spans resource types and controller instances.
+
+mod common;
+
+use blue_kubernetes::{is_locked, reconcile, Phase, Reason, Report};
+use blue_testkit::Step;
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn lock_spans_types_and_controller_instances() {
+    let w = World::new();
+    let gadget_package = w.infra.package(gadgets());
+    let other = build(
+        &w.cluster,
+        w.clock.as_fn(),
+        vec![gadget_package.clone()],
+        |_| {},
+    );
+    // Same namespace and name, so the same profile and identity, in two types.
+    w.create("web", spec(json!(1)));
+    w.cluster.create(&gadgets(), NS, "web", spec(json!(1)));
+
+    w.infra.hold_effects();
+    let (first, second) = tokio::join!(w.reconcile("web"), async {
+        w.infra.effects_started(1).await;
+        assert!(is_locked(&w.infra.identity(&World::profile("web"))));
+        let busy = reconcile(&other, &gadget_package, NS, "web").await.unwrap();
+        w.infra.release(1);
+        busy
+    });
+    assert_eq!(first, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(second, Report::Busy);
+    assert_eq!(
+        w.cluster.get(&gadgets(), NS, "web").unwrap().get("status"),
+        None,
+        "busy writes nothing"
+    );
+
+    let after = reconcile(&other, &gadget_package, NS, "web").await.unwrap();
+    assert_eq!(after, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(w.infra.count(Step::Converge), 1, "no duplicate effect");
+    assert_eq!(w.infra.max_concurrent_effects(), 1);
+    assert!(!is_locked(&w.infra.identity(&World::profile("web"))));
+}
+
+#[tokio::test]
+async fn different_identities_do_not_contend() {
+    let w = World::new();
+    w.create("a", spec(json!(1)));
+    w.create("b", spec(json!(2)));
+    w.infra.hold_effects();
+    // Both effects are in flight at once before either is let through.
+    let (a, b, ()) = tokio::join!(w.reconcile("a"), w.reconcile("b"), async {
+        w.infra.effects_started(2).await;
+        w.infra.release(2);
+    });
+    assert_eq!(a, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(b, Report::Reconciled(Phase::Ready, Reason::Converged));
+}

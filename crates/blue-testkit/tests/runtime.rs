@@ -1,0 +1,284 @@
+//! The polling runtime: cost budget, coalescing, bounded workers, transport
+//! failures per type, draining shutdown. Paused tokio time drives both the
+//! poller and the controller clock.
+
+mod common;
+
+use async_trait::async_trait;
+use blue_kubernetes::{start, Config, Error, Package, Runtime};
+use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
+use blue_testkit::{FakeCluster, FakeInfra, Fault, Operation, Step};
+use common::*;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+const POLL_MS: u64 = 500;
+
+struct Rig {
+    cluster: FakeCluster,
+    infra: FakeInfra,
+    runtime: Runtime,
+}
+
+fn rig(packages: impl FnOnce(&FakeInfra) -> Vec<Package>, tweak: impl FnOnce(&mut Config)) -> Rig {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    rig_over(cluster.clone(), infra, Arc::new(cluster), packages, tweak)
+}
+
+fn rig_over(
+    cluster: FakeCluster,
+    infra: FakeInfra,
+    client: Arc<dyn Client>,
+    packages: impl FnOnce(&FakeInfra) -> Vec<Package>,
+    tweak: impl FnOnce(&mut Config),
+) -> Rig {
+    let mut config = Config::new(client, packages(&infra));
+    config.namespace = NS.into();
+    config.now = tokio_clock();
+    config.poll_ms = POLL_MS;
+    tweak(&mut config);
+    let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
+    Rig {
+        cluster,
+        infra,
+        runtime,
+    }
+}
+
+async fn polls(n: u64) {
+    tokio::time::sleep(Duration::from_millis(POLL_MS * n)).await;
+}
+
+fn phase(cluster: &FakeCluster, d: &ResourceDescriptor, name: &str) -> Value {
+    cluster.get(d, NS, name).unwrap()["status"]["phase"].clone()
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_poll_cycle_costs_one_list_per_type_regardless_of_resource_count() {
+    let r = rig(|i| vec![i.package(widgets()), i.package(gadgets())], |_| {});
+    for n in 0..20 {
+        r.cluster
+            .create(&widgets(), NS, &format!("w{n}"), spec(json!(n)));
+        r.cluster
+            .create(&gadgets(), NS, &format!("g{n}"), spec(json!(n)));
+    }
+    polls(10).await;
+    for n in 0..20 {
+        assert_eq!(phase(&r.cluster, &widgets(), &format!("w{n}")), "Ready");
+        assert_eq!(phase(&r.cluster, &gadgets(), &format!("g{n}")), "Ready");
+    }
+    r.cluster.reset_calls();
+    let before = r.runtime.stats().polls;
+    polls(20).await;
+    let cycles = r.runtime.stats().polls - before;
+    let calls = r.cluster.calls();
+    assert!(cycles >= 19, "{cycles}");
+    assert_eq!(calls.list as u64, cycles * 2);
+    assert_eq!(calls.get + calls.writes(), 0);
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn periodic_check_of_matching_infrastructure_is_one_reread_and_one_status_write() {
+    let r = rig(|i| vec![i.package(widgets())], |_| {});
+    let n = 10;
+    for i in 0..n {
+        let spec = json!({"reconcileInterval": "30s", "config": {"value": i}});
+        r.cluster.create(&widgets(), NS, &format!("w{i}"), spec);
+    }
+    polls(4).await;
+    r.cluster.reset_calls();
+    polls(60).await; // 30 s: every resource passes its interval once
+    let calls = r.cluster.calls();
+    assert_eq!(calls.get, n);
+    assert_eq!(calls.update_status, n);
+    assert_eq!(calls.update_finalizers, 0);
+    assert_eq!(r.infra.count(Step::Converge), n, "only the first converge");
+    r.runtime.stop().await;
+}
+
+/// Fails lists of one type only.
+struct FailingType {
+    inner: FakeCluster,
+    broken: ResourceDescriptor,
+}
+
+#[async_trait]
+impl Client for FailingType {
+    async fn list_resources(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+    ) -> Result<Vec<Value>, blue_kubernetes_client::Error> {
+        if *d == self.broken {
+            return Err(blue_kubernetes_client::Error::kubectl(
+                "get",
+                ErrorKind::Unavailable,
+            ));
+        }
+        self.inner.list_resources(d, ns).await
+    }
+    async fn get_resource(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+        name: &str,
+    ) -> Result<Option<Value>, blue_kubernetes_client::Error> {
+        self.inner.get_resource(d, ns, name).await
+    }
+    async fn update_status(
+        &self,
+        d: &ResourceDescriptor,
+        r: &Value,
+        s: &Value,
+    ) -> Result<Value, blue_kubernetes_client::Error> {
+        self.inner.update_status(d, r, s).await
+    }
+    async fn update_finalizers(
+        &self,
+        d: &ResourceDescriptor,
+        r: &Value,
+        f: &[String],
+    ) -> Result<Value, blue_kubernetes_client::Error> {
+        self.inner.update_finalizers(d, r, f).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn transport_failure_on_one_type_is_counted_while_others_continue() {
+    let cluster = FakeCluster::new();
+    let client = Arc::new(FailingType {
+        inner: cluster.clone(),
+        broken: gadgets(),
+    });
+    let r = rig_over(
+        cluster.clone(),
+        FakeInfra::new(),
+        client,
+        |i| vec![i.package(gadgets()), i.package(widgets())],
+        |_| {},
+    );
+    cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    cluster.create(&gadgets(), NS, "g", spec(json!(1)));
+    polls(5).await;
+    assert_eq!(phase(&cluster, &widgets(), "w"), "Ready");
+    assert!(cluster
+        .get(&gadgets(), NS, "g")
+        .unwrap()
+        .get("status")
+        .is_none());
+    let stats = r.runtime.stats();
+    assert!(stats.transport_failures["gadgets.example.com"] >= 4);
+    assert!(!stats.transport_failures.contains_key("widgets.example.com"));
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_reread_is_counted_and_never_kills_a_worker_or_leaks_a_lock() {
+    let r = rig(|i| vec![i.package(widgets())], |c| c.workers = 1);
+    r.cluster
+        .fail_always(Operation::Get, Some(Fault::Unavailable));
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    polls(5).await;
+    assert!(r.runtime.stats().reconcile_errors >= 3);
+    assert!(!blue_kubernetes::is_locked(&r.infra.identity("dev--w")));
+    r.cluster.clear_faults();
+    polls(3).await;
+    assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn workers_are_bounded() {
+    let r = rig(|i| vec![i.package(widgets())], |c| c.workers = 2);
+    r.infra.hold_effects();
+    for i in 0..5 {
+        r.cluster
+            .create(&widgets(), NS, &format!("w{i}"), spec(json!(i)));
+    }
+    r.infra.effects_started(2).await;
+    polls(10).await;
+    assert_eq!(r.infra.effects_started_count(), 2);
+    r.infra.release(100);
+    polls(10).await;
+    assert_eq!(r.infra.count(Step::Converge), 5);
+    for i in 0..5 {
+        assert_eq!(phase(&r.cluster, &widgets(), &format!("w{i}")), "Ready");
+    }
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_waits_for_active_callbacks_and_drops_queued_work() {
+    let r = rig(|i| vec![i.package(widgets())], |c| c.workers = 1);
+    r.infra.hold_effects();
+    for i in 0..3 {
+        r.cluster
+            .create(&widgets(), NS, &format!("w{i}"), spec(json!(i)));
+    }
+    r.infra.effects_started(1).await;
+    polls(2).await;
+    let (infra, cluster) = (r.infra.clone(), r.cluster.clone());
+    let stopping = tokio::spawn(r.runtime.stop());
+    polls(10).await;
+    assert!(!stopping.is_finished(), "stop waits for the held callback");
+    infra.release(100);
+    stopping.await.unwrap();
+    assert_eq!(infra.count(Step::Converge), 1, "queued work was dropped");
+    let ready = (0..3)
+        .filter(|i| phase(&cluster, &widgets(), &format!("w{i}")) == "Ready")
+        .count();
+    assert_eq!(ready, 1, "the active reconcile finished, not cancelled");
+}
+
+#[tokio::test(start_paused = true)]
+async fn sync_callbacks_do_not_block_polling() {
+    let r = rig(|i| vec![i.sync_package(widgets())], |c| c.workers = 1);
+    r.infra.hold_effects();
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    r.infra.effects_started(1).await;
+    // A blocking thread is parked in converge; paused time does not
+    // auto-advance past blocking work, so move it by hand.
+    let before = r.runtime.stats().polls;
+    for _ in 0..10 {
+        tokio::time::advance(Duration::from_millis(POLL_MS)).await;
+        tokio::task::yield_now().await;
+    }
+    assert!(r.runtime.stats().polls >= before + 9);
+    r.infra.release(1);
+    r.runtime.stop().await;
+    assert_eq!(r.infra.get("dev--w"), Some(json!(1)));
+}
+
+#[test]
+fn start_outside_a_tokio_runtime_is_an_error() {
+    let w = World::new();
+    assert!(matches!(start(w.controller.clone()), Err(Error::NoRuntime)));
+}
+
+#[test]
+fn invalid_configuration_names_the_field() {
+    let w = World::new();
+    let cases: Vec<(&str, Box<dyn Fn(&mut Config)>)> = vec![
+        ("packages", Box::new(|c| c.packages.clear())),
+        ("workers", Box::new(|c| c.workers = 0)),
+        ("poll_ms", Box::new(|c| c.poll_ms = 0)),
+        ("namespace", Box::new(|c| c.namespace = "Not Valid".into())),
+        ("retry_base_ms", Box::new(|c| c.retry_base_ms = 0)),
+        ("retry_max_ms", Box::new(|c| c.retry_max_ms = 10)),
+        (
+            "packages",
+            Box::new(|c| c.packages.push(c.packages[0].clone())),
+        ),
+    ];
+    for (field, tweak) in cases {
+        let mut config = w.controller.config().clone();
+        tweak(&mut config);
+        match blue_kubernetes::controller(config) {
+            Err(Error::InvalidConfig { field: f, .. }) => assert_eq!(f, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+}
