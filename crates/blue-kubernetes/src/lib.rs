@@ -1,9 +1,8 @@
-//! A controller for Kubernetes operators that manage infrastructure.
+#![doc = include_str!("../README.md")]
 //!
 //! Register trusted [`Package`]s (one per custom resource kind), build a
 //! [`Controller`] with [`controller`], and either [`reconcile`] one resource
-//! or [`start`] the polling [`Runtime`]. Custom resources supply desired state,
-//! never code. See the crate README for a tour.
+//! or [`start`] the polling [`Runtime`].
 
 mod callback;
 mod config;
