@@ -233,3 +233,23 @@ async fn restart_observes_before_repeating_effects() {
     assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
     assert_eq!(w.infra.count(Step::Converge), 1, "observed, not repeated");
 }
+
+#[tokio::test]
+async fn failing_identity_is_a_failed_attempt_without_effects() {
+    let w = World::new();
+    w.create("web", spec(json!(1)));
+    // Once for the listed snapshot, once for the re-read.
+    w.infra.script(Step::Identity, Misbehaviour::Panic);
+    w.infra.script(Step::Identity, Misbehaviour::Error);
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
+    );
+    assert_eq!(w.infra.count(Step::Observe), 0);
+    assert!(w.status("web").get("stateIdentity").is_none());
+    w.clock.advance(1000);
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+}

@@ -261,7 +261,8 @@ fn start_outside_a_tokio_runtime_is_an_error() {
 #[test]
 fn invalid_configuration_names_the_field() {
     let w = World::new();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Config)>)> = vec![
+    type Tweak = Box<dyn Fn(&mut Config)>;
+    let cases: Vec<(&str, Tweak)> = vec![
         ("packages", Box::new(|c| c.packages.clear())),
         ("workers", Box::new(|c| c.workers = 0)),
         ("poll_ms", Box::new(|c| c.poll_ms = 0)),

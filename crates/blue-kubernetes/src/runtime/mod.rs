@@ -112,7 +112,9 @@ async fn poll_once(shared: &Shared) {
             .list_resources(descriptor, &config.namespace)
             .await
         {
-            Err(_) => shared.counters.update(|s| {
+            Err(e) => shared.counters.update(|s| {
+                // The error is text-free by construction; log its class only.
+                tracing::warn!(resource = %descriptor.qualified_plural(), kind = %e.kind(), "list failed");
                 *s.transport_failures
                     .entry(descriptor.qualified_plural())
                     .or_default() += 1;
@@ -140,6 +142,15 @@ async fn work_loop(shared: Arc<Shared>) {
         let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
             .catch_unwind()
             .await;
+        match &result {
+            Ok(Ok(report)) => {
+                tracing::debug!(namespace = %key.1, name = %key.2, ?report, "reconciled")
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(namespace = %key.1, name = %key.2, error = %e, "reconcile failed")
+            }
+            Err(_) => tracing::error!(namespace = %key.1, name = %key.2, "reconcile panicked"),
+        }
         shared.counters.update(|s| match result {
             Ok(Ok(report)) => {
                 s.reconciles += 1;
