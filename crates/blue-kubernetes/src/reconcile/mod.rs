@@ -36,8 +36,9 @@ pub enum Report {
 /// Reconciles `namespace/name` of `package`'s type now, with the same locks
 /// and rules as the polling runtime.
 ///
-/// Reads the resource, then proceeds only if it is due. Transport failures
-/// (other than a conflict, reported as [`Report::Conflict`]) are errors.
+/// Reads the resource, then proceeds only if it is due. A write that loses
+/// an optimistic-concurrency race is [`Report::Conflict`]; every other
+/// transport failure (reads included) is an [`Error::Transport`].
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
