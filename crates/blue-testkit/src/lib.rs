@@ -10,6 +10,7 @@
 //!   so the real kubectl client can be tested without a server.
 //! - [`FakeInfra`]: fake infrastructure and recording packages over it,
 //!   with scripted failures, panics, drift and held effects.
+//! - [`edits`]: user edits and fault sequences for model-based tests.
 //! - [`strategies`]: proptest strategies for names, configs and specs.
 //!
 //! ```
@@ -28,12 +29,14 @@
 //! ```
 
 mod clock;
+pub mod edits;
 mod fake_cluster;
 mod fake_kubectl;
 mod recording;
 pub mod strategies;
 
 pub use clock::{rfc3339, FakeClock, DEFAULT_START_MS};
+pub use edits::UserEdit;
 pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation};
 pub use fake_kubectl::FakeKubectl;
 pub use recording::{desired, FakeInfra, Misbehaviour, Record, Step, PLANTED_SECRET};
