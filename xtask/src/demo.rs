@@ -1,0 +1,300 @@
+//! `cargo xtask demo`: the example operator on a local control plane.
+//!
+//! Starts the control plane (provisioning kube-apiserver on first use),
+//! installs the example's CRD and RBAC, runs the operator, creates the
+//! sample `LocalConfigMap` and prints its status and its ConfigMap as they
+//! change, together with the operator's log, until Ctrl-C (or `--once`:
+//! until Ready; `--for SECONDS`). Then stops and removes everything.
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::e2e::interrupt;
+use crate::e2e::kube::{Kube, LCM};
+use crate::e2e::manifests::{crd_for, CRD_NAME, RBAC, SAMPLE};
+use crate::e2e::operator::{self, Operator};
+use crate::e2e::target::{Cluster, Mode};
+use crate::e2e::util::TempDir;
+
+/// Usage of `cargo xtask demo`.
+pub const USAGE: &str = "\
+cargo xtask demo                      local control plane + example operator + a sample resource; Ctrl-C cleans up
+cargo xtask demo --once               ... exit (and clean up) once the sample is Ready
+cargo xtask demo --for SECONDS        ... exit (and clean up) after SECONDS";
+
+/// The sample's name (`manifests/sample.yaml`).
+const SAMPLE_NAME: &str = "demo";
+const WATCH_EVERY: Duration = Duration::from_millis(300);
+/// How long `--once` waits for Ready.
+const ONCE_DEADLINE: Duration = Duration::from_secs(120);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Until {
+    Interrupted,
+    Ready,
+    Elapsed(Duration),
+}
+
+/// Runs `demo <args>`.
+pub fn main(args: &[String]) -> Result<()> {
+    interrupt::install()?;
+    let until = parse(args)?;
+    let work = TempDir::new("blue-demo")?;
+
+    say("building the example operator");
+    let binary = operator::build()?;
+    say("starting a local control plane (the very first run builds kube-apiserver, about 4 minutes)");
+    let cluster = Cluster::open(&Mode::Local, work.path())?;
+    say(&cluster.describe());
+    let kube = cluster.kube("default");
+    install(&kube)?;
+
+    let mut args = vec![
+        "--context".to_string(),
+        kube.context().to_string(),
+        "--namespace".into(),
+        "default".into(),
+    ];
+    if let Some(k) = kube.kubeconfig() {
+        args.extend(["--kubeconfig".to_string(), k.display().to_string()]);
+    }
+    let log = work.path().join("operator.log");
+    let tmp = work.path().join("operator-tmp");
+    fs::create_dir_all(&tmp)?;
+    let env = [
+        (
+            "KUBECACHEDIR".to_string(),
+            work.path()
+                .join("operator-kube-cache")
+                .display()
+                .to_string(),
+        ),
+        ("TMPDIR".to_string(), tmp.display().to_string()),
+    ];
+    let mut op = Operator::start(&binary, &args, &env, &log, work.path())?;
+    say("operator started");
+
+    kube.apply(SAMPLE)?;
+    say("created the sample: examples/local-configmap/manifests/sample.yaml");
+    hints(&kube, until);
+
+    let mut log_offset = 0;
+    let outcome = watch(&kube, &mut op, until, &mut log_offset);
+    print_new_log(&op, &mut log_offset, false);
+
+    say("cleaning up");
+    let status = op.stop()?;
+    print_new_log(&op, &mut log_offset, true);
+    cluster.stop()?;
+    drop(work);
+    say(&format!(
+        "operator exited ({status}); control plane stopped; temporary files removed"
+    ));
+    outcome
+}
+
+fn parse(args: &[String]) -> Result<Until> {
+    match args {
+        [] => Ok(Until::Interrupted),
+        [once] if once == "--once" => Ok(Until::Ready),
+        [flag, secs] if flag == "--for" => {
+            let secs: u64 = secs.parse().context("--for needs a number of seconds")?;
+            Ok(Until::Elapsed(Duration::from_secs(secs)))
+        }
+        _ => bail!("usage:\n{USAGE}"),
+    }
+}
+
+fn say(message: &str) {
+    println!("[demo] {message}");
+}
+
+/// The CRD (CEL rules stripped on pre-1.25 servers) and RBAC into `default`.
+fn install(kube: &Kube) -> Result<()> {
+    let (crd, _cel) = crd_for(kube)?;
+    kube.apply(&crd)?;
+    kube.ok(
+        &[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/{CRD_NAME}"),
+            "--timeout=60s",
+        ],
+        None,
+    )?;
+    kube.apply(RBAC)?;
+    say("installed the CRD and RBAC (examples/local-configmap/manifests)");
+    Ok(())
+}
+
+fn hints(kube: &Kube, until: Until) {
+    let k = kube.display_prefix();
+    println!("       try, from another terminal while it runs:");
+    println!("         {k} get localconfigmaps");
+    println!(
+        "         {k} patch localconfigmap {SAMPLE_NAME} --type=merge -p '{{\"spec\":{{\"config\":{{\"data\":{{\"greeting\":\"bonjour\"}}}}}}}}'"
+    );
+    println!(
+        "         {k} patch configmap {SAMPLE_NAME} --type=merge -p '{{\"data\":{{\"greeting\":\"drift\"}}}}'   # repaired within 10s"
+    );
+    println!(
+        "         {k} patch localconfigmap {SAMPLE_NAME} --type=merge -p '{{\"spec\":{{\"state\":\"stopped\"}}}}'"
+    );
+    match until {
+        Until::Interrupted => say("watching; press Ctrl-C to stop and clean up"),
+        Until::Ready => say("watching until the sample is Ready (--once)"),
+        Until::Elapsed(d) => say(&format!("watching for {}s", d.as_secs())),
+    }
+}
+
+/// Prints status, ConfigMap and operator log changes until `until`.
+fn watch(kube: &Kube, op: &mut Operator, until: Until, log_offset: &mut u64) -> Result<()> {
+    let started = Instant::now();
+    let mut last_status = String::new();
+    let mut last_data = String::new();
+    let mut ready = false;
+    loop {
+        print_new_log(op, log_offset, false);
+        let at = started.elapsed().as_secs_f64();
+        match kube.get(LCM, SAMPLE_NAME) {
+            Ok(Some(r)) => {
+                let line = summary(&r);
+                if line != last_status {
+                    println!("[+{at:5.1}s] localconfigmap/{SAMPLE_NAME}: {line}");
+                    last_status = line;
+                }
+                ready = r["status"]["phase"] == "Ready"
+                    && r["status"]["observedGeneration"] == r["metadata"]["generation"];
+            }
+            Ok(None) => {
+                if last_status != "absent" {
+                    println!("[+{at:5.1}s] localconfigmap/{SAMPLE_NAME}: absent");
+                    last_status = "absent".into();
+                }
+            }
+            Err(err) => println!("[+{at:5.1}s] reading the resource failed: {err:#}"),
+        }
+        if let Ok(cm) = kube.get("configmap", SAMPLE_NAME) {
+            let data = cm.map_or("absent".to_string(), |cm| {
+                format!("data {}", cm.get("data").cloned().unwrap_or(Value::Null))
+            });
+            if data != last_data {
+                println!("[+{at:5.1}s] configmap/{SAMPLE_NAME}: {data}");
+                last_data = data;
+            }
+        }
+        if !op.is_running() {
+            bail!("the operator exited unexpectedly; see its log above");
+        }
+        match until {
+            Until::Ready if ready => return Ok(()),
+            Until::Ready if started.elapsed() > ONCE_DEADLINE => {
+                bail!(
+                    "the sample was not Ready within {}s",
+                    ONCE_DEADLINE.as_secs()
+                )
+            }
+            Until::Elapsed(d) if started.elapsed() >= d => return Ok(()),
+            _ => {}
+        }
+        if interrupt::sleep(WATCH_EVERY) {
+            return Ok(());
+        }
+    }
+}
+
+/// `phase=Ready Ready=True/Converged Reconciling=False Stalled=False generation 1/1 retries 0`.
+fn summary(r: &Value) -> String {
+    let s = &r["status"];
+    if s.is_null() {
+        return "no status yet".into();
+    }
+    let conditions: Vec<String> = s["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let (kind, status) = (
+                c["type"].as_str().unwrap_or("?"),
+                c["status"].as_str().unwrap_or("?"),
+            );
+            if kind == "Ready" {
+                format!("{kind}={status}/{}", c["reason"].as_str().unwrap_or("?"))
+            } else {
+                format!("{kind}={status}")
+            }
+        })
+        .collect();
+    let number = |v: &Value| v.as_i64().map_or("-".to_string(), |n| n.to_string());
+    format!(
+        "phase={} {} generation {}/{} retries {}",
+        s["phase"].as_str().unwrap_or("?"),
+        conditions.join(" "),
+        number(&s["observedGeneration"]),
+        number(&r["metadata"]["generation"]),
+        number(&s["retryCount"])
+    )
+}
+
+/// Prints the operator's log lines written since `offset` (complete lines
+/// only, unless `all`).
+fn print_new_log(op: &Operator, offset: &mut u64, all: bool) {
+    let Ok(bytes) = fs::read(op.log()) else {
+        return;
+    };
+    let start = usize::try_from(*offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let new = &bytes[start..];
+    let end = if all {
+        new.len()
+    } else {
+        new.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
+    };
+    for line in String::from_utf8_lossy(&new[..end]).lines() {
+        if !line.starts_with("===") {
+            println!("           operator | {line}");
+        }
+    }
+    *offset += end as u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_choose_when_to_stop() {
+        let args = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(parse(&[]).unwrap(), Until::Interrupted);
+        assert_eq!(parse(&args(&["--once"])).unwrap(), Until::Ready);
+        assert_eq!(
+            parse(&args(&["--for", "5"])).unwrap(),
+            Until::Elapsed(Duration::from_secs(5))
+        );
+        assert!(parse(&args(&["--for", "soon"])).is_err());
+        assert!(parse(&args(&["--once", "--for", "5"])).is_err());
+    }
+
+    #[test]
+    fn summaries_show_phase_conditions_and_generations() {
+        let r = serde_json::json!({
+            "metadata": {"generation": 2},
+            "status": {
+                "phase": "Ready", "observedGeneration": 2, "retryCount": 0,
+                "conditions": [
+                    {"type": "Ready", "status": "True", "reason": "Converged"},
+                    {"type": "Stalled", "status": "False", "reason": "Converged"}
+                ]
+            }
+        });
+        assert_eq!(
+            summary(&r),
+            "phase=Ready Ready=True/Converged Stalled=False generation 2/2 retries 0"
+        );
+        assert_eq!(summary(&serde_json::json!({})), "no status yet");
+    }
+}

@@ -1,0 +1,157 @@
+//! The example operator as a separate process: built with cargo, started
+//! with its output in a log file, stopped with SIGTERM (it drains), and
+//! cleaned up by a watchdog if xtask itself dies.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+
+use crate::control_plane::process::{kill_group, ManagedProcess, Watchdog};
+
+/// Cargo package (and binary) name of the example operator.
+pub const PACKAGE: &str = "local-configmap-operator";
+
+/// How long a SIGTERM'd operator may take to drain before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Builds the operator with cargo and returns the binary's path.
+pub fn build() -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut child = Command::new(cargo)
+        .args([
+            "build",
+            "--package",
+            PACKAGE,
+            "--bin",
+            PACKAGE,
+            "--message-format=json-render-diagnostics",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("running cargo build")?;
+    let mut binary = None;
+    let stdout = child.stdout.take().context("cargo stdout")?;
+    for line in BufReader::new(stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
+            continue;
+        };
+        if msg["reason"] == "compiler-artifact" && msg["target"]["name"] == PACKAGE {
+            if let Some(exe) = msg["executable"].as_str() {
+                binary = Some(PathBuf::from(exe));
+            }
+        }
+    }
+    let status = child.wait().context("waiting for cargo build")?;
+    if !status.success() {
+        bail!("cargo build -p {PACKAGE} failed ({status})");
+    }
+    binary.context("cargo build reported no operator executable")
+}
+
+/// A running operator. Stopped (SIGTERM, then SIGKILL) on drop.
+#[derive(Debug)]
+pub struct Operator {
+    process: Option<ManagedProcess>,
+    watchdog: Option<Watchdog>,
+    pgid: u32,
+    log: PathBuf,
+    exit: Option<ExitStatus>,
+}
+
+impl Operator {
+    /// Starts `binary args...` in its own process group with stdout and
+    /// stderr appended to `log`. A watchdog kills the group (and removes
+    /// `cleanup_dir`) if xtask dies without stopping it.
+    pub fn start(
+        binary: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        log: &Path,
+        cleanup_dir: &Path,
+    ) -> Result<Self> {
+        let mut header = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .with_context(|| format!("opening {}", log.display()))?;
+        writeln!(header, "=== {} {}", binary.display(), args.join(" "))?;
+        let mut cmd = Command::new(binary);
+        cmd.args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let process = super::interrupt::with_default_mask(|| {
+            ManagedProcess::spawn("operator", &mut cmd, log.to_path_buf(), None)
+        })?;
+        let pgid = process.pid();
+        let watchdog = Watchdog::arm(pgid, cleanup_dir)?;
+        Ok(Self {
+            process: Some(process),
+            watchdog: Some(watchdog),
+            pgid,
+            log: log.to_path_buf(),
+            exit: None,
+        })
+    }
+
+    /// True while the process runs.
+    pub fn is_running(&mut self) -> bool {
+        self.process
+            .as_mut()
+            .is_some_and(|p| p.exit_status().is_none())
+    }
+
+    /// SIGTERM, wait for the drain (SIGKILL after a grace period), reap,
+    /// kill anything left in its group. Returns the exit status.
+    pub fn stop(&mut self) -> Result<ExitStatus> {
+        if let Some(mut p) = self.process.take() {
+            p.stop(STOP_GRACE)?;
+            self.exit = p.exit_status();
+        }
+        if self.pgid != 0 {
+            kill_group(self.pgid);
+            self.pgid = 0;
+        }
+        if let Some(w) = self.watchdog.take() {
+            w.disarm();
+        }
+        self.exit.context("the operator's exit status is unknown")
+    }
+
+    /// The log file (shared by restarts).
+    pub fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Current length of the log, to look for lines written after it.
+    pub fn log_offset(&self) -> u64 {
+        fs::metadata(&self.log).map_or(0, |m| m.len())
+    }
+
+    /// True when a line containing `needle` was written after `offset`.
+    pub fn logged_since(&self, offset: u64, needle: &str) -> bool {
+        fs::read(&self.log).is_ok_and(|bytes| {
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            String::from_utf8_lossy(&bytes[start..]).contains(needle)
+        })
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        if self.process.is_some() || self.pgid != 0 {
+            if let Err(err) = self.stop() {
+                eprintln!("warning: stopping the operator: {err:#}");
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Deletion: Destroy blocked by protection then destroying, Retain keeping.
+
+use anyhow::{ensure, Context, Result};
+use serde_json::json;
+
+use super::{
+    alpha_data, condition, config_map, data, eventually, get, manifest, owner, wait_data,
+    wait_phase, wait_ready, World, DEADLINE, LCM,
+};
+
+/// Deleting a Destroy resource with `compute-prevent-destroy` is Blocked and
+/// keeps the ConfigMap; lifting the protection deletes both.
+pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
+    w.kube.create(&manifest(
+        "delta",
+        json!({
+            "reconcileInterval": "2s",
+            "deletionPolicy": "Destroy",
+            "config": {"compute-prevent-destroy": true, "data": {"k": "v"}}
+        }),
+    ))?;
+    wait_ready(w, "delta")?;
+    wait_data(w, "delta", &json!({"k": "v"}))?;
+
+    w.kube.ok(&["delete", LCM, "delta", "--wait=false"], None)?;
+    let r = wait_phase(w, "delta", "Blocked", "DestructionProtected")?;
+    let stalled = condition(&r, "Stalled").context("no Stalled condition")?;
+    ensure!(
+        stalled["status"] == "True",
+        "Stalled is {}",
+        stalled["status"]
+    );
+    ensure!(
+        r["status"]["deletionObserved"] == true,
+        "deletionObserved is {}",
+        r["status"]["deletionObserved"]
+    );
+    ensure!(
+        config_map(w, "delta")?.is_some(),
+        "the protected configmap was deleted"
+    );
+
+    w.kube.merge_patch(
+        LCM,
+        "delta",
+        &json!({"spec": {"config": {"compute-prevent-destroy": false}}}),
+    )?;
+    eventually("delta and its configmap gone", DEADLINE, || {
+        ensure!(w.kube.get(LCM, "delta")?.is_none(), "delta still exists");
+        ensure!(
+            config_map(w, "delta")?.is_none(),
+            "configmap delta still exists"
+        );
+        Ok(())
+    })
+}
+
+/// Deleting a Retain resource removes only the finalizer: the ConfigMap
+/// stays, data and owner annotation intact.
+pub fn retain_keeps_configmap(w: &mut World<'_>) -> Result<()> {
+    let uid = super::uid(&get(w, "alpha")?)?;
+    w.kube.ok(&["delete", LCM, "alpha", "--wait=false"], None)?;
+    eventually("alpha gone", DEADLINE, || {
+        ensure!(w.kube.get(LCM, "alpha")?.is_none(), "alpha still exists");
+        Ok(())
+    })?;
+    let cm = config_map(w, "alpha")?.context("the retained configmap is gone")?;
+    ensure!(data(&cm) == alpha_data(), "retained data is {}", data(&cm));
+    ensure!(
+        owner(&cm) == uid,
+        "retained configmap lost its owner annotation"
+    );
+    Ok(())
+}

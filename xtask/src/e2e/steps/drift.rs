@@ -1,0 +1,158 @@
+//! Drift, stop/start, suspend/resume, ownership conflicts and restarts.
+
+use anyhow::{bail, ensure, Context, Result};
+use serde_json::json;
+
+use super::{
+    alpha_data, condition, config_map, data, eventually, get, manifest, owner, phase, tamper, uid,
+    wait_data, wait_phase, wait_ready, World, DEADLINE, LCM,
+};
+use crate::e2e::util::{now_ms, parse_rfc3339_ms};
+
+/// An edit behind the operator's back is undone within the interval.
+pub fn drift_repair(w: &mut World<'_>) -> Result<()> {
+    tamper(w, "alpha")?;
+    wait_data(w, "alpha", &alpha_data()).map(drop)
+}
+
+/// `state: stopped` keeps the (owned) ConfigMap but empties it; `running`
+/// restores the data.
+pub fn stop_start(w: &mut World<'_>) -> Result<()> {
+    let r = get(w, "alpha")?;
+    w.kube
+        .merge_patch(LCM, "alpha", &json!({"spec": {"state": "stopped"}}))?;
+    let cm = wait_data(w, "alpha", &json!({}))?;
+    ensure!(owner(&cm) == uid(&r)?, "stopped configmap lost its owner");
+    wait_ready(w, "alpha")?;
+    w.kube
+        .merge_patch(LCM, "alpha", &json!({"spec": {"state": "running"}}))?;
+    wait_data(w, "alpha", &alpha_data())?;
+    wait_ready(w, "alpha").map(drop)
+}
+
+/// Suspended: drift is left alone (while another resource, `bravo`, shows
+/// the operator repairing drift and two intervals passing); resumed: repaired.
+pub fn suspend_resume(w: &mut World<'_>) -> Result<()> {
+    w.kube
+        .merge_patch(LCM, "alpha", &json!({"spec": {"suspend": true}}))?;
+    wait_phase(w, "alpha", "Suspended", "Suspended")?;
+
+    let tampered_at = now_ms();
+    tamper(w, "alpha")?;
+    tamper(w, "bravo")?;
+    // bravo's interval is 2 s: once it was repaired and checked again more
+    // than two intervals after the tampering, alpha would have been too.
+    eventually(
+        "bravo repaired and rechecked after two intervals",
+        DEADLINE,
+        || {
+            let cm = config_map(w, "bravo")?.context("configmap bravo is absent")?;
+            ensure!(
+                data(&cm) == json!({"witness": "1"}),
+                "bravo not repaired yet"
+            );
+            let r = get(w, "bravo")?;
+            let last = r["status"]["lastReconcileTime"]
+                .as_str()
+                .and_then(parse_rfc3339_ms)
+                .context("bravo has no lastReconcileTime")?;
+            ensure!(
+                last >= tampered_at + 4_500,
+                "bravo last checked {} ms after the tampering",
+                last.saturating_sub(tampered_at)
+            );
+            Ok(())
+        },
+    )?;
+    let cm = config_map(w, "alpha")?.context("configmap alpha vanished")?;
+    ensure!(
+        data(&cm)["greeting"] == "tampered",
+        "a suspended resource's drift was repaired"
+    );
+    let r = get(w, "alpha")?;
+    ensure!(phase(&r) == "Suspended", "phase is {:?}", phase(&r));
+
+    w.kube
+        .merge_patch(LCM, "alpha", &json!({"spec": {"suspend": false}}))?;
+    wait_data(w, "alpha", &alpha_data())?;
+    wait_ready(w, "alpha").map(drop)
+}
+
+/// A ConfigMap owned by someone else is never touched: the resource goes
+/// Failed with a growing retryCount; once the ConfigMap is gone it recovers.
+pub fn ownership_conflict(w: &mut World<'_>) -> Result<()> {
+    let theirs = json!({"theirs": "1"});
+    w.kube.create(
+        &json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "taken", "annotations": {super::OWNER_ANNOTATION: "someone-else"}},
+            "data": theirs,
+        })
+        .to_string(),
+    )?;
+    w.kube.create(&manifest(
+        "charlie",
+        json!({
+            "reconcileInterval": "2s",
+            "config": {"configMapName": "taken", "data": {"mine": "1"}}
+        }),
+    ))?;
+    let mut first = 0;
+    for at_least in [1, 2] {
+        let count = eventually(
+            &format!("charlie Failed with retryCount >= {at_least}"),
+            DEADLINE,
+            || {
+                let r = get(w, "charlie")?;
+                let reason = condition(&r, "Ready").map(|c| c["reason"].clone());
+                let count = r["status"]["retryCount"].as_u64().unwrap_or(0);
+                ensure!(
+                    phase(&r) == "Failed"
+                        && reason.as_ref().is_some_and(|r| r == "ExecutionFailed")
+                        && count >= at_least
+                        && count > first,
+                    "phase {:?}, reason {}, retryCount {count}",
+                    phase(&r),
+                    reason.unwrap_or_default()
+                );
+                Ok(count)
+            },
+        )?;
+        first = count;
+    }
+    let cm = config_map(w, "taken")?.context("the foreign configmap vanished")?;
+    ensure!(
+        owner(&cm) == "someone-else" && data(&cm) == theirs,
+        "the foreign configmap was modified"
+    );
+
+    w.kube.ok(&["delete", "configmap", "taken"], None)?;
+    let r = wait_ready(w, "charlie")?;
+    ensure!(r["status"]["retryCount"] == 0, "retryCount not reset");
+    let cm = wait_data(w, "taken", &json!({"mine": "1"}))?;
+    ensure!(
+        owner(&cm) == uid(&r)?,
+        "recreated configmap not owned by charlie"
+    );
+    Ok(())
+}
+
+/// SIGTERM drains and exits 0; drift made while the operator is down is
+/// repaired by the next one.
+pub fn controller_restart(w: &mut World<'_>) -> Result<()> {
+    let status = w.stop_operator()?;
+    ensure!(
+        status.success(),
+        "the operator exited with {status} on SIGTERM"
+    );
+    let log = std::fs::read_to_string(w.operator_log()).unwrap_or_default();
+    if !log.trim_end().ends_with("stopped") {
+        bail!("the operator did not log a graceful stop");
+    }
+    tamper(w, "alpha")?;
+    let args = w.admin_args();
+    w.start_operator(&args)?;
+    wait_data(w, "alpha", &alpha_data())?;
+    wait_ready(w, "alpha").map(drop)
+}

@@ -1,0 +1,92 @@
+//! Running checks: `PASS name (1.23s)` / `FAIL name (1.23s): reason`, with
+//! diagnostics on failure, and the `eventually` polling helper.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+
+use super::interrupt;
+
+/// How often `eventually` probes.
+pub const PROBE_EVERY: Duration = Duration::from_millis(250);
+/// Default deadline of an "eventually" check.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// One finished check.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The check's name.
+    pub name: String,
+    /// `None` when it passed.
+    pub failure: Option<String>,
+}
+
+/// Collects outcomes and prints them as they finish.
+#[derive(Debug, Default)]
+pub struct Suite {
+    outcomes: Vec<Outcome>,
+}
+
+impl Suite {
+    /// Runs one check and prints its outcome; returns whether it passed (the
+    /// caller prints diagnostics right after a failure).
+    pub fn check(&mut self, name: &str, f: impl FnOnce() -> Result<()>) -> bool {
+        let started = Instant::now();
+        let result = if interrupt::requested() {
+            Err(anyhow!("skipped: interrupted"))
+        } else {
+            f()
+        };
+        let elapsed = started.elapsed();
+        let secs = elapsed.as_secs_f64();
+        let failure = match result {
+            Ok(()) => {
+                println!("PASS {name} ({secs:.2}s)");
+                None
+            }
+            Err(err) => {
+                let reason = format!("{err:#}");
+                println!("FAIL {name} ({secs:.2}s): {reason}");
+                Some(reason)
+            }
+        };
+        let passed = failure.is_none();
+        self.outcomes.push(Outcome {
+            name: name.to_string(),
+            failure,
+        });
+        passed
+    }
+
+    /// Number of failed checks.
+    pub fn failed(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.failure.is_some()).count()
+    }
+
+    /// All outcomes so far.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+}
+
+/// Probes until `probe` succeeds or `timeout` passes. A probe error means
+/// "not yet"; the last one explains a timeout. Stops early when interrupted.
+pub fn eventually<T>(
+    what: &str,
+    timeout: Duration,
+    mut probe: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match probe() {
+            Ok(v) => return Ok(v),
+            Err(err) => err,
+        };
+        if Instant::now() >= deadline {
+            return Err(last.context(format!("not reached within {}s: {what}", timeout.as_secs())));
+        }
+        if interrupt::sleep(PROBE_EVERY) {
+            return Err(last.context(format!("interrupted while waiting: {what}")));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The cluster under test: the local control plane (default), an existing
+//! cluster by context, or a throwaway kind cluster.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, ensure, Context, Result};
+
+use super::interrupt;
+use super::kube::Kube;
+use super::util::base64_decode;
+use crate::control_plane::{certs::random_hex, provision::which, ControlPlane};
+
+/// Which cluster to use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Start a local etcd + kube-apiserver (provisioned on first use).
+    Local,
+    /// An existing cluster: this context (in this kubeconfig, if given).
+    Context {
+        /// kubeconfig context.
+        context: String,
+        /// kubeconfig file; kubectl's default lookup when `None`.
+        kubeconfig: Option<PathBuf>,
+    },
+    /// Create a kind cluster for the run and delete it afterwards.
+    Kind,
+}
+
+/// Where the API server is, as seen from this machine.
+#[derive(Debug)]
+pub struct Endpoint {
+    /// Host name or IP.
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// PEM of the CA that signed the server certificate.
+    pub ca_pem: Vec<u8>,
+}
+
+enum Backing {
+    Local(Box<ControlPlane>),
+    Existing,
+    Kind(KindCluster),
+}
+
+/// A cluster ready for kubectl; local and kind clusters go away on drop.
+pub struct Cluster {
+    backing: Backing,
+    kubectl: PathBuf,
+    kubeconfig: Option<PathBuf>,
+    context: String,
+    cache_dir: PathBuf,
+}
+
+impl Cluster {
+    /// Opens (or creates) the cluster for `mode`; `work` holds scratch files.
+    pub fn open(mode: &Mode, work: &Path) -> Result<Self> {
+        let kubectl = kubectl_binary()?;
+        let cache_dir = work.join("kube-cache");
+        let (backing, kubeconfig, context) = match mode {
+            Mode::Local => {
+                let cp = interrupt::with_default_mask(ControlPlane::start)?;
+                let (k, c) = (cp.kubeconfig_path().to_path_buf(), cp.context().to_string());
+                (Backing::Local(Box::new(cp)), Some(k), c)
+            }
+            Mode::Context {
+                context,
+                kubeconfig,
+            } => (Backing::Existing, kubeconfig.clone(), context.clone()),
+            Mode::Kind => {
+                let kind = interrupt::with_default_mask(|| KindCluster::create(work))?;
+                let (k, c) = (kind.kubeconfig.clone(), kind.context());
+                (Backing::Kind(kind), Some(k), c)
+            }
+        };
+        Ok(Self {
+            backing,
+            kubectl,
+            kubeconfig,
+            context,
+            cache_dir,
+        })
+    }
+
+    /// kubectl bound to this cluster and `namespace`.
+    pub fn kube(&self, namespace: &str) -> Kube {
+        Kube::new(
+            self.kubectl.clone(),
+            self.kubeconfig.clone(),
+            &self.context,
+            &self.cache_dir,
+            namespace,
+        )
+    }
+
+    /// True for clusters created for this run (nothing inside needs cleanup).
+    pub fn is_disposable(&self) -> bool {
+        !matches!(self.backing, Backing::Existing)
+    }
+
+    /// One line for humans.
+    pub fn describe(&self) -> String {
+        match &self.backing {
+            Backing::Local(cp) => format!(
+                "local control plane at {} (ready in {:.1}s)",
+                cp.server(),
+                cp.startup_time().as_secs_f64()
+            ),
+            Backing::Existing => format!("existing cluster, context {}", self.context),
+            Backing::Kind(k) => format!("kind cluster {}", k.name),
+        }
+    }
+
+    /// The local control plane's directory, if this is one.
+    pub fn control_plane_dir(&self) -> Option<PathBuf> {
+        match &self.backing {
+            Backing::Local(cp) => Some(cp.dir().to_path_buf()),
+            _ => None,
+        }
+    }
+
+    /// The API server endpoint and CA from the kubeconfig, for running the
+    /// operator "in-cluster" from outside.
+    pub fn endpoint(&self) -> Result<Endpoint> {
+        let view = self
+            .kube("default")
+            .json(&["config", "view", "--minify", "--raw", "-o", "json"])?;
+        let cluster = &view["clusters"][0]["cluster"];
+        let server = cluster["server"]
+            .as_str()
+            .context("the kubeconfig names no server")?;
+        let (host, port) = split_server(server)?;
+        let ca_pem = if let Some(data) = cluster["certificate-authority-data"].as_str() {
+            base64_decode(data).context("decoding certificate-authority-data")?
+        } else if let Some(path) = cluster["certificate-authority"].as_str() {
+            std::fs::read(path).with_context(|| format!("reading {path}"))?
+        } else {
+            bail!("the kubeconfig has no certificate authority for the server")
+        };
+        Ok(Endpoint { host, port, ca_pem })
+    }
+
+    /// Stops what this run started.
+    pub fn stop(self) -> Result<()> {
+        match self.backing {
+            Backing::Local(cp) => (*cp).stop(),
+            Backing::Existing => Ok(()),
+            Backing::Kind(kind) => kind.delete(),
+        }
+    }
+}
+
+/// `https://HOST:PORT` (IPv6 in brackets) into host and port.
+fn split_server(server: &str) -> Result<(String, u16)> {
+    let rest = server
+        .strip_prefix("https://")
+        .context("the API server is not https")?;
+    let authority = rest.trim_end_matches('/');
+    ensure!(
+        !authority.contains('/'),
+        "API servers behind a path prefix are not supported"
+    );
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => (h, p.parse().context("bad API server port")?),
+        _ => (authority, 443),
+    };
+    Ok((
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string(),
+        port,
+    ))
+}
+
+/// `$KUBECTL`, else `kubectl` from `PATH`.
+pub fn kubectl_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("KUBECTL").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    which("kubectl").context("kubectl not found in PATH (or set KUBECTL)")
+}
+
+/// A kind cluster created for this run.
+struct KindCluster {
+    kind: PathBuf,
+    name: String,
+    kubeconfig: PathBuf,
+    deleted: bool,
+}
+
+impl KindCluster {
+    fn create(work: &Path) -> Result<Self> {
+        let kind = which("kind")
+            .context("--kind needs the `kind` CLI in PATH (https://kind.sigs.k8s.io)")?;
+        let docker = which("docker").context("--kind needs Docker (`docker` not in PATH)")?;
+        let info = Command::new(docker)
+            .args(["info", "--format", "{{.ServerVersion}}"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .context("running docker info")?;
+        ensure!(
+            info.success(),
+            "--kind needs a running Docker engine (`docker info` failed)"
+        );
+        let cluster = Self {
+            kind,
+            name: format!("blue-e2e-{}", random_hex(3)?),
+            kubeconfig: work.join("kind-kubeconfig"),
+            deleted: false,
+        };
+        println!("creating kind cluster {} (a minute or two)", cluster.name);
+        let status = Command::new(&cluster.kind)
+            .args([
+                "create",
+                "cluster",
+                "--name",
+                &cluster.name,
+                "--wait",
+                "120s",
+            ])
+            .arg("--kubeconfig")
+            .arg(&cluster.kubeconfig)
+            .stdin(Stdio::null())
+            .status()
+            .context("running kind create cluster")?;
+        if !status.success() {
+            // The Drop deletes whatever half-exists.
+            bail!("kind create cluster failed ({status})");
+        }
+        Ok(cluster)
+    }
+
+    fn context(&self) -> String {
+        format!("kind-{}", self.name)
+    }
+
+    fn delete(mut self) -> Result<()> {
+        self.delete_now()
+    }
+
+    fn delete_now(&mut self) -> Result<()> {
+        if self.deleted {
+            return Ok(());
+        }
+        self.deleted = true;
+        let status = Command::new(&self.kind)
+            .args(["delete", "cluster", "--name", &self.name])
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .stdin(Stdio::null())
+            .status()
+            .context("running kind delete cluster")?;
+        ensure!(status.success(), "kind delete cluster failed ({status})");
+        Ok(())
+    }
+}
+
+impl Drop for KindCluster {
+    fn drop(&mut self) {
+        if let Err(err) = self.delete_now() {
+            eprintln!("warning: {err:#}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn servers_split_into_host_and_port() {
+        assert_eq!(
+            split_server("https://127.0.0.1:6443").unwrap(),
+            ("127.0.0.1".to_string(), 6443)
+        );
+        assert_eq!(
+            split_server("https://[::1]:8443/").unwrap(),
+            ("::1".to_string(), 8443)
+        );
+        assert_eq!(
+            split_server("https://api.example.com").unwrap(),
+            ("api.example.com".to_string(), 443)
+        );
+        assert!(split_server("http://x:80").is_err());
+        assert!(split_server("https://x:80/prefix").is_err());
+    }
+}

@@ -1,0 +1,165 @@
+//! Everything a check needs: kubectl bound to the test namespace, the
+//! operator process (restartable), and scratch space.
+
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::kube::{Kube, LCM};
+use super::operator::Operator;
+use super::target::Cluster;
+
+/// The operator's poll period in the e2e: short, so checks are quick, but
+/// not so short that kubectl's ~0.1 s of CPU per call starves two cores.
+pub const POLL_MS: u64 = 250;
+
+/// Shared state of one e2e run.
+pub struct World<'a> {
+    /// The cluster.
+    pub cluster: &'a Cluster,
+    /// kubectl in the test namespace.
+    pub kube: Kube,
+    /// The operator binary.
+    pub binary: PathBuf,
+    /// Scratch directory (removed at the end).
+    pub work: PathBuf,
+    /// Whether the API server enforces the CRD's CEL rules.
+    pub cel: bool,
+    /// The running operator, if any.
+    pub operator: Option<Operator>,
+}
+
+impl World<'_> {
+    /// The operator's log file.
+    pub fn operator_log(&self) -> PathBuf {
+        self.work.join("operator.log")
+    }
+
+    /// Flags connecting the operator the way this run's kubectl connects.
+    pub fn admin_args(&self) -> Vec<String> {
+        let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
+        if let Some(k) = self.kube.kubeconfig() {
+            args.push("--kubeconfig".into());
+            args.push(k.display().to_string());
+        }
+        args.extend([
+            "--namespace".into(),
+            self.kube.namespace().to_string(),
+            "--poll-ms".into(),
+            POLL_MS.to_string(),
+        ]);
+        args
+    }
+
+    /// Starts the operator with `args` (stopping a running one first).
+    pub fn start_operator(&mut self, args: &[String]) -> Result<()> {
+        if self.operator.is_some() {
+            self.stop_operator()?;
+        }
+        // kubectl honours KUBECACHEDIR: keep the discovery cache private.
+        // TMPDIR: the operator's private files (input documents, the
+        // in-cluster kubeconfig) land in the scratch dir, which is removed
+        // even if the operator is killed.
+        let tmp = self.work.join("operator-tmp");
+        std::fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
+        let env = [
+            (
+                "KUBECACHEDIR".to_string(),
+                self.work.join("operator-kube-cache").display().to_string(),
+            ),
+            ("TMPDIR".to_string(), tmp.display().to_string()),
+        ];
+        let log = self.operator_log();
+        self.operator = Some(Operator::start(&self.binary, args, &env, &log, &self.work)?);
+        Ok(())
+    }
+
+    /// Stops the operator (SIGTERM, drain) and returns its exit status.
+    pub fn stop_operator(&mut self) -> Result<ExitStatus> {
+        let mut op = self.operator.take().context("no operator is running")?;
+        op.stop()
+    }
+
+    /// Restarts the operator (context mode) if it is not running.
+    pub fn ensure_operator(&mut self) -> Result<()> {
+        if self.operator.as_mut().is_some_and(Operator::is_running) {
+            return Ok(());
+        }
+        println!("  (the operator is not running: restarting it)");
+        if let Some(mut dead) = self.operator.take() {
+            let _ = dead.stop();
+        }
+        let args = self.admin_args();
+        self.start_operator(&args)
+    }
+
+    /// The running operator.
+    pub fn operator(&mut self) -> Result<&mut Operator> {
+        self.operator.as_mut().context("no operator is running")
+    }
+
+    /// Prints what helps understand a failed check: the resource's status
+    /// and the end of the operator's log.
+    pub fn diagnose(&mut self, resource: Option<&str>) {
+        if let Some(name) = resource {
+            match self.kube.get(LCM, name) {
+                Ok(Some(r)) => {
+                    println!(
+                        "  --- localconfigmap/{name}: generation {}, deletionTimestamp {}, finalizers {}; status:",
+                        r["metadata"]["generation"],
+                        r["metadata"]["deletionTimestamp"],
+                        r["metadata"]["finalizers"]
+                    );
+                    let status = serde_json::to_string_pretty(&r["status"]).unwrap_or_default();
+                    println!("{}", indent(&status));
+                }
+                Ok(None) => println!("  --- localconfigmap/{name} does not exist"),
+                Err(err) => println!("  --- localconfigmap/{name}: {err:#}"),
+            }
+        }
+        let running = self.operator.as_mut().map(Operator::is_running);
+        println!(
+            "  --- operator ({}), last lines of {}:",
+            match running {
+                Some(true) => "running",
+                Some(false) => "exited",
+                None => "not started",
+            },
+            self.operator_log().display()
+        );
+        println!(
+            "{}",
+            indent(&crate::control_plane::process::log_tail(
+                &self.operator_log(),
+                25
+            ))
+        );
+    }
+
+    /// A path in the scratch directory.
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        self.work.join(name)
+    }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `status.phase` of a resource ("" when absent).
+pub fn phase(r: &Value) -> &str {
+    r["status"]["phase"].as_str().unwrap_or("")
+}
+
+/// The condition of `kind` in a resource's status.
+pub fn condition<'v>(r: &'v Value, kind: &str) -> Option<&'v Value> {
+    r["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == kind)
+}
