@@ -105,7 +105,7 @@ pub fn main(args: &[String]) -> Result<()> {
     cluster.stop()?;
     drop(work);
     let teardown = t.elapsed();
-    suite.check("cleanup", || {
+    suite.run("cleanup", || {
         for dir in &leftovers {
             let procs = util::processes_mentioning(dir);
             ensure!(procs.is_empty(), "processes left behind: {procs:?}");
@@ -116,9 +116,15 @@ pub fn main(args: &[String]) -> Result<()> {
 
     let total = suite.outcomes().len();
     let failed = suite.failed();
+    let skipped = suite.skipped();
     println!(
-        "e2e: {} passed, {failed} failed in {:.1}s (setup {:.1}s, checks {:.1}s, teardown {:.1}s)",
-        total - failed,
+        "e2e: {} passed, {failed} failed{} in {:.1}s (setup {:.1}s, checks {:.1}s, teardown {:.1}s)",
+        total - failed - skipped,
+        if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        },
         started.elapsed().as_secs_f64(),
         setup.as_secs_f64(),
         checks.as_secs_f64(),

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 
 use super::interrupt;
 
@@ -17,8 +17,10 @@ pub const DEADLINE: Duration = Duration::from_secs(30);
 pub struct Outcome {
     /// The check's name.
     pub name: String,
-    /// `None` when it passed.
+    /// `None` when it passed (or was skipped).
     pub failure: Option<String>,
+    /// Not run because of an interrupt.
+    pub skipped: bool,
 }
 
 /// Collects outcomes and prints them as they finish.
@@ -30,30 +32,46 @@ pub struct Suite {
 impl Suite {
     /// Runs one check and prints its outcome; returns whether it passed (the
     /// caller prints diagnostics right after a failure).
+    /// After an interrupt, checks are skipped (`SKIP name`).
     pub fn check(&mut self, name: &str, f: impl FnOnce() -> Result<()>) -> bool {
+        if interrupt::requested() {
+            println!("SKIP {name} (interrupted)");
+            self.outcomes.push(Outcome {
+                name: name.to_string(),
+                failure: None,
+                skipped: true,
+            });
+            return false;
+        }
+        self.run(name, f)
+    }
+
+    /// Runs a check even after an interrupt (e.g. the cleanup check).
+    pub fn run(&mut self, name: &str, f: impl FnOnce() -> Result<()>) -> bool {
         let started = Instant::now();
-        let result = if interrupt::requested() {
-            Err(anyhow!("skipped: interrupted"))
-        } else {
-            f()
-        };
-        let elapsed = started.elapsed();
-        let secs = elapsed.as_secs_f64();
-        let failure = match result {
+        let result = f();
+        let secs = started.elapsed().as_secs_f64();
+        let (failure, skipped) = match result {
             Ok(()) => {
                 println!("PASS {name} ({secs:.2}s)");
-                None
+                (None, false)
+            }
+            // Cut short by Ctrl-C: not a verdict on the code under test.
+            Err(_) if interrupt::requested() => {
+                println!("SKIP {name} (interrupted after {secs:.2}s)");
+                (None, true)
             }
             Err(err) => {
                 let reason = format!("{err:#}");
                 println!("FAIL {name} ({secs:.2}s): {reason}");
-                Some(reason)
+                (Some(reason), false)
             }
         };
-        let passed = failure.is_none();
+        let passed = failure.is_none() && !skipped;
         self.outcomes.push(Outcome {
             name: name.to_string(),
             failure,
+            skipped,
         });
         passed
     }
@@ -61,6 +79,11 @@ impl Suite {
     /// Number of failed checks.
     pub fn failed(&self) -> usize {
         self.outcomes.iter().filter(|o| o.failure.is_some()).count()
+    }
+
+    /// Number of skipped checks.
+    pub fn skipped(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.skipped).count()
     }
 
     /// All outcomes so far.
