@@ -25,8 +25,9 @@ pub fn descriptor() -> ResourceDescriptor {
     ResourceDescriptor::new(GROUP, VERSION, PLURAL, KIND)
 }
 
-/// An infrastructure effect, reported for logging. Carries names only,
-/// never data.
+/// An infrastructure effect, reported for logging. Names the resource by
+/// its metadata only: no configuration value (not even the ConfigMap's
+/// name, which comes from `spec.config`) and never data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// A ConfigMap was created.
@@ -39,20 +40,27 @@ pub enum Effect {
     OwnershipConflict(Target),
 }
 
-/// The ConfigMap an [`Effect`] concerns.
+/// The `LocalConfigMap` whose ConfigMap an [`Effect`] concerns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
-    /// Namespace.
+    /// The resource's namespace.
     pub namespace: String,
-    /// ConfigMap name.
+    /// The resource's name.
     pub name: String,
 }
 
-impl From<&Desired> for Target {
-    fn from(d: &Desired) -> Self {
+impl Target {
+    /// The resource in `opts`' snapshot.
+    pub fn of(opts: &Options) -> Self {
+        let meta = |k: &str| {
+            opts.resource()["metadata"][k]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        };
         Target {
-            namespace: d.namespace.clone(),
-            name: d.name.clone(),
+            namespace: meta("namespace"),
+            name: meta("name"),
         }
     }
 }
@@ -60,12 +68,12 @@ impl From<&Desired> for Target {
 impl std::fmt::Display for Effect {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (what, t) = match self {
-            Effect::Created(t) => ("created", t),
-            Effect::Replaced(t) => ("updated", t),
-            Effect::Deleted(t) => ("deleted", t),
-            Effect::OwnershipConflict(t) => ("refused (owned by another resource)", t),
+            Effect::Created(t) => ("configmap created", t),
+            Effect::Replaced(t) => ("configmap updated", t),
+            Effect::Deleted(t) => ("configmap deleted", t),
+            Effect::OwnershipConflict(t) => ("configmap belongs to someone else; not touched", t),
         };
-        write!(f, "configmap {}/{} {what}", t.namespace, t.name)
+        write!(f, "localconfigmap {}/{}: {what}", t.namespace, t.name)
     }
 }
 
@@ -130,7 +138,7 @@ pub async fn converge(
 ) -> CallbackResult<WorkflowOutcome> {
     let desired = desired::desired(opts)?;
     let existing = fetch(client, &desired).await?;
-    let target = Target::from(&desired);
+    let target = Target::of(opts);
     let (operation, manifest, effect) = match configmap::plan_converge(existing.as_ref(), &desired)
     {
         ConvergePlan::Create(m) => ("create", m, Effect::Created(target)),
@@ -176,7 +184,7 @@ pub async fn delete(
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         Err(e) => return Err(e.into()),
     }
-    on_effect(&Effect::Deleted(Target::from(&desired)));
+    on_effect(&Effect::Deleted(Target::of(opts)));
     Ok(outcome("delete"))
 }
 

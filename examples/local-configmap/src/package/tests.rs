@@ -253,6 +253,6 @@ fn the_package_builds_and_names_its_type() {
     );
     assert_eq!(
         Effect::OwnershipConflict(target()).to_string(),
-        "configmap dev/app refused (owned by another resource)"
+        "localconfigmap dev/app: configmap belongs to someone else; not touched"
     );
 }
