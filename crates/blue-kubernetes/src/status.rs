@@ -172,7 +172,9 @@ pub(crate) fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry
         ("nextReconcileTime", json!(next_ms.map(format_ms))),
     ];
     for (k, v) in optional {
-        if !v.is_null() {
+        // An absent token reads as "", so "" need not be written; some API
+        // servers (the local 1.20 build among them) reject empty strings.
+        if !v.is_null() && v != "" {
             s.insert(k.into(), v);
         }
     }
@@ -232,5 +234,40 @@ fn message(reason: Reason) -> &'static str {
         Reason::ImmutableStateIdentity => "profile or state identity changed; revert it",
         Reason::DestructionProtected => "compute-prevent-destroy blocks destruction",
         Reason::Suspended => "reconciliation is suspended",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RETRY: Retry = Retry {
+        base_ms: 1000,
+        max_ms: 60_000,
+    };
+
+    #[test]
+    fn empty_request_token_is_not_written_but_still_acknowledged() {
+        let snapshot = json!({"metadata": {"generation": 2}});
+        let t = Transition::new(Phase::Ready, Reason::Converged, Next::After(1000));
+        let status = render(&snapshot, &t, 0, RETRY);
+        assert!(status.get("lastHandledRequest").is_none());
+        let acknowledged = json!({"metadata": {"generation": 2}, "status": status});
+        assert!(!desired_state_changed(&acknowledged));
+    }
+
+    #[test]
+    fn publish_keeps_acknowledged_state_and_is_due_at_once() {
+        let snapshot = json!({
+            "metadata": {"generation": 3, "annotations": {resource::REQUEST_ANNOTATION: "t2"}},
+            "status": {"observedGeneration": 2, "lastHandledRequest": "t1", "retryCount": 4},
+        });
+        let mut t = Transition::new(Phase::Reconciling, Reason::Reconciling, Next::Now);
+        t.acknowledge = false;
+        let status = render(&snapshot, &t, 5_000, RETRY);
+        assert_eq!(status["observedGeneration"], 2);
+        assert_eq!(status["lastHandledRequest"], "t1");
+        assert_eq!(status["retryCount"], 0, "desired state changed: count reset");
+        assert_eq!(status["nextReconcileTime"], format_ms(5_000));
     }
 }

@@ -360,7 +360,8 @@ impl Audit {
                 wrong.push("Reconciling acknowledged desired state".into());
             }
         } else if phase != "Deleting"
-            && (status["observedGeneration"] != generation || status["lastHandledRequest"] != token)
+            && (status["observedGeneration"] != generation
+                || status["lastHandledRequest"].as_str().unwrap_or_default() != token)
         {
             wrong.push(format!(
                 "{phase} acknowledges generation {} / request {} of generation {generation} / request {token:?}",
