@@ -2,6 +2,7 @@
 
 use crate::resource;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// What the resource asks for, as seen by callbacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,7 +46,9 @@ impl Event {
 /// ```
 #[derive(Clone)]
 pub struct Options {
-    map: Map<String, Value>,
+    // Shared: every callback call takes a copy, and the map holds the whole
+    // resource snapshot.
+    map: Arc<Map<String, Value>>,
 }
 
 /// Key of the event in the options.
@@ -79,7 +82,7 @@ impl Options {
         };
         map.insert(EVENT_KEY.into(), Value::String(event.as_str().into()));
         map.insert(RESOURCE_KEY.into(), resource.clone());
-        Self { map }
+        Self { map: Arc::new(map) }
     }
 
     /// A value by key.

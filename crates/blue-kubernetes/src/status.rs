@@ -267,7 +267,10 @@ mod tests {
         let status = render(&snapshot, &t, 5_000, RETRY);
         assert_eq!(status["observedGeneration"], 2);
         assert_eq!(status["lastHandledRequest"], "t1");
-        assert_eq!(status["retryCount"], 0, "desired state changed: count reset");
+        assert_eq!(
+            status["retryCount"], 0,
+            "desired state changed: count reset"
+        );
         assert_eq!(status["nextReconcileTime"], format_ms(5_000));
     }
 }

@@ -12,6 +12,7 @@ use crate::{is_due, Controller, Error};
 use futures::FutureExt;
 use queue::WorkQueue;
 use stats::Counters;
+use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,14 +122,19 @@ async fn poll_once(shared: &Shared) {
             }),
             Ok(items) => {
                 let now = shared.controller.now();
-                for item in items.into_iter().filter(|r| is_due(r, now)) {
+                let mut listed = HashSet::with_capacity(items.len());
+                for item in items {
                     let key = (
                         index,
                         resource::namespace(&item).to_string(),
                         resource::name(&item).to_string(),
                     );
-                    shared.queue.push(key, item);
+                    listed.insert(key.clone());
+                    if is_due(&item, now) {
+                        shared.queue.push(key, item);
+                    }
                 }
+                shared.queue.retain_listed(index, &listed);
             }
         }
     }
@@ -138,6 +144,10 @@ async fn poll_once(shared: &Shared) {
 async fn work_loop(shared: Arc<Shared>) {
     while let Some((key, snapshot)) = shared.queue.pop().await {
         let package = &shared.controller.config.packages[key.0];
+        let listed_at = snapshot
+            .pointer("/metadata/resourceVersion")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string);
         // A bug anywhere in a pass must cost one attempt, not a worker.
         let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
             .catch_unwind()
@@ -151,6 +161,8 @@ async fn work_loop(shared: Arc<Shared>) {
             }
             Err(_) => tracing::error!(namespace = %key.1, name = %key.2, "reconcile panicked"),
         }
+        // Only a successful write guarantees the listed version is stale.
+        let wrote = matches!(result, Ok(Ok(Report::Reconciled(..) | Report::Released)));
         shared.counters.update(|s| match result {
             Ok(Ok(report)) => {
                 s.reconciles += 1;
@@ -162,6 +174,6 @@ async fn work_loop(shared: Arc<Shared>) {
             }
             Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
         });
-        shared.queue.done(&key);
+        shared.queue.done(&key, listed_at.filter(|_| wrote));
     }
 }

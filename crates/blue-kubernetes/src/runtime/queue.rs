@@ -1,5 +1,6 @@
-//! The work queue: at most one pending entry per resource, and none while
-//! that resource is being reconciled.
+//! The work queue: at most one pending entry per resource, none while that
+//! resource is being reconciled, and none for a listed version that a
+//! finished pass has already written past.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -15,7 +16,17 @@ struct State {
     /// Latest listed snapshot of each pending key.
     pending: HashMap<Key, Value>,
     running: HashSet<Key>,
+    /// The resourceVersion each key was listed at when a pass wrote to it.
+    /// A list that started before that write still shows the old version as
+    /// due; re-reading it would cost a kubectl call to learn nothing.
+    superseded: HashMap<Key, String>,
     closed: bool,
+}
+
+fn resource_version(snapshot: &Value) -> Option<&str> {
+    snapshot
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
 }
 
 #[derive(Default)]
@@ -34,6 +45,13 @@ impl WorkQueue {
     pub(crate) fn push(&self, key: Key, snapshot: Value) -> bool {
         let mut s = self.state();
         if s.closed || s.running.contains(&key) {
+            return false;
+        }
+        let stale = match (s.superseded.get(&key), resource_version(&snapshot)) {
+            (Some(written_over), Some(listed)) => written_over == listed,
+            _ => false,
+        };
+        if stale {
             return false;
         }
         if let Some(slot) = s.pending.get_mut(&key) {
@@ -70,9 +88,24 @@ impl WorkQueue {
         }
     }
 
-    /// Marks `key` finished.
-    pub(crate) fn done(&self, key: &Key) {
-        self.state().running.remove(key);
+    /// Marks `key` finished. `wrote_over` is the listed resourceVersion the
+    /// pass started from when it wrote to the object, so stale lists of that
+    /// version are ignored.
+    pub(crate) fn done(&self, key: &Key, wrote_over: Option<String>) {
+        let mut s = self.state();
+        s.running.remove(key);
+        match wrote_over {
+            Some(rv) => s.superseded.insert(key.clone(), rv),
+            None => s.superseded.remove(key),
+        };
+    }
+
+    /// Forgets superseded versions of `package`'s resources missing from
+    /// its latest list, so deleted resources leave nothing behind.
+    pub(crate) fn retain_listed(&self, package: usize, listed: &HashSet<Key>) {
+        self.state()
+            .superseded
+            .retain(|k, _| k.0 != package || listed.contains(k));
     }
 
     /// Stops handing out work and drops what is queued.
@@ -115,8 +148,47 @@ mod tests {
         q.push(key("a"), json!(1));
         let (k, _) = q.pop().await.unwrap();
         assert!(!q.push(key("a"), json!(2)));
-        q.done(&k);
+        q.done(&k, None);
         assert!(q.push(key("a"), json!(3)));
+    }
+
+    fn at(rv: &str) -> Value {
+        json!({"metadata": {"resourceVersion": rv}})
+    }
+
+    #[tokio::test]
+    async fn stale_listing_of_a_version_already_written_over_is_not_requeued() {
+        let q = WorkQueue::default();
+        q.push(key("a"), at("7"));
+        let (k, _) = q.pop().await.unwrap();
+        q.done(&k, Some("7".into()));
+        assert!(!q.push(key("a"), at("7")), "listed before our write");
+        assert!(q.push(key("a"), at("9")), "a newer version is work again");
+    }
+
+    #[tokio::test]
+    async fn versions_a_pass_did_not_write_over_stay_eligible() {
+        let q = WorkQueue::default();
+        q.push(key("a"), at("7"));
+        let (k, _) = q.pop().await.unwrap();
+        q.done(&k, None);
+        assert!(
+            q.push(key("a"), at("7")),
+            "busy or failed: retry the same version"
+        );
+    }
+
+    #[tokio::test]
+    async fn superseded_versions_of_unlisted_resources_are_forgotten() {
+        let q = WorkQueue::default();
+        q.push(key("a"), at("7"));
+        let (k, _) = q.pop().await.unwrap();
+        q.done(&k, Some("7".into()));
+        q.retain_listed(0, &HashSet::new());
+        assert!(
+            q.push(key("a"), at("7")),
+            "recreated objects are work again"
+        );
     }
 
     #[tokio::test]
