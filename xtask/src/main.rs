@@ -2,9 +2,11 @@
 //!
 //! See `xtask/README.md`.
 
+mod bench;
 mod control_plane;
 mod demo;
 mod e2e;
+mod test_all;
 
 use std::process::ExitCode;
 
@@ -16,9 +18,13 @@ fn main() -> ExitCode {
         Some("control-plane") => control_plane::cli::main(&args[1..]),
         Some("e2e") => e2e::main(&args[1..]),
         Some("demo") => demo::main(&args[1..]),
+        Some("bench") => bench::main(&args[1..]),
+        Some("test") => test_all::main(&args[1..]),
         _ => {
             eprintln!("{USAGE}\n{}", control_plane::cli::USAGE);
             eprintln!("{}\n{}", e2e::USAGE, demo::USAGE);
+            eprintln!("{}", bench::USAGE);
+            eprintln!("{}", test_all::USAGE);
             return ExitCode::from(2);
         }
     };

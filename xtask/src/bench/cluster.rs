@@ -1,0 +1,362 @@
+//! The real API server side: a local control plane with the bench CRD, the
+//! controller's kubectl client (through a [`Meter`]), population set-up and
+//! a direct HTTPS path (curl) for edits and the floor measurement.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context, Result};
+use blue_kubernetes::{controller, start, Config, Runtime};
+use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
+use blue_testkit::FakeClock;
+use serde_json::{json, Value};
+
+use super::meter::Meter;
+use super::package::{self, resource_type, CRD, GROUP, PLURAL};
+use crate::control_plane::{provision::which, ControlPlane};
+
+/// Objects per `kubectl apply` List document.
+const APPLY_BATCH: usize = 250;
+
+/// A running control plane prepared for the bench.
+pub struct Cluster {
+    pub cp: ControlPlane,
+    /// kube-apiserver and etcd.
+    pub server_pids: Vec<u32>,
+    pub curl: Option<Curl>,
+    cache_dir: PathBuf,
+}
+
+impl Cluster {
+    pub fn start() -> Result<Self> {
+        let cp = ControlPlane::start()?;
+        let cache_dir = cp.dir().join("kube-cache");
+        let server_pids = server_pids(&cp.dir().display().to_string());
+        ensure!(
+            server_pids.len() == 2,
+            "expected etcd and kube-apiserver, found {server_pids:?}"
+        );
+        let curl = Curl::new(&cp).context("setting up curl")?;
+        let cluster = Self {
+            cp,
+            server_pids,
+            curl,
+            cache_dir,
+        };
+        cluster.kubectl(&["apply", "-f", "-"], Some(CRD))?;
+        cluster.kubectl(
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &format!("crd/{PLURAL}.{GROUP}"),
+            ],
+            None,
+        )?;
+        Ok(cluster)
+    }
+
+    /// Runs kubectl against the control plane; requires success, returns stdout.
+    pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> Result<String> {
+        let mut cmd = self.cp.kubectl();
+        cmd.args(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().context("running kubectl")?;
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(text.as_bytes())?;
+        }
+        let out = child.wait_with_output()?;
+        ensure!(
+            out.status.success(),
+            "kubectl {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Creates resources `w-<i>` for `i` in `range` in `namespace` (created
+    /// first when `range` starts at 0) with `spec.reconcileInterval` =
+    /// `interval(i)`, using `kubectl apply -f -` with List batches.
+    pub fn create_resources(
+        &self,
+        namespace: &str,
+        range: std::ops::Range<usize>,
+        interval: impl Fn(usize) -> &'static str,
+    ) -> Result<()> {
+        self.create_resources_with(namespace, range, interval, &[])
+    }
+
+    /// [`Cluster::create_resources`] with `finalizers` already set.
+    pub fn create_resources_with(
+        &self,
+        namespace: &str,
+        range: std::ops::Range<usize>,
+        interval: impl Fn(usize) -> &'static str,
+        finalizers: &[&str],
+    ) -> Result<()> {
+        if range.start == 0 {
+            self.kubectl(&["create", "namespace", namespace], None)?;
+        }
+        for batch in range.collect::<Vec<_>>().chunks(APPLY_BATCH) {
+            let items: Vec<Value> = batch
+                .iter()
+                .map(|i| {
+                    json!({
+                        "apiVersion": format!("{GROUP}/v1"),
+                        "kind": "BenchWidget",
+                        "metadata": {
+                            "name": package::name(*i),
+                            "namespace": namespace,
+                            "finalizers": finalizers,
+                        },
+                        "spec": {"reconcileInterval": interval(*i), "config": {"size": 1}},
+                    })
+                })
+                .collect();
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
+            self.kubectl(&["apply", "-f", "-"], Some(&list.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The controller's client: kubectl through `meter`, with a private
+    /// discovery cache (as the control plane's own kubectl uses).
+    pub fn client(&self, meter: &Meter) -> Result<Arc<dyn Client>> {
+        let mut options = KubectlOptions::for_context(self.cp.context())
+            .with_kubeconfig(self.cp.kubeconfig_path())
+            .with_env("KUBECACHEDIR", self.cache_dir.display().to_string());
+        options.runner = Some(meter.runner());
+        Ok(Arc::new(kubectl_client(options)?))
+    }
+
+    /// Edits `spec.config.size` (a new generation) and returns the new
+    /// generation and when the server answered, i.e. the edit is committed.
+    /// Direct HTTPS when curl is there, so the edit adds no kubectl process.
+    pub fn edit(&self, namespace: &str, name: &str, size: u64) -> Result<(i64, Instant)> {
+        let body = json!({"spec": {"config": {"size": size}}}).to_string();
+        let text = match &self.curl {
+            Some(curl) => curl.patch(
+                &format!("/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}/{name}"),
+                &body,
+            )?,
+            None => self.kubectl(
+                &[
+                    "patch",
+                    &resource_type(),
+                    name,
+                    "-n",
+                    namespace,
+                    "--type=merge",
+                    "-p",
+                    &body,
+                    "-o",
+                    "json",
+                ],
+                None,
+            )?,
+        };
+        let at = Instant::now();
+        let v: Value = serde_json::from_str(&text).context("edit response")?;
+        let generation = v["metadata"]["generation"]
+            .as_i64()
+            .context("edit response has no generation")?;
+        Ok((generation, at))
+    }
+}
+
+/// Starts the polling runtime over `namespace` with the no-op package.
+pub fn start_controller(
+    rt: &tokio::runtime::Runtime,
+    client: Arc<dyn Client>,
+    namespace: &str,
+    workers: usize,
+    poll_ms: u64,
+    clock: &FakeClock,
+) -> Result<Runtime> {
+    let mut config = Config::new(client, vec![package::noop(false)]);
+    config.namespace = namespace.into();
+    config.workers = workers;
+    config.poll_ms = poll_ms;
+    config.now = clock.as_fn();
+    let ctl = controller(config)?;
+    let _entered = rt.enter();
+    Ok(start(ctl)?)
+}
+
+/// Waits until `runtime` has completed `k` more poll cycles; returns the
+/// poll count. Checked every millisecond, so the caller acts right after a
+/// cycle ends (the next list is a process that takes far longer than that).
+pub fn wait_polls(runtime: &Runtime, k: u64, timeout: Duration) -> Result<u64> {
+    let target = runtime.stats().polls + k;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let polls = runtime.stats().polls;
+        if polls >= target {
+            return Ok(polls);
+        }
+        if Instant::now() > deadline {
+            bail!("waited {timeout:?} for {k} poll cycles");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Waits until `cond` holds, checking every 10 ms.
+pub fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) -> Result<Duration> {
+    let started = Instant::now();
+    while !cond() {
+        if started.elapsed() > timeout {
+            bail!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(started.elapsed())
+}
+
+/// The etcd and kube-apiserver processes whose command line mentions
+/// `needle` (the control plane's private directory).
+fn server_pids(needle: &str) -> Vec<u32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let raw = fs::read(e.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&raw);
+            let program = cmdline.split('\0').next()?.rsplit('/').next()?;
+            (matches!(program, "etcd" | "kube-apiserver") && cmdline.contains(needle))
+                .then_some(pid)
+        })
+        .collect()
+}
+
+/// Direct HTTPS requests to the API server with curl and the admin token.
+pub struct Curl {
+    server: String,
+    ca: String,
+    /// `Authorization: Bearer ...` in a private file, read with `-H @file`,
+    /// so the token is not on any command line.
+    header_file: PathBuf,
+}
+
+/// One curl request's timings, seconds.
+#[derive(Clone, Copy, Debug)]
+pub struct CurlTiming {
+    /// The curl process, start to exit (spawn, TLS handshake, request).
+    pub process: f64,
+    /// curl's `time_total`: connect + TLS + request + response.
+    pub total: f64,
+    /// `time_total - time_appconnect`: the request on an established TLS
+    /// connection.
+    pub request: f64,
+}
+
+impl Curl {
+    /// `None` when curl is missing and cannot be installed with apt-get.
+    fn new(cp: &ControlPlane) -> Result<Option<Self>> {
+        if which("curl").is_none() {
+            eprintln!("[bench] curl not found; trying apt-get install -y curl");
+            let _ = Command::new("apt-get")
+                .args(["install", "-y", "-q", "curl"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            if which("curl").is_none() {
+                eprintln!("[bench] no curl: skipping the direct-HTTPS floor");
+                return Ok(None);
+            }
+        }
+        let kubeconfig = fs::read_to_string(cp.kubeconfig_path())?;
+        let field = |key: &str| {
+            kubeconfig
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
+                .with_context(|| format!("no {key} in the kubeconfig"))
+        };
+        let token = field("token:")?;
+        let ca = field("certificate-authority:")?;
+        let header_file = cp.dir().join("bench-auth-header");
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&header_file)?
+            .write_all(format!("Authorization: Bearer {token}\n").as_bytes())?;
+        Ok(Some(Self {
+            server: cp.server().to_string(),
+            ca,
+            header_file,
+        }))
+    }
+
+    fn base(&self) -> Command {
+        let mut cmd = Command::new("curl");
+        cmd.args(["-sS", "--fail", "--cacert", &self.ca, "-H"])
+            .arg(format!("@{}", self.header_file.display()));
+        cmd
+    }
+
+    /// GET `path`, discarding the body; timings.
+    pub fn get(&self, path: &str) -> Result<CurlTiming> {
+        let started = Instant::now();
+        let out = self
+            .base()
+            .args(["-o", "/dev/null", "-w", "%{time_appconnect} %{time_total}"])
+            .arg(format!("{}{path}", self.server))
+            .output()
+            .context("running curl")?;
+        let process = started.elapsed().as_secs_f64();
+        ensure!(
+            out.status.success(),
+            "curl GET failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let nums: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        ensure!(nums.len() == 2, "unexpected curl timing output {text:?}");
+        Ok(CurlTiming {
+            process,
+            total: nums[1],
+            request: nums[1] - nums[0],
+        })
+    }
+
+    /// A JSON merge patch of `path`; returns the response body.
+    pub fn patch(&self, path: &str, body: &str) -> Result<String> {
+        let out = self
+            .base()
+            .args([
+                "-X",
+                "PATCH",
+                "-H",
+                "Content-Type: application/merge-patch+json",
+                "--data-binary",
+                body,
+            ])
+            .arg(format!("{}{path}", self.server))
+            .output()
+            .context("running curl")?;
+        ensure!(
+            out.status.success(),
+            "curl PATCH failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}

@@ -1,0 +1,93 @@
+//! What the numbers were measured on: machine, build, commit and load.
+
+use std::fs;
+use std::process::Command;
+
+/// Facts about the machine and the build, read once at the start.
+#[derive(Debug)]
+pub struct Machine {
+    pub cores: usize,
+    pub cpu_model: String,
+    pub kernel: String,
+    pub memory: String,
+    pub date: String,
+    pub commit: String,
+    pub rustc: String,
+    pub kubectl: String,
+    pub load_start: String,
+}
+
+fn command_line(program: &str, args: &[&str]) -> Option<String> {
+    let out = Command::new(program).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The 1/5/15-minute load averages.
+pub fn loadavg() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "?".into())
+}
+
+impl Machine {
+    pub fn gather() -> Self {
+        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let memory = fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|kb| kb.parse::<f64>().ok())
+            })
+            .map(|kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0))
+            .unwrap_or_else(|| "?".into());
+        // Uncommitted changes to tracked files (also other engineers' work in
+        // progress) are compiled into the bench, so name them.
+        let dirty: Vec<String> =
+            command_line("git", &["status", "--porcelain", "--untracked-files=no"])
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.get(3..).map(str::to_string))
+                .collect();
+        let commit = command_line("git", &["rev-parse", "--short", "HEAD"])
+            .map(|c| match dirty.len() {
+                0 => c,
+                n if n <= 8 => format!("{c} plus uncommitted changes to {}", dirty.join(", ")),
+                n => format!("{c} plus uncommitted changes to {n} files"),
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Self {
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpu_model,
+            kernel: fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|_| "?".into()),
+            memory,
+            date: command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]).unwrap_or_default(),
+            commit,
+            rustc: command_line("rustc", &["--version"]).unwrap_or_else(|| "?".into()),
+            kubectl: command_line(
+                &std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()),
+                &["version", "--client", "-o", "yaml"],
+            )
+            .and_then(|y| {
+                y.lines()
+                    .find(|l| l.trim_start().starts_with("gitVersion:"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "?".into()),
+            load_start: loadavg(),
+        }
+    }
+}

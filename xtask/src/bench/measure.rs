@@ -1,0 +1,269 @@
+//! Small measuring tools: statistics, process memory and CPU accounting.
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use nix::sys::resource::{getrusage, UsageWho};
+
+/// Median of `values` (mean of the middle two for an even count); 0 when empty.
+pub fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Nearest-rank percentile (`p` in 0..=100) of `values`; 0 when empty.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return 0.0;
+    }
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+/// Runs `f` repeatedly until at least `min` has passed; returns the time per
+/// call. Batches grow so the clock is read rarely compared to the work.
+pub fn time_per_call(min: Duration, mut f: impl FnMut()) -> Duration {
+    let mut batch = 1u64;
+    let mut calls = 0u64;
+    let started = Instant::now();
+    loop {
+        for _ in 0..batch {
+            f();
+        }
+        calls += batch;
+        let elapsed = started.elapsed();
+        if elapsed >= min {
+            return elapsed / u32::try_from(calls).unwrap_or(u32::MAX);
+        }
+        batch = batch.saturating_mul(2);
+    }
+}
+
+/// A `key:   123 kB` line of `/proc/self/status`, in KiB.
+fn proc_status_kib(key: &str) -> u64 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Resident set size of this process, KiB (`VmRSS`).
+pub fn rss_kib() -> u64 {
+    proc_status_kib("VmRSS:")
+}
+
+/// Linux reports `/proc` CPU times in USER_HZ ticks, which the kernel ABI
+/// fixes at 100 per second for userspace regardless of CONFIG_HZ.
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// utime + stime of `pid` (all its threads), seconds; `None` once it is gone.
+pub fn pid_cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may contain spaces; fields restart after ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) as f64 / TICKS_PER_SECOND)
+}
+
+/// Busy CPU time of the whole machine (all cores), seconds: every `/proc/stat`
+/// counter except idle and iowait.
+fn machine_busy_seconds() -> f64 {
+    let stat = fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(cpu) = stat.lines().next() else {
+        return 0.0;
+    };
+    let v: Vec<u64> = cpu
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    let busy: u64 = v
+        .iter()
+        .take(8)
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, x)| x)
+        .sum();
+    busy as f64 / TICKS_PER_SECOND
+}
+
+fn rusage_seconds(who: UsageWho) -> (f64, u64) {
+    match getrusage(who) {
+        Ok(u) => {
+            let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+            (
+                secs(u.user_time()) + secs(u.system_time()),
+                u.max_rss().max(0) as u64,
+            )
+        }
+        Err(_) => (0.0, 0),
+    }
+}
+
+/// Where CPU time went between two points: this process (controller and
+/// harness threads), its reaped children (kubectl, curl), the API server
+/// and etcd, and everything else on the machine.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuSnapshot {
+    at: Instant,
+    own: f64,
+    children: f64,
+    server: f64,
+    machine: f64,
+}
+
+/// The difference of two [`CpuSnapshot`]s, seconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuUse {
+    pub wall: f64,
+    /// This process: the in-process controller (and the idle harness).
+    pub own: f64,
+    /// Children reaped in the interval, i.e. kubectl (and curl) processes.
+    /// `getrusage(RUSAGE_CHILDREN)` only counts children once waited for.
+    pub children: f64,
+    /// kube-apiserver + etcd.
+    pub server: f64,
+    /// Other processes on the machine (other engineers' builds and tests).
+    pub other: f64,
+}
+
+impl CpuSnapshot {
+    /// Reads the counters now; `server_pids` are the API server and etcd.
+    pub fn take(server_pids: &[u32]) -> Self {
+        Self {
+            at: Instant::now(),
+            own: rusage_seconds(UsageWho::RUSAGE_SELF).0,
+            children: rusage_seconds(UsageWho::RUSAGE_CHILDREN).0,
+            server: server_pids.iter().filter_map(|p| pid_cpu_seconds(*p)).sum(),
+            machine: machine_busy_seconds(),
+        }
+    }
+
+    /// CPU used since `self`.
+    pub fn since(&self, server_pids: &[u32]) -> CpuUse {
+        let now = Self::take(server_pids);
+        let own = now.own - self.own;
+        let children = now.children - self.children;
+        let server = now.server - self.server;
+        let machine = now.machine - self.machine;
+        CpuUse {
+            wall: now.at.duration_since(self.at).as_secs_f64(),
+            own,
+            children,
+            server,
+            other: (machine - own - children - server).max(0.0),
+        }
+    }
+}
+
+/// Largest peak RSS of any reaped child so far, KiB (kubectl's footprint).
+pub fn children_peak_rss_kib() -> u64 {
+    rusage_seconds(UsageWho::RUSAGE_CHILDREN).1
+}
+
+/// `1234567` -> `1,234,567`.
+pub fn thousands(n: f64) -> String {
+    let n = n.round() as i128;
+    let mut rest = n.unsigned_abs();
+    let mut groups = Vec::new();
+    loop {
+        let group = rest % 1000;
+        rest /= 1000;
+        if rest == 0 {
+            groups.push(group.to_string());
+            break;
+        }
+        groups.push(format!("{group:03}"));
+    }
+    groups.reverse();
+    let sign = if n < 0 { "-" } else { "" };
+    format!("{sign}{}", groups.join(","))
+}
+
+/// Seconds as `850 µs`, `12.3 ms` or `4.56 s`.
+pub fn secs(s: f64) -> String {
+    if s < 1e-3 {
+        format!("{:.1} µs", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// Milliseconds, no unit switching (for latency tables).
+pub fn ms(s: f64) -> String {
+    format!("{:.0} ms", s * 1e3)
+}
+
+/// CPU seconds over wall seconds, as a percentage of one core.
+pub fn core_pct(cpu: f64, wall: f64) -> String {
+    if wall <= 0.0 {
+        return "-".into();
+    }
+    format!("{:.0}%", 100.0 * cpu / wall)
+}
+
+/// A tiny deterministic xorshift generator: jitter for edit timing, so the
+/// bench needs no `rand` dependency and runs are reproducible.
+pub struct XorShift(u64);
+
+impl XorShift {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    /// Uniform in `0..bound` (bound > 0).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % bound.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_percentiles() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        let v: Vec<f64> = (1..=20).map(f64::from).collect();
+        assert_eq!(percentile(&v, 50.0), 10.0);
+        assert_eq!(percentile(&v, 95.0), 19.0);
+        assert_eq!(percentile(&v, 100.0), 20.0);
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(thousands(1_234_567.0), "1,234,567");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(secs(0.000_85), "850.0 µs");
+        assert_eq!(secs(0.0123), "12.3 ms");
+        assert_eq!(secs(4.561), "4.56 s");
+    }
+
+    #[test]
+    fn own_cpu_and_rss_are_readable() {
+        assert!(rss_kib() > 0);
+        assert!(pid_cpu_seconds(std::process::id()).is_some());
+    }
+}

@@ -1,0 +1,75 @@
+//! The benchmark's resource type and its no-op package.
+//!
+//! The package does no infrastructure work (observe reports READY, converge
+//! and delete do nothing), so every measured cost is the controller's and the
+//! transport's, never a callback's.
+
+use blue_kubernetes::{Observation, Package, WorkflowOutcome};
+use blue_kubernetes_client::ResourceDescriptor;
+
+pub const GROUP: &str = "bench.blue.dev";
+pub const PLURAL: &str = "benchwidgets";
+
+pub fn descriptor() -> ResourceDescriptor {
+    ResourceDescriptor::new(GROUP, "v1", PLURAL, "BenchWidget")
+}
+
+/// `plural.group`, as kubectl takes it.
+pub fn resource_type() -> String {
+    format!("{PLURAL}.{GROUP}")
+}
+
+/// The CRD for a 1.20 API server: apiextensions v1, status subresource,
+/// free-form spec and status (the controller owns status' shape).
+pub const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: benchwidgets.bench.blue.dev
+spec:
+  group: bench.blue.dev
+  scope: Namespaced
+  names: {plural: benchwidgets, singular: benchwidget, kind: BenchWidget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Phase, type: string, jsonPath: .status.phase}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+          status:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+"#;
+
+/// The resource names of a population, `w-00000`... (sorted = creation order).
+pub fn name(i: usize) -> String {
+    format!("w-{i:05}")
+}
+
+/// A no-op package. `sync` selects synchronous callbacks, which the
+/// controller runs on `spawn_blocking` threads; async ones run inline.
+pub fn noop(sync: bool) -> Package {
+    let builder = Package::builder(descriptor());
+    let builder = if sync {
+        builder
+            .identity(|opts| Ok(vec![Some(opts.profile().into())]))
+            .observe(|_| Ok(Observation::READY))
+            .converge(|_| Ok(WorkflowOutcome::new()))
+            .delete(|_| Ok(WorkflowOutcome::new()))
+    } else {
+        builder
+            .identity_async(|opts| async move { Ok(vec![Some(opts.profile().into())]) })
+            .observe_async(|_| async { Ok(Observation::READY) })
+            .converge_async(|_| async { Ok(WorkflowOutcome::new()) })
+            .delete_async(|_| async { Ok(WorkflowOutcome::new()) })
+    };
+    // Every required callback is set above, so build cannot fail.
+    builder.build().expect("complete package")
+}

@@ -1,0 +1,59 @@
+//! `cargo xtask test`: the whole suite, exactly what CI runs.
+//!
+//! Formatting, lints and docs first (cheap, and they sink submissions), then
+//! unit, property and doc tests, then the end-to-end run against a real API
+//! server, which provisions the local control plane on first use.
+
+use anyhow::{bail, Context, Result};
+use std::process::Command;
+use std::time::Instant;
+
+pub const USAGE: &str =
+    "  test                 fmt, clippy, docs, cargo test --workspace, then e2e";
+
+pub fn main(args: &[String]) -> Result<()> {
+    if let Some(extra) = args.first() {
+        bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let steps: [(&str, &[&str], &[(&str, &str)]); 5] = [
+        ("fmt", &["fmt", "--all", "--", "--check"], &[]),
+        (
+            "clippy",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        ),
+        (
+            "doc",
+            &["doc", "--workspace", "--no-deps", "--exclude", "xtask"],
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        ),
+        (
+            "unit, property and doc tests",
+            &["test", "--workspace"],
+            &[],
+        ),
+        ("e2e", &["xtask", "e2e"], &[]),
+    ];
+    for (name, args, env) in steps {
+        println!("==> {name}: cargo {}", args.join(" "));
+        let started = Instant::now();
+        let status = Command::new(&cargo)
+            .args(args)
+            .envs(env.iter().copied())
+            .status()
+            .with_context(|| format!("running cargo for {name}"))?;
+        if !status.success() {
+            bail!("{name} failed ({status}) after {:.1?}", started.elapsed());
+        }
+        println!("==> {name}: ok in {:.1?}", started.elapsed());
+    }
+    Ok(())
+}
