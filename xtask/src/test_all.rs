@@ -11,12 +11,19 @@ use std::time::Instant;
 pub const USAGE: &str =
     "  test                 fmt, clippy, docs, cargo test --workspace, then e2e";
 
+/// A step: its name, cargo's arguments and extra environment.
+type Step = (
+    &'static str,
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+);
+
 pub fn main(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [(&str, &[&str], &[(&str, &str)]); 5] = [
+    let steps: [Step; 5] = [
         ("fmt", &["fmt", "--all", "--", "--check"], &[]),
         (
             "clippy",
