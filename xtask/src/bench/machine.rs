@@ -53,12 +53,11 @@ impl Machine {
             .unwrap_or_else(|| "?".into());
         // Uncommitted changes to tracked files (also other engineers' work in
         // progress) are compiled into the bench, so name them.
-        let dirty: Vec<String> =
-            command_line("git", &["status", "--porcelain", "--untracked-files=no"])
-                .unwrap_or_default()
-                .lines()
-                .filter_map(|l| l.get(3..).map(str::to_string))
-                .collect();
+        let dirty: Vec<String> = command_line("git", &["diff", "--name-only", "HEAD"])
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect();
         let commit = command_line("git", &["rev-parse", "--short", "HEAD"])
             .map(|c| match dirty.len() {
                 0 => c,
