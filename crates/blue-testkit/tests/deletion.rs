@@ -9,6 +9,17 @@ use serde_json::json;
 
 const OTHER_FINALIZER: &str = "example.com/keep";
 
+/// A Ready resource `web` with `deletionPolicy: Destroy`.
+async fn converged_destroyable() -> World {
+    let w = World::new();
+    w.create(
+        "web",
+        json!({"deletionPolicy": "Destroy", "config": {"value": 1}}),
+    );
+    w.reconcile("web").await;
+    w
+}
+
 #[tokio::test]
 async fn retain_removes_only_our_finalizer_and_runs_no_callback() {
     let w = World::new();
@@ -81,12 +92,7 @@ async fn destroy_is_blocked_by_protection_even_while_suspended() {
 
 #[tokio::test]
 async fn destroy_removes_the_finalizer_only_after_absence_is_observed() {
-    let w = World::new();
-    w.create(
-        "web",
-        json!({"deletionPolicy": "Destroy", "config": {"value": 1}}),
-    );
-    w.reconcile("web").await;
+    let w = converged_destroyable().await;
     w.cluster.delete(&widgets(), NS, "web");
 
     // delete claims success but the infrastructure is still there.
@@ -112,12 +118,7 @@ async fn destroy_removes_the_finalizer_only_after_absence_is_observed() {
 
 #[tokio::test]
 async fn failed_delete_keeps_the_finalizer_and_retries() {
-    let w = World::new();
-    w.create(
-        "web",
-        json!({"deletionPolicy": "Destroy", "config": {"value": 1}}),
-    );
-    w.reconcile("web").await;
+    let w = converged_destroyable().await;
     w.cluster.delete(&widgets(), NS, "web");
     w.infra.script(Step::Delete, Misbehaviour::Panic);
     assert_eq!(
@@ -133,12 +134,7 @@ async fn failed_delete_keeps_the_finalizer_and_retries() {
 
 #[tokio::test]
 async fn destroy_of_absent_infrastructure_runs_no_delete() {
-    let w = World::new();
-    w.create(
-        "web",
-        json!({"deletionPolicy": "Destroy", "config": {"value": 1}}),
-    );
-    w.reconcile("web").await;
+    let w = converged_destroyable().await;
     w.infra.remove(&World::profile("web"));
     w.cluster.delete(&widgets(), NS, "web");
     assert_eq!(w.reconcile("web").await, Report::Released);
@@ -148,12 +144,7 @@ async fn destroy_of_absent_infrastructure_runs_no_delete() {
 
 #[tokio::test]
 async fn deleting_events_reach_callbacks_as_delete() {
-    let w = World::new();
-    w.create(
-        "web",
-        json!({"deletionPolicy": "Destroy", "config": {"value": 1}}),
-    );
-    w.reconcile("web").await;
+    let w = converged_destroyable().await;
     w.cluster.delete(&widgets(), NS, "web");
     w.reconcile("web").await;
     let deletes: Vec<_> = w
