@@ -3,6 +3,7 @@
 //! See `xtask/README.md`.
 
 mod bench;
+mod command_io;
 mod control_plane;
 mod demo;
 mod e2e;

@@ -64,19 +64,8 @@ impl Cluster {
     /// Runs kubectl against the control plane; requires success, returns stdout.
     pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> Result<String> {
         let mut cmd = self.cp.kubectl();
-        cmd.args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().context("running kubectl")?;
-        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(text.as_bytes())?;
-        }
-        let out = child.wait_with_output()?;
+        cmd.args(args);
+        let out = crate::command_io::output_with_stdin(cmd, stdin)?;
         ensure!(
             out.status.success(),
             "kubectl {} failed: {}",

@@ -2,9 +2,8 @@
 //! namespace and a private discovery cache, with a request deadline so a
 //! hung server fails a check instead of hanging the run.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -99,24 +98,12 @@ impl Kube {
     /// Runs kubectl with `args` (and `stdin`), whatever the outcome.
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<Run> {
         let mut cmd = self.command();
-        cmd.args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().context("running kubectl")?;
-        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            pipe.write_all(text.as_bytes())
-                .context("writing kubectl's stdin")?;
-        }
+        cmd.args(args);
         let Output {
             status,
             stdout,
             stderr,
-        } = child.wait_with_output().context("waiting for kubectl")?;
+        } = crate::command_io::output_with_stdin(cmd, stdin)?;
         Ok(Run {
             ok: status.success(),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
