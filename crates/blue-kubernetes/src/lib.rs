@@ -31,4 +31,5 @@ pub use package::{
 pub use reconcile::{reconcile, Report};
 pub use resource::{FINALIZER, REQUEST_ANNOTATION};
 pub use runtime::{start, stop, Runtime, Stats};
+pub use spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
 pub use status::{Phase, Reason};

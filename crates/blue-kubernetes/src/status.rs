@@ -133,10 +133,8 @@ pub(crate) fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry
     let prev_retries = if desired_state_changed(snapshot) {
         0
     } else {
-        previous
-            .get("retryCount")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as u32
+        let stored = previous.get("retryCount").and_then(Value::as_u64);
+        u32::try_from(stored.unwrap_or(0)).unwrap_or(u32::MAX)
     };
     let (retry_count, next_ms) = match t.next {
         Next::After(ms) => (0, Some(now_ms.saturating_add(ms))),
@@ -254,6 +252,37 @@ mod tests {
         assert!(status.get("lastHandledRequest").is_none());
         let acknowledged = json!({"metadata": {"generation": 2}, "status": status});
         assert!(!desired_state_changed(&acknowledged));
+    }
+
+    proptest::proptest! {
+        /// Whatever the clock, the interval, the stored retry count and the
+        /// retry settings, rendering is total and its times parse back.
+        #[test]
+        fn status_renders_for_any_interval_retry_count_and_clock(
+            interval in proptest::prelude::any::<u64>(),
+            retries in proptest::prelude::any::<u64>(),
+            now in proptest::prelude::any::<u64>(),
+            base in 1..=u64::MAX,
+            extra in proptest::prelude::any::<u64>(),
+            generation in proptest::prelude::any::<i64>(),
+        ) {
+            let retry = Retry { base_ms: base, max_ms: base.saturating_add(extra) };
+            let snapshot = json!({
+                "metadata": {"generation": generation},
+                "status": {"retryCount": retries, "observedGeneration": generation,
+                           "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
+                                           "lastTransitionTime": crate::time::format_ms(now)}]},
+            });
+            for next in [Next::After(interval), Next::Backoff, Next::Now, Next::OnEdit] {
+                let t = Transition::new(Phase::Failed, Reason::ExecutionFailed, next);
+                let status = render(&snapshot, &t, now, retry);
+                for key in ["lastReconcileTime", "nextReconcileTime"] {
+                    if let Some(text) = status[key].as_str() {
+                        proptest::prop_assert!(crate::time::parse_ms(text).is_some(), "{}", text);
+                    }
+                }
+            }
+        }
     }
 
     #[test]
