@@ -112,6 +112,23 @@ impl Error {
         }
     }
 
+    /// The kubectl operation that failed (`get`, `patch`, `replace`...), when
+    /// the error belongs to one.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Error, ErrorKind};
+    /// assert_eq!(Error::kubectl("patch", ErrorKind::Forbidden).operation(), Some("patch"));
+    /// ```
+    pub fn operation(&self) -> Option<&str> {
+        match self {
+            Error::Kubectl { operation, .. }
+            | Error::Timeout { operation, .. }
+            | Error::Spawn { operation, .. }
+            | Error::Decode { operation } => Some(operation),
+            Error::InvalidOption { .. } | Error::TempFile(_) => None,
+        }
+    }
+
     /// True when the write lost an optimistic-concurrency race.
     pub fn is_conflict(&self) -> bool {
         self.kind() == ErrorKind::Conflict

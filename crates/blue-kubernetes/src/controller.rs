@@ -35,6 +35,11 @@ impl Controller {
         (self.config.now)()
     }
 
+    /// [`is_due`](crate::is_due) now, with this controller's retry settings.
+    pub(crate) fn is_due(&self, resource: &serde_json::Value) -> bool {
+        crate::due::due(resource, self.now(), self.config.retry_max_ms)
+    }
+
     /// The configuration this controller was built from.
     pub fn config(&self) -> &Config {
         &self.config

@@ -1,6 +1,7 @@
 //! When a resource needs a reconcile, decided from a listed snapshot alone.
 
 use crate::resource::{self, status, status_str};
+use crate::spec;
 use crate::time::parse_ms;
 use serde_json::Value;
 
@@ -20,22 +21,68 @@ pub(crate) fn desired_state_changed(r: &Value) -> bool {
 /// not yet recorded that, or when its phase is neither `Invalid` nor
 /// `Suspended` and `status.nextReconcileTime` (missing: long ago) has passed.
 /// Needs no I/O, so an idle poll costs only the list.
+///
+/// Status is a record, not an authority (anyone allowed to write `/status`
+/// can write anything there), so a record that contradicts the object is due
+/// whatever it says:
+/// - not deleting, and a phase other than `Failed`, `Invalid` or `Suspended`
+///   (which can be written before any effect), without our finalizer or
+///   without a recorded `profile` and `stateIdentity`;
+/// - `Suspended` while `spec.suspend` is not true;
+/// - a `nextReconcileTime` later than now plus the interval plus the
+///   largest retry delay (60 s here; the controller uses its configured
+///   `retry_max_ms`).
+///
+/// ```
+/// use blue_kubernetes::is_due;
+/// let forged = serde_json::json!({
+///     "metadata": {"generation": 1},
+///     "status": {"phase": "Ready", "observedGeneration": 1,
+///                "nextReconcileTime": "2999-01-01T00:00:00Z"},
+/// });
+/// assert!(is_due(&forged, 0));
+/// ```
 pub fn is_due(resource: &Value, now_ms: u64) -> bool {
+    due(resource, now_ms, DEFAULT_RETRY_MAX_MS)
+}
+
+const DEFAULT_RETRY_MAX_MS: u64 = 60_000;
+
+/// [`is_due`] with the controller's largest retry delay.
+pub(crate) fn due(resource: &Value, now_ms: u64, retry_max_ms: u64) -> bool {
     if desired_state_changed(resource) {
         return true;
     }
+    let deleting = resource::is_deleting(resource);
     let deletion_observed = status(resource)
         .and_then(|s| s.get("deletionObserved"))
         .and_then(Value::as_bool)
         == Some(true);
-    if resource::is_deleting(resource) && !deletion_observed {
+    if deleting && !deletion_observed {
         return true;
     }
-    if matches!(status_str(resource, "phase"), Some("Invalid" | "Suspended")) {
-        return false;
+    let phase = status_str(resource, "phase");
+    match phase {
+        Some("Invalid") => return false,
+        Some("Suspended") => return !spec::suspended(resource),
+        Some("Failed") => {}
+        _ if !deleting && !records_an_effect(resource) => return true,
+        _ => {}
     }
-    let next = status_str(resource, "nextReconcileTime").and_then(parse_ms);
-    next.is_none_or(|next| next <= now_ms)
+    let Some(next) = status_str(resource, "nextReconcileTime").and_then(parse_ms) else {
+        return true;
+    };
+    let interval = spec::parse(resource).map_or(spec::DEFAULT_INTERVAL_MS, |c| c.interval_ms);
+    let latest_plausible = now_ms.saturating_add(interval).saturating_add(retry_max_ms);
+    next <= now_ms || next > latest_plausible
+}
+
+/// What every status written after an effect carries: our finalizer and the
+/// profile and state identity the effect ran under.
+fn records_an_effect(r: &Value) -> bool {
+    resource::has_finalizer(r)
+        && status_str(r, "profile").is_some()
+        && status_str(r, "stateIdentity").is_some()
 }
 
 /// Retry delay of attempt `n` (1-based): `min(max, base * 2^(n-1))`.
@@ -52,16 +99,79 @@ mod tests {
     use crate::time::format_ms;
     use serde_json::json;
 
+    /// A resource with the record a real pass leaves: acknowledged desired
+    /// state, our finalizer, the profile and state identity.
     fn acknowledged(extra_status: Value) -> Value {
-        let mut status = json!({"observedGeneration": 3, "lastHandledRequest": "t1"});
+        let mut status = json!({
+            "observedGeneration": 3, "lastHandledRequest": "t1",
+            "profile": "ns--a", "stateIdentity": "abc",
+        });
         status
             .as_object_mut()
             .unwrap()
             .extend(extra_status.as_object().unwrap().clone());
         json!({
-            "metadata": {"generation": 3, "annotations": {resource::REQUEST_ANNOTATION: "t1"}},
+            "metadata": {
+                "generation": 3,
+                "annotations": {resource::REQUEST_ANNOTATION: "t1"},
+                "finalizers": [resource::FINALIZER],
+            },
+            "spec": {"suspend": true},
             "status": status,
         })
+    }
+
+    fn ready_until(next_ms: u64) -> Value {
+        let mut r =
+            acknowledged(json!({"phase": "Ready", "nextReconcileTime": format_ms(next_ms)}));
+        r["spec"] = json!({"reconcileInterval": "10s"});
+        r
+    }
+
+    #[test]
+    fn forged_ready_status_without_our_finalizer_is_due() {
+        let mut r = ready_until(10_000);
+        assert!(!is_due(&r, 5_000));
+        r["metadata"]["finalizers"] = json!(["someone.else/keep"]);
+        assert!(is_due(&r, 5_000));
+    }
+
+    #[test]
+    fn forged_ready_status_without_recorded_identity_is_due() {
+        for key in ["profile", "stateIdentity"] {
+            let mut r = ready_until(10_000);
+            r["status"].as_object_mut().unwrap().remove(key);
+            assert!(is_due(&r, 5_000), "{key}");
+        }
+    }
+
+    #[test]
+    fn next_time_beyond_interval_plus_maximum_backoff_is_implausible_and_due() {
+        // 10 s interval + 60 s largest backoff from now.
+        assert!(!is_due(&ready_until(75_000), 5_000));
+        assert!(is_due(&ready_until(75_001), 5_000));
+        assert!(is_due(&ready_until(u64::MAX), 5_000));
+        assert!(
+            !due(&ready_until(75_001), 5_000, 3_600_000),
+            "configured max"
+        );
+    }
+
+    #[test]
+    fn suspended_record_is_trusted_only_while_spec_says_suspend() {
+        let mut r = acknowledged(json!({"phase": "Suspended"}));
+        assert!(!is_due(&r, 0));
+        r["spec"]["suspend"] = json!(false);
+        assert!(is_due(&r, 0));
+    }
+
+    #[test]
+    fn failed_before_any_effect_needs_no_finalizer_and_keeps_its_backoff() {
+        let mut r = acknowledged(json!({"phase": "Failed", "nextReconcileTime": format_ms(4_000)}));
+        r["metadata"]["finalizers"] = json!([]);
+        r["status"].as_object_mut().unwrap().remove("profile");
+        assert!(!is_due(&r, 3_999));
+        assert!(is_due(&r, 4_000));
     }
 
     #[test]
@@ -78,7 +188,7 @@ mod tests {
 
     #[test]
     fn acknowledged_resource_is_due_only_when_next_time_passes() {
-        let r = acknowledged(json!({"phase": "Ready", "nextReconcileTime": format_ms(10_000)}));
+        let r = ready_until(10_000);
         assert!(!is_due(&r, 9_999));
         assert!(is_due(&r, 10_000));
     }

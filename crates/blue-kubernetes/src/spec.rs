@@ -87,6 +87,11 @@ fn structurally_valid(resource: &Value) -> bool {
 
 const PREVENT_DESTROY: &str = "compute-prevent-destroy";
 
+/// `spec.suspend` is true.
+pub(crate) fn suspended(resource: &Value) -> bool {
+    at(resource, &["spec", "suspend"]) == Some(&Value::Bool(true))
+}
+
 /// `spec.deletionPolicy` (absent: Retain), or `None` when malformed.
 pub(crate) fn deletion_policy(resource: &Value) -> Option<DeletionPolicy> {
     match at(resource, &["spec", "deletionPolicy"]).filter(|v| !v.is_null()) {

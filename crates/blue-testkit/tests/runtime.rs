@@ -182,10 +182,11 @@ async fn failed_reread_is_counted_and_never_kills_a_worker_or_leaks_a_lock() {
         .fail_always(Operation::Get, Some(Fault::Unavailable));
     r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
     polls(5).await;
-    assert!(r.runtime.stats().reconcile_errors >= 3);
+    // 2.5 s: attempts at 0 s and 1 s, then a 2 s backoff.
+    assert_eq!(r.runtime.stats().reconcile_errors, 2);
     assert!(!blue_kubernetes::is_locked(&r.infra.identity("dev--w")));
     r.cluster.clear_faults();
-    polls(3).await;
+    polls(8).await;
     assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
     r.runtime.stop().await;
 }
@@ -282,4 +283,79 @@ fn invalid_configuration_names_the_field() {
             other => panic!("{field}: {other:?}"),
         }
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn forbidden_status_writes_back_off_doubling_instead_of_every_poll() {
+    let r = rig(|i| vec![i.package(widgets())], |_| {});
+    r.cluster.fail_always(
+        Operation::UpdateStatus,
+        Some(Fault::Kind(ErrorKind::Forbidden)),
+    );
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    polls(120).await; // one minute
+                      // Attempts at 0, 1, 3, 7, 15, 31 s; the next waits for 63 s.
+    assert_eq!(r.cluster.calls().update_status, 6);
+    assert_eq!(r.runtime.stats().reconcile_errors, 6);
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_edit_ends_a_write_backoff_at_once() {
+    let r = rig(|i| vec![i.package(widgets())], |_| {});
+    r.cluster.fail_always(
+        Operation::UpdateStatus,
+        Some(Fault::Kind(ErrorKind::Forbidden)),
+    );
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    polls(40).await; // 20 s: now waiting until 31 s
+    r.cluster.clear_faults();
+    polls(2).await;
+    assert!(
+        phase(&r.cluster, &widgets(), "w").is_null(),
+        "still backing off"
+    );
+    r.cluster
+        .edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(2));
+    polls(2).await;
+    assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_successful_write_resets_the_backoff() {
+    let r = rig(|i| vec![i.package(widgets())], |_| {});
+    let forbid = |on: bool| {
+        r.cluster.fail_always(
+            Operation::UpdateStatus,
+            on.then_some(Fault::Kind(ErrorKind::Forbidden)),
+        )
+    };
+    forbid(true);
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    polls(20).await; // attempts at 0, 1, 3, 7 s
+    forbid(false);
+    polls(20).await; // the 15 s attempt succeeds
+    assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
+    forbid(true);
+    r.cluster.reset_calls();
+    r.cluster
+        .edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(2));
+    polls(6).await; // attempts at 0 and 1 s (not 16 s later): the count restarted
+    assert_eq!(r.cluster.calls().update_status, 2);
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_conflict_is_not_a_failure_and_is_reread_at_once() {
+    let r = rig(|i| vec![i.package(widgets())], |_| {});
+    for _ in 0..3 {
+        r.cluster.inject(Operation::UpdateStatus, Fault::Conflict);
+    }
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    polls(5).await;
+    assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
+    assert_eq!(r.runtime.stats().reconcile_errors, 0);
+    assert!(r.runtime.stats().conflicts >= 3);
+    r.runtime.stop().await;
 }

@@ -7,7 +7,7 @@ mod rules;
 
 use crate::lock::{try_acquire, LockKey};
 use crate::resource::{self, uid};
-use crate::{is_due, Controller, Error, Options, Package, Phase, Reason};
+use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
 
 /// What one reconcile did.
@@ -73,7 +73,7 @@ pub(crate) async fn reconcile_snapshot(
     package: &Package,
     listed: Value,
 ) -> Result<Report, Error> {
-    if !is_due(&listed, controller.now()) {
+    if !controller.is_due(&listed) {
         return Ok(Report::NotDue);
     }
     // Releasing a Retain finalizer runs no package code at all, not even
@@ -106,7 +106,7 @@ pub(crate) async fn reconcile_snapshot(
     if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh) != releasing {
         return Ok(Report::Changed);
     }
-    if !is_due(&fresh, controller.now()) {
+    if !controller.is_due(&fresh) {
         return Ok(Report::NotDue);
     }
     let options = Options::from_resource(&fresh);

@@ -1,6 +1,9 @@
 //! The polling runtime: a poller per `poll_ms`, a coalescing queue and a
 //! fixed pool of workers.
 
+mod backoff;
+mod health;
+mod outcome;
 mod queue;
 mod stats;
 
@@ -8,8 +11,10 @@ pub use stats::Stats;
 
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
-use crate::{is_due, Controller, Error};
+use crate::{Controller, Error};
+use backoff::WriteBackoff;
 use futures::FutureExt;
+use health::{Failure, Health};
 use queue::WorkQueue;
 use stats::Counters;
 use std::collections::HashSet;
@@ -31,6 +36,8 @@ struct Shared {
     controller: Controller,
     queue: WorkQueue,
     counters: Counters,
+    health: Health,
+    backoff: WriteBackoff,
 }
 
 /// Starts polling and workers. Must be called inside a running tokio runtime.
@@ -49,6 +56,8 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         controller,
         queue: WorkQueue::default(),
         counters: Counters::default(),
+        health: Health::default(),
+        backoff: WriteBackoff::default(),
     });
     let (shutdown, stopped) = watch::channel(false);
     let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];
@@ -108,33 +117,41 @@ async fn poll_once(shared: &Shared) {
     let config = &shared.controller.config;
     for (index, package) in config.packages.iter().enumerate() {
         let descriptor = package.descriptor();
-        match config
-            .client
-            .list_resources(descriptor, &config.namespace)
-            .await
-        {
-            Err(e) => shared.counters.update(|s| {
-                // The error is text-free by construction; log its class only.
-                tracing::warn!(resource = %descriptor.qualified_plural(), kind = %e.kind(), "list failed");
-                *s.transport_failures
-                    .entry(descriptor.qualified_plural())
-                    .or_default() += 1;
-            }),
+        let subject = format!("list {}", descriptor.qualified_plural());
+        let list = config.client.list_resources(descriptor, &config.namespace);
+        match shared.health.answered(&subject, "get", list).await {
+            Err(e) => {
+                shared.health.failed(&subject, Failure::of(&e));
+                shared.counters.update(|s| {
+                    *s.transport_failures
+                        .entry(descriptor.qualified_plural())
+                        .or_default() += 1;
+                });
+            }
             Ok(items) => {
+                shared.health.succeeded(&subject);
                 let now = shared.controller.now();
                 let mut listed = HashSet::with_capacity(items.len());
-                for item in items {
+                for item in &items {
                     let key = (
                         index,
-                        resource::namespace(&item).to_string(),
-                        resource::name(&item).to_string(),
+                        resource::namespace(item).to_string(),
+                        resource::name(item).to_string(),
                     );
                     listed.insert(key.clone());
-                    if is_due(&item, now) {
-                        shared.queue.push(key, item);
+                    if shared.controller.is_due(item) && !shared.backoff.waiting(item, now) {
+                        shared.queue.push(key, item.clone());
                     }
                 }
                 shared.queue.retain_listed(index, &listed);
+                let uids = items.iter().filter_map(resource::uid).collect();
+                shared.backoff.retain_listed(index, &uids);
+                let subjects: HashSet<String> =
+                    listed.iter().map(|k| outcome::subject(shared, k)).collect();
+                let prefix = format!("{} ", descriptor.qualified_plural());
+                shared
+                    .health
+                    .retain(|s| !s.starts_with(&prefix) || subjects.contains(s));
             }
         }
     }
@@ -148,32 +165,14 @@ async fn work_loop(shared: Arc<Shared>) {
             .pointer("/metadata/resourceVersion")
             .and_then(serde_json::Value::as_str)
             .map(str::to_string);
+        let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
         // A bug anywhere in a pass must cost one attempt, not a worker.
         let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
             .catch_unwind()
             .await;
-        match &result {
-            Ok(Ok(report)) => {
-                tracing::debug!(namespace = %key.1, name = %key.2, ?report, "reconciled")
-            }
-            Ok(Err(e)) => {
-                tracing::warn!(namespace = %key.1, name = %key.2, error = %e, "reconcile failed")
-            }
-            Err(_) => tracing::error!(namespace = %key.1, name = %key.2, "reconcile panicked"),
-        }
+        outcome::record(&shared, &key, &metadata, &result);
         // Only a successful write guarantees the listed version is stale.
         let wrote = matches!(result, Ok(Ok(Report::Reconciled(..) | Report::Released)));
-        shared.counters.update(|s| match result {
-            Ok(Ok(report)) => {
-                s.reconciles += 1;
-                match report {
-                    Report::Busy => s.busy += 1,
-                    Report::Conflict => s.conflicts += 1,
-                    _ => {}
-                }
-            }
-            Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
-        });
         shared.queue.done(&key, listed_at.filter(|_| wrote));
     }
 }

@@ -1,0 +1,149 @@
+//! Backoff for passes that could not write: in memory, per object (uid).
+//!
+//! A failed callback is recorded in status with its retry time, but a
+//! failed status or finalizer write (Forbidden, the API server down) cannot
+//! record anything, so without this the object would be due, and retried,
+//! on every poll. Same doubling as callback retries; a successful write or
+//! an edit (new generation or request token) resets it. A conflict is not a
+//! failure: the next poll rereads at once.
+
+use crate::due::backoff_ms;
+use crate::resource;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+struct Entry {
+    package: usize,
+    /// Desired state when the failure happened: generation, request token.
+    edit: (i64, String),
+    attempts: u32,
+    until_ms: u64,
+}
+
+fn edit_of(r: &Value) -> (i64, String) {
+    (
+        resource::generation(r),
+        resource::request_token(r).to_string(),
+    )
+}
+
+#[derive(Default)]
+pub(crate) struct WriteBackoff {
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+impl WriteBackoff {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// True while `listed` waits out a backoff. An edit ends the wait.
+    pub(crate) fn waiting(&self, listed: &Value, now_ms: u64) -> bool {
+        let Some(uid) = resource::uid(listed) else {
+            return false;
+        };
+        let mut entries = self.entries();
+        match entries.get(uid) {
+            Some(e) if e.edit != edit_of(listed) => {
+                entries.remove(uid);
+                false
+            }
+            Some(e) => now_ms < e.until_ms,
+            None => false,
+        }
+    }
+
+    /// Records a failed pass over `snapshot`; returns the delay chosen.
+    pub(crate) fn failed(
+        &self,
+        package: usize,
+        snapshot: &Value,
+        now_ms: u64,
+        base_ms: u64,
+        max_ms: u64,
+    ) -> Option<u64> {
+        let uid = resource::uid(snapshot)?;
+        let edit = edit_of(snapshot);
+        let mut entries = self.entries();
+        let attempts = match entries.get(uid) {
+            Some(e) if e.edit == edit => e.attempts.saturating_add(1),
+            _ => 1,
+        };
+        let delay = backoff_ms(attempts, base_ms, max_ms);
+        entries.insert(
+            uid.to_string(),
+            Entry {
+                package,
+                edit,
+                attempts,
+                until_ms: now_ms.saturating_add(delay),
+            },
+        );
+        Some(delay)
+    }
+
+    /// A write succeeded: no more waiting.
+    pub(crate) fn succeeded(&self, snapshot: &Value) {
+        if let Some(uid) = resource::uid(snapshot) {
+            self.entries().remove(uid);
+        }
+    }
+
+    /// Forgets `package`'s objects missing from its latest list.
+    pub(crate) fn retain_listed(&self, package: usize, uids: &HashSet<&str>) {
+        self.entries()
+            .retain(|uid, e| e.package != package || uids.contains(uid.as_str()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(generation: i64) -> Value {
+        json!({"metadata": {"uid": "u1", "generation": generation}})
+    }
+
+    #[test]
+    fn failures_double_the_wait_up_to_the_maximum() {
+        let b = WriteBackoff::default();
+        let delays: Vec<_> = (0..8)
+            .map(|_| b.failed(0, &object(1), 0, 1000, 60_000).unwrap())
+            .collect();
+        assert_eq!(delays, [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]);
+    }
+
+    #[test]
+    fn waiting_ends_when_the_delay_passes() {
+        let b = WriteBackoff::default();
+        b.failed(0, &object(1), 10_000, 1000, 60_000);
+        assert!(b.waiting(&object(1), 10_999));
+        assert!(!b.waiting(&object(1), 11_000));
+    }
+
+    #[test]
+    fn an_edit_or_a_successful_write_resets_the_backoff() {
+        let b = WriteBackoff::default();
+        for _ in 0..5 {
+            b.failed(0, &object(1), 0, 1000, 60_000);
+        }
+        assert!(!b.waiting(&object(2), 1), "edited: due at once");
+        assert_eq!(b.failed(0, &object(2), 0, 1000, 60_000), Some(1000));
+        b.succeeded(&object(2));
+        assert!(!b.waiting(&object(2), 1));
+        assert_eq!(b.failed(0, &object(2), 0, 1000, 60_000), Some(1000));
+    }
+
+    #[test]
+    fn objects_without_uid_or_no_longer_listed_are_not_tracked() {
+        let b = WriteBackoff::default();
+        assert_eq!(b.failed(0, &json!({}), 0, 1000, 60_000), None);
+        b.failed(0, &object(1), 0, 1000, 60_000);
+        b.retain_listed(1, &HashSet::new());
+        assert!(b.waiting(&object(1), 1), "another package's list");
+        b.retain_listed(0, &HashSet::new());
+        assert!(!b.waiting(&object(1), 1));
+    }
+}

@@ -1,0 +1,61 @@
+//! What a finished pass leaves behind in the runtime: counters, the health
+//! log and the write backoff.
+
+use super::health::Failure;
+use super::queue::Key;
+use super::Shared;
+use crate::reconcile::Report;
+use crate::Error;
+use serde_json::Value;
+
+/// How a pass ended: a report, an error, or a panic.
+pub(super) type PassResult = Result<Result<Report, Error>, Box<dyn std::any::Any + Send>>;
+
+/// The log subject of a resource: `plural.group ns/name`.
+pub(super) fn subject(shared: &Shared, key: &Key) -> String {
+    let descriptor = shared.controller.config.packages[key.0].descriptor();
+    format!("{} {}/{}", descriptor.qualified_plural(), key.1, key.2)
+}
+
+/// Records `result` of a pass over `listed`.
+pub(super) fn record(shared: &Shared, key: &Key, listed: &Value, result: &PassResult) {
+    let subject = subject(shared, key);
+    let config = &shared.controller.config;
+    let failure = match result {
+        Ok(Ok(report)) => {
+            tracing::debug!(%subject, ?report, "reconciled");
+            if matches!(report, Report::Reconciled(..) | Report::Released) {
+                shared.backoff.succeeded(listed);
+                shared.health.succeeded(&subject);
+            }
+            None
+        }
+        Ok(Err(Error::Transport(e))) => Some(Failure::of(e)),
+        Ok(Err(_)) => Some(Failure::new("error", "reconcile")),
+        Err(_) => Some(Failure::new("panic", "reconcile")),
+    };
+    if let Some(failure) = failure {
+        // Nothing could be recorded in status, so the wait lives here.
+        let now = shared.controller.now();
+        let delay = shared.backoff.failed(
+            key.0,
+            listed,
+            now,
+            config.retry_base_ms,
+            config.retry_max_ms,
+        );
+        tracing::debug!(%subject, retry_in_ms = delay, "pass failed; backing off");
+        shared.health.failed(&subject, failure);
+    }
+    shared.counters.update(|s| match result {
+        Ok(Ok(report)) => {
+            s.reconciles += 1;
+            match report {
+                Report::Busy => s.busy += 1,
+                Report::Conflict => s.conflicts += 1,
+                _ => {}
+            }
+        }
+        Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
+    });
+}
