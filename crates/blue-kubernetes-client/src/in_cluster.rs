@@ -18,7 +18,10 @@ pub const IN_CLUSTER_CONTEXT: &str = "blue-in-cluster";
 /// Writes the in-cluster kubeconfig described by `options`.
 ///
 /// The returned guard owns the file; the client keeps it for its lifetime.
-pub(crate) fn write_kubeconfig(options: &KubectlOptions) -> Result<NamedTempFile, Error> {
+pub(crate) fn write_kubeconfig(
+    options: &KubectlOptions,
+    dir: &Path,
+) -> Result<NamedTempFile, Error> {
     let server = server_url(
         options
             .service_host
@@ -44,12 +47,7 @@ pub(crate) fn write_kubeconfig(options: &KubectlOptions) -> Result<NamedTempFile
         field: "service_account_dir",
         reason: "could not be written into a kubeconfig",
     })?;
-    private_file(
-        options.temp_dir.as_deref(),
-        "blue-kubeconfig-",
-        ".json",
-        &bytes,
-    )
+    private_file(Some(dir), "blue-kubeconfig-", ".json", &bytes)
 }
 
 /// The kubeconfig document. JSON is valid kubeconfig (YAML is a superset)

@@ -4,10 +4,11 @@ use crate::classify::classify_output;
 use crate::in_cluster::{write_kubeconfig, IN_CLUSTER_CONTEXT};
 use crate::operation::operation_of;
 use crate::request::substitute_input;
+use crate::scratch::{self, Scratch};
 use crate::temp::private_file;
 use crate::{Error, Invocation, KubectlOptions, RequestOptions, Response, Runner, TokioRunner};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use tempfile::NamedTempFile;
 
 /// Builds a [`KubectlClient`], validating `options`.
@@ -48,7 +49,10 @@ pub struct KubectlClient {
     temp_dir: Option<PathBuf>,
     runner: Arc<dyn Runner>,
     /// The generated in-cluster kubeconfig; deleted when the client drops.
+    /// Declared before `scratch`, which holds it, so it goes first.
     _in_cluster_kubeconfig: Option<NamedTempFile>,
+    /// This client's private directory for input files, made on first use.
+    scratch: Mutex<Option<Scratch>>,
 }
 
 impl KubectlClient {
@@ -73,6 +77,9 @@ impl KubectlClient {
                 "variable names must be non-empty without `=`",
             ));
         }
+        // Startup: what a killed predecessor left behind goes first.
+        scratch::sweep(options.temp_dir.as_deref());
+        let mut scratch = None;
         let context = options
             .context
             .as_deref()
@@ -92,7 +99,9 @@ impl KubectlClient {
                     "cannot be combined with in_cluster, which generates its own kubeconfig",
                 ));
             }
-            let file = write_kubeconfig(&options)?;
+            let dir = Scratch::create(options.temp_dir.as_deref())?;
+            let file = write_kubeconfig(&options, dir.path())?;
+            scratch = Some(dir);
             let path = file.path().to_path_buf();
             (IN_CLUSTER_CONTEXT.to_owned(), Some(path), Some(file))
         } else {
@@ -128,7 +137,23 @@ impl KubectlClient {
                 .runner
                 .unwrap_or_else(|| Arc::new(TokioRunner::new())),
             _in_cluster_kubeconfig: generated,
+            scratch: Mutex::new(scratch),
         })
+    }
+
+    /// The scratch directory, created on first use (or again if something
+    /// removed it, e.g. a temp cleaner).
+    fn scratch_dir(&self) -> Result<PathBuf, Error> {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        match scratch.as_ref() {
+            Some(dir) if dir.path().is_dir() => Ok(dir.path().to_path_buf()),
+            _ => {
+                let dir = Scratch::create(self.temp_dir.as_deref())?;
+                let path = dir.path().to_path_buf();
+                *scratch = Some(dir);
+                Ok(path)
+            }
+        }
     }
 
     /// The context every run uses (the generated one in-cluster).
@@ -204,7 +229,14 @@ impl KubectlClient {
         let input_file = options
             .input
             .as_deref()
-            .map(|doc| private_file(self.temp_dir.as_deref(), "blue-input-", "", doc.as_bytes()))
+            .map(|doc| {
+                private_file(
+                    Some(&self.scratch_dir()?),
+                    "blue-input-",
+                    "",
+                    doc.as_bytes(),
+                )
+            })
             .transpose()?;
         let input_path = input_file
             .as_ref()

@@ -26,9 +26,11 @@ mod in_cluster;
 mod kubectl;
 mod operation;
 mod options;
+mod parent_death;
 mod request;
 mod resources;
 mod runner;
+mod scratch;
 mod temp;
 mod tokio_runner;
 

@@ -46,8 +46,11 @@ pub struct KubectlOptions {
     pub runner: Option<Arc<dyn Runner>>,
     /// Extra environment for every kubectl process (e.g. `KUBECACHEDIR`).
     pub env: Vec<(String, String)>,
-    /// Directory for private temporary files (input documents, the
-    /// in-cluster kubeconfig); the system temporary directory when `None`.
+    /// Where the client makes its private (0700) scratch directory for
+    /// input documents and the in-cluster kubeconfig; the system temporary
+    /// directory when `None`. The scratch directory goes when the client
+    /// drops; those of processes that died without cleaning up (SIGKILL)
+    /// are swept here when a client is built.
     pub temp_dir: Option<PathBuf>,
     /// In-cluster: the service-account directory holding `token` and
     /// `ca.crt`; [`DEFAULT_SERVICE_ACCOUNT_DIR`] when `None`.

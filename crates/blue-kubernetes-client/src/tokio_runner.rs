@@ -1,6 +1,7 @@
 //! The default runner: an async tokio child process in its own process group.
 
 use crate::operation::operation_of;
+use crate::parent_death;
 use crate::{Error, Invocation, Output, Runner};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -13,6 +14,9 @@ use tokio::process::Command;
 ///
 /// - No shell: `argv[0]` is executed directly with `argv[1..]`.
 /// - stdin is closed (inputs travel as files), stdout and stderr are captured.
+/// - kubectl gets `SIGKILL` if this process dies (even by `SIGKILL`): it is
+///   started through util-linux's `setpriv --pdeathsig KILL` when that is
+///   installed (see the crate's `parent_death` notes).
 /// - The process leads its own process group. When the deadline passes the
 ///   whole group (kubectl and anything it spawned, e.g. credential plugins)
 ///   gets `SIGKILL`, the process is reaped and [`Error::Timeout`] is returned.
@@ -60,7 +64,17 @@ impl Runner for TokioRunner {
             return Err(spawn_error(std::io::ErrorKind::InvalidInput));
         };
 
-        let mut child = Command::new(program)
+        // PATH as kubectl would see it: an override in the invocation wins.
+        let path = invocation
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "PATH")
+            .map_or_else(|| std::env::var_os("PATH"), |(_, v)| Some(v.into()));
+        let program = parent_death::resolve(program, path).map_err(spawn_error)?;
+        let argv = parent_death::wrapped(program);
+        let mut child = Command::new(&argv[0])
+            .args(&argv[1..])
             .args(args)
             .envs(invocation.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())

@@ -40,7 +40,10 @@ async fn in_cluster_kubeconfig_points_at_the_service_account_files() {
     let client = kubectl_client(options).unwrap();
 
     let path = client.kubeconfig().unwrap().to_path_buf();
-    assert_eq!(path.parent().unwrap(), temp.path());
+    let scratch = path.parent().unwrap();
+    assert_eq!(scratch.parent().unwrap(), temp.path());
+    let mode = std::fs::metadata(scratch).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700, "a private scratch directory");
     let mode = std::fs::metadata(&path).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o600);
     let text = std::fs::read_to_string(&path).unwrap();

@@ -98,12 +98,23 @@ pub fn options(runner: impl Runner + 'static, temp_dir: &Path) -> KubectlOptions
         .with_temp_dir(temp_dir)
 }
 
-/// The entries left in `dir`.
+/// The files left anywhere under `dir` (the client keeps its files in a
+/// scratch directory inside it), as paths relative to `dir`.
 pub fn entries(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect()
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                let relative = path.strip_prefix(dir).unwrap();
+                files.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    files
 }
 
 /// Writes an executable shell script (a fake kubectl) into `dir`.
