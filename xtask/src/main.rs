@@ -3,6 +3,7 @@
 //! See `xtask/README.md`.
 
 mod bench;
+mod chaos;
 mod command_io;
 mod control_plane;
 mod demo;
@@ -20,11 +21,13 @@ fn main() -> ExitCode {
         Some("e2e") => e2e::main(&args[1..]),
         Some("demo") => demo::main(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
+        Some("chaos") => chaos::main(&args[1..]),
         Some("test") => test_all::main(&args[1..]),
         _ => {
             eprintln!("{USAGE}\n{}", control_plane::cli::USAGE);
             eprintln!("{}\n{}", e2e::USAGE, demo::USAGE);
             eprintln!("{}", bench::USAGE);
+            eprintln!("{}", chaos::USAGE);
             eprintln!("{}", test_all::USAGE);
             return ExitCode::from(2);
         }

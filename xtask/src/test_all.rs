@@ -2,14 +2,15 @@
 //!
 //! Formatting, lints and docs first (cheap, and they sink submissions), then
 //! unit, property and doc tests, then the end-to-end run against a real API
-//! server, which provisions the local control plane on first use.
+//! server, which provisions the local control plane on first use, and the
+//! short chaos profile (faults and hostile input, about 3 minutes).
 
 use anyhow::{bail, Context, Result};
 use std::process::Command;
 use std::time::Instant;
 
 pub const USAGE: &str =
-    "  test                 fmt, clippy, docs, cargo test --workspace, then e2e";
+    "  test                 fmt, clippy, docs, cargo test --workspace, e2e, then the short chaos profile";
 
 /// A step: its name, cargo's arguments and extra environment.
 type Step = (
@@ -23,7 +24,7 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [Step; 5] = [
+    let steps: [Step; 6] = [
         ("fmt", &["fmt", "--all", "--", "--check"], &[]),
         (
             "clippy",
@@ -48,6 +49,7 @@ pub fn main(args: &[String]) -> Result<()> {
             &[],
         ),
         ("e2e", &["xtask", "e2e"], &[]),
+        ("chaos (short profile)", &["xtask", "chaos"], &[]),
     ];
     for (name, args, env) in steps {
         println!("==> {name}: cargo {}", args.join(" "));

@@ -50,8 +50,29 @@ pub struct ControlPlane {
     pgid: u32,
     apiserver: Option<ManagedProcess>,
     etcd: Option<ManagedProcess>,
+    /// How each component was started, so a fault test can start it again.
+    commands: Vec<(Component, PathBuf, Vec<String>)>,
     watchdog: Option<Watchdog>,
     startup: Duration,
+}
+
+/// One of the control plane's processes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    /// etcd.
+    Etcd,
+    /// kube-apiserver.
+    ApiServer,
+}
+
+impl Component {
+    /// The process name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::Etcd => "etcd",
+            Component::ApiServer => "kube-apiserver",
+        }
+    }
 }
 
 impl ControlPlane {
@@ -105,6 +126,7 @@ impl ControlPlane {
             pgid: 0,
             apiserver: None,
             etcd: None,
+            commands: Vec::new(),
             watchdog: None,
             startup: Duration::ZERO,
         };
@@ -117,55 +139,84 @@ impl ControlPlane {
 
         let client_url = format!("http://127.0.0.1:{etcd_client}");
         let peer_url = format!("http://127.0.0.1:{etcd_peer}");
-        let mut etcd = Command::new(&assets.etcd);
-        etcd.arg("--name=blue")
-            .arg(format!("--data-dir={}", cp.dir.join("etcd").display()))
-            .arg(format!("--listen-client-urls={client_url}"))
-            .arg(format!("--advertise-client-urls={client_url}"))
-            .arg(format!("--listen-peer-urls={peer_url}"))
-            .arg(format!("--initial-advertise-peer-urls={peer_url}"))
-            .arg(format!("--initial-cluster=blue={peer_url}"))
-            .arg("--logger=zap")
-            .arg("--log-outputs=stderr");
-        let etcd = ManagedProcess::spawn("etcd", &mut etcd, cp.dir.join("etcd.log"), None)?;
+        let etcd_args = vec![
+            "--name=blue".to_string(),
+            format!("--data-dir={}", cp.dir.join("etcd").display()),
+            format!("--listen-client-urls={client_url}"),
+            format!("--advertise-client-urls={client_url}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=blue={peer_url}"),
+            "--logger=zap".to_string(),
+            "--log-outputs=stderr".to_string(),
+        ];
+        cp.commands
+            .push((Component::Etcd, assets.etcd.clone(), etcd_args));
+        let etcd = cp.spawn(Component::Etcd, None)?;
         cp.pgid = etcd.pid();
         cp.etcd = Some(etcd);
         cp.watchdog = Some(Watchdog::arm(cp.pgid, &cp.dir)?);
         cp.wait_for_port(etcd_client, "etcd")?;
 
-        let mut apiserver = Command::new(&assets.kube_apiserver);
         let path = |p: &Path| p.display().to_string();
-        apiserver
-            .arg(format!("--etcd-servers={client_url}"))
-            .arg(format!("--secure-port={secure_port}"))
-            .arg("--bind-address=127.0.0.1")
-            .arg("--advertise-address=127.0.0.1")
-            .arg(format!("--cert-dir={}", cp.dir.join("apiserver").display()))
-            .arg(format!("--tls-cert-file={}", path(&pki.serving_cert)))
-            .arg(format!("--tls-private-key-file={}", path(&pki.serving_key)))
-            .arg(format!("--client-ca-file={}", path(&pki.ca_cert)))
-            .arg(format!("--token-auth-file={}", path(&pki.token_file)))
-            .arg("--authorization-mode=RBAC")
-            .arg("--service-cluster-ip-range=10.0.0.0/24")
-            .arg(format!("--service-account-issuer={}", cp.server))
-            .arg(format!("--service-account-key-file={}", path(&pki.sa_pub)))
-            .arg(format!(
-                "--service-account-signing-key-file={}",
-                path(&pki.sa_key)
-            ))
-            .arg("--disable-admission-plugins=ServiceAccount")
-            .arg("--profiling=false");
-        cp.apiserver = Some(ManagedProcess::spawn(
-            "kube-apiserver",
-            &mut apiserver,
-            cp.dir.join("kube-apiserver.log"),
-            Some(cp.pgid),
-        )?);
+        let apiserver_args = vec![
+            format!("--etcd-servers={client_url}"),
+            format!("--secure-port={secure_port}"),
+            "--bind-address=127.0.0.1".to_string(),
+            "--advertise-address=127.0.0.1".to_string(),
+            format!("--cert-dir={}", cp.dir.join("apiserver").display()),
+            format!("--tls-cert-file={}", path(&pki.serving_cert)),
+            format!("--tls-private-key-file={}", path(&pki.serving_key)),
+            format!("--client-ca-file={}", path(&pki.ca_cert)),
+            format!("--token-auth-file={}", path(&pki.token_file)),
+            "--authorization-mode=RBAC".to_string(),
+            "--service-cluster-ip-range=10.0.0.0/24".to_string(),
+            format!("--service-account-issuer={}", cp.server),
+            format!("--service-account-key-file={}", path(&pki.sa_pub)),
+            format!("--service-account-signing-key-file={}", path(&pki.sa_key)),
+            "--disable-admission-plugins=ServiceAccount".to_string(),
+            "--profiling=false".to_string(),
+        ];
+        cp.commands.push((
+            Component::ApiServer,
+            assets.kube_apiserver.clone(),
+            apiserver_args,
+        ));
+        cp.apiserver = Some(cp.spawn(Component::ApiServer, Some(cp.pgid))?);
         cp.write_kubeconfig(&pki)?;
         cp.wait_for_port(secure_port, "kube-apiserver")?;
         cp.wait_until_ready()?;
         cp.startup = started.elapsed();
         Ok(cp)
+    }
+
+    fn spawn(&self, component: Component, group: Option<u32>) -> Result<ManagedProcess> {
+        let (_, program, args) = self
+            .commands
+            .iter()
+            .find(|(c, _, _)| *c == component)
+            .context("unknown component")?;
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        let log = self.dir.join(format!("{}.log", component.name()));
+        ManagedProcess::spawn(component.name(), &mut cmd, log, group)
+    }
+
+    /// The pid of `component` as first started (fault tests signal it).
+    pub fn pid(&self, component: Component) -> Option<u32> {
+        match component {
+            Component::Etcd => self.etcd.as_ref(),
+            Component::ApiServer => self.apiserver.as_ref(),
+        }
+        .map(ManagedProcess::pid)
+    }
+
+    /// Starts `component` again with its original command line (same ports,
+    /// same etcd data), in the control plane's process group so the
+    /// watchdog and [`ControlPlane::stop`] also cover it. For fault tests
+    /// after killing the original; the caller owns (and stops) the process.
+    pub fn respawn(&self, component: Component) -> Result<ManagedProcess> {
+        self.spawn(component, Some(self.pgid))
     }
 
     /// Path of the kubeconfig (server, CA, admin token, context [`CONTEXT`]).

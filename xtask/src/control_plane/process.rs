@@ -101,6 +101,19 @@ impl ManagedProcess {
         self.exited
     }
 
+    /// SIGKILL at once (no chance to clean up), then reaps.
+    pub fn kill(&mut self) -> Result<()> {
+        if self.exit_status().is_none() {
+            let _ = self.child.kill();
+            self.exited = Some(
+                self.child
+                    .wait()
+                    .with_context(|| format!("reaping {}", self.name))?,
+            );
+        }
+        Ok(())
+    }
+
     /// SIGTERM, wait up to `grace`, then SIGKILL; always reaps.
     pub fn stop(&mut self, grace: Duration) -> Result<()> {
         if self.exit_status().is_some() {

@@ -11,11 +11,11 @@ pub mod interrupt;
 pub mod kube;
 pub mod manifests;
 pub mod operator;
-mod steps;
+pub(crate) mod steps;
 pub mod suite;
 pub mod target;
 pub mod util;
-mod world;
+pub(crate) mod world;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -77,6 +77,7 @@ pub fn main(args: &[String]) -> Result<()> {
         work: work.path().to_path_buf(),
         cel: installed.cel,
         operator: None,
+        operator_env: Vec::new(),
     };
     let args = world.admin_args();
     world.start_operator(&args)?;

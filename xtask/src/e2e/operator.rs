@@ -101,6 +101,21 @@ impl Operator {
         })
     }
 
+    /// The operator's pid while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(ManagedProcess::pid)
+    }
+
+    /// Crashes the operator: SIGKILL to its process alone (not its group:
+    /// kubectl children must die by themselves), then reaps it.
+    pub fn kill(&mut self) -> Result<()> {
+        if let Some(p) = self.process.as_mut() {
+            p.kill()?;
+            self.exit = p.exit_status();
+        }
+        Ok(())
+    }
+
     /// True while the process runs.
     pub fn is_running(&mut self) -> bool {
         self.process

@@ -112,6 +112,14 @@ impl Cluster {
         }
     }
 
+    /// The local control plane, if this is one.
+    pub fn control_plane(&self) -> Option<&ControlPlane> {
+        match &self.backing {
+            Backing::Local(cp) => Some(cp),
+            _ => None,
+        }
+    }
+
     /// The local control plane's directory, if this is one.
     pub fn control_plane_dir(&self) -> Option<PathBuf> {
         match &self.backing {

@@ -29,6 +29,8 @@ pub struct World<'a> {
     pub cel: bool,
     /// The running operator, if any.
     pub operator: Option<Operator>,
+    /// Extra environment for the operator (e.g. chaos's counting `KUBECTL`).
+    pub operator_env: Vec<(String, String)>,
 }
 
 impl World<'_> {
@@ -64,13 +66,14 @@ impl World<'_> {
         // even if the operator is killed.
         let tmp = self.work.join("operator-tmp");
         std::fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
-        let env = [
+        let mut env = vec![
             (
                 "KUBECACHEDIR".to_string(),
                 self.work.join("operator-kube-cache").display().to_string(),
             ),
             ("TMPDIR".to_string(), tmp.display().to_string()),
         ];
+        env.extend(self.operator_env.iter().cloned());
         let log = self.operator_log();
         self.operator = Some(Operator::start(&self.binary, args, &env, &log, &self.work)?);
         Ok(())

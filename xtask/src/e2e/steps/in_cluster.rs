@@ -95,7 +95,7 @@ fn update(w: &mut World<'_>, value: &str) -> Result<()> {
 }
 
 /// A fresh token for the operator's ServiceAccount (TokenRequest API).
-fn request_token(w: &World<'_>) -> Result<String> {
+pub(crate) fn request_token(w: &World<'_>) -> Result<String> {
     let path = format!(
         "/api/v1/namespaces/{}/serviceaccounts/{SERVICE_ACCOUNT}/token",
         w.kube.namespace()
@@ -119,7 +119,7 @@ fn request_token(w: &World<'_>) -> Result<String> {
 
 /// Replaces the token file atomically, as the kubelet does, so kubectl
 /// never reads a half-written token.
-fn write_token(dir: &Path, token: &str) -> Result<()> {
+pub(crate) fn write_token(dir: &Path, token: &str) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let tmp = dir.join("..token.tmp");

@@ -5,7 +5,7 @@
 mod basics;
 mod deletion;
 mod drift;
-mod in_cluster;
+pub(crate) mod in_cluster;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
@@ -109,7 +109,7 @@ fn alpha_data() -> Value {
 }
 
 /// A LocalConfigMap manifest.
-fn manifest(name: &str, spec: Value) -> String {
+pub(crate) fn manifest(name: &str, spec: Value) -> String {
     json!({
         "apiVersion": "examples.blue.dev/v1alpha1",
         "kind": "LocalConfigMap",

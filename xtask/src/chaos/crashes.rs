@@ -1,0 +1,102 @@
+//! The operator SIGKILLed at random points while resources change: its
+//! kubectl children must die with it, the next operator must sweep its
+//! private files, and everything must converge once it stays up.
+
+use std::fs;
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context, Result};
+
+use super::fleet::Fleet;
+use super::leftovers::{operator_processes, operator_tmp};
+use super::{Figures, Profile};
+use crate::control_plane::certs::random_hex;
+use crate::e2e::interrupt;
+use crate::e2e::suite::{eventually, Suite};
+use crate::e2e::world::World;
+
+pub fn run(
+    w: &mut World<'_>,
+    fleet: &mut Fleet,
+    profile: &Profile,
+    suite: &mut Suite,
+    figures: &mut Figures,
+) {
+    let mut stats = Stats::default();
+    let passed = suite.check("operator-sigkill-at-random-points", || {
+        for i in 0..profile.kills {
+            w.ensure_operator()?;
+            fleet.batch(w, 1, 1, i % 2)?;
+            // 0.1 to 2 s: before, during and after the batch's passes.
+            let delay = 100 + u64::from_str_radix(&random_hex(2)?, 16)? % 1900;
+            interrupt::sleep(Duration::from_millis(delay));
+            kill_and_restart(w, &mut stats)?;
+        }
+        let restarted = Instant::now();
+        fleet.wait_converged(w)?;
+        stats.recovery = Some(restarted.elapsed());
+        Ok(())
+    });
+    if !passed {
+        w.diagnose(None);
+    }
+    figures.add(format!(
+        "{} operator SIGKILLs: {} kubectl processes in flight at the kills, all gone within {:.1}s; {} private directories left by killed operators, all swept by the next start{}",
+        profile.kills,
+        stats.kubectl_in_flight,
+        stats.slowest_kubectl_death.as_secs_f64(),
+        stats.dirs_left,
+        stats
+            .recovery
+            .map(|r| format!("; converged {:.1}s after the last restart", r.as_secs_f64()))
+            .unwrap_or_default(),
+    ));
+}
+
+#[derive(Default)]
+struct Stats {
+    kubectl_in_flight: usize,
+    slowest_kubectl_death: Duration,
+    dirs_left: usize,
+    recovery: Option<Duration>,
+}
+
+fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
+    let operator = w.operator()?;
+    ensure!(operator.is_running(), "the operator exited on its own");
+    let in_flight = operator_processes(w).len().saturating_sub(1);
+    let killed_at = Instant::now();
+    w.operator()?.kill()?;
+    stats.kubectl_in_flight += in_flight;
+    eventually(
+        "the killed operator's kubectl processes to die with it",
+        Duration::from_secs(5),
+        || {
+            let left = operator_processes(w);
+            ensure!(left.is_empty(), "still running: {left:?}");
+            Ok(())
+        },
+    )?;
+    stats.slowest_kubectl_death = stats.slowest_kubectl_death.max(killed_at.elapsed());
+    let tmp = operator_tmp(w);
+    stats.dirs_left += fs::read_dir(&tmp).map_or(0, |d| d.count());
+
+    let args = w.admin_args();
+    w.start_operator(&args)?;
+    let pid = w.operator()?.pid().context("the operator started")?;
+    // The new operator's client sweeps at startup: only its own directory
+    // (named after its pid) may remain.
+    eventually(
+        "the new operator to sweep the killed one's files",
+        Duration::from_secs(10),
+        || {
+            let foreign: Vec<_> = fs::read_dir(&tmp)?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with(&format!("blue-kubectl-{pid}-")))
+                .collect();
+            ensure!(foreign.is_empty(), "left behind: {foreign:?}");
+            Ok(())
+        },
+    )
+}

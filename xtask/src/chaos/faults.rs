@@ -1,0 +1,117 @@
+//! kube-apiserver and etcd stopped (SIGSTOP) and killed (SIGKILL, then
+//! started again) right after a batch of creates, edits and deletes.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::fleet::Fleet;
+use super::{Figures, Profile};
+use crate::control_plane::process::ManagedProcess;
+use crate::control_plane::{Component, ControlPlane};
+use crate::e2e::interrupt;
+use crate::e2e::suite::{eventually, Suite};
+use crate::e2e::world::World;
+
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    Stop,
+    Kill,
+}
+
+/// The processes as they are now: the originals, or their replacements.
+struct Processes<'a> {
+    cp: &'a ControlPlane,
+    replaced: Vec<(Component, u32)>,
+}
+
+impl Processes<'_> {
+    fn pid(&self, c: Component) -> Result<Pid> {
+        let pid = self
+            .replaced
+            .iter()
+            .rev()
+            .find(|(r, _)| *r == c)
+            .map(|(_, pid)| *pid)
+            .or_else(|| self.cp.pid(c))
+            .context("component not running")?;
+        Ok(Pid::from_raw(i32::try_from(pid)?))
+    }
+}
+
+pub fn run(
+    w: &mut World<'_>,
+    cp: &ControlPlane,
+    fleet: &mut Fleet,
+    profile: &Profile,
+    suite: &mut Suite,
+    figures: &mut Figures,
+    respawned: &mut Vec<ManagedProcess>,
+) {
+    let mut procs = Processes {
+        cp,
+        replaced: Vec::new(),
+    };
+    let cases = [
+        (Component::ApiServer, Fault::Stop),
+        (Component::ApiServer, Fault::Kill),
+        (Component::Etcd, Fault::Stop),
+        (Component::Etcd, Fault::Kill),
+    ];
+    for (component, fault) in cases {
+        let name = format!(
+            "converges-after-{}-{}",
+            component.name(),
+            format!("{fault:?}").to_lowercase()
+        );
+        let mut recovery = None;
+        let passed = suite.check(&name, || {
+            w.ensure_operator()?;
+            fleet.batch(w, 2, 2, 1)?;
+            let pid = procs.pid(component)?;
+            match fault {
+                Fault::Stop => {
+                    kill(pid, Signal::SIGSTOP)?;
+                    interrupt::sleep(profile.outage);
+                    kill(pid, Signal::SIGCONT)?;
+                }
+                Fault::Kill => {
+                    kill(pid, Signal::SIGKILL)?;
+                    interrupt::sleep(profile.outage);
+                    let p = cp.respawn(component)?;
+                    procs.replaced.push((component, p.pid()));
+                    respawned.push(p);
+                }
+            }
+            let healed = Instant::now();
+            wait_serving(w)?;
+            fleet.wait_converged(w)?;
+            recovery = Some(healed.elapsed());
+            ensure!(
+                w.operator()?.is_running(),
+                "the operator exited during the outage"
+            );
+            Ok(())
+        });
+        if !passed {
+            w.diagnose(None);
+        }
+        if let Some(took) = recovery {
+            figures.add(format!(
+                "{} {fault:?} for {}s during a batch of 2 creates, 2 edits, 1 delete: converged {:.1}s after it healed",
+                component.name(),
+                profile.outage.as_secs(),
+                took.as_secs_f64()
+            ));
+        }
+    }
+}
+
+/// Waits until the API server answers again.
+fn wait_serving(w: &World<'_>) -> Result<()> {
+    eventually("the API server serving", Duration::from_secs(90), || {
+        w.kube.ok(&["get", "--raw", "/readyz"], None).map(drop)
+    })
+}

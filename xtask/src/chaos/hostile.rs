@@ -1,0 +1,131 @@
+//! Malformed and forged resources through the schema-less CRD: each must
+//! end Invalid (or be managed normally when it is valid), never panic the
+//! operator, never be silently defaulted, and a forged status must not keep
+//! the controller away.
+
+use std::time::Duration;
+
+use anyhow::{ensure, Context, Result};
+use serde_json::{json, Value};
+
+use crate::e2e::kube::LCM;
+use crate::e2e::steps::{manifest, FINALIZER};
+use crate::e2e::suite::{eventually, Suite};
+use crate::e2e::world::{condition, phase, World};
+
+/// Name, spec, the phase (and Ready reason) it must reach.
+fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
+    let mut deep = json!("bottom");
+    for _ in 0..20 {
+        deep = json!({ "d": deep });
+    }
+    let big: serde_json::Map<String, Value> = (0..2000)
+        .map(|i| (format!("k{i}"), json!("x".repeat(100))))
+        .collect();
+    let invalid = ("Invalid", "InvalidConfiguration");
+    let ready = ("Ready", "Converged");
+    [
+        ("hostile-string-spec", json!("running"), invalid),
+        ("hostile-list-spec", json!(["running"]), invalid),
+        ("hostile-config-string", json!({"config": "data"}), invalid),
+        ("hostile-profile-number", json!({"config": {"profile": 7}}), invalid),
+        ("hostile-suspend-string", json!({"suspend": "true"}), invalid),
+        ("hostile-state-unknown", json!({"state": "paused"}), invalid),
+        ("hostile-interval-number", json!({"reconcileInterval": 60}), invalid),
+        ("hostile-interval-beyond-year-9999", json!({"reconcileInterval": "999999999999h"}), invalid),
+        ("hostile-interval-above-maximum", json!({"reconcileInterval": "8761h"}), invalid),
+        ("hostile-interval-zero", json!({"reconcileInterval": "0s"}), invalid),
+        ("hostile-deep-config", json!({"config": {"data": deep}}), invalid),
+        ("hostile-protect-string", json!({"config": {"compute-prevent-destroy": "yes"}}), invalid),
+        ("hostile-interval-maximum", json!({"reconcileInterval": "8760h", "config": {"data": {"a": "b"}}}), ready),
+        ("hostile-big-config", json!({"config": {"data": big}}), ready),
+        ("hostile-non-ascii", json!({"config": {"data": {"greeting": "grüße, こんにちは 🚀"}}}), ready),
+    ]
+    .into_iter()
+    .map(|(name, spec, (p, r))| (name, spec, p, r))
+    .collect()
+}
+
+pub fn run(w: &mut World<'_>, suite: &mut Suite) {
+    let passed = suite.check("malformed-resources-are-invalid-never-defaulted", || {
+        for (name, spec, _, _) in cases() {
+            w.kube.create(&manifest(name, spec))?;
+        }
+        for (name, _, want_phase, want_reason) in cases() {
+            wait_for(w, name, want_phase, want_reason)?;
+        }
+        ensure!(w.operator()?.is_running(), "the operator exited");
+        Ok(())
+    });
+    if !passed {
+        w.diagnose(None);
+    }
+    let passed = suite.check("forged-ready-status-does-not-keep-the-controller-away", || {
+        // Forge while no operator runs, so the forgery is what it finds.
+        w.stop_operator()?;
+        let forged = "hostile-forged-status";
+        w.kube.create(&manifest(
+            forged,
+            json!({"config": {"data": {"real": "yes"}}}),
+        ))?;
+        let far = json!({"status": {
+            "phase": "Ready",
+            "observedGeneration": 1,
+            "nextReconcileTime": "9999-12-31T23:59:59Z",
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
+                            "message": "forged", "lastTransitionTime": "2020-01-01T00:00:00Z"}],
+        }});
+        w.kube.ok(
+            &["patch", LCM, forged, "--subresource=status", "--type=merge", "-p", &far.to_string()],
+            None,
+        )?;
+        let args = w.admin_args();
+        w.start_operator(&args)?;
+        // The forgery already reads Ready/Converged: wait for what only a
+        // real pass leaves, the finalizer and the state identity.
+        eventually("the forged resource to be managed", Duration::from_secs(60), || {
+            let r = wait_for(w, forged, "Ready", "Converged")?;
+            ensure!(
+                r["metadata"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|f| f == FINALIZER)),
+                "no finalizer was added"
+            );
+            ensure!(r["status"]["stateIdentity"].is_string(), "no state identity recorded");
+            Ok(())
+        })?;
+        let cm = w.kube.get("configmap", forged)?.context("its ConfigMap was never created")?;
+        ensure!(cm["data"] == json!({"real": "yes"}), "ConfigMap data {}", cm["data"]);
+        Ok(())
+    });
+    if !passed {
+        w.diagnose(Some("hostile-forged-status"));
+    }
+    suite.check("malformed-resources-can-be-deleted", || {
+        w.ensure_operator()?;
+        let mut names: Vec<&str> = cases().iter().map(|c| c.0).collect();
+        names.push("hostile-forged-status");
+        for name in &names {
+            w.kube.ok(&["delete", LCM, name, "--wait=false"], None)?;
+        }
+        eventually("the malformed resources gone", Duration::from_secs(60), || {
+            for name in &names {
+                ensure!(w.kube.get(LCM, name)?.is_none(), "{name} still exists");
+            }
+            Ok(())
+        })
+    });
+}
+
+/// Waits until `name` reaches `want` with Ready reason `reason`.
+fn wait_for(w: &World<'_>, name: &str, want: &str, reason: &str) -> Result<Value> {
+    eventually(&format!("{name} {want}/{reason}"), Duration::from_secs(60), || {
+        let r = w.kube.get(LCM, name)?.with_context(|| format!("{name} is gone"))?;
+        let got = condition(&r, "Ready").map(|c| c["reason"].clone());
+        ensure!(
+            phase(&r) == want && got.as_ref().is_some_and(|g| g == reason),
+            "{name} is {:?} with reason {}",
+            phase(&r),
+            got.unwrap_or(Value::Null)
+        );
+        Ok(r)
+    })
+}

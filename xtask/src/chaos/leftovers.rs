@@ -1,0 +1,102 @@
+//! What a crashed or stopped operator must not leave behind: kubectl
+//! processes, private files, panics in its log.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{ensure, Result};
+
+use crate::e2e::suite::Suite;
+use crate::e2e::util::processes_mentioning;
+use crate::e2e::world::World;
+
+/// The operator's private temporary directory (its `TMPDIR`).
+pub fn operator_tmp(w: &World<'_>) -> PathBuf {
+    w.work.join("operator-tmp")
+}
+
+/// Live processes started by an operator of this run: kubectl inherits
+/// the operator's private `KUBECACHEDIR`, nothing else here has it.
+pub fn operator_processes(w: &World<'_>) -> Vec<String> {
+    let marker = format!(
+        "KUBECACHEDIR={}",
+        w.work.join("operator-kube-cache").display()
+    );
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            fs::read(e.path().join("environ")).is_ok_and(|env| {
+                env.split(|b| *b == 0)
+                    .any(|var| var == marker.as_bytes())
+            })
+        })
+        .filter_map(|e| {
+            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
+            // Zombies own nothing any more.
+            let state = stat.rsplit(')').next()?.split_whitespace().next()?;
+            (state != "Z").then(|| {
+                let cmd = fs::read(e.path().join("cmdline")).unwrap_or_default();
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            })
+        })
+        .collect()
+}
+
+/// Every file under `dir`.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+/// Checks at the end of the run, the operator still running until the last.
+pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
+    suite.check("operator-never-exited-on-its-own", || {
+        ensure!(
+            w.operator.as_mut().is_some_and(|o| o.is_running()),
+            "the operator is not running"
+        );
+        let status = w.stop_operator()?;
+        ensure!(status.success(), "the operator stopped with {status}");
+        Ok(())
+    });
+    suite.check("no-panic-in-the-operator-log", || {
+        let log = fs::read_to_string(w.operator_log())?;
+        let panics: Vec<&str> = log.lines().filter(|l| l.contains("panicked")).collect();
+        ensure!(panics.is_empty(), "{} panic lines, first: {}", panics.len(), panics[0]);
+        Ok(())
+    });
+    suite.check("no-kubectl-or-temp-file-left-by-the-operators", || {
+        let procs = operator_processes(w);
+        ensure!(procs.is_empty(), "processes left: {procs:?}");
+        let files = files_under(&operator_tmp(w));
+        ensure!(files.is_empty(), "files left: {files:?}");
+        let dirs: Vec<_> = fs::read_dir(operator_tmp(w))?.flatten().map(|e| e.path()).collect();
+        ensure!(dirs.is_empty(), "directories left: {dirs:?}");
+        Ok(())
+    });
+}
+
+/// After teardown: no process mentions the run's directories, which are gone.
+pub fn nothing_left(work: &Path, control_plane: Option<&Path>) -> Result<()> {
+    for dir in std::iter::once(work).chain(control_plane) {
+        let procs = processes_mentioning(dir);
+        ensure!(procs.is_empty(), "processes left behind: {procs:?}");
+        ensure!(!dir.exists(), "{} was not removed", dir.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! `cargo xtask chaos`: faults and hostile input against a real API server.
+//!
+//! Reuses e2e's cluster, operator and world helpers. Against a private local
+//! control plane whose CRD has no structural schema (so malformed input gets
+//! through, as on any cluster with a loose CRD), it stops and kills
+//! kube-apiserver and etcd during batches of creates, edits and deletes,
+//! SIGKILLs the operator at random points, creates malformed and forged
+//! resources, and runs the operator with a ServiceAccount missing one
+//! permission at a time. Every invariant is a `PASS`/`FAIL` line; figures
+//! (recovery time per fault, requests per minute while forbidden) are
+//! printed at the end.
+
+mod crashes;
+mod faults;
+mod fleet;
+mod hostile;
+mod leftovers;
+mod permissions;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::control_plane::certs::random_hex;
+use crate::e2e::kube::Kube;
+use crate::e2e::suite::Suite;
+use crate::e2e::target::{Cluster, Mode};
+use crate::e2e::util::TempDir;
+use crate::e2e::world::World;
+use crate::e2e::{interrupt, manifests, operator, Installation};
+use fleet::Fleet;
+
+/// Usage of `cargo xtask chaos`.
+pub const USAGE: &str = "\
+cargo xtask chaos                     faults and hostile input against a local control plane (about 3 minutes)
+cargo xtask chaos --long              ... longer outages, more operator kills, every missing permission";
+
+/// How hard to push.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profile {
+    /// How long each control-plane fault lasts.
+    pub outage: Duration,
+    /// Operator SIGKILLs.
+    pub kills: usize,
+    /// How long the operator runs with each missing permission.
+    pub forbidden_window: Duration,
+    /// Every permission in turn (else the two writes only).
+    pub every_permission: bool,
+}
+
+impl Profile {
+    const SHORT: Profile = Profile {
+        outage: Duration::from_secs(6),
+        kills: 5,
+        forbidden_window: Duration::from_secs(30),
+        every_permission: false,
+    };
+    const LONG: Profile = Profile {
+        outage: Duration::from_secs(20),
+        kills: 40,
+        forbidden_window: Duration::from_secs(90),
+        every_permission: true,
+    };
+
+    fn parse(args: &[String]) -> Result<Self> {
+        match args {
+            [] => Ok(Self::SHORT),
+            [flag] if flag == "--long" => Ok(Self::LONG),
+            _ => bail!("usage:\n{USAGE}"),
+        }
+    }
+}
+
+/// Figures printed at the end (and quoted in the README).
+#[derive(Default)]
+pub struct Figures(Vec<String>);
+
+impl Figures {
+    fn add(&mut self, line: String) {
+        println!("  figure: {line}");
+        self.0.push(line);
+    }
+}
+
+/// Runs `chaos <args>`.
+pub fn main(args: &[String]) -> Result<()> {
+    interrupt::install()?;
+    let profile = Profile::parse(args)?;
+    let started = Instant::now();
+    let work = TempDir::new("blue-chaos")?;
+    println!("building {}", operator::PACKAGE);
+    let binary = operator::build()?;
+    let cluster = Cluster::open(&Mode::Local, work.path())?;
+    let cp = cluster
+        .control_plane()
+        .context("chaos runs against its own local control plane")?;
+    println!("setup: {}", cluster.describe());
+    let namespace = format!("blue-chaos-{}", random_hex(3)?);
+    let kube = cluster.kube(&namespace);
+    let installed = Installation::install(&cluster, &kube)?;
+    loosen_crd(&kube)?;
+    let counter = permissions::Counter::install(work.path())?;
+
+    let mut world = World {
+        cluster: &cluster,
+        kube,
+        binary,
+        work: work.path().to_path_buf(),
+        cel: false,
+        operator: None,
+        operator_env: counter.env("admin"),
+    };
+    let args = world.admin_args();
+    world.start_operator(&args)?;
+    println!(
+        "setup: namespace {namespace}, schema-less CRD, operator log {} ({:.1}s)",
+        world.operator_log().display(),
+        started.elapsed().as_secs_f64()
+    );
+
+    let mut suite = Suite::default();
+    let mut figures = Figures::default();
+    let mut fleet = Fleet::default();
+    let mut respawned = Vec::new();
+    suite.check("fleet-converges-before-faults", || {
+        fleet.batch(&world, 4, 0, 0)?;
+        fleet.wait_converged(&world).map(drop)
+    });
+    faults::run(
+        &mut world,
+        cp,
+        &mut fleet,
+        &profile,
+        &mut suite,
+        &mut figures,
+        &mut respawned,
+    );
+    crashes::run(&mut world, &mut fleet, &profile, &mut suite, &mut figures);
+    hostile::run(&mut world, &mut suite);
+    permissions::run(
+        &mut world,
+        &counter,
+        &mut fleet,
+        &profile,
+        &mut suite,
+        &mut figures,
+    );
+    suite.check("every-resource-converges-after-the-faults", || {
+        world.ensure_operator()?;
+        let took = fleet.wait_converged(&world)?;
+        println!("  ({} resources, {:.1}s)", fleet.live_count(), took.as_secs_f64());
+        Ok(())
+    });
+    leftovers::final_checks(&mut world, &mut suite);
+
+    drop(world);
+    for mut p in respawned {
+        let _ = p.stop(Duration::from_secs(10));
+    }
+    let cp_dir = cluster.control_plane_dir();
+    installed.remove()?;
+    cluster.stop()?;
+    let work_dir = work.path().to_path_buf();
+    drop(work);
+    suite.run("cleanup", || leftovers::nothing_left(&work_dir, cp_dir.as_deref()));
+
+    println!("figures:");
+    for line in &figures.0 {
+        println!("  {line}");
+    }
+    let failed = suite.failed();
+    println!(
+        "chaos: {} passed, {failed} failed in {:.1}s",
+        suite.outcomes().len() - failed - suite.skipped(),
+        started.elapsed().as_secs_f64()
+    );
+    if interrupt::requested() {
+        bail!("interrupted");
+    }
+    if failed > 0 {
+        bail!("{failed} chaos checks failed");
+    }
+    Ok(())
+}
+
+/// Replaces the CRD's schema with "anything goes", as on a cluster whose
+/// CRD has no structural schema: the controller alone must refuse bad input.
+fn loosen_crd(kube: &Kube) -> Result<()> {
+    let mut crd = kube
+        .get("crd", manifests::CRD_NAME)?
+        .context("the CRD is installed")?;
+    for version in crd["spec"]["versions"]
+        .as_array_mut()
+        .context("CRD versions")?
+    {
+        version["schema"] = serde_json::json!({"openAPIV3Schema": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+        }});
+    }
+    kube.ok(&["replace", "-f", "-"], Some(&crd.to_string()))?;
+    // The API server serves the new schema after a moment.
+    crate::e2e::suite::eventually("the loose schema is served", Duration::from_secs(30), || {
+        let probe = crate::e2e::steps::manifest("chaos-probe", serde_json::json!("text"));
+        let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
+        anyhow::ensure!(run.ok, "a string spec is still refused");
+        Ok(())
+    })?;
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! The operator with a ServiceAccount missing one permission at a time: it
+//! must keep running, back off instead of retrying every poll, and recover
+//! once the permission is back. kubectl runs through a counting wrapper, so
+//! the request rate is measured, not guessed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{ensure, Context, Result};
+use serde_json::{json, Value};
+
+use super::fleet::Fleet;
+use super::{Figures, Profile};
+use crate::e2e::interrupt;
+use crate::e2e::manifests::SERVICE_ACCOUNT;
+use crate::e2e::steps::in_cluster::{request_token, write_token};
+use crate::e2e::suite::Suite;
+use crate::e2e::world::{World, POLL_MS};
+
+/// A kubectl that appends its arguments to `$CHAOS_CALLS`, then runs the real one.
+pub struct Counter {
+    script: PathBuf,
+    dir: PathBuf,
+}
+
+impl Counter {
+    pub fn install(work: &Path) -> Result<Self> {
+        let real = crate::control_plane::provision::which("kubectl").context("kubectl on PATH")?;
+        let dir = work.join("calls");
+        fs::create_dir_all(&dir)?;
+        let script = work.join("counting-kubectl");
+        fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho \"$(date +%s.%N) $*\" >> \"$CHAOS_CALLS\"\nexec '{}' \"$@\"\n",
+                real.display()
+            ),
+        )?;
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o755))?;
+        Ok(Self { script, dir })
+    }
+
+    /// The operator environment that counts its calls into `name`'s file.
+    pub fn env(&self, name: &str) -> Vec<(String, String)> {
+        vec![
+            ("KUBECTL".into(), self.script.display().to_string()),
+            (
+                "CHAOS_CALLS".into(),
+                self.dir.join(name).display().to_string(),
+            ),
+        ]
+    }
+
+    /// The calls counted into `name`'s file: (seconds since the epoch,
+    /// command line).
+    pub fn calls(&self, name: &str) -> Vec<(f64, String)> {
+        fs::read_to_string(self.dir.join(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (time, call) = l.split_once(' ')?;
+                Some((time.parse().ok()?, format!(" {call}")))
+            })
+            .collect()
+    }
+}
+
+/// A rule of the shipped Role to take away, and how to spot its calls.
+struct Missing {
+    name: &'static str,
+    group: &'static str,
+    resource: &'static str,
+    verb: &'static str,
+    /// True for a kubectl command line that needs the permission.
+    uses: fn(&str) -> bool,
+}
+
+fn cases(every: bool) -> Vec<Missing> {
+    let mut list = vec![
+        Missing {
+            name: "update-status",
+            group: "examples.blue.dev",
+            resource: "localconfigmaps/status",
+            verb: "update",
+            uses: |c| c.contains(" replace --raw /apis/examples.blue.dev/"),
+        },
+        Missing {
+            name: "patch-finalizers",
+            group: "examples.blue.dev",
+            resource: "localconfigmaps",
+            verb: "patch",
+            uses: |c| c.contains(" patch localconfigmaps."),
+        },
+    ];
+    if every {
+        list.extend([
+            Missing {
+                name: "get-resource",
+                group: "examples.blue.dev",
+                resource: "localconfigmaps",
+                verb: "get",
+                uses: |c| c.contains(" get localconfigmaps.") && c.contains("--ignore-not-found"),
+            },
+            Missing {
+                name: "list-resources",
+                group: "examples.blue.dev",
+                resource: "localconfigmaps",
+                verb: "list",
+                uses: |c| c.contains(" get localconfigmaps.") && !c.contains("--ignore-not-found"),
+            },
+            Missing {
+                name: "create-configmaps",
+                group: "",
+                resource: "configmaps",
+                verb: "create",
+                uses: |c| c.contains("create --raw /api/v1/") || c.contains(" create -f"),
+            },
+            Missing {
+                name: "update-configmaps",
+                group: "",
+                resource: "configmaps",
+                verb: "update",
+                uses: |c| c.contains(" replace --raw /api/v1/") || c.contains(" replace -f"),
+            },
+        ]);
+    }
+    list
+}
+
+/// The shipped Role's rules without `missing`.
+fn role(namespace: &str, missing: Option<&Missing>) -> String {
+    let rules = [
+        ("examples.blue.dev", "localconfigmaps", vec!["get", "list", "patch"]),
+        ("examples.blue.dev", "localconfigmaps/status", vec!["get", "update"]),
+        ("", "configmaps", vec!["get", "create", "update", "delete"]),
+    ];
+    let rules: Vec<Value> = rules
+        .into_iter()
+        .map(|(group, resource, verbs)| {
+            let verbs: Vec<&str> = verbs
+                .into_iter()
+                .filter(|v| {
+                    !missing.is_some_and(|m| m.group == group && m.resource == resource && m.verb == *v)
+                })
+                .collect();
+            json!({"apiGroups": [group], "resources": [resource], "verbs": verbs})
+        })
+        .collect();
+    json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": SERVICE_ACCOUNT, "namespace": namespace},
+        "rules": rules,
+    })
+    .to_string()
+}
+
+pub fn run(
+    w: &mut World<'_>,
+    counter: &Counter,
+    fleet: &mut Fleet,
+    profile: &Profile,
+    suite: &mut Suite,
+    figures: &mut Figures,
+) {
+    for missing in cases(profile.every_permission) {
+        let mut figure = None;
+        let passed = suite.check(&format!("bounded-requests-without-{}", missing.name), || {
+            let window = forbidden_window(w, counter, fleet, profile, &missing)?;
+            let secs = profile.forbidden_window.as_secs_f64();
+            // Each resource is retried at 0, 1, 3, 7, 15, 31, 63 ... s;
+            // lists are one per poll whatever happens.
+            let attempts = (secs + 1.0).log2().floor() as usize + 1;
+            let (worst, bound) = if missing.verb == "list" {
+                (window.count, (secs * 1000.0 / POLL_MS as f64) as usize + 2)
+            } else {
+                (window.worst_resource, attempts + 1)
+            };
+            figure = Some(format!(
+                "without {} {}: {} requests for {} resources in {secs:.0}s, at most {} per resource (bound {bound}); {:.1}/min per resource in the second half; {:.0} kubectl calls/min in all",
+                missing.verb,
+                missing.resource,
+                window.count,
+                window.resources,
+                window.worst_resource,
+                window.late_rate_per_resource,
+                window.total as f64 * 60.0 / secs,
+            ));
+            ensure!(
+                worst <= bound,
+                "{worst} requests needing the missing permission (bound {bound})"
+            );
+            Ok(())
+        });
+        if let Some(f) = figure {
+            figures.add(f);
+        }
+        if !passed {
+            w.diagnose(None);
+        }
+        // Whatever happened: full permissions and the admin operator again.
+        let restore = (|| -> Result<()> {
+            w.kube.apply(&role(w.kube.namespace(), None))?;
+            if w.operator.is_some() {
+                w.stop_operator()?;
+            }
+            let args = w.admin_args();
+            w.start_operator(&args)
+        })();
+        if let Err(err) = restore {
+            println!("  (restoring the Role and the operator failed: {err:#})");
+        }
+    }
+}
+
+/// What the operator requested during a forbidden window.
+struct Window {
+    /// Requests needing the missing permission.
+    count: usize,
+    /// Distinct resources they were for.
+    resources: usize,
+    /// The most requests for one resource.
+    worst_resource: usize,
+    /// Requests per minute per resource in the window's second half.
+    late_rate_per_resource: f64,
+    /// Every request.
+    total: usize,
+}
+
+/// The object a kubectl command line is about: the segment after the
+/// resource type in a `--raw` path, or the argument after the type.
+fn object_of(call: &str) -> String {
+    for marker in ["/localconfigmaps/", "/configmaps/"] {
+        if let Some(rest) = call.split(marker).nth(1) {
+            return rest.split(['/', ' ']).next().unwrap_or("").to_string();
+        }
+    }
+    let mut words = call.split_whitespace();
+    while let Some(word) = words.next() {
+        if word.starts_with("localconfigmaps.") || word == "configmaps" || word == "configmap" {
+            return words.next().unwrap_or("").to_string();
+        }
+    }
+    String::new()
+}
+
+/// Runs the in-cluster operator without `missing` for the profile's window
+/// while resources need work, and measures its requests.
+fn forbidden_window(
+    w: &mut World<'_>,
+    counter: &Counter,
+    fleet: &mut Fleet,
+    profile: &Profile,
+    missing: &Missing,
+) -> Result<Window> {
+    w.kube.apply(&role(w.kube.namespace(), Some(missing)))?;
+    w.stop_operator()?;
+    let sa = w.scratch("serviceaccount-chaos");
+    fs::create_dir_all(&sa)?;
+    let endpoint = w.cluster.endpoint()?;
+    fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
+    fs::write(sa.join("namespace"), w.kube.namespace())?;
+    write_token(&sa, &request_token(w)?)?;
+    let args: Vec<String> = [
+        "--in-cluster",
+        "--service-account-dir",
+        &sa.display().to_string(),
+        "--service-host",
+        &endpoint.host,
+        "--service-port",
+        &endpoint.port.to_string(),
+        "--poll-ms",
+        &POLL_MS.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let admin_env = std::mem::replace(&mut w.operator_env, counter.env(missing.name));
+    let started = w.start_operator(&args);
+    w.operator_env = admin_env;
+    started?;
+    // New resources need the finalizer patch; edited ones a status write.
+    fleet.batch(w, 1, 2, 0)?;
+    fleet.create(w)?;
+    fleet.create(w)?;
+    let started = crate::e2e::util::now_ms() as f64 / 1000.0;
+    interrupt::sleep(profile.forbidden_window);
+    ensure!(w.operator()?.is_running(), "the operator exited");
+    let calls = counter.calls(missing.name);
+    let needing: Vec<&(f64, String)> = calls.iter().filter(|(_, c)| (missing.uses)(c)).collect();
+    let mut per_object: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, call) in &needing {
+        *per_object.entry(object_of(call)).or_default() += 1;
+    }
+    let half = profile.forbidden_window.as_secs_f64() / 2.0;
+    let late = needing.iter().filter(|(t, _)| *t >= started + half).count();
+    let resources = per_object.len().max(1);
+    Ok(Window {
+        count: needing.len(),
+        resources: per_object.len(),
+        worst_resource: per_object.values().copied().max().unwrap_or(0),
+        late_rate_per_resource: late as f64 / resources as f64 * 60.0 / half,
+        total: calls.len(),
+    })
+}
