@@ -45,7 +45,13 @@ impl Fleet {
 
     /// Creates `creates` resources, edits the `edits` oldest live ones and
     /// deletes `deletes` of them (Destroy: their ConfigMaps must go too).
-    pub fn batch(&mut self, w: &World<'_>, creates: usize, edits: usize, deletes: usize) -> Result<()> {
+    pub fn batch(
+        &mut self,
+        w: &World<'_>,
+        creates: usize,
+        edits: usize,
+        deletes: usize,
+    ) -> Result<()> {
         for _ in 0..creates {
             self.create(w)?;
         }
@@ -64,7 +70,9 @@ impl Fleet {
         self.created += 1;
         let name = format!("{PREFIX}{}", self.created);
         let spec = json!({
-            "reconcileInterval": "5s",
+            // Long enough that periodic checks of a growing fleet do not
+            // crowd the two cores; faults, not timers, drive this suite.
+            "reconcileInterval": "60s",
             "deletionPolicy": "Destroy",
             "config": {"data": data(&name, 1)},
         });
@@ -153,15 +161,20 @@ impl Fleet {
             );
         }
         for name in &self.deleted {
-            ensure!(!by_name.contains_key(name.as_str()), "{name} is not gone yet");
+            ensure!(
+                !by_name.contains_key(name.as_str()),
+                "{name} is not gone yet"
+            );
         }
         let live_uids: Vec<&str> = resources
             .iter()
             .filter_map(|r| r["metadata"]["uid"].as_str())
             .collect();
-        let fleet_maps = maps
-            .iter()
-            .filter(|cm| cm["metadata"]["name"].as_str().is_some_and(|n| n.starts_with(PREFIX)));
+        let fleet_maps = maps.iter().filter(|cm| {
+            cm["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with(PREFIX))
+        });
         for cm in fleet_maps {
             let owner = cm["metadata"]["annotations"][OWNER_ANNOTATION]
                 .as_str()

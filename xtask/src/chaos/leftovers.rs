@@ -27,12 +27,15 @@ pub fn operator_processes(w: &World<'_>) -> Vec<String> {
     };
     entries
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
         .filter(|e| {
-            fs::read(e.path().join("environ")).is_ok_and(|env| {
-                env.split(|b| *b == 0)
-                    .any(|var| var == marker.as_bytes())
-            })
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter(|e| {
+            fs::read(e.path().join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
         })
         .filter_map(|e| {
             let stat = fs::read_to_string(e.path().join("stat")).ok()?;
@@ -77,7 +80,12 @@ pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
     suite.check("no-panic-in-the-operator-log", || {
         let log = fs::read_to_string(w.operator_log())?;
         let panics: Vec<&str> = log.lines().filter(|l| l.contains("panicked")).collect();
-        ensure!(panics.is_empty(), "{} panic lines, first: {}", panics.len(), panics[0]);
+        ensure!(
+            panics.is_empty(),
+            "{} panic lines, first: {}",
+            panics.len(),
+            panics[0]
+        );
         Ok(())
     });
     suite.check("no-kubectl-or-temp-file-left-by-the-operators", || {
@@ -85,7 +93,10 @@ pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
         ensure!(procs.is_empty(), "processes left: {procs:?}");
         let files = files_under(&operator_tmp(w));
         ensure!(files.is_empty(), "files left: {files:?}");
-        let dirs: Vec<_> = fs::read_dir(operator_tmp(w))?.flatten().map(|e| e.path()).collect();
+        let dirs: Vec<_> = fs::read_dir(operator_tmp(w))?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         ensure!(dirs.is_empty(), "directories left: {dirs:?}");
         Ok(())
     });

@@ -50,9 +50,9 @@ pub struct Profile {
 
 impl Profile {
     const SHORT: Profile = Profile {
-        outage: Duration::from_secs(6),
-        kills: 5,
-        forbidden_window: Duration::from_secs(30),
+        outage: Duration::from_secs(5),
+        kills: 4,
+        forbidden_window: Duration::from_secs(24),
         every_permission: false,
     };
     const LONG: Profile = Profile {
@@ -148,7 +148,11 @@ pub fn main(args: &[String]) -> Result<()> {
     suite.check("every-resource-converges-after-the-faults", || {
         world.ensure_operator()?;
         let took = fleet.wait_converged(&world)?;
-        println!("  ({} resources, {:.1}s)", fleet.live_count(), took.as_secs_f64());
+        println!(
+            "  ({} resources, {:.1}s)",
+            fleet.live_count(),
+            took.as_secs_f64()
+        );
         Ok(())
     });
     leftovers::final_checks(&mut world, &mut suite);
@@ -162,7 +166,9 @@ pub fn main(args: &[String]) -> Result<()> {
     cluster.stop()?;
     let work_dir = work.path().to_path_buf();
     drop(work);
-    suite.run("cleanup", || leftovers::nothing_left(&work_dir, cp_dir.as_deref()));
+    suite.run("cleanup", || {
+        leftovers::nothing_left(&work_dir, cp_dir.as_deref())
+    });
 
     println!("figures:");
     for line in &figures.0 {
@@ -200,11 +206,15 @@ fn loosen_crd(kube: &Kube) -> Result<()> {
     }
     kube.ok(&["replace", "-f", "-"], Some(&crd.to_string()))?;
     // The API server serves the new schema after a moment.
-    crate::e2e::suite::eventually("the loose schema is served", Duration::from_secs(30), || {
-        let probe = crate::e2e::steps::manifest("chaos-probe", serde_json::json!("text"));
-        let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
-        anyhow::ensure!(run.ok, "a string spec is still refused");
-        Ok(())
-    })?;
+    crate::e2e::suite::eventually(
+        "the loose schema is served",
+        Duration::from_secs(30),
+        || {
+            let probe = crate::e2e::steps::manifest("chaos-probe", serde_json::json!("text"));
+            let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
+            anyhow::ensure!(run.ok, "a string spec is still refused");
+            Ok(())
+        },
+    )?;
     Ok(())
 }

@@ -131,8 +131,16 @@ fn cases(every: bool) -> Vec<Missing> {
 /// The shipped Role's rules without `missing`.
 fn role(namespace: &str, missing: Option<&Missing>) -> String {
     let rules = [
-        ("examples.blue.dev", "localconfigmaps", vec!["get", "list", "patch"]),
-        ("examples.blue.dev", "localconfigmaps/status", vec!["get", "update"]),
+        (
+            "examples.blue.dev",
+            "localconfigmaps",
+            vec!["get", "list", "patch"],
+        ),
+        (
+            "examples.blue.dev",
+            "localconfigmaps/status",
+            vec!["get", "update"],
+        ),
         ("", "configmaps", vec!["get", "create", "update", "delete"]),
     ];
     let rules: Vec<Value> = rules
@@ -141,7 +149,8 @@ fn role(namespace: &str, missing: Option<&Missing>) -> String {
             let verbs: Vec<&str> = verbs
                 .into_iter()
                 .filter(|v| {
-                    !missing.is_some_and(|m| m.group == group && m.resource == resource && m.verb == *v)
+                    !missing
+                        .is_some_and(|m| m.group == group && m.resource == resource && m.verb == *v)
                 })
                 .collect();
             json!({"apiGroups": [group], "resources": [resource], "verbs": verbs})
