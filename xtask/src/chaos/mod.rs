@@ -15,6 +15,7 @@ mod faults;
 mod fleet;
 mod hostile;
 mod leftovers;
+mod order;
 mod permissions;
 
 use std::time::{Duration, Instant};
@@ -100,6 +101,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let installed = Installation::install(&cluster, &kube)?;
     loosen_crd(&kube)?;
     let counter = permissions::Counter::install(work.path())?;
+    let recorder = order::Recorder::start(&kube);
 
     let mut world = World {
         cluster: &cluster,
@@ -155,8 +157,17 @@ pub fn main(args: &[String]) -> Result<()> {
         );
         Ok(())
     });
+    suite.check("finalizers-removed-only-after-absence-observed", || {
+        let (verified, unverified) = recorder.check_finalizer_order()?;
+        figures.add(format!(
+            "{verified} Destroy deletions: ConfigMap deleted at a lower resourceVersion than the finalizer removal ({unverified} fell into watch gaps during outages)"
+        ));
+        anyhow::ensure!(verified > 0, "no deletion was observed completely");
+        Ok(())
+    });
     leftovers::final_checks(&mut world, &mut suite);
 
+    drop(recorder);
     drop(world);
     for mut p in respawned {
         let _ = p.stop(Duration::from_secs(10));

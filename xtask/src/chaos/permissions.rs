@@ -187,13 +187,18 @@ pub fn run(
                 (window.worst_resource, attempts + 1)
             };
             figure = Some(format!(
-                "without {} {}: {} requests for {} resources in {secs:.0}s, at most {} per resource (bound {bound}); {:.1}/min per resource in the second half; {:.0} kubectl calls/min in all",
+                "without {} {}: {} refused requests for {} resources in {secs:.0}s, at most {} per resource (bound {bound}), {}s apart; {:.0} kubectl calls/min in all (lists every {POLL_MS} ms included)",
                 missing.verb,
                 missing.resource,
                 window.count,
                 window.resources,
                 window.worst_resource,
-                window.late_rate_per_resource,
+                window
+                    .gaps
+                    .iter()
+                    .map(|g| format!("{g:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 window.total as f64 * 60.0 / secs,
             ));
             ensure!(
@@ -231,8 +236,8 @@ struct Window {
     resources: usize,
     /// The most requests for one resource.
     worst_resource: usize,
-    /// Requests per minute per resource in the window's second half.
-    late_rate_per_resource: f64,
+    /// Seconds between the attempts for the most-tried resource.
+    gaps: Vec<f64>,
     /// Every request.
     total: usize,
 }
@@ -293,23 +298,23 @@ fn forbidden_window(
     fleet.batch(w, 1, 2, 0)?;
     fleet.create(w)?;
     fleet.create(w)?;
-    let started = crate::e2e::util::now_ms() as f64 / 1000.0;
     interrupt::sleep(profile.forbidden_window);
     ensure!(w.operator()?.is_running(), "the operator exited");
     let calls = counter.calls(missing.name);
     let needing: Vec<&(f64, String)> = calls.iter().filter(|(_, c)| (missing.uses)(c)).collect();
-    let mut per_object: std::collections::BTreeMap<String, usize> = Default::default();
-    for (_, call) in &needing {
-        *per_object.entry(object_of(call)).or_default() += 1;
+    let mut per_object: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for (time, call) in &needing {
+        per_object.entry(object_of(call)).or_default().push(*time);
     }
-    let half = profile.forbidden_window.as_secs_f64() / 2.0;
-    let late = needing.iter().filter(|(t, _)| *t >= started + half).count();
-    let resources = per_object.len().max(1);
+    let worst = per_object.values().max_by_key(|times| times.len());
+    let gaps = worst.map_or_else(Vec::new, |times| {
+        times.windows(2).map(|pair| pair[1] - pair[0]).collect()
+    });
     Ok(Window {
         count: needing.len(),
         resources: per_object.len(),
-        worst_resource: per_object.values().copied().max().unwrap_or(0),
-        late_rate_per_resource: late as f64 / resources as f64 * 60.0 / half,
+        worst_resource: worst.map_or(0, Vec::len),
+        gaps,
         total: calls.len(),
     })
 }
