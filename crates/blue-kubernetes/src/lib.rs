@@ -10,6 +10,7 @@ mod controller;
 mod due;
 mod error;
 mod lock;
+mod names;
 mod options;
 mod package;
 mod reconcile;
@@ -29,6 +30,6 @@ pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
 };
 pub use reconcile::{reconcile, Report};
-pub use resource::{FINALIZER, REQUEST_ANNOTATION};
+pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use runtime::{start, stop, Runtime, Stats};
 pub use status::{Phase, Reason};

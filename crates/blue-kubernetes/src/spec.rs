@@ -81,9 +81,10 @@ pub(crate) fn parse_interval(s: &str) -> Option<u64> {
     n.checked_mul(factor)
 }
 
-/// `spec.config.compute-prevent-destroy` is true (boolean or `"true"`).
-pub(crate) fn prevents_destroy(resource: &Value) -> bool {
-    match at(resource, &["spec", "config", "compute-prevent-destroy"]) {
+/// `spec.config.<key>` (the destroy-protection key, by default
+/// `compute-prevent-destroy`) is true (boolean or `"true"`).
+pub(crate) fn prevents_destroy(resource: &Value, key: &str) -> bool {
+    match at(resource, &["spec", "config", key]) {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) => s == "true",
         _ => false,
