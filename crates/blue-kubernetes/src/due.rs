@@ -1,8 +1,8 @@
 //! When a resource needs a reconcile, decided from a listed snapshot alone.
 
 use crate::resource::{self, status, status_str};
-use crate::Names;
 use crate::time::parse_ms;
+use crate::Names;
 use serde_json::Value;
 
 /// Desired state differs from what status acknowledged: a new generation or
@@ -12,7 +12,8 @@ pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool
         .and_then(|s| s.get("observedGeneration"))
         .and_then(Value::as_i64);
     observed != Some(resource::generation(r))
-        || resource::request_token(r, request_annotation) != status_str(r, "lastHandledRequest").unwrap_or("")
+        || resource::request_token(r, request_annotation)
+            != status_str(r, "lastHandledRequest").unwrap_or("")
 }
 
 /// True when the resource needs a reconcile at `now_ms`.

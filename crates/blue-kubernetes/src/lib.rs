@@ -7,6 +7,7 @@
 mod callback;
 mod config;
 mod controller;
+mod crd;
 mod due;
 mod error;
 mod lock;
@@ -19,17 +20,20 @@ mod runtime;
 mod spec;
 mod status;
 mod time;
+mod typed;
 
 pub use config::{system_clock, Clock, Config};
 pub use controller::{controller, Controller};
+pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use due::is_due;
 pub use error::Error;
 pub use lock::{held_locks, is_locked};
+pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
 };
 pub use reconcile::{reconcile, Report};
-pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use runtime::{start, stop, Runtime, Stats};
 pub use status::{Phase, Reason};
+pub use typed::TypedPackageBuilder;

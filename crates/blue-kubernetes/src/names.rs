@@ -114,9 +114,18 @@ mod tests {
             f(&mut n);
             n.problem().map(|(field, _)| field)
         };
-        assert_eq!(with(|n| n.finalizer = "plain".into()), Some("names.finalizer"));
-        assert_eq!(with(|n| n.finalizer = "Ex.com/x".into()), Some("names.finalizer"));
-        assert_eq!(with(|n| n.finalizer = "ex.com/".into()), Some("names.finalizer"));
+        assert_eq!(
+            with(|n| n.finalizer = "plain".into()),
+            Some("names.finalizer")
+        );
+        assert_eq!(
+            with(|n| n.finalizer = "Ex.com/x".into()),
+            Some("names.finalizer")
+        );
+        assert_eq!(
+            with(|n| n.finalizer = "ex.com/".into()),
+            Some("names.finalizer")
+        );
         assert_eq!(
             with(|n| n.request_annotation = "a/b/c".into()),
             Some("names.request_annotation")
@@ -125,6 +134,9 @@ mod tests {
             with(|n| n.destroy_protection_key = "profile".into()),
             Some("names.destroy_protection_key")
         );
-        assert_eq!(with(|n| n.finalizer = "widgets.example.com/infra_1".into()), None);
+        assert_eq!(
+            with(|n| n.finalizer = "widgets.example.com/infra_1".into()),
+            None
+        );
     }
 }

@@ -20,6 +20,9 @@ pub(crate) struct CommonSpec {
 
 pub(crate) const DEFAULT_INTERVAL_MS: u64 = 60_000;
 
+/// What [`parse_interval`] accepts, as the CRD's `reconcileInterval` pattern.
+pub(crate) const RECONCILE_INTERVAL_PATTERN: &str = "^[1-9][0-9]*(ms|s|m|h)$";
+
 /// Parses `spec.state`, `spec.suspend`, `spec.reconcileInterval` and
 /// `spec.deletionPolicy`, or `None` when any is present but malformed.
 pub(crate) fn parse(resource: &Value) -> Option<CommonSpec> {

@@ -157,7 +157,10 @@ pub(crate) fn render_named(
     };
     let generation = resource::generation(snapshot);
     let (observed, handled) = if t.acknowledge {
-        (json!(generation), json!(resource::request_token(snapshot, request_annotation)))
+        (
+            json!(generation),
+            json!(resource::request_token(snapshot, request_annotation)),
+        )
     } else {
         (prev("observedGeneration"), prev("lastHandledRequest"))
     };
@@ -264,7 +267,10 @@ mod tests {
         let status = render(&snapshot, &t, 0, RETRY);
         assert!(status.get("lastHandledRequest").is_none());
         let acknowledged = json!({"metadata": {"generation": 2}, "status": status});
-        assert!(!desired_state_changed(&acknowledged, crate::REQUEST_ANNOTATION));
+        assert!(!desired_state_changed(
+            &acknowledged,
+            crate::REQUEST_ANNOTATION
+        ));
     }
 
     #[test]

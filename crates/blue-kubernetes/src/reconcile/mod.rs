@@ -5,9 +5,10 @@ mod act;
 mod pass;
 mod rules;
 
+use crate::due::is_due_named;
 use crate::lock::{try_acquire, LockKey};
 use crate::resource::{self, uid};
-use crate::due::is_due_named;
+use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
 
@@ -83,7 +84,7 @@ pub(crate) async fn reconcile_snapshot(
     let releasing = rules::releases_without_callbacks(&listed, names);
     let identity = match releasing {
         true => None,
-        false => identify(package, &Options::from_resource(&listed)).await,
+        false => identify(package, &options_for(package, &listed, names).0).await,
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -105,19 +106,20 @@ pub(crate) async fn reconcile_snapshot(
     let Some(fresh) = fresh else {
         return Ok(Report::NotFound);
     };
-    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh, names) != releasing {
+    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh, names) != releasing
+    {
         return Ok(Report::Changed);
     }
     if !is_due_named(&fresh, controller.now(), names) {
         return Ok(Report::NotDue);
     }
-    let options = Options::from_resource(&fresh);
+    let (options, config_error) = options_for(package, &fresh, names);
     if !releasing && identify(package, &options).await != identity {
         return Ok(Report::Changed);
     }
-    pass::Pass::new(controller, package, fresh, options, identity)
-        .run()
-        .await
+    let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
+    pass.config_error = config_error;
+    pass.run().await
 }
 
 async fn identify(package: &Package, options: &Options) -> Option<Vec<Option<String>>> {

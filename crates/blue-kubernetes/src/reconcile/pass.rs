@@ -34,6 +34,8 @@ pub(super) struct Pass<'a> {
     pub(super) snapshot: Value,
     pub(super) options: Options,
     pub(super) identity: Option<Vec<Option<String>>>,
+    /// Why a typed package's config did not decode (values redacted).
+    pub(super) config_error: Option<String>,
 }
 
 impl<'a> Pass<'a> {
@@ -50,6 +52,7 @@ impl<'a> Pass<'a> {
             snapshot,
             options,
             identity,
+            config_error: None,
         }
     }
 

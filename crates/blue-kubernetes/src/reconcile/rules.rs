@@ -41,6 +41,18 @@ impl Pass<'_> {
             return self.invalid().await;
         };
 
+        // 3b. A typed config that does not decode is invalid like a failed
+        // validation: its message is for the operator's log only.
+        if let Some(message) = &self.config_error {
+            tracing::info!(
+                namespace = resource::namespace(&self.snapshot),
+                name = resource::name(&self.snapshot),
+                %message,
+                "configuration does not match the package's config type"
+            );
+            return self.invalid().await;
+        }
+
         // 4 and 5. The package's validation; its messages are dropped here.
         if let Some(validate) = &self.package.callbacks().validate {
             match validate.call(&self.options).await {

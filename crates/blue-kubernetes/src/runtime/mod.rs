@@ -6,9 +6,9 @@ mod stats;
 
 pub use stats::Stats;
 
+use crate::due::is_due_named;
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
-use crate::due::is_due_named;
 use crate::{Controller, Error};
 use futures::FutureExt;
 use queue::WorkQueue;
