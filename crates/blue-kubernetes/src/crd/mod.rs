@@ -170,6 +170,11 @@ fn config_schema(package: &Package, options: &CrdOptions) -> Result<Value, Error
     let Some(node) = config.as_object_mut() else {
         unreachable!("checked to be an object above");
     };
+    // The type's own doc comment is written for Rust readers.
+    node.insert(
+        "description".into(),
+        json!("The package's configuration; profile and the destroy-protection key are the controller's."),
+    );
     let properties = node
         .entry("properties")
         .or_insert_with(|| json!({}))

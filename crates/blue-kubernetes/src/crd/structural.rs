@@ -6,11 +6,10 @@ use crate::Error;
 use serde_json::{json, Map, Value};
 
 /// `JSONSchemaProps` fields the API server knows; anything else is dropped.
-const KNOWN: [&str; 25] = [
+const KNOWN: [&str; 24] = [
     "type",
     "format",
     "description",
-    "title",
     "default",
     "maximum",
     "exclusiveMaximum",

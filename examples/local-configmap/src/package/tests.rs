@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::configmap::OWNER_ANNOTATION;
-use blue_kubernetes_client::{kubectl_client, Invocation, KubectlOptions, Output};
+use blue_kubernetes_client::{Invocation, Output};
 use std::sync::Mutex;
 
 #[derive(Default)]
@@ -133,11 +133,13 @@ impl Fixture {
     }
 }
 
-fn options(state: &str, data: Value) -> Options {
-    Options::from_resource(&json!({
+fn options(state: &str, data: Value) -> (LocalConfigMapConfig, Options) {
+    let config = json!({"data": data});
+    let opts = Options::from_resource(&json!({
         "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-        "spec": {"state": state, "config": {"data": data}}
-    }))
+        "spec": {"state": state, "config": config}
+    }));
+    (serde_json::from_value(config).unwrap(), opts)
 }
 
 fn foreign_config_map() -> Value {
@@ -162,35 +164,55 @@ async fn converge_creates_then_observes_ready() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
     assert_eq!(
-        observe(&f.client, &opts).await.unwrap(),
+        observe(&f.client, &opts.0, &opts.1).await.unwrap(),
         Observation::ABSENT
     );
-    converge(&f.client, &opts, &f.sink()).await.unwrap();
+    converge(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
     let cm = f.config_map().unwrap();
     assert_eq!(cm["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
     assert_eq!(cm["data"], json!({"k": "v"}));
-    assert_eq!(observe(&f.client, &opts).await.unwrap(), Observation::READY);
+    assert_eq!(
+        observe(&f.client, &opts.0, &opts.1).await.unwrap(),
+        Observation::READY
+    );
     assert_eq!(f.effects(), [Effect::Created(target())]);
 }
 
 #[tokio::test]
 async fn drift_is_replaced_and_stop_empties_the_data() {
     let f = Fixture::new(None);
-    converge(&f.client, &options("running", json!({"k": "v"})), &f.sink())
+    let first = options("running", json!({"k": "v"}));
+    converge(&f.client, &first.0, &first.1, &f.sink())
         .await
         .unwrap();
     f.server.lock().unwrap().config_map.as_mut().unwrap()["data"]["k"] = json!("tampered");
     let running = options("running", json!({"k": "v"}));
-    assert!(!observe(&f.client, &running).await.unwrap().matches);
-    converge(&f.client, &running, &f.sink()).await.unwrap();
+    assert!(
+        !observe(&f.client, &running.0, &running.1)
+            .await
+            .unwrap()
+            .matches
+    );
+    converge(&f.client, &running.0, &running.1, &f.sink())
+        .await
+        .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({"k": "v"}));
 
     let stopped = options("stopped", json!({"k": "v"}));
-    assert!(!observe(&f.client, &stopped).await.unwrap().matches);
-    converge(&f.client, &stopped, &f.sink()).await.unwrap();
+    assert!(
+        !observe(&f.client, &stopped.0, &stopped.1)
+            .await
+            .unwrap()
+            .matches
+    );
+    converge(&f.client, &stopped.0, &stopped.1, &f.sink())
+        .await
+        .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({}));
     assert_eq!(
-        observe(&f.client, &stopped).await.unwrap(),
+        observe(&f.client, &stopped.0, &stopped.1).await.unwrap(),
         Observation::READY
     );
     assert_eq!(
@@ -208,12 +230,16 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
     let f = Fixture::new(Some(foreign_config_map()));
     let opts = options("running", json!({"k": "v"}));
     assert_eq!(
-        observe(&f.client, &opts).await.unwrap(),
+        observe(&f.client, &opts.0, &opts.1).await.unwrap(),
         Observation::ABSENT
     );
-    let err = converge(&f.client, &opts, &f.sink()).await.unwrap_err();
+    let err = converge(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap_err();
     assert!(err.is::<OwnershipConflict>());
-    delete(&f.client, &opts, &f.sink()).await.unwrap();
+    delete(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
     assert_eq!(f.config_map(), Some(foreign_config_map()));
     assert_eq!(f.calls(), ["get", "get", "get"]);
     assert_eq!(f.effects(), [Effect::OwnershipConflict(target())]);
@@ -223,10 +249,16 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
 async fn delete_removes_ours_and_tolerates_absence() {
     let f = Fixture::new(None);
     let opts = options("running", json!({}));
-    converge(&f.client, &opts, &f.sink()).await.unwrap();
-    delete(&f.client, &opts, &f.sink()).await.unwrap();
+    converge(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    delete(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
     assert_eq!(f.config_map(), None);
-    delete(&f.client, &opts, &f.sink()).await.unwrap();
+    delete(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
     assert_eq!(f.calls(), ["get", "create", "get", "delete", "get"]);
     assert_eq!(
         f.effects(),
@@ -237,9 +269,12 @@ async fn delete_removes_ours_and_tolerates_absence() {
 #[tokio::test]
 async fn invalid_options_fail_before_any_kubectl_call() {
     let f = Fixture::new(None);
-    let opts = options("running", json!({"k": 1}));
-    assert!(observe(&f.client, &opts).await.is_err());
-    assert!(converge(&f.client, &opts, &f.sink()).await.is_err());
+    let mut opts = options("running", json!({"k": "v"}));
+    opts.0.config_map_name = Some("Not_A_Name".into());
+    assert!(observe(&f.client, &opts.0, &opts.1).await.is_err());
+    assert!(converge(&f.client, &opts.0, &opts.1, &f.sink())
+        .await
+        .is_err());
     assert!(f.calls().is_empty());
 }
 
