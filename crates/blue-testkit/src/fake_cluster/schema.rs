@@ -85,7 +85,7 @@ fn prune(value: &mut Value, schema: &Value) {
             fields.retain(|k, v| {
                 let sub = properties.and_then(|p| p.get(k)).or(additional);
                 match sub {
-                    Some(sub) => !(v.is_null() && !nullable(sub)),
+                    Some(sub) => !v.is_null() || nullable(sub),
                     None => preserves(schema),
                 }
             });
