@@ -248,16 +248,4 @@ fn printer_columns(options: &CrdOptions) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dashed_fields_are_escaped_for_cel() {
-        let rule = immutable_rule("compute-prevent-destroy");
-        assert!(rule["rule"]
-            .as_str()
-            .unwrap()
-            .starts_with("has(self.compute__dash__prevent__dash__destroy)"));
-        assert_eq!(rule["message"], "compute-prevent-destroy is immutable");
-    }
-}
+mod tests;
