@@ -43,11 +43,11 @@ impl Pass<'_> {
 
         // 3b. A typed config that does not decode is invalid like a failed
         // validation: its message is for the operator's log only.
-        if let Some(message) = &self.config_error {
+        if let Some(error) = &self.config_error {
             tracing::info!(
                 namespace = resource::namespace(&self.snapshot),
                 name = resource::name(&self.snapshot),
-                %message,
+                %error,
                 "configuration does not match the package's config type"
             );
             return self.invalid().await;
