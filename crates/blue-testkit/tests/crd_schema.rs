@@ -131,3 +131,13 @@ fn the_crd_defaults_common_fields_and_refuses_bad_ones() {
         assert!(w.cluster.admit(&widgets(), object).is_err(), "{bad}");
     }
 }
+
+#[test]
+#[should_panic(expected = "spec.reconcileInterval: must match")]
+fn a_user_edit_the_crd_refuses_fails_the_test_with_the_field() {
+    let w = World::new();
+    w.cluster
+        .install_crd(&crd(&w.package, &CrdOptions::default()).unwrap(), "v1");
+    w.create("web", spec(json!(1)));
+    w.edit("web", |s| s["reconcileInterval"] = json!("1.5s"));
+}
