@@ -76,20 +76,24 @@ pub(crate) fn redact(message: &str) -> String {
     if message.starts_with("missing field") {
         return message.to_string();
     }
-    let (got, expected) = match message.find(", expected") {
-        Some(i) => message.split_at(i),
-        None => (message, ""),
-    };
     let mut out = String::with_capacity(message.len());
     let mut quote: Option<char> = None;
-    for c in got.chars() {
+    let mut escaped = false;
+    for (i, c) in message.char_indices() {
         match quote {
+            // serde quotes strings with Debug escapes: `\"` does not close.
+            Some(_) if escaped => escaped = false,
+            Some('"') if c == '\\' => escaped = true,
             Some(q) if c == q => {
                 out.push_str("...");
                 out.push(c);
                 quote = None;
             }
             Some(_) => {}
+            None if message[i..].starts_with(", expected") => {
+                out.push_str(&message[i..]);
+                break;
+            }
             None => {
                 out.push(c);
                 if c == '"' || c == '`' {
@@ -98,7 +102,6 @@ pub(crate) fn redact(message: &str) -> String {
             }
         }
     }
-    out.push_str(expected);
     out
 }
 
@@ -242,6 +245,10 @@ mod tests {
     #[test]
     fn decode_messages_lose_the_values_but_keep_the_expectation() {
         let secret = "hunter2";
+        for tricky in ["a\"hunter2\"b", "x, expected hunter2"] {
+            let message = decode_error::<Sized>(serde_json::json!({ "size": tricky }));
+            assert!(!redact(&message).contains(secret), "{}", redact(&message));
+        }
         let wrong_type = decode_error::<Sized>(serde_json::json!({"size": secret}));
         let unknown = decode_error::<Sized>(serde_json::json!({"size": 1, secret: 1}));
         for message in [&wrong_type, &unknown] {
