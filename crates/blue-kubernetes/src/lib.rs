@@ -1,8 +1,9 @@
 #![doc = include_str!("../README.md")]
 //!
-//! Register trusted [`Package`]s (one per custom resource kind), build a
-//! [`Controller`] with [`controller`], and either [`reconcile`] one resource
-//! or [`start`] the polling [`Runtime`].
+//! Register trusted [`Package`]s (one per custom resource kind, with a
+//! typed config via [`PackageBuilder::config`]), generate their CRDs with
+//! [`crd`], build a [`Controller`] with [`controller`], and either
+//! [`reconcile`] one resource or [`start`] the polling [`Runtime`].
 
 mod callback;
 mod config;
