@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, Package};
+use crate::{Error, Names, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -47,6 +47,9 @@ pub struct Config {
     pub retry_base_ms: u64,
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
+    /// The finalizer, request annotation and destroy-protection key
+    /// (default: the reference's, see [`Names`]).
+    pub names: Names,
 }
 
 impl Config {
@@ -61,6 +64,7 @@ impl Config {
             now: system_clock(),
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
+            names: Names::default(),
         }
     }
 
@@ -92,6 +96,9 @@ impl Config {
         if self.retry_max_ms < self.retry_base_ms {
             return invalid("retry_max_ms", "must be at least retry_base_ms");
         }
+        if let Some((field, reason)) = self.names.problem() {
+            return invalid(field, reason);
+        }
         Ok(())
     }
 }
@@ -114,6 +121,7 @@ impl std::fmt::Debug for Config {
             .field("poll_ms", &self.poll_ms)
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
+            .field("names", &self.names)
             .finish_non_exhaustive()
     }
 }

@@ -37,7 +37,12 @@ impl Controller {
 
     /// [`is_due`](crate::is_due) now, with this controller's retry settings.
     pub(crate) fn is_due(&self, resource: &serde_json::Value) -> bool {
-        crate::due::due(resource, self.now(), self.config.retry_max_ms)
+        crate::due::is_due_named(
+            resource,
+            self.now(),
+            &self.config.names,
+            self.config.retry_max_ms,
+        )
     }
 
     /// The configuration this controller was built from.

@@ -3,16 +3,18 @@
 use crate::resource::{self, status, status_str};
 use crate::spec;
 use crate::time::parse_ms;
+use crate::Names;
 use serde_json::Value;
 
 /// Desired state differs from what status acknowledged: a new generation or
 /// a new request token.
-pub(crate) fn desired_state_changed(r: &Value) -> bool {
+pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool {
     let observed = status(r)
         .and_then(|s| s.get("observedGeneration"))
         .and_then(Value::as_i64);
     observed != Some(resource::generation(r))
-        || resource::request_token(r) != status_str(r, "lastHandledRequest").unwrap_or("")
+        || resource::request_token(r, request_annotation)
+            != status_str(r, "lastHandledRequest").unwrap_or("")
 }
 
 /// True when the resource needs a reconcile at `now_ms`.
@@ -20,7 +22,8 @@ pub(crate) fn desired_state_changed(r: &Value) -> bool {
 /// Due when desired state changed, when it is being deleted and status has
 /// not yet recorded that, or when its phase is neither `Invalid` nor
 /// `Suspended` and `status.nextReconcileTime` (missing: long ago) has passed.
-/// Needs no I/O, so an idle poll costs only the list.
+/// Needs no I/O, so an idle poll costs only the list. Uses the reference
+/// [`Names`]; a controller uses its own.
 ///
 /// Status is a record, not an authority (anyone allowed to write `/status`
 /// can write anything there), so a record that contradicts the object is due
@@ -43,14 +46,19 @@ pub(crate) fn desired_state_changed(r: &Value) -> bool {
 /// assert!(is_due(&forged, 0));
 /// ```
 pub fn is_due(resource: &Value, now_ms: u64) -> bool {
-    due(resource, now_ms, DEFAULT_RETRY_MAX_MS)
+    is_due_named(resource, now_ms, &Names::default(), DEFAULT_RETRY_MAX_MS)
 }
 
 const DEFAULT_RETRY_MAX_MS: u64 = 60_000;
 
-/// [`is_due`] with the controller's largest retry delay.
-pub(crate) fn due(resource: &Value, now_ms: u64, retry_max_ms: u64) -> bool {
-    if desired_state_changed(resource) {
+/// [`is_due`] with a controller's names and largest retry delay.
+pub(crate) fn is_due_named(
+    resource: &Value,
+    now_ms: u64,
+    names: &Names,
+    retry_max_ms: u64,
+) -> bool {
+    if desired_state_changed(resource, &names.request_annotation) {
         return true;
     }
     let deleting = resource::is_deleting(resource);
@@ -66,7 +74,7 @@ pub(crate) fn due(resource: &Value, now_ms: u64, retry_max_ms: u64) -> bool {
         Some("Invalid") => return false,
         Some("Suspended") => return !spec::suspended(resource),
         Some("Failed") => {}
-        _ if !deleting && !records_an_effect(resource) => return true,
+        _ if !deleting && !records_an_effect(resource, &names.finalizer) => return true,
         _ => {}
     }
     let Some(next) = status_str(resource, "nextReconcileTime").and_then(parse_ms) else {
@@ -79,8 +87,8 @@ pub(crate) fn due(resource: &Value, now_ms: u64, retry_max_ms: u64) -> bool {
 
 /// What every status written after an effect carries: our finalizer and the
 /// profile and state identity the effect ran under.
-fn records_an_effect(r: &Value) -> bool {
-    resource::has_finalizer(r)
+fn records_an_effect(r: &Value, finalizer: &str) -> bool {
+    resource::has_finalizer(r, finalizer)
         && status_str(r, "profile").is_some()
         && status_str(r, "stateIdentity").is_some()
 }
@@ -113,8 +121,8 @@ mod tests {
         json!({
             "metadata": {
                 "generation": 3,
-                "annotations": {resource::REQUEST_ANNOTATION: "t1"},
-                "finalizers": [resource::FINALIZER],
+                "annotations": {crate::REQUEST_ANNOTATION: "t1"},
+                "finalizers": [crate::FINALIZER],
             },
             "spec": {"suspend": true},
             "status": status,
@@ -151,8 +159,9 @@ mod tests {
         assert!(!is_due(&ready_until(75_000), 5_000));
         assert!(is_due(&ready_until(75_001), 5_000));
         assert!(is_due(&ready_until(u64::MAX), 5_000));
+        let names = Names::default();
         assert!(
-            !due(&ready_until(75_001), 5_000, 3_600_000),
+            !is_due_named(&ready_until(75_001), 5_000, &names, 3_600_000),
             "configured max"
         );
     }
@@ -199,7 +208,7 @@ mod tests {
         r["metadata"]["generation"] = json!(4);
         assert!(is_due(&r, 0));
         let mut r = acknowledged(json!({"phase": "Ready", "nextReconcileTime": format_ms(10_000)}));
-        r["metadata"]["annotations"][resource::REQUEST_ANNOTATION] = json!("t2");
+        r["metadata"]["annotations"][crate::REQUEST_ANNOTATION] = json!("t2");
         assert!(is_due(&r, 0));
     }
 

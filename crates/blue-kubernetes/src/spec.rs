@@ -31,7 +31,8 @@ pub(crate) const DEFAULT_INTERVAL_MS: u64 = 60_000;
 /// Structural checks come first, because a CRD without a structural schema
 /// lets anything through: `spec` (when present) and `spec.config` (when
 /// present) must be objects, `spec.config.profile` a non-empty string when
-/// given, and `compute-prevent-destroy` a boolean or `"true"`/`"false"`.
+/// given (the destroy-protection flag is checked by
+/// [`protection_well_typed`], which knows the configured key).
 /// A null *field* reads as absent, as in Kubernetes; a null `spec` or
 /// `spec.config` does not, because nothing writes one by accident.
 pub(crate) fn parse(resource: &Value) -> Option<CommonSpec> {
@@ -76,16 +77,18 @@ fn structurally_valid(resource: &Value) -> bool {
         Some(Value::String(p)) => !p.is_empty(),
         Some(_) => false,
     };
-    // A mistyped protection flag must not read as "unprotected".
-    let protection_ok = match config.get(PREVENT_DESTROY) {
+    profile_ok
+}
+
+/// `spec.config.<key>` (the destroy-protection key) is absent, a boolean or
+/// `"true"`/`"false"`: a mistyped flag must not read as "unprotected".
+pub(crate) fn protection_well_typed(resource: &Value, key: &str) -> bool {
+    match at(resource, &["spec", "config", key]) {
         None | Some(Value::Null | Value::Bool(_)) => true,
         Some(Value::String(s)) => s == "true" || s == "false",
         Some(_) => false,
-    };
-    profile_ok && protection_ok
+    }
 }
-
-const PREVENT_DESTROY: &str = "compute-prevent-destroy";
 
 /// `spec.suspend` is true.
 pub(crate) fn suspended(resource: &Value) -> bool {
@@ -191,9 +194,10 @@ fn exactly(k: usize) -> String {
     }
 }
 
-/// `spec.config.compute-prevent-destroy` is true (boolean or `"true"`).
-pub(crate) fn prevents_destroy(resource: &Value) -> bool {
-    match at(resource, &["spec", "config", PREVENT_DESTROY]) {
+/// `spec.config.<key>` (the destroy-protection key, by default
+/// `compute-prevent-destroy`) is true (boolean or `"true"`).
+pub(crate) fn prevents_destroy(resource: &Value, key: &str) -> bool {
+    match at(resource, &["spec", "config", key]) {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) => s == "true",
         _ => false,
@@ -313,8 +317,6 @@ mod tests {
             json!({"config": {"profile": ""}}),
             json!({"config": {"profile": 7}}),
             json!({"config": {"profile": {"a": 1}}}),
-            json!({"config": {"compute-prevent-destroy": "yes"}}),
-            json!({"config": {"compute-prevent-destroy": 1}}),
             json!({"reconcileInterval": 60}),
             json!({"suspend": 1}),
             json!({"state": true}),
@@ -324,6 +326,18 @@ mod tests {
             json!(3),
         ] {
             assert_eq!(parse(&json!({ "spec": spec })), None, "{spec}");
+        }
+    }
+
+    #[test]
+    fn protection_flag_must_be_a_boolean_under_the_configured_key() {
+        let r = |v: Value| json!({"spec": {"config": {"keep": v}}});
+        for good in [json!(true), json!("false"), Value::Null] {
+            assert!(protection_well_typed(&r(good), "keep"));
+        }
+        for bad in [json!("yes"), json!(1), json!({})] {
+            assert!(!protection_well_typed(&r(bad.clone()), "keep"), "{bad}");
+            assert!(protection_well_typed(&r(bad), "other"));
         }
     }
 

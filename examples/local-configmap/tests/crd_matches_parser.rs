@@ -13,7 +13,7 @@ fn interval_pattern() -> &'static str {
         .find(|l| l.trim_start().starts_with("pattern:"))
         .expect("reconcileInterval has a pattern");
     let quoted = line.trim_start().trim_start_matches("pattern:").trim();
-    quoted.trim_matches('\'')
+    quoted.trim_matches(['\'', '"'])
 }
 
 #[test]

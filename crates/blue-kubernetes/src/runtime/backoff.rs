@@ -21,19 +21,27 @@ struct Entry {
     until_ms: u64,
 }
 
-fn edit_of(r: &Value) -> (i64, String) {
-    (
-        resource::generation(r),
-        resource::request_token(r).to_string(),
-    )
-}
-
-#[derive(Default)]
 pub(crate) struct WriteBackoff {
     entries: Mutex<HashMap<String, Entry>>,
+    /// The controller's request annotation: a new token is an edit.
+    request_annotation: String,
 }
 
 impl WriteBackoff {
+    pub(crate) fn new(request_annotation: &str) -> Self {
+        Self {
+            entries: Mutex::default(),
+            request_annotation: request_annotation.to_string(),
+        }
+    }
+
+    fn edit_of(&self, r: &Value) -> (i64, String) {
+        (
+            resource::generation(r),
+            resource::request_token(r, &self.request_annotation).to_string(),
+        )
+    }
+
     fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
         self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -45,7 +53,7 @@ impl WriteBackoff {
         };
         let mut entries = self.entries();
         match entries.get(uid) {
-            Some(e) if e.edit != edit_of(listed) => {
+            Some(e) if e.edit != self.edit_of(listed) => {
                 entries.remove(uid);
                 false
             }
@@ -64,7 +72,7 @@ impl WriteBackoff {
         max_ms: u64,
     ) -> Option<u64> {
         let uid = resource::uid(snapshot)?;
-        let edit = edit_of(snapshot);
+        let edit = self.edit_of(snapshot);
         let mut entries = self.entries();
         let attempts = match entries.get(uid) {
             Some(e) if e.edit == edit => e.attempts.saturating_add(1),
@@ -108,7 +116,7 @@ mod tests {
 
     #[test]
     fn failures_double_the_wait_up_to_the_maximum() {
-        let b = WriteBackoff::default();
+        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         let delays: Vec<_> = (0..8)
             .map(|_| b.failed(0, &object(1), 0, 1000, 60_000).unwrap())
             .collect();
@@ -117,7 +125,7 @@ mod tests {
 
     #[test]
     fn waiting_ends_when_the_delay_passes() {
-        let b = WriteBackoff::default();
+        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         b.failed(0, &object(1), 10_000, 1000, 60_000);
         assert!(b.waiting(&object(1), 10_999));
         assert!(!b.waiting(&object(1), 11_000));
@@ -125,7 +133,7 @@ mod tests {
 
     #[test]
     fn an_edit_or_a_successful_write_resets_the_backoff() {
-        let b = WriteBackoff::default();
+        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         for _ in 0..5 {
             b.failed(0, &object(1), 0, 1000, 60_000);
         }
@@ -138,7 +146,7 @@ mod tests {
 
     #[test]
     fn objects_without_uid_or_no_longer_listed_are_not_tracked() {
-        let b = WriteBackoff::default();
+        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         assert_eq!(b.failed(0, &json!({}), 0, 1000, 60_000), None);
         b.failed(0, &object(1), 0, 1000, 60_000);
         b.retain_listed(1, &HashSet::new());

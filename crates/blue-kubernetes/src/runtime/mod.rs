@@ -52,12 +52,13 @@ struct Shared {
 pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let workers = controller.config.workers;
+    let backoff = WriteBackoff::new(&controller.config.names.request_annotation);
     let shared = Arc::new(Shared {
         controller,
         queue: WorkQueue::default(),
         counters: Counters::default(),
         health: Health::default(),
-        backoff: WriteBackoff::default(),
+        backoff,
     });
     let (shutdown, stopped) = watch::channel(false);
     let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];

@@ -7,7 +7,9 @@
 
 mod calls;
 mod client;
+mod crd;
 mod faults;
+mod schema;
 mod store;
 mod user;
 
