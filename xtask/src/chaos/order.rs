@@ -72,41 +72,46 @@ impl Recorder {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        let mut verified = 0;
-        let mut unverified = 0;
-        // The first event showing a deleting resource without our finalizer.
-        let mut released: Vec<&Event> = Vec::new();
-        for e in events
-            .iter()
-            .filter(|e| !e.config_map && e.deleting && !e.has_finalizer)
-        {
-            if !released.iter().any(|r| r.uid == e.uid) {
-                released.push(e);
-            }
-        }
-        for r in released
-            .iter()
-            .filter(|r| r.name.starts_with(super::fleet::PREFIX))
-        {
-            let cm_deleted = events
-                .iter()
-                .find(|e| e.config_map && e.deleted && e.owner == r.uid);
-            match cm_deleted {
-                Some(cm) => {
-                    ensure!(
-                        cm.revision < r.revision,
-                        "{}: finalizer removed at revision {} before its ConfigMap was deleted at {}",
-                        r.name,
-                        r.revision,
-                        cm.revision
-                    );
-                    verified += 1;
-                }
-                None => unverified += 1,
-            }
-        }
-        Ok((verified, unverified))
+        finalizer_order(&events)
     }
+}
+
+/// See [`Recorder::check_finalizer_order`].
+fn finalizer_order(events: &[Event]) -> Result<(usize, usize)> {
+    let mut verified = 0;
+    let mut unverified = 0;
+    // The first event showing a deleting resource without our finalizer, or
+    // its deletion (whose object, on 1.20, still lists the finalizer whose
+    // removal deleted it).
+    let gone = |e: &&Event| !e.config_map && (e.deleted || (e.deleting && !e.has_finalizer));
+    let mut released: Vec<&Event> = Vec::new();
+    for e in events.iter().filter(gone) {
+        if !released.iter().any(|r| r.uid == e.uid) {
+            released.push(e);
+        }
+    }
+    for r in released
+        .iter()
+        .filter(|r| r.name.starts_with(super::fleet::PREFIX))
+    {
+        let cm_deleted = events
+            .iter()
+            .find(|e| e.config_map && e.deleted && e.owner == r.uid);
+        match cm_deleted {
+            Some(cm) => {
+                ensure!(
+                    cm.revision < r.revision,
+                    "{}: finalizer removed at revision {} before its ConfigMap was deleted at {}",
+                    r.name,
+                    r.revision,
+                    cm.revision
+                );
+                verified += 1;
+            }
+            None => unverified += 1,
+        }
+    }
+    Ok((verified, unverified))
 }
 
 impl Drop for Recorder {
@@ -182,4 +187,50 @@ fn reduce(config_map: bool, event: &Value) -> Option<Event> {
             .as_array()
             .is_some_and(|f| f.iter().any(|f| f == FINALIZER)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(kind: &str, config_map: bool, revision: u64, finalizers: Value) -> Event {
+        let meta = if config_map {
+            json!({"name": "chaos-1", "uid": "cm", "resourceVersion": revision.to_string(),
+                   "annotations": {OWNER_ANNOTATION: "u1"}})
+        } else {
+            json!({"name": "chaos-1", "uid": "u1", "resourceVersion": revision.to_string(),
+                   "deletionTimestamp": "2026-01-01T00:00:00Z", "finalizers": finalizers})
+        };
+        reduce(
+            config_map,
+            &json!({"type": kind, "object": {"metadata": meta}}),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn finalizer_removed_after_the_config_map_was_deleted_passes() {
+        let events = [
+            event("MODIFIED", false, 8, json!([FINALIZER])),
+            event("DELETED", true, 10, Value::Null),
+            event("DELETED", false, 12, json!([FINALIZER])),
+        ];
+        assert_eq!(finalizer_order(&events).unwrap(), (1, 0));
+    }
+
+    #[test]
+    fn finalizer_removed_before_the_config_map_was_deleted_fails() {
+        let events = [
+            event("DELETED", false, 9, json!([])),
+            event("DELETED", true, 10, Value::Null),
+        ];
+        assert!(finalizer_order(&events).is_err());
+    }
+
+    #[test]
+    fn a_deletion_missed_by_the_watch_is_unverified() {
+        let events = [event("DELETED", false, 12, json!([FINALIZER]))];
+        assert_eq!(finalizer_order(&events).unwrap(), (0, 1));
+    }
 }
