@@ -9,6 +9,11 @@
 //! it is installed (it is part of util-linux, in every Debian-family image);
 //! without it, kubectl still runs, and a SIGKILLed operator's in-flight
 //! kubectl then lives until its own request timeout.
+//!
+//! Linux sends the signal when the *thread* that started the child exits.
+//! The runner spawns from tokio's worker threads, which live as long as the
+//! runtime; a runtime shut down while kubectl runs kills it anyway
+//! (`kill_on_drop`), so the signal never fires early in practice.
 
 use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
