@@ -110,6 +110,13 @@ fn cases(every: bool) -> Vec<Missing> {
                 uses: |c| c.contains(" get localconfigmaps.") && !c.contains("--ignore-not-found"),
             },
             Missing {
+                name: "get-configmaps",
+                group: "",
+                resource: "configmaps",
+                verb: "get",
+                uses: |c| c.contains(" get configmap "),
+            },
+            Missing {
                 name: "create-configmaps",
                 group: "",
                 resource: "configmaps",
