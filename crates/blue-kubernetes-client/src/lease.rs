@@ -149,12 +149,16 @@ mod tests {
             },
         );
         lease.resource_version = Some("9".into());
-        assert_eq!(Lease::from_object(&lease.to_object(), "get").unwrap(), lease);
+        assert_eq!(
+            Lease::from_object(&lease.to_object(), "get").unwrap(),
+            lease
+        );
     }
 
     #[test]
     fn a_malformed_object_is_a_decode_error_without_its_text() {
-        let object = json!({"metadata": {"name": "l", "namespace": "ns"}, "spec": {"holderIdentity": 5}});
+        let object =
+            json!({"metadata": {"name": "l", "namespace": "ns"}, "spec": {"holderIdentity": 5}});
         let err = Lease::from_object(&object, "get").unwrap_err();
         assert!(matches!(err, Error::Decode { .. }));
         assert!(Lease::from_object(&json!({}), "get").is_err());

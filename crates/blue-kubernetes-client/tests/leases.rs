@@ -49,7 +49,11 @@ async fn get_reads_the_lease_and_a_missing_one_is_none() {
     });
     let client = kubectl_client(options(runner, dir.path())).unwrap();
 
-    let lease = client.get_lease("ops", "my-operator").await.unwrap().unwrap();
+    let lease = client
+        .get_lease("ops", "my-operator")
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(lease, held_by("pod-a", Some("12")));
     assert_eq!(client.get_lease("ops", "missing").await.unwrap(), None);
     assert_eq!(calls.lock().unwrap()[0].args(), ["get", "--raw", PATH]);
@@ -110,7 +114,10 @@ async fn update_replaces_guarded_by_resource_version_and_stale_is_conflict() {
     assert!(
         matches!(stale, Error::Kubectl { ref operation, kind: ErrorKind::Conflict, .. } if operation == "replace")
     );
-    assert_eq!(calls.lock().unwrap()[0].args()[..3], ["replace", "--raw", PATH]);
+    assert_eq!(
+        calls.lock().unwrap()[0].args()[..3],
+        ["replace", "--raw", PATH]
+    );
 }
 
 #[tokio::test]
