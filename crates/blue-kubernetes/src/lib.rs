@@ -9,6 +9,7 @@ mod config;
 mod controller;
 mod due;
 mod error;
+mod leader;
 mod lock;
 mod options;
 mod package;
@@ -23,6 +24,7 @@ pub use config::{system_clock, Clock, Config};
 pub use controller::{controller, Controller};
 pub use due::is_due;
 pub use error::Error;
+pub use leader::{ElectionStep, LeaderElection, LeaseElector};
 pub use lock::{held_locks, is_locked};
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
