@@ -158,7 +158,10 @@ async fn a_follower_waits_a_full_lease_duration_after_the_last_change_it_saw() {
     let seen = clock.now_ms();
     clock.advance(LD - 1);
     assert_eq!(b.step(&clock).await, ElectionStep::Following);
-    assert!(a.elector.may_write(clock.now_ms()), "a's lease has not expired");
+    assert!(
+        a.elector.may_write(clock.now_ms()),
+        "a's lease has not expired"
+    );
     clock.set(seen + LD);
     assert!(!a.elector.may_write(clock.now_ms()));
     assert_eq!(b.step(&clock).await, ElectionStep::Leading);
@@ -208,8 +211,18 @@ async fn a_partitioned_leader_stops_dispatching_at_the_renew_deadline_and_writin
         clock.advance(RP / 2);
         let now = clock.now_ms();
         assert_eq!(a.step(&clock).await, ElectionStep::Failed);
-        assert_eq!(a.elector.may_dispatch(now), now < renewed + RD, "at +{}", now - renewed);
-        assert_eq!(a.elector.may_write(now), now < renewed + LD, "at +{}", now - renewed);
+        assert_eq!(
+            a.elector.may_dispatch(now),
+            now < renewed + RD,
+            "at +{}",
+            now - renewed
+        );
+        assert_eq!(
+            a.elector.may_write(now),
+            now < renewed + LD,
+            "at +{}",
+            now - renewed
+        );
         let b_step = b.step(&clock).await;
         assert_eq!(b_step == ElectionStep::Leading, now >= renewed + LD);
         assert!(!(a.elector.may_write(now) && b.elector.may_write(now)));
@@ -244,7 +257,11 @@ async fn candidates_racing_on_the_same_reads_elect_exactly_one() {
     steps.sort();
     assert_eq!(steps, [false, true]);
     // Released, then both read it free and update from the same version.
-    let (winner, loser) = if sa == ElectionStep::Leading { (&mut a, &mut b) } else { (&mut b, &mut a) };
+    let (winner, loser) = if sa == ElectionStep::Leading {
+        (&mut a, &mut b)
+    } else {
+        (&mut b, &mut a)
+    };
     winner.elector.release(&winner.link).await.unwrap();
     let (sw, sl) = tokio::join!(winner.step(&clock), loser.step(&clock));
     assert_ne!(sw == ElectionStep::Leading, sl == ElectionStep::Leading);
