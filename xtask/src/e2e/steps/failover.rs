@@ -118,7 +118,8 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     wait_ready(w, &name(0))?;
     let status = c.take().context("third candidate")?.stop()?;
     ensure!(status.success(), "the third candidate exited with {status}");
-    Ok(())
+    let args = w.admin_args();
+    w.start_operator(&args)
 }
 
 /// ConfigMaps of the batch that exist now.
