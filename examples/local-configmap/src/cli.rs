@@ -74,7 +74,7 @@ pub struct Args {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// Run the operator.
-    Run(Args),
+    Run(Box<Args>),
     /// Print [`USAGE`].
     Help,
 }
@@ -145,7 +145,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     if election_flags && !parsed.leader_elect {
         return Err("lease flags need --leader-elect".into());
     }
-    Ok(Command::Run(parsed))
+    Ok(Command::Run(Box::new(parsed)))
 }
 
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {
@@ -230,7 +230,7 @@ mod tests {
 
     fn run(args: &[&str]) -> Result<Args, String> {
         match parse(args.iter().map(|s| s.to_string()))? {
-            Command::Run(a) => Ok(a),
+            Command::Run(a) => Ok(*a),
             Command::Help => Err("help".into()),
         }
     }

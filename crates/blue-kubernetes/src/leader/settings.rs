@@ -151,7 +151,8 @@ mod tests {
     #[test]
     fn each_invalid_setting_names_its_field() {
         let ok = LeaderElection::new("op", "infra");
-        let cases: [(&str, fn(&mut LeaderElection)); 7] = [
+        type Breakage = fn(&mut LeaderElection);
+        let cases: [(&str, Breakage); 7] = [
             ("leader_election.lease_name", |e| {
                 e.lease_name = "Op_1".into()
             }),

@@ -3,7 +3,7 @@
 //! resource becomes Ready and no ConfigMap is written twice; a graceful
 //! stop hands the Lease over in under 3 s.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
@@ -138,7 +138,7 @@ fn written(w: &World<'_>) -> Result<usize> {
 
 /// Every ConfigMap of the batch was written exactly once (the example's
 /// counter), and at most one process logged creating it.
-fn check_single_effects(w: &World<'_>, logs: &[&PathBuf]) -> Result<()> {
+fn check_single_effects(w: &World<'_>, logs: &[&Path]) -> Result<()> {
     let text: String = logs
         .iter()
         .map(|l| std::fs::read_to_string(l).unwrap_or_default())
@@ -163,7 +163,7 @@ fn check_single_effects(w: &World<'_>, logs: &[&PathBuf]) -> Result<()> {
     Ok(())
 }
 
-fn tail(who: &str, log: &PathBuf) -> String {
+fn tail(who: &str, log: &Path) -> String {
     format!(
         "{who}'s log:\n{}",
         crate::control_plane::process::log_tail(log, 15)
