@@ -156,8 +156,19 @@ async fn a_follower_waits_a_full_lease_duration_after_the_last_change_it_saw() {
     a.step(&clock).await;
     assert_eq!(b.step(&clock).await, ElectionStep::Following);
     let seen = clock.now_ms();
+    assert_eq!(b.elector.next_attempt_in_ms(seen), RP);
+    assert_eq!(
+        a.elector.next_attempt_in_ms(seen),
+        RP,
+        "the leader renews every retry period"
+    );
     clock.advance(LD - 1);
     assert_eq!(b.step(&clock).await, ElectionStep::Following);
+    assert_eq!(
+        b.elector.next_attempt_in_ms(clock.now_ms()),
+        1,
+        "attempt again right at expiry"
+    );
     assert!(
         a.elector.may_write(clock.now_ms()),
         "a's lease has not expired"

@@ -147,6 +147,33 @@ impl LeaseElector {
         Ok(true)
     }
 
+    /// How long to wait before the next [`step`](Self::step): one retry
+    /// period, or less when another holder's lease expires sooner, so a
+    /// follower takes over at expiry rather than up to a retry period later.
+    ///
+    /// ```
+    /// use blue_kubernetes::{LeaderElection, LeaseElector};
+    /// let elector = LeaseElector::new(LeaderElection::new("op", "infra")).unwrap();
+    /// assert_eq!(elector.next_attempt_in_ms(0), 2_000, "nothing observed yet");
+    /// ```
+    pub fn next_attempt_in_ms(&self, now_ms: u64) -> u64 {
+        let retry = self.settings.retry_period_ms;
+        let Some(o) = &self.observed else {
+            return retry;
+        };
+        let other = o
+            .lease
+            .spec
+            .holder()
+            .is_some_and(|h| h != self.settings.identity);
+        match self.expiry_ms() {
+            Some(at) if self.renewed_at.is_none() && other && at > now_ms => {
+                (at - now_ms).min(retry)
+            }
+            _ => retry,
+        }
+    }
+
     fn observe(&mut self, current: &Lease, at_ms: u64) {
         let changed = self
             .observed
@@ -163,16 +190,19 @@ impl LeaseElector {
     /// The holder has not changed the record for a whole lease duration
     /// (ours, or the one it recorded if longer).
     fn expired(&self, now_ms: u64) -> bool {
-        let Some(o) = &self.observed else {
-            return true;
-        };
+        self.expiry_ms().is_none_or(|at| now_ms >= at)
+    }
+
+    /// When the observed record expires on our clock, if one was observed.
+    fn expiry_ms(&self) -> Option<u64> {
+        let o = self.observed.as_ref()?;
         let recorded = o
             .lease
             .spec
             .lease_duration_seconds
             .map_or(0, |s| u64::try_from(s).unwrap_or(0) * 1000);
         let duration = self.settings.lease_duration_ms.max(recorded);
-        now_ms >= o.at_ms.saturating_add(duration)
+        Some(o.at_ms.saturating_add(duration))
     }
 
     fn spec_after(&self, previous: Option<&LeaseSpec>, started: u64) -> LeaseSpec {

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// Runs `elector` every retry period until `stop` fires, then releases the
-/// lease. The runtime fires `stop` only after its workers have drained, so
+/// Runs `elector` every retry period (a follower also right at the
+/// holder's expiry) until `stop` fires, then releases the lease. The runtime fires `stop` only after its workers have drained, so
 /// the lease is held (and renewed) while in-flight callbacks finish.
 pub(crate) async fn run(
     mut elector: LeaseElector,
@@ -28,7 +28,6 @@ pub(crate) async fn run(
     now: Clock,
     mut stop: watch::Receiver<bool>,
 ) {
-    let retry = Duration::from_millis(elector.settings().retry_period_ms);
     let lease = format!(
         "{}/{}",
         elector.settings().lease_namespace,
@@ -50,8 +49,9 @@ pub(crate) async fn run(
             tracing::warn!(%lease, why, "leadership lost: no new work; writes fenced once the lease expires");
         }
         leading = now_leading;
+        let wait = Duration::from_millis(elector.next_attempt_in_ms(now()));
         tokio::select! {
-            _ = tokio::time::sleep(retry) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = stop.changed() => break,
         }
         if *stop.borrow() {
