@@ -4,7 +4,9 @@
 //! implementation, [`KubectlClient`], runs `kubectl` through an injectable
 //! [`Runner`] with an explicit context (or in-cluster credentials), request and
 //! process deadlines, private input files, and errors that never carry
-//! kubectl's output.
+//! kubectl's output. Besides reading and writing custom resources, it reads
+//! and writes `coordination.k8s.io/v1` [`Lease`]s for optional leader
+//! election, with the same resourceVersion guard.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), blue_kubernetes_client::Error> {
