@@ -257,6 +257,20 @@ async fn release_hands_over_at_the_followers_next_attempt() {
     assert_eq!(holder(&cluster).as_deref(), Some("b"));
 }
 
+#[tokio::test]
+async fn missing_lease_permissions_fail_with_their_kind_and_never_lead() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    let forbidden = Some(Fault::Kind(ErrorKind::Forbidden));
+    cluster.fail_always(Operation::CreateLease, forbidden);
+    assert_eq!(a.step(&clock).await, ElectionStep::Failed);
+    assert_eq!(a.elector.last_failure(), Some(ErrorKind::Forbidden));
+    assert!(!a.elector.may_dispatch(clock.now_ms()));
+    cluster.fail_always(Operation::CreateLease, None);
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+    assert_eq!(a.elector.last_failure(), None);
+}
+
 #[tokio::test(start_paused = true)]
 async fn candidates_racing_on_the_same_reads_elect_exactly_one() {
     let (cluster, clock) = setup();

@@ -7,7 +7,7 @@
 
 use super::gate::Gate;
 use crate::{Clock, Error, LeaderElection};
-use blue_kubernetes_client::{Client, Lease, LeaseSpec};
+use blue_kubernetes_client::{Client, ErrorKind, Lease, LeaseSpec};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -62,6 +62,8 @@ pub struct LeaseElector {
     observed: Option<Observed>,
     /// Start of our last successful acquire or renew, while we hold it.
     renewed_at: Option<u64>,
+    /// Why the last attempt failed, if it did (never the error's text).
+    failure: Option<ErrorKind>,
     pub(crate) gate: Arc<Gate>,
 }
 
@@ -73,6 +75,7 @@ impl LeaseElector {
             settings,
             observed: None,
             renewed_at: None,
+            failure: None,
             gate: Arc::default(),
         })
     }
@@ -97,11 +100,26 @@ impl LeaseElector {
     /// the resourceVersion just read, so of two candidates acting on one
     /// record at most one succeeds.
     pub async fn step(&mut self, client: &dyn Client, now: &Clock) -> ElectionStep {
+        let step = self.attempt(client, now).await;
+        if step != ElectionStep::Failed {
+            self.failure = None;
+        }
+        step
+    }
+
+    /// The kind of error that made the last [`step`](Self::step) fail
+    /// (`None` after a step that did not fail), e.g. `Forbidden` when the
+    /// Lease permissions are missing.
+    pub fn last_failure(&self) -> Option<ErrorKind> {
+        self.failure
+    }
+
+    async fn attempt(&mut self, client: &dyn Client, now: &Clock) -> ElectionStep {
         let started = now();
         let s = &self.settings;
         let current = match client.get_lease(&s.lease_namespace, &s.lease_name).await {
             Ok(current) => current,
-            Err(_) => return ElectionStep::Failed,
+            Err(e) => return self.failed(e.kind()),
         };
         let Some(current) = current else {
             let lease = Lease::new(
@@ -111,6 +129,9 @@ impl LeaseElector {
             );
             return match client.create_lease(&lease).await {
                 Ok(stored) => self.won(stored, started, now()),
+                Err(e) if matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::Unauthorized) => {
+                    self.failed(e.kind())
+                }
                 // Someone else created it first: read it next time.
                 Err(_) => self.not_won(),
             };
@@ -128,7 +149,7 @@ impl LeaseElector {
         match client.update_lease(&next).await {
             Ok(stored) => self.won(stored, started, now()),
             Err(e) if e.is_conflict() => self.not_won(),
-            Err(_) => ElectionStep::Failed,
+            Err(e) => self.failed(e.kind()),
         }
     }
 
@@ -234,6 +255,11 @@ impl LeaseElector {
         self.gate
             .renewed(started, s.renew_deadline_ms, s.lease_duration_ms);
         ElectionStep::Leading
+    }
+
+    fn failed(&mut self, kind: ErrorKind) -> ElectionStep {
+        self.failure = Some(kind);
+        ElectionStep::Failed
     }
 
     fn not_won(&mut self) -> ElectionStep {

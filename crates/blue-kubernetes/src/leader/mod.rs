@@ -34,8 +34,19 @@ pub(crate) async fn run(
         elector.settings().lease_name
     );
     let mut leading = false;
+    let mut failing = false;
     loop {
         let step = elector.step(client.as_ref(), &now).await;
+        match elector.last_failure() {
+            Some(kind) if !failing => {
+                tracing::warn!(%lease, %kind, "leader election: reading or writing the lease fails; retrying");
+            }
+            None if failing => {
+                tracing::info!(%lease, "leader election: the lease is reachable again")
+            }
+            _ => {}
+        }
+        failing = elector.last_failure().is_some();
         let now_leading = elector.may_dispatch(now());
         if now_leading && !leading {
             Gate::count(&elector.gate.acquired);
