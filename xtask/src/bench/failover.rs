@@ -238,8 +238,9 @@ fn render(m: &Machine, rows: &[Row], took: Duration) -> String {
         "\n- a follower takes over when it has seen the record unchanged for a lease duration, \
          counted from when it first saw the leader's last renewal (at most one retry period after \
          that renewal, which preceded the kill): so the Lease changes hands within lease + retry \
-         of the kill, plus kubectl latency; the first reconcile then adds up to one poll, a list \
-         and the reconcile's own kubectl calls (about 1 s here)\n\
+         of the kill, plus kubectl latency (a Lease read and write per attempt, slower under \
+         load); the first reconcile then adds up to one poll, a list and the reconcile's own \
+         kubectl calls\n\
          - handover needs no expiry: the follower finds the Lease released at its next attempt \
          (at most one retry period), plus the time the stopping leader takes to drain and exit\n{END}"
     );
