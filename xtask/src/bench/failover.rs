@@ -258,7 +258,7 @@ pub fn with_section(doc: &str, section: &str) -> String {
                 &doc[e + END.len()..]
             )
         }
-        _ => format!("{}\n{}", doc.trim_end(), section),
+        _ => format!("{}\n\n{}", doc.trim_end(), section),
     }
 }
 
