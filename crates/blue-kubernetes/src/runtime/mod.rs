@@ -7,9 +7,10 @@ mod stats;
 
 pub use stats::Stats;
 
+use crate::due::is_due_named;
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
-use crate::{is_due, Controller, Error};
+use crate::{Controller, Error};
 use futures::FutureExt;
 use queue::WorkQueue;
 use stats::Counters;
@@ -163,7 +164,7 @@ async fn poll_once(shared: &Shared) {
                         resource::name(&item).to_string(),
                     );
                     listed.insert(key.clone());
-                    if is_due(&item, now) {
+                    if is_due_named(&item, now, &config.names) {
                         shared.queue.push(key, item);
                     }
                 }

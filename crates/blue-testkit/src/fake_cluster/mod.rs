@@ -7,8 +7,10 @@
 
 mod calls;
 mod client;
+mod crd;
 mod faults;
 mod leases;
+mod schema;
 mod store;
 mod user;
 
