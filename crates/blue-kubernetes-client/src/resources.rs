@@ -5,7 +5,7 @@
 //! snapshot was read (optimistic concurrency, verified against a real
 //! kube-apiserver, see `notes/kubectl.md`).
 
-use crate::{Client, Error, KubectlClient, RequestOptions, ResourceDescriptor};
+use crate::{Client, Error, KubectlClient, Lease, RequestOptions, ResourceDescriptor};
 use serde_json::{json, Value};
 
 #[async_trait::async_trait]
@@ -124,6 +124,18 @@ impl Client for KubectlClient {
             .into_json()
             .ok_or_else(|| decode("patch"))
     }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.lease_get(namespace, name).await
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_create(lease).await
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_update(lease).await
+    }
 }
 
 /// The metadata both writes need, validated.
@@ -174,7 +186,7 @@ fn metadata_field<'a>(
 /// Names and namespaces end up in argv and in a URL path: refuse anything
 /// that could read as a flag or change the path. Kubernetes names never
 /// contain these characters, so valid objects are unaffected.
-fn object_name<'a>(value: &'a str, field: &'static str) -> Result<&'a str, Error> {
+pub(crate) fn object_name<'a>(value: &'a str, field: &'static str) -> Result<&'a str, Error> {
     let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || "/?#%\\".contains(c);
     if value.is_empty()
         || value.starts_with('-')

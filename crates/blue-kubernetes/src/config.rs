@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, Names, Package};
+use crate::{Error, LeaderElection, Names, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -50,6 +50,9 @@ pub struct Config {
     /// The finalizer, request annotation and destroy-protection key
     /// (default: the reference's, see [`Names`]).
     pub names: Names,
+    /// Leader election among replicas (default `None`: this process acts
+    /// alone, and must be the only one per cluster scope).
+    pub leader_election: Option<LeaderElection>,
 }
 
 impl Config {
@@ -65,6 +68,7 @@ impl Config {
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
             names: Names::default(),
+            leader_election: None,
         }
     }
 
@@ -99,11 +103,14 @@ impl Config {
         if let Some((field, reason)) = self.names.problem() {
             return invalid(field, reason);
         }
+        if let Some(election) = &self.leader_election {
+            election.validate()?;
+        }
         Ok(())
     }
 }
 
-fn is_dns_label(s: &str) -> bool {
+pub(crate) fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
         && s.bytes()
@@ -122,6 +129,7 @@ impl std::fmt::Debug for Config {
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
             .field("names", &self.names)
+            .field("leader_election", &self.leader_election)
             .finish_non_exhaustive()
     }
 }

@@ -66,7 +66,7 @@ fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
     ensure!(operator.is_running(), "the operator exited on its own");
     let in_flight = operator_processes(w).len().saturating_sub(1);
     let killed_at = Instant::now();
-    w.operator()?.kill()?;
+    w.operator()?.crash()?;
     stats.kubectl_in_flight += in_flight;
     eventually(
         "the killed operator's kubectl processes to die with it",

@@ -108,7 +108,7 @@ impl Operator {
 
     /// Crashes the operator: SIGKILL to its process alone (not its group:
     /// kubectl children must die by themselves), then reaps it.
-    pub fn kill(&mut self) -> Result<()> {
+    pub fn crash(&mut self) -> Result<()> {
         if let Some(p) = self.process.as_mut() {
             p.kill()?;
             self.exit = p.exit_status();
@@ -138,6 +138,15 @@ impl Operator {
             w.disarm();
         }
         self.exit.context("the operator's exit status is unknown")
+    }
+
+    /// SIGKILL to the whole process group (the operator and any kubectl it
+    /// is running), as a node failure would; then reaps.
+    pub fn kill(&mut self) -> Result<ExitStatus> {
+        if self.pgid != 0 {
+            kill_group(self.pgid);
+        }
+        self.stop()
     }
 
     /// The log file (shared by restarts).

@@ -5,6 +5,7 @@
 mod basics;
 mod deletion;
 mod drift;
+mod failover;
 pub(crate) mod in_cluster;
 
 use anyhow::{ensure, Context, Result};
@@ -80,6 +81,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         Some("echo"),
         in_cluster::in_cluster_token_rotation,
     ),
+    ("leader-failover", Some("ha-0"), failover::leader_failover),
 ];
 
 /// Runs every check, printing diagnostics after each failure. A check that
