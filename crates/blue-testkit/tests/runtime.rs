@@ -189,7 +189,8 @@ async fn transport_failure_on_one_type_is_counted_while_others_continue() {
         .get("status")
         .is_none());
     let stats = r.runtime.stats();
-    assert!(stats.transport_failures["gadgets.example.com"] >= 4);
+    // 2.5 s of polls: lists at 0 and 1 s, then a 2 s backoff.
+    assert_eq!(stats.transport_failures["gadgets.example.com"], 2);
     assert!(!stats.transport_failures.contains_key("widgets.example.com"));
     r.runtime.stop().await;
 }
@@ -376,5 +377,23 @@ async fn a_conflict_is_not_a_failure_and_is_reread_at_once() {
     assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
     assert_eq!(r.runtime.stats().reconcile_errors, 0);
     assert!(r.runtime.stats().conflicts >= 3);
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_forbidden_list_backs_off_and_recovers_with_the_first_success() {
+    let r = rig(|i| vec![i.package(widgets())], |_| {});
+    r.cluster
+        .fail_always(Operation::List, Some(Fault::Kind(ErrorKind::Forbidden)));
+    r.cluster.create(&widgets(), NS, "w", spec(json!(1)));
+    polls(120).await; // one minute
+                      // Lists at 0, 1, 3, 7, 15, 31 s instead of 120.
+    assert_eq!(r.cluster.calls().list, 6);
+    r.cluster.clear_faults();
+    polls(70).await; // the 63 s attempt succeeds
+    assert_eq!(phase(&r.cluster, &widgets(), "w"), "Ready");
+    r.cluster.reset_calls();
+    polls(10).await;
+    assert!(r.cluster.calls().list >= 9, "every poll lists again");
     r.runtime.stop().await;
 }

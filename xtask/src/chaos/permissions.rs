@@ -188,8 +188,10 @@ pub fn run(
             // Each resource is retried at 0, 1, 3, 7, 15, 31, 63 ... s;
             // lists are one per poll whatever happens.
             let attempts = (secs + 1.0).log2().floor() as usize + 1;
-            let (worst, bound) = if missing.verb == "list" {
-                (window.count, (secs * 1000.0 / POLL_MS as f64) as usize + 2)
+            // `create -f FILE` and `replace -f FILE` do not name their
+            // object: bound those by every live resource retrying.
+            let (worst, bound) = if window.anonymous {
+                (window.count, fleet.live_count().max(1) * (attempts + 1))
             } else {
                 (window.worst_resource, attempts + 1)
             };
@@ -247,6 +249,8 @@ struct Window {
     gaps: Vec<f64>,
     /// Every request.
     total: usize,
+    /// The requests do not name their object.
+    anonymous: bool,
 }
 
 /// The object a kubectl command line is about: the segment after the
@@ -323,5 +327,8 @@ fn forbidden_window(
         worst_resource: worst.map_or(0, Vec::len),
         gaps,
         total: calls.len(),
+        anonymous: per_object.keys().any(String::is_empty)
+            && per_object.len() == 1
+            && missing.verb != "list",
     })
 }

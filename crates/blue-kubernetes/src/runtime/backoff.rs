@@ -105,6 +105,41 @@ impl WriteBackoff {
     }
 }
 
+/// Backoff for a package type whose list fails (Forbidden, the API server
+/// down): the same doubling, reset by the first list that succeeds, so a
+/// missing `list` permission costs one request per minute, not one per poll.
+#[derive(Default)]
+pub(crate) struct ListBackoff {
+    /// Package index -> (failed attempts, waiting until).
+    entries: Mutex<HashMap<usize, (u32, u64)>>,
+}
+
+impl ListBackoff {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<usize, (u32, u64)>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn waiting(&self, package: usize, now_ms: u64) -> bool {
+        self.entries()
+            .get(&package)
+            .is_some_and(|(_, until)| now_ms < *until)
+    }
+
+    pub(crate) fn failed(&self, package: usize, now_ms: u64, base_ms: u64, max_ms: u64) -> u64 {
+        let mut entries = self.entries();
+        let attempts = entries
+            .get(&package)
+            .map_or(1, |(a, _)| a.saturating_add(1));
+        let delay = backoff_ms(attempts, base_ms, max_ms);
+        entries.insert(package, (attempts, now_ms.saturating_add(delay)));
+        delay
+    }
+
+    pub(crate) fn succeeded(&self, package: usize) {
+        self.entries().remove(&package);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +177,19 @@ mod tests {
         b.succeeded(&object(2));
         assert!(!b.waiting(&object(2), 1));
         assert_eq!(b.failed(0, &object(2), 0, 1000, 60_000), Some(1000));
+    }
+
+    #[test]
+    fn failing_lists_wait_doubling_delays_until_one_succeeds() {
+        let b = ListBackoff::default();
+        assert_eq!(b.failed(0, 0, 1000, 60_000), 1000);
+        assert_eq!(b.failed(0, 1000, 1000, 60_000), 2000);
+        assert!(b.waiting(0, 2999));
+        assert!(!b.waiting(0, 3000));
+        assert!(!b.waiting(1, 0), "other types list as usual");
+        b.succeeded(0);
+        assert!(!b.waiting(0, 1001));
+        assert_eq!(b.failed(0, 0, 1000, 60_000), 1000);
     }
 
     #[test]

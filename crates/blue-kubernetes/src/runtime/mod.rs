@@ -13,7 +13,7 @@ pub use stats::Stats;
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
 use crate::{Controller, Error};
-use backoff::WriteBackoff;
+use backoff::{ListBackoff, WriteBackoff};
 use futures::FutureExt;
 use health::{Failure, Health};
 use queue::WorkQueue;
@@ -40,6 +40,7 @@ struct Shared {
     counters: Counters,
     health: Health,
     backoff: WriteBackoff,
+    list_backoff: ListBackoff,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
 }
@@ -76,6 +77,7 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         counters: Counters::default(),
         health: Health::default(),
         backoff,
+        list_backoff: ListBackoff::default(),
         gate: election.as_ref().map(|e| e.gate.clone()),
     });
     let (shutdown, stopped) = watch::channel(false);
@@ -151,11 +153,20 @@ async fn poll_once(shared: &Shared) {
     let config = &shared.controller.config;
     for (index, package) in config.packages.iter().enumerate() {
         let descriptor = package.descriptor();
+        if shared.list_backoff.waiting(index, shared.controller.now()) {
+            continue;
+        }
         let subject = format!("list {}", descriptor.qualified_plural());
         let list = config.client.list_resources(descriptor, &config.namespace);
         match shared.health.answered(&subject, "get", list).await {
             Err(e) => {
                 shared.health.failed(&subject, Failure::of(&e));
+                shared.list_backoff.failed(
+                    index,
+                    shared.controller.now(),
+                    config.retry_base_ms,
+                    config.retry_max_ms,
+                );
                 shared.counters.update(|s| {
                     *s.transport_failures
                         .entry(descriptor.qualified_plural())
@@ -164,6 +175,7 @@ async fn poll_once(shared: &Shared) {
             }
             Ok(items) => {
                 shared.health.succeeded(&subject);
+                shared.list_backoff.succeeded(index);
                 let now = shared.controller.now();
                 let mut listed = HashSet::with_capacity(items.len());
                 for item in &items {
