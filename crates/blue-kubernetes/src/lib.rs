@@ -9,26 +9,36 @@ mod config;
 mod controller;
 mod due;
 mod error;
+#[cfg(feature = "http")]
+mod http;
 mod lock;
 mod options;
 mod package;
+mod preflight;
 mod reconcile;
 mod resource;
 mod runtime;
 mod spec;
 mod status;
+mod telemetry;
 mod time;
 
 pub use config::{system_clock, Clock, Config};
 pub use controller::{controller, Controller};
 pub use due::is_due;
 pub use error::Error;
+#[cfg(feature = "http")]
+pub use http::{serve_http, HttpServer};
 pub use lock::{held_locks, is_locked};
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
 };
+pub use preflight::{preflight, Problem};
+/// The Prometheus client the [`Metrics`] are built with, for registering more.
+pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
 pub use resource::{FINALIZER, REQUEST_ANNOTATION};
-pub use runtime::{start, stop, Runtime, Stats};
+pub use runtime::{start, stop, Health, Runtime, Stats, STALE_POLLS};
 pub use status::{Phase, Reason};
+pub use telemetry::{Metrics, QUEUE_NAME};

@@ -2,6 +2,7 @@
 //! re-read, then the ordered rules in [`rules`].
 
 mod act;
+mod observed;
 mod pass;
 mod rules;
 
@@ -81,7 +82,9 @@ pub(crate) async fn reconcile_snapshot(
     let releasing = rules::releases_without_callbacks(&listed);
     let identity = match releasing {
         true => None,
-        false => identify(package, &Options::from_resource(&listed)).await,
+        false => identify(controller, package, &Options::from_resource(&listed))
+            .await
+            .ok(),
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -110,16 +113,30 @@ pub(crate) async fn reconcile_snapshot(
         return Ok(Report::NotDue);
     }
     let options = Options::from_resource(&fresh);
-    if !releasing && identify(package, &options).await != identity {
-        return Ok(Report::Changed);
+    let mut failure = None;
+    if !releasing {
+        let now = match identify(controller, package, &options).await {
+            Ok(id) => Some(id),
+            Err(f) => {
+                failure = Some(("identity", f));
+                None
+            }
+        };
+        if now != identity {
+            return Ok(Report::Changed);
+        }
     }
-    pass::Pass::new(controller, package, fresh, options, identity)
-        .run()
-        .await
+    let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
+    pass.failure = failure;
+    pass.run().await
 }
 
-async fn identify(package: &Package, options: &Options) -> Option<Vec<Option<String>>> {
-    package.callbacks().identity.call(options).await.ok()
+async fn identify(
+    controller: &Controller,
+    package: &Package,
+    options: &Options,
+) -> Result<Vec<Option<String>>, crate::callback::Failure> {
+    observed::call(controller, package, "identity", |c| &c.identity, options).await
 }
 
 fn object_key(package: &Package, r: &Value) -> String {

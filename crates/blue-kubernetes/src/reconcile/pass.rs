@@ -34,6 +34,8 @@ pub(super) struct Pass<'a> {
     pub(super) snapshot: Value,
     pub(super) options: Options,
     pub(super) identity: Option<Vec<Option<String>>>,
+    /// The latest callback failure of this pass, for the operator's log.
+    pub(super) failure: super::observed::LastFailure,
 }
 
 impl<'a> Pass<'a> {
@@ -50,6 +52,7 @@ impl<'a> Pass<'a> {
             snapshot,
             options,
             identity,
+            failure: None,
         }
     }
 
@@ -68,10 +71,13 @@ impl<'a> Pass<'a> {
             max_ms: config.retry_max_ms,
         };
         let status = status::render(&self.snapshot, &t, self.controller.now(), retry);
+        self.before_write(&t, &status);
+        let previous = super::observed::phase_of(&self.snapshot);
         self.snapshot = config
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await?;
+        self.after_write(previous, &t, &status).await;
         Ok(Report::Reconciled(t.phase, t.reason))
     }
 

@@ -1,18 +1,22 @@
 //! The polling runtime: a poller per `poll_ms`, a coalescing queue and a
 //! fixed pool of workers.
 
+mod health;
 mod queue;
 mod stats;
 
+pub use health::{Health, STALE_POLLS};
 pub use stats::Stats;
 
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
-use crate::{is_due, Controller, Error};
+use crate::resource::status_str;
+use crate::telemetry::QUEUE_NAME;
+use crate::{is_due, Controller, Error, Phase};
 use futures::FutureExt;
 use queue::WorkQueue;
 use stats::Counters;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +35,7 @@ struct Shared {
     controller: Controller,
     queue: WorkQueue,
     counters: Counters,
+    health: Arc<Health>,
 }
 
 /// Starts polling and workers. Must be called inside a running tokio runtime.
@@ -45,10 +50,13 @@ struct Shared {
 pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let workers = controller.config.workers;
+    let config = &controller.config;
+    let health = Health::new(config.now.clone(), config.poll_ms, config.packages.len());
     let shared = Arc::new(Shared {
         controller,
         queue: WorkQueue::default(),
         counters: Counters::default(),
+        health: Arc::new(health),
     });
     let (shutdown, stopped) = watch::channel(false);
     let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];
@@ -78,7 +86,19 @@ impl Runtime {
 
     /// The counters so far.
     pub fn stats(&self) -> Stats {
-        self.shared.counters.snapshot()
+        let mut stats = self.shared.counters.snapshot();
+        (stats.callback_failures, stats.invalid) = self.shared.controller.telemetry.counts();
+        stats
+    }
+
+    /// Liveness and readiness, for `/healthz` and `/readyz`.
+    pub fn health(&self) -> Arc<Health> {
+        self.shared.health.clone()
+    }
+
+    /// The controller this runtime runs (e.g. for its [`metrics`](Controller::metrics)).
+    pub fn controller(&self) -> &Controller {
+        &self.shared.controller
     }
 
     /// Resources waiting in the queue (not counting running ones).
@@ -121,6 +141,8 @@ async fn poll_once(shared: &Shared) {
                     .or_default() += 1;
             }),
             Ok(items) => {
+                shared.health.listed(index);
+                count_phases(shared, &descriptor.qualified_plural(), &items);
                 let now = shared.controller.now();
                 let mut listed = HashSet::with_capacity(items.len());
                 for item in items {
@@ -139,11 +161,59 @@ async fn poll_once(shared: &Shared) {
         }
     }
     shared.counters.update(|s| s.polls += 1);
+    shared.health.poll_completed();
+    let metrics = &shared.controller.telemetry.metrics;
+    metrics.polls.inc();
+    set_queue_depth(shared);
+}
+
+/// `blue_resources{controller, phase}`: the listed resources per phase.
+fn count_phases(shared: &Shared, controller: &str, items: &[serde_json::Value]) {
+    const PHASES: [Phase; 7] = [
+        Phase::Ready,
+        Phase::Reconciling,
+        Phase::Deleting,
+        Phase::Failed,
+        Phase::Invalid,
+        Phase::Blocked,
+        Phase::Suspended,
+    ];
+    let mut counts: BTreeMap<&str, i64> = PHASES.iter().map(|p| (p.as_str(), 0)).collect();
+    counts.insert("None", 0);
+    for item in items {
+        let phase = status_str(item, "phase").unwrap_or("None");
+        // Unknown text in status is not ours to export as a label.
+        if let Some(n) = counts.get_mut(phase) {
+            *n += 1;
+        }
+    }
+    let phases = &shared.controller.telemetry.metrics.phases;
+    for (phase, n) in counts {
+        phases
+            .get_or_create(&[("controller", controller.into()), ("phase", phase.into())])
+            .set(n);
+    }
+}
+
+fn set_queue_depth(shared: &Shared) {
+    let depth = i64::try_from(shared.queue.len()).unwrap_or(i64::MAX);
+    shared
+        .controller
+        .telemetry
+        .metrics
+        .queue_depth
+        .get_or_create(&[("name", QUEUE_NAME.into())])
+        .set(depth);
 }
 
 async fn work_loop(shared: Arc<Shared>) {
+    let metrics = shared.controller.telemetry.metrics.clone();
     while let Some((key, snapshot)) = shared.queue.pop().await {
+        set_queue_depth(&shared);
         let package = &shared.controller.config.packages[key.0];
+        let label = [("controller", package.descriptor().qualified_plural())];
+        metrics.active_workers.get_or_create(&label).inc();
+        let started = tokio::time::Instant::now();
         let listed_at = snapshot
             .pointer("/metadata/resourceVersion")
             .and_then(serde_json::Value::as_str)
@@ -161,6 +231,29 @@ async fn work_loop(shared: Arc<Shared>) {
             }
             Err(_) => tracing::error!(namespace = %key.1, name = %key.2, "reconcile panicked"),
         }
+        metrics.active_workers.get_or_create(&label).dec();
+        metrics
+            .reconcile_time
+            .get_or_create(&label)
+            .observe(started.elapsed().as_secs_f64());
+        let outcome = match &result {
+            Ok(Ok(Report::Reconciled(Phase::Failed, _))) | Ok(Err(_)) | Err(_) => "error",
+            Ok(Ok(Report::Reconciled(..) | Report::Released)) => "success",
+            Ok(Ok(Report::Conflict)) => "conflict",
+            Ok(Ok(Report::Busy)) => "busy",
+            Ok(Ok(_)) => "skipped",
+        };
+        if outcome == "error" {
+            metrics.reconcile_errors.get_or_create(&label).inc();
+        }
+        let [(_, controller)] = &label;
+        metrics
+            .reconciles
+            .get_or_create(&[
+                ("controller", controller.clone()),
+                ("result", outcome.into()),
+            ])
+            .inc();
         // Only a successful write guarantees the listed version is stale.
         let wrote = matches!(result, Ok(Ok(Report::Reconciled(..) | Report::Released)));
         shared.counters.update(|s| match result {
@@ -169,6 +262,7 @@ async fn work_loop(shared: Arc<Shared>) {
                 match report {
                     Report::Busy => s.busy += 1,
                     Report::Conflict => s.conflicts += 1,
+                    Report::Reconciled(Phase::Failed, _) => s.failed += 1,
                     _ => {}
                 }
             }

@@ -7,6 +7,7 @@
 
 mod calls;
 mod client;
+mod extras;
 mod faults;
 mod store;
 mod user;
@@ -15,6 +16,7 @@ pub use calls::{Call, CallCounts};
 pub use faults::{Fault, Operation};
 
 use crate::FakeClock;
+use extras::Extras;
 use faults::Faults;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -27,6 +29,7 @@ struct State {
     log: Vec<Call>,
     latency: Duration,
     clock: FakeClock,
+    extras: Extras,
 }
 
 /// An in-memory Kubernetes API for one or more custom resource types, with

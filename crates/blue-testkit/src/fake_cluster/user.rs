@@ -62,7 +62,9 @@ impl FakeCluster {
     /// ```
     pub fn create_with(&self, d: &ResourceDescriptor, object: Value) -> Value {
         let now = self.now();
-        match self.lock().store.create(d, object, &now) {
+        let mut state = self.lock();
+        state.extras.serve(d);
+        match state.store.create(d, object, &now) {
             Ok(created) => created,
             Err(kind) => {
                 panic!("FakeCluster::create_with: refused ({kind}): exists or has no name")

@@ -95,8 +95,9 @@ impl FakeKubectl {
         }
     }
 
-    /// Makes `descriptor`'s type known (as `plural.group` and by its
-    /// `/apis/...` path), as installing its CRD would.
+    /// Makes `descriptor`'s type known (as `plural.group`, as
+    /// `plural.version.group` and by its `/apis/...` path), as installing
+    /// its CRD would. Another version (`plural.v2.group`) stays unknown.
     ///
     /// ```
     /// use blue_kubernetes_client::ResourceDescriptor;
@@ -171,7 +172,9 @@ impl FakeKubectl {
     }
 
     pub(super) fn by_name(&self, resource: &str) -> Option<&ResourceDescriptor> {
-        self.types.iter().find(|d| d.qualified_plural() == resource)
+        self.types
+            .iter()
+            .find(|d| d.qualified_plural() == resource || d.versioned_plural() == resource)
     }
 }
 
