@@ -110,7 +110,11 @@ impl Pass<'_> {
         let Some(recorder) = &telemetry.events else {
             return;
         };
-        if !changed && t.phase != Phase::Failed {
+        // A retry publishes Reconciling again after Failed: the Failed
+        // series already tells that story (with its count).
+        let retry = previous.as_deref() == Some(Phase::Failed.as_str())
+            && matches!(t.phase, Phase::Reconciling | Phase::Deleting);
+        if retry || (!changed && t.phase != Phase::Failed) {
             return;
         }
         let kind = match t.phase {

@@ -25,7 +25,7 @@ fn seconds() -> Histogram {
 
 /// Every metric of one controller, registered in one registry.
 ///
-/// Labels: `controller` is the resource type (`plural.group`), `callback`
+/// A family appears once it has a sample. Labels: `controller` is the resource type (`plural.group`), `callback`
 /// one of `validate|identity|observe|converge|delete`, `operation` a
 /// [`Client`](blue_kubernetes_client::Client) method. Values are never
 /// resource names, options or error text, so cardinality stays bounded.
@@ -33,7 +33,7 @@ fn seconds() -> Histogram {
 /// ```
 /// let metrics = blue_kubernetes::Metrics::new();
 /// let text = metrics.encode();
-/// assert!(text.contains("# TYPE controller_runtime_reconcile counter"));
+/// assert!(text.contains("blue_polls_total 0"));
 /// assert!(text.ends_with("# EOF\n"));
 /// ```
 pub struct Metrics {
@@ -104,7 +104,7 @@ impl Metrics {
                 "Duration of one package callback.",
                 m.callback_time.clone(),
             );
-            r.register("blue_callback_errors", "Package callbacks that returned an error (reason=error) or panicked (reason=panic).", m.callback_errors.clone());
+            r.register("blue_callback_errors", "Package callbacks that returned an error (reason=error) or panicked (reason=panic)", m.callback_errors.clone());
             r.register(
                 "workqueue_depth",
                 "Resources waiting in the work queue.",
@@ -135,7 +135,7 @@ impl Metrics {
                 "Listed resources per type and status.phase (None when unset).",
                 m.phases.clone(),
             );
-            r.register("blue_polls", "Completed poll cycles.", m.polls.clone());
+            r.register("blue_polls", "Completed poll cycles", m.polls.clone());
             r.register(
                 "blue_events",
                 "Kubernetes Events per result (created, aggregated, dropped, failed).",
@@ -163,7 +163,7 @@ impl Metrics {
     /// use prometheus_client::metrics::counter::Counter;
     /// let metrics = blue_kubernetes::Metrics::new();
     /// let restarts = Counter::<u64>::default();
-    /// metrics.register("blue_proxy_restarts", "kubectl proxy restarts.", restarts.clone());
+    /// metrics.register("blue_proxy_restarts", "kubectl proxy restarts", restarts.clone());
     /// restarts.inc();
     /// assert!(metrics.encode().contains("blue_proxy_restarts_total 1"));
     /// ```
