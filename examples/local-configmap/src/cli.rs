@@ -57,6 +57,10 @@ pub struct Args {
     pub no_events: bool,
     /// `--skip-preflight`.
     pub skip_preflight: bool,
+    /// Hidden `--api-group` (tests): registers the package under another group.
+    pub api_group: Option<String>,
+    /// Hidden `--api-version` (tests): registers the package under another version.
+    pub api_version: Option<String>,
 }
 
 /// What the command line asks for.
@@ -113,6 +117,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--hide-callback-errors" if inline.is_none() => parsed.hide_callback_errors = true,
             "--no-events" if inline.is_none() => parsed.no_events = true,
             "--skip-preflight" if inline.is_none() => parsed.skip_preflight = true,
+            "--api-group" => parsed.api_group = Some(value("--api-group")?),
+            "--api-version" => parsed.api_version = Some(value("--api-version")?),
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag {other} (see --help)"))
             }
@@ -155,6 +161,19 @@ impl Args {
             }
         }
         options
+    }
+
+    /// The resource type to manage: `LocalConfigMap`, unless the hidden
+    /// test flags move it to another group or version.
+    pub fn descriptor(&self) -> blue_kubernetes_client::ResourceDescriptor {
+        let mut d = crate::package::descriptor();
+        if let Some(group) = &self.api_group {
+            d.group = group.clone();
+        }
+        if let Some(version) = &self.api_version {
+            d.version = version.clone();
+        }
+        d
     }
 
     /// The namespace to watch: `--namespace`, else (in-cluster) the pod's

@@ -60,7 +60,7 @@ async fn run(args: Args) -> Result<()> {
     let namespace = args.namespace();
     let client = Arc::new(kubectl_client(args.kubectl_options()).context("configuring kubectl")?);
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
-    let package = package::package(client.clone(), on_effect)?;
+    let package = package::package_for(args.descriptor(), client.clone(), on_effect)?;
     let mut config = Config::new(client.clone() as Arc<dyn Client>, vec![package]);
     config.namespace = namespace.clone();
     if let Some(poll_ms) = args.poll_ms {

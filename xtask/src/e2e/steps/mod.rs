@@ -6,6 +6,7 @@ mod basics;
 mod deletion;
 mod drift;
 mod in_cluster;
+mod observability;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
@@ -61,10 +62,16 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         drift::ownership_conflict,
     ),
     (
+        "failure-explained",
+        Some("charlie"),
+        observability::failure_explained,
+    ),
+    (
         "controller-restart",
         Some("alpha"),
         drift::controller_restart,
     ),
+    ("metrics-scrape", None, observability::metrics_scrape),
     (
         "destroy-blocked-then-destroyed",
         Some("delta"),
@@ -74,6 +81,21 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         "retain-keeps-configmap",
         Some("alpha"),
         deletion::retain_keeps_configmap,
+    ),
+    (
+        "preflight-missing-crd",
+        None,
+        observability::preflight_missing_crd,
+    ),
+    (
+        "preflight-wrong-version",
+        None,
+        observability::preflight_wrong_version,
+    ),
+    (
+        "preflight-missing-status-rbac",
+        None,
+        observability::preflight_missing_status_rbac,
     ),
     (
         "in-cluster-token-rotation",
