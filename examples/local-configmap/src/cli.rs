@@ -67,7 +67,7 @@ pub struct Args {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// Run the operator.
-    Run(Args),
+    Run(Box<Args>),
     /// Print [`USAGE`].
     Help,
 }
@@ -135,7 +135,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     if parsed.in_cluster && parsed.kubeconfig.is_some() {
         return Err("--kubeconfig cannot be combined with --in-cluster".into());
     }
-    Ok(Command::Run(parsed))
+    Ok(Command::Run(Box::new(parsed)))
 }
 
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {
@@ -203,7 +203,7 @@ mod tests {
 
     fn run(args: &[&str]) -> Result<Args, String> {
         match parse(args.iter().map(|s| s.to_string()))? {
-            Command::Run(a) => Ok(a),
+            Command::Run(a) => Ok(*a),
             Command::Help => Err("help".into()),
         }
     }

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             println!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
-        Ok(Command::Run(args)) => args,
+        Ok(Command::Run(args)) => *args,
         Err(message) => {
             eprintln!("error: {message}\n\n{}", cli::USAGE);
             return ExitCode::from(2);

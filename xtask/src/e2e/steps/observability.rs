@@ -135,7 +135,10 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
         ] {
             ensure!(text.contains(&needle), "{needle} not in /metrics");
         }
-        let ready = sample(&text, &format!("blue_resources{{{controller},phase=\"Ready\"}}"))?;
+        let ready = sample(
+            &text,
+            &format!("blue_resources{{{controller},phase=\"Ready\"}}"),
+        )?;
         ensure!(ready >= 1.0, "no Ready resource counted");
         Ok(())
     })
@@ -160,9 +163,15 @@ pub fn preflight_wrong_version(w: &mut World<'_>) -> Result<()> {
 pub fn preflight_missing_status_rbac(w: &mut World<'_>) -> Result<()> {
     const ACCOUNT: &str = "lcm-no-status-update";
     let rbac = in_namespace(RBAC, w.kube.namespace())
-        .replace("name: local-configmap-operator", &format!("name: {ACCOUNT}"))
+        .replace(
+            "name: local-configmap-operator",
+            &format!("name: {ACCOUNT}"),
+        )
         .replace("verbs: [get, update]", "verbs: [get]");
-    ensure!(rbac.contains("verbs: [get]\n"), "the Role's status rule was not found");
+    ensure!(
+        rbac.contains("verbs: [get]\n"),
+        "the Role's status rule was not found"
+    );
     w.kube.apply(&rbac)?;
     let token = eventually("a token for the restricted account", DEADLINE, || {
         request_token_for(w, ACCOUNT)
@@ -206,7 +215,9 @@ fn log_len(w: &World<'_>) -> u64 {
 
 fn log_since(w: &World<'_>, offset: u64) -> Result<String> {
     let bytes = fs::read(w.operator_log()).context("reading the operator log")?;
-    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(bytes.len());
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
     Ok(String::from_utf8_lossy(&bytes[start..]).into_owned())
 }
 
