@@ -386,3 +386,32 @@ async fn replace_rejects_bad_bodies_and_paths_without_writing() {
     assert_eq!(cluster.revision(), 1, "nothing was written");
     assert_eq!(cluster.calls().update_status, 0);
 }
+
+#[tokio::test]
+async fn reads_name_the_exact_version_and_another_version_is_unknown() {
+    let (cluster, kubectl) = setup();
+    cluster.create(&widgets(), NS, "a", json!({}));
+    let listed = client(&kubectl)
+        .list_resources(&widgets(), NS)
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(kubectl.commands()[0][1], "widgets.v1.example.com");
+
+    let other = ResourceDescriptor::new("example.com", "v2", "widgets", "Widget");
+    let err = client(&kubectl)
+        .list_resources(&other, NS)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::NotFound,
+        "like kubectl: no such resource type"
+    );
+    let plain = run(
+        &kubectl,
+        &["get", "widgets.example.com", "-n", NS, "-o", "json"],
+    )
+    .await;
+    assert_eq!(json_of(&plain)["items"].as_array().unwrap().len(), 1);
+}
