@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{controller, preflight, serve_http, start, Config, Runtime, Stats};
-use blue_kubernetes_client::{kubectl_client, Client};
+use blue_kubernetes_client::{kubectl_client, Client, RequestOptions};
 use local_configmap_operator::cli::{self, Args, Command};
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
@@ -81,6 +81,19 @@ async fn run(args: Args) -> Result<()> {
         format!("context {}", client.context())
     };
     if !args.skip_preflight {
+        if !args.in_cluster {
+            // Asked first: with a missing context every later check would
+            // only say that the server did not answer.
+            let context = client.context().to_string();
+            let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
+            if client
+                .request(&lookup, RequestOptions::raw())
+                .await
+                .is_err()
+            {
+                anyhow::bail!("preflight: context {context} does not exist in the kubeconfig");
+            }
+        }
         let problems = preflight(&controller).await;
         for problem in &problems {
             tracing::error!("preflight ({connection}, namespace {namespace}): {problem}");

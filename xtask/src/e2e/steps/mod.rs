@@ -83,6 +83,11 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         deletion::retain_keeps_configmap,
     ),
     (
+        "preflight-unknown-context",
+        None,
+        observability::preflight_unknown_context,
+    ),
+    (
         "preflight-missing-crd",
         None,
         observability::preflight_missing_crd,

@@ -144,6 +144,21 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
     })
 }
 
+/// The operator refuses to start with a context the kubeconfig lacks.
+pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
+    let mut args = w.admin_args();
+    let at = args
+        .iter()
+        .position(|a| a == "--context")
+        .context("no --context")?;
+    args[at + 1] = "no-such-context".into();
+    refused(
+        w,
+        &args,
+        "context no-such-context does not exist in the kubeconfig",
+    )
+}
+
 /// The operator refuses to start when its CRD is not served.
 pub fn preflight_missing_crd(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
@@ -193,7 +208,10 @@ fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
     let log = log_since(w, offset)?;
     w.start_operator(&w.admin_args())?;
     ensure!(!status.success(), "the operator started anyway ({status})");
-    let problems: Vec<&str> = log.lines().filter(|l| l.contains("preflight")).collect();
+    let problems: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("preflight") && l.contains("ERROR"))
+        .collect();
     ensure!(
         problems.iter().any(|l| l.contains(expected)),
         "no preflight line containing {expected:?}; preflight lines: {problems:#?}"
