@@ -17,6 +17,10 @@ pub(crate) const BURST: u32 = 10;
 pub(crate) const REFILL_MS: u64 = 60_000;
 /// Series remembered for aggregation; the oldest is forgotten beyond this.
 const MAX_SERIES: usize = 1024;
+/// Objects whose token buckets are remembered; full buckets go first.
+const MAX_BUCKETS: usize = 4096;
+/// Room left in an Event's name (at most 253) for the object's name.
+const NAME_ROOM: usize = 253 - 17;
 
 /// `Normal` or `Warning`, as `kubectl describe` shows them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,7 +146,7 @@ impl EventRecorder {
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {
-                    "name": format!("{name}.{:x}", now.saturating_mul(1_000_000).saturating_add(sequence)),
+                    "name": event_name(&name, now, sequence),
                     "namespace": namespace,
                 },
                 "involvedObject": {
@@ -197,7 +201,22 @@ impl EventRecorder {
     }
 }
 
+/// `<object>.<hex nanoseconds + sequence>`, like client-go, within 253 bytes.
+fn event_name(object: &str, now_ms: u64, sequence: u64) -> String {
+    let mut end = object.len().min(NAME_ROOM);
+    while !object.is_char_boundary(end) {
+        end -= 1;
+    }
+    let stamp = now_ms.saturating_mul(1_000_000).saturating_add(sequence);
+    format!("{}.{stamp:x}", &object[..end])
+}
+
 fn take_token(buckets: &mut HashMap<String, Bucket>, uid: &str, now: u64) -> bool {
+    if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(uid) {
+        // A bucket refilled to the full burst is the same as none.
+        let full_after = u64::from(BURST) * REFILL_MS;
+        buckets.retain(|_, b| now.saturating_sub(b.refilled_ms) < full_after);
+    }
     let bucket = buckets.entry(uid.to_string()).or_insert(Bucket {
         tokens: BURST,
         refilled_ms: now,

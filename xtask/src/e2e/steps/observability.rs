@@ -206,7 +206,7 @@ fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
     w.start_operator(args)?;
     let status = wait_exit(w)?;
     let log = log_since(w, offset)?;
-    w.start_operator(&w.admin_args())?;
+    restart_normally(w)?;
     ensure!(!status.success(), "the operator started anyway ({status})");
     let problems: Vec<&str> = log
         .lines()
@@ -217,6 +217,17 @@ fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
         "no preflight line containing {expected:?}; preflight lines: {problems:#?}"
     );
     Ok(())
+}
+
+/// Starts the usual operator and waits until it works (its startup line),
+/// so the next check never signals a process still starting up.
+fn restart_normally(w: &mut World<'_>) -> Result<()> {
+    let offset = log_len(w);
+    w.start_operator(&w.admin_args())?;
+    eventually("the operator to start watching", DEADLINE, || {
+        ensure!(log_since(w, offset)?.contains("watching"), "not yet");
+        Ok(())
+    })
 }
 
 fn wait_exit(w: &mut World<'_>) -> Result<ExitStatus> {
