@@ -415,3 +415,40 @@ async fn reads_name_the_exact_version_and_another_version_is_unknown() {
     .await;
     assert_eq!(json_of(&plain)["items"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn preflight_and_events_work_through_the_kubectl_command_lines() {
+    use blue_kubernetes::{controller, preflight, reconcile, Config, Phase, Reason, Report};
+    let (cluster, kubectl) = setup();
+    cluster.create(&widgets(), NS, "a", json!({"config": {"value": 1}}));
+    let infra = blue_testkit::FakeInfra::new();
+    let mut config = Config::new(
+        std::sync::Arc::new(client(&kubectl)),
+        vec![infra.package(widgets())],
+    );
+    config.namespace = NS.into();
+    config.event_component = Some("fake-operator".into());
+    let controller = controller(config).unwrap();
+    assert_eq!(preflight(&controller).await, vec![]);
+
+    let denied = blue_kubernetes_client::AccessCheck::new(NS, "patch", "example.com", "widgets");
+    cluster.deny(denied.clone());
+    assert_eq!(
+        preflight(&controller).await,
+        vec![blue_kubernetes::Problem::Forbidden(denied)]
+    );
+
+    let package = &controller.config().packages[0];
+    let report = reconcile(&controller, package, NS, "a").await.unwrap();
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    let reasons: Vec<Value> = cluster
+        .events()
+        .iter()
+        .map(|e| e["reason"].clone())
+        .collect();
+    assert_eq!(reasons, [json!("Reconciling"), json!("Converged")]);
+    let commands = kubectl.commands();
+    assert!(commands
+        .iter()
+        .any(|c| c[..3] == ["create", "--raw", "/api/v1/namespaces/default/events"]));
+}
