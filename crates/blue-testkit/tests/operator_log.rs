@@ -109,3 +109,45 @@ async fn each_phase_transition_is_one_info_line_and_an_idle_check_logs_nothing()
         "{after}"
     );
 }
+
+#[tokio::test]
+async fn every_callback_that_fails_is_named_in_its_line() {
+    for (step, name) in [
+        (Step::Validate, "validate"),
+        (Step::Identity, "identity"),
+        (Step::Observe, "observe"),
+    ] {
+        let (logs, _guard) = Logs::capture();
+        let w = World::new();
+        w.create("web", spec(json!(1)));
+        // Identity runs twice a pass (listed, then re-read): fail both.
+        w.infra.script(step, Misbehaviour::Error);
+        w.infra.script(step, Misbehaviour::Error);
+        w.reconcile("web").await;
+        let lines = logs.lines("callback failed");
+        assert_eq!(lines.len(), 1, "{name}: {}", logs.text());
+        assert!(
+            lines[0].contains(&format!("callback=\"{name}\"")),
+            "{}",
+            lines[0]
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_identity_failure_that_no_status_records_is_still_logged() {
+    let (logs, _guard) = Logs::capture();
+    let w = World::new();
+    w.create("web", spec(json!(1)));
+    // Only the first call fails: the pass sees the identity change and stops.
+    w.infra.script(Step::Identity, Misbehaviour::Error);
+    assert_eq!(w.reconcile("web").await, blue_kubernetes::Report::Changed);
+    let lines = logs.lines("callback failed");
+    assert_eq!(lines.len(), 1, "{}", logs.text());
+    assert!(
+        lines[0].contains("next_retry=\"next poll\""),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains(PLANTED_SECRET), "{}", lines[0]);
+}

@@ -80,11 +80,12 @@ pub(crate) async fn reconcile_snapshot(
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
     let releasing = rules::releases_without_callbacks(&listed);
-    let identity = match releasing {
-        true => None,
-        false => identify(controller, package, &Options::from_resource(&listed))
-            .await
-            .ok(),
+    let (identity, listed_failure) = match releasing {
+        true => (None, None),
+        false => match identify(controller, package, &Options::from_resource(&listed)).await {
+            Ok(id) => (Some(id), None),
+            Err(failure) => (None, Some(failure)),
+        },
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -123,6 +124,10 @@ pub(crate) async fn reconcile_snapshot(
             }
         };
         if now != identity {
+            if let Some(failure) = &listed_failure {
+                // No status records this attempt; the next poll retries.
+                observed::log_unrecorded(controller, package, &fresh, "identity", failure);
+            }
             return Ok(Report::Changed);
         }
     }

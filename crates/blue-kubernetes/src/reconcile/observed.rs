@@ -164,6 +164,28 @@ impl Pass<'_> {
     }
 }
 
+/// The WARN line of a failure no status write records (the pass ended
+/// without one); the next poll retries.
+pub(super) fn log_unrecorded(
+    controller: &Controller,
+    package: &Package,
+    object: &Value,
+    callback: &'static str,
+    failure: &Failure,
+) {
+    let subject = Subject {
+        descriptor: package.descriptor(),
+        object,
+    };
+    let call = FailedCall {
+        callback,
+        failure,
+        attempt: object["status"]["retryCount"].as_u64().unwrap_or(0) + 1,
+        next_retry: "next poll",
+    };
+    log::callback_failed(subject, &call, controller.telemetry.log_callback_errors);
+}
+
 /// `status.phase` before a write.
 pub(super) fn phase_of(snapshot: &Value) -> Option<String> {
     status_str(snapshot, "phase").map(str::to_string)
