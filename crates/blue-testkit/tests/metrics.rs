@@ -59,8 +59,18 @@ async fn metrics_and_stats_follow_a_scripted_sequence() {
 
     tokio::time::sleep(Duration::from_millis(POLL_MS * 12)).await;
     let stats = runtime.stats();
-    let s = samples(&runtime.controller().metrics().encode());
+    let text = runtime.controller().metrics().encode();
+    let s = samples(&text);
     runtime.stop().await;
+    // Labels are types, callbacks and classes: never objects or error text.
+    for name in [
+        "\"good\"",
+        "\"bad\"",
+        "\"odd\"",
+        blue_testkit::PLANTED_SECRET,
+    ] {
+        assert!(!text.contains(name), "{name} in metrics");
+    }
 
     let w = r#"controller="widgets.example.com""#;
     assert_eq!(stats.callback_failures, 2);

@@ -76,14 +76,14 @@ impl Pass<'_> {
     }
 
     async fn observe(&mut self) -> Option<Observation> {
-        self.call_back("observe", |c| &c.observe).await
+        self.run_callback("observe", |c| &c.observe).await
     }
 
     /// Runs `converge` or `delete`.
     async fn effect(&mut self, name: &'static str) -> Option<WorkflowOutcome> {
         match name {
-            "converge" => self.call_back(name, |c| &c.converge).await,
-            _ => self.call_back(name, |c| &c.delete).await,
+            "converge" => self.run_callback(name, |c| &c.converge).await,
+            _ => self.run_callback(name, |c| &c.delete).await,
         }
     }
 }

@@ -40,7 +40,7 @@ pub(crate) async fn call<T: Send + 'static>(
 impl Pass<'_> {
     /// Runs a callback; a failure is remembered for the log line of the
     /// Failed status it leads to.
-    pub(super) async fn call_back<T: Send + 'static>(
+    pub(super) async fn run_callback<T: Send + 'static>(
         &mut self,
         name: &'static str,
         pick: fn(&PackageInner) -> &Callback<T>,

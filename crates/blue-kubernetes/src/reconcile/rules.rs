@@ -46,7 +46,7 @@ impl Pass<'_> {
 
         // 4 and 5. The package's validation; its messages are dropped here.
         if self.package.callbacks().validate.is_some() {
-            match self.call_back("validate", validate_of).await {
+            match self.run_callback("validate", validate_of).await {
                 None => return self.fail(Reason::ValidationFailed).await,
                 Some(errors) if !errors.is_empty() => {
                     self.log_invalid(&errors);
