@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, Package};
+use crate::{Error, Names, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -56,6 +56,9 @@ pub struct Config {
     /// by this component name (default `None`: no Events, so no extra
     /// requests and no `create events` permission needed).
     pub event_component: Option<String>,
+    /// The finalizer, request annotation and destroy-protection key
+    /// (default: the reference's, see [`Names`]).
+    pub names: Names,
 }
 
 impl Config {
@@ -72,6 +75,7 @@ impl Config {
             retry_max_ms: 60_000,
             log_callback_errors: true,
             event_component: None,
+            names: Names::default(),
         }
     }
 
@@ -109,6 +113,9 @@ impl Config {
                 return invalid("event_component", "must be 1-128 of [A-Za-z0-9-._/]");
             }
         }
+        if let Some((field, reason)) = self.names.problem() {
+            return invalid(field, reason);
+        }
         Ok(())
     }
 }
@@ -133,6 +140,7 @@ impl std::fmt::Debug for Config {
             .field("retry_max_ms", &self.retry_max_ms)
             .field("log_callback_errors", &self.log_callback_errors)
             .field("event_component", &self.event_component)
+            .field("names", &self.names)
             .finish_non_exhaustive()
     }
 }

@@ -1,17 +1,20 @@
 #![doc = include_str!("../README.md")]
 //!
-//! Register trusted [`Package`]s (one per custom resource kind), build a
-//! [`Controller`] with [`controller`], and either [`reconcile`] one resource
-//! or [`start`] the polling [`Runtime`].
+//! Register trusted [`Package`]s (one per custom resource kind, with a
+//! typed config via [`PackageBuilder::config`]), generate their CRDs with
+//! [`crd`], build a [`Controller`] with [`controller`], and either
+//! [`reconcile`] one resource or [`start`] the polling [`Runtime`].
 
 mod callback;
 mod config;
 mod controller;
+mod crd;
 mod due;
 mod error;
 #[cfg(feature = "http")]
 mod http;
 mod lock;
+mod names;
 mod options;
 mod package;
 mod preflight;
@@ -22,14 +25,17 @@ mod spec;
 mod status;
 mod telemetry;
 mod time;
+mod typed;
 
 pub use config::{system_clock, Clock, Config};
 pub use controller::{controller, Controller};
+pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use due::is_due;
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
 pub use lock::{held_locks, is_locked};
+pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
@@ -38,7 +44,7 @@ pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
 pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
-pub use resource::{FINALIZER, REQUEST_ANNOTATION};
 pub use runtime::{start, stop, Health, Runtime, Stats, STALE_POLLS};
 pub use status::{Phase, Reason};
 pub use telemetry::{Metrics, QUEUE_NAME};
+pub use typed::TypedPackageBuilder;

@@ -11,7 +11,10 @@
 //! - [`FakeInfra`]: fake infrastructure and recording packages over it,
 //!   with scripted failures, panics, drift and held effects.
 //! - [`edits`]: user edits and fault sequences for model-based tests.
-//! - [`strategies`]: proptest strategies for names, configs and specs.
+//! - [`strategies`]: proptest strategies for names, configs and specs, and
+//!   for your own config type from its CRD schema.
+//!
+//! **Start with the [`guide`]: testing your own package.**
 //!
 //! ```
 //! use blue_kubernetes_client::{Client, ResourceDescriptor};
@@ -32,6 +35,7 @@ mod clock;
 pub mod edits;
 mod fake_cluster;
 mod fake_kubectl;
+pub mod guide;
 mod recording;
 pub mod strategies;
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 /// Usage text (the test-only flags are deliberately not listed).
 pub const USAGE: &str = "\
 usage: local-configmap-operator (--context NAME [--kubeconfig PATH] | --in-cluster) [options]
+       local-configmap-operator crd [--no-cel]     print the CRD (e.g. | kubectl apply -f -)
 
 Reconciles LocalConfigMap resources (localconfigmaps.examples.blue.dev) in one
 namespace: each one owns a ConfigMap holding spec.config.data.
@@ -23,6 +24,7 @@ namespace: each one owns a ConfigMap holding spec.config.data.
   --no-events         write no Kubernetes Events
   --skip-preflight    start without checking discovery and RBAC first
   -h, --help          show this help
+  crd --no-cel        the CRD without CEL rules, for Kubernetes before 1.25
 
 Stops gracefully on SIGTERM or SIGINT: running reconciles finish first.";
 
@@ -70,13 +72,25 @@ pub enum Command {
     Run(Box<Args>),
     /// Print [`USAGE`].
     Help,
+    /// Print the CRD; `cel: false` for `--no-cel`.
+    Crd {
+        /// Include the CEL immutability rules.
+        cel: bool,
+    },
 }
 
 /// Parses the arguments after the program name. Accepts `--flag value` and
 /// `--flag=value`. Errors name the flag, never echo a value.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut parsed = Args::default();
-    let mut args = args.into_iter();
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|a| a == "crd") {
+        return match args.nth(1).as_deref() {
+            None => Ok(Command::Crd { cel: true }),
+            Some("--no-cel") if args.next().is_none() => Ok(Command::Crd { cel: false }),
+            Some(_) => Err("crd takes only --no-cel (see --help)".into()),
+        };
+    }
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
@@ -204,7 +218,7 @@ mod tests {
     fn run(args: &[&str]) -> Result<Args, String> {
         match parse(args.iter().map(|s| s.to_string()))? {
             Command::Run(a) => Ok(*a),
-            Command::Help => Err("help".into()),
+            other => Err(format!("{other:?}")),
         }
     }
 
@@ -283,5 +297,17 @@ mod tests {
             assert!(!err.contains("secret"), "{err}");
         }
         assert_eq!(parse(["--help".to_string()]), Ok(Command::Help));
+    }
+
+    #[test]
+    fn crd_subcommand_takes_only_the_cel_switch() {
+        let parse_all = |args: &[&str]| parse(args.iter().map(|s| s.to_string()));
+        assert_eq!(parse_all(&["crd"]), Ok(Command::Crd { cel: true }));
+        assert_eq!(
+            parse_all(&["crd", "--no-cel"]),
+            Ok(Command::Crd { cel: false })
+        );
+        assert!(parse_all(&["crd", "--context", "x"]).is_err());
+        assert!(parse_all(&["crd", "--no-cel", "x"]).is_err());
     }
 }

@@ -25,6 +25,18 @@ fn main() -> ExitCode {
             println!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
+        Ok(Command::Crd { cel }) => {
+            return match package::crd_yaml(cel) {
+                Ok(yaml) => {
+                    print!("{yaml}");
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         Ok(Command::Run(args)) => *args,
         Err(message) => {
             eprintln!("error: {message}\n\n{}", cli::USAGE);

@@ -65,7 +65,7 @@ pub fn main(args: &[String]) -> Result<()> {
         if installed.cel {
             "with CEL rules"
         } else {
-            "CEL rules stripped for this pre-1.25 server"
+            "generated without CEL rules for this pre-1.25 server"
         },
         t.elapsed().as_secs_f64()
     );

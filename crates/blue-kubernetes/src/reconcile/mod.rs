@@ -6,9 +6,11 @@ mod observed;
 mod pass;
 mod rules;
 
+use crate::due::is_due_named;
 use crate::lock::{try_acquire, LockKey};
 use crate::resource::{self, uid};
-use crate::{is_due, Controller, Error, Options, Package, Phase, Reason};
+use crate::typed::options_for;
+use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
 
 /// What one reconcile did.
@@ -74,18 +76,22 @@ pub(crate) async fn reconcile_snapshot(
     package: &Package,
     listed: Value,
 ) -> Result<Report, Error> {
-    if !is_due(&listed, controller.now()) {
+    let names = &controller.config.names;
+    if !is_due_named(&listed, controller.now(), names) {
         return Ok(Report::NotDue);
     }
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
-    let releasing = rules::releases_without_callbacks(&listed);
+    let releasing = rules::releases_without_callbacks(&listed, names);
     let (identity, listed_failure) = match releasing {
         true => (None, None),
-        false => match identify(controller, package, &Options::from_resource(&listed)).await {
-            Ok(id) => (Some(id), None),
-            Err(failure) => (None, Some(failure)),
-        },
+        false => {
+            let options = options_for(package, &listed, names).0;
+            match identify(controller, package, &options).await {
+                Ok(id) => (Some(id), None),
+                Err(failure) => (None, Some(failure)),
+            }
+        }
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -107,13 +113,14 @@ pub(crate) async fn reconcile_snapshot(
     let Some(fresh) = fresh else {
         return Ok(Report::NotFound);
     };
-    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh) != releasing {
+    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh, names) != releasing
+    {
         return Ok(Report::Changed);
     }
-    if !is_due(&fresh, controller.now()) {
+    if !is_due_named(&fresh, controller.now(), names) {
         return Ok(Report::NotDue);
     }
-    let options = Options::from_resource(&fresh);
+    let (options, config_error) = options_for(package, &fresh, names);
     let mut failure = None;
     if !releasing {
         let now = match identify(controller, package, &options).await {
@@ -133,6 +140,7 @@ pub(crate) async fn reconcile_snapshot(
     }
     let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
     pass.failure = failure;
+    pass.config_error = config_error;
     pass.run().await
 }
 

@@ -8,11 +8,12 @@ mod stats;
 pub use health::{Health, STALE_POLLS};
 pub use stats::Stats;
 
+use crate::due::is_due_named;
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
 use crate::resource::status_str;
 use crate::telemetry::QUEUE_NAME;
-use crate::{is_due, Controller, Error, Phase};
+use crate::{Controller, Error, Phase};
 use futures::FutureExt;
 use queue::WorkQueue;
 use stats::Counters;
@@ -152,7 +153,7 @@ async fn poll_once(shared: &Shared) {
                         resource::name(&item).to_string(),
                     );
                     listed.insert(key.clone());
-                    if is_due(&item, now) {
+                    if is_due_named(&item, now, &config.names) {
                         shared.queue.push(key, item);
                     }
                 }

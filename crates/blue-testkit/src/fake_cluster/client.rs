@@ -74,7 +74,10 @@ impl Client for FakeCluster {
         let op = Operation::UpdateStatus;
         let (namespace, name) = (meta(resource, "namespace"), meta(resource, "name"));
         self.begin(op, d, namespace, Some(name)).await?;
-        let written = self.lock().store.write_status(d, resource, status);
+        let mut state = self.lock();
+        let written = state.store.write_status(d, resource, status);
+        // Like the server's 422, the refusal names no field to the client.
+        state.store.last_rejection.clear();
         written.map_err(|kind| refused(op, kind))
     }
 

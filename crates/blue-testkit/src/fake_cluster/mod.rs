@@ -7,8 +7,10 @@
 
 mod calls;
 mod client;
+mod crd;
 mod extras;
 mod faults;
+mod schema;
 mod store;
 mod user;
 

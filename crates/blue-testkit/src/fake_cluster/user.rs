@@ -2,7 +2,7 @@
 //! Never counted, never faulted, never delayed.
 
 use super::FakeCluster;
-use blue_kubernetes_client::ResourceDescriptor;
+use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
 use serde_json::{json, Value};
 
 impl FakeCluster {
@@ -66,7 +66,13 @@ impl FakeCluster {
         state.extras.serve(d);
         match state.store.create(d, object, &now) {
             Ok(created) => created,
+            Err(ErrorKind::Invalid) if !state.store.last_rejection.is_empty() => {
+                let errors = std::mem::take(&mut state.store.last_rejection);
+                drop(state);
+                panic!("FakeCluster::create_with: the CRD's schema refuses the object: {errors:?}")
+            }
             Err(kind) => {
+                drop(state);
                 panic!("FakeCluster::create_with: refused ({kind}): exists or has no name")
             }
         }
@@ -100,9 +106,16 @@ impl FakeCluster {
         name: &str,
         f: impl FnOnce(&mut Value),
     ) -> Value {
-        let edited = self.lock().store.edit(d, namespace, name, f);
+        let (edited, rejection) = {
+            let mut state = self.lock();
+            let edited = state.store.edit(d, namespace, name, f);
+            (edited, std::mem::take(&mut state.store.last_rejection))
+        };
         match edited {
             Some(Ok(object)) => object,
+            Some(Err(_)) if !rejection.is_empty() => panic!(
+                "FakeCluster::edit of {namespace}/{name}: the CRD's schema refuses it: {rejection:?}"
+            ),
             Some(Err(kind)) => panic!("FakeCluster::edit of {namespace}/{name} refused ({kind})"),
             None => panic!("FakeCluster::edit: {namespace}/{name} does not exist"),
         }

@@ -1,6 +1,7 @@
 //! Shared fixtures for the controller behaviour tests.
 #![allow(dead_code)]
 
+pub mod log;
 pub mod logs;
 
 use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};
