@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 pub mod log;
-pub mod logs;
 
 use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};
 use blue_kubernetes_client::{Client, ResourceDescriptor};
