@@ -87,6 +87,15 @@ pub enum Error {
         /// Why it is rejected (never echoes the value).
         reason: &'static str,
     },
+    /// A write refused without being sent because this process can no
+    /// longer prove it holds its leader-election lease. Classified as
+    /// [`ErrorKind::Conflict`]: like a lost race, the caller's view is stale
+    /// and nothing may follow from it.
+    #[error("{operation} refused: leadership is no longer provable")]
+    Fenced {
+        /// The refused operation, e.g. `replace`.
+        operation: String,
+    },
     /// Preparing a private temporary file failed.
     #[error("temporary file could not be prepared ({0:?})")]
     TempFile(std::io::ErrorKind),
@@ -106,6 +115,7 @@ impl Error {
             Error::Kubectl { kind, .. } => *kind,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Spawn { .. } => ErrorKind::Unavailable,
+            Error::Fenced { .. } => ErrorKind::Conflict,
             Error::Decode { .. } | Error::InvalidOption { .. } | Error::TempFile(_) => {
                 ErrorKind::Other
             }

@@ -4,7 +4,9 @@
 //! implementation, [`KubectlClient`], runs `kubectl` through an injectable
 //! [`Runner`] with an explicit context (or in-cluster credentials), request and
 //! process deadlines, private input files, and errors that never carry
-//! kubectl's output.
+//! kubectl's output. Besides reading and writing custom resources, it reads
+//! and writes `coordination.k8s.io/v1` [`Lease`]s for optional leader
+//! election, with the same resourceVersion guard.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), blue_kubernetes_client::Error> {
@@ -26,6 +28,8 @@ mod descriptor;
 mod error;
 mod in_cluster;
 mod kubectl;
+mod kubectl_leases;
+mod lease;
 mod operation;
 mod options;
 mod request;
@@ -41,6 +45,7 @@ pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
 pub use in_cluster::IN_CLUSTER_CONTEXT;
 pub use kubectl::{kubectl_client, KubectlClient};
+pub use lease::{Lease, LeaseSpec, LEASE_API_VERSION};
 pub use operation::operation_of;
 pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
 pub use request::{RequestOptions, Response};

@@ -8,7 +8,8 @@
 
 use crate::cluster_calls;
 use crate::{
-    AccessCheck, ApiResource, Client, Error, KubectlClient, RequestOptions, ResourceDescriptor,
+    AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, RequestOptions,
+    ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
@@ -158,6 +159,18 @@ impl Client for KubectlClient {
             .unwrap_or_default();
         let name = object_name(name, "event.metadata.name")?;
         cluster_calls::update_event(self, namespace, name, event).await
+    }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.lease_get(namespace, name).await
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_create(lease).await
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_update(lease).await
     }
 }
 

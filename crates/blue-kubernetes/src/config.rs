@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, Names, Package};
+use crate::{Error, LeaderElection, Names, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -59,6 +59,9 @@ pub struct Config {
     /// The finalizer, request annotation and destroy-protection key
     /// (default: the reference's, see [`Names`]).
     pub names: Names,
+    /// Leader election among replicas (default `None`: this process acts
+    /// alone, and must be the only one per cluster scope).
+    pub leader_election: Option<LeaderElection>,
 }
 
 impl Config {
@@ -76,6 +79,7 @@ impl Config {
             log_callback_errors: true,
             event_component: None,
             names: Names::default(),
+            leader_election: None,
         }
     }
 
@@ -116,11 +120,14 @@ impl Config {
         if let Some((field, reason)) = self.names.problem() {
             return invalid(field, reason);
         }
+        if let Some(election) = &self.leader_election {
+            election.validate()?;
+        }
         Ok(())
     }
 }
 
-fn is_dns_label(s: &str) -> bool {
+pub(crate) fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
         && s.bytes()
@@ -141,6 +148,7 @@ impl std::fmt::Debug for Config {
             .field("log_callback_errors", &self.log_callback_errors)
             .field("event_component", &self.event_component)
             .field("names", &self.names)
+            .field("leader_election", &self.leader_election)
             .finish_non_exhaustive()
     }
 }

@@ -13,6 +13,7 @@ mod due;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod leader;
 mod lock;
 mod names;
 mod options;
@@ -34,6 +35,7 @@ pub use due::is_due;
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
+pub use leader::{ElectionStep, LeaderElection, LeaseElector};
 pub use lock::{held_locks, is_locked};
 pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};

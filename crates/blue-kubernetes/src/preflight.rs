@@ -1,6 +1,7 @@
 //! Startup preflight: before any work, check that the server answers, that
 //! each package's group/version serves its plural with its kind and a
-//! status subresource, and that RBAC allows every verb the controller uses.
+//! status subresource, and that RBAC allows every verb the controller uses
+//! (Leases with leader election, Events when they are on).
 
 use crate::Controller;
 use blue_kubernetes_client::{AccessCheck, ApiResource, ErrorKind, ResourceDescriptor};
@@ -139,8 +140,8 @@ fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Proble
 }
 
 /// Every verb the controller uses: list (poll), get (re-read), patch
-/// (finalizers), update on `/status`, and create/update on events when
-/// Events are on.
+/// (finalizers), update on `/status`, get/create/update on leases with
+/// leader election, and create/update on events when Events are on.
 fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
     let config = &controller.config;
     let ns = &config.namespace;
@@ -151,6 +152,12 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
             checks.push(AccessCheck::new(ns, verb, &d.group, &d.plural));
         }
         checks.push(AccessCheck::new(ns, "update", &d.group, &d.plural).with_subresource("status"));
+    }
+    if let Some(election) = &config.leader_election {
+        for verb in ["get", "create", "update"] {
+            let ns = &election.lease_namespace;
+            checks.push(AccessCheck::new(ns, verb, "coordination.k8s.io", "leases"));
+        }
     }
     if config.event_component.is_some() {
         for verb in ["create", "update"] {

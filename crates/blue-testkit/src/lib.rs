@@ -3,8 +3,9 @@
 //! - [`FakeClock`]: a clock in milliseconds that moves only when told to.
 //! - [`FakeCluster`]: an in-memory cluster implementing
 //!   [`Client`](blue_kubernetes_client::Client) with the API server's
-//!   resourceVersion, generation, finalizer and deletion rules, fault
-//!   injection, latency and call accounting.
+//!   resourceVersion, generation, finalizer and deletion rules, Leases with
+//!   guarded updates (for leader election), fault injection, latency and
+//!   call accounting.
 //! - [`FakeKubectl`]: a [`Runner`](blue_kubernetes_client::Runner) that
 //!   answers the kubectl command lines of the transport from a [`FakeCluster`],
 //!   so the real kubectl client can be tested without a server.

@@ -242,3 +242,29 @@ async fn the_listener_serves_metrics_healthz_and_readyz() {
     server.stop().await;
     runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_standby_replica_is_live_and_ready_without_polling() {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let elected = |identity: &str| {
+        let identity = identity.to_string();
+        move |c: &mut Config| {
+            let mut election = blue_kubernetes::LeaderElection::new("lease", NS);
+            election.identity = identity;
+            c.leader_election = Some(election);
+        }
+    };
+    let leader = start_runtime(&cluster, &infra, elected("a"));
+    tokio::time::sleep(Duration::from_millis(POLL_MS * 4)).await;
+    assert!(leader.is_leader());
+    let standby = start_runtime(&cluster, &infra, elected("b"));
+    tokio::time::sleep(Duration::from_millis(POLL_MS * 8)).await;
+    assert!(!standby.is_leader());
+    assert_eq!(standby.stats().polls, 0, "a standby never lists");
+    let health = standby.health();
+    assert!(health.is_live(), "standing by is progress");
+    assert!(health.is_ready(), "a standby does not hold up a rollout");
+    standby.stop().await;
+    leader.stop().await;
+}

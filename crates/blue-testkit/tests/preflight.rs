@@ -94,3 +94,32 @@ async fn each_missing_permission_names_its_verb_and_resource() {
         ["RBAC does not allow update widgets/status.example.com in namespace dev"]
     );
 }
+
+#[tokio::test]
+async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
+    let cluster = served();
+    cluster.deny(AccessCheck::new(
+        "leases-ns",
+        "update",
+        "coordination.k8s.io",
+        "leases",
+    ));
+    let infra = FakeInfra::new();
+    let controller = build(
+        &cluster,
+        blue_kubernetes::system_clock(),
+        vec![infra.package(widgets())],
+        |c| {
+            c.leader_election = Some(blue_kubernetes::LeaderElection::new("op", "leases-ns"));
+        },
+    );
+    let got: Vec<String> = preflight(&controller)
+        .await
+        .iter()
+        .map(Problem::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        ["RBAC does not allow update leases.coordination.k8s.io in namespace leases-ns"]
+    );
+}

@@ -1,5 +1,6 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
+use blue_kubernetes::LeaderElection;
 use blue_kubernetes_client::KubectlOptions;
 use std::path::PathBuf;
 
@@ -23,10 +24,22 @@ namespace: each one owns a ConfigMap holding spec.config.data.
                       log failed callbacks without their error text
   --no-events         write no Kubernetes Events
   --skip-preflight    start without checking discovery and RBAC first
+  --leader-elect      run as one of several replicas: only the holder of a
+                      coordination.k8s.io Lease reconciles
+  --lease-name NAME   the Lease (default local-configmap-operator)
+  --lease-namespace NS
+                      the Lease's namespace (default: the watched namespace)
+  --leader-identity ID
+                      holder identity (default: host name + random suffix)
+  --lease-duration-ms N, --renew-deadline-ms N, --retry-period-ms N
+                      election timing (defaults 15000, 10000, 2000)
   -h, --help          show this help
   crd --no-cel        the CRD without CEL rules, for Kubernetes before 1.25
 
 Stops gracefully on SIGTERM or SIGINT: running reconciles finish first.";
+
+/// The Lease's default name.
+pub const DEFAULT_LEASE_NAME: &str = "local-configmap-operator";
 
 /// Parsed flags.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,6 +76,20 @@ pub struct Args {
     pub api_group: Option<String>,
     /// Hidden `--api-version` (tests): registers the package under another version.
     pub api_version: Option<String>,
+    /// `--leader-elect`.
+    pub leader_elect: bool,
+    /// `--lease-name`.
+    pub lease_name: Option<String>,
+    /// `--lease-namespace`.
+    pub lease_namespace: Option<String>,
+    /// `--leader-identity`.
+    pub leader_identity: Option<String>,
+    /// `--lease-duration-ms`.
+    pub lease_duration_ms: Option<u64>,
+    /// `--renew-deadline-ms`.
+    pub renew_deadline_ms: Option<u64>,
+    /// `--retry-period-ms`.
+    pub retry_period_ms: Option<u64>,
 }
 
 /// What the command line asks for.
@@ -133,6 +160,17 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--skip-preflight" if inline.is_none() => parsed.skip_preflight = true,
             "--api-group" => parsed.api_group = Some(value("--api-group")?),
             "--api-version" => parsed.api_version = Some(value("--api-version")?),
+            "--leader-elect" if inline.is_none() => parsed.leader_elect = true,
+            "--lease-name" => parsed.lease_name = Some(value("--lease-name")?),
+            "--lease-namespace" => parsed.lease_namespace = Some(value("--lease-namespace")?),
+            "--leader-identity" => parsed.leader_identity = Some(value("--leader-identity")?),
+            "--lease-duration-ms" => {
+                parsed.lease_duration_ms = Some(number(&value(&flag)?, &flag)?)
+            }
+            "--renew-deadline-ms" => {
+                parsed.renew_deadline_ms = Some(number(&value(&flag)?, &flag)?)
+            }
+            "--retry-period-ms" => parsed.retry_period_ms = Some(number(&value(&flag)?, &flag)?),
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag {other} (see --help)"))
             }
@@ -148,6 +186,15 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     }
     if parsed.in_cluster && parsed.kubeconfig.is_some() {
         return Err("--kubeconfig cannot be combined with --in-cluster".into());
+    }
+    let election_flags = parsed.lease_name.is_some()
+        || parsed.lease_namespace.is_some()
+        || parsed.leader_identity.is_some()
+        || parsed.lease_duration_ms.is_some()
+        || parsed.renew_deadline_ms.is_some()
+        || parsed.retry_period_ms.is_some();
+    if election_flags && !parsed.leader_elect {
+        return Err("lease flags need --leader-elect".into());
     }
     Ok(Command::Run(Box::new(parsed)))
 }
@@ -188,6 +235,36 @@ impl Args {
             d.version = version.clone();
         }
         d
+    }
+
+    /// The leader-election settings these flags describe (`None` without
+    /// `--leader-elect`); the Lease lives in `namespace` unless
+    /// `--lease-namespace` says otherwise. Validated by the controller.
+    pub fn leader_election(&self, namespace: &str) -> Option<LeaderElection> {
+        if !self.leader_elect {
+            return None;
+        }
+        let mut election = LeaderElection::new(
+            self.lease_name
+                .clone()
+                .unwrap_or_else(|| DEFAULT_LEASE_NAME.to_string()),
+            self.lease_namespace
+                .clone()
+                .unwrap_or_else(|| namespace.to_string()),
+        );
+        if let Some(identity) = &self.leader_identity {
+            election.identity = identity.clone();
+        }
+        if let Some(ms) = self.lease_duration_ms {
+            election.lease_duration_ms = ms;
+        }
+        if let Some(ms) = self.renew_deadline_ms {
+            election.renew_deadline_ms = ms;
+        }
+        if let Some(ms) = self.retry_period_ms {
+            election.retry_period_ms = ms;
+        }
+        Some(election)
     }
 
     /// The namespace to watch: `--namespace`, else (in-cluster) the pod's
@@ -268,6 +345,52 @@ mod tests {
         assert_eq!(o.service_host.as_deref(), Some("127.0.0.1"));
         assert_eq!(o.service_port.as_deref(), Some("6443"));
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn leader_election_flags_fill_the_settings_and_default_to_the_namespace() {
+        let a = run(&["--context", "x", "-n", "team-a"]).unwrap();
+        assert_eq!(a.leader_election("team-a"), None);
+        let a = run(&[
+            "--context",
+            "x",
+            "--leader-elect",
+            "--leader-identity=pod-1",
+            "--lease-duration-ms",
+            "3000",
+            "--renew-deadline-ms=2000",
+            "--retry-period-ms=500",
+        ])
+        .unwrap();
+        let e = a.leader_election("team-a").unwrap();
+        assert_eq!(
+            (e.lease_name.as_str(), e.lease_namespace.as_str()),
+            (DEFAULT_LEASE_NAME, "team-a")
+        );
+        assert_eq!(e.identity, "pod-1");
+        assert_eq!(
+            (e.lease_duration_ms, e.renew_deadline_ms, e.retry_period_ms),
+            (3000, 2000, 500)
+        );
+        let e = run(&[
+            "--context",
+            "x",
+            "--leader-elect",
+            "--lease-name",
+            "l",
+            "--lease-namespace",
+            "ops",
+        ])
+        .unwrap()
+        .leader_election("team-a")
+        .unwrap();
+        assert_eq!(
+            (e.lease_name.as_str(), e.lease_namespace.as_str()),
+            ("l", "ops")
+        );
+        assert_eq!(e.lease_duration_ms, 15_000);
+        let err = run(&["--context", "x", "--lease-name", "l"]).unwrap_err();
+        assert!(err.contains("--leader-elect"), "{err}");
     }
 
     #[test]

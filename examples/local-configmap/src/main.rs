@@ -85,7 +85,15 @@ async fn run(args: Args) -> Result<()> {
     if !args.no_events {
         config.event_component = Some(COMPONENT.to_string());
     }
+    config.leader_election = args.leader_election(&namespace);
+    let election = config.leader_election.as_ref().map(|e| {
+        format!(
+            "; leader election on lease {}/{} as {}",
+            e.lease_namespace, e.lease_name, e.identity
+        )
+    });
     let poll_ms = config.poll_ms;
+    let elected = config.leader_election.is_some();
     let controller = controller(config)?;
     let connection = if args.in_cluster {
         "in-cluster".to_string()
@@ -118,9 +126,10 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in namespace {namespace} ({connection}, poll every {poll_ms} ms)",
+        "watching {}.{} in namespace {namespace} ({connection}, poll every {poll_ms} ms{})",
         package::PLURAL,
         package::GROUP,
+        election.unwrap_or_default(),
     );
     let server = match args.metrics_bind {
         None => None,
@@ -137,7 +146,10 @@ async fn run(args: Args) -> Result<()> {
         }
     };
 
-    let mut health = Health::default();
+    let mut health = Health {
+        elected,
+        ..Health::default()
+    };
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     let signal_name = loop {
         tokio::select! {
@@ -155,17 +167,34 @@ async fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Turns the runtime's counters into "failing"/"recovered" lines, logged
-/// only when the state flips, so a long outage costs one line.
+/// Turns the runtime's counters into "failing"/"recovered" lines, and
+/// leadership into "leading"/"not leading" lines, logged only when the
+/// state flips, so a long outage costs one line.
 #[derive(Default)]
 struct Health {
     last: Stats,
     failing: bool,
+    /// Leader election is on, so leadership flips are worth a line.
+    elected: bool,
+    leading: bool,
 }
 
 impl Health {
     fn check(&mut self, runtime: &Runtime) {
         let now = runtime.stats();
+        let leading = runtime.is_leader();
+        if self.elected && leading != self.leading {
+            let line = if leading {
+                "leading: this replica reconciles"
+            } else {
+                "not leading: waiting for the lease"
+            };
+            tracing::info!("{line}");
+            self.leading = leading;
+        }
+        if now.fenced_writes > self.last.fenced_writes {
+            tracing::warn!("lease expired while reconciles ran: their status writes were refused");
+        }
         let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
         let failed = failures(&now) > failures(&self.last);
         let succeeded = now.polls > self.last.polls && !failed;

@@ -7,6 +7,7 @@
 //! Everything started is stopped and every temporary file removed, also on
 //! failure, panic or Ctrl-C (guards with `Drop`; watchdogs if xtask dies).
 
+pub mod ha;
 pub mod interrupt;
 pub mod kube;
 pub mod manifests;
@@ -15,7 +16,7 @@ mod steps;
 pub mod suite;
 pub mod target;
 pub mod util;
-mod world;
+pub mod world;
 
 use std::path::PathBuf;
 use std::time::Instant;

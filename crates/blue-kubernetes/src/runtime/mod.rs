@@ -1,6 +1,7 @@
 //! The polling runtime: a poller per `poll_ms`, a coalescing queue and a
 //! fixed pool of workers.
 
+mod election;
 mod health;
 mod queue;
 mod stats;
@@ -30,6 +31,7 @@ pub struct Runtime {
     shared: Arc<Shared>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    election: Option<election::Election>,
 }
 
 struct Shared {
@@ -37,9 +39,23 @@ struct Shared {
     queue: WorkQueue,
     counters: Counters,
     health: Arc<Health>,
+    /// Set with leader election: dispatch only while it allows.
+    gate: Option<Arc<crate::leader::Gate>>,
+}
+
+impl Shared {
+    fn may_dispatch(&self) -> bool {
+        let now = self.controller.now();
+        self.gate.as_ref().is_none_or(|g| g.may_dispatch(now))
+    }
 }
 
 /// Starts polling and workers. Must be called inside a running tokio runtime.
+///
+/// With [`Config::leader_election`](crate::Config::leader_election) set, an
+/// elector runs alongside: only while this process holds the Lease does the
+/// poller list and the workers reconcile, and status and finalizer writes
+/// are refused once the lease can no longer be proven held.
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller) -> Result<(), blue_kubernetes::Error> {
@@ -51,6 +67,7 @@ struct Shared {
 pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let workers = controller.config.workers;
+    let (controller, election) = election::begin(controller, &handle)?;
     let config = &controller.config;
     let health = Health::new(config.now.clone(), config.poll_ms, config.packages.len());
     let shared = Arc::new(Shared {
@@ -58,6 +75,7 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         queue: WorkQueue::default(),
         counters: Counters::default(),
         health: Arc::new(health),
+        gate: election.as_ref().map(|e| e.gate.clone()),
     });
     let (shutdown, stopped) = watch::channel(false);
     let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];
@@ -66,6 +84,7 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         shared,
         shutdown,
         tasks,
+        election,
     })
 }
 
@@ -76,12 +95,16 @@ pub async fn stop(runtime: Runtime) {
 
 impl Runtime {
     /// Drains: no new work, queued work dropped, active reconciles (and their
-    /// callbacks) awaited to completion. Nothing is cancelled.
+    /// callbacks) awaited to completion. Nothing is cancelled. With leader
+    /// election, the lease is renewed while draining and released after.
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
         self.shared.queue.close();
         for task in self.tasks {
             let _ = task.await;
+        }
+        if let Some(election) = self.election {
+            election.end().await;
         }
     }
 
@@ -89,6 +112,9 @@ impl Runtime {
     pub fn stats(&self) -> Stats {
         let mut stats = self.shared.counters.snapshot();
         (stats.callback_failures, stats.invalid) = self.shared.controller.telemetry.counts();
+        if let Some(election) = &self.election {
+            election.fill(&mut stats);
+        }
         stats
     }
 
@@ -100,6 +126,12 @@ impl Runtime {
     /// The controller this runtime runs (e.g. for its [`metrics`](Controller::metrics)).
     pub fn controller(&self) -> &Controller {
         &self.shared.controller
+    }
+
+    /// Whether this process may dispatch work now: always without leader
+    /// election, else while it holds the Lease within its renew deadline.
+    pub fn is_leader(&self) -> bool {
+        self.shared.may_dispatch()
     }
 
     /// Resources waiting in the queue (not counting running ones).
@@ -114,7 +146,10 @@ async fn poll_loop(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = ticks.tick() => poll_once(&shared).await,
+            _ = ticks.tick() => match shared.may_dispatch() {
+                true => poll_once(&shared).await,
+                false => shared.health.standing_by(),
+            },
             _ = stopped.changed() => return,
         }
         if *stopped.borrow() {
@@ -211,6 +246,10 @@ async fn work_loop(shared: Arc<Shared>) {
     let metrics = shared.controller.telemetry.metrics.clone();
     while let Some((key, snapshot)) = shared.queue.pop().await {
         set_queue_depth(&shared);
+        if !shared.may_dispatch() {
+            shared.queue.done(&key, None);
+            continue;
+        }
         let package = &shared.controller.config.packages[key.0];
         let label = [("controller", package.descriptor().qualified_plural())];
         metrics.active_workers.get_or_create(&label).inc();

@@ -2,7 +2,7 @@
 //! error class (never by object, never with text).
 
 use super::Metrics;
-use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, ResourceDescriptor};
+use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, Lease, ResourceDescriptor};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -104,6 +104,26 @@ impl Client for Instrumented {
 
     async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
         self.timed("update_event", self.inner.update_event(namespace, event))
+            .await
+    }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.timed("get_lease", self.inner.get_lease(namespace, name))
+            .await
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.timed("create_lease", self.inner.create_lease(lease))
+            .await
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.timed("update_lease", self.inner.update_lease(lease))
+            .await
+    }
+
+    async fn release_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.timed("release_lease", self.inner.release_lease(lease))
             .await
     }
 }

@@ -1,8 +1,9 @@
 //! The [`Client`] face of [`FakeCluster`]: counted, faultable, optionally slow.
 
+use super::State;
 use super::{Call, FakeCluster, Operation};
 use blue_kubernetes_client::{
-    AccessCheck, ApiResource, Client, Error, ErrorKind, ResourceDescriptor,
+    AccessCheck, ApiResource, Client, Error, ErrorKind, Lease, ResourceDescriptor,
 };
 use serde_json::Value;
 
@@ -38,6 +39,11 @@ impl FakeCluster {
             None => Ok(()),
         }
     }
+}
+
+/// The descriptor Lease calls are recorded under.
+fn leases() -> ResourceDescriptor {
+    ResourceDescriptor::new("coordination.k8s.io", "v1", "leases", "Lease")
 }
 
 fn refused(operation: Operation, kind: ErrorKind) -> Error {
@@ -112,5 +118,33 @@ impl Client for FakeCluster {
 
     async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
         self.write_event(namespace, event, false)
+    }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.begin(Operation::GetLease, &leases(), namespace, Some(name))
+            .await?;
+        Ok(self.lock().leases.get(namespace, name))
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let op = Operation::CreateLease;
+        self.begin(op, &leases(), &lease.namespace, Some(&lease.name))
+            .await?;
+        let mut state = self.lock();
+        let State { store, leases, .. } = &mut *state;
+        leases
+            .create(store, lease)
+            .map_err(|kind| refused(op, kind))
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let op = Operation::UpdateLease;
+        self.begin(op, &leases(), &lease.namespace, Some(&lease.name))
+            .await?;
+        let mut state = self.lock();
+        let State { store, leases, .. } = &mut *state;
+        leases
+            .update(store, lease)
+            .map_err(|kind| refused(op, kind))
     }
 }

@@ -10,6 +10,7 @@ mod client;
 mod crd;
 mod extras;
 mod faults;
+mod leases;
 mod schema;
 mod store;
 mod user;
@@ -18,8 +19,10 @@ pub use calls::{Call, CallCounts};
 pub use faults::{Fault, Operation};
 
 use crate::FakeClock;
+use blue_kubernetes_client::Lease;
 use extras::Extras;
 use faults::Faults;
+use leases::Leases;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use store::Store;
@@ -27,6 +30,7 @@ use store::Store;
 #[derive(Debug, Default)]
 struct State {
     store: Store,
+    leases: Leases,
     faults: Faults,
     log: Vec<Call>,
     latency: Duration,
@@ -221,5 +225,32 @@ impl FakeCluster {
     /// ```
     pub fn reset_calls(&self) {
         self.lock().log.clear();
+    }
+
+    /// The Lease `namespace/name` as stored, read on the user side (not
+    /// counted, never faulted).
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// assert!(cluster.lease("default", "op").is_none());
+    /// ```
+    pub fn lease(&self, namespace: &str, name: &str) -> Option<Lease> {
+        self.lock().leases.get(namespace, name)
+    }
+
+    /// Writes `lease` on the user side, unconditionally (another elector or
+    /// a human with `kubectl edit`): the stored version gets a new
+    /// resourceVersion, so guarded updates from older reads conflict.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Lease, LeaseSpec};
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let stored = cluster.put_lease(&Lease::new("default", "op", LeaseSpec::default()));
+    /// assert_eq!(stored.resource_version.as_deref(), Some("1"));
+    /// ```
+    pub fn put_lease(&self, lease: &Lease) -> Lease {
+        let mut state = self.lock();
+        let State { store, leases, .. } = &mut *state;
+        leases.put(store, lease)
     }
 }

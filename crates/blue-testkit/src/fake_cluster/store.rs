@@ -112,9 +112,15 @@ impl Store {
         self.revision
     }
 
-    fn stamp(&mut self, object: &mut Value) {
+    /// Advances the cluster-wide resourceVersion counter for one write.
+    pub(crate) fn next_revision(&mut self) -> u64 {
         self.revision += 1;
-        object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+        self.revision
+    }
+
+    fn stamp(&mut self, object: &mut Value) {
+        let revision = self.next_revision();
+        object["metadata"]["resourceVersion"] = json!(revision.to_string());
     }
 
     pub(crate) fn get(&self, d: &ResourceDescriptor, namespace: &str, name: &str) -> Option<Value> {

@@ -2,6 +2,7 @@
 
 mod argv;
 mod commands;
+mod leases;
 mod raw;
 mod stderr;
 
@@ -25,7 +26,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 ///   patch sets `metadata.finalizers` (with an optional `resourceVersion`);
 /// - `get --raw /apis/G/V` (discovery), `create --raw
 ///   /apis/authorization.k8s.io/v1/selfsubjectaccessreviews -f FILE`, and
-///   `create|replace --raw /api/v1/namespaces/NS/events[/NAME] -f FILE`.
+///   `create|replace --raw /api/v1/namespaces/NS/events[/NAME] -f FILE`;
+/// - the Lease requests: `get --raw`, `create --raw` and `replace --raw` on
+///   `/apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]`.
 ///
 /// `PLURAL.VERSION.GROUP` names a type too; another version is unknown.
 ///
