@@ -22,6 +22,8 @@
 
 mod classify;
 mod client;
+mod cluster_calls;
+mod cluster_types;
 mod descriptor;
 mod error;
 mod in_cluster;
@@ -40,6 +42,7 @@ mod tokio_runner;
 
 pub use classify::classify_output;
 pub use client::Client;
+pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
 pub use in_cluster::IN_CLUSTER_CONTEXT;

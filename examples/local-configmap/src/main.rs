@@ -1,23 +1,23 @@
 //! `local-configmap-operator`: runs the blue-kubernetes controller with the
 //! `LocalConfigMap` package until SIGTERM or SIGINT.
 //!
-//! Logs go to stderr, one line per infrastructure effect or health change,
-//! never configuration values.
+//! Logs go to stderr through `tracing` (see [`logging`]): a startup line,
+//! preflight problems, one line per phase transition, infrastructure effect,
+//! callback failure or health change; never configuration values.
 
 use anyhow::{Context, Result};
-use blue_kubernetes::{controller, start, Config, Runtime, Stats};
-use blue_kubernetes_client::{kubectl_client, Client};
+use blue_kubernetes::{controller, preflight, serve_http, start, Config, Runtime, Stats};
+use blue_kubernetes_client::{kubectl_client, Client, RequestOptions};
 use local_configmap_operator::cli::{self, Args, Command};
+use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 
-fn log(message: impl std::fmt::Display) {
-    let now = humantime::format_rfc3339_seconds(SystemTime::now());
-    eprintln!("{now} local-configmap-operator: {message}");
-}
+/// The component name Events are reported by.
+const COMPONENT: &str = "local-configmap-operator";
 
 fn main() -> ExitCode {
     let args = match cli::parse(std::env::args().skip(1)) {
@@ -43,6 +43,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    logging::init(args.json_logs);
     // Two runtime threads suffice: kubectl runs as child processes and the
     // package's callbacks are asynchronous.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -55,7 +56,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            log(format_args!("error: {err:#}"));
+            tracing::error!("{err:#}");
             ExitCode::FAILURE
         }
     }
@@ -70,8 +71,8 @@ async fn run(args: Args) -> Result<()> {
 
     let namespace = args.namespace();
     let client = Arc::new(kubectl_client(args.kubectl_options()).context("configuring kubectl")?);
-    let on_effect = Arc::new(|effect: &Effect| log(effect));
-    let package = package::package(client.clone(), on_effect)?;
+    let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
+    let package = package::package_for(args.descriptor(), client.clone(), on_effect)?;
     let mut config = Config::new(client.clone() as Arc<dyn Client>, vec![package]);
     config.namespace = namespace.clone();
     if let Some(poll_ms) = args.poll_ms {
@@ -79,6 +80,10 @@ async fn run(args: Args) -> Result<()> {
     }
     if let Some(workers) = args.workers {
         config.workers = workers;
+    }
+    config.log_callback_errors = !args.hide_callback_errors;
+    if !args.no_events {
+        config.event_component = Some(COMPONENT.to_string());
     }
     config.leader_election = args.leader_election(&namespace);
     let election = config.leader_election.as_ref().map(|e| {
@@ -89,18 +94,57 @@ async fn run(args: Args) -> Result<()> {
     });
     let poll_ms = config.poll_ms;
     let elected = config.leader_election.is_some();
-    let runtime = start(controller(config)?)?;
-    log(format_args!(
-        "watching {}.{} in namespace {namespace} ({}, poll every {poll_ms} ms{})",
+    let controller = controller(config)?;
+    let connection = if args.in_cluster {
+        "in-cluster".to_string()
+    } else {
+        format!("context {}", client.context())
+    };
+    if !args.skip_preflight {
+        if !args.in_cluster {
+            // Asked first: with a missing context every later check would
+            // only say that the server did not answer.
+            let context = client.context().to_string();
+            let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
+            if client
+                .request(&lookup, RequestOptions::raw())
+                .await
+                .is_err()
+            {
+                anyhow::bail!("preflight: context {context} does not exist in the kubeconfig");
+            }
+        }
+        let problems = preflight(&controller).await;
+        for problem in &problems {
+            tracing::error!("preflight ({connection}, namespace {namespace}): {problem}");
+        }
+        anyhow::ensure!(
+            problems.is_empty(),
+            "preflight found {} problem(s); not starting",
+            problems.len()
+        );
+    }
+    let runtime = start(controller)?;
+    tracing::info!(
+        "watching {}.{} in namespace {namespace} ({connection}, poll every {poll_ms} ms{})",
         package::PLURAL,
         package::GROUP,
-        if args.in_cluster {
-            "in-cluster".to_string()
-        } else {
-            format!("context {}", client.context())
-        },
         election.unwrap_or_default(),
-    ));
+    );
+    let server = match args.metrics_bind {
+        None => None,
+        Some(address) => {
+            let metrics = runtime.controller().metrics().clone();
+            let server = serve_http(address, metrics, runtime.health())
+                .await
+                .context("opening the --metrics-bind listener")?;
+            tracing::info!(
+                "serving /metrics, /healthz and /readyz on http://{}",
+                server.address()
+            );
+            Some(server)
+        }
+    };
 
     let mut health = Health {
         elected,
@@ -114,11 +158,12 @@ async fn run(args: Args) -> Result<()> {
             _ = ticks.tick() => health.check(&runtime),
         }
     };
-    log(format_args!(
-        "{signal_name} received; finishing running reconciles"
-    ));
+    tracing::info!("{signal_name} received; finishing running reconciles");
     runtime.stop().await;
-    log("stopped");
+    if let Some(server) = server {
+        server.stop().await;
+    }
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -139,24 +184,25 @@ impl Health {
         let now = runtime.stats();
         let leading = runtime.is_leader();
         if self.elected && leading != self.leading {
-            log(if leading {
+            let line = if leading {
                 "leading: this replica reconciles"
             } else {
                 "not leading: waiting for the lease"
-            });
+            };
+            tracing::info!("{line}");
             self.leading = leading;
         }
         if now.fenced_writes > self.last.fenced_writes {
-            log("lease expired while reconciles ran: their status writes were refused");
+            tracing::warn!("lease expired while reconciles ran: their status writes were refused");
         }
         let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
         let failed = failures(&now) > failures(&self.last);
         let succeeded = now.polls > self.last.polls && !failed;
         if failed && !self.failing {
-            log("kubectl calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
+            tracing::warn!("kubectl calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
             self.failing = true;
         } else if succeeded && self.failing {
-            log("kubectl calls succeeding again");
+            tracing::info!("kubectl calls succeeding again");
             self.failing = false;
         }
         self.last = now;

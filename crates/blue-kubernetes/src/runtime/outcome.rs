@@ -1,7 +1,7 @@
-//! What a finished pass leaves behind in the runtime: counters, the health
-//! log and the write backoff.
+//! What a finished pass leaves behind in the runtime: the failure log and
+//! the write backoff (counters and metrics stay with the work loop).
 
-use super::health::Failure;
+use super::failure_log::Failure;
 use super::queue::Key;
 use super::Shared;
 use crate::reconcile::Report;
@@ -26,7 +26,7 @@ pub(super) fn record(shared: &Shared, key: &Key, listed: &Value, result: &PassRe
             tracing::debug!(%subject, ?report, "reconciled");
             if matches!(report, Report::Reconciled(..) | Report::Released) {
                 shared.backoff.succeeded(listed);
-                shared.health.succeeded(&subject);
+                shared.failures.succeeded(&subject);
             }
             None
         }
@@ -45,17 +45,6 @@ pub(super) fn record(shared: &Shared, key: &Key, listed: &Value, result: &PassRe
             config.retry_max_ms,
         );
         tracing::debug!(%subject, retry_in_ms = delay, "pass failed; backing off");
-        shared.health.failed(&subject, failure);
+        shared.failures.failed(&subject, failure);
     }
-    shared.counters.update(|s| match result {
-        Ok(Ok(report)) => {
-            s.reconciles += 1;
-            match report {
-                Report::Busy => s.busy += 1,
-                Report::Conflict => s.conflicts += 1,
-                _ => {}
-            }
-        }
-        Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
-    });
 }
