@@ -297,6 +297,10 @@ fn forbidden_window(
         &endpoint.port.to_string(),
         "--poll-ms",
         &POLL_MS.to_string(),
+        // The preflight would (rightly) refuse to start without the
+        // permission; this measures what the running controller does when
+        // one goes missing later.
+        "--skip-preflight",
     ]
     .iter()
     .map(|s| s.to_string())
