@@ -127,14 +127,14 @@ impl Client for KubectlClient {
 }
 
 /// The metadata both writes need, validated.
-struct Metadata<'a> {
-    name: &'a str,
-    namespace: &'a str,
-    resource_version: &'a str,
+pub(crate) struct Metadata<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) resource_version: &'a str,
 }
 
 impl<'a> Metadata<'a> {
-    fn of(resource: &'a Value) -> Result<Self, Error> {
+    pub(crate) fn of(resource: &'a Value) -> Result<Self, Error> {
         Ok(Self {
             name: object_name(
                 metadata_field(resource, "name", "resource.metadata.name")?,
@@ -155,7 +155,7 @@ impl<'a> Metadata<'a> {
 
 /// A non-empty string at `metadata.<key>`; a write without it would either
 /// hit the wrong object or lose its optimistic-concurrency guard.
-fn metadata_field<'a>(
+pub(crate) fn metadata_field<'a>(
     resource: &'a Value,
     key: &str,
     field: &'static str,
@@ -174,7 +174,7 @@ fn metadata_field<'a>(
 /// Names and namespaces end up in argv and in a URL path: refuse anything
 /// that could read as a flag or change the path. Kubernetes names never
 /// contain these characters, so valid objects are unaffected.
-fn object_name<'a>(value: &'a str, field: &'static str) -> Result<&'a str, Error> {
+pub(crate) fn object_name<'a>(value: &'a str, field: &'static str) -> Result<&'a str, Error> {
     let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || "/?#%\\".contains(c);
     if value.is_empty()
         || value.starts_with('-')
