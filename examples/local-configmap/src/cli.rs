@@ -1,6 +1,6 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
-use blue_kubernetes_client::KubectlOptions;
+use blue_kubernetes_client::{KubectlOptions, TransportKind};
 use std::path::PathBuf;
 
 /// Usage text (the test-only flags are deliberately not listed).
@@ -16,6 +16,8 @@ namespace: each one owns a ConfigMap holding spec.config.data.
   --namespace NS      namespace to watch (default: the pod's namespace in-cluster, else `default`)
   --poll-ms N         poll period in milliseconds (default 500)
   --workers N         concurrent reconciles (default 2)
+  --transport T       proxy (default): one long-lived `kubectl proxy` on a private
+                      unix socket; kubectl: one kubectl process per request
   -h, --help          show this help
 
 Stops gracefully on SIGTERM or SIGINT: running reconciles finish first.";
@@ -41,6 +43,18 @@ pub struct Args {
     pub poll_ms: Option<u64>,
     /// `--workers`.
     pub workers: Option<usize>,
+    /// `--transport` (default: the proxy).
+    pub transport: Transport,
+}
+
+/// The transport flag's value; the proxy unless `--transport kubectl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transport(pub TransportKind);
+
+impl Default for Transport {
+    fn default() -> Self {
+        Transport(TransportKind::Proxy)
+    }
 }
 
 /// What the command line asks for.
@@ -82,6 +96,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--namespace" | "-n" => parsed.namespace = Some(value("--namespace")?),
             "--poll-ms" => parsed.poll_ms = Some(number(&value("--poll-ms")?, "--poll-ms")?),
             "--workers" => parsed.workers = Some(number(&value("--workers")?, "--workers")?),
+            "--transport" => {
+                parsed.transport = Transport(
+                    value("--transport")?
+                        .parse()
+                        .map_err(|_| "--transport must be proxy or kubectl".to_string())?,
+                )
+            }
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag {other} (see --help)"))
             }
@@ -172,6 +193,7 @@ mod tests {
         assert_eq!(a.context.as_deref(), Some("kind-dev"));
         assert_eq!(a.kubeconfig, Some(PathBuf::from("/k")));
         assert_eq!((a.poll_ms, a.workers), (Some(200), Some(3)));
+        assert_eq!(a.transport.0, TransportKind::Proxy);
         assert_eq!(a.namespace(), "default");
         let o = a.kubectl_options();
         assert_eq!(o.context.as_deref(), Some("kind-dev"));
@@ -212,6 +234,7 @@ mod tests {
                 "positive integer",
             ),
             (&["--context", "x", "--bogus"][..], "unknown flag"),
+            (&["--context", "x", "--transport", "secret-http"][..], "proxy or kubectl"),
             (&["--context", "x", "secret-positional"][..], "positional"),
         ] {
             let err = run(args).unwrap_err();
@@ -219,5 +242,7 @@ mod tests {
             assert!(!err.contains("secret"), "{err}");
         }
         assert_eq!(parse(["--help".to_string()]), Ok(Command::Help));
+        let per_call = run(&["--context", "x", "--transport=kubectl"]).unwrap();
+        assert_eq!(per_call.transport.0, TransportKind::Kubectl);
     }
 }

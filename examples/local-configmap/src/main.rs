@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{controller, start, Config, Runtime, Stats};
-use blue_kubernetes_client::{kubectl_client, Client};
+use blue_kubernetes_client::connect;
 use local_configmap_operator::cli::{self, Args, Command};
 use local_configmap_operator::package::{self, Effect};
 use std::process::ExitCode;
@@ -57,10 +57,13 @@ async fn run(args: Args) -> Result<()> {
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
     let namespace = args.namespace();
-    let client = Arc::new(kubectl_client(args.kubectl_options()).context("configuring kubectl")?);
+    let transport_kind = args.transport.0;
+    let transport = connect(transport_kind, args.kubectl_options())
+        .await
+        .with_context(|| format!("starting the {transport_kind} transport"))?;
     let on_effect = Arc::new(|effect: &Effect| log(effect));
-    let package = package::package(client.clone(), on_effect)?;
-    let mut config = Config::new(client.clone() as Arc<dyn Client>, vec![package]);
+    let package = package::package(transport.clone().into_raw_api(), on_effect)?;
+    let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespace.clone();
     if let Some(poll_ms) = args.poll_ms {
         config.poll_ms = poll_ms;
@@ -71,13 +74,13 @@ async fn run(args: Args) -> Result<()> {
     let poll_ms = config.poll_ms;
     let runtime = start(controller(config)?)?;
     log(format_args!(
-        "watching {}.{} in namespace {namespace} ({}, poll every {poll_ms} ms)",
+        "watching {}.{} in namespace {namespace} ({}, {transport_kind} transport, poll every {poll_ms} ms)",
         package::PLURAL,
         package::GROUP,
         if args.in_cluster {
             "in-cluster".to_string()
         } else {
-            format!("context {}", client.context())
+            format!("context {}", args.context.as_deref().unwrap_or_default())
         },
     ));
 
@@ -113,10 +116,10 @@ impl Health {
         let failed = failures(&now) > failures(&self.last);
         let succeeded = now.polls > self.last.polls && !failed;
         if failed && !self.failing {
-            log("kubectl calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
+            log("cluster calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
             self.failing = true;
         } else if succeeded && self.failing {
-            log("kubectl calls succeeding again");
+            log("cluster calls succeeding again");
             self.failing = false;
         }
         self.last = now;

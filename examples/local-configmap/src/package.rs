@@ -1,13 +1,14 @@
 //! The `LocalConfigMap` package: its resource type and the callbacks that
-//! manage the ConfigMap through the kubectl transport.
+//! manage the ConfigMap through the library's raw request API.
 //!
-//! Every callback shares one [`KubectlClient`], the same one the controller
-//! uses, so the context or in-cluster credentials are decided once.
+//! Every callback shares one [`RawApi`], the same transport the controller
+//! uses (per-call kubectl or the persistent proxy), so the context or
+//! in-cluster credentials are decided once.
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired};
 use blue_kubernetes::{CallbackResult, Observation, Options, Package, WorkflowOutcome};
-use blue_kubernetes_client::{ErrorKind, KubectlClient, RequestOptions, ResourceDescriptor};
+use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, RawApi, ResourceDescriptor};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -95,10 +96,10 @@ impl std::error::Error for OwnershipConflict {}
 /// Builds the `LocalConfigMap` package around a shared client.
 ///
 /// `validate` and `identity` are pure and synchronous; `observe`, `converge`
-/// and `delete` are asynchronous kubectl calls, so no blocking thread waits
+/// and `delete` are asynchronous API requests, so no blocking thread waits
 /// on a subprocess.
 pub fn package(
-    client: Arc<KubectlClient>,
+    client: Arc<dyn RawApi>,
     on_effect: EffectSink,
 ) -> Result<Package, blue_kubernetes::Error> {
     let (c1, c2, c3) = (client.clone(), client.clone(), client);
@@ -108,21 +109,21 @@ pub fn package(
         .identity(|opts| Ok(desired::identity(opts)))
         .observe_async(move |opts| {
             let client = c1.clone();
-            async move { observe(&client, &opts).await }
+            async move { observe(client.as_ref(), &opts).await }
         })
         .converge_async(move |opts| {
             let (client, sink) = (c2.clone(), e1.clone());
-            async move { converge(&client, &opts, sink.as_ref()).await }
+            async move { converge(client.as_ref(), &opts, sink.as_ref()).await }
         })
         .delete_async(move |opts| {
             let (client, sink) = (c3.clone(), e2.clone());
-            async move { delete(&client, &opts, sink.as_ref()).await }
+            async move { delete(client.as_ref(), &opts, sink.as_ref()).await }
         })
         .build()
 }
 
 /// `observe`: reads the ConfigMap; see [`configmap::observe`].
-pub async fn observe(client: &KubectlClient, opts: &Options) -> CallbackResult<Observation> {
+pub async fn observe(client: &dyn RawApi, opts: &Options) -> CallbackResult<Observation> {
     let desired = desired::desired(opts)?;
     let existing = fetch(client, &desired).await?;
     Ok(configmap::observe(existing.as_ref(), &desired))
@@ -132,7 +133,7 @@ pub async fn observe(client: &KubectlClient, opts: &Options) -> CallbackResult<O
 /// [`OwnershipConflict`] error, so the resource goes `Failed` and retries
 /// with backoff until someone removes or re-owns it.
 pub async fn converge(
-    client: &KubectlClient,
+    client: &dyn RawApi,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<WorkflowOutcome> {
@@ -150,12 +151,13 @@ pub async fn converge(
     };
     // `create` fails if someone created it meanwhile and `replace` carries the
     // resourceVersion we read: neither can overwrite a concurrent change.
-    client
-        .request(
-            &[operation, "-f", "-", "-o", "name"],
-            RequestOptions::raw().with_input(manifest.to_string()),
-        )
-        .await?;
+    let request = if operation == "create" {
+        let collection = ApiPath::namespaced("", "v1", &desired.namespace, "configmaps", None, None)?;
+        ApiRequest::new(Method::Post, collection)
+    } else {
+        ApiRequest::new(Method::Put, desired_path(&desired)?)
+    };
+    client.send(request.with_body(manifest)).await?;
     on_effect(&effect);
     Ok(outcome(operation))
 }
@@ -163,7 +165,7 @@ pub async fn converge(
 /// `delete`: deletes the ConfigMap only if it is ours, with uid and
 /// resourceVersion preconditions; a ConfigMap already gone is success.
 pub async fn delete(
-    client: &KubectlClient,
+    client: &dyn RawApi,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<WorkflowOutcome> {
@@ -173,12 +175,9 @@ pub async fn delete(
     else {
         return Ok(outcome("none"));
     };
-    let result = client
-        .request(
-            &["delete", "--raw", &path, "-f", "-"],
-            RequestOptions::raw().with_input(body),
-        )
-        .await;
+    let body: Value = serde_json::from_str(&body)?;
+    let request = ApiRequest::new(Method::Delete, ApiPath::parse(&path)?).with_body(body);
+    let result = client.send(request).await;
     match result {
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -189,21 +188,24 @@ pub async fn delete(
 }
 
 /// The ConfigMap at the desired name, if any.
-async fn fetch(client: &KubectlClient, desired: &Desired) -> CallbackResult<Option<Value>> {
-    let args = [
-        "get",
-        "configmap",
-        &desired.name,
-        "-n",
+async fn fetch(client: &dyn RawApi, desired: &Desired) -> CallbackResult<Option<Value>> {
+    match client.send(ApiRequest::get(desired_path(desired)?)).await {
+        Ok(found) => Ok(found.body),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The desired ConfigMap's path, from validated names.
+fn desired_path(desired: &Desired) -> Result<ApiPath, blue_kubernetes_client::Error> {
+    ApiPath::namespaced(
+        "",
+        "v1",
         &desired.namespace,
-        "--ignore-not-found",
-        "-o",
-        "json",
-    ];
-    Ok(client
-        .request(&args, RequestOptions::default())
-        .await?
-        .into_json())
+        "configmaps",
+        Some(&desired.name),
+        None,
+    )
 }
 
 fn outcome(action: &str) -> WorkflowOutcome {

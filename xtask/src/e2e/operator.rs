@@ -101,6 +101,11 @@ impl Operator {
         })
     }
 
+    /// The operator's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(ManagedProcess::pid)
+    }
+
     /// True while the process runs.
     pub fn is_running(&mut self) -> bool {
         self.process

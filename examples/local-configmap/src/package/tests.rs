@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::configmap::OWNER_ANNOTATION;
-use blue_kubernetes_client::{kubectl_client, Invocation, KubectlOptions, Output};
+use blue_kubernetes_client::{kubectl_client, Invocation, KubectlClient, KubectlOptions, Output};
 use std::sync::Mutex;
 
 #[derive(Default)]
@@ -19,6 +19,10 @@ fn fail(reason: &str) -> Output {
         stdout: String::new(),
         stderr: format!("Error from server ({reason}): scripted"),
     }
+}
+
+fn cm_json(cm: Option<&Value>) -> String {
+    cm.map(Value::to_string).unwrap_or_default()
 }
 
 fn ok(stdout: String) -> Output {
@@ -38,11 +42,10 @@ impl Server {
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
         };
         match arg(0) {
-            "get" => ok(self
-                .config_map
-                .as_ref()
-                .map(Value::to_string)
-                .unwrap_or_default()),
+            "get" => match &self.config_map {
+                Some(cm) => ok(cm.to_string()),
+                None => fail("NotFound"),
+            },
             "create" => {
                 if self.config_map.is_some() {
                     return fail("AlreadyExists");
@@ -52,7 +55,7 @@ impl Server {
                 cm["metadata"]["uid"] = json!("cm-uid-1");
                 cm["metadata"]["resourceVersion"] = json!(self.next_rv.to_string());
                 self.config_map = Some(cm);
-                ok("configmap/x\n".into())
+                ok(cm_json(self.config_map.as_ref()))
             }
             "replace" => {
                 let mut cm = read_input();
@@ -66,7 +69,7 @@ impl Server {
                 cm["metadata"]["uid"] = current.unwrap()["uid"].clone();
                 cm["metadata"]["resourceVersion"] = json!(self.next_rv.to_string());
                 self.config_map = Some(cm);
-                ok("configmap/x\n".into())
+                ok(cm_json(self.config_map.as_ref()))
             }
             "delete" => {
                 let body = read_input();

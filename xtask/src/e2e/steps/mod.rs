@@ -6,6 +6,7 @@ mod basics;
 mod deletion;
 mod drift;
 mod in_cluster;
+mod transport;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
@@ -64,6 +65,26 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         "controller-restart",
         Some("alpha"),
         drift::controller_restart,
+    ),
+    (
+        "proxy-socket-is-private",
+        None,
+        transport::proxy_socket_is_private,
+    ),
+    (
+        "proxy-restarted-after-kill",
+        Some("alpha"),
+        transport::proxy_restarted_after_kill,
+    ),
+    (
+        "proxy-dies-with-a-killed-operator",
+        Some("alpha"),
+        transport::proxy_dies_with_a_killed_operator,
+    ),
+    (
+        "kubectl-transport-smoke",
+        Some("foxtrot"),
+        transport::kubectl_transport_smoke,
     ),
     (
         "destroy-blocked-then-destroyed",
