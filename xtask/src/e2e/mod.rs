@@ -15,7 +15,7 @@ mod steps;
 pub mod suite;
 pub mod target;
 pub mod util;
-mod world;
+pub mod world;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -63,9 +63,9 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     // An invalid token: the operator's calls must start failing.
     let offset = w.operator()?.log_offset();
     write_token(&sa, "not-a-valid-token")?;
-    // kubectl proxy (client-go) caches a tokenFile for a minute and rereads
-    // it at once only after a 401, so a valid token it holds stays in use
-    // that long; per-call kubectl reads the file on every run.
+    // kubectl proxy (client-go) rereads a tokenFile once a minute, so a
+    // token change reaches it within a minute; per-call kubectl reads the
+    // file on every run.
     let noticed = match w.transport {
         Transport::Proxy => DEADLINE + std::time::Duration::from_secs(60),
         Transport::Kubectl => DEADLINE,
@@ -81,7 +81,7 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     // A fresh valid token: calls work again without a restart.
     let offset = w.operator()?.log_offset();
     write_token(&sa, &request_token(w)?)?;
-    update(w, "3")?;
+    update_within(w, "3", noticed)?;
     eventually("the operator reporting recovery", DEADLINE, || {
         ensure!(
             w.operator()?.logged_since(offset, "succeeding again"),
@@ -95,12 +95,21 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
 
 /// Changes echo's data and waits until the ConfigMap and status follow.
 fn update(w: &mut World<'_>, value: &str) -> Result<()> {
+    update_within(w, value, DEADLINE)
+}
+
+fn update_within(w: &mut World<'_>, value: &str, deadline: std::time::Duration) -> Result<()> {
     w.kube.merge_patch(
         LCM,
         "echo",
         &json!({"spec": {"config": {"data": {"v": value}}}}),
     )?;
-    wait_data(w, "echo", &json!({ "v": value }))?;
+    let want = json!({ "v": value });
+    eventually(&format!("configmap echo data {want}"), deadline, || {
+        let cm = w.kube.get("configmap", "echo")?.context("configmap echo is absent")?;
+        ensure!(cm["data"] == want, "data is {}", cm["data"]);
+        Ok(())
+    })?;
     wait_ready(w, "echo").map(drop)
 }
 
