@@ -288,10 +288,7 @@ mod tests {
     #[test]
     fn flags_choose_when_to_stop() {
         let args = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            parse(&[]).unwrap(),
-            (Until::Interrupted, Transport::Proxy)
-        );
+        assert_eq!(parse(&[]).unwrap(), (Until::Interrupted, Transport::Proxy));
         assert_eq!(
             parse(&args(&["--once", "--transport", "kubectl"])).unwrap(),
             (Until::Ready, Transport::Kubectl)

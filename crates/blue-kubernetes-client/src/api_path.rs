@@ -125,7 +125,11 @@ impl ApiPath {
 impl std::fmt::Debug for ApiPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let path = self.path.split('?').next().unwrap_or_default();
-        write!(f, "ApiPath({path:?}{})", if self.has_query { " + query" } else { "" })
+        write!(
+            f,
+            "ApiPath({path:?}{})",
+            if self.has_query { " + query" } else { "" }
+        )
     }
 }
 
@@ -152,7 +156,9 @@ mod tests {
 
     #[test]
     fn segments_that_could_change_the_path_are_refused() {
-        for bad in ["", ".", "..", "a/b", "a?b", "a#b", "a%2Fb", "a b", "a\\b", "a\nb"] {
+        for bad in [
+            "", ".", "..", "a/b", "a?b", "a#b", "a%2Fb", "a b", "a\\b", "a\nb",
+        ] {
             assert!(ApiPath::new(["api", bad]).is_err(), "{bad:?}");
         }
         for bad in ["api/v1", "//api", "/api/", "/api/./v1", "/"] {

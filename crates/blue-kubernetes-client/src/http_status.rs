@@ -48,12 +48,30 @@ mod tests {
 
     #[test]
     fn status_reason_decides_when_present() {
-        assert_eq!(classify_http(409, &status("Conflict", 409)), ErrorKind::Conflict);
-        assert_eq!(classify_http(404, &status("NotFound", 404)), ErrorKind::NotFound);
-        assert_eq!(classify_http(403, &status("Forbidden", 403)), ErrorKind::Forbidden);
-        assert_eq!(classify_http(422, &status("Invalid", 422)), ErrorKind::Invalid);
-        assert_eq!(classify_http(504, &status("Timeout", 504)), ErrorKind::Timeout);
-        assert_eq!(classify_http(500, &status("InternalError", 500)), ErrorKind::Other);
+        assert_eq!(
+            classify_http(409, &status("Conflict", 409)),
+            ErrorKind::Conflict
+        );
+        assert_eq!(
+            classify_http(404, &status("NotFound", 404)),
+            ErrorKind::NotFound
+        );
+        assert_eq!(
+            classify_http(403, &status("Forbidden", 403)),
+            ErrorKind::Forbidden
+        );
+        assert_eq!(
+            classify_http(422, &status("Invalid", 422)),
+            ErrorKind::Invalid
+        );
+        assert_eq!(
+            classify_http(504, &status("Timeout", 504)),
+            ErrorKind::Timeout
+        );
+        assert_eq!(
+            classify_http(500, &status("InternalError", 500)),
+            ErrorKind::Other
+        );
     }
 
     #[test]

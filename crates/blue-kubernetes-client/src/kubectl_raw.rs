@@ -33,7 +33,8 @@ impl RawApi for KubectlClient {
         };
         let mut options = RequestOptions::default();
         if let Some(timeout) = request.timeout {
-            options = options.with_timeout_ms(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+            options =
+                options.with_timeout_ms(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
         }
         if matches!(request.method, Method::Post | Method::Put)
             || (request.method == Method::Delete && body.is_some())
@@ -109,12 +110,26 @@ mod tests {
         let p = ApiPath::parse("/apis/coordination.k8s.io/v1/namespaces/ops/leases/op").unwrap();
         assert_eq!(
             patch_args(&p, PatchType::Merge, "{}").unwrap(),
-            ["patch", "leases.v1.coordination.k8s.io", "op", "-n", "ops", "--type=merge", "-p", "{}"]
+            [
+                "patch",
+                "leases.v1.coordination.k8s.io",
+                "op",
+                "-n",
+                "ops",
+                "--type=merge",
+                "-p",
+                "{}"
+            ]
         );
         let p = ApiPath::parse("/api/v1/namespaces/dev/configmaps/app").unwrap();
-        assert_eq!(patch_args(&p, PatchType::Json, "[]").unwrap()[..4], ["patch", "configmaps", "app", "-n"]);
+        assert_eq!(
+            patch_args(&p, PatchType::Json, "[]").unwrap()[..4],
+            ["patch", "configmaps", "app", "-n"]
+        );
         let p = ApiPath::parse("/apis/g/v1/namespaces/dev/ws/w/status").unwrap();
-        assert!(patch_args(&p, PatchType::Merge, "{}").unwrap().contains(&"--subresource=status".to_owned()));
+        assert!(patch_args(&p, PatchType::Merge, "{}")
+            .unwrap()
+            .contains(&"--subresource=status".to_owned()));
         let list = ApiPath::parse("/api/v1/namespaces/dev/configmaps").unwrap();
         assert!(patch_args(&list, PatchType::Merge, "{}").is_err());
     }

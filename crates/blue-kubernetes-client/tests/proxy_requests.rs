@@ -31,9 +31,15 @@ async fn sequential_requests_reuse_one_keep_alive_connection() {
     let fake = Fake::start();
     let client = fake.client(|_| {});
     for _ in 0..10 {
-        let answer = client.send(get("/api/v1/namespaces/dev/configmaps/a")).await.unwrap();
+        let answer = client
+            .send(get("/api/v1/namespaces/dev/configmaps/a"))
+            .await
+            .unwrap();
         assert_eq!(answer.status, 200);
-        assert_eq!(answer.body.unwrap()["path"], "/api/v1/namespaces/dev/configmaps/a");
+        assert_eq!(
+            answer.body.unwrap()["path"],
+            "/api/v1/namespaces/dev/configmaps/a"
+        );
     }
     // The startup probe's connection, then one keep-alive connection.
     assert_eq!(fake.connections(), 2);
@@ -46,7 +52,10 @@ async fn sequential_requests_reuse_one_keep_alive_connection() {
     let dir = client.socket_dir().await.unwrap();
     assert_eq!(
         argv[0],
-        format!("--context fake-ctx proxy --unix-socket={}/api.sock", dir.display())
+        format!(
+            "--context fake-ctx proxy --unix-socket={}/api.sock",
+            dir.display()
+        )
     );
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
@@ -73,23 +82,64 @@ async fn concurrent_requests_use_separate_connections_then_reuse_them() {
 async fn http_errors_are_classified_from_status_and_reason() {
     let fake = Fake::start();
     let cases = [
-        ("conflict", 409, status("Conflict", 409), ErrorKind::Conflict),
-        ("exists", 409, status("AlreadyExists", 409), ErrorKind::Other),
+        (
+            "conflict",
+            409,
+            status("Conflict", 409),
+            ErrorKind::Conflict,
+        ),
+        (
+            "exists",
+            409,
+            status("AlreadyExists", 409),
+            ErrorKind::Other,
+        ),
         ("missing", 404, status("NotFound", 404), ErrorKind::NotFound),
-        ("unauthorized", 401, status("Unauthorized", 401), ErrorKind::Unauthorized),
-        ("forbidden", 403, status("Forbidden", 403), ErrorKind::Forbidden),
+        (
+            "unauthorized",
+            401,
+            status("Unauthorized", 401),
+            ErrorKind::Unauthorized,
+        ),
+        (
+            "forbidden",
+            403,
+            status("Forbidden", 403),
+            ErrorKind::Forbidden,
+        ),
         ("invalid", 422, status("Invalid", 422), ErrorKind::Invalid),
         ("slow", 504, status("Timeout", 504), ErrorKind::Timeout),
-        ("timeout", 408, format!("{MARKER} plain text"), ErrorKind::Timeout),
-        ("gateway", 502, format!("{MARKER} plain text"), ErrorKind::Unavailable),
-        ("down", 503, format!("<html>{MARKER}</html>"), ErrorKind::Unavailable),
+        (
+            "timeout",
+            408,
+            format!("{MARKER} plain text"),
+            ErrorKind::Timeout,
+        ),
+        (
+            "gateway",
+            502,
+            format!("{MARKER} plain text"),
+            ErrorKind::Unavailable,
+        ),
+        (
+            "down",
+            503,
+            format!("<html>{MARKER}</html>"),
+            ErrorKind::Unavailable,
+        ),
     ];
     for (name, code, body, _) in &cases {
-        fake.answer(&format!("/api/v1/{name}"), Answer::Reply(*code, body.clone()));
+        fake.answer(
+            &format!("/api/v1/{name}"),
+            Answer::Reply(*code, body.clone()),
+        );
     }
     let client = fake.client(|_| {});
     for (name, code, _, kind) in cases {
-        let err = client.send(get(&format!("/api/v1/{name}"))).await.unwrap_err();
+        let err = client
+            .send(get(&format!("/api/v1/{name}")))
+            .await
+            .unwrap_err();
         assert_eq!(err.kind(), kind, "{name}");
         assert_eq!(err.http_status(), Some(code), "{name}");
         assert_clean(&err);
@@ -99,7 +149,10 @@ async fn http_errors_are_classified_from_status_and_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_success_that_is_not_json_is_a_clean_decode_error() {
     let fake = Fake::start();
-    fake.answer("/api/v1/odd", Answer::Reply(200, format!("not json {MARKER}")));
+    fake.answer(
+        "/api/v1/odd",
+        Answer::Reply(200, format!("not json {MARKER}")),
+    );
     let client = fake.client(|_| {});
     let err = client.send(get("/api/v1/odd")).await.unwrap_err();
     assert!(matches!(err, Error::Decode { .. }));
@@ -116,7 +169,13 @@ async fn a_request_past_its_deadline_times_out_and_the_next_one_succeeds() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
-    assert!(matches!(err, Error::Timeout { timeout_ms: 200, .. }));
+    assert!(matches!(
+        err,
+        Error::Timeout {
+            timeout_ms: 200,
+            ..
+        }
+    ));
     assert!(client.send(get("/api/v1/fine")).await.is_ok());
     assert_eq!(client.stats().await.starts, 1);
 }
@@ -125,9 +184,15 @@ async fn a_request_past_its_deadline_times_out_and_the_next_one_succeeds() {
 async fn controller_operations_are_the_documented_requests() {
     let fake = Fake::start();
     let base = "/apis/example.com/v1/namespaces/dev/widgets";
-    fake.answer(base, Answer::Reply(200, json!({"items": [{"a": 1}, {"b": 2}]}).to_string()));
+    fake.answer(
+        base,
+        Answer::Reply(200, json!({"items": [{"a": 1}, {"b": 2}]}).to_string()),
+    );
     let gone = json!({"kind": "Status", "reason": "NotFound", "details": {"name": "gone"}});
-    fake.answer(&format!("{base}/gone"), Answer::Reply(404, gone.to_string()));
+    fake.answer(
+        &format!("{base}/gone"),
+        Answer::Reply(404, gone.to_string()),
+    );
     let client = fake.client(|_| {});
     let d = widgets();
 
@@ -150,13 +215,19 @@ async fn controller_operations_are_the_documented_requests() {
 
     let seen = fake.seen();
     let put = &seen[3];
-    assert_eq!((put.method.as_str(), put.path.as_str()), ("PUT", &*format!("{base}/w/status")));
+    assert_eq!(
+        (put.method.as_str(), put.path.as_str()),
+        ("PUT", &*format!("{base}/w/status"))
+    );
     let body: serde_json::Value = serde_json::from_str(&put.body).unwrap();
     assert_eq!(body["metadata"]["resourceVersion"], "41");
     assert_eq!(body["metadata"]["uid"], "u-1");
     assert_eq!(body["status"]["phase"], "Ready");
     let patch = &seen[4];
-    assert_eq!((patch.method.as_str(), patch.path.as_str()), ("PATCH", &*format!("{base}/w")));
+    assert_eq!(
+        (patch.method.as_str(), patch.path.as_str()),
+        ("PATCH", &*format!("{base}/w"))
+    );
     assert_eq!(patch.content_type, "application/merge-patch+json");
     let body: serde_json::Value = serde_json::from_str(&patch.body).unwrap();
     assert_eq!(
@@ -172,7 +243,10 @@ async fn a_missing_type_is_an_error_not_an_absent_object() {
     let no_type = json!({"kind": "Status", "reason": "NotFound", "details": {}});
     fake.answer(path, Answer::Reply(404, no_type.to_string()));
     let client = fake.client(|_| {});
-    let err = client.get_resource(&widgets(), "dev", "w").await.unwrap_err();
+    let err = client
+        .get_resource(&widgets(), "dev", "w")
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::NotFound);
 }
 
@@ -188,7 +262,10 @@ async fn names_that_would_change_the_path_never_reach_the_proxy() {
         let resource = json!({"metadata": {
             "name": bad, "namespace": "dev", "uid": "u", "resourceVersion": "1"
         }});
-        assert!(client.update_status(&d, &resource, &json!({})).await.is_err());
+        assert!(client
+            .update_status(&d, &resource, &json!({}))
+            .await
+            .is_err());
     }
     assert!(fake.seen().is_empty());
 }
@@ -197,7 +274,10 @@ async fn names_that_would_change_the_path_never_reach_the_proxy() {
 async fn write_errors_show_no_request_or_response_body() {
     let fake = Fake::start();
     let base = "/apis/example.com/v1/namespaces/dev/widgets/w";
-    fake.answer(&format!("{base}/status"), Answer::Reply(409, status("Conflict", 409)));
+    fake.answer(
+        &format!("{base}/status"),
+        Answer::Reply(409, status("Conflict", 409)),
+    );
     fake.answer(base, Answer::Reply(403, status("Forbidden", 403)));
     let client = fake.client(|_| {});
     let resource = json!({"metadata": {
@@ -215,8 +295,11 @@ async fn write_errors_show_no_request_or_response_body() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Forbidden);
     assert_clean(&err);
-    let request = ApiRequest::new(Method::Patch(PatchType::Json), ApiPath::parse(base).unwrap())
-        .with_body(json!([{"op": "test", "path": "/x", "value": MARKER}]));
+    let request = ApiRequest::new(
+        Method::Patch(PatchType::Json),
+        ApiPath::parse(base).unwrap(),
+    )
+    .with_body(json!([{"op": "test", "path": "/x", "value": MARKER}]));
     assert!(!format!("{request:?}").contains(MARKER));
     let err = client.send(request).await.unwrap_err();
     assert_clean(&err);

@@ -234,7 +234,10 @@ mod tests {
                 "positive integer",
             ),
             (&["--context", "x", "--bogus"][..], "unknown flag"),
-            (&["--context", "x", "--transport", "secret-http"][..], "proxy or kubectl"),
+            (
+                &["--context", "x", "--transport", "secret-http"][..],
+                "proxy or kubectl",
+            ),
             (&["--context", "x", "secret-positional"][..], "positional"),
         ] {
             let err = run(args).unwrap_err();

@@ -152,7 +152,8 @@ pub async fn converge(
     // `create` fails if someone created it meanwhile and `replace` carries the
     // resourceVersion we read: neither can overwrite a concurrent change.
     let request = if operation == "create" {
-        let collection = ApiPath::namespaced("", "v1", &desired.namespace, "configmaps", None, None)?;
+        let collection =
+            ApiPath::namespaced("", "v1", &desired.namespace, "configmaps", None, None)?;
         ApiRequest::new(Method::Post, collection)
     } else {
         ApiRequest::new(Method::Put, desired_path(&desired)?)

@@ -67,25 +67,45 @@ pub struct Harness<'a> {
 }
 
 impl<'a> Harness<'a> {
-    pub fn new(rt: &'a tokio::runtime::Runtime, cluster: &'a Cluster, work: &'a Path) -> Result<Self> {
+    pub fn new(
+        rt: &'a tokio::runtime::Runtime,
+        cluster: &'a Cluster,
+        work: &'a Path,
+    ) -> Result<Self> {
         cluster.kubectl(&["apply", "-f", "-"], Some(&strip_cel(CRD)))?;
         cluster.kubectl(
-            &["wait", "--for=condition=Established", "--timeout=60s", &format!("crd/{PLURAL}.{GROUP}")],
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &format!("crd/{PLURAL}.{GROUP}"),
+            ],
             None,
         )?;
         let client = Arc::new(proxy_client(ProxyOptions::new(cluster.kubectl_options()))?);
         rt.block_on(client.start())?;
-        Ok(Self { rt, cluster, client, work })
+        Ok(Self {
+            rt,
+            cluster,
+            client,
+            work,
+        })
     }
 
     fn send(&self, request: ApiRequest) -> Result<Value> {
-        Ok(self.rt.block_on(self.client.send(request))?.body.unwrap_or(Value::Null))
+        Ok(self
+            .rt
+            .block_on(self.client.send(request))?
+            .body
+            .unwrap_or(Value::Null))
     }
 
     /// A namespace holding `n` LocalConfigMaps `r-00000`... with a 1 h interval.
     pub fn populate(&self, namespace: &str, n: usize) -> Result<()> {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
-        self.send(ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns))?;
+        self.send(
+            ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns),
+        )?;
         let collection = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, None, None)?;
         for i in 0..n {
             let body = json!({
@@ -100,7 +120,9 @@ impl<'a> Harness<'a> {
 
     /// Resources of `namespace` Ready for their current generation.
     pub fn ready(&self, namespace: &str) -> Result<usize> {
-        let items = self.rt.block_on(self.client.list_resources(&descriptor(), namespace))?;
+        let items = self
+            .rt
+            .block_on(self.client.list_resources(&descriptor(), namespace))?;
         Ok(items.iter().filter(|r| is_ready(r)).count())
     }
 
@@ -111,7 +133,10 @@ impl<'a> Harness<'a> {
             if self.ready(namespace)? >= n {
                 return Ok(started.elapsed());
             }
-            anyhow::ensure!(started.elapsed() < timeout, "{n} Ready in {namespace} not reached in {timeout:?}");
+            anyhow::ensure!(
+                started.elapsed() < timeout,
+                "{n} Ready in {namespace} not reached in {timeout:?}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -121,9 +146,12 @@ impl<'a> Harness<'a> {
     pub fn edit_latency(&self, namespace: &str, name: &str, value: &str) -> Result<f64> {
         let path = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(name), None)?;
         let patch = json!({"spec": {"config": {"data": {"v": value}}}});
-        let edited = self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
+        let edited =
+            self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
         let at = Instant::now();
-        let generation = edited["metadata"]["generation"].as_i64().context("no generation")?;
+        let generation = edited["metadata"]["generation"]
+            .as_i64()
+            .context("no generation")?;
         loop {
             let r = self
                 .rt
@@ -132,7 +160,10 @@ impl<'a> Harness<'a> {
             if is_ready(&r) && r["status"]["observedGeneration"].as_i64() >= Some(generation) {
                 return Ok(at.elapsed().as_secs_f64());
             }
-            anyhow::ensure!(at.elapsed() < Duration::from_secs(120), "{name} never Ready after the edit");
+            anyhow::ensure!(
+                at.elapsed() < Duration::from_secs(120),
+                "{name} never Ready after the edit"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -151,7 +182,10 @@ impl<'a> Harness<'a> {
         let tmp = self.work.join("tmp");
         std::fs::create_dir_all(&tmp)?;
         let env = [
-            ("KUBECACHEDIR".to_string(), self.work.join("kube-cache").display().to_string()),
+            (
+                "KUBECACHEDIR".to_string(),
+                self.work.join("kube-cache").display().to_string(),
+            ),
             ("TMPDIR".to_string(), tmp.display().to_string()),
         ];
         let log = self.work.join(format!("{}-{namespace}.log", who.label));

@@ -39,7 +39,8 @@ use machine::Machine;
 use measure::{core_pct, ms, thousands, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
+pub const USAGE: &str =
+    "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
         [--peer BINARY] [--out FILE]
                         measure the controller; prints a table and writes
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md";
@@ -246,12 +247,18 @@ fn run(args: &Args) -> Result<()> {
             if args.parts.contains(&Part::Transport) {
                 let t = Instant::now();
                 transport::run(&mut live, args.quick, &mut report)?;
-                eprintln!("[bench] transport done in {:.0}s", t.elapsed().as_secs_f64());
+                eprintln!(
+                    "[bench] transport done in {:.0}s",
+                    t.elapsed().as_secs_f64()
+                );
             }
             if args.parts.contains(&Part::Operators) {
                 let t = Instant::now();
                 operators::run(&mut live, args.quick, args.peer.as_deref(), &mut report)?;
-                eprintln!("[bench] operators done in {:.0}s", t.elapsed().as_secs_f64());
+                eprintln!(
+                    "[bench] operators done in {:.0}s",
+                    t.elapsed().as_secs_f64()
+                );
             }
             Ok::<_, anyhow::Error>(())
         })();

@@ -11,7 +11,9 @@ use anyhow::Result;
 
 use super::contender::{name, operator_cpu, Contender, Harness};
 use super::live::Live;
-use super::measure::{core_pct, median, ms, percentile, pid_cpu_seconds, secs, thousands, XorShift};
+use super::measure::{
+    core_pct, median, ms, percentile, pid_cpu_seconds, secs, thousands, XorShift,
+};
 use super::report::{Report, Section};
 use crate::e2e::util::TempDir;
 
@@ -25,7 +27,12 @@ struct Sizes {
 impl Sizes {
     fn new(quick: bool) -> Self {
         if quick {
-            Self { new: vec![20], latency: vec![10, 60], edits: 5, idle_window: Duration::from_secs(5) }
+            Self {
+                new: vec![20],
+                latency: vec![10, 60],
+                edits: 5,
+                idle_window: Duration::from_secs(5),
+            }
         } else {
             Self {
                 new: vec![100, 500],
@@ -77,11 +84,20 @@ fn latency_and_idle(
         std::thread::sleep(Duration::from_secs(3));
         if idle {
             let server = &h.cluster.server_pids;
-            let server_cpu = || server.iter().filter_map(|p| pid_cpu_seconds(*p)).sum::<f64>();
+            let server_cpu = || {
+                server
+                    .iter()
+                    .filter_map(|p| pid_cpu_seconds(*p))
+                    .sum::<f64>()
+            };
             let (c0, s0, t0) = (operator_cpu(&op), server_cpu(), Instant::now());
             std::thread::sleep(sizes.idle_window);
             let wall = t0.elapsed().as_secs_f64();
-            out.idle = Some((n, (operator_cpu(&op) - c0) / wall, (server_cpu() - s0) / wall));
+            out.idle = Some((
+                n,
+                (operator_cpu(&op) - c0) / wall,
+                (server_cpu() - s0) / wall,
+            ));
         }
         let mut rng = XorShift::new(0xed17 ^ n as u64);
         let mut samples = Vec::new();
@@ -97,18 +113,31 @@ fn latency_and_idle(
     result
 }
 
-fn measure(h: &Harness, who: &Contender, pops: &BTreeMap<usize, String>, sizes: &Sizes) -> Result<Outcome> {
+fn measure(
+    h: &Harness,
+    who: &Contender,
+    pops: &BTreeMap<usize, String>,
+    sizes: &Sizes,
+) -> Result<Outcome> {
     let mut out = Outcome::default();
     for &n in &sizes.new {
         let t = Instant::now();
         out.new.insert(n, new_resources(h, who, n)?);
-        eprintln!("[bench] operators: {} {n} new in {:.0}s", who.label, t.elapsed().as_secs_f64());
+        eprintln!(
+            "[bench] operators: {} {n} new in {:.0}s",
+            who.label,
+            t.elapsed().as_secs_f64()
+        );
     }
     let idle_n = *sizes.latency.last().unwrap_or(&0);
     for &n in &sizes.latency {
         let t = Instant::now();
         latency_and_idle(h, who, &pops[&n], n, sizes, n == idle_n, &mut out)?;
-        eprintln!("[bench] operators: {} latency at {n} in {:.0}s", who.label, t.elapsed().as_secs_f64());
+        eprintln!(
+            "[bench] operators: {} latency at {n} in {:.0}s",
+            who.label,
+            t.elapsed().as_secs_f64()
+        );
     }
     Ok(out)
 }
@@ -116,7 +145,12 @@ fn measure(h: &Harness, who: &Contender, pops: &BTreeMap<usize, String>, sizes: 
 /// Ready populations of each latency size: ours are built by the proxy
 /// operator and reused by the per-call one (same finalizer and status);
 /// the peer (own finalizer) builds its own.
-fn populations(h: &Harness, builder: &Contender, prefix: &str, sizes: &Sizes) -> Result<BTreeMap<usize, String>> {
+fn populations(
+    h: &Harness,
+    builder: &Contender,
+    prefix: &str,
+    sizes: &Sizes,
+) -> Result<BTreeMap<usize, String>> {
     let mut pops = BTreeMap::new();
     for &n in &sizes.latency {
         let ns = format!("{prefix}-pop-{n}");
@@ -157,7 +191,7 @@ pub fn run(live: &mut Live, quick: bool, peer: Option<&Path>, report: &mut Repor
 fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) {
     let labels: Vec<String> = results.iter().map(|(c, _)| c.label.to_string()).collect();
     let mut header = vec!["measure".to_string()];
-    header.extend(labels.iter().map(|l| format!("{l}")));
+    header.extend(labels.iter().cloned());
     header.push("kubectl / proxy".into());
     if labels.iter().any(|l| l == "peer") {
         header.push("proxy / peer".into());
@@ -197,9 +231,15 @@ fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) 
         s.row(cells);
     };
     for &n in &sizes.new {
-        let wall: Vec<f64> = results.iter().map(|(_, o)| o.new.get(&n).map_or(0.0, |x| x.0)).collect();
+        let wall: Vec<f64> = results
+            .iter()
+            .map(|(_, o)| o.new.get(&n).map_or(0.0, |x| x.0))
+            .collect();
         row(format!("{n} new to Ready: wall"), wall, &|v| secs(v));
-        let cpu: Vec<f64> = results.iter().map(|(_, o)| o.new.get(&n).map_or(0.0, |x| x.1)).collect();
+        let cpu: Vec<f64> = results
+            .iter()
+            .map(|(_, o)| o.new.get(&n).map_or(0.0, |x| x.1))
+            .collect();
         row(format!("{n} new to Ready: operator CPU"), cpu, &|v| secs(v));
     }
     for &n in &sizes.latency {
@@ -209,14 +249,25 @@ fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) 
                 .map(|(_, o)| o.latency.get(&n).map_or(0.0, |v| f(v)))
                 .collect()
         };
-        row(format!("edit to Ready at {}: p50", thousands(n as f64)), get(&|v| median(v)), &|v| ms(v));
-        row(format!("edit to Ready at {}: p95", thousands(n as f64)), get(&|v| percentile(v, 95.0)), &|v| ms(v));
+        row(
+            format!("edit to Ready at {}: p50", thousands(n as f64)),
+            get(&|v| median(v)),
+            &|v| ms(v),
+        );
+        row(
+            format!("edit to Ready at {}: p95", thousands(n as f64)),
+            get(&|v| percentile(v, 95.0)),
+            &|v| ms(v),
+        );
     }
     let idle: Vec<Option<(usize, f64, f64)>> = results.iter().map(|(_, o)| o.idle).collect();
     if let Some(Some((n, _, _))) = idle.first() {
         let n = *n;
         row(
-            format!("idle at {}: operator CPU (% of a core)", thousands(n as f64)),
+            format!(
+                "idle at {}: operator CPU (% of a core)",
+                thousands(n as f64)
+            ),
             idle.iter().map(|i| i.map_or(0.0, |x| x.1)).collect(),
             &|v| core_pct(v, 1.0),
         );
@@ -228,7 +279,10 @@ fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) 
     }
     if let (Some(k), Some(p)) = (k, p) {
         let first = sizes.new.first().copied().unwrap_or(0);
-        let (kw, pw) = (results[k].1.new.get(&first).map_or(0.0, |x| x.0), results[p].1.new.get(&first).map_or(0.0, |x| x.0));
+        let (kw, pw) = (
+            results[k].1.new.get(&first).map_or(0.0, |x| x.0),
+            results[p].1.new.get(&first).map_or(0.0, |x| x.0),
+        );
         report.verdict(
             &format!("{first} new resources Ready at least 10x faster with the proxy than per-call (example operator)"),
             format!("{:.1}x ({} vs {})", kw / pw.max(1e-9), secs(pw), secs(kw)),
@@ -236,7 +290,10 @@ fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) 
         );
         if let Some((n, cpu, _)) = results[p].1.idle {
             report.verdict(
-                &format!("idle with {} resources: operator + proxy CPU at most 15% of one core", thousands(n as f64)),
+                &format!(
+                    "idle with {} resources: operator + proxy CPU at most 15% of one core",
+                    thousands(n as f64)
+                ),
                 core_pct(cpu, 1.0),
                 cpu <= 0.15,
             );

@@ -52,7 +52,12 @@ impl Meter {
 }
 
 /// Runs `op` `times` times; wall is the median, CPU the mean.
-fn cost<F, Fut>(rt: &tokio::runtime::Runtime, proxy_pid: Option<u32>, times: usize, mut op: F) -> Result<Cost>
+fn cost<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    proxy_pid: Option<u32>,
+    times: usize,
+    mut op: F,
+) -> Result<Cost>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
@@ -91,7 +96,10 @@ fn measure(
     // Warm-up: discovery cache, connections.
     rt.block_on(client.get_resource(&d, namespace, &one))?;
     let get = cost(rt, proxy_pid, reps.0, || async {
-        client.get_resource(&d, namespace, &one).await?.context("missing")?;
+        client
+            .get_resource(&d, namespace, &one)
+            .await?
+            .context("missing")?;
         Ok(())
     })?;
     let list = cost(rt, proxy_pid, reps.1, || async {
@@ -120,7 +128,9 @@ fn measure(
 
 /// A started proxy client and its pid.
 fn proxy(live: &Live) -> Result<(Arc<ProxyClient>, u32)> {
-    let client = Arc::new(proxy_client(ProxyOptions::new(live.cluster.kubectl_options()))?);
+    let client = Arc::new(proxy_client(ProxyOptions::new(
+        live.cluster.kubectl_options(),
+    ))?);
     live.rt.block_on(client.start())?;
     let pid = live.rt.block_on(client.pid()).context("no proxy pid")?;
     Ok((client, pid))
@@ -131,9 +141,21 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let ns = format!("transport-{n}");
     live.cluster.create_resources(&ns, 0..n, |_| "1h")?;
     let kubectl = kubectl_client(live.cluster.kubectl_options())?;
-    let per_call = measure(live, &kubectl, None, &ns, if quick { (10, 3) } else { (30, 5) })?;
+    let per_call = measure(
+        live,
+        &kubectl,
+        None,
+        &ns,
+        if quick { (10, 3) } else { (30, 5) },
+    )?;
     let (client, pid) = proxy(live)?;
-    let proxied = measure(live, client.as_ref(), Some(pid), &ns, if quick { (100, 10) } else { (300, 30) })?;
+    let proxied = measure(
+        live,
+        client.as_ref(),
+        Some(pid),
+        &ns,
+        if quick { (100, 10) } else { (300, 30) },
+    )?;
     live.rt.block_on(client.shutdown());
 
     let mut s = Section::new(
@@ -161,7 +183,11 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     s.order = 5;
     let rows = [
         ("get", per_call.get, proxied.get),
-        (&*format!("list of {}", thousands(n as f64)), per_call.list, proxied.list),
+        (
+            &*format!("list of {}", thousands(n as f64)),
+            per_call.list,
+            proxied.list,
+        ),
         ("status write", per_call.status, proxied.status),
     ];
     for (name, k, p) in rows {
@@ -193,7 +219,11 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let ratio = per_call.get.cpu / proxied.get.cpu.max(1e-6);
     report.verdict(
         "one get through the proxy: at least 30x less CPU than one kubectl process",
-        format!("{ratio:.0}x ({} vs {})", secs(proxied.get.cpu), secs(per_call.get.cpu)),
+        format!(
+            "{ratio:.0}x ({} vs {})",
+            secs(proxied.get.cpu),
+            secs(per_call.get.cpu)
+        ),
         ratio >= 30.0,
     );
     Ok(())

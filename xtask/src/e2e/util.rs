@@ -58,7 +58,10 @@ pub fn processes_mentioning(dir: &Path) -> Vec<(i32, String)> {
         .filter_map(|e| {
             let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
             let raw = fs::read(e.path().join("cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&raw).replace('\0', " ").trim().to_string();
+            let cmd = String::from_utf8_lossy(&raw)
+                .replace('\0', " ")
+                .trim()
+                .to_string();
             cmd.contains(&needle).then_some((pid, cmd))
         })
         .collect()

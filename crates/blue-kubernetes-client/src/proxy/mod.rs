@@ -44,7 +44,10 @@ pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
 /// - kubectl still does everything with credentials: it reads the
 ///   kubeconfig (or the generated in-cluster one naming the token *file*),
 ///   runs exec plugins, refreshes tokens. This process holds no credential
-///   and needs no TLS.
+///   and needs no TLS. One difference from the per-call transport: the
+///   long-lived proxy (client-go) rereads a token file about once a minute
+///   rather than at every request, so a rotated token is picked up within a
+///   minute (kubelet rotates projected tokens long before they expire).
 /// - The proxy is `kubectl [--kubeconfig K] --context C proxy
 ///   --unix-socket=DIR/api.sock`, where `DIR` is a fresh directory of mode
 ///   0700 under `temp_dir`. The socket answers every API request with the

@@ -18,7 +18,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-type Job = (Command, tokio::sync::oneshot::Sender<std::io::Result<Child>>);
+type Job = (
+    Command,
+    tokio::sync::oneshot::Sender<std::io::Result<Child>>,
+);
 
 /// Where `setpriv` usually lives; looked up once per client.
 const SETPRIV: &[&str] = &["/usr/bin/setpriv", "/bin/setpriv"];

@@ -7,8 +7,7 @@
 
 use crate::resources::{metadata_field, object_name, Metadata};
 use crate::{
-    ApiPath, ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi,
-    ResourceDescriptor,
+    ApiPath, ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
@@ -52,7 +51,9 @@ impl Client for ProxyClient {
                 kind: crate::classify_http(status, &body),
             });
         }
-        serde_json::from_slice(&body).map(Some).map_err(|_| decode())
+        serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|_| decode())
     }
 
     /// `PUT .../PLURAL/NAME/status` with `{apiVersion, kind, metadata: {name,
@@ -141,7 +142,8 @@ mod tests {
 
     #[test]
     fn only_a_missing_object_reads_as_absent() {
-        let object = br#"{"kind":"Status","reason":"NotFound","details":{"name":"w","kind":"widgets"}}"#;
+        let object =
+            br#"{"kind":"Status","reason":"NotFound","details":{"name":"w","kind":"widgets"}}"#;
         assert!(names_missing_object(object, "w"));
         assert!(!names_missing_object(object, "other"));
         let no_type = br#"{"kind":"Status","reason":"NotFound","details":{}}"#;

@@ -80,6 +80,12 @@ mod tests {
         let deep = parent.path().join("x".repeat(100));
         std::fs::create_dir(&deep).unwrap();
         let err = SocketDir::create(Some(&deep)).err().unwrap();
-        assert!(matches!(err, Error::InvalidOption { field: "temp_dir", .. }));
+        assert!(matches!(
+            err,
+            Error::InvalidOption {
+                field: "temp_dir",
+                ..
+            }
+        ));
     }
 }

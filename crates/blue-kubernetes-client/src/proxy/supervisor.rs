@@ -261,7 +261,10 @@ impl Supervisor {
             if !process.is_alive() {
                 return Err(unavailable("exited before opening its socket"));
             }
-            if tokio::net::UnixStream::connect(process.socket()).await.is_ok() {
+            if tokio::net::UnixStream::connect(process.socket())
+                .await
+                .is_ok()
+            {
                 break;
             }
             if Instant::now() >= deadline {
@@ -285,9 +288,7 @@ impl Supervisor {
 fn backoff(strikes: u32, (initial, max): (Duration, Duration)) -> Duration {
     match strikes {
         0 | 1 => Duration::ZERO,
-        n => initial
-            .saturating_mul(1u32 << (n - 2).min(20))
-            .min(max),
+        n => initial.saturating_mul(1u32 << (n - 2).min(20)).min(max),
     }
 }
 
@@ -306,7 +307,10 @@ mod tests {
     fn backoff_is_immediate_once_then_doubles_to_the_cap() {
         let limits = (Duration::from_millis(200), Duration::from_secs(10));
         let waits: Vec<u128> = (1..=9).map(|n| backoff(n, limits).as_millis()).collect();
-        assert_eq!(waits, [0, 200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000]);
+        assert_eq!(
+            waits,
+            [0, 200, 400, 800, 1_600, 3_200, 6_400, 10_000, 10_000]
+        );
         assert_eq!(backoff(u32::MAX, limits), Duration::from_secs(10));
     }
 }

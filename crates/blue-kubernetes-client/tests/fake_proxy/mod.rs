@@ -177,8 +177,14 @@ impl Drop for Fake {
 
 /// True while `pid` exists and is not a zombie.
 pub fn is_alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 /// SIGKILLs `pid` and returns once it has died (a zombie awaiting our reap).
@@ -191,7 +197,10 @@ pub fn kill(pid: i32) {
     // Signal delivery is asynchronous: wait for the state change itself.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while is_alive(pid) {
-        assert!(std::time::Instant::now() < deadline, "{pid} survived SIGKILL");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{pid} survived SIGKILL"
+        );
         std::thread::yield_now();
     }
 }
@@ -232,7 +241,10 @@ async fn handle(
     let (code, body) = match answer {
         Some(Answer::Reply(code, body)) => (code, body),
         Some(Answer::Hang) => std::future::pending().await,
-        None => (200, serde_json::json!({"kind": "Echo", "path": path}).to_string()),
+        None => (
+            200,
+            serde_json::json!({"kind": "Echo", "path": path}).to_string(),
+        ),
     };
     Ok(hyper::Response::builder()
         .status(code)

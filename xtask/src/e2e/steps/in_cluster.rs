@@ -106,7 +106,10 @@ fn update_within(w: &mut World<'_>, value: &str, deadline: std::time::Duration) 
     )?;
     let want = json!({ "v": value });
     eventually(&format!("configmap echo data {want}"), deadline, || {
-        let cm = w.kube.get("configmap", "echo")?.context("configmap echo is absent")?;
+        let cm = w
+            .kube
+            .get("configmap", "echo")?
+            .context("configmap echo is absent")?;
         ensure!(cm["data"] == want, "data is {}", cm["data"]);
         Ok(())
     })?;

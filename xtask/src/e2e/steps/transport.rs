@@ -50,9 +50,15 @@ pub fn proxy_socket_is_private(w: &mut World<'_>) -> Result<()> {
         return Ok(());
     }
     let pids = proxy_pids(w);
-    ensure!(pids.len() == 1, "expected one kubectl proxy, found {pids:?}");
+    ensure!(
+        pids.len() == 1,
+        "expected one kubectl proxy, found {pids:?}"
+    );
     let dirs = proxy_dirs(w);
-    ensure!(dirs.len() == 1, "expected one proxy directory, found {dirs:?}");
+    ensure!(
+        dirs.len() == 1,
+        "expected one proxy directory, found {dirs:?}"
+    );
     let mode = std::fs::metadata(&dirs[0])?.permissions().mode() & 0o777;
     ensure!(mode == 0o700, "the proxy directory has mode {mode:o}");
     let socket = std::fs::symlink_metadata(dirs[0].join("api.sock")).context("no api.sock")?;
@@ -70,7 +76,10 @@ pub fn proxy_restarted_after_kill(w: &mut World<'_>) -> Result<()> {
         return Ok(());
     }
     let before = proxy_pids(w);
-    ensure!(before.len() == 1, "expected one kubectl proxy, found {before:?}");
+    ensure!(
+        before.len() == 1,
+        "expected one kubectl proxy, found {before:?}"
+    );
     kill(before[0]);
     tamper(w, "alpha")?;
     wait_data(w, "alpha", &super::alpha_data())?;
@@ -79,7 +88,10 @@ pub fn proxy_restarted_after_kill(w: &mut World<'_>) -> Result<()> {
         after.len() == 1 && after != before,
         "expected one new proxy, found {after:?} (was {before:?})"
     );
-    ensure!(proxy_dirs(w).len() == 1, "the killed proxy's directory remains");
+    ensure!(
+        proxy_dirs(w).len() == 1,
+        "the killed proxy's directory remains"
+    );
     Ok(())
 }
 
@@ -90,7 +102,10 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
         return Ok(());
     }
     let proxies = proxy_pids(w);
-    ensure!(proxies.len() == 1, "expected one kubectl proxy, found {proxies:?}");
+    ensure!(
+        proxies.len() == 1,
+        "expected one kubectl proxy, found {proxies:?}"
+    );
     let operator = w.operator()?.pid().context("the operator is not running")?;
     kill(i32::try_from(operator)?);
     eventually("the proxy gone after its operator", DEADLINE, || {
@@ -114,7 +129,10 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     let result = (|| {
         let args = w.admin_args();
         w.start_operator(&args)?;
-        ensure!(proxy_pids(w).is_empty(), "the kubectl transport started a proxy");
+        ensure!(
+            proxy_pids(w).is_empty(),
+            "the kubectl transport started a proxy"
+        );
         w.kube.create(&manifest(
             "foxtrot",
             json!({"config": {"data": {"via": "kubectl"}}}),
