@@ -2,6 +2,7 @@
 //! classification, deadlines, the four controller operations, path
 //! validation and secret hygiene.
 
+mod common;
 mod fake_proxy;
 
 use blue_kubernetes_client::{

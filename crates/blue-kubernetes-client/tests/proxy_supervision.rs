@@ -2,6 +2,7 @@
 //! dies or hangs, backoff, and nothing left behind (process or directory)
 //! after success, failure, a killed proxy, shutdown and a panic.
 
+mod common;
 mod fake_proxy;
 
 use blue_kubernetes_client::{ApiPath, ApiRequest, Error, ErrorKind, RawApi};

@@ -11,7 +11,6 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -56,23 +55,20 @@ impl Fake {
     pub fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("tmp")).unwrap();
-        let script = dir.path().join("kubectl");
-        std::fs::write(
-            &script,
-            format!(
-                r#"#!/bin/sh
-echo $$ >> "$FAKE_PIDS"
+        // Written by `sh`, not this process (see `common::script`).
+        crate::common::script(
+            dir.path(),
+            "kubectl",
+            &format!(
+                r#"echo $$ >> "$FAKE_PIDS"
 printf '%s\n' "$*" >> "$FAKE_ARGV"
 echo "error: {MARKER} token" >&2
 for a in "$@"; do case "$a" in --unix-socket=*) sock="${{a#--unix-socket=}}";; esac; done
 [ -n "$FAKE_EXIT" ] && exit 1
 ln -s "$FAKE_SERVER" "$sock"
-exec sleep 600
-"#
+exec sleep 600"#
             ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        );
         let state: Shared = Arc::default();
         let listener = tokio::net::UnixListener::bind(dir.path().join("server.sock")).unwrap();
         let served = state.clone();
