@@ -14,7 +14,7 @@ use std::sync::Arc;
 ///
 /// ```
 /// use blue_kubernetes_client::TransportKind;
-/// assert_eq!("proxy".parse::<TransportKind>(), Ok(TransportKind::Proxy));
+/// assert_eq!("proxy".parse::<TransportKind>().unwrap(), TransportKind::Proxy);
 /// assert_eq!(TransportKind::default(), TransportKind::Kubectl);
 /// assert_eq!(TransportKind::Proxy.to_string(), "proxy");
 /// assert!("http".parse::<TransportKind>().is_err());
