@@ -269,12 +269,12 @@ fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) 
                 thousands(n as f64)
             ),
             idle.iter().map(|i| i.map_or(0.0, |x| x.1)).collect(),
-            &|v| core_pct(v, 1.0),
+            &one_decimal_pct,
         );
         row(
             format!("idle at {}: API server + etcd CPU", thousands(n as f64)),
             idle.iter().map(|i| i.map_or(0.0, |x| x.2)).collect(),
-            &|v| core_pct(v, 1.0),
+            &one_decimal_pct,
         );
     }
     if let (Some(k), Some(p)) = (k, p) {
@@ -294,10 +294,15 @@ fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) 
                     "idle with {} resources: operator + proxy CPU at most 15% of one core",
                     thousands(n as f64)
                 ),
-                core_pct(cpu, 1.0),
+                one_decimal_pct(cpu),
                 cpu <= 0.15,
             );
         }
     }
     report.sections.push(s);
+}
+
+/// Cores as a percentage of one, to 0.1% (idle figures are small).
+fn one_decimal_pct(cores: f64) -> String {
+    format!("{:.1}%", 100.0 * cores)
 }
