@@ -11,9 +11,7 @@ use anyhow::Result;
 
 use super::contender::{name, operator_cpu, Contender, Harness};
 use super::live::Live;
-use super::measure::{
-    core_pct, median, ms, percentile, pid_cpu_seconds, secs, thousands, XorShift,
-};
+use super::measure::{median, ms, percentile, pid_cpu_seconds, secs, thousands, XorShift};
 use super::report::{Report, Section};
 use crate::e2e::util::TempDir;
 
