@@ -518,9 +518,10 @@ fn scaling_limits(m: &Machine, report: &Report) -> String {
         ));
     }
     point(
-        "Beyond these limits the transport has to change (one long-lived HTTPS client, \
-         and a watch instead of polling a full list through kubectl), not the \
-         controller's logic."
+        "The figures above are for the per-call kubectl transport. The proxy transport \
+         (one long-lived `kubectl proxy`, see the transport sections) removes the \
+         per-call process; what remains is polling a full list every poll period, which \
+         a watch would remove. The controller's logic is not the limit."
             .into(),
     );
     out
