@@ -131,7 +131,7 @@ fn say(message: &str) {
     println!("[demo] {message}");
 }
 
-/// The CRD (CEL rules stripped on pre-1.25 servers) and RBAC into `default`.
+/// The generated CRD (without CEL rules on pre-1.25 servers) and RBAC into `default`.
 fn install(kube: &Kube) -> Result<()> {
     let (crd, _cel) = crd_for(kube)?;
     kube.apply(&crd)?;

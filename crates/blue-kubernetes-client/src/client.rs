@@ -1,6 +1,6 @@
-//! The four operations the controller needs from a cluster.
+//! The operations the controller needs from a cluster.
 
-use crate::{Error, ResourceDescriptor};
+use crate::{Error, Lease, ResourceDescriptor};
 use serde_json::Value;
 
 /// What the controller needs from a cluster.
@@ -9,6 +9,9 @@ use serde_json::Value;
 /// `FakeCluster`. Both writes carry the `metadata.resourceVersion` of the
 /// `resource` they are given, so a concurrent change makes them fail with
 /// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
+///
+/// The Lease operations serve optional leader election; like the resource
+/// writes, an update carries the resourceVersion it was computed from.
 #[async_trait::async_trait]
 pub trait Client: Send + Sync {
     /// Lists every object of `descriptor` in `namespace`.
@@ -43,4 +46,27 @@ pub trait Client: Send + Sync {
         resource: &Value,
         finalizers: &[String],
     ) -> Result<Value, Error>;
+
+    /// Reads the `coordination.k8s.io/v1` Lease `namespace/name`; `None`
+    /// when it does not exist.
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error>;
+
+    /// Creates `lease` and returns it as stored. Fails when a Lease of that
+    /// name exists already (the API server's `AlreadyExists`).
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error>;
+
+    /// Replaces `lease` (guarded by its resourceVersion, which it must
+    /// carry) and returns it as stored; a stale version fails with
+    /// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error>;
+
+    /// Gives `lease` up: clears the holder and shortens the duration to one
+    /// second, guarded by its resourceVersion, so a waiting candidate takes
+    /// over at its next attempt instead of after a full lease duration.
+    async fn release_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let mut released = lease.clone();
+        released.spec.holder_identity = None;
+        released.spec.lease_duration_seconds = Some(1);
+        self.update_lease(&released).await
+    }
 }

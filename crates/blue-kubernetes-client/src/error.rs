@@ -88,6 +88,15 @@ pub enum Error {
         /// Why it is rejected (never echoes the value).
         reason: &'static str,
     },
+    /// A write refused without being sent because this process can no
+    /// longer prove it holds its leader-election lease. Classified as
+    /// [`ErrorKind::Conflict`]: like a lost race, the caller's view is stale
+    /// and nothing may follow from it.
+    #[error("{operation} refused: leadership is no longer provable")]
+    Fenced {
+        /// The refused operation, e.g. `replace`.
+        operation: String,
+    },
     /// Preparing a private temporary file failed.
     #[error("temporary file could not be prepared ({0:?})")]
     TempFile(std::io::ErrorKind),
@@ -126,6 +135,7 @@ impl Error {
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Spawn { .. } => ErrorKind::Unavailable,
             Error::Http { kind, .. } | Error::Proxy { kind, .. } => *kind,
+            Error::Fenced { .. } => ErrorKind::Conflict,
             Error::Decode { .. } | Error::InvalidOption { .. } | Error::TempFile(_) => {
                 ErrorKind::Other
             }

@@ -18,6 +18,10 @@
 //! Errors of both are classified the same way ([`ErrorKind`]) and never carry
 //! kubectl's output, request or response bodies, or credentials.
 //!
+//! Besides reading and writing custom resources, both read and write
+//! `coordination.k8s.io/v1` [`Lease`]s for optional leader election, with
+//! the same resourceVersion guard.
+//!
 //! ```no_run
 //! # async fn example() -> Result<(), blue_kubernetes_client::Error> {
 //! use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions, ResourceDescriptor};
@@ -40,6 +44,8 @@ mod http_status;
 mod in_cluster;
 mod kubectl;
 mod kubectl_raw;
+mod kubectl_leases;
+mod lease;
 mod operation;
 mod options;
 mod proxy;
@@ -60,6 +66,7 @@ pub use error::{Error, ErrorKind};
 pub use http_status::classify_http;
 pub use in_cluster::IN_CLUSTER_CONTEXT;
 pub use kubectl::{kubectl_client, KubectlClient};
+pub use lease::{Lease, LeaseSpec, LEASE_API_VERSION};
 pub use operation::operation_of;
 pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
 pub use proxy::{proxy_client, ProxyClient, ProxyOptions, ProxyStats};

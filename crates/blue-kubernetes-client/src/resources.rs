@@ -5,7 +5,7 @@
 //! snapshot was read (optimistic concurrency, verified against a real
 //! kube-apiserver, see `notes/kubectl.md`).
 
-use crate::{Client, Error, KubectlClient, RequestOptions, ResourceDescriptor};
+use crate::{Client, Error, KubectlClient, Lease, RequestOptions, ResourceDescriptor};
 use serde_json::{json, Value};
 
 #[async_trait::async_trait]
@@ -123,6 +123,18 @@ impl Client for KubectlClient {
             .await?
             .into_json()
             .ok_or_else(|| decode("patch"))
+    }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.lease_get(namespace, name).await
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_create(lease).await
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_update(lease).await
     }
 }
 

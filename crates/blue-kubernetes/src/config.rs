@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, Package};
+use crate::{Error, LeaderElection, Names, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -47,6 +47,12 @@ pub struct Config {
     pub retry_base_ms: u64,
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
+    /// The finalizer, request annotation and destroy-protection key
+    /// (default: the reference's, see [`Names`]).
+    pub names: Names,
+    /// Leader election among replicas (default `None`: this process acts
+    /// alone, and must be the only one per cluster scope).
+    pub leader_election: Option<LeaderElection>,
 }
 
 impl Config {
@@ -61,6 +67,8 @@ impl Config {
             now: system_clock(),
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
+            names: Names::default(),
+            leader_election: None,
         }
     }
 
@@ -92,11 +100,17 @@ impl Config {
         if self.retry_max_ms < self.retry_base_ms {
             return invalid("retry_max_ms", "must be at least retry_base_ms");
         }
+        if let Some((field, reason)) = self.names.problem() {
+            return invalid(field, reason);
+        }
+        if let Some(election) = &self.leader_election {
+            election.validate()?;
+        }
         Ok(())
     }
 }
 
-fn is_dns_label(s: &str) -> bool {
+pub(crate) fn is_dns_label(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
         && s.bytes()
@@ -114,6 +128,8 @@ impl std::fmt::Debug for Config {
             .field("poll_ms", &self.poll_ms)
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
+            .field("names", &self.names)
+            .field("leader_election", &self.leader_election)
             .finish_non_exhaustive()
     }
 }

@@ -2,16 +2,18 @@
 
 use crate::resource::{self, status, status_str};
 use crate::time::parse_ms;
+use crate::Names;
 use serde_json::Value;
 
 /// Desired state differs from what status acknowledged: a new generation or
 /// a new request token.
-pub(crate) fn desired_state_changed(r: &Value) -> bool {
+pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool {
     let observed = status(r)
         .and_then(|s| s.get("observedGeneration"))
         .and_then(Value::as_i64);
     observed != Some(resource::generation(r))
-        || resource::request_token(r) != status_str(r, "lastHandledRequest").unwrap_or("")
+        || resource::request_token(r, request_annotation)
+            != status_str(r, "lastHandledRequest").unwrap_or("")
 }
 
 /// True when the resource needs a reconcile at `now_ms`.
@@ -19,9 +21,15 @@ pub(crate) fn desired_state_changed(r: &Value) -> bool {
 /// Due when desired state changed, when it is being deleted and status has
 /// not yet recorded that, or when its phase is neither `Invalid` nor
 /// `Suspended` and `status.nextReconcileTime` (missing: long ago) has passed.
-/// Needs no I/O, so an idle poll costs only the list.
+/// Needs no I/O, so an idle poll costs only the list. Uses the reference
+/// [`Names`]; a controller uses its own.
 pub fn is_due(resource: &Value, now_ms: u64) -> bool {
-    if desired_state_changed(resource) {
+    is_due_named(resource, now_ms, &Names::default())
+}
+
+/// [`is_due`] with a controller's names.
+pub(crate) fn is_due_named(resource: &Value, now_ms: u64, names: &Names) -> bool {
+    if desired_state_changed(resource, &names.request_annotation) {
         return true;
     }
     let deletion_observed = status(resource)
@@ -59,7 +67,7 @@ mod tests {
             .unwrap()
             .extend(extra_status.as_object().unwrap().clone());
         json!({
-            "metadata": {"generation": 3, "annotations": {resource::REQUEST_ANNOTATION: "t1"}},
+            "metadata": {"generation": 3, "annotations": {crate::REQUEST_ANNOTATION: "t1"}},
             "status": status,
         })
     }
@@ -89,7 +97,7 @@ mod tests {
         r["metadata"]["generation"] = json!(4);
         assert!(is_due(&r, 0));
         let mut r = acknowledged(json!({"phase": "Ready", "nextReconcileTime": format_ms(10_000)}));
-        r["metadata"]["annotations"][resource::REQUEST_ANNOTATION] = json!("t2");
+        r["metadata"]["annotations"][crate::REQUEST_ANNOTATION] = json!("t2");
         assert!(is_due(&r, 0));
     }
 

@@ -19,6 +19,15 @@ pub enum Error {
     /// A package is missing a required callback.
     #[error("package is missing the `{0}` callback")]
     MissingCallback(&'static str),
+    /// A package's config type has no structural schema, so no CRD can
+    /// describe it; names the field path in the type, never a value.
+    #[error("config schema is not structural at `{path}`: {why}")]
+    NotStructural {
+        /// The node, e.g. `spec.config.endpoints[]`.
+        path: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// [`start`](crate::start) was called outside a tokio runtime.
     #[error("start must be called inside a running tokio runtime")]
     NoRuntime,

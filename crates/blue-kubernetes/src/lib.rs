@@ -1,15 +1,19 @@
 #![doc = include_str!("../README.md")]
 //!
-//! Register trusted [`Package`]s (one per custom resource kind), build a
-//! [`Controller`] with [`controller`], and either [`reconcile`] one resource
-//! or [`start`] the polling [`Runtime`].
+//! Register trusted [`Package`]s (one per custom resource kind, with a
+//! typed config via [`PackageBuilder::config`]), generate their CRDs with
+//! [`crd`], build a [`Controller`] with [`controller`], and either
+//! [`reconcile`] one resource or [`start`] the polling [`Runtime`].
 
 mod callback;
 mod config;
 mod controller;
+mod crd;
 mod due;
 mod error;
+mod leader;
 mod lock;
+mod names;
 mod options;
 mod package;
 mod reconcile;
@@ -18,17 +22,21 @@ mod runtime;
 mod spec;
 mod status;
 mod time;
+mod typed;
 
 pub use config::{system_clock, Clock, Config};
 pub use controller::{controller, Controller};
+pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use due::is_due;
 pub use error::Error;
+pub use leader::{ElectionStep, LeaderElection, LeaseElector};
 pub use lock::{held_locks, is_locked};
+pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
 };
 pub use reconcile::{reconcile, Report};
-pub use resource::{FINALIZER, REQUEST_ANNOTATION};
 pub use runtime::{start, stop, Runtime, Stats};
 pub use status::{Phase, Reason};
+pub use typed::TypedPackageBuilder;

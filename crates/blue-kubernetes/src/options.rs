@@ -1,6 +1,7 @@
 //! The options handed to callbacks.
 
 use crate::resource;
+use crate::typed::AnyConfig;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -49,6 +50,8 @@ pub struct Options {
     // Shared: every callback call takes a copy, and the map holds the whole
     // resource snapshot.
     map: Arc<Map<String, Value>>,
+    /// The decoded config of a typed package.
+    typed: Option<AnyConfig>,
 }
 
 /// Key of the event in the options.
@@ -82,7 +85,19 @@ impl Options {
         };
         map.insert(EVENT_KEY.into(), Value::String(event.as_str().into()));
         map.insert(RESOURCE_KEY.into(), resource.clone());
-        Self { map: Arc::new(map) }
+        Self {
+            map: Arc::new(map),
+            typed: None,
+        }
+    }
+
+    pub(crate) fn with_typed(mut self, typed: AnyConfig) -> Self {
+        self.typed = Some(typed);
+        self
+    }
+
+    pub(crate) fn typed(&self) -> Option<AnyConfig> {
+        self.typed.clone()
     }
 
     /// A value by key.

@@ -1,8 +1,11 @@
 //! Packages: a resource type plus the trusted callbacks that manage its infrastructure.
 
 use crate::callback::Callback;
+use crate::typed::{ConfigType, TypedPackageBuilder};
 use crate::{Error, Options};
 use blue_kubernetes_client::ResourceDescriptor;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
@@ -76,6 +79,7 @@ pub struct Package {
 
 pub(crate) struct PackageInner {
     pub(crate) descriptor: ResourceDescriptor,
+    pub(crate) config: Option<ConfigType>,
     pub(crate) validate: Option<Callback<Vec<String>>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
@@ -88,6 +92,7 @@ impl Package {
     pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
         PackageBuilder {
             descriptor,
+            config: None,
             validate: None,
             identity: None,
             observe: None,
@@ -119,6 +124,7 @@ impl std::fmt::Debug for Package {
 /// closures, `_async` ones take closures returning futures.
 pub struct PackageBuilder {
     descriptor: ResourceDescriptor,
+    config: Option<ConfigType>,
     validate: Option<Callback<Vec<String>>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
@@ -150,6 +156,17 @@ macro_rules! setters {
 }
 
 impl PackageBuilder {
+    /// Declares the package's config type: callbacks set afterwards receive
+    /// `spec.config` decoded into `C`, and [`crd`](crate::crd) describes
+    /// `spec.config` with `C`'s schema. See [`TypedPackageBuilder`].
+    pub fn config<C>(mut self) -> TypedPackageBuilder<C>
+    where
+        C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+    {
+        self.config = Some(ConfigType::of::<C>());
+        TypedPackageBuilder::new(self)
+    }
+
     setters!(
         validate,
         validate_async,
@@ -186,6 +203,7 @@ impl PackageBuilder {
         Ok(Package {
             inner: Arc::new(PackageInner {
                 descriptor: self.descriptor,
+                config: self.config,
                 validate: self.validate,
                 identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,

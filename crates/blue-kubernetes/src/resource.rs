@@ -2,11 +2,6 @@
 
 use serde_json::Value;
 
-/// Our finalizer.
-pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
-/// The annotation whose changed value asks for an early check.
-pub const REQUEST_ANNOTATION: &str = "colors.getcolors.ai/reconcile-request";
-
 pub(crate) fn str_at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
     at(v, path).and_then(Value::as_str)
 }
@@ -33,8 +28,8 @@ pub(crate) fn generation(r: &Value) -> i64 {
         .unwrap_or(1)
 }
 
-pub(crate) fn request_token(r: &Value) -> &str {
-    at(r, &["metadata", "annotations", REQUEST_ANNOTATION])
+pub(crate) fn request_token<'a>(r: &'a Value, annotation: &str) -> &'a str {
+    at(r, &["metadata", "annotations", annotation])
         .and_then(Value::as_str)
         .unwrap_or("")
 }
@@ -54,8 +49,8 @@ pub(crate) fn finalizers(r: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-pub(crate) fn has_finalizer(r: &Value) -> bool {
-    finalizers(r).iter().any(|f| f == FINALIZER)
+pub(crate) fn has_finalizer(r: &Value, finalizer: &str) -> bool {
+    finalizers(r).iter().any(|f| f == finalizer)
 }
 
 pub(crate) fn status(r: &Value) -> Option<&Value> {

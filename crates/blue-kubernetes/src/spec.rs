@@ -20,6 +20,9 @@ pub(crate) struct CommonSpec {
 
 pub(crate) const DEFAULT_INTERVAL_MS: u64 = 60_000;
 
+/// What [`parse_interval`] accepts, as the CRD's `reconcileInterval` pattern.
+pub(crate) const RECONCILE_INTERVAL_PATTERN: &str = "^[1-9][0-9]*(ms|s|m|h)$";
+
 /// Parses `spec.state`, `spec.suspend`, `spec.reconcileInterval` and
 /// `spec.deletionPolicy`, or `None` when any is present but malformed.
 pub(crate) fn parse(resource: &Value) -> Option<CommonSpec> {
@@ -81,9 +84,10 @@ pub(crate) fn parse_interval(s: &str) -> Option<u64> {
     n.checked_mul(factor)
 }
 
-/// `spec.config.compute-prevent-destroy` is true (boolean or `"true"`).
-pub(crate) fn prevents_destroy(resource: &Value) -> bool {
-    match at(resource, &["spec", "config", "compute-prevent-destroy"]) {
+/// `spec.config.<key>` (the destroy-protection key, by default
+/// `compute-prevent-destroy`) is true (boolean or `"true"`).
+pub(crate) fn prevents_destroy(resource: &Value, key: &str) -> bool {
+    match at(resource, &["spec", "config", key]) {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) => s == "true",
         _ => false,

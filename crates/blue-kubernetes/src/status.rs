@@ -126,11 +126,18 @@ pub(crate) struct Retry {
     pub(crate) max_ms: u64,
 }
 
-/// Renders the new status for `snapshot`.
-pub(crate) fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry) -> Value {
+/// Renders the new status for `snapshot`; `request_annotation` carries the
+/// token it acknowledges.
+pub(crate) fn render_named(
+    snapshot: &Value,
+    t: &Transition,
+    now_ms: u64,
+    retry: Retry,
+    request_annotation: &str,
+) -> Value {
     let previous = status(snapshot).cloned().unwrap_or_else(|| json!({}));
     let prev = |k: &str| previous.get(k).cloned().unwrap_or(Value::Null);
-    let prev_retries = if desired_state_changed(snapshot) {
+    let prev_retries = if desired_state_changed(snapshot, request_annotation) {
         0
     } else {
         previous
@@ -150,7 +157,10 @@ pub(crate) fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry
     };
     let generation = resource::generation(snapshot);
     let (observed, handled) = if t.acknowledge {
-        (json!(generation), json!(resource::request_token(snapshot)))
+        (
+            json!(generation),
+            json!(resource::request_token(snapshot, request_annotation)),
+        )
     } else {
         (prev("observedGeneration"), prev("lastHandledRequest"))
     };
@@ -241,6 +251,10 @@ fn message(reason: Reason) -> &'static str {
 mod tests {
     use super::*;
 
+    fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry) -> Value {
+        render_named(snapshot, t, now_ms, retry, crate::REQUEST_ANNOTATION)
+    }
+
     const RETRY: Retry = Retry {
         base_ms: 1000,
         max_ms: 60_000,
@@ -253,13 +267,16 @@ mod tests {
         let status = render(&snapshot, &t, 0, RETRY);
         assert!(status.get("lastHandledRequest").is_none());
         let acknowledged = json!({"metadata": {"generation": 2}, "status": status});
-        assert!(!desired_state_changed(&acknowledged));
+        assert!(!desired_state_changed(
+            &acknowledged,
+            crate::REQUEST_ANNOTATION
+        ));
     }
 
     #[test]
     fn publish_keeps_acknowledged_state_and_is_due_at_once() {
         let snapshot = json!({
-            "metadata": {"generation": 3, "annotations": {resource::REQUEST_ANNOTATION: "t2"}},
+            "metadata": {"generation": 3, "annotations": {crate::REQUEST_ANNOTATION: "t2"}},
             "status": {"observedGeneration": 2, "lastHandledRequest": "t1", "retryCount": 4},
         });
         let mut t = Transition::new(Phase::Reconciling, Reason::Reconciling, Next::Now);

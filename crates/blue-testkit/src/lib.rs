@@ -3,15 +3,19 @@
 //! - [`FakeClock`]: a clock in milliseconds that moves only when told to.
 //! - [`FakeCluster`]: an in-memory cluster implementing
 //!   [`Client`](blue_kubernetes_client::Client) with the API server's
-//!   resourceVersion, generation, finalizer and deletion rules, fault
-//!   injection, latency and call accounting.
+//!   resourceVersion, generation, finalizer and deletion rules, Leases with
+//!   guarded updates (for leader election), fault injection, latency and
+//!   call accounting.
 //! - [`FakeKubectl`]: a [`Runner`](blue_kubernetes_client::Runner) that
 //!   answers the kubectl command lines of the transport from a [`FakeCluster`],
 //!   so the real kubectl client can be tested without a server.
 //! - [`FakeInfra`]: fake infrastructure and recording packages over it,
 //!   with scripted failures, panics, drift and held effects.
 //! - [`edits`]: user edits and fault sequences for model-based tests.
-//! - [`strategies`]: proptest strategies for names, configs and specs.
+//! - [`strategies`]: proptest strategies for names, configs and specs, and
+//!   for your own config type from its CRD schema.
+//!
+//! **Start with the [`guide`]: testing your own package.**
 //!
 //! ```
 //! use blue_kubernetes_client::{Client, ResourceDescriptor};
@@ -32,6 +36,7 @@ mod clock;
 pub mod edits;
 mod fake_cluster;
 mod fake_kubectl;
+pub mod guide;
 mod recording;
 pub mod strategies;
 

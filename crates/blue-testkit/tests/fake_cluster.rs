@@ -363,7 +363,8 @@ async fn calls_are_counted_and_logged_including_faulted_ones() {
             list: 2,
             get: 1,
             update_status: 1,
-            update_finalizers: 1
+            update_finalizers: 1,
+            leases: 0
         }
     );
     let plural = "widgets.example.com";

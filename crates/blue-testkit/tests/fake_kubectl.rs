@@ -299,7 +299,8 @@ async fn the_real_kubectl_client_runs_against_the_fake() {
             list: 2,
             get: 2,
             update_status: 2,
-            update_finalizers: 3
+            update_finalizers: 3,
+            leases: 0
         }
     );
     for invocation in kubectl.invocations() {
@@ -342,6 +343,7 @@ proptest! {
                 Operation::Get => client.get_resource(&d, NS, "a").await.map(drop),
                 Operation::UpdateStatus => client.update_status(&d, &a, &json!({})).await.map(drop),
                 Operation::UpdateFinalizers => client.update_finalizers(&d, &a, &[]).await.map(drop),
+                lease => unreachable!("arb_operation yields resource operations, not {lease:?}"),
             }
             .unwrap_err()
             .kind();

@@ -144,6 +144,25 @@ impl Client for FailingType {
     ) -> Result<Value, blue_kubernetes_client::Error> {
         self.inner.update_finalizers(d, r, f).await
     }
+    async fn get_lease(
+        &self,
+        ns: &str,
+        name: &str,
+    ) -> Result<Option<blue_kubernetes_client::Lease>, blue_kubernetes_client::Error> {
+        self.inner.get_lease(ns, name).await
+    }
+    async fn create_lease(
+        &self,
+        lease: &blue_kubernetes_client::Lease,
+    ) -> Result<blue_kubernetes_client::Lease, blue_kubernetes_client::Error> {
+        self.inner.create_lease(lease).await
+    }
+    async fn update_lease(
+        &self,
+        lease: &blue_kubernetes_client::Lease,
+    ) -> Result<blue_kubernetes_client::Lease, blue_kubernetes_client::Error> {
+        self.inner.update_lease(lease).await
+    }
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,11 +1,13 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
+use blue_kubernetes::LeaderElection;
 use blue_kubernetes_client::{KubectlOptions, TransportKind};
 use std::path::PathBuf;
 
 /// Usage text (the test-only flags are deliberately not listed).
 pub const USAGE: &str = "\
 usage: local-configmap-operator (--context NAME [--kubeconfig PATH] | --in-cluster) [options]
+       local-configmap-operator crd [--no-cel]     print the CRD (e.g. | kubectl apply -f -)
 
 Reconciles LocalConfigMap resources (localconfigmaps.examples.blue.dev) in one
 namespace: each one owns a ConfigMap holding spec.config.data.
@@ -18,9 +20,22 @@ namespace: each one owns a ConfigMap holding spec.config.data.
   --workers N         concurrent reconciles (default 2)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
                       unix socket; kubectl: one kubectl process per request
+  --leader-elect      run as one of several replicas: only the holder of a
+                      coordination.k8s.io Lease reconciles
+  --lease-name NAME   the Lease (default local-configmap-operator)
+  --lease-namespace NS
+                      the Lease's namespace (default: the watched namespace)
+  --leader-identity ID
+                      holder identity (default: host name + random suffix)
+  --lease-duration-ms N, --renew-deadline-ms N, --retry-period-ms N
+                      election timing (defaults 15000, 10000, 2000)
   -h, --help          show this help
+  crd --no-cel        the CRD without CEL rules, for Kubernetes before 1.25
 
 Stops gracefully on SIGTERM or SIGINT: running reconciles finish first.";
+
+/// The Lease's default name.
+pub const DEFAULT_LEASE_NAME: &str = "local-configmap-operator";
 
 /// Parsed flags.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,6 +58,20 @@ pub struct Args {
     pub poll_ms: Option<u64>,
     /// `--workers`.
     pub workers: Option<usize>,
+    /// `--leader-elect`.
+    pub leader_elect: bool,
+    /// `--lease-name`.
+    pub lease_name: Option<String>,
+    /// `--lease-namespace`.
+    pub lease_namespace: Option<String>,
+    /// `--leader-identity`.
+    pub leader_identity: Option<String>,
+    /// `--lease-duration-ms`.
+    pub lease_duration_ms: Option<u64>,
+    /// `--renew-deadline-ms`.
+    pub renew_deadline_ms: Option<u64>,
+    /// `--retry-period-ms`.
+    pub retry_period_ms: Option<u64>,
     /// `--transport` (default: the proxy).
     pub transport: Transport,
 }
@@ -61,16 +90,28 @@ impl Default for Transport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
     /// Run the operator.
-    Run(Args),
+    Run(Box<Args>),
     /// Print [`USAGE`].
     Help,
+    /// Print the CRD; `cel: false` for `--no-cel`.
+    Crd {
+        /// Include the CEL immutability rules.
+        cel: bool,
+    },
 }
 
 /// Parses the arguments after the program name. Accepts `--flag value` and
 /// `--flag=value`. Errors name the flag, never echo a value.
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
     let mut parsed = Args::default();
-    let mut args = args.into_iter();
+    let mut args = args.into_iter().peekable();
+    if args.peek().is_some_and(|a| a == "crd") {
+        return match args.nth(1).as_deref() {
+            None => Ok(Command::Crd { cel: true }),
+            Some("--no-cel") if args.next().is_none() => Ok(Command::Crd { cel: false }),
+            Some(_) => Err("crd takes only --no-cel (see --help)".into()),
+        };
+    }
     while let Some(arg) = args.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
@@ -103,6 +144,17 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                         .map_err(|_| "--transport must be proxy or kubectl".to_string())?,
                 )
             }
+            "--leader-elect" if inline.is_none() => parsed.leader_elect = true,
+            "--lease-name" => parsed.lease_name = Some(value("--lease-name")?),
+            "--lease-namespace" => parsed.lease_namespace = Some(value("--lease-namespace")?),
+            "--leader-identity" => parsed.leader_identity = Some(value("--leader-identity")?),
+            "--lease-duration-ms" => {
+                parsed.lease_duration_ms = Some(number(&value(&flag)?, &flag)?)
+            }
+            "--renew-deadline-ms" => {
+                parsed.renew_deadline_ms = Some(number(&value(&flag)?, &flag)?)
+            }
+            "--retry-period-ms" => parsed.retry_period_ms = Some(number(&value(&flag)?, &flag)?),
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag {other} (see --help)"))
             }
@@ -119,7 +171,16 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
     if parsed.in_cluster && parsed.kubeconfig.is_some() {
         return Err("--kubeconfig cannot be combined with --in-cluster".into());
     }
-    Ok(Command::Run(parsed))
+    let election_flags = parsed.lease_name.is_some()
+        || parsed.lease_namespace.is_some()
+        || parsed.leader_identity.is_some()
+        || parsed.lease_duration_ms.is_some()
+        || parsed.renew_deadline_ms.is_some()
+        || parsed.retry_period_ms.is_some();
+    if election_flags && !parsed.leader_elect {
+        return Err("lease flags need --leader-elect".into());
+    }
+    Ok(Command::Run(Box::new(parsed)))
 }
 
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {
@@ -145,6 +206,36 @@ impl Args {
             }
         }
         options
+    }
+
+    /// The leader-election settings these flags describe (`None` without
+    /// `--leader-elect`); the Lease lives in `namespace` unless
+    /// `--lease-namespace` says otherwise. Validated by the controller.
+    pub fn leader_election(&self, namespace: &str) -> Option<LeaderElection> {
+        if !self.leader_elect {
+            return None;
+        }
+        let mut election = LeaderElection::new(
+            self.lease_name
+                .clone()
+                .unwrap_or_else(|| DEFAULT_LEASE_NAME.to_string()),
+            self.lease_namespace
+                .clone()
+                .unwrap_or_else(|| namespace.to_string()),
+        );
+        if let Some(identity) = &self.leader_identity {
+            election.identity = identity.clone();
+        }
+        if let Some(ms) = self.lease_duration_ms {
+            election.lease_duration_ms = ms;
+        }
+        if let Some(ms) = self.renew_deadline_ms {
+            election.renew_deadline_ms = ms;
+        }
+        if let Some(ms) = self.retry_period_ms {
+            election.retry_period_ms = ms;
+        }
+        Some(election)
     }
 
     /// The namespace to watch: `--namespace`, else (in-cluster) the pod's
@@ -174,8 +265,8 @@ mod tests {
 
     fn run(args: &[&str]) -> Result<Args, String> {
         match parse(args.iter().map(|s| s.to_string()))? {
-            Command::Run(a) => Ok(a),
-            Command::Help => Err("help".into()),
+            Command::Run(a) => Ok(*a),
+            other => Err(format!("{other:?}")),
         }
     }
 
@@ -223,6 +314,52 @@ mod tests {
     }
 
     #[test]
+    fn leader_election_flags_fill_the_settings_and_default_to_the_namespace() {
+        let a = run(&["--context", "x", "-n", "team-a"]).unwrap();
+        assert_eq!(a.leader_election("team-a"), None);
+        let a = run(&[
+            "--context",
+            "x",
+            "--leader-elect",
+            "--leader-identity=pod-1",
+            "--lease-duration-ms",
+            "3000",
+            "--renew-deadline-ms=2000",
+            "--retry-period-ms=500",
+        ])
+        .unwrap();
+        let e = a.leader_election("team-a").unwrap();
+        assert_eq!(
+            (e.lease_name.as_str(), e.lease_namespace.as_str()),
+            (DEFAULT_LEASE_NAME, "team-a")
+        );
+        assert_eq!(e.identity, "pod-1");
+        assert_eq!(
+            (e.lease_duration_ms, e.renew_deadline_ms, e.retry_period_ms),
+            (3000, 2000, 500)
+        );
+        let e = run(&[
+            "--context",
+            "x",
+            "--leader-elect",
+            "--lease-name",
+            "l",
+            "--lease-namespace",
+            "ops",
+        ])
+        .unwrap()
+        .leader_election("team-a")
+        .unwrap();
+        assert_eq!(
+            (e.lease_name.as_str(), e.lease_namespace.as_str()),
+            ("l", "ops")
+        );
+        assert_eq!(e.lease_duration_ms, 15_000);
+        let err = run(&["--context", "x", "--lease-name", "l"]).unwrap_err();
+        assert!(err.contains("--leader-elect"), "{err}");
+    }
+
+    #[test]
     fn mistakes_are_refused_without_echoing_values() {
         for (args, needle) in [
             (&[][..], "required"),
@@ -247,5 +384,17 @@ mod tests {
         assert_eq!(parse(["--help".to_string()]), Ok(Command::Help));
         let per_call = run(&["--context", "x", "--transport=kubectl"]).unwrap();
         assert_eq!(per_call.transport.0, TransportKind::Kubectl);
+    }
+
+    #[test]
+    fn crd_subcommand_takes_only_the_cel_switch() {
+        let parse_all = |args: &[&str]| parse(args.iter().map(|s| s.to_string()));
+        assert_eq!(parse_all(&["crd"]), Ok(Command::Crd { cel: true }));
+        assert_eq!(
+            parse_all(&["crd", "--no-cel"]),
+            Ok(Command::Crd { cel: false })
+        );
+        assert!(parse_all(&["crd", "--context", "x"]).is_err());
+        assert!(parse_all(&["crd", "--no-cel", "x"]).is_err());
     }
 }

@@ -12,6 +12,10 @@ use std::collections::BTreeMap;
 
 /// Annotation naming the UID of the `LocalConfigMap` that owns a ConfigMap.
 pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
+/// Annotation counting this operator's writes of a ConfigMap (1 after the
+/// create, +1 per replace). Replaces are guarded by resourceVersion, so the
+/// count is exact: a test can tell that no effect happened twice.
+pub const WRITES_ANNOTATION: &str = "examples.blue.dev/writes";
 /// Label marking ConfigMaps written by this operator (for `kubectl get -l`).
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Value of [`MANAGED_BY_LABEL`].
@@ -123,6 +127,11 @@ pub fn manifest(desired: &Desired, existing: Option<&Value>) -> Value {
     labels.insert(MANAGED_BY_LABEL.into(), json!(MANAGED_BY));
     let mut annotations = kept("annotations");
     annotations.insert(OWNER_ANNOTATION.into(), json!(desired.owner_uid));
+    let writes = existing
+        .and_then(|cm| cm["metadata"]["annotations"][WRITES_ANNOTATION].as_str())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    annotations.insert(WRITES_ANNOTATION.into(), json!((writes + 1).to_string()));
     let mut metadata = json!({
         "name": desired.name,
         "namespace": desired.namespace,
@@ -271,6 +280,7 @@ mod tests {
         assert_eq!(m["data"], json!({"k": "v"}));
         assert!(m["metadata"].get("resourceVersion").is_none());
         assert!(m["metadata"].get("ownerReferences").is_none());
+        assert_eq!(m["metadata"]["annotations"][WRITES_ANNOTATION], "1");
     }
 
     #[test]
@@ -283,6 +293,13 @@ mod tests {
         assert_eq!(m["metadata"]["labels"]["team"], "a");
         assert_eq!(m["metadata"]["annotations"]["note"], "keep me");
         assert_eq!(m["data"], json!({"k": "v"}));
+        let mut counted = cm.clone();
+        counted["metadata"]["annotations"][WRITES_ANNOTATION] = json!("4");
+        let ConvergePlan::Replace(m) = plan_converge(Some(&counted), &desired(&[("k", "v")]))
+        else {
+            panic!("expected replace");
+        };
+        assert_eq!(m["metadata"]["annotations"][WRITES_ANNOTATION], "5");
     }
 
     #[test]

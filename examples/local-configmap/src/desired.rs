@@ -1,21 +1,16 @@
-//! What a `LocalConfigMap` asks for: validation, identity and the desired
-//! ConfigMap, all computed from the callback options alone (no I/O).
+//! What a `LocalConfigMap` asks for: its typed config, validation,
+//! identity and the desired ConfigMap, all computed without I/O.
 //!
-//! Validation messages name the offending field but never echo a value:
-//! the controller drops them anyway, but a package should not depend on that.
+//! The config's *types* are checked by serde (and, on the cluster, by the
+//! generated CRD); [`validate`] checks what types cannot say. Its messages
+//! name the offending field but never echo a value: the controller drops
+//! them anyway, but a package should not depend on that.
 
-use blue_kubernetes::{Event, Options, EVENT_KEY, RESOURCE_KEY};
+use blue_kubernetes::{Event, Options};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// `spec.config` key naming the ConfigMap (default: the resource's name).
-pub const CONFIG_MAP_NAME_KEY: &str = "configMapName";
-/// `spec.config` key holding the ConfigMap's data (a string map).
-pub const DATA_KEY: &str = "data";
-/// `spec.config` key the controller reads to refuse destruction.
-pub const PREVENT_DESTROY_KEY: &str = "compute-prevent-destroy";
-/// `spec.config` key holding the profile (read by the controller too).
-pub const PROFILE_KEY: &str = "profile";
 
 /// Most keys a ConfigMap may get from one resource.
 pub const MAX_KEYS: usize = 256;
@@ -25,6 +20,41 @@ pub const MAX_DATA_BYTES: usize = 512 * 1024;
 
 /// The first element of every identity: the backend this package manages.
 pub const IDENTITY_BACKEND: &str = "local-configmap";
+
+/// `spec.config` of a `LocalConfigMap`. The reserved keys `profile` and
+/// `compute-prevent-destroy` belong to the controller and are not fields.
+///
+/// ```
+/// use local_configmap_operator::desired::LocalConfigMapConfig;
+/// let config: LocalConfigMapConfig =
+///     serde_json::from_value(serde_json::json!({"configMapName": "app", "data": {"k": "v"}})).unwrap();
+/// assert_eq!(config.config_map_name.as_deref(), Some("app"));
+/// assert!(serde_json::from_value::<LocalConfigMapConfig>(serde_json::json!({"data": {"k": 1}})).is_err());
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LocalConfigMapConfig {
+    /// Immutable. The ConfigMap's name; defaults to the resource's name.
+    #[schemars(
+        length(max = 253),
+        regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+    )]
+    pub config_map_name: Option<String>,
+    /// The ConfigMap's data.
+    #[serde(default)]
+    #[schemars(extend("maxProperties" = 256))]
+    pub data: BTreeMap<String, String>,
+}
+
+// Data values may be sensitive: Debug shows the keys' count only.
+impl std::fmt::Debug for LocalConfigMapConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalConfigMapConfig")
+            .field("config_map_name", &self.config_map_name)
+            .field("data_keys", &self.data.len())
+            .finish()
+    }
+}
 
 /// The ConfigMap a `LocalConfigMap` wants, fully resolved.
 #[derive(Clone, PartialEq, Eq)]
@@ -66,20 +96,18 @@ impl std::fmt::Display for InvalidConfig {
 
 impl std::error::Error for InvalidConfig {}
 
-/// All problems with `opts`; empty when valid.
+/// All problems with `config` and the resource in `opts`; empty when valid.
 ///
 /// ```
 /// use blue_kubernetes::Options;
-/// use local_configmap_operator::desired::validate;
-/// let resource = serde_json::json!({
-///     "metadata": {"name": "app", "namespace": "dev", "uid": "u-1"},
-///     "spec": {"config": {"configMapName": "Not_A_Name", "data": {"k": 1}}}
-/// });
-/// let errors = validate(&Options::from_resource(&resource));
-/// assert_eq!(errors.len(), 2);
+/// use local_configmap_operator::desired::{validate, LocalConfigMapConfig};
+/// let resource = serde_json::json!({"metadata": {"name": "app", "namespace": "dev", "uid": "u-1"}});
+/// let config = LocalConfigMapConfig { config_map_name: Some("Not_A_Name".into()), ..Default::default() };
+/// let errors = validate(&config, &Options::from_resource(&resource));
+/// assert_eq!(errors.len(), 1);
 /// assert!(errors.iter().all(|e| !e.contains("Not_A_Name")));
 /// ```
-pub fn validate(opts: &Options) -> Vec<String> {
+pub fn validate(config: &LocalConfigMapConfig, opts: &Options) -> Vec<String> {
     let mut errors = Vec::new();
     let resource = opts.resource();
     if metadata_str(resource, "namespace").is_none() {
@@ -88,48 +116,24 @@ pub fn validate(opts: &Options) -> Vec<String> {
     if metadata_str(resource, "uid").is_none() {
         errors.push("metadata.uid is missing".to_string());
     }
-    if !opts.get_str(PROFILE_KEY).is_some_and(is_profile) {
+    if !is_profile(opts.profile()) {
         errors.push("config.profile must be 1 to 253 printable characters".to_string());
     }
-    match opts.get(CONFIG_MAP_NAME_KEY) {
-        None => {}
-        Some(Value::String(name)) if is_dns_subdomain(name) => {}
-        Some(_) => errors.push(
+    if !config
+        .config_map_name
+        .as_deref()
+        .is_none_or(is_dns_subdomain)
+    {
+        errors.push(
             "config.configMapName must be a DNS-1123 subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)"
                 .to_string(),
-        ),
+        );
     }
-    match opts.get(DATA_KEY) {
-        None => {}
-        Some(Value::Object(map)) => errors.extend(data_errors(map)),
-        Some(_) => errors.push("config.data must be a map of strings".to_string()),
-    }
-    match opts.get(PREVENT_DESTROY_KEY) {
-        None | Some(Value::Bool(_)) => {}
-        Some(Value::String(s)) if s == "true" || s == "false" => {}
-        Some(_) => errors.push("config.compute-prevent-destroy must be a boolean".to_string()),
-    }
-    let known = [
-        CONFIG_MAP_NAME_KEY,
-        DATA_KEY,
-        PREVENT_DESTROY_KEY,
-        PROFILE_KEY,
-        EVENT_KEY,
-        RESOURCE_KEY,
-    ];
-    let unknown = opts
-        .as_map()
-        .keys()
-        .filter(|k| !known.contains(&k.as_str()))
-        .count();
-    if unknown > 0 {
-        // Counted, not named: a mistyped key may be a pasted secret.
-        errors.push(format!("config has {unknown} unknown field(s)"));
-    }
+    errors.extend(data_errors(&config.data));
     errors
 }
 
-fn data_errors(map: &serde_json::Map<String, Value>) -> Vec<String> {
+fn data_errors(map: &BTreeMap<String, String>) -> Vec<String> {
     let mut errors = Vec::new();
     if map.len() > MAX_KEYS {
         errors.push(format!("config.data has more than {MAX_KEYS} keys"));
@@ -140,39 +144,31 @@ fn data_errors(map: &serde_json::Map<String, Value>) -> Vec<String> {
                 .to_string(),
         );
     }
-    if !map.values().all(Value::is_string) {
-        errors.push("config.data values must all be strings".to_string());
-    }
-    let bytes: usize = map
-        .iter()
-        .map(|(k, v)| k.len() + v.as_str().map_or(0, str::len))
-        .sum();
+    let bytes: usize = map.iter().map(|(k, v)| k.len() + v.len()).sum();
     if bytes > MAX_DATA_BYTES {
         errors.push(format!("config.data exceeds {MAX_DATA_BYTES} bytes"));
     }
     errors
 }
 
-/// The resolved ConfigMap for valid options; for `stop` the data is empty.
-pub fn desired(opts: &Options) -> Result<Desired, InvalidConfig> {
-    if let Some(first) = validate(opts).into_iter().next() {
+/// The resolved ConfigMap for a valid config; for `stop` the data is empty.
+pub fn desired(config: &LocalConfigMapConfig, opts: &Options) -> Result<Desired, InvalidConfig> {
+    if let Some(first) = validate(config, opts).into_iter().next() {
         return Err(InvalidConfig(first));
     }
     let resource = opts.resource();
     // validate() guarantees these are present and well-formed.
     let namespace = metadata_str(resource, "namespace").unwrap_or_default();
     let owner_uid = metadata_str(resource, "uid").unwrap_or_default();
-    let data = match (opts.event(), opts.get(DATA_KEY)) {
-        (Event::Stop, _) | (_, None) => BTreeMap::new(),
-        (_, Some(Value::Object(map))) => map
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-            .collect(),
-        (_, Some(_)) => BTreeMap::new(),
+    let data = match opts.event() {
+        Event::Stop => BTreeMap::new(),
+        _ => config.data.clone(),
     };
     Ok(Desired {
         namespace: namespace.to_string(),
-        name: config_map_name(opts).unwrap_or_default().to_string(),
+        name: config_map_name(config, opts)
+            .unwrap_or_default()
+            .to_string(),
         owner_uid: owner_uid.to_string(),
         data,
     })
@@ -180,34 +176,33 @@ pub fn desired(opts: &Options) -> Result<Desired, InvalidConfig> {
 
 /// The state identity: `["local-configmap", namespace, configMapName, profile]`.
 ///
-/// Never fails: an unusable field becomes `None`, so a bad name yields a
-/// stable identity and validation (not a lock error) reports it. Because the
-/// controller records the identity, the ConfigMap's name and namespace cannot
-/// change after the first reconcile: that would orphan the old ConfigMap.
+/// Because the controller records the identity, the ConfigMap's name and
+/// namespace cannot change after the first reconcile: that would orphan the
+/// old ConfigMap.
 ///
 /// ```
 /// use blue_kubernetes::Options;
-/// use local_configmap_operator::desired::identity;
+/// use local_configmap_operator::desired::{identity, LocalConfigMapConfig};
 /// let resource = serde_json::json!({"metadata": {"name": "app", "namespace": "dev"}});
 /// assert_eq!(
-///     identity(&Options::from_resource(&resource)),
+///     identity(&LocalConfigMapConfig::default(), &Options::from_resource(&resource)),
 ///     [Some("local-configmap".into()), Some("dev".into()), Some("app".into()), Some("dev--app".into())]
 /// );
 /// ```
-pub fn identity(opts: &Options) -> Vec<Option<String>> {
+pub fn identity(config: &LocalConfigMapConfig, opts: &Options) -> Vec<Option<String>> {
     vec![
         Some(IDENTITY_BACKEND.to_string()),
         metadata_str(opts.resource(), "namespace").map(str::to_string),
-        config_map_name(opts).map(str::to_string),
+        config_map_name(config, opts).map(str::to_string),
         Some(opts.profile().to_string()),
     ]
 }
 
-/// `config.configMapName` when it is a string, else the resource's name.
-fn config_map_name(opts: &Options) -> Option<&str> {
-    match opts.get(CONFIG_MAP_NAME_KEY) {
+/// `configMapName`, else the resource's name.
+fn config_map_name<'a>(config: &'a LocalConfigMapConfig, opts: &'a Options) -> Option<&'a str> {
+    match &config.config_map_name {
         None => metadata_str(opts.resource(), "name"),
-        Some(v) => v.as_str(),
+        Some(name) => Some(name),
     }
 }
 
@@ -251,18 +246,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn opts(config: Value) -> Options {
+    fn opts() -> Options {
         Options::from_resource(&json!({
             "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-            "spec": {"config": config}
         }))
+    }
+
+    fn config(v: Value) -> LocalConfigMapConfig {
+        serde_json::from_value(v).unwrap()
     }
 
     #[test]
     fn defaults_name_the_config_map_after_the_resource_with_no_data() {
-        let o = opts(json!({}));
-        assert!(validate(&o).is_empty());
-        let d = desired(&o).unwrap();
+        let c = LocalConfigMapConfig::default();
+        assert!(validate(&c, &opts()).is_empty());
+        let d = desired(&c, &opts()).unwrap();
         assert_eq!(
             (d.namespace.as_str(), d.name.as_str(), d.owner_uid.as_str()),
             ("dev", "app", "uid-1")
@@ -272,10 +270,8 @@ mod tests {
 
     #[test]
     fn data_and_name_come_from_config() {
-        let d = desired(&opts(
-            json!({"configMapName": "settings.v1", "data": {"a": "1", "b.c": ""}}),
-        ))
-        .unwrap();
+        let c = config(json!({"configMapName": "settings.v1", "data": {"a": "1", "b.c": ""}}));
+        let d = desired(&c, &opts()).unwrap();
         assert_eq!(d.name, "settings.v1");
         assert_eq!(d.data.get("a").map(String::as_str), Some("1"));
         assert_eq!(d.data.len(), 2);
@@ -285,10 +281,26 @@ mod tests {
     fn stopped_resources_want_an_empty_config_map() {
         let resource = json!({
             "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-            "spec": {"state": "stopped", "config": {"data": {"a": "1"}}}
+            "spec": {"state": "stopped"}
         });
-        let d = desired(&Options::from_resource(&resource)).unwrap();
+        let c = config(json!({"data": {"a": "1"}}));
+        let d = desired(&c, &Options::from_resource(&resource)).unwrap();
         assert!(d.data.is_empty());
+    }
+
+    #[test]
+    fn mistyped_or_unknown_fields_do_not_deserialize() {
+        for bad in [
+            json!({"configMapName": 7}),
+            json!({"data": "text"}),
+            json!({"data": {"ok": {"nested": "x"}}}),
+            json!({"typo": "x"}),
+        ] {
+            assert!(
+                serde_json::from_value::<LocalConfigMapConfig>(bad.clone()).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
@@ -296,32 +308,40 @@ mod tests {
         let secret = "hunter2-SECRET";
         let cases = [
             json!({"configMapName": secret}),
-            json!({"configMapName": 7}),
-            json!({"data": secret}),
-            json!({"data": {"ok": {"nested": secret}}}),
             json!({"data": {secret.replace('-', "/"): "v"}}),
             json!({"data": {"..hidden": "v"}}),
-            json!({"compute-prevent-destroy": secret}),
-            json!({"profile": ""}),
-            json!({ secret: "typo" }),
         ];
-        for config in cases {
-            let errors = validate(&opts(config.clone()));
-            assert_eq!(errors.len(), 1, "{config}: {errors:?}");
-            assert!(!errors[0].contains(secret), "{errors:?}");
+        for c in cases {
+            let errors = validate(&config(c.clone()), &opts());
+            assert_eq!(errors.len(), 1, "{c}: {errors:?}");
             assert!(!errors[0].contains("hunter2"), "{errors:?}");
-            assert!(desired(&opts(config)).is_err());
+            assert!(desired(&config(c), &opts()).is_err());
         }
+        let bad_profile = Options::from_resource(&json!({
+            "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
+            "spec": {"config": {"profile": ""}}
+        }));
+        assert_eq!(
+            validate(&LocalConfigMapConfig::default(), &bad_profile).len(),
+            1
+        );
     }
 
     #[test]
     fn sizes_are_bounded() {
-        let many: serde_json::Map<String, Value> = (0..=MAX_KEYS)
-            .map(|i| (format!("k{i}"), json!("v")))
+        let many: BTreeMap<String, String> = (0..=MAX_KEYS)
+            .map(|i| (format!("k{i}"), "v".into()))
             .collect();
-        assert_eq!(validate(&opts(json!({ "data": many }))).len(), 1);
+        let c = LocalConfigMapConfig {
+            data: many,
+            ..Default::default()
+        };
+        assert_eq!(validate(&c, &opts()).len(), 1);
         let big = "x".repeat(MAX_DATA_BYTES);
-        assert_eq!(validate(&opts(json!({"data": {"k": big}}))).len(), 1);
+        assert_eq!(
+            validate(&config(json!({"data": {"k": big}})), &opts()).len(),
+            1
+        );
         assert!(!is_dns_subdomain(&"a".repeat(254)));
         assert!(!is_config_map_key(&"a".repeat(254)));
     }
@@ -329,12 +349,16 @@ mod tests {
     #[test]
     fn resources_without_namespace_or_uid_are_invalid() {
         let o = Options::from_resource(&json!({"metadata": {"name": "app"}}));
-        assert_eq!(validate(&o).len(), 2);
+        assert_eq!(validate(&LocalConfigMapConfig::default(), &o).len(), 2);
     }
 
     #[test]
     fn identity_includes_namespace_name_and_profile() {
-        let id = identity(&opts(json!({"configMapName": "cm", "profile": "p"})));
+        let o = Options::from_resource(&json!({
+            "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
+            "spec": {"config": {"profile": "p"}}
+        }));
+        let id = identity(&config(json!({"configMapName": "cm"})), &o);
         assert_eq!(
             id,
             [
@@ -344,8 +368,6 @@ mod tests {
                 Some("p".to_string())
             ]
         );
-        // A non-string name still yields an identity; validation reports it.
-        assert_eq!(identity(&opts(json!({"configMapName": 3})))[2], None);
     }
 
     #[test]
@@ -364,7 +386,9 @@ mod tests {
 
     #[test]
     fn debug_hides_data() {
-        let d = desired(&opts(json!({"data": {"k": "hunter2"}}))).unwrap();
+        let c = config(json!({"data": {"k": "hunter2"}}));
+        assert!(!format!("{c:?}").contains("hunter2"));
+        let d = desired(&c, &opts()).unwrap();
         assert!(!format!("{d:?}").contains("hunter2"));
     }
 }

@@ -25,7 +25,19 @@ fn main() -> ExitCode {
             println!("{}", cli::USAGE);
             return ExitCode::SUCCESS;
         }
-        Ok(Command::Run(args)) => args,
+        Ok(Command::Crd { cel }) => {
+            return match package::crd_yaml(cel) {
+                Ok(yaml) => {
+                    print!("{yaml}");
+                    ExitCode::SUCCESS
+                }
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Ok(Command::Run(args)) => *args,
         Err(message) => {
             eprintln!("error: {message}\n\n{}", cli::USAGE);
             return ExitCode::from(2);
@@ -71,10 +83,18 @@ async fn run(args: Args) -> Result<()> {
     if let Some(workers) = args.workers {
         config.workers = workers;
     }
+    config.leader_election = args.leader_election(&namespace);
+    let election = config.leader_election.as_ref().map(|e| {
+        format!(
+            "; leader election on lease {}/{} as {}",
+            e.lease_namespace, e.lease_name, e.identity
+        )
+    });
     let poll_ms = config.poll_ms;
+    let elected = config.leader_election.is_some();
     let runtime = start(controller(config)?)?;
     log(format_args!(
-        "watching {}.{} in namespace {namespace} ({}, {transport_kind} transport, poll every {poll_ms} ms)",
+        "watching {}.{} in namespace {namespace} ({}, {transport_kind} transport, poll every {poll_ms} ms{})",
         package::PLURAL,
         package::GROUP,
         if args.in_cluster {
@@ -82,9 +102,13 @@ async fn run(args: Args) -> Result<()> {
         } else {
             format!("context {}", args.context.as_deref().unwrap_or_default())
         },
+        election.unwrap_or_default(),
     ));
 
-    let mut health = Health::default();
+    let mut health = Health {
+        elected,
+        ..Health::default()
+    };
     let mut ticks = tokio::time::interval(Duration::from_secs(1));
     let signal_name = loop {
         tokio::select! {
@@ -101,17 +125,33 @@ async fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Turns the runtime's counters into "failing"/"recovered" lines, logged
-/// only when the state flips, so a long outage costs one line.
+/// Turns the runtime's counters into "failing"/"recovered" lines, and
+/// leadership into "leading"/"not leading" lines, logged only when the
+/// state flips, so a long outage costs one line.
 #[derive(Default)]
 struct Health {
     last: Stats,
     failing: bool,
+    /// Leader election is on, so leadership flips are worth a line.
+    elected: bool,
+    leading: bool,
 }
 
 impl Health {
     fn check(&mut self, runtime: &Runtime) {
         let now = runtime.stats();
+        let leading = runtime.is_leader();
+        if self.elected && leading != self.leading {
+            log(if leading {
+                "leading: this replica reconciles"
+            } else {
+                "not leading: waiting for the lease"
+            });
+            self.leading = leading;
+        }
+        if now.fenced_writes > self.last.fenced_writes {
+            log("lease expired while reconciles ran: their status writes were refused");
+        }
         let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
         let failed = failures(&now) > failures(&self.last);
         let succeeded = now.polls > self.last.polls && !failed;

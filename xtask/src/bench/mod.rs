@@ -18,6 +18,7 @@ mod api;
 mod calls;
 mod cluster;
 mod contender;
+mod failover;
 mod live;
 mod machine;
 mod measure;
@@ -43,7 +44,8 @@ pub const USAGE: &str =
     "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
         [--peer BINARY] [--out FILE]
                         measure the controller; prints a table and writes
-                        BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md";
+                        BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
+  bench --only failover leader failover and graceful handover (writes its BENCHMARKS.md section)";
 
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
@@ -136,6 +138,9 @@ fn workspace_root() -> PathBuf {
 pub fn main(args: &[String]) -> Result<()> {
     if args.first().map(String::as_str) == Some("--child-rss") {
         return child_rss(&args[1..]);
+    }
+    if failover::requested(args) {
+        return failover::main();
     }
     let parsed = Args::parse(args)?;
     if let Some(n) = parsed.mem_probe {
@@ -301,6 +306,11 @@ fn run(args: &Args) -> Result<()> {
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir)?;
     }
+    let kept = std::fs::read_to_string(&out).unwrap_or_default();
+    let markdown = match failover::section_of(&kept) {
+        Some(section) => failover::with_section(&markdown, section),
+        None => markdown,
+    };
     std::fs::write(&out, markdown).with_context(|| format!("writing {}", out.display()))?;
     eprintln!("[bench] wrote {} ({:.0}s in all)", out.display(), total);
     Ok(())

@@ -7,6 +7,7 @@
 //! Everything started is stopped and every temporary file removed, also on
 //! failure, panic or Ctrl-C (guards with `Drop`; watchdogs if xtask dies).
 
+pub mod ha;
 pub mod interrupt;
 pub mod kube;
 pub mod manifests;
@@ -67,7 +68,7 @@ pub fn main(args: &[String]) -> Result<()> {
         if installed.cel {
             "with CEL rules"
         } else {
-            "CEL rules stripped for this pre-1.25 server"
+            "generated without CEL rules for this pre-1.25 server"
         },
         t.elapsed().as_secs_f64()
     );

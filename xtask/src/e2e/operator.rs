@@ -136,6 +136,15 @@ impl Operator {
         self.exit.context("the operator's exit status is unknown")
     }
 
+    /// SIGKILL to the whole process group (the operator and any kubectl it
+    /// is running), as a node failure would; then reaps.
+    pub fn kill(&mut self) -> Result<ExitStatus> {
+        if self.pgid != 0 {
+            kill_group(self.pgid);
+        }
+        self.stop()
+    }
+
     /// The log file (shared by restarts).
     pub fn log(&self) -> &Path {
         &self.log

@@ -93,6 +93,14 @@ impl World<'_> {
         if self.operator.is_some() {
             self.stop_operator()?;
         }
+        let log = self.operator_log();
+        self.operator = Some(self.spawn_operator(args, &log)?);
+        Ok(())
+    }
+
+    /// Starts one more operator process with `args`, logging to `log`; the
+    /// caller owns (and stops) it.
+    pub fn spawn_operator(&self, args: &[String], log: &std::path::Path) -> Result<Operator> {
         // kubectl honours KUBECACHEDIR: keep the discovery cache private.
         // TMPDIR: the operator's private files (input documents, the
         // in-cluster kubeconfig) land in the scratch dir, which is removed
@@ -106,9 +114,7 @@ impl World<'_> {
             ),
             ("TMPDIR".to_string(), tmp.display().to_string()),
         ];
-        let log = self.operator_log();
-        self.operator = Some(Operator::start(&self.binary, args, &env, &log, &self.work)?);
-        Ok(())
+        Operator::start(&self.binary, args, &env, log, &self.work)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.

@@ -6,6 +6,7 @@
 //! API server answer 409 Conflict.
 
 use crate::resources::{metadata_field, object_name, Metadata};
+use crate::Lease;
 use crate::{
     ApiPath, ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
 };
@@ -100,6 +101,18 @@ impl Client for ProxyClient {
         });
         let request = ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch);
         self.send(request).await?.body.ok_or_else(decode)
+    }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.lease_get(namespace, name).await
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_create(lease).await
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.lease_update(lease).await
     }
 }
 

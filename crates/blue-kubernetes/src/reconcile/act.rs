@@ -2,7 +2,7 @@
 
 use super::pass::{Halt, Pass};
 use super::Report;
-use crate::resource::{has_finalizer, is_deleting};
+use crate::resource::is_deleting;
 use crate::status::{Next, Transition};
 use crate::{Observation, Phase, Reason, WorkflowOutcome};
 use serde_json::Value;
@@ -10,7 +10,7 @@ use serde_json::Value;
 impl Pass<'_> {
     pub(super) async fn act(&mut self, interval_ms: u64) -> Result<Report, Halt> {
         let deleting = is_deleting(&self.snapshot);
-        if !deleting && !has_finalizer(&self.snapshot) {
+        if !deleting && !self.has_finalizer() {
             self.set_finalizer(true).await?;
         }
         let Some(observed) = self.observe().await else {

@@ -5,9 +5,11 @@ mod act;
 mod pass;
 mod rules;
 
+use crate::due::is_due_named;
 use crate::lock::{try_acquire, LockKey};
 use crate::resource::{self, uid};
-use crate::{is_due, Controller, Error, Options, Package, Phase, Reason};
+use crate::typed::options_for;
+use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
 
 /// What one reconcile did.
@@ -73,15 +75,16 @@ pub(crate) async fn reconcile_snapshot(
     package: &Package,
     listed: Value,
 ) -> Result<Report, Error> {
-    if !is_due(&listed, controller.now()) {
+    let names = &controller.config.names;
+    if !is_due_named(&listed, controller.now(), names) {
         return Ok(Report::NotDue);
     }
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
-    let releasing = rules::releases_without_callbacks(&listed);
+    let releasing = rules::releases_without_callbacks(&listed, names);
     let identity = match releasing {
         true => None,
-        false => identify(package, &Options::from_resource(&listed)).await,
+        false => identify(package, &options_for(package, &listed, names).0).await,
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -103,19 +106,20 @@ pub(crate) async fn reconcile_snapshot(
     let Some(fresh) = fresh else {
         return Ok(Report::NotFound);
     };
-    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh) != releasing {
+    if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh, names) != releasing
+    {
         return Ok(Report::Changed);
     }
-    if !is_due(&fresh, controller.now()) {
+    if !is_due_named(&fresh, controller.now(), names) {
         return Ok(Report::NotDue);
     }
-    let options = Options::from_resource(&fresh);
+    let (options, config_error) = options_for(package, &fresh, names);
     if !releasing && identify(package, &options).await != identity {
         return Ok(Report::Changed);
     }
-    pass::Pass::new(controller, package, fresh, options, identity)
-        .run()
-        .await
+    let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
+    pass.config_error = config_error;
+    pass.run().await
 }
 
 async fn identify(package: &Package, options: &Options) -> Option<Vec<Option<String>>> {

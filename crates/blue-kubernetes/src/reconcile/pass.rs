@@ -2,7 +2,7 @@
 //! that advance it.
 
 use super::Report;
-use crate::resource::{self, FINALIZER};
+use crate::resource;
 use crate::status::{self, Next, Retry, Transition};
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
@@ -34,6 +34,8 @@ pub(super) struct Pass<'a> {
     pub(super) snapshot: Value,
     pub(super) options: Options,
     pub(super) identity: Option<Vec<Option<String>>>,
+    /// Why a typed package's config did not decode (values redacted).
+    pub(super) config_error: Option<String>,
 }
 
 impl<'a> Pass<'a> {
@@ -50,6 +52,7 @@ impl<'a> Pass<'a> {
             snapshot,
             options,
             identity,
+            config_error: None,
         }
     }
 
@@ -67,7 +70,13 @@ impl<'a> Pass<'a> {
             base_ms: config.retry_base_ms,
             max_ms: config.retry_max_ms,
         };
-        let status = status::render(&self.snapshot, &t, self.controller.now(), retry);
+        let status = status::render_named(
+            &self.snapshot,
+            &t,
+            self.controller.now(),
+            retry,
+            &config.names.request_annotation,
+        );
         self.snapshot = config
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
@@ -83,12 +92,13 @@ impl<'a> Pass<'a> {
 
     /// Sets our finalizer present or absent, keeping everyone else's.
     pub(super) async fn set_finalizer(&mut self, present: bool) -> Result<(), Halt> {
+        let ours = &self.controller.config.names.finalizer;
         let mut finalizers: Vec<String> = resource::finalizers(&self.snapshot)
             .into_iter()
-            .filter(|f| f != FINALIZER)
+            .filter(|f| f != ours)
             .collect();
         if present {
-            finalizers.push(FINALIZER.to_string());
+            finalizers.push(ours.clone());
         }
         self.snapshot = self
             .controller
@@ -99,7 +109,11 @@ impl<'a> Pass<'a> {
         Ok(())
     }
 
-    /// The profile and state-identity hash to record, when identity is known.
+    /// Our finalizer is on the current snapshot.
+    pub(super) fn has_finalizer(&self) -> bool {
+        resource::has_finalizer(&self.snapshot, &self.controller.config.names.finalizer)
+    }
+
     pub(super) fn identity_record(&self) -> Option<(String, String)> {
         self.identity.as_ref().map(|id| {
             (

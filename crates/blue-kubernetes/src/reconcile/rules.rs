@@ -5,13 +5,14 @@ use super::Report;
 use crate::resource::{self, has_finalizer, is_deleting, status_str};
 use crate::spec::{self, DeletionPolicy, DEFAULT_INTERVAL_MS};
 use crate::status::{Next, Transition};
-use crate::{Phase, Reason};
+use crate::{Names, Phase, Reason};
 use serde_json::Value;
 
 /// Rule 1 applies: deleting, and Retain or our finalizer already gone.
-pub(super) fn releases_without_callbacks(r: &Value) -> bool {
+pub(super) fn releases_without_callbacks(r: &Value, names: &Names) -> bool {
     is_deleting(r)
-        && (spec::deletion_policy(r) == Some(DeletionPolicy::Retain) || !has_finalizer(r))
+        && (spec::deletion_policy(r) == Some(DeletionPolicy::Retain)
+            || !has_finalizer(r, &names.finalizer))
 }
 
 impl Pass<'_> {
@@ -19,7 +20,8 @@ impl Pass<'_> {
         let deleting = is_deleting(&self.snapshot);
 
         // 1. Retain (or nothing of ours to release): no callback, config need not be valid.
-        if releases_without_callbacks(&self.snapshot) {
+        let names = &self.controller.config.names;
+        if releases_without_callbacks(&self.snapshot, names) {
             return self.release().await;
         }
 
@@ -39,6 +41,18 @@ impl Pass<'_> {
             return self.invalid().await;
         };
 
+        // 3b. A typed config that does not decode is invalid like a failed
+        // validation: its message is for the operator's log only.
+        if let Some(error) = &self.config_error {
+            tracing::info!(
+                namespace = resource::namespace(&self.snapshot),
+                name = resource::name(&self.snapshot),
+                %error,
+                "configuration does not match the package's config type"
+            );
+            return self.invalid().await;
+        }
+
         // 4 and 5. The package's validation; its messages are dropped here.
         if let Some(validate) = &self.package.callbacks().validate {
             match validate.call(&self.options).await {
@@ -53,7 +67,7 @@ impl Pass<'_> {
         }
 
         // 6. Destruction protection, even while suspended.
-        if deleting && spec::prevents_destroy(&self.snapshot) {
+        if deleting && spec::prevents_destroy(&self.snapshot, &names.destroy_protection_key) {
             let t = Transition::new(
                 Phase::Blocked,
                 Reason::DestructionProtected,
@@ -85,7 +99,7 @@ impl Pass<'_> {
     /// Rule 1: removes only our finalizer. If the object survives (someone
     /// else's finalizer), records that deletion was seen so it stops being due.
     async fn release(&mut self) -> Result<Report, Halt> {
-        if has_finalizer(&self.snapshot) {
+        if self.has_finalizer() {
             self.set_finalizer(false).await?;
         }
         self.record_lingering_deletion().await?;

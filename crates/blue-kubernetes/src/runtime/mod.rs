@@ -1,14 +1,16 @@
 //! The polling runtime: a poller per `poll_ms`, a coalescing queue and a
 //! fixed pool of workers.
 
+mod election;
 mod queue;
 mod stats;
 
 pub use stats::Stats;
 
+use crate::due::is_due_named;
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
-use crate::{is_due, Controller, Error};
+use crate::{Controller, Error};
 use futures::FutureExt;
 use queue::WorkQueue;
 use stats::Counters;
@@ -25,15 +27,30 @@ pub struct Runtime {
     shared: Arc<Shared>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
+    election: Option<election::Election>,
 }
 
 struct Shared {
     controller: Controller,
     queue: WorkQueue,
     counters: Counters,
+    /// Set with leader election: dispatch only while it allows.
+    gate: Option<Arc<crate::leader::Gate>>,
+}
+
+impl Shared {
+    fn may_dispatch(&self) -> bool {
+        let now = self.controller.now();
+        self.gate.as_ref().is_none_or(|g| g.may_dispatch(now))
+    }
 }
 
 /// Starts polling and workers. Must be called inside a running tokio runtime.
+///
+/// With [`Config::leader_election`](crate::Config::leader_election) set, an
+/// elector runs alongside: only while this process holds the Lease does the
+/// poller list and the workers reconcile, and status and finalizer writes
+/// are refused once the lease can no longer be proven held.
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller) -> Result<(), blue_kubernetes::Error> {
@@ -45,10 +62,12 @@ struct Shared {
 pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let workers = controller.config.workers;
+    let (controller, election) = election::begin(controller, &handle)?;
     let shared = Arc::new(Shared {
         controller,
         queue: WorkQueue::default(),
         counters: Counters::default(),
+        gate: election.as_ref().map(|e| e.gate.clone()),
     });
     let (shutdown, stopped) = watch::channel(false);
     let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];
@@ -57,6 +76,7 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         shared,
         shutdown,
         tasks,
+        election,
     })
 }
 
@@ -67,18 +87,32 @@ pub async fn stop(runtime: Runtime) {
 
 impl Runtime {
     /// Drains: no new work, queued work dropped, active reconciles (and their
-    /// callbacks) awaited to completion. Nothing is cancelled.
+    /// callbacks) awaited to completion. Nothing is cancelled. With leader
+    /// election, the lease is renewed while draining and released after.
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
         self.shared.queue.close();
         for task in self.tasks {
             let _ = task.await;
         }
+        if let Some(election) = self.election {
+            election.end().await;
+        }
     }
 
     /// The counters so far.
     pub fn stats(&self) -> Stats {
-        self.shared.counters.snapshot()
+        let mut stats = self.shared.counters.snapshot();
+        if let Some(election) = &self.election {
+            election.fill(&mut stats);
+        }
+        stats
+    }
+
+    /// Whether this process may dispatch work now: always without leader
+    /// election, else while it holds the Lease within its renew deadline.
+    pub fn is_leader(&self) -> bool {
+        self.shared.may_dispatch()
     }
 
     /// Resources waiting in the queue (not counting running ones).
@@ -93,7 +127,7 @@ async fn poll_loop(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = ticks.tick() => poll_once(&shared).await,
+            _ = ticks.tick() => if shared.may_dispatch() { poll_once(&shared).await },
             _ = stopped.changed() => return,
         }
         if *stopped.borrow() {
@@ -130,7 +164,7 @@ async fn poll_once(shared: &Shared) {
                         resource::name(&item).to_string(),
                     );
                     listed.insert(key.clone());
-                    if is_due(&item, now) {
+                    if is_due_named(&item, now, &config.names) {
                         shared.queue.push(key, item);
                     }
                 }
@@ -143,6 +177,10 @@ async fn poll_once(shared: &Shared) {
 
 async fn work_loop(shared: Arc<Shared>) {
     while let Some((key, snapshot)) = shared.queue.pop().await {
+        if !shared.may_dispatch() {
+            shared.queue.done(&key, None);
+            continue;
+        }
         let package = &shared.controller.config.packages[key.0];
         let listed_at = snapshot
             .pointer("/metadata/resourceVersion")

@@ -16,8 +16,16 @@ pub struct Stats {
     pub reconciles: u64,
     /// Reconciles that found the identity lock held.
     pub busy: u64,
-    /// Reconciles stopped by a write conflict.
+    /// Reconciles stopped by a write conflict (fenced writes included).
     pub conflicts: u64,
+    /// Times this process became leader (leader election only).
+    pub leadership_acquired: u64,
+    /// Times it stopped being leader (renew deadline passed, or another
+    /// holder took the lease).
+    pub leadership_lost: u64,
+    /// Status and finalizer writes refused because the lease could no
+    /// longer be proven held.
+    pub fenced_writes: u64,
 }
 
 #[derive(Default)]

@@ -64,23 +64,25 @@ pub struct CallCounts {
     pub update_status: usize,
     /// `update_finalizers` calls.
     pub update_finalizers: usize,
+    /// Lease calls (`get_lease`, `create_lease`, `update_lease`).
+    pub leases: usize,
 }
 
 impl CallCounts {
-    /// Every call.
+    /// Every call, Lease calls included.
     ///
     /// ```
-    /// let c = blue_testkit::CallCounts { list: 1, get: 2, update_status: 3, update_finalizers: 4 };
-    /// assert_eq!(c.total(), 10);
+    /// let c = blue_testkit::CallCounts { list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5 };
+    /// assert_eq!(c.total(), 15);
     /// ```
     pub fn total(&self) -> usize {
-        self.list + self.get + self.update_status + self.update_finalizers
+        self.list + self.get + self.update_status + self.update_finalizers + self.leases
     }
 
-    /// Write calls (`update_status` and `update_finalizers`).
+    /// Resource write calls (`update_status` and `update_finalizers`).
     ///
     /// ```
-    /// let c = blue_testkit::CallCounts { list: 1, get: 2, update_status: 3, update_finalizers: 4 };
+    /// let c = blue_testkit::CallCounts { list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5 };
     /// assert_eq!(c.writes(), 7);
     /// ```
     pub fn writes(&self) -> usize {
@@ -102,6 +104,9 @@ impl CallCounts {
                 Operation::Get => counts.get += 1,
                 Operation::UpdateStatus => counts.update_status += 1,
                 Operation::UpdateFinalizers => counts.update_finalizers += 1,
+                Operation::GetLease | Operation::CreateLease | Operation::UpdateLease => {
+                    counts.leases += 1
+                }
             }
         }
         counts

@@ -1,7 +1,8 @@
 //! The [`Client`] face of [`FakeCluster`]: counted, faultable, optionally slow.
 
+use super::State;
 use super::{Call, FakeCluster, Operation};
-use blue_kubernetes_client::{Client, Error, ErrorKind, ResourceDescriptor};
+use blue_kubernetes_client::{Client, Error, ErrorKind, Lease, ResourceDescriptor};
 use serde_json::Value;
 
 fn meta<'a>(resource: &'a Value, field: &str) -> &'a str {
@@ -38,6 +39,11 @@ impl FakeCluster {
     }
 }
 
+/// The descriptor Lease calls are recorded under.
+fn leases() -> ResourceDescriptor {
+    ResourceDescriptor::new("coordination.k8s.io", "v1", "leases", "Lease")
+}
+
 fn refused(operation: Operation, kind: ErrorKind) -> Error {
     Error::kubectl(operation.kubectl_verb(), kind)
 }
@@ -72,7 +78,10 @@ impl Client for FakeCluster {
         let op = Operation::UpdateStatus;
         let (namespace, name) = (meta(resource, "namespace"), meta(resource, "name"));
         self.begin(op, d, namespace, Some(name)).await?;
-        let written = self.lock().store.write_status(d, resource, status);
+        let mut state = self.lock();
+        let written = state.store.write_status(d, resource, status);
+        // Like the server's 422, the refusal names no field to the client.
+        state.store.last_rejection.clear();
         written.map_err(|kind| refused(op, kind))
     }
 
@@ -87,5 +96,33 @@ impl Client for FakeCluster {
         self.begin(op, d, namespace, Some(name)).await?;
         let written = self.lock().store.write_finalizers(d, resource, finalizers);
         written.map_err(|kind| refused(op, kind))
+    }
+
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.begin(Operation::GetLease, &leases(), namespace, Some(name))
+            .await?;
+        Ok(self.lock().leases.get(namespace, name))
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let op = Operation::CreateLease;
+        self.begin(op, &leases(), &lease.namespace, Some(&lease.name))
+            .await?;
+        let mut state = self.lock();
+        let State { store, leases, .. } = &mut *state;
+        leases
+            .create(store, lease)
+            .map_err(|kind| refused(op, kind))
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let op = Operation::UpdateLease;
+        self.begin(op, &leases(), &lease.namespace, Some(&lease.name))
+            .await?;
+        let mut state = self.lock();
+        let State { store, leases, .. } = &mut *state;
+        leases
+            .update(store, lease)
+            .map_err(|kind| refused(op, kind))
     }
 }

@@ -3,12 +3,14 @@
 use blue_kubernetes_client::{Error, ErrorKind};
 use std::collections::{HashMap, VecDeque};
 
-/// One of the four [`Client`](blue_kubernetes_client::Client) operations.
+/// One [`Client`](blue_kubernetes_client::Client) operation: the four on
+/// resources and the three on Leases.
 ///
 /// ```
 /// use blue_testkit::Operation;
 /// assert_eq!(Operation::UpdateStatus.kubectl_verb(), "replace");
 /// assert_eq!(Operation::ALL.len(), 4);
+/// assert_eq!(Operation::LEASES.len(), 3);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
@@ -20,10 +22,16 @@ pub enum Operation {
     UpdateStatus,
     /// `update_finalizers` (`kubectl patch <type> NAME --type=merge -p ...`).
     UpdateFinalizers,
+    /// `get_lease` (`kubectl get --raw .../leases/NAME`).
+    GetLease,
+    /// `create_lease` (`kubectl create --raw .../leases -f FILE`).
+    CreateLease,
+    /// `update_lease` and `release_lease` (`kubectl replace --raw .../leases/NAME -f FILE`).
+    UpdateLease,
 }
 
 impl Operation {
-    /// Every operation, in declaration order.
+    /// Every operation on resources, in declaration order.
     ///
     /// ```
     /// assert_eq!(blue_testkit::Operation::ALL[0], blue_testkit::Operation::List);
@@ -33,6 +41,17 @@ impl Operation {
         Operation::Get,
         Operation::UpdateStatus,
         Operation::UpdateFinalizers,
+    ];
+
+    /// Every Lease operation (leader election), in declaration order.
+    ///
+    /// ```
+    /// assert_eq!(blue_testkit::Operation::LEASES[0], blue_testkit::Operation::GetLease);
+    /// ```
+    pub const LEASES: [Operation; 3] = [
+        Operation::GetLease,
+        Operation::CreateLease,
+        Operation::UpdateLease,
     ];
 
     /// The kubectl verb of this operation, which is the `operation` its
@@ -45,9 +64,10 @@ impl Operation {
     /// ```
     pub fn kubectl_verb(self) -> &'static str {
         match self {
-            Operation::List | Operation::Get => "get",
-            Operation::UpdateStatus => "replace",
+            Operation::List | Operation::Get | Operation::GetLease => "get",
+            Operation::UpdateStatus | Operation::UpdateLease => "replace",
             Operation::UpdateFinalizers => "patch",
+            Operation::CreateLease => "create",
         }
     }
 }

@@ -7,7 +7,10 @@
 
 mod calls;
 mod client;
+mod crd;
 mod faults;
+mod leases;
+mod schema;
 mod store;
 mod user;
 
@@ -15,7 +18,9 @@ pub use calls::{Call, CallCounts};
 pub use faults::{Fault, Operation};
 
 use crate::FakeClock;
+use blue_kubernetes_client::Lease;
 use faults::Faults;
+use leases::Leases;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use store::Store;
@@ -23,6 +28,7 @@ use store::Store;
 #[derive(Debug, Default)]
 struct State {
     store: Store,
+    leases: Leases,
     faults: Faults,
     log: Vec<Call>,
     latency: Duration,
@@ -216,5 +222,32 @@ impl FakeCluster {
     /// ```
     pub fn reset_calls(&self) {
         self.lock().log.clear();
+    }
+
+    /// The Lease `namespace/name` as stored, read on the user side (not
+    /// counted, never faulted).
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// assert!(cluster.lease("default", "op").is_none());
+    /// ```
+    pub fn lease(&self, namespace: &str, name: &str) -> Option<Lease> {
+        self.lock().leases.get(namespace, name)
+    }
+
+    /// Writes `lease` on the user side, unconditionally (another elector or
+    /// a human with `kubectl edit`): the stored version gets a new
+    /// resourceVersion, so guarded updates from older reads conflict.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Lease, LeaseSpec};
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let stored = cluster.put_lease(&Lease::new("default", "op", LeaseSpec::default()));
+    /// assert_eq!(stored.resource_version.as_deref(), Some("1"));
+    /// ```
+    pub fn put_lease(&self, lease: &Lease) -> Lease {
+        let mut state = self.lock();
+        let State { store, leases, .. } = &mut *state;
+        leases.put(store, lease)
     }
 }

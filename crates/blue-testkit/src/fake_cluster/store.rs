@@ -1,6 +1,7 @@
 //! The object store: resourceVersion, generation, finalizer and deletion
 //! semantics of the Kubernetes API server, without the server.
 
+use super::schema::Structural;
 use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -76,16 +77,50 @@ pub(crate) struct Store {
     objects: BTreeMap<Key, Value>,
     revision: u64,
     uids: u64,
+    /// Installed CRD schemas by (group, plural).
+    schemas: BTreeMap<(String, String), Structural>,
+    /// Why the last write was refused by a schema.
+    pub(crate) last_rejection: Vec<String>,
 }
 
 impl Store {
+    pub(crate) fn install(&mut self, group: String, plural: String, schema: Structural) {
+        self.schemas.insert((group, plural), schema);
+    }
+
+    /// Applies the type's installed schema to `object` (if any), as the API
+    /// server does on every write: prune, default, validate.
+    pub(crate) fn admit(
+        &mut self,
+        d: &ResourceDescriptor,
+        object: &mut Value,
+    ) -> Result<(), Refusal> {
+        self.last_rejection.clear();
+        let Some(schema) = self.schemas.get(&(d.group.clone(), d.plural.clone())) else {
+            return Ok(());
+        };
+        match schema.admit(object) {
+            Ok(()) => Ok(()),
+            Err(errors) => {
+                self.last_rejection = errors;
+                Err(ErrorKind::Invalid)
+            }
+        }
+    }
+
     pub(crate) fn revision(&self) -> u64 {
         self.revision
     }
 
-    fn stamp(&mut self, object: &mut Value) {
+    /// Advances the cluster-wide resourceVersion counter for one write.
+    pub(crate) fn next_revision(&mut self) -> u64 {
         self.revision += 1;
-        object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+        self.revision
+    }
+
+    fn stamp(&mut self, object: &mut Value) {
+        let revision = self.next_revision();
+        object["metadata"]["resourceVersion"] = json!(revision.to_string());
     }
 
     pub(crate) fn get(&self, d: &ResourceDescriptor, namespace: &str, name: &str) -> Option<Value> {
@@ -136,6 +171,7 @@ impl Store {
         }
         let list = finalizers(&object);
         set_finalizers(&mut object, &list);
+        self.admit(d, &mut object)?;
         self.stamp(&mut object);
         self.objects.insert(k, object.clone());
         Ok(object)
@@ -177,6 +213,9 @@ impl Store {
             None => {
                 after.as_object_mut()?.remove("status");
             }
+        }
+        if let Err(refusal) = self.admit(d, &mut after) {
+            return Some(Err(refusal));
         }
         if desired_state(&after) != desired_state(&before) {
             let generation = before["metadata"]["generation"].as_u64().unwrap_or(1);
@@ -254,6 +293,7 @@ impl Store {
             }
             status => object["status"] = status.clone(),
         }
+        self.admit(d, &mut object)?;
         self.stamp(&mut object);
         self.objects.insert(k, object.clone());
         Ok(object)

@@ -2,7 +2,7 @@
 //! Never counted, never faulted, never delayed.
 
 use super::FakeCluster;
-use blue_kubernetes_client::ResourceDescriptor;
+use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
 use serde_json::{json, Value};
 
 impl FakeCluster {
@@ -62,9 +62,16 @@ impl FakeCluster {
     /// ```
     pub fn create_with(&self, d: &ResourceDescriptor, object: Value) -> Value {
         let now = self.now();
-        match self.lock().store.create(d, object, &now) {
+        let mut state = self.lock();
+        match state.store.create(d, object, &now) {
             Ok(created) => created,
+            Err(ErrorKind::Invalid) if !state.store.last_rejection.is_empty() => {
+                let errors = std::mem::take(&mut state.store.last_rejection);
+                drop(state);
+                panic!("FakeCluster::create_with: the CRD's schema refuses the object: {errors:?}")
+            }
             Err(kind) => {
+                drop(state);
                 panic!("FakeCluster::create_with: refused ({kind}): exists or has no name")
             }
         }
@@ -98,9 +105,16 @@ impl FakeCluster {
         name: &str,
         f: impl FnOnce(&mut Value),
     ) -> Value {
-        let edited = self.lock().store.edit(d, namespace, name, f);
+        let (edited, rejection) = {
+            let mut state = self.lock();
+            let edited = state.store.edit(d, namespace, name, f);
+            (edited, std::mem::take(&mut state.store.last_rejection))
+        };
         match edited {
             Some(Ok(object)) => object,
+            Some(Err(_)) if !rejection.is_empty() => panic!(
+                "FakeCluster::edit of {namespace}/{name}: the CRD's schema refuses it: {rejection:?}"
+            ),
             Some(Err(kind)) => panic!("FakeCluster::edit of {namespace}/{name} refused ({kind})"),
             None => panic!("FakeCluster::edit: {namespace}/{name} does not exist"),
         }

@@ -32,6 +32,10 @@ pub(crate) enum Command {
     },
     /// `replace --raw PATH -f FILE`
     Replace { path: String, file: String },
+    /// `get --raw PATH`
+    RawGet { path: String },
+    /// `create --raw PATH -f FILE`
+    RawCreate { path: String, file: String },
     /// `patch TYPE NAME -n NS --type=merge -p JSON -o json`
     Patch {
         resource: String,
@@ -129,6 +133,14 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, Rejected> {
     let verb = parts.positional.first().cloned().unwrap_or_default();
     let positional: Vec<String> = parts.positional.iter().skip(1).cloned().collect();
     match (verb.as_str(), positional.as_slice()) {
+        ("get", []) => match parts.flag("--raw") {
+            Some(path) => Ok(Command::RawGet { path }),
+            None => Err(Rejected::Unsupported("get needs a type or --raw PATH")),
+        },
+        ("create", []) => match (parts.flag("--raw"), parts.flag("--filename")) {
+            (Some(path), Some(file)) => Ok(Command::RawCreate { path, file }),
+            _ => Err(Rejected::Unsupported("create needs --raw PATH -f FILE")),
+        },
         ("get", [resource]) => {
             parts.require_json()?;
             Ok(Command::List {
@@ -164,7 +176,9 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, Rejected> {
                 patch,
             })
         }
-        ("get" | "replace" | "patch", _) => Err(Rejected::Unsupported("unexpected arguments")),
+        ("get" | "replace" | "patch" | "create", _) => {
+            Err(Rejected::Unsupported("unexpected arguments"))
+        }
         _ => Err(Rejected::UnknownCommand(verb)),
     }
 }

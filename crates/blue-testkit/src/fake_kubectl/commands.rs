@@ -54,7 +54,12 @@ impl FakeKubectl {
                     Err(e) => fail(stderr::text(e.kind(), &subject)),
                 }
             }
+            Command::Replace { path, file } if super::leases::is_lease_path(&path) => {
+                self.replace_lease(&path, &file).await
+            }
             Command::Replace { path, file } => self.replace_status(&path, &file).await,
+            Command::RawGet { path } => self.get_lease(&path).await,
+            Command::RawCreate { path, file } => self.create_lease(&path, &file).await,
             Command::Patch {
                 resource,
                 name,

@@ -2,6 +2,7 @@
 
 mod argv;
 mod commands;
+mod leases;
 mod stderr;
 
 use crate::FakeCluster;
@@ -21,7 +22,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 /// - `replace --raw /apis/G/V/namespaces/NS/PLURAL/NAME/status -f FILE`
 ///   (the body is read from `FILE`);
 /// - `patch PLURAL.GROUP NAME -n NS --type=merge -p JSON -o json` where the
-///   patch sets `metadata.finalizers` (with an optional `resourceVersion`).
+///   patch sets `metadata.finalizers` (with an optional `resourceVersion`);
+/// - the Lease requests: `get --raw`, `create --raw` and `replace --raw` on
+///   `/apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]`.
 ///
 /// Each maps onto one [`Client`](blue_kubernetes_client::Client) call of the cluster, so the cluster's faults,
 /// latency and call log apply. Failures exit 1 with kubectl's own stderr

@@ -1,6 +1,8 @@
 //! Shared fixtures for the controller behaviour tests.
 #![allow(dead_code)]
 
+pub mod log;
+
 use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};
 use blue_kubernetes_client::{Client, ResourceDescriptor};
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};

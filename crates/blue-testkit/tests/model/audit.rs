@@ -568,4 +568,28 @@ impl Client for Audit {
         }
         result
     }
+
+    // The model runs without leader election; Lease calls pass through
+    // unaudited.
+    async fn get_lease(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<blue_kubernetes_client::Lease>, Error> {
+        self.cluster.get_lease(namespace, name).await
+    }
+
+    async fn create_lease(
+        &self,
+        lease: &blue_kubernetes_client::Lease,
+    ) -> Result<blue_kubernetes_client::Lease, Error> {
+        self.cluster.create_lease(lease).await
+    }
+
+    async fn update_lease(
+        &self,
+        lease: &blue_kubernetes_client::Lease,
+    ) -> Result<blue_kubernetes_client::Lease, Error> {
+        self.cluster.update_lease(lease).await
+    }
 }

@@ -107,7 +107,8 @@ pub fn finalizer_present(w: &mut World<'_>) -> Result<()> {
     Ok(())
 }
 
-/// `kubectl wait --for=condition=Ready` understands the status.
+/// `kubectl wait --for=condition=Ready` understands the status, and the
+/// generated CRD's printer columns show it.
 pub fn kubectl_wait_ready(w: &mut World<'_>) -> Result<()> {
     w.kube.create(&manifest(
         "bravo",
@@ -127,6 +128,21 @@ pub fn kubectl_wait_ready(w: &mut World<'_>) -> Result<()> {
     ensure!(
         out.contains("condition met"),
         "kubectl wait printed {out:?}"
+    );
+    let table = w
+        .kube
+        .ok(&["get", &format!("{LCM}/bravo"), "-o", "wide"], None)?;
+    let words: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    ensure!(
+        words.first().map(|h| &h[..])
+            == Some(&["NAME", "PHASE", "READY", "REASON", "CONFIGMAP", "AGE"][..])
+            && words
+                .get(1)
+                .is_some_and(|r| r[..4] == ["bravo", "Ready", "True", "Converged"]),
+        "kubectl get -o wide printed {table:?}"
     );
     check_acknowledged(&get(w, "bravo")?)
 }

@@ -5,6 +5,7 @@
 mod basics;
 mod deletion;
 mod drift;
+mod failover;
 mod in_cluster;
 mod transport;
 
@@ -101,6 +102,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         Some("echo"),
         in_cluster::in_cluster_token_rotation,
     ),
+    ("leader-failover", Some("ha-0"), failover::leader_failover),
 ];
 
 /// Runs every check, printing diagnostics after each failure. A check that

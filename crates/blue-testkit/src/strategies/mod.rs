@@ -1,5 +1,7 @@
 //! proptest strategies for the inputs of an operator: object names, package
-//! configs, common spec fields, faults.
+//! configs, common spec fields, faults; and, for your own package, values
+//! drawn from a CRD's schema ([`arb_from_schema`], [`arb_config_from_crd`])
+//! or your own config strategy ([`arb_spec_with`]).
 //!
 //! ```
 //! use blue_testkit::strategies::{arb_common_spec, arb_name};
@@ -10,6 +12,10 @@
 //!     prop_assert!(spec.is_object());
 //! });
 //! ```
+
+mod schema;
+
+pub use schema::{arb_config_from_crd, arb_from_schema, arb_spec_with};
 
 use crate::{Fault, Operation};
 use blue_kubernetes_client::ErrorKind;
@@ -43,9 +49,10 @@ fn arb_scalar() -> impl Strategy<Value = Value> {
     ]
 }
 
-/// A package config: a JSON object of up to 6 small string, number or bool
-/// values under keys from a small alphabet, sometimes with a string
-/// `profile` (an [`arb_name`]).
+/// A config for [`FakeInfra`](crate::FakeInfra)'s packages: a JSON object of
+/// up to 6 small string, number or bool values under keys from a small
+/// alphabet, sometimes with a string `profile` (an [`arb_name`]). For your
+/// own package's config use [`arb_config_from_crd`] or your own strategy.
 ///
 /// ```
 /// use blue_testkit::strategies::arb_config;

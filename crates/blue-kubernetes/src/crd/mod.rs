@@ -1,0 +1,251 @@
+//! The `apiextensions.k8s.io/v1` CustomResourceDefinition of a package:
+//! common spec fields, the config schema, the full status the controller
+//! writes, printer columns and (optionally) CEL immutability rules.
+
+mod schemas;
+mod structural;
+mod yaml;
+
+pub use yaml::to_yaml;
+
+use crate::{Error, Names, Package};
+use serde_json::{json, Map, Value};
+
+/// An extra `kubectl get` column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrinterColumn {
+    /// Column header.
+    pub name: String,
+    /// OpenAPI type of the value: `string`, `integer`, `boolean`, `date`...
+    pub column_type: String,
+    /// JSONPath into the object, e.g. `.spec.config.size`.
+    pub json_path: String,
+    /// 0 shows it always, higher only with `-o wide`.
+    pub priority: u32,
+}
+
+impl PrinterColumn {
+    /// A `string` column shown only with `-o wide` (priority 1).
+    pub fn wide(name: &str, json_path: &str) -> Self {
+        Self {
+            name: name.into(),
+            column_type: "string".into(),
+            json_path: json_path.into(),
+            priority: 1,
+        }
+    }
+}
+
+/// What [`crd`] adds beyond the package.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CrdOptions {
+    /// The controller's names: the destroy-protection key is declared in
+    /// `spec.config` (default: the reference's).
+    pub names: Names,
+    /// Emit `x-kubernetes-validations` (CEL) immutability rules. Kubernetes
+    /// before 1.25 rejects them; the controller enforces the same rules
+    /// itself (`Invalid`/`ImmutableStateIdentity`). Default true.
+    pub cel: bool,
+    /// `kubectl get` short names, e.g. `["wdg"]`.
+    pub short_names: Vec<String>,
+    /// Categories, e.g. `["infrastructure"]` for `kubectl get infrastructure`.
+    pub categories: Vec<String>,
+    /// `spec.config` fields that may not change once set, besides `profile`
+    /// (which always is).
+    pub immutable_config: Vec<String>,
+    /// Columns between the standard `Phase`, `Ready`, `Reason` and `Age`.
+    pub printer_columns: Vec<PrinterColumn>,
+}
+
+impl Default for CrdOptions {
+    fn default() -> Self {
+        Self {
+            names: Names::default(),
+            cel: true,
+            short_names: vec![],
+            categories: vec![],
+            immutable_config: vec![],
+            printer_columns: vec![],
+        }
+    }
+}
+
+/// The complete CRD for `package`'s resource type, as a JSON document
+/// ready for `kubectl apply` (render it with [`to_yaml`]).
+///
+/// `spec.config` is the package's typed config schema (see
+/// [`PackageBuilder::config`](crate::PackageBuilder::config)) plus the
+/// reserved `profile` and destroy-protection keys; an untyped package's
+/// config keeps unknown fields. Fails with [`Error::NotStructural`] when
+/// the config type cannot be described structurally.
+///
+/// ```
+/// use blue_kubernetes::{crd, CrdOptions, Observation, Package, WorkflowOutcome};
+/// use blue_kubernetes_client::ResourceDescriptor;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct WidgetConfig {
+///     size: u32,
+/// }
+///
+/// let package = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     .config::<WidgetConfig>()
+///     .identity(|_c, opts| Ok(vec![Some(opts.profile().into())]))
+///     .observe(|_c, _opts| Ok(Observation::ABSENT))
+///     .converge(|_c, _opts| Ok(WorkflowOutcome::new()))
+///     .delete(|_c, _opts| Ok(WorkflowOutcome::new()))
+///     .build()
+///     .unwrap();
+/// let options = CrdOptions { short_names: vec!["wdg".into()], ..CrdOptions::default() };
+/// let crd = crd(&package, &options).unwrap();
+/// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
+/// let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+/// let config = &schema["properties"]["spec"]["properties"]["config"];
+/// assert_eq!(config["properties"]["size"]["type"], "integer");
+/// assert_eq!(config["required"][0], "size");
+/// assert_eq!(schema["properties"]["status"]["properties"]["phase"]["type"], "string");
+/// ```
+pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
+    let d = package.descriptor();
+    let config = config_schema(package, options)?;
+    let singular = d.kind.to_lowercase();
+    let mut names = json!({
+        "plural": d.plural,
+        "singular": singular,
+        "kind": d.kind,
+        "listKind": format!("{}List", d.kind),
+    });
+    if !options.short_names.is_empty() {
+        names["shortNames"] = json!(options.short_names);
+    }
+    if !options.categories.is_empty() {
+        names["categories"] = json!(options.categories);
+    }
+    let schema = json!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": schemas::spec(config),
+            "status": schemas::status(),
+        },
+    });
+    Ok(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": d.qualified_plural()},
+        "spec": {
+            "group": d.group,
+            "scope": "Namespaced",
+            "names": names,
+            "versions": [{
+                "name": d.version,
+                "served": true,
+                "storage": true,
+                "subresources": {"status": {}},
+                "additionalPrinterColumns": printer_columns(options),
+                "schema": {"openAPIV3Schema": schema},
+            }],
+        },
+    }))
+}
+
+fn config_schema(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
+    let mut config = match &package.callbacks().config {
+        Some(typed) => {
+            let mut schema = (typed.schema)();
+            structural::rewrite(&mut schema, "spec.config")?;
+            if schema["type"] != "object" {
+                return Err(Error::NotStructural {
+                    path: "spec.config".into(),
+                    why: "the config type must be a struct or a map",
+                });
+            }
+            schema
+        }
+        None => json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+    };
+    let Some(node) = config.as_object_mut() else {
+        unreachable!("checked to be an object above");
+    };
+    // The type's own doc comment is written for Rust readers.
+    node.insert(
+        "description".into(),
+        json!("The package's configuration; profile and the destroy-protection key are the controller's."),
+    );
+    let properties = node
+        .entry("properties")
+        .or_insert_with(|| json!({}))
+        .as_object_mut();
+    if let Some(properties) = properties {
+        properties.entry("profile").or_insert_with(|| {
+            json!({
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 253,
+                "description": "Immutable. The infrastructure's profile; defaults to <namespace>--<name>.",
+            })
+        });
+        properties
+            .entry(options.names.destroy_protection_key.clone())
+            .or_insert_with(|| {
+                json!({
+                    "type": "boolean",
+                    "description": "While true, deleting a resource with deletionPolicy Destroy is blocked (phase Blocked).",
+                })
+            });
+    }
+    if options.cel {
+        let fields =
+            std::iter::once("profile").chain(options.immutable_config.iter().map(String::as_str));
+        let rules: Vec<Value> = fields.map(immutable_rule).collect();
+        node.insert("x-kubernetes-validations".into(), Value::Array(rules));
+    }
+    Ok(config)
+}
+
+/// A CEL transition rule: `field` may be neither added, removed nor changed.
+fn immutable_rule(field: &str) -> Value {
+    let f = cel_name(field);
+    json!({
+        "rule": format!(
+            "has(self.{f}) == has(oldSelf.{f}) && (!has(self.{f}) || self.{f} == oldSelf.{f})"
+        ),
+        "message": format!("{field} is immutable"),
+    })
+}
+
+/// A property name as CEL sees it (the API server's escaping).
+fn cel_name(field: &str) -> String {
+    field
+        .replace("__", "__underscores__")
+        .replace('.', "__dot__")
+        .replace('-', "__dash__")
+        .replace('/', "__slash__")
+}
+
+fn printer_columns(options: &CrdOptions) -> Value {
+    let ready = |field: &str| format!(".status.conditions[?(@.type==\"Ready\")].{field}");
+    let mut columns = vec![
+        json!({"name": "Phase", "type": "string", "jsonPath": ".status.phase"}),
+        json!({"name": "Ready", "type": "string", "jsonPath": ready("status")}),
+        json!({"name": "Reason", "type": "string", "jsonPath": ready("reason")}),
+    ];
+    for c in &options.printer_columns {
+        let mut column = Map::new();
+        column.insert("name".into(), json!(c.name));
+        column.insert("type".into(), json!(c.column_type));
+        column.insert("jsonPath".into(), json!(c.json_path));
+        if c.priority > 0 {
+            column.insert("priority".into(), json!(c.priority));
+        }
+        columns.push(Value::Object(column));
+    }
+    columns.push(json!({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}));
+    Value::Array(columns)
+}
+
+#[cfg(test)]
+mod tests;

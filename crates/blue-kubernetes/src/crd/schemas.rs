@@ -1,0 +1,106 @@
+//! The schemas of the parts every managed resource shares: the common spec
+//! fields and the status the controller writes.
+
+use crate::spec::RECONCILE_INTERVAL_PATTERN;
+use crate::Phase;
+use serde_json::{json, Value};
+
+/// Every phase, for the status enum: a phase missing here would make the
+/// API server refuse the controller's status writes.
+const PHASES: [Phase; 7] = [
+    Phase::Ready,
+    Phase::Reconciling,
+    Phase::Deleting,
+    Phase::Failed,
+    Phase::Invalid,
+    Phase::Blocked,
+    Phase::Suspended,
+];
+
+// Adding a `Phase` variant makes this match non-exhaustive: add it here and
+// to PHASES.
+const _PHASES_ARE_ALL_LISTED: () = {
+    let mut i = 0;
+    while i < PHASES.len() {
+        match PHASES[i] {
+            Phase::Ready
+            | Phase::Reconciling
+            | Phase::Deleting
+            | Phase::Failed
+            | Phase::Invalid
+            | Phase::Blocked
+            | Phase::Suspended => {}
+        }
+        i += 1;
+    }
+};
+
+/// `spec` with the common fields around `config`.
+pub(super) fn spec(config: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "state": {
+                "type": "string",
+                "enum": ["running", "stopped"],
+                "default": "running",
+                "description": "running: converge the infrastructure; stopped: callbacks see the stop event.",
+            },
+            "suspend": {
+                "type": "boolean",
+                "default": false,
+                "description": "While true nothing runs, except destruction protection.",
+            },
+            "reconcileInterval": {
+                "type": "string",
+                "pattern": RECONCILE_INTERVAL_PATTERN,
+                "default": "60s",
+                "description": "How often drift is checked: a positive integer and ms, s, m or h.",
+            },
+            "deletionPolicy": {
+                "type": "string",
+                "enum": ["Retain", "Destroy"],
+                "default": "Retain",
+                "description": "Retain keeps the infrastructure when the resource is deleted; Destroy destroys it.",
+            },
+            "config": config,
+        },
+    })
+}
+
+/// Everything the controller writes under `status`.
+pub(super) fn status() -> Value {
+    let string = json!({"type": "string"});
+    let time = json!({"type": "string", "format": "date-time"});
+    let generation = json!({"type": "integer", "format": "int64"});
+    json!({
+        "type": "object",
+        "properties": {
+            "phase": {"type": "string", "enum": PHASES.map(Phase::as_str)},
+            "conditions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["type", "status"],
+                    "properties": {
+                        "type": string,
+                        "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+                        "reason": string,
+                        "message": string,
+                        "observedGeneration": generation,
+                        "lastTransitionTime": time,
+                    },
+                },
+            },
+            "observedGeneration": generation,
+            "profile": string,
+            "stateIdentity": string,
+            // Older controllers wrote "" here; some 1.20 builds read "" as null.
+            "lastHandledRequest": {"type": "string", "nullable": true},
+            "lastReconcileTime": time,
+            "nextReconcileTime": time,
+            "retryCount": {"type": "integer", "minimum": 0},
+            "deletionObserved": {"type": "boolean"},
+        },
+    })
+}

@@ -1,0 +1,89 @@
+//! Fencing: the controller's client, refusing status and finalizer writes
+//! once this process can no longer prove it holds the lease.
+
+use super::gate::Gate;
+use crate::Clock;
+use blue_kubernetes_client::{Client, Error, Lease, ResourceDescriptor};
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Reads pass through: a fenced process may look, never write. The check
+/// runs before each write is sent; a write already on its way when the
+/// lease expires still carries its resourceVersion, so it fails if the new
+/// leader has written the object since.
+pub(crate) struct FencedClient {
+    pub(crate) inner: Arc<dyn Client>,
+    pub(crate) gate: Arc<Gate>,
+    pub(crate) now: Clock,
+}
+
+impl FencedClient {
+    fn check(&self, operation: &str) -> Result<(), Error> {
+        if self.gate.may_write((self.now)()) {
+            return Ok(());
+        }
+        Gate::count(&self.gate.fenced_writes);
+        tracing::warn!(
+            operation,
+            "write refused: the leader-election lease is no longer provably held"
+        );
+        Err(Error::Fenced {
+            operation: operation.to_owned(),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Client for FencedClient {
+    async fn list_resources(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+    ) -> Result<Vec<Value>, Error> {
+        self.inner.list_resources(descriptor, namespace).await
+    }
+
+    async fn get_resource(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        self.inner.get_resource(descriptor, namespace, name).await
+    }
+
+    async fn update_status(
+        &self,
+        descriptor: &ResourceDescriptor,
+        resource: &Value,
+        status: &Value,
+    ) -> Result<Value, Error> {
+        self.check("replace")?;
+        self.inner.update_status(descriptor, resource, status).await
+    }
+
+    async fn update_finalizers(
+        &self,
+        descriptor: &ResourceDescriptor,
+        resource: &Value,
+        finalizers: &[String],
+    ) -> Result<Value, Error> {
+        self.check("patch")?;
+        self.inner
+            .update_finalizers(descriptor, resource, finalizers)
+            .await
+    }
+
+    // The elector uses the unfenced client; these only pass through.
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.inner.get_lease(namespace, name).await
+    }
+
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.inner.create_lease(lease).await
+    }
+
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.inner.update_lease(lease).await
+    }
+}

@@ -1,0 +1,70 @@
+//! The leadership gate the poller, the workers and the write fence check.
+//!
+//! It holds deadlines on the controller's clock rather than a flag, so the
+//! moment a deadline passes counts even while the elector is stuck in a
+//! slow request: no renewal within the renew deadline stops dispatching,
+//! and the lease's expiry stops writes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Default)]
+pub(crate) struct Gate {
+    /// Dispatch only before this instant (ms); 0 when not leading.
+    dispatch_until: AtomicU64,
+    /// Status and finalizer writes only before this instant (ms).
+    write_until: AtomicU64,
+    pub(crate) acquired: AtomicU64,
+    pub(crate) lost: AtomicU64,
+    pub(crate) fenced_writes: AtomicU64,
+}
+
+impl Gate {
+    /// A successful acquire or renew whose request started at `started_ms`:
+    /// nobody else can take over before `started_ms + lease_duration`.
+    pub(crate) fn renewed(&self, started_ms: u64, renew_deadline_ms: u64, lease_duration_ms: u64) {
+        self.write_until.store(
+            started_ms.saturating_add(lease_duration_ms),
+            Ordering::SeqCst,
+        );
+        self.dispatch_until.store(
+            started_ms.saturating_add(renew_deadline_ms),
+            Ordering::SeqCst,
+        );
+    }
+
+    /// The lease is provably someone else's (a lost conflict, another
+    /// holder) or was released: stop dispatching and writing at once.
+    pub(crate) fn revoke(&self) {
+        self.dispatch_until.store(0, Ordering::SeqCst);
+        self.write_until.store(0, Ordering::SeqCst);
+    }
+
+    pub(crate) fn may_dispatch(&self, now_ms: u64) -> bool {
+        now_ms < self.dispatch_until.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn may_write(&self, now_ms: u64) -> bool {
+        now_ms < self.write_until.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_stops_at_the_renew_deadline_and_writes_at_the_lease_expiry() {
+        let gate = Gate::default();
+        assert!(!gate.may_dispatch(0) && !gate.may_write(0));
+        gate.renewed(1_000, 10_000, 15_000);
+        assert!(gate.may_dispatch(10_999) && gate.may_write(10_999));
+        assert!(!gate.may_dispatch(11_000) && gate.may_write(11_000));
+        assert!(gate.may_write(15_999) && !gate.may_write(16_000));
+        gate.revoke();
+        assert!(!gate.may_dispatch(1_000) && !gate.may_write(1_000));
+    }
+}

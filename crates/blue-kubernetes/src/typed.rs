@@ -1,0 +1,264 @@
+//! Typed config: a package's `spec.config` deserialized into the author's
+//! type once per pass, handed to callbacks beside the [`Options`].
+
+use crate::package::{CallbackResult, PackageBuilder, WorkflowOutcome};
+use crate::{Error, Names, Observation, Options, Package};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::any::Any;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A decoded config, type-erased so [`Options`] stays one type.
+pub(crate) type AnyConfig = Arc<dyn Any + Send + Sync>;
+
+/// How a typed package turns `spec.config` into its type and describes it.
+#[derive(Clone)]
+pub(crate) struct ConfigType {
+    pub(crate) decode: fn(Value) -> Result<AnyConfig, serde_json::Error>,
+    /// The config's OpenAPI v3 schema, as schemars generates it.
+    pub(crate) schema: fn() -> Value,
+}
+
+impl ConfigType {
+    pub(crate) fn of<C: DeserializeOwned + JsonSchema + Send + Sync + 'static>() -> Self {
+        Self {
+            decode: |v| Ok(Arc::new(serde_json::from_value::<C>(v)?) as AnyConfig),
+            schema: || {
+                let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
+                    s.inline_subschemas = true;
+                    s.meta_schema = None;
+                });
+                settings
+                    .into_generator()
+                    .into_root_schema_for::<C>()
+                    .to_value()
+            },
+        }
+    }
+}
+
+/// The keys the controller owns inside `spec.config`: the package's type
+/// never sees them (they stay in [`Options`]).
+fn reserved(key: &str, names: &Names) -> bool {
+    key == "profile" || key == names.destroy_protection_key
+}
+
+/// The callback options for `resource`, with the typed config attached when
+/// the package declares one. The error is the decode failure, redacted.
+pub(crate) fn options_for(
+    package: &Package,
+    resource: &Value,
+    names: &Names,
+) -> (Options, Option<String>) {
+    let options = Options::from_resource(resource);
+    let Some(config) = &package.callbacks().config else {
+        return (options, None);
+    };
+    let mut map = resource
+        .pointer("/spec/config")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    map.retain(|k, _| !reserved(k, names));
+    match (config.decode)(Value::Object(map)) {
+        Ok(typed) => (options.with_typed(typed), None),
+        Err(e) => (options, Some(redact(&e.to_string()))),
+    }
+}
+
+/// A serde message with the offending *values* removed: serde quotes what it
+/// got (`invalid type: string "hunter2"`, ``unknown field `token` ``) before
+/// `expected ...`, which names only the type's own fields and types.
+pub(crate) fn redact(message: &str) -> String {
+    if message.starts_with("missing field") {
+        return message.to_string();
+    }
+    let mut out = String::with_capacity(message.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in message.char_indices() {
+        match quote {
+            // serde quotes strings with Debug escapes: `\"` does not close.
+            Some(_) if escaped => escaped = false,
+            Some('"') if c == '\\' => escaped = true,
+            Some(q) if c == q => {
+                out.push_str("...");
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {}
+            None if message[i..].starts_with(", expected") => {
+                out.push_str(&message[i..]);
+                break;
+            }
+            None => {
+                out.push(c);
+                if c == '"' || c == '`' {
+                    quote = Some(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The typed config of `opts`, present whenever a typed callback runs: the
+/// pass refuses configs that do not decode before any callback sees them.
+fn typed<C: Send + Sync + 'static>(opts: &Options) -> CallbackResult<Arc<C>> {
+    opts.typed()
+        .and_then(|t| t.downcast::<C>().ok())
+        .ok_or_else(|| "config did not decode".into())
+}
+
+/// Builds a [`Package`] whose callbacks receive the decoded config `C`
+/// beside the [`Options`]. Start with [`PackageBuilder::config`].
+///
+/// `C` is deserialized from `spec.config` without the reserved keys
+/// (`profile` and the destroy-protection key, which stay in [`Options`]). A
+/// config that does not deserialize makes the resource `Invalid`
+/// (`InvalidConfiguration`) before any callback runs; the serde message,
+/// with the offending values removed, is logged at INFO, never written to
+/// status.
+///
+/// ```
+/// use blue_kubernetes::{Observation, Package, WorkflowOutcome};
+/// use blue_kubernetes_client::ResourceDescriptor;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct WidgetConfig {
+///     /// Number of widgets.
+///     size: u32,
+/// }
+///
+/// let package = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     .config::<WidgetConfig>()
+///     .validate(|config, _opts| {
+///         Ok(if config.size <= 64 { vec![] } else { vec!["size must be at most 64".into()] })
+///     })
+///     .identity(|_config, opts| Ok(vec![Some("widgets".into()), Some(opts.profile().into())]))
+///     .observe(|_config, _opts| Ok(Observation::ABSENT))
+///     .converge_async(|config, _opts| async move {
+///         let _size = config.size;
+///         Ok(WorkflowOutcome::new())
+///     })
+///     .delete(|_config, _opts| Ok(WorkflowOutcome::new()))
+///     .build()
+///     .unwrap();
+/// assert_eq!(package.descriptor().kind, "Widget");
+/// ```
+pub struct TypedPackageBuilder<C> {
+    inner: PackageBuilder,
+    config: PhantomData<fn() -> C>,
+}
+
+macro_rules! typed_setters {
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal) => {
+        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc)]
+        pub fn $field<F>(mut self, f: F) -> Self
+        where
+            F: Fn(&C, &Options) -> CallbackResult<$t> + Send + Sync + 'static,
+        {
+            self.inner = self
+                .inner
+                .$field(move |opts| f(typed::<C>(opts)?.as_ref(), opts));
+            self
+        }
+
+        #[doc = concat!("Sets `", stringify!($field), "` to an asynchronous callback: ", $doc)]
+        pub fn $async_name<F, Fut>(mut self, f: F) -> Self
+        where
+            F: Fn(Arc<C>, Options) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = CallbackResult<$t>> + Send + 'static,
+        {
+            self.inner = self.inner.$async_name(move |opts| {
+                let started = typed::<C>(&opts).map(|config| f(config, opts));
+                async move { started?.await }
+            });
+            self
+        }
+    };
+}
+
+impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuilder<C> {
+    pub(crate) fn new(inner: PackageBuilder) -> Self {
+        Self {
+            inner,
+            config: PhantomData,
+        }
+    }
+
+    typed_setters!(
+        validate,
+        validate_async,
+        Vec<String>,
+        "the errors in the config, empty when valid."
+    );
+    typed_setters!(
+        identity,
+        identity_async,
+        Vec<Option<String>>,
+        "the backend boundary and profile; equal identities share one lock."
+    );
+    typed_setters!(
+        observe,
+        observe_async,
+        Observation,
+        "reports the infrastructure; must be read-only."
+    );
+    typed_setters!(
+        converge,
+        converge_async,
+        WorkflowOutcome,
+        "makes the infrastructure match the config."
+    );
+    typed_setters!(
+        delete,
+        delete_async,
+        WorkflowOutcome,
+        "destroys the infrastructure."
+    );
+
+    /// Finishes the package, naming the first missing required callback.
+    pub fn build(self) -> Result<Package, Error> {
+        self.inner.build()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_error<C: DeserializeOwned>(v: Value) -> String {
+        serde_json::from_value::<C>(v).err().unwrap().to_string()
+    }
+
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Sized {
+        size: u32,
+    }
+
+    #[test]
+    fn decode_messages_lose_the_values_but_keep_the_expectation() {
+        let secret = "hunter2";
+        for tricky in ["a\"hunter2\"b", "x, expected hunter2"] {
+            let message = decode_error::<Sized>(serde_json::json!({ "size": tricky }));
+            assert!(!redact(&message).contains(secret), "{}", redact(&message));
+        }
+        let wrong_type = decode_error::<Sized>(serde_json::json!({"size": secret}));
+        let unknown = decode_error::<Sized>(serde_json::json!({"size": 1, secret: 1}));
+        for message in [&wrong_type, &unknown] {
+            assert!(message.contains(secret), "{message}");
+            let redacted = redact(message);
+            assert!(!redacted.contains(secret), "{redacted}");
+            assert!(redacted.contains("expected"), "{redacted}");
+        }
+        assert!(redact(&unknown).contains("`size`"));
+        let missing = decode_error::<Sized>(serde_json::json!({}));
+        assert_eq!(redact(&missing), "missing field `size`");
+    }
+}

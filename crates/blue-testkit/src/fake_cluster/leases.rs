@@ -1,0 +1,54 @@
+//! Leases (`coordination.k8s.io/v1`) in the fake cluster: the API server's
+//! create and guarded-update rules, sharing the cluster's resourceVersion
+//! counter.
+
+use super::store::Store;
+use blue_kubernetes_client::{ErrorKind, Lease};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Default)]
+pub(crate) struct Leases {
+    by_name: BTreeMap<(String, String), Lease>,
+}
+
+fn key(lease: &Lease) -> (String, String) {
+    (lease.namespace.clone(), lease.name.clone())
+}
+
+impl Leases {
+    pub(crate) fn get(&self, namespace: &str, name: &str) -> Option<Lease> {
+        self.by_name
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+
+    /// Stores `lease` unconditionally with a fresh resourceVersion.
+    pub(crate) fn put(&mut self, store: &mut Store, lease: &Lease) -> Lease {
+        let mut stored = lease.clone();
+        stored.resource_version = Some(store.next_revision().to_string());
+        self.by_name.insert(key(&stored), stored.clone());
+        stored
+    }
+
+    /// A POST: `AlreadyExists` (which the transport classifies as
+    /// [`ErrorKind::Other`]) when the name is taken.
+    pub(crate) fn create(&mut self, store: &mut Store, lease: &Lease) -> Result<Lease, ErrorKind> {
+        if lease.name.is_empty() || lease.namespace.is_empty() {
+            return Err(ErrorKind::Invalid);
+        }
+        if self.by_name.contains_key(&key(lease)) {
+            return Err(ErrorKind::Other);
+        }
+        Ok(self.put(store, lease))
+    }
+
+    /// A PUT: the resourceVersion must be present and current.
+    pub(crate) fn update(&mut self, store: &mut Store, lease: &Lease) -> Result<Lease, ErrorKind> {
+        let current = self.by_name.get(&key(lease)).ok_or(ErrorKind::NotFound)?;
+        match &lease.resource_version {
+            None => Err(ErrorKind::Invalid),
+            Some(rv) if Some(rv) != current.resource_version.as_ref() => Err(ErrorKind::Conflict),
+            Some(_) => Ok(self.put(store, lease)),
+        }
+    }
+}

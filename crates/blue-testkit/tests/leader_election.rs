@@ -1,0 +1,361 @@
+//! The Lease elector on a FakeCluster and a FakeClock: acquire, renew, lose
+//! on conflict, expire while partitioned, release, and several candidates
+//! never both entitled to act at the same fake instant.
+
+use async_trait::async_trait;
+use blue_kubernetes::{ElectionStep, LeaderElection, LeaseElector};
+use blue_kubernetes_client::{Client, Error, ErrorKind, Lease, ResourceDescriptor};
+use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
+use proptest::prelude::*;
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+const NS: &str = "ops";
+const LEASE: &str = "op";
+const LD: u64 = 15_000;
+const RD: u64 = 10_000;
+const RP: u64 = 2_000;
+
+/// One candidate's view of the cluster; `cut` partitions it from the API.
+struct Link {
+    cluster: FakeCluster,
+    cut: AtomicBool,
+}
+
+impl Link {
+    fn check(&self) -> Result<(), Error> {
+        match self.cut.load(Ordering::SeqCst) {
+            true => Err(Error::kubectl("get", ErrorKind::Unavailable)),
+            false => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl Client for Link {
+    async fn list_resources(&self, d: &ResourceDescriptor, ns: &str) -> Result<Vec<Value>, Error> {
+        self.check()?;
+        self.cluster.list_resources(d, ns).await
+    }
+    async fn get_resource(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        self.check()?;
+        self.cluster.get_resource(d, ns, name).await
+    }
+    async fn update_status(
+        &self,
+        d: &ResourceDescriptor,
+        r: &Value,
+        s: &Value,
+    ) -> Result<Value, Error> {
+        self.check()?;
+        self.cluster.update_status(d, r, s).await
+    }
+    async fn update_finalizers(
+        &self,
+        d: &ResourceDescriptor,
+        r: &Value,
+        f: &[String],
+    ) -> Result<Value, Error> {
+        self.check()?;
+        self.cluster.update_finalizers(d, r, f).await
+    }
+    async fn get_lease(&self, ns: &str, name: &str) -> Result<Option<Lease>, Error> {
+        self.check()?;
+        self.cluster.get_lease(ns, name).await
+    }
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.check()?;
+        self.cluster.create_lease(lease).await
+    }
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        self.check()?;
+        self.cluster.update_lease(lease).await
+    }
+}
+
+struct Candidate {
+    elector: LeaseElector,
+    link: Link,
+}
+
+fn candidate(cluster: &FakeCluster, name: &str) -> Candidate {
+    let mut settings = LeaderElection::new(LEASE, NS);
+    settings.identity = name.into();
+    Candidate {
+        elector: LeaseElector::new(settings).unwrap(),
+        link: Link {
+            cluster: cluster.clone(),
+            cut: AtomicBool::new(false),
+        },
+    }
+}
+
+impl Candidate {
+    async fn step(&mut self, clock: &FakeClock) -> ElectionStep {
+        self.elector.step(&self.link, &clock.as_fn()).await
+    }
+    fn partition(&self, cut: bool) {
+        self.link.cut.store(cut, Ordering::SeqCst);
+    }
+}
+
+fn holder(cluster: &FakeCluster) -> Option<String> {
+    cluster
+        .lease(NS, LEASE)
+        .and_then(|l| l.spec.holder().map(str::to_owned))
+}
+
+fn setup() -> (FakeCluster, FakeClock) {
+    let clock = FakeClock::default();
+    (FakeCluster::new().with_clock(clock.clone()), clock)
+}
+
+#[tokio::test]
+async fn the_first_candidate_creates_the_lease_and_leads() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    assert!(!a.elector.may_dispatch(clock.now_ms()));
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+    let lease = cluster.lease(NS, LEASE).unwrap();
+    assert_eq!(lease.spec.holder(), Some("a"));
+    assert_eq!(lease.spec.lease_duration_seconds, Some(15));
+    assert_eq!(lease.spec.lease_transitions, Some(0));
+    assert_eq!(lease.spec.acquire_time, lease.spec.renew_time);
+    assert!(lease.spec.renew_time.unwrap().ends_with(".000000Z"));
+    let now = clock.now_ms();
+    assert!(a.elector.may_dispatch(now) && a.elector.may_write(now));
+}
+
+#[tokio::test]
+async fn renewing_moves_the_deadlines_and_keeps_the_acquire_time() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    let t0 = clock.now_ms();
+    a.step(&clock).await;
+    let first = cluster.lease(NS, LEASE).unwrap();
+    clock.advance(RP);
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+    let renewed = cluster.lease(NS, LEASE).unwrap();
+    assert_ne!(renewed.resource_version, first.resource_version);
+    assert_ne!(renewed.spec.renew_time, first.spec.renew_time);
+    assert_eq!(renewed.spec.acquire_time, first.spec.acquire_time);
+    assert!(a.elector.may_dispatch(t0 + RD) && !a.elector.may_dispatch(t0 + RP + RD));
+    assert!(a.elector.may_write(t0 + RP + LD - 1) && !a.elector.may_write(t0 + RP + LD));
+}
+
+#[tokio::test]
+async fn a_follower_waits_a_full_lease_duration_after_the_last_change_it_saw() {
+    let (cluster, clock) = setup();
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    a.step(&clock).await;
+    assert_eq!(b.step(&clock).await, ElectionStep::Following);
+    let seen = clock.now_ms();
+    assert_eq!(b.elector.next_attempt_in_ms(seen), RP);
+    assert_eq!(
+        a.elector.next_attempt_in_ms(seen),
+        RP,
+        "the leader renews every retry period"
+    );
+    clock.advance(LD - 1);
+    assert_eq!(b.step(&clock).await, ElectionStep::Following);
+    assert_eq!(
+        b.elector.next_attempt_in_ms(clock.now_ms()),
+        1,
+        "attempt again right at expiry"
+    );
+    assert!(
+        a.elector.may_write(clock.now_ms()),
+        "a's lease has not expired"
+    );
+    clock.set(seen + LD);
+    assert!(!a.elector.may_write(clock.now_ms()));
+    assert_eq!(b.step(&clock).await, ElectionStep::Leading);
+    let lease = cluster.lease(NS, LEASE).unwrap();
+    assert_eq!(lease.spec.holder(), Some("b"));
+    assert_eq!(lease.spec.lease_transitions, Some(1));
+    assert_eq!(a.step(&clock).await, ElectionStep::Lost);
+    assert_eq!(a.step(&clock).await, ElectionStep::Following);
+}
+
+#[tokio::test]
+async fn a_renewal_that_loses_a_conflict_stops_dispatch_and_writes_at_once() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    a.step(&clock).await;
+    cluster.inject(Operation::UpdateLease, Fault::Conflict);
+    clock.advance(RP);
+    assert_eq!(a.step(&clock).await, ElectionStep::Lost);
+    let now = clock.now_ms();
+    assert!(!a.elector.may_dispatch(now) && !a.elector.may_write(now));
+    // The record is still ours, so the next attempt renews it.
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+}
+
+#[tokio::test]
+async fn a_leader_that_sees_another_holder_has_lost() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    a.step(&clock).await;
+    let mut taken = cluster.lease(NS, LEASE).unwrap();
+    taken.spec.holder_identity = Some("intruder".into());
+    cluster.put_lease(&taken);
+    assert_eq!(a.step(&clock).await, ElectionStep::Lost);
+    assert!(!a.elector.may_write(clock.now_ms()));
+    assert_eq!(holder(&cluster).as_deref(), Some("intruder"));
+}
+
+#[tokio::test]
+async fn a_partitioned_leader_stops_dispatching_at_the_renew_deadline_and_writing_at_expiry() {
+    let (cluster, clock) = setup();
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    let renewed = clock.now_ms();
+    a.step(&clock).await;
+    b.step(&clock).await;
+    a.partition(true);
+    while clock.now_ms() < renewed + LD {
+        clock.advance(RP / 2);
+        let now = clock.now_ms();
+        assert_eq!(a.step(&clock).await, ElectionStep::Failed);
+        assert_eq!(
+            a.elector.may_dispatch(now),
+            now < renewed + RD,
+            "at +{}",
+            now - renewed
+        );
+        assert_eq!(
+            a.elector.may_write(now),
+            now < renewed + LD,
+            "at +{}",
+            now - renewed
+        );
+        let b_step = b.step(&clock).await;
+        assert_eq!(b_step == ElectionStep::Leading, now >= renewed + LD);
+        assert!(!(a.elector.may_write(now) && b.elector.may_write(now)));
+    }
+    assert_eq!(holder(&cluster).as_deref(), Some("b"));
+    a.partition(false);
+    assert_eq!(a.step(&clock).await, ElectionStep::Lost);
+}
+
+#[tokio::test]
+async fn release_hands_over_at_the_followers_next_attempt() {
+    let (cluster, clock) = setup();
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    a.step(&clock).await;
+    assert_eq!(b.step(&clock).await, ElectionStep::Following);
+    assert!(a.elector.release(&a.link).await.unwrap());
+    assert!(!a.elector.may_write(clock.now_ms()));
+    assert_eq!(holder(&cluster), None);
+    assert_eq!(b.step(&clock).await, ElectionStep::Leading);
+    assert!(!a.elector.release(&a.link).await.unwrap(), "nothing held");
+    assert_eq!(holder(&cluster).as_deref(), Some("b"));
+}
+
+#[tokio::test]
+async fn missing_lease_permissions_fail_with_their_kind_and_never_lead() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    let forbidden = Some(Fault::Kind(ErrorKind::Forbidden));
+    cluster.fail_always(Operation::CreateLease, forbidden);
+    assert_eq!(a.step(&clock).await, ElectionStep::Failed);
+    assert_eq!(a.elector.last_failure(), Some(ErrorKind::Forbidden));
+    assert!(!a.elector.may_dispatch(clock.now_ms()));
+    cluster.fail_always(Operation::CreateLease, None);
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+    assert_eq!(a.elector.last_failure(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn candidates_racing_on_the_same_reads_elect_exactly_one() {
+    let (cluster, clock) = setup();
+    cluster.set_latency(Duration::from_millis(5));
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    // Both read "no lease", both create: one create fails.
+    let (sa, sb) = tokio::join!(a.step(&clock), b.step(&clock));
+    let mut steps = [sa, sb].map(|s| s == ElectionStep::Leading);
+    steps.sort();
+    assert_eq!(steps, [false, true]);
+    // Released, then both read it free and update from the same version.
+    let (winner, loser) = if sa == ElectionStep::Leading {
+        (&mut a, &mut b)
+    } else {
+        (&mut b, &mut a)
+    };
+    winner.elector.release(&winner.link).await.unwrap();
+    let (sw, sl) = tokio::join!(winner.step(&clock), loser.step(&clock));
+    assert_ne!(sw == ElectionStep::Leading, sl == ElectionStep::Leading);
+    let now = clock.now_ms();
+    assert_ne!(a.elector.may_write(now), b.elector.may_write(now));
+}
+
+#[derive(Clone, Debug)]
+enum Action {
+    Step(usize),
+    Advance(u64),
+    Partition(usize, bool),
+    /// Two candidates step concurrently (their reads and writes interleave).
+    Race(usize, usize),
+}
+
+fn action(candidates: usize) -> impl Strategy<Value = Action> {
+    prop_oneof![
+        4 => (0..candidates).prop_map(Action::Step),
+        3 => (1..=8_000u64).prop_map(Action::Advance),
+        1 => (0..candidates, any::<bool>()).prop_map(|(i, cut)| Action::Partition(i, cut)),
+        2 => (0..candidates, 1..candidates).prop_map(move |(i, d)| Action::Race(i, (i + d) % candidates)),
+    ]
+}
+
+fn scenario() -> impl Strategy<Value = (usize, Vec<Action>)> {
+    (2..=3usize).prop_flat_map(|n| (Just(n), proptest::collection::vec(action(n), 1..80)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Whatever the interleaving, partitions and clock jumps, at no fake
+    /// instant may two candidates dispatch or write.
+    #[test]
+    fn no_two_candidates_may_write_at_the_same_instant((n, actions) in scenario()) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (cluster, clock) = setup();
+            cluster.set_latency(Duration::from_millis(1));
+            let mut all: Vec<Candidate> =
+                (0..n).map(|i| candidate(&cluster, &format!("c{i}"))).collect();
+            let mut ever_led = false;
+            for action in actions {
+                match action {
+                    Action::Step(i) => {
+                        ever_led |= all[i].step(&clock).await == ElectionStep::Leading;
+                    }
+                    Action::Advance(ms) => clock.advance(ms),
+                    Action::Partition(i, cut) => all[i].partition(cut),
+                    Action::Race(i, j) => {
+                        let (lo, hi) = (i.min(j), i.max(j));
+                        let (left, right) = all.split_at_mut(hi);
+                        let (x, y) = tokio::join!(left[lo].step(&clock), right[0].step(&clock));
+                        ever_led |= x == ElectionStep::Leading || y == ElectionStep::Leading;
+                    }
+                }
+                let now = clock.now_ms();
+                let writers = all.iter().filter(|c| c.elector.may_write(now)).count();
+                let leaders = all.iter().filter(|c| c.elector.may_dispatch(now)).count();
+                prop_assert!(writers <= 1, "{writers} candidates may write at {now}");
+                prop_assert!(leaders <= writers);
+            }
+            let _ = ever_led;
+            Ok(())
+        })?;
+    }
+}

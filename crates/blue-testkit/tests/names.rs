@@ -1,0 +1,84 @@
+//! Configurable finalizer, request annotation and destroy-protection key.
+
+mod common;
+
+use blue_kubernetes::{controller, Error, Names, Phase, Reason, Report};
+use blue_kubernetes_client::Client;
+use blue_testkit::FakeCluster;
+use common::*;
+use serde_json::json;
+use std::sync::Arc;
+
+fn custom() -> Names {
+    Names {
+        finalizer: "widgets.example.com/infrastructure".into(),
+        request_annotation: "widgets.example.com/reconcile".into(),
+        destroy_protection_key: "keep".into(),
+    }
+}
+
+#[tokio::test]
+async fn custom_names_replace_the_reference_ones() {
+    let w = World::with(|c| c.names = custom());
+    w.create(
+        "web",
+        json!({"deletionPolicy": "Destroy", "config": {"value": 1}}),
+    );
+    w.reconcile("web").await;
+    assert_eq!(
+        finalizers(&w.get("web")),
+        ["widgets.example.com/infrastructure"]
+    );
+
+    // Only our request annotation asks for an early check.
+    w.cluster.set_annotation(
+        &widgets(),
+        NS,
+        "web",
+        blue_kubernetes::REQUEST_ANNOTATION,
+        "t1",
+    );
+    assert_eq!(w.reconcile("web").await, Report::NotDue);
+    w.cluster
+        .set_annotation(&widgets(), NS, "web", "widgets.example.com/reconcile", "t1");
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    assert_eq!(w.status("web")["lastHandledRequest"], "t1");
+
+    // Only our protection key blocks destruction.
+    w.edit("web", |s| {
+        s["config"]["compute-prevent-destroy"] = json!(true);
+        s["config"]["keep"] = json!(true);
+    });
+    w.reconcile("web").await;
+    w.cluster.delete(&widgets(), NS, "web");
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Blocked, Reason::DestructionProtected)
+    );
+    w.edit("web", |s| s["config"]["keep"] = json!(false));
+    assert_eq!(w.reconcile("web").await, Report::Released);
+    assert!(!w.exists("web"));
+}
+
+#[test]
+fn unusable_names_are_refused_by_name() {
+    let cluster = FakeCluster::new();
+    let client: Arc<dyn Client> = Arc::new(cluster);
+    let package = blue_testkit::FakeInfra::new().package(widgets());
+    let mut config = blue_kubernetes::Config::new(client, vec![package]);
+    config.names.finalizer = "no-domain".into();
+    let err = controller(config).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidConfig {
+                field: "names.finalizer",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}

@@ -1,0 +1,119 @@
+//! The package under the controller's real rules, following the testkit's
+//! guide: the fake API server applies the generated CRD, a fake clock moves
+//! time, and the scripted kubectl is the infrastructure.
+
+use super::kubectl::Fixture;
+use crate::package::{crd, descriptor, package, Effect};
+use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Phase, Reason, Report};
+use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
+use blue_testkit::{FakeClock, FakeCluster};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+const NS: &str = "dev";
+
+struct World {
+    infra: Fixture,
+    cluster: FakeCluster,
+    clock: FakeClock,
+    package: Package,
+    controller: Controller,
+}
+
+impl World {
+    /// With the generated CRD installed, or (`crd: false`) a bare server.
+    fn new(with_crd: bool) -> Self {
+        let infra = Fixture::new(None);
+        let clock = FakeClock::default();
+        let cluster = FakeCluster::new().with_clock(clock.clone());
+        if with_crd {
+            cluster.install_crd(&crd(false).unwrap(), "v1alpha1");
+        }
+        let package = package(infra.client.clone(), Arc::new(|_: &Effect| {})).unwrap();
+        let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
+        config.namespace = NS.into();
+        config.now = clock.as_fn();
+        let controller = controller(config).unwrap();
+        World {
+            infra,
+            cluster,
+            clock,
+            package,
+            controller,
+        }
+    }
+
+    async fn reconcile(&self, name: &str) -> Report {
+        reconcile(&self.controller, &self.package, NS, name)
+            .await
+            .unwrap()
+    }
+
+    fn status(&self, name: &str) -> Value {
+        self.cluster.get(&descriptor(), NS, name).unwrap()["status"].clone()
+    }
+}
+
+#[tokio::test]
+async fn a_resource_converges_and_drift_is_repaired_under_the_generated_crd() {
+    let w = World::new(true);
+    let created = w.cluster.create(
+        &descriptor(),
+        NS,
+        "app",
+        json!({"config": {"data": {"k": "v"}}}),
+    );
+    assert_eq!(created["spec"]["reconcileInterval"], "60s", "CRD default");
+    assert_eq!(
+        w.reconcile("app").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    assert_eq!(w.status("app")["phase"], "Ready");
+    assert_eq!(w.infra.config_map().unwrap()["data"], json!({"k": "v"}));
+
+    w.infra.server.lock().unwrap().config_map.as_mut().unwrap()["data"] = json!({});
+    assert_eq!(w.reconcile("app").await, Report::NotDue);
+    w.clock.advance(60_000);
+    w.reconcile("app").await;
+    assert_eq!(w.infra.config_map().unwrap()["data"], json!({"k": "v"}));
+}
+
+#[tokio::test]
+async fn a_mistyped_config_is_refused_by_the_crd_and_invalid_without_it() {
+    let spec = json!({"config": {"data": {"k": 1}}});
+    let with_crd = World::new(true);
+    let object = json!({"metadata": {"name": "app"}, "spec": spec});
+    assert!(with_crd.cluster.admit(&descriptor(), object).is_err());
+
+    let bare = World::new(false);
+    bare.cluster.create(&descriptor(), NS, "app", spec);
+    assert_eq!(
+        bare.reconcile("app").await,
+        Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
+    );
+    assert!(
+        bare.infra.calls().is_empty(),
+        "no kubectl call for an invalid config"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Every spec the CRD admits decodes into `LocalConfigMapConfig`, passes
+    /// validation and converges: the CRD and the type agree.
+    #[test]
+    fn every_config_the_crd_admits_converges(spec in arb_spec_with(arb_config_from_crd(&crd(false).unwrap()))) {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let w = World::new(true);
+        w.cluster.create(&descriptor(), NS, "app", spec.clone());
+        let report = runtime.block_on(w.reconcile("app"));
+        let expected = if spec["suspend"] == true {
+            Report::Reconciled(Phase::Suspended, Reason::Suspended)
+        } else {
+            Report::Reconciled(Phase::Ready, Reason::Converged)
+        };
+        prop_assert_eq!(report, expected, "{}", spec);
+    }
+}

@@ -1,0 +1,168 @@
+//! The callbacks against a scripted kubectl that keeps one ConfigMap in
+//! memory with the API server's create/replace/delete-precondition rules.
+
+mod controller;
+mod kubectl;
+
+use super::*;
+use crate::configmap::OWNER_ANNOTATION;
+use kubectl::Fixture;
+
+fn options(state: &str, data: Value) -> (LocalConfigMapConfig, Options) {
+    let config = json!({"data": data});
+    let opts = Options::from_resource(&json!({
+        "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
+        "spec": {"state": state, "config": config}
+    }));
+    (serde_json::from_value(config).unwrap(), opts)
+}
+
+fn foreign_config_map() -> Value {
+    json!({
+        "metadata": {
+            "name": "app", "namespace": "dev", "uid": "cm-uid-0", "resourceVersion": "7",
+            "annotations": {OWNER_ANNOTATION: "someone-else"}
+        },
+        "data": {"theirs": "1"}
+    })
+}
+
+fn target() -> Target {
+    Target {
+        namespace: "dev".into(),
+        name: "app".into(),
+    }
+}
+
+#[tokio::test]
+async fn converge_creates_then_observes_ready() {
+    let f = Fixture::new(None);
+    let opts = options("running", json!({"k": "v"}));
+    assert_eq!(
+        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
+        Observation::ABSENT
+    );
+    converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    let cm = f.config_map().unwrap();
+    assert_eq!(cm["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
+    assert_eq!(cm["data"], json!({"k": "v"}));
+    assert_eq!(
+        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
+        Observation::READY
+    );
+    assert_eq!(f.effects(), [Effect::Created(target())]);
+}
+
+#[tokio::test]
+async fn drift_is_replaced_and_stop_empties_the_data() {
+    let f = Fixture::new(None);
+    let first = options("running", json!({"k": "v"}));
+    converge(f.client.as_ref(), &first.0, &first.1, &f.sink())
+        .await
+        .unwrap();
+    f.server.lock().unwrap().config_map.as_mut().unwrap()["data"]["k"] = json!("tampered");
+    let running = options("running", json!({"k": "v"}));
+    assert!(
+        !observe(f.client.as_ref(), &running.0, &running.1)
+            .await
+            .unwrap()
+            .matches
+    );
+    converge(f.client.as_ref(), &running.0, &running.1, &f.sink())
+        .await
+        .unwrap();
+    assert_eq!(f.config_map().unwrap()["data"], json!({"k": "v"}));
+
+    let stopped = options("stopped", json!({"k": "v"}));
+    assert!(
+        !observe(f.client.as_ref(), &stopped.0, &stopped.1)
+            .await
+            .unwrap()
+            .matches
+    );
+    converge(f.client.as_ref(), &stopped.0, &stopped.1, &f.sink())
+        .await
+        .unwrap();
+    assert_eq!(f.config_map().unwrap()["data"], json!({}));
+    assert_eq!(
+        observe(f.client.as_ref(), &stopped.0, &stopped.1).await.unwrap(),
+        Observation::READY
+    );
+    assert_eq!(
+        f.effects(),
+        [
+            Effect::Created(target()),
+            Effect::Replaced(target()),
+            Effect::Replaced(target())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
+    let f = Fixture::new(Some(foreign_config_map()));
+    let opts = options("running", json!({"k": "v"}));
+    assert_eq!(
+        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
+        Observation::ABSENT
+    );
+    let err = converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap_err();
+    assert!(err.is::<OwnershipConflict>());
+    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    assert_eq!(f.config_map(), Some(foreign_config_map()));
+    assert_eq!(f.calls(), ["get", "get", "get"]);
+    assert_eq!(f.effects(), [Effect::OwnershipConflict(target())]);
+}
+
+#[tokio::test]
+async fn delete_removes_ours_and_tolerates_absence() {
+    let f = Fixture::new(None);
+    let opts = options("running", json!({}));
+    converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    assert_eq!(f.config_map(), None);
+    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    assert_eq!(f.calls(), ["get", "create", "get", "delete", "get"]);
+    assert_eq!(
+        f.effects(),
+        [Effect::Created(target()), Effect::Deleted(target())]
+    );
+}
+
+#[tokio::test]
+async fn invalid_options_fail_before_any_kubectl_call() {
+    let f = Fixture::new(None);
+    let mut opts = options("running", json!({"k": "v"}));
+    opts.0.config_map_name = Some("Not_A_Name".into());
+    assert!(observe(f.client.as_ref(), &opts.0, &opts.1).await.is_err());
+    assert!(converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+        .await
+        .is_err());
+    assert!(f.calls().is_empty());
+}
+
+#[test]
+fn the_package_builds_and_names_its_type() {
+    let f = Fixture::new(None);
+    let package = package(f.client.clone(), Arc::new(|_: &Effect| {})).unwrap();
+    assert_eq!(
+        package.descriptor().qualified_plural(),
+        "localconfigmaps.examples.blue.dev"
+    );
+    assert_eq!(
+        Effect::OwnershipConflict(target()).to_string(),
+        "localconfigmap dev/app: configmap belongs to someone else; not touched"
+    );
+}

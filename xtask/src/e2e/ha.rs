@@ -1,0 +1,75 @@
+//! Leader election from the outside, shared by the failover e2e check and
+//! the failover benchmark: election flags for the example operator and the
+//! Lease's holder as the API server reports it.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::kube::Kube;
+
+/// The Lease the e2e and bench operators elect on.
+pub const LEASE: &str = "e2e-leader";
+
+/// Short election timing, so a failover costs seconds of CI time.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    /// `--lease-duration-ms`.
+    pub lease_ms: u64,
+    /// `--renew-deadline-ms`.
+    pub renew_ms: u64,
+    /// `--retry-period-ms`.
+    pub retry_ms: u64,
+}
+
+/// What the e2e and the bench use: 3 s lease, 2 s renew deadline, 0.5 s retry.
+pub const SHORT: Timing = Timing {
+    lease_ms: 3_000,
+    renew_ms: 2_000,
+    retry_ms: 500,
+};
+
+/// Flags that make the example operator a candidate named `identity`.
+pub fn election_args(identity: &str, timing: Timing) -> Vec<String> {
+    [
+        "--leader-elect".to_string(),
+        "--lease-name".into(),
+        LEASE.into(),
+        "--leader-identity".into(),
+        identity.into(),
+        "--lease-duration-ms".into(),
+        timing.lease_ms.to_string(),
+        "--renew-deadline-ms".into(),
+        timing.renew_ms.to_string(),
+        "--retry-period-ms".into(),
+        timing.retry_ms.to_string(),
+    ]
+    .to_vec()
+}
+
+/// The Lease's current holder (`None` when absent or released).
+pub fn holder(kube: &Kube) -> Result<Option<String>> {
+    Ok(kube.get("lease", LEASE)?.and_then(|lease| {
+        lease["spec"]["holderIdentity"]
+            .as_str()
+            .filter(|h| !h.is_empty())
+            .map(str::to_string)
+    }))
+}
+
+/// Polls (as fast as kubectl allows) until `want` holds the Lease; returns
+/// the time since `since`.
+pub fn wait_holder(kube: &Kube, want: &str, since: Instant, timeout: Duration) -> Result<Duration> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let now = holder(kube)?;
+        if now.as_deref() == Some(want) {
+            return Ok(since.elapsed());
+        }
+        if Instant::now() >= deadline || super::interrupt::requested() {
+            return Err(anyhow::anyhow!("holder is {now:?}"))
+                .with_context(|| format!("{want} did not take the lease within {timeout:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
