@@ -528,10 +528,11 @@ fn scaling_limits(m: &Machine, report: &Report) -> String {
         ));
     }
     point(
-        "The figures above are for the per-call kubectl transport. The proxy transport \
+        "The kubectl-call sections measure the per-call transport. The proxy transport \
          (one long-lived `kubectl proxy`, see the transport sections) removes the \
-         per-call process; what remains is polling a full list every poll period, which \
-         a watch would remove. The controller's logic is not the limit."
+         per-call process; what remains is polling a full list every poll period (the \
+         API server's share in the idle rows), which a watch would remove. The \
+         controller's logic is not the limit."
             .into(),
     );
     out
