@@ -18,8 +18,15 @@ fn stored(answer: crate::ApiResponse, operation: &str) -> Result<Lease, Error> {
 }
 
 impl ProxyClient {
-    pub(crate) async fn lease_get(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
-        match self.send(ApiRequest::get(path(namespace, Some(name))?)).await {
+    pub(crate) async fn lease_get(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Lease>, Error> {
+        match self
+            .send(ApiRequest::get(path(namespace, Some(name))?))
+            .await
+        {
             Ok(answer) => stored(answer, "get").map(Some),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),

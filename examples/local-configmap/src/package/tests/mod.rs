@@ -87,7 +87,9 @@ async fn drift_is_replaced_and_stop_empties_the_data() {
         .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({}));
     assert_eq!(
-        observe(f.client.as_ref(), &stopped.0, &stopped.1).await.unwrap(),
+        observe(f.client.as_ref(), &stopped.0, &stopped.1)
+            .await
+            .unwrap(),
         Observation::READY
     );
     assert_eq!(
