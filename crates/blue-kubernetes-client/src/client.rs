@@ -1,6 +1,6 @@
 //! The operations the controller needs from a cluster.
 
-use crate::{Error, Lease, ResourceDescriptor};
+use crate::{AccessCheck, ApiResource, Error, Lease, ResourceDescriptor};
 use serde_json::Value;
 
 /// What the controller needs from a cluster.
@@ -46,6 +46,26 @@ pub trait Client: Send + Sync {
         resource: &Value,
         finalizers: &[String],
     ) -> Result<Value, Error>;
+
+    /// Discovery: the resources `group`/`version` serves; `None` when the
+    /// server does not serve that group/version at all (e.g. the CRD is not
+    /// installed, or serves other versions).
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<ApiResource>>, Error>;
+
+    /// Asks the authorizer whether the caller may do what `check` names
+    /// (a `SelfSubjectAccessReview`); `Ok(false)` is a clear "no".
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error>;
+
+    /// Creates a core/v1 `Event` in `namespace` and returns it as stored.
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error>;
+
+    /// Replaces the core/v1 `Event` named by `event.metadata.name` in
+    /// `namespace` (e.g. to raise its `count`) and returns it as stored.
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error>;
 
     /// Reads the `coordination.k8s.io/v1` Lease `namespace/name`; `None`
     /// when it does not exist.

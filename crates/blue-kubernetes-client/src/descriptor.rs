@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
 /// assert_eq!(d.qualified_plural(), "widgets.example.com");
 /// assert_eq!(d.api_version(), "example.com/v1");
+/// assert_eq!(d.versioned_plural(), "widgets.v1.example.com");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ResourceDescriptor {
@@ -41,6 +42,12 @@ impl ResourceDescriptor {
     /// `plural.group`, the name kubectl resolves unambiguously.
     pub fn qualified_plural(&self) -> String {
         format!("{}.{}", self.plural, self.group)
+    }
+
+    /// `plural.version.group`: the exact version, so reads of a version the
+    /// server does not serve fail instead of silently using another one.
+    pub fn versioned_plural(&self) -> String {
+        format!("{}.{}.{}", self.plural, self.version, self.group)
     }
 
     /// `group/version`, the `apiVersion` of objects of this type.

@@ -38,6 +38,8 @@ mod api;
 mod api_path;
 mod classify;
 mod client;
+mod cluster_calls;
+mod cluster_types;
 mod descriptor;
 mod error;
 mod http_status;
@@ -61,6 +63,7 @@ pub use api_path::ApiPath;
 
 pub use classify::classify_output;
 pub use client::Client;
+pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
 pub use http_status::classify_http;

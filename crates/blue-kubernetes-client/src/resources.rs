@@ -1,16 +1,21 @@
-//! [`Client`] for [`KubectlClient`]: the four operations as kubectl commands.
+//! [`Client`] for [`KubectlClient`]: the resource operations as kubectl
+//! commands (the cluster-level ones are in `cluster_calls`).
 //!
 //! Both writes carry the snapshot's `metadata.resourceVersion`, so the API
 //! server rejects them with 409 Conflict when the object changed since the
 //! snapshot was read (optimistic concurrency, verified against a real
 //! kube-apiserver, see `notes/kubectl.md`).
 
-use crate::{Client, Error, KubectlClient, Lease, RequestOptions, ResourceDescriptor};
+use crate::cluster_calls;
+use crate::{
+    AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, RequestOptions,
+    ResourceDescriptor,
+};
 use serde_json::{json, Value};
 
 #[async_trait::async_trait]
 impl Client for KubectlClient {
-    /// `kubectl get <plural>.<group> -n NS -o json`, returning `items`.
+    /// `kubectl get <plural>.<version>.<group> -n NS -o json`, returning `items`.
     async fn list_resources(
         &self,
         descriptor: &ResourceDescriptor,
@@ -19,7 +24,7 @@ impl Client for KubectlClient {
         let namespace = object_name(namespace, "namespace")?;
         let args = [
             "get",
-            &descriptor.qualified_plural(),
+            &descriptor.versioned_plural(),
             "-n",
             namespace,
             "-o",
@@ -35,7 +40,7 @@ impl Client for KubectlClient {
         }
     }
 
-    /// `kubectl get <plural>.<group> NAME -n NS --ignore-not-found -o json`.
+    /// `kubectl get <plural>.<version>.<group> NAME -n NS --ignore-not-found -o json`.
     async fn get_resource(
         &self,
         descriptor: &ResourceDescriptor,
@@ -46,7 +51,7 @@ impl Client for KubectlClient {
         let name = object_name(name, "name")?;
         let args = [
             "get",
-            &descriptor.qualified_plural(),
+            &descriptor.versioned_plural(),
             name,
             "-n",
             namespace,
@@ -92,7 +97,7 @@ impl Client for KubectlClient {
             .ok_or_else(|| decode("replace"))
     }
 
-    /// `kubectl patch <plural>.<group> NAME -n NS --type=merge -p
+    /// `kubectl patch <plural>.<version>.<group> NAME -n NS --type=merge -p
     /// {"metadata":{"resourceVersion":RV,"finalizers":[...]}} -o json`.
     async fn update_finalizers(
         &self,
@@ -109,7 +114,7 @@ impl Client for KubectlClient {
         });
         let args = [
             "patch",
-            &descriptor.qualified_plural(),
+            &descriptor.versioned_plural(),
             meta.name,
             "-n",
             meta.namespace,
@@ -123,6 +128,37 @@ impl Client for KubectlClient {
             .await?
             .into_json()
             .ok_or_else(|| decode("patch"))
+    }
+
+    /// `kubectl get --raw /apis/G/V` (`/api/v1` for the core group).
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<ApiResource>>, Error> {
+        cluster_calls::server_resources(self, group, version).await
+    }
+
+    /// `kubectl create --raw /apis/authorization.k8s.io/v1/selfsubjectaccessreviews -f -`.
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
+        cluster_calls::can_i(self, check).await
+    }
+
+    /// `kubectl create --raw /api/v1/namespaces/NS/events -f -`.
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        let namespace = object_name(namespace, "namespace")?;
+        cluster_calls::create_event(self, namespace, event).await
+    }
+
+    /// `kubectl replace --raw /api/v1/namespaces/NS/events/NAME -f -`.
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        let namespace = object_name(namespace, "namespace")?;
+        let name = event
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = object_name(name, "event.metadata.name")?;
+        cluster_calls::update_event(self, namespace, name, event).await
     }
 
     async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
@@ -202,7 +238,7 @@ pub(crate) fn object_name<'a>(value: &'a str, field: &'static str) -> Result<&'a
     Ok(value)
 }
 
-fn decode(operation: &str) -> Error {
+pub(crate) fn decode(operation: &str) -> Error {
     Error::Decode {
         operation: operation.to_owned(),
     }

@@ -97,7 +97,7 @@ async fn env_and_process_deadline_reach_the_runner() {
 }
 
 #[tokio::test]
-async fn list_resources_gets_the_qualified_plural_and_returns_items() {
+async fn list_resources_gets_the_exact_version_and_returns_items() {
     let (runner, calls) = recording(|_| {
         Ok(ok(
             r#"{"kind":"List","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#,
@@ -109,7 +109,14 @@ async fn list_resources_gets_the_qualified_plural_and_returns_items() {
     assert_eq!(items[1]["metadata"]["name"], "b");
     assert_eq!(
         calls.lock().unwrap()[0].args(),
-        ["get", "widgets.example.com", "-n", "team-a", "-o", "json"]
+        [
+            "get",
+            "widgets.v1.example.com",
+            "-n",
+            "team-a",
+            "-o",
+            "json"
+        ]
     );
 }
 
@@ -148,7 +155,7 @@ async fn get_resource_ignores_not_found_and_maps_empty_output_to_none() {
         calls.lock().unwrap()[1].args(),
         [
             "get",
-            "widgets.example.com",
+            "widgets.v1.example.com",
             "absent",
             "-n",
             "default",

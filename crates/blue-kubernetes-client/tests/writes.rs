@@ -94,7 +94,7 @@ async fn update_finalizers_merge_patches_guarded_by_resource_version() {
         args[..6],
         [
             "patch",
-            "widgets.example.com",
+            "widgets.v1.example.com",
             "w1",
             "-n",
             "team-a",

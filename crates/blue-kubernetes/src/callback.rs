@@ -14,12 +14,51 @@ pub(crate) enum Callback<T> {
     Async(AsyncFn<T>),
 }
 
-/// A callback failed. Deliberately holds no text: the error or panic payload
-/// is dropped where it is caught.
+/// How a callback failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Failure {
+pub(crate) enum FailureKind {
     Errored,
     Panicked,
+}
+
+impl FailureKind {
+    /// The metric and log label.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Errored => "error",
+            FailureKind::Panicked => "panic",
+        }
+    }
+}
+
+/// A callback failed. The author's text is kept only for the operator's log
+/// (see `telemetry::log`); `Debug` never shows it, and nothing copies it into
+/// status, Events or errors.
+#[derive(Clone)]
+pub(crate) struct Failure {
+    pub(crate) kind: FailureKind,
+    pub(crate) text: Option<String>,
+}
+
+impl Failure {
+    fn panicked(payload: Box<dyn std::any::Any + Send>) -> Self {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned());
+        Failure {
+            kind: FailureKind::Panicked,
+            text,
+        }
+    }
+}
+
+impl std::fmt::Debug for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Failure")
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T: Send + 'static> Callback<T> {
@@ -48,21 +87,32 @@ impl<T: Send + 'static> Callback<T> {
                 // the poller or other workers; a panic surfaces as a JoinError.
                 match tokio::task::spawn_blocking(move || f(&options)).await {
                     Ok(r) => r,
-                    Err(_) => return Err(Failure::Panicked),
+                    Err(e) => {
+                        return Err(e.try_into_panic().map_or(
+                            Failure {
+                                kind: FailureKind::Panicked,
+                                text: None,
+                            },
+                            Failure::panicked,
+                        ))
+                    }
                 }
             }
             Callback::Async(f) => {
                 let options = options.clone();
                 let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(options))) {
                     Ok(fut) => fut,
-                    Err(_) => return Err(Failure::Panicked),
+                    Err(payload) => return Err(Failure::panicked(payload)),
                 };
                 match AssertUnwindSafe(fut).catch_unwind().await {
                     Ok(r) => r,
-                    Err(_) => return Err(Failure::Panicked),
+                    Err(payload) => return Err(Failure::panicked(payload)),
                 }
             }
         };
-        result.map_err(|_| Failure::Errored)
+        result.map_err(|e| Failure {
+            kind: FailureKind::Errored,
+            text: Some(e.to_string()),
+        })
     }
 }

@@ -47,6 +47,15 @@ pub struct Config {
     pub retry_base_ms: u64,
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
+    /// Log the Display text of a failed callback's error (and validation
+    /// messages) in the operator's log (default true). Turn it off for
+    /// packages whose errors may carry secrets: the failure is still logged,
+    /// without the text. The text never reaches status or Events either way.
+    pub log_callback_errors: bool,
+    /// Write Kubernetes Events on phase transitions and failures, reported
+    /// by this component name (default `None`: no Events, so no extra
+    /// requests and no `create events` permission needed).
+    pub event_component: Option<String>,
     /// The finalizer, request annotation and destroy-protection key
     /// (default: the reference's, see [`Names`]).
     pub names: Names,
@@ -67,6 +76,8 @@ impl Config {
             now: system_clock(),
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
+            log_callback_errors: true,
+            event_component: None,
             names: Names::default(),
             leader_election: None,
         }
@@ -100,6 +111,12 @@ impl Config {
         if self.retry_max_ms < self.retry_base_ms {
             return invalid("retry_max_ms", "must be at least retry_base_ms");
         }
+        if let Some(component) = &self.event_component {
+            let ok = |b: u8| b.is_ascii_alphanumeric() || b"-._/".contains(&b);
+            if component.is_empty() || component.len() > 128 || !component.bytes().all(ok) {
+                return invalid("event_component", "must be 1-128 of [A-Za-z0-9-._/]");
+            }
+        }
         if let Some((field, reason)) = self.names.problem() {
             return invalid(field, reason);
         }
@@ -128,6 +145,8 @@ impl std::fmt::Debug for Config {
             .field("poll_ms", &self.poll_ms)
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
+            .field("log_callback_errors", &self.log_callback_errors)
+            .field("event_component", &self.event_component)
             .field("names", &self.names)
             .field("leader_election", &self.leader_election)
             .finish_non_exhaustive()

@@ -1,13 +1,23 @@
 //! The validated controller handle.
 
+use crate::telemetry::{EventRecorder, Instrumented, Metrics, Telemetry};
 use crate::{Config, Error};
 use std::sync::Arc;
 
 /// A validated controller configuration; nothing runs until [`start`](crate::start).
 /// Cheap to clone.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Controller {
     pub(crate) config: Arc<Config>,
+    pub(crate) telemetry: Arc<Telemetry>,
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Validates `config` and builds a controller without starting anything.
@@ -23,10 +33,23 @@ pub struct Controller {
 /// assert!(matches!(err, Error::InvalidConfig { field: "workers", .. }));
 /// # }
 /// ```
-pub fn controller(config: Config) -> Result<Controller, Error> {
+pub fn controller(mut config: Config) -> Result<Controller, Error> {
     config.validate()?;
+    let metrics = Arc::new(Metrics::new());
+    // Every request the controller makes is counted and timed by class.
+    config.client = Arc::new(Instrumented::new(config.client, metrics.clone()));
+    let events = config.event_component.clone().map(|component| {
+        EventRecorder::new(
+            component,
+            config.client.clone(),
+            config.now.clone(),
+            metrics.clone(),
+        )
+    });
+    let telemetry = Telemetry::new(metrics, events, config.log_callback_errors);
     Ok(Controller {
         config: Arc::new(config),
+        telemetry: Arc::new(telemetry),
     })
 }
 
@@ -35,7 +58,13 @@ impl Controller {
         (self.config.now)()
     }
 
-    /// The configuration this controller was built from.
+    /// The controller's metrics; serve [`Metrics::encode`] at `/metrics`.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.telemetry.metrics
+    }
+
+    /// The configuration this controller was built from (its `client` is
+    /// wrapped to count and time requests).
     pub fn config(&self) -> &Config {
         &self.config
     }

@@ -31,6 +31,9 @@ pub enum Error {
     /// [`start`](crate::start) was called outside a tokio runtime.
     #[error("start must be called inside a running tokio runtime")]
     NoRuntime,
+    /// The `/metrics` and health listener could not be opened.
+    #[error("listener could not be opened ({0:?})")]
+    Listen(std::io::ErrorKind),
     /// The cluster could not be read or written.
     #[error("transport failed: {0}")]
     Transport(#[from] blue_kubernetes_client::Error),

@@ -11,16 +11,20 @@ mod controller;
 mod crd;
 mod due;
 mod error;
+#[cfg(feature = "http")]
+mod http;
 mod leader;
 mod lock;
 mod names;
 mod options;
 mod package;
+mod preflight;
 mod reconcile;
 mod resource;
 mod runtime;
 mod spec;
 mod status;
+mod telemetry;
 mod time;
 mod typed;
 
@@ -29,6 +33,8 @@ pub use controller::{controller, Controller};
 pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use due::is_due;
 pub use error::Error;
+#[cfg(feature = "http")]
+pub use http::{serve_http, HttpServer};
 pub use leader::{ElectionStep, LeaderElection, LeaseElector};
 pub use lock::{held_locks, is_locked};
 pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
@@ -36,7 +42,11 @@ pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
 };
+pub use preflight::{preflight, Problem};
+/// The Prometheus client the [`Metrics`] are built with, for registering more.
+pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
-pub use runtime::{start, stop, Runtime, Stats};
+pub use runtime::{start, stop, Health, Runtime, Stats, STALE_POLLS};
 pub use status::{Phase, Reason};
+pub use telemetry::{Metrics, QUEUE_NAME};
 pub use typed::TypedPackageBuilder;

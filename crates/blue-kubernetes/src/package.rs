@@ -11,7 +11,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 /// The error a callback returns. Its text is never copied into status,
-/// errors, `Debug` output or logs; only the fact of failure counts.
+/// Events, errors or `Debug` output; it reaches only the operator's log (one
+/// WARN line per failure), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
+/// is false.
 pub type CallbackError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What a callback returns.

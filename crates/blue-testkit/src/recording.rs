@@ -10,7 +10,8 @@ use tokio::sync::{watch, Semaphore};
 
 /// Text planted in every failure a [`FakeInfra`] produces: validation
 /// messages, callback errors and panic payloads. Tests assert it never
-/// reaches status, errors or logs.
+/// reaches status, Events or errors, and reaches the log only when
+/// `Config::log_callback_errors` allows it.
 pub const PLANTED_SECRET: &str = "SECRET-planted-by-blue-testkit";
 
 /// A callback of the recording package.

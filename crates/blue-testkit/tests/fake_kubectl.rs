@@ -388,3 +388,74 @@ async fn replace_rejects_bad_bodies_and_paths_without_writing() {
     assert_eq!(cluster.revision(), 1, "nothing was written");
     assert_eq!(cluster.calls().update_status, 0);
 }
+
+#[tokio::test]
+async fn reads_name_the_exact_version_and_another_version_is_unknown() {
+    let (cluster, kubectl) = setup();
+    cluster.create(&widgets(), NS, "a", json!({}));
+    let listed = client(&kubectl)
+        .list_resources(&widgets(), NS)
+        .await
+        .unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(kubectl.commands()[0][1], "widgets.v1.example.com");
+
+    let other = ResourceDescriptor::new("example.com", "v2", "widgets", "Widget");
+    let err = client(&kubectl)
+        .list_resources(&other, NS)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::NotFound,
+        "like kubectl: no such resource type"
+    );
+    let plain = run(
+        &kubectl,
+        &["get", "widgets.example.com", "-n", NS, "-o", "json"],
+    )
+    .await;
+    assert_eq!(json_of(&plain)["items"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn preflight_and_events_work_through_the_kubectl_command_lines() {
+    use blue_kubernetes::{controller, preflight, reconcile, Config, Phase, Reason, Report};
+    let (cluster, kubectl) = setup();
+    cluster.create(&widgets(), NS, "a", json!({"config": {"value": 1}}));
+    let infra = blue_testkit::FakeInfra::new();
+    let mut config = Config::new(
+        std::sync::Arc::new(client(&kubectl)),
+        vec![infra.package(widgets())],
+    );
+    config.namespace = NS.into();
+    config.event_component = Some("fake-operator".into());
+    let controller = controller(config).unwrap();
+    assert_eq!(preflight(&controller).await, vec![]);
+
+    let denied = blue_kubernetes_client::AccessCheck::new(NS, "patch", "example.com", "widgets");
+    cluster.deny(denied.clone());
+    assert_eq!(
+        preflight(&controller).await,
+        vec![blue_kubernetes::Problem::Forbidden(denied)]
+    );
+
+    let package = &controller.config().packages[0];
+    kubectl.reset();
+    let report = reconcile(&controller, package, NS, "a").await.unwrap();
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    let reasons: Vec<Value> = cluster
+        .events()
+        .iter()
+        .map(|e| e["reason"].clone())
+        .collect();
+    assert_eq!(reasons, [json!("Reconciling"), json!("Converged")]);
+    // A new resource: get, re-read, finalizer, Reconciling, Ready (five
+    // calls, the infrastructure is faked in memory) plus one create per Event.
+    let commands = kubectl.commands();
+    let events = commands
+        .iter()
+        .filter(|c| c[..3] == ["create", "--raw", "/api/v1/namespaces/default/events"])
+        .count();
+    assert_eq!((commands.len(), events), (7, 2), "{commands:?}");
+}

@@ -77,6 +77,26 @@ impl Client for Link {
         self.check()?;
         self.cluster.update_lease(lease).await
     }
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<blue_kubernetes_client::ApiResource>>, Error> {
+        self.check()?;
+        self.cluster.server_resources(group, version).await
+    }
+    async fn can_i(&self, check: &blue_kubernetes_client::AccessCheck) -> Result<bool, Error> {
+        self.check()?;
+        self.cluster.can_i(check).await
+    }
+    async fn create_event(&self, ns: &str, event: &Value) -> Result<Value, Error> {
+        self.check()?;
+        self.cluster.create_event(ns, event).await
+    }
+    async fn update_event(&self, ns: &str, event: &Value) -> Result<Value, Error> {
+        self.check()?;
+        self.cluster.update_event(ns, event).await
+    }
 }
 
 struct Candidate {

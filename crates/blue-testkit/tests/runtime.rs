@@ -144,6 +144,35 @@ impl Client for FailingType {
     ) -> Result<Value, blue_kubernetes_client::Error> {
         self.inner.update_finalizers(d, r, f).await
     }
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<blue_kubernetes_client::ApiResource>>, blue_kubernetes_client::Error>
+    {
+        self.inner.server_resources(group, version).await
+    }
+    async fn can_i(
+        &self,
+        check: &blue_kubernetes_client::AccessCheck,
+    ) -> Result<bool, blue_kubernetes_client::Error> {
+        self.inner.can_i(check).await
+    }
+    async fn create_event(
+        &self,
+        ns: &str,
+        event: &Value,
+    ) -> Result<Value, blue_kubernetes_client::Error> {
+        self.inner.create_event(ns, event).await
+    }
+    async fn update_event(
+        &self,
+        ns: &str,
+        event: &Value,
+    ) -> Result<Value, blue_kubernetes_client::Error> {
+        self.inner.update_event(ns, event).await
+    }
+
     async fn get_lease(
         &self,
         ns: &str,

@@ -20,6 +20,12 @@ namespace: each one owns a ConfigMap holding spec.config.data.
   --workers N         concurrent reconciles (default 2)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
                       unix socket; kubectl: one kubectl process per request
+  --metrics-bind ADDR serve /metrics, /healthz and /readyz on ADDR (e.g. 127.0.0.1:8080)
+  --log-format FMT    text (default) or json; RUST_LOG filters (default: info for the operator)
+  --hide-callback-errors
+                      log failed callbacks without their error text
+  --no-events         write no Kubernetes Events
+  --skip-preflight    start without checking discovery and RBAC first
   --leader-elect      run as one of several replicas: only the holder of a
                       coordination.k8s.io Lease reconciles
   --lease-name NAME   the Lease (default local-configmap-operator)
@@ -58,6 +64,20 @@ pub struct Args {
     pub poll_ms: Option<u64>,
     /// `--workers`.
     pub workers: Option<usize>,
+    /// `--metrics-bind`.
+    pub metrics_bind: Option<std::net::SocketAddr>,
+    /// `--log-format json`.
+    pub json_logs: bool,
+    /// `--hide-callback-errors`.
+    pub hide_callback_errors: bool,
+    /// `--no-events`.
+    pub no_events: bool,
+    /// `--skip-preflight`.
+    pub skip_preflight: bool,
+    /// Hidden `--api-group` (tests): registers the package under another group.
+    pub api_group: Option<String>,
+    /// Hidden `--api-version` (tests): registers the package under another version.
+    pub api_version: Option<String>,
     /// `--leader-elect`.
     pub leader_elect: bool,
     /// `--lease-name`.
@@ -144,6 +164,23 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                         .map_err(|_| "--transport must be proxy or kubectl".to_string())?,
                 )
             }
+            "--metrics-bind" => {
+                let text = value("--metrics-bind")?;
+                let address = text.parse().map_err(|_| {
+                    "--metrics-bind needs an address and port, e.g. 127.0.0.1:8080".to_string()
+                })?;
+                parsed.metrics_bind = Some(address);
+            }
+            "--log-format" => match value("--log-format")?.as_str() {
+                "text" => parsed.json_logs = false,
+                "json" => parsed.json_logs = true,
+                _ => return Err("--log-format needs text or json".into()),
+            },
+            "--hide-callback-errors" if inline.is_none() => parsed.hide_callback_errors = true,
+            "--no-events" if inline.is_none() => parsed.no_events = true,
+            "--skip-preflight" if inline.is_none() => parsed.skip_preflight = true,
+            "--api-group" => parsed.api_group = Some(value("--api-group")?),
+            "--api-version" => parsed.api_version = Some(value("--api-version")?),
             "--leader-elect" if inline.is_none() => parsed.leader_elect = true,
             "--lease-name" => parsed.lease_name = Some(value("--lease-name")?),
             "--lease-namespace" => parsed.lease_namespace = Some(value("--lease-namespace")?),
@@ -206,6 +243,19 @@ impl Args {
             }
         }
         options
+    }
+
+    /// The resource type to manage: `LocalConfigMap`, unless the hidden
+    /// test flags move it to another group or version.
+    pub fn descriptor(&self) -> blue_kubernetes_client::ResourceDescriptor {
+        let mut d = crate::package::descriptor();
+        if let Some(group) = &self.api_group {
+            d.group = group.clone();
+        }
+        if let Some(version) = &self.api_version {
+            d.version = version.clone();
+        }
+        d
     }
 
     /// The leader-election settings these flags describe (`None` without
@@ -279,8 +329,14 @@ mod tests {
             "--poll-ms=200",
             "--workers",
             "3",
+            "--metrics-bind",
+            "127.0.0.1:9090",
+            "--log-format=json",
+            "--no-events",
         ])
         .unwrap();
+        assert_eq!(a.metrics_bind, Some("127.0.0.1:9090".parse().unwrap()));
+        assert!(a.json_logs && a.no_events && !a.hide_callback_errors);
         assert_eq!(a.context.as_deref(), Some("kind-dev"));
         assert_eq!(a.kubeconfig, Some(PathBuf::from("/k")));
         assert_eq!((a.poll_ms, a.workers), (Some(200), Some(3)));
@@ -374,6 +430,14 @@ mod tests {
             (
                 &["--context", "x", "--transport", "secret-http"][..],
                 "proxy or kubectl",
+            ),
+            (
+                &["--context", "x", "--metrics-bind", "secret"][..],
+                "address",
+            ),
+            (
+                &["--context", "x", "--log-format", "secret"][..],
+                "text or json",
             ),
             (&["--context", "x", "secret-positional"][..], "positional"),
         ] {

@@ -15,9 +15,11 @@
 //! - [`desired`]: validation, identity and the desired ConfigMap (pure);
 //! - [`configmap`]: observation and write plans over ConfigMap JSON (pure);
 //! - [`package`]: the callbacks, through the kubectl transport;
-//! - [`cli`]: the binary's flags.
+//! - [`cli`]: the binary's flags;
+//! - [`logging`]: the binary's `tracing` subscriber.
 
 pub mod cli;
 pub mod configmap;
 pub mod desired;
+pub mod logging;
 pub mod package;

@@ -1,23 +1,23 @@
 //! `local-configmap-operator`: runs the blue-kubernetes controller with the
 //! `LocalConfigMap` package until SIGTERM or SIGINT.
 //!
-//! Logs go to stderr, one line per infrastructure effect or health change,
-//! never configuration values.
+//! Logs go to stderr through `tracing` (see [`logging`]): a startup line,
+//! preflight problems, one line per phase transition, infrastructure effect,
+//! callback failure or health change; never configuration values.
 
 use anyhow::{Context, Result};
-use blue_kubernetes::{controller, start, Config, Runtime, Stats};
-use blue_kubernetes_client::connect;
+use blue_kubernetes::{controller, preflight, serve_http, start, Config, Runtime, Stats};
+use blue_kubernetes_client::{connect, kubectl_client, RequestOptions};
 use local_configmap_operator::cli::{self, Args, Command};
+use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 use tokio::signal::unix::{signal, SignalKind};
 
-fn log(message: impl std::fmt::Display) {
-    let now = humantime::format_rfc3339_seconds(SystemTime::now());
-    eprintln!("{now} local-configmap-operator: {message}");
-}
+/// The component name Events are reported by.
+const COMPONENT: &str = "local-configmap-operator";
 
 fn main() -> ExitCode {
     let args = match cli::parse(std::env::args().skip(1)) {
@@ -43,6 +43,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    logging::init(args.json_logs);
     // Two runtime threads suffice: kubectl runs as child processes and the
     // package's callbacks are asynchronous.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -55,7 +56,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            log(format_args!("error: {err:#}"));
+            tracing::error!("{err:#}");
             ExitCode::FAILURE
         }
     }
@@ -69,12 +70,36 @@ async fn run(args: Args) -> Result<()> {
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
     let namespace = args.namespace();
+    let connection = if args.in_cluster {
+        "in-cluster".to_string()
+    } else {
+        format!("context {}", args.context.as_deref().unwrap_or_default())
+    };
+    if !args.skip_preflight && !args.in_cluster {
+        // Asked first, through one kubectl run: with a missing context every
+        // later check (and the proxy's start) would only say that the server
+        // did not answer.
+        let kubectl = kubectl_client(args.kubectl_options()).context("configuring kubectl")?;
+        let context = kubectl.context().to_string();
+        let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
+        if kubectl
+            .request(&lookup, RequestOptions::raw())
+            .await
+            .is_err()
+        {
+            anyhow::bail!("preflight: context {context} does not exist in the kubeconfig");
+        }
+    }
     let transport_kind = args.transport.0;
     let transport = connect(transport_kind, args.kubectl_options())
         .await
         .with_context(|| format!("starting the {transport_kind} transport"))?;
-    let on_effect = Arc::new(|effect: &Effect| log(effect));
-    let package = package::package(transport.clone().into_raw_api(), on_effect)?;
+    let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
+    let package = package::package_for(
+        args.descriptor(),
+        transport.clone().into_raw_api(),
+        on_effect,
+    )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespace.clone();
     if let Some(poll_ms) = args.poll_ms {
@@ -82,6 +107,10 @@ async fn run(args: Args) -> Result<()> {
     }
     if let Some(workers) = args.workers {
         config.workers = workers;
+    }
+    config.log_callback_errors = !args.hide_callback_errors;
+    if !args.no_events {
+        config.event_component = Some(COMPONENT.to_string());
     }
     config.leader_election = args.leader_election(&namespace);
     let election = config.leader_election.as_ref().map(|e| {
@@ -92,18 +121,39 @@ async fn run(args: Args) -> Result<()> {
     });
     let poll_ms = config.poll_ms;
     let elected = config.leader_election.is_some();
-    let runtime = start(controller(config)?)?;
-    log(format_args!(
-        "watching {}.{} in namespace {namespace} ({}, {transport_kind} transport, poll every {poll_ms} ms{})",
+    let controller = controller(config)?;
+    if !args.skip_preflight {
+        let problems = preflight(&controller).await;
+        for problem in &problems {
+            tracing::error!("preflight ({connection}, namespace {namespace}): {problem}");
+        }
+        anyhow::ensure!(
+            problems.is_empty(),
+            "preflight found {} problem(s); not starting",
+            problems.len()
+        );
+    }
+    let runtime = start(controller)?;
+    tracing::info!(
+        "watching {}.{} in namespace {namespace} ({connection}, {transport_kind} transport, poll every {poll_ms} ms{})",
         package::PLURAL,
         package::GROUP,
-        if args.in_cluster {
-            "in-cluster".to_string()
-        } else {
-            format!("context {}", args.context.as_deref().unwrap_or_default())
-        },
         election.unwrap_or_default(),
-    ));
+    );
+    let server = match args.metrics_bind {
+        None => None,
+        Some(address) => {
+            let metrics = runtime.controller().metrics().clone();
+            let server = serve_http(address, metrics, runtime.health())
+                .await
+                .context("opening the --metrics-bind listener")?;
+            tracing::info!(
+                "serving /metrics, /healthz and /readyz on http://{}",
+                server.address()
+            );
+            Some(server)
+        }
+    };
 
     let mut health = Health {
         elected,
@@ -117,11 +167,12 @@ async fn run(args: Args) -> Result<()> {
             _ = ticks.tick() => health.check(&runtime),
         }
     };
-    log(format_args!(
-        "{signal_name} received; finishing running reconciles"
-    ));
+    tracing::info!("{signal_name} received; finishing running reconciles");
     runtime.stop().await;
-    log("stopped");
+    if let Some(server) = server {
+        server.stop().await;
+    }
+    tracing::info!("stopped");
     Ok(())
 }
 
@@ -142,24 +193,25 @@ impl Health {
         let now = runtime.stats();
         let leading = runtime.is_leader();
         if self.elected && leading != self.leading {
-            log(if leading {
+            let line = if leading {
                 "leading: this replica reconciles"
             } else {
                 "not leading: waiting for the lease"
-            });
+            };
+            tracing::info!("{line}");
             self.leading = leading;
         }
         if now.fenced_writes > self.last.fenced_writes {
-            log("lease expired while reconciles ran: their status writes were refused");
+            tracing::warn!("lease expired while reconciles ran: their status writes were refused");
         }
         let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
         let failed = failures(&now) > failures(&self.last);
         let succeeded = now.polls > self.last.polls && !failed;
         if failed && !self.failing {
-            log("cluster calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
+            tracing::warn!("cluster calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
             self.failing = true;
         } else if succeeded && self.failing {
-            log("cluster calls succeeding again");
+            tracing::info!("cluster calls succeeding again");
             self.failing = false;
         }
         self.last = now;

@@ -108,9 +108,19 @@ pub fn package(
     client: Arc<dyn RawApi>,
     on_effect: EffectSink,
 ) -> Result<Package, blue_kubernetes::Error> {
+    package_for(descriptor(), client, on_effect)
+}
+
+/// The package registered for another descriptor (tests use it to show
+/// what a mistyped group or version does at startup).
+pub fn package_for(
+    descriptor: ResourceDescriptor,
+    client: Arc<dyn RawApi>,
+    on_effect: EffectSink,
+) -> Result<Package, blue_kubernetes::Error> {
     let (c1, c2, c3) = (client.clone(), client.clone(), client);
     let (e1, e2) = (on_effect.clone(), on_effect);
-    Package::builder(descriptor())
+    Package::builder(descriptor)
         .config::<LocalConfigMapConfig>()
         .validate(|config, opts| Ok(desired::validate(config, opts)))
         .identity(|config, opts| Ok(desired::identity(config, opts)))

@@ -1,6 +1,7 @@
 //! The persistent transport: one long-lived `kubectl proxy` per client,
 //! spoken to over HTTP/1.1 with keep-alive on a private Unix socket.
 
+mod cluster_calls;
 mod leases;
 mod options;
 mod pool;

@@ -6,7 +6,7 @@
 //! API server answer 409 Conflict.
 
 use crate::resources::{metadata_field, object_name, Metadata};
-use crate::Lease;
+use crate::{AccessCheck, ApiResource, Lease};
 use crate::{
     ApiPath, ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
 };
@@ -101,6 +101,34 @@ impl Client for ProxyClient {
         });
         let request = ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch);
         self.send(request).await?.body.ok_or_else(decode)
+    }
+
+    /// `GET /apis/G/V` (`/api/V` for the core group).
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<ApiResource>>, Error> {
+        self.discover(group, version).await
+    }
+
+    /// `POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews`.
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
+        self.review(check).await
+    }
+
+    /// `POST /api/v1/namespaces/NS/events`.
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.write_event(namespace, None, event).await
+    }
+
+    /// `PUT /api/v1/namespaces/NS/events/NAME`.
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        let name = event
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.write_event(namespace, Some(name), event).await
     }
 
     async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {

@@ -3,7 +3,7 @@
 
 use super::gate::Gate;
 use crate::Clock;
-use blue_kubernetes_client::{Client, Error, Lease, ResourceDescriptor};
+use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, Lease, ResourceDescriptor};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -85,5 +85,27 @@ impl Client for FencedClient {
 
     async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
         self.inner.update_lease(lease).await
+    }
+
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<ApiResource>>, Error> {
+        self.inner.server_resources(group, version).await
+    }
+
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
+        self.inner.can_i(check).await
+    }
+
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.check("create")?;
+        self.inner.create_event(namespace, event).await
+    }
+
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.check("replace")?;
+        self.inner.update_event(namespace, event).await
     }
 }

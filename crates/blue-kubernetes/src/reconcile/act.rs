@@ -31,8 +31,7 @@ impl Pass<'_> {
         if !(observed.exists && observed.matches) {
             self.publish(Phase::Reconciling, Reason::Reconciling)
                 .await?;
-            let callbacks = self.package.callbacks();
-            if !succeeded(callbacks.converge.call(&self.options).await) {
+            if !succeeded(self.effect("converge").await) {
                 return self.fail(Reason::ExecutionFailed).await;
             }
             let Some(again) = self.observe().await else {
@@ -53,8 +52,7 @@ impl Pass<'_> {
     async fn destroy(&mut self, observed: Observation) -> Result<Report, Halt> {
         if observed.exists {
             self.publish(Phase::Deleting, Reason::Deleting).await?;
-            let callbacks = self.package.callbacks();
-            if !succeeded(callbacks.delete.call(&self.options).await) {
+            if !succeeded(self.effect("delete").await) {
                 return self.fail(Reason::ExecutionFailed).await;
             }
             // The finalizer goes only once absence has been observed.
@@ -77,21 +75,24 @@ impl Pass<'_> {
         self.write(t).await.map(drop)
     }
 
-    async fn observe(&self) -> Option<Observation> {
-        self.package
-            .callbacks()
-            .observe
-            .call(&self.options)
-            .await
-            .ok()
+    async fn observe(&mut self) -> Option<Observation> {
+        self.run_callback("observe", |c| &c.observe).await
+    }
+
+    /// Runs `converge` or `delete`.
+    async fn effect(&mut self, name: &'static str) -> Option<WorkflowOutcome> {
+        match name {
+            "converge" => self.run_callback(name, |c| &c.converge).await,
+            _ => self.run_callback(name, |c| &c.delete).await,
+        }
     }
 }
 
-/// A workflow succeeded: no error, and `blue/exit` absent or zero.
-fn succeeded<E>(outcome: Result<WorkflowOutcome, E>) -> bool {
+/// A workflow succeeded: it returned, and `blue/exit` is absent or zero.
+fn succeeded(outcome: Option<WorkflowOutcome>) -> bool {
     match outcome {
-        Err(_) => false,
-        Ok(map) => match map.get("blue/exit") {
+        None => false,
+        Some(map) => match map.get("blue/exit") {
             None | Some(Value::Null) => true,
             Some(Value::Number(n)) => n.as_i64() == Some(0),
             Some(Value::String(s)) => s.trim() == "0",
@@ -105,8 +106,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn outcome(v: Value) -> Result<WorkflowOutcome, ()> {
-        Ok(v.as_object().unwrap().clone())
+    fn outcome(v: Value) -> Option<WorkflowOutcome> {
+        Some(v.as_object().unwrap().clone())
     }
 
     #[test]
@@ -116,6 +117,6 @@ mod tests {
         assert!(succeeded(outcome(json!({"blue/exit": "0"}))));
         assert!(!succeeded(outcome(json!({"blue/exit": 2}))));
         assert!(!succeeded(outcome(json!({"blue/exit": true}))));
-        assert!(!succeeded::<()>(Err(())));
+        assert!(!succeeded(None));
     }
 }

@@ -2,6 +2,7 @@
 //! re-read, then the ordered rules in [`rules`].
 
 mod act;
+mod observed;
 mod pass;
 mod rules;
 
@@ -82,9 +83,15 @@ pub(crate) async fn reconcile_snapshot(
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
     let releasing = rules::releases_without_callbacks(&listed, names);
-    let identity = match releasing {
-        true => None,
-        false => identify(package, &options_for(package, &listed, names).0).await,
+    let (identity, listed_failure) = match releasing {
+        true => (None, None),
+        false => {
+            let options = options_for(package, &listed, names).0;
+            match identify(controller, package, &options).await {
+                Ok(id) => (Some(id), None),
+                Err(failure) => (None, Some(failure)),
+            }
+        }
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -114,16 +121,35 @@ pub(crate) async fn reconcile_snapshot(
         return Ok(Report::NotDue);
     }
     let (options, config_error) = options_for(package, &fresh, names);
-    if !releasing && identify(package, &options).await != identity {
-        return Ok(Report::Changed);
+    let mut failure = None;
+    if !releasing {
+        let now = match identify(controller, package, &options).await {
+            Ok(id) => Some(id),
+            Err(f) => {
+                failure = Some(("identity", f));
+                None
+            }
+        };
+        if now != identity {
+            if let Some(failure) = &listed_failure {
+                // No status records this attempt; the next poll retries.
+                observed::log_unrecorded(controller, package, &fresh, "identity", failure);
+            }
+            return Ok(Report::Changed);
+        }
     }
     let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
+    pass.failure = failure;
     pass.config_error = config_error;
     pass.run().await
 }
 
-async fn identify(package: &Package, options: &Options) -> Option<Vec<Option<String>>> {
-    package.callbacks().identity.call(options).await.ok()
+async fn identify(
+    controller: &Controller,
+    package: &Package,
+    options: &Options,
+) -> Result<Vec<Option<String>>, crate::callback::Failure> {
+    observed::call(controller, package, "identity", |c| &c.identity, options).await
 }
 
 fn object_key(package: &Package, r: &Value) -> String {

@@ -34,6 +34,8 @@ pub(super) struct Pass<'a> {
     pub(super) snapshot: Value,
     pub(super) options: Options,
     pub(super) identity: Option<Vec<Option<String>>>,
+    /// The latest callback failure of this pass, for the operator's log.
+    pub(super) failure: super::observed::LastFailure,
     /// Why a typed package's config did not decode (values redacted).
     pub(super) config_error: Option<String>,
 }
@@ -52,6 +54,7 @@ impl<'a> Pass<'a> {
             snapshot,
             options,
             identity,
+            failure: None,
             config_error: None,
         }
     }
@@ -77,10 +80,13 @@ impl<'a> Pass<'a> {
             retry,
             &config.names.request_annotation,
         );
+        self.before_write(&t, &status);
+        let previous = super::observed::phase_of(&self.snapshot);
         self.snapshot = config
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await?;
+        self.after_write(previous, &t, &status).await;
         Ok(Report::Reconciled(t.phase, t.reason))
     }
 

@@ -8,6 +8,11 @@ use crate::status::{Next, Transition};
 use crate::{Names, Phase, Reason};
 use serde_json::Value;
 
+fn validate_of(c: &crate::package::PackageInner) -> &crate::callback::Callback<Vec<String>> {
+    // Only called after checking that the package has one.
+    c.validate.as_ref().expect("validate is set")
+}
+
 /// Rule 1 applies: deleting, and Retain or our finalizer already gone.
 pub(super) fn releases_without_callbacks(r: &Value, names: &Names) -> bool {
     is_deleting(r)
@@ -54,11 +59,14 @@ impl Pass<'_> {
         }
 
         // 4 and 5. The package's validation; its messages are dropped here.
-        if let Some(validate) = &self.package.callbacks().validate {
-            match validate.call(&self.options).await {
-                Err(_) => return self.fail(Reason::ValidationFailed).await,
-                Ok(errors) if !errors.is_empty() => return self.invalid().await,
-                Ok(_) => {}
+        if self.package.callbacks().validate.is_some() {
+            match self.run_callback("validate", validate_of).await {
+                None => return self.fail(Reason::ValidationFailed).await,
+                Some(errors) if !errors.is_empty() => {
+                    self.log_invalid(&errors);
+                    return self.invalid().await;
+                }
+                Some(_) => {}
             }
         }
         // Identity is needed for the lock before any effect may run.

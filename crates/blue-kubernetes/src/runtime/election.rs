@@ -40,6 +40,7 @@ pub(super) fn begin(
     let task = handle.spawn(leader::run(elector, raw, config.now.clone(), stopped));
     let fenced = Controller {
         config: Arc::new(config),
+        telemetry: controller.telemetry.clone(),
     };
     Ok((fenced, Some(Election { gate, stop, task })))
 }

@@ -2,19 +2,23 @@
 //! fixed pool of workers.
 
 mod election;
+mod health;
 mod queue;
 mod stats;
 
+pub use health::{Health, STALE_POLLS};
 pub use stats::Stats;
 
 use crate::due::is_due_named;
 use crate::reconcile::{reconcile_snapshot, Report};
 use crate::resource;
-use crate::{Controller, Error};
+use crate::resource::status_str;
+use crate::telemetry::QUEUE_NAME;
+use crate::{Controller, Error, Phase};
 use futures::FutureExt;
 use queue::WorkQueue;
 use stats::Counters;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +38,7 @@ struct Shared {
     controller: Controller,
     queue: WorkQueue,
     counters: Counters,
+    health: Arc<Health>,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
 }
@@ -63,10 +68,13 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let workers = controller.config.workers;
     let (controller, election) = election::begin(controller, &handle)?;
+    let config = &controller.config;
+    let health = Health::new(config.now.clone(), config.poll_ms, config.packages.len());
     let shared = Arc::new(Shared {
         controller,
         queue: WorkQueue::default(),
         counters: Counters::default(),
+        health: Arc::new(health),
         gate: election.as_ref().map(|e| e.gate.clone()),
     });
     let (shutdown, stopped) = watch::channel(false);
@@ -103,10 +111,21 @@ impl Runtime {
     /// The counters so far.
     pub fn stats(&self) -> Stats {
         let mut stats = self.shared.counters.snapshot();
+        (stats.callback_failures, stats.invalid) = self.shared.controller.telemetry.counts();
         if let Some(election) = &self.election {
             election.fill(&mut stats);
         }
         stats
+    }
+
+    /// Liveness and readiness, for `/healthz` and `/readyz`.
+    pub fn health(&self) -> Arc<Health> {
+        self.shared.health.clone()
+    }
+
+    /// The controller this runtime runs (e.g. for its [`metrics`](Controller::metrics)).
+    pub fn controller(&self) -> &Controller {
+        &self.shared.controller
     }
 
     /// Whether this process may dispatch work now: always without leader
@@ -127,7 +146,10 @@ async fn poll_loop(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = ticks.tick() => if shared.may_dispatch() { poll_once(&shared).await },
+            _ = ticks.tick() => match shared.may_dispatch() {
+                true => poll_once(&shared).await,
+                false => shared.health.standing_by(),
+            },
             _ = stopped.changed() => return,
         }
         if *stopped.borrow() {
@@ -155,6 +177,8 @@ async fn poll_once(shared: &Shared) {
                     .or_default() += 1;
             }),
             Ok(items) => {
+                shared.health.listed(index);
+                count_phases(shared, &descriptor.qualified_plural(), &items);
                 let now = shared.controller.now();
                 let mut listed = HashSet::with_capacity(items.len());
                 for item in items {
@@ -173,15 +197,63 @@ async fn poll_once(shared: &Shared) {
         }
     }
     shared.counters.update(|s| s.polls += 1);
+    shared.health.poll_completed();
+    let metrics = &shared.controller.telemetry.metrics;
+    metrics.polls.inc();
+    set_queue_depth(shared);
+}
+
+/// `blue_resources{controller, phase}`: the listed resources per phase.
+fn count_phases(shared: &Shared, controller: &str, items: &[serde_json::Value]) {
+    const PHASES: [Phase; 7] = [
+        Phase::Ready,
+        Phase::Reconciling,
+        Phase::Deleting,
+        Phase::Failed,
+        Phase::Invalid,
+        Phase::Blocked,
+        Phase::Suspended,
+    ];
+    let mut counts: BTreeMap<&str, i64> = PHASES.iter().map(|p| (p.as_str(), 0)).collect();
+    counts.insert("None", 0);
+    for item in items {
+        let phase = status_str(item, "phase").unwrap_or("None");
+        // Unknown text in status is not ours to export as a label.
+        if let Some(n) = counts.get_mut(phase) {
+            *n += 1;
+        }
+    }
+    let phases = &shared.controller.telemetry.metrics.phases;
+    for (phase, n) in counts {
+        phases
+            .get_or_create(&[("controller", controller.into()), ("phase", phase.into())])
+            .set(n);
+    }
+}
+
+fn set_queue_depth(shared: &Shared) {
+    let depth = i64::try_from(shared.queue.len()).unwrap_or(i64::MAX);
+    shared
+        .controller
+        .telemetry
+        .metrics
+        .queue_depth
+        .get_or_create(&[("name", QUEUE_NAME.into())])
+        .set(depth);
 }
 
 async fn work_loop(shared: Arc<Shared>) {
+    let metrics = shared.controller.telemetry.metrics.clone();
     while let Some((key, snapshot)) = shared.queue.pop().await {
+        set_queue_depth(&shared);
         if !shared.may_dispatch() {
             shared.queue.done(&key, None);
             continue;
         }
         let package = &shared.controller.config.packages[key.0];
+        let label = [("controller", package.descriptor().qualified_plural())];
+        metrics.active_workers.get_or_create(&label).inc();
+        let started = tokio::time::Instant::now();
         let listed_at = snapshot
             .pointer("/metadata/resourceVersion")
             .and_then(serde_json::Value::as_str)
@@ -199,6 +271,29 @@ async fn work_loop(shared: Arc<Shared>) {
             }
             Err(_) => tracing::error!(namespace = %key.1, name = %key.2, "reconcile panicked"),
         }
+        metrics.active_workers.get_or_create(&label).dec();
+        metrics
+            .reconcile_time
+            .get_or_create(&label)
+            .observe(started.elapsed().as_secs_f64());
+        let outcome = match &result {
+            Ok(Ok(Report::Reconciled(Phase::Failed, _))) | Ok(Err(_)) | Err(_) => "error",
+            Ok(Ok(Report::Reconciled(..) | Report::Released)) => "success",
+            Ok(Ok(Report::Conflict)) => "conflict",
+            Ok(Ok(Report::Busy)) => "busy",
+            Ok(Ok(_)) => "skipped",
+        };
+        if outcome == "error" {
+            metrics.reconcile_errors.get_or_create(&label).inc();
+        }
+        let [(_, controller)] = &label;
+        metrics
+            .reconciles
+            .get_or_create(&[
+                ("controller", controller.clone()),
+                ("result", outcome.into()),
+            ])
+            .inc();
         // Only a successful write guarantees the listed version is stale.
         let wrote = matches!(result, Ok(Ok(Report::Reconciled(..) | Report::Released)));
         shared.counters.update(|s| match result {
@@ -207,6 +302,7 @@ async fn work_loop(shared: Arc<Shared>) {
                 match report {
                     Report::Busy => s.busy += 1,
                     Report::Conflict => s.conflicts += 1,
+                    Report::Reconciled(Phase::Failed, _) => s.failed += 1,
                     _ => {}
                 }
             }

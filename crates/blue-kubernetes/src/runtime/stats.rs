@@ -10,8 +10,16 @@ pub struct Stats {
     pub polls: u64,
     /// Failed lists, per resource type (`plural.group`).
     pub transport_failures: BTreeMap<String, u64>,
-    /// Reconciles that ended with an error or a panic.
+    /// Reconciles that ended with a transport error or a panic of the pass
+    /// (not a failed callback: see `failed` and `callback_failures`).
     pub reconcile_errors: u64,
+    /// Reconciles that wrote phase Failed (a callback failed, or the
+    /// infrastructure was not ready).
+    pub failed: u64,
+    /// Callback calls that returned an error or panicked.
+    pub callback_failures: u64,
+    /// Reconciles that found the configuration invalid.
+    pub invalid: u64,
     /// Reconciles that ran to a report.
     pub reconciles: u64,
     /// Reconciles that found the identity lock held.

@@ -2,7 +2,9 @@
 
 use super::State;
 use super::{Call, FakeCluster, Operation};
-use blue_kubernetes_client::{Client, Error, ErrorKind, Lease, ResourceDescriptor};
+use blue_kubernetes_client::{
+    AccessCheck, ApiResource, Client, Error, ErrorKind, Lease, ResourceDescriptor,
+};
 use serde_json::Value;
 
 fn meta<'a>(resource: &'a Value, field: &str) -> &'a str {
@@ -96,6 +98,26 @@ impl Client for FakeCluster {
         self.begin(op, d, namespace, Some(name)).await?;
         let written = self.lock().store.write_finalizers(d, resource, finalizers);
         written.map_err(|kind| refused(op, kind))
+    }
+
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<ApiResource>>, Error> {
+        Ok(self.discover(group, version))
+    }
+
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
+        Ok(self.authorize(check))
+    }
+
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.write_event(namespace, event, true)
+    }
+
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.write_event(namespace, event, false)
     }
 
     async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {

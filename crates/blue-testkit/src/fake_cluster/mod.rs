@@ -8,6 +8,7 @@
 mod calls;
 mod client;
 mod crd;
+mod extras;
 mod faults;
 mod leases;
 mod schema;
@@ -19,6 +20,7 @@ pub use faults::{Fault, Operation};
 
 use crate::FakeClock;
 use blue_kubernetes_client::Lease;
+use extras::Extras;
 use faults::Faults;
 use leases::Leases;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -33,6 +35,7 @@ struct State {
     log: Vec<Call>,
     latency: Duration,
     clock: FakeClock,
+    extras: Extras,
 }
 
 /// An in-memory Kubernetes API for one or more custom resource types, with

@@ -63,6 +63,7 @@ impl FakeCluster {
     pub fn create_with(&self, d: &ResourceDescriptor, object: Value) -> Value {
         let now = self.now();
         let mut state = self.lock();
+        state.extras.serve(d);
         match state.store.create(d, object, &now) {
             Ok(created) => created,
             Err(ErrorKind::Invalid) if !state.store.last_rejection.is_empty() => {

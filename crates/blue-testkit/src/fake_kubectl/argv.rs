@@ -176,7 +176,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, Rejected> {
                 patch,
             })
         }
-        ("get" | "replace" | "patch" | "create", _) => {
+        ("get" | "create" | "replace" | "patch", _) => {
             Err(Rejected::Unsupported("unexpected arguments"))
         }
         _ => Err(Rejected::UnknownCommand(verb)),

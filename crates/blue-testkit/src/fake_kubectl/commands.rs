@@ -57,9 +57,18 @@ impl FakeKubectl {
             Command::Replace { path, file } if super::leases::is_lease_path(&path) => {
                 self.replace_lease(&path, &file).await
             }
+            Command::Replace { path, file } if super::raw::event_path(&path).is_some() => {
+                self.raw_write(&path, &file, false).await
+            }
             Command::Replace { path, file } => self.replace_status(&path, &file).await,
-            Command::RawGet { path } => self.get_lease(&path).await,
-            Command::RawCreate { path, file } => self.create_lease(&path, &file).await,
+            Command::RawGet { path } if super::leases::is_lease_path(&path) => {
+                self.get_lease(&path).await
+            }
+            Command::RawGet { path } => self.raw_get(&path).await,
+            Command::RawCreate { path, file } if super::leases::is_lease_path(&path) => {
+                self.create_lease(&path, &file).await
+            }
+            Command::RawCreate { path, file } => self.raw_write(&path, &file, true).await,
             Command::Patch {
                 resource,
                 name,

@@ -3,6 +3,7 @@
 mod argv;
 mod commands;
 mod leases;
+mod raw;
 mod stderr;
 
 use crate::FakeCluster;
@@ -23,8 +24,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 ///   (the body is read from `FILE`);
 /// - `patch PLURAL.GROUP NAME -n NS --type=merge -p JSON -o json` where the
 ///   patch sets `metadata.finalizers` (with an optional `resourceVersion`);
+/// - `get --raw /apis/G/V` (discovery), `create --raw
+///   /apis/authorization.k8s.io/v1/selfsubjectaccessreviews -f FILE`, and
+///   `create|replace --raw /api/v1/namespaces/NS/events[/NAME] -f FILE`;
 /// - the Lease requests: `get --raw`, `create --raw` and `replace --raw` on
 ///   `/apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]`.
+///
+/// `PLURAL.VERSION.GROUP` names a type too; another version is unknown.
 ///
 /// Each maps onto one [`Client`](blue_kubernetes_client::Client) call of the cluster, so the cluster's faults,
 /// latency and call log apply. Failures exit 1 with kubectl's own stderr
@@ -98,8 +104,9 @@ impl FakeKubectl {
         }
     }
 
-    /// Makes `descriptor`'s type known (as `plural.group` and by its
-    /// `/apis/...` path), as installing its CRD would.
+    /// Makes `descriptor`'s type known (as `plural.group`, as
+    /// `plural.version.group` and by its `/apis/...` path), as installing
+    /// its CRD would. Another version (`plural.v2.group`) stays unknown.
     ///
     /// ```
     /// use blue_kubernetes_client::ResourceDescriptor;
@@ -174,7 +181,9 @@ impl FakeKubectl {
     }
 
     pub(super) fn by_name(&self, resource: &str) -> Option<&ResourceDescriptor> {
-        self.types.iter().find(|d| d.qualified_plural() == resource)
+        self.types
+            .iter()
+            .find(|d| d.qualified_plural() == resource || d.versioned_plural() == resource)
     }
 }
 

@@ -5,7 +5,7 @@
 //! made.
 
 use blue_kubernetes::{FINALIZER, REQUEST_ANNOTATION};
-use blue_kubernetes_client::{Client, Error, ResourceDescriptor};
+use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, ResourceDescriptor};
 use blue_testkit::{FakeCluster, FakeInfra, Operation, PLANTED_SECRET};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -567,6 +567,33 @@ impl Client for Audit {
             self.violation(format!("{name}: removed others' finalizers {dropped:?}"));
         }
         result
+    }
+
+    async fn server_resources(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Result<Option<Vec<ApiResource>>, Error> {
+        self.cluster.server_resources(group, version).await
+    }
+
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
+        self.cluster.can_i(check).await
+    }
+
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        // Events are as public as status: never the planted secret.
+        if event.to_string().contains(PLANTED_SECRET) {
+            self.violation("an Event carries the planted secret".to_string());
+        }
+        self.cluster.create_event(namespace, event).await
+    }
+
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        if event.to_string().contains(PLANTED_SECRET) {
+            self.violation("an Event carries the planted secret".to_string());
+        }
+        self.cluster.update_event(namespace, event).await
     }
 
     // The model runs without leader election; Lease calls pass through

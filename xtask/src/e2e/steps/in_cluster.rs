@@ -24,29 +24,8 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
         "the operator exited with {status} on SIGTERM"
     );
 
-    let endpoint = w.cluster.endpoint()?;
     let sa = w.scratch("serviceaccount");
-    fs::create_dir_all(&sa)?;
-    fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
-    fs::write(sa.join("namespace"), w.kube.namespace())?;
-    write_token(&sa, &request_token(w)?)?;
-
-    let args: Vec<String> = [
-        "--in-cluster",
-        "--service-account-dir",
-        &sa.display().to_string(),
-        "--service-host",
-        &endpoint.host,
-        "--service-port",
-        &endpoint.port.to_string(),
-        "--poll-ms",
-        &super::super::world::POLL_MS.to_string(),
-        "--transport",
-        w.transport.as_str(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let args = in_cluster_args(w, &sa, &request_token(w)?)?;
     w.start_operator(&args)?;
 
     w.kube.create(&manifest(
@@ -93,6 +72,32 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Prepares service-account directory `sa` (CA, namespace, `token`) and
+/// returns the flags of an operator running "in-cluster" with it.
+pub(super) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<Vec<String>> {
+    let endpoint = w.cluster.endpoint()?;
+    fs::create_dir_all(sa)?;
+    fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
+    fs::write(sa.join("namespace"), w.kube.namespace())?;
+    write_token(sa, token)?;
+    Ok([
+        "--in-cluster",
+        "--service-account-dir",
+        &sa.display().to_string(),
+        "--service-host",
+        &endpoint.host,
+        "--service-port",
+        &endpoint.port.to_string(),
+        "--poll-ms",
+        &super::super::world::POLL_MS.to_string(),
+        "--transport",
+        w.transport.as_str(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect())
+}
+
 /// Changes echo's data and waits until the ConfigMap and status follow.
 fn update(w: &mut World<'_>, value: &str) -> Result<()> {
     update_within(w, value, DEADLINE)
@@ -118,8 +123,13 @@ fn update_within(w: &mut World<'_>, value: &str, deadline: std::time::Duration) 
 
 /// A fresh token for the operator's ServiceAccount (TokenRequest API).
 fn request_token(w: &World<'_>) -> Result<String> {
+    request_token_for(w, SERVICE_ACCOUNT)
+}
+
+/// A fresh token for ServiceAccount `account` (TokenRequest API).
+pub(super) fn request_token_for(w: &World<'_>, account: &str) -> Result<String> {
     let path = format!(
-        "/api/v1/namespaces/{}/serviceaccounts/{SERVICE_ACCOUNT}/token",
+        "/api/v1/namespaces/{}/serviceaccounts/{account}/token",
         w.kube.namespace()
     );
     let body = json!({
@@ -141,7 +151,7 @@ fn request_token(w: &World<'_>) -> Result<String> {
 
 /// Replaces the token file atomically, as the kubelet does, so kubectl
 /// never reads a half-written token.
-fn write_token(dir: &Path, token: &str) -> Result<()> {
+pub(super) fn write_token(dir: &Path, token: &str) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let tmp = dir.join("..token.tmp");

@@ -7,6 +7,7 @@ mod deletion;
 mod drift;
 mod failover;
 mod in_cluster;
+mod observability;
 mod transport;
 
 use anyhow::{ensure, Context, Result};
@@ -63,10 +64,16 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         drift::ownership_conflict,
     ),
     (
+        "failure-explained",
+        Some("charlie"),
+        observability::failure_explained,
+    ),
+    (
         "controller-restart",
         Some("alpha"),
         drift::controller_restart,
     ),
+    ("metrics-scrape", None, observability::metrics_scrape),
     (
         "proxy-socket-is-private",
         None,
@@ -96,6 +103,26 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         "retain-keeps-configmap",
         Some("alpha"),
         deletion::retain_keeps_configmap,
+    ),
+    (
+        "preflight-unknown-context",
+        None,
+        observability::preflight_unknown_context,
+    ),
+    (
+        "preflight-missing-crd",
+        None,
+        observability::preflight_missing_crd,
+    ),
+    (
+        "preflight-wrong-version",
+        None,
+        observability::preflight_wrong_version,
+    ),
+    (
+        "preflight-missing-status-rbac",
+        None,
+        observability::preflight_missing_status_rbac,
     ),
     (
         "in-cluster-token-rotation",

@@ -61,21 +61,21 @@ async fn a_resource_converges_and_drift_is_repaired_under_the_generated_crd() {
     let created = w.cluster.create(
         &descriptor(),
         NS,
-        "app",
+        "drifting",
         json!({"config": {"data": {"k": "v"}}}),
     );
     assert_eq!(created["spec"]["reconcileInterval"], "60s", "CRD default");
     assert_eq!(
-        w.reconcile("app").await,
+        w.reconcile("drifting").await,
         Report::Reconciled(Phase::Ready, Reason::Converged)
     );
-    assert_eq!(w.status("app")["phase"], "Ready");
+    assert_eq!(w.status("drifting")["phase"], "Ready");
     assert_eq!(w.infra.config_map().unwrap()["data"], json!({"k": "v"}));
 
     w.infra.server.lock().unwrap().config_map.as_mut().unwrap()["data"] = json!({});
-    assert_eq!(w.reconcile("app").await, Report::NotDue);
+    assert_eq!(w.reconcile("drifting").await, Report::NotDue);
     w.clock.advance(60_000);
-    w.reconcile("app").await;
+    w.reconcile("drifting").await;
     assert_eq!(w.infra.config_map().unwrap()["data"], json!({"k": "v"}));
 }
 
@@ -83,13 +83,13 @@ async fn a_resource_converges_and_drift_is_repaired_under_the_generated_crd() {
 async fn a_mistyped_config_is_refused_by_the_crd_and_invalid_without_it() {
     let spec = json!({"config": {"data": {"k": 1}}});
     let with_crd = World::new(true);
-    let object = json!({"metadata": {"name": "app"}, "spec": spec});
+    let object = json!({"metadata": {"name": "mistyped"}, "spec": spec});
     assert!(with_crd.cluster.admit(&descriptor(), object).is_err());
 
     let bare = World::new(false);
-    bare.cluster.create(&descriptor(), NS, "app", spec);
+    bare.cluster.create(&descriptor(), NS, "mistyped", spec);
     assert_eq!(
-        bare.reconcile("app").await,
+        bare.reconcile("mistyped").await,
         Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
     );
     assert!(
@@ -98,6 +98,8 @@ async fn a_mistyped_config_is_refused_by_the_crd_and_invalid_without_it() {
     );
 }
 
+// Each test names its resource differently: the identity lock is process
+// wide, and parallel tests sharing an identity would find it held (Busy).
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
@@ -107,8 +109,8 @@ proptest! {
     fn every_config_the_crd_admits_converges(spec in arb_spec_with(arb_config_from_crd(&crd(false).unwrap()))) {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let w = World::new(true);
-        w.cluster.create(&descriptor(), NS, "app", spec.clone());
-        let report = runtime.block_on(w.reconcile("app"));
+        w.cluster.create(&descriptor(), NS, "admitted", spec.clone());
+        let report = runtime.block_on(w.reconcile("admitted"));
         let expected = if spec["suspend"] == true {
             Report::Reconciled(Phase::Suspended, Reason::Suspended)
         } else {

@@ -1,0 +1,168 @@
+//! Startup preflight: before any work, check that the server answers, that
+//! each package's group/version serves its plural with its kind and a
+//! status subresource, and that RBAC allows every verb the controller uses
+//! (Leases with leader election, Events when they are on).
+
+use crate::Controller;
+use blue_kubernetes_client::{AccessCheck, ApiResource, ErrorKind, ResourceDescriptor};
+
+/// One problem found by [`preflight`], printable as one clear line. Holds
+/// names from the configuration and the server's discovery only, never
+/// kubectl output.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Problem {
+    /// The API server could not be asked at all (wrong context, server
+    /// down, credentials rejected).
+    #[error(
+        "the API server did not answer ({0}): check the context, the server and the credentials"
+    )]
+    Unreachable(ErrorKind),
+    /// The group/version is not served: the CRD is missing or serves other versions.
+    #[error("{api_version} is not served: is the CRD for {plural}.{group} installed, and does it serve version {version}?", api_version = .0.api_version(), plural = .0.plural, group = .0.group, version = .0.version)]
+    NotServed(ResourceDescriptor),
+    /// The group/version serves no resource of this plural name.
+    #[error("{api_version} serves no resource named {plural}{hint}", api_version = .descriptor.api_version(), plural = .descriptor.plural, hint = hint(.singular_of.as_deref()))]
+    NoSuchResource {
+        /// The package's type.
+        descriptor: ResourceDescriptor,
+        /// The plural the given name is the singular of, if any.
+        singular_of: Option<String>,
+    },
+    /// The resource serves another kind.
+    #[error("{plural}.{group} serves kind {served}, but the package says {kind}", plural = .descriptor.plural, group = .descriptor.group, kind = .descriptor.kind)]
+    WrongKind {
+        /// The package's type.
+        descriptor: ResourceDescriptor,
+        /// The kind discovery reports.
+        served: String,
+    },
+    /// The CRD has no status subresource, so status cannot be written.
+    #[error("{plural}.{group} has no status subresource: enable `subresources: {{status: {{}}}}` in the CRD", plural = .0.plural, group = .0.group)]
+    NoStatusSubresource(ResourceDescriptor),
+    /// RBAC does not allow a verb the controller uses.
+    #[error("RBAC does not allow {0}")]
+    Forbidden(AccessCheck),
+    /// A check could not be made.
+    #[error("could not check {what} ({kind})")]
+    CheckFailed {
+        /// What was being checked.
+        what: String,
+        /// The transport's classification.
+        kind: ErrorKind,
+    },
+}
+
+fn hint(singular_of: Option<&str>) -> String {
+    singular_of.map_or(String::new(), |p| {
+        format!(" (that is the singular name; the plural is {p})")
+    })
+}
+
+/// Runs every check and returns the problems found (empty when the
+/// controller can start). Costs one discovery request per group/version and
+/// one access review per verb.
+///
+/// ```no_run
+/// # async fn demo(controller: blue_kubernetes::Controller) {
+/// let problems = blue_kubernetes::preflight(&controller).await;
+/// for problem in &problems {
+///     eprintln!("preflight: {problem}");
+/// }
+/// if !problems.is_empty() {
+///     std::process::exit(1);
+/// }
+/// # }
+/// ```
+pub async fn preflight(controller: &Controller) -> Vec<Problem> {
+    let config = &controller.config;
+    let client = &config.client;
+    let mut problems = Vec::new();
+    for package in &config.packages {
+        let d = package.descriptor();
+        match client.server_resources(&d.group, &d.version).await {
+            Err(e) if problems.is_empty() && is_unreachable(e.kind()) => {
+                return vec![Problem::Unreachable(e.kind())];
+            }
+            Err(e) => problems.push(Problem::CheckFailed {
+                what: format!("discovery of {}", d.api_version()),
+                kind: e.kind(),
+            }),
+            Ok(None) => problems.push(Problem::NotServed(d.clone())),
+            Ok(Some(served)) => problems.extend(check_served(d, &served)),
+        }
+    }
+    for check in access_checks(controller) {
+        match client.can_i(&check).await {
+            Ok(true) => {}
+            Ok(false) => problems.push(Problem::Forbidden(check)),
+            Err(e) if problems.is_empty() && is_unreachable(e.kind()) => {
+                return vec![Problem::Unreachable(e.kind())];
+            }
+            Err(e) => problems.push(Problem::CheckFailed {
+                what: format!("whether RBAC allows {check}"),
+                kind: e.kind(),
+            }),
+        }
+    }
+    problems
+}
+
+fn is_unreachable(kind: ErrorKind) -> bool {
+    !matches!(
+        kind,
+        ErrorKind::Conflict | ErrorKind::NotFound | ErrorKind::Invalid
+    )
+}
+
+fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Problem> {
+    let Some(resource) = served.iter().find(|r| r.name == d.plural) else {
+        let singular_of = served
+            .iter()
+            .find(|r| !r.singular_name.is_empty() && r.singular_name == d.plural)
+            .map(|r| r.name.clone());
+        return Some(Problem::NoSuchResource {
+            descriptor: d.clone(),
+            singular_of,
+        });
+    };
+    if resource.kind != d.kind {
+        return Some(Problem::WrongKind {
+            descriptor: d.clone(),
+            served: resource.kind.clone(),
+        });
+    }
+    let status = format!("{}/status", d.plural);
+    if !served.iter().any(|r| r.name == status) {
+        return Some(Problem::NoStatusSubresource(d.clone()));
+    }
+    None
+}
+
+/// Every verb the controller uses: list (poll), get (re-read), patch
+/// (finalizers), update on `/status`, get/create/update on leases with
+/// leader election, and create/update on events when Events are on.
+fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
+    let config = &controller.config;
+    let ns = &config.namespace;
+    let mut checks = Vec::new();
+    for package in &config.packages {
+        let d = package.descriptor();
+        for verb in ["list", "get", "patch"] {
+            checks.push(AccessCheck::new(ns, verb, &d.group, &d.plural));
+        }
+        checks.push(AccessCheck::new(ns, "update", &d.group, &d.plural).with_subresource("status"));
+    }
+    if let Some(election) = &config.leader_election {
+        for verb in ["get", "create", "update"] {
+            let ns = &election.lease_namespace;
+            checks.push(AccessCheck::new(ns, verb, "coordination.k8s.io", "leases"));
+        }
+    }
+    if config.event_component.is_some() {
+        for verb in ["create", "update"] {
+            checks.push(AccessCheck::new(ns, verb, "", "events"));
+        }
+    }
+    checks
+}

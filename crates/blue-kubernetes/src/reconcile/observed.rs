@@ -1,0 +1,195 @@
+//! What a pass tells the people running the operator: callback timings and
+//! failures, phase transitions, Events. Never the status's business.
+
+use super::pass::Pass;
+use crate::callback::{Callback, Failure};
+use crate::package::PackageInner;
+use crate::resource::status_str;
+use crate::status::{Next, Transition};
+use crate::telemetry::log::{self, FailedCall, Subject};
+use crate::telemetry::EventType;
+use crate::time::parse_ms;
+use crate::{Controller, Options, Package, Phase, Reason};
+use serde_json::Value;
+use std::time::Duration;
+
+/// Runs one callback, timing it and counting a failure.
+pub(crate) async fn call<T: Send + 'static>(
+    controller: &Controller,
+    package: &Package,
+    name: &'static str,
+    pick: fn(&PackageInner) -> &Callback<T>,
+    options: &Options,
+) -> Result<T, Failure> {
+    let started = tokio::time::Instant::now();
+    let result = pick(package.callbacks()).call(options).await;
+    let telemetry = &controller.telemetry;
+    let controller_label = package.descriptor().qualified_plural();
+    telemetry
+        .metrics
+        .observe_callback(&controller_label, name, started.elapsed());
+    if let Err(failure) = &result {
+        telemetry.count_callback_failure();
+        telemetry
+            .metrics
+            .callback_failed(&controller_label, name, failure.kind.as_str());
+    }
+    result
+}
+
+impl Pass<'_> {
+    /// Runs a callback; a failure is remembered for the log line of the
+    /// Failed status it leads to.
+    pub(super) async fn run_callback<T: Send + 'static>(
+        &mut self,
+        name: &'static str,
+        pick: fn(&PackageInner) -> &Callback<T>,
+    ) -> Option<T> {
+        match call(self.controller, self.package, name, pick, &self.options).await {
+            Ok(value) => Some(value),
+            Err(failure) => {
+                self.failure = Some((name, failure));
+                None
+            }
+        }
+    }
+
+    fn subject(&self) -> Subject<'_> {
+        Subject {
+            descriptor: self.package.descriptor(),
+            object: &self.snapshot,
+        }
+    }
+
+    /// Logs validation messages (the author's text, unless turned off).
+    pub(super) fn log_invalid(&self, messages: &[String]) {
+        let with_text = self.controller.telemetry.log_callback_errors;
+        log::configuration_invalid(self.subject(), messages, with_text);
+    }
+
+    /// Before a status write: the WARN line of the callback failure behind
+    /// a Failed status, with the attempt and retry time the status records.
+    pub(super) fn before_write(&self, t: &Transition, status: &Value) {
+        let (Phase::Failed, Some((callback, failure))) = (t.phase, &self.failure) else {
+            return;
+        };
+        let call = FailedCall {
+            callback,
+            failure,
+            attempt: status["retryCount"].as_u64().unwrap_or(0),
+            next_retry: status["nextReconcileTime"].as_str().unwrap_or(""),
+        };
+        let with_text = self.controller.telemetry.log_callback_errors;
+        log::callback_failed(self.subject(), &call, with_text);
+    }
+
+    /// After a status write: the INFO line of a phase transition, counters,
+    /// and an Event for a transition or a failure.
+    pub(super) async fn after_write(
+        &self,
+        previous: Option<String>,
+        t: &Transition,
+        status: &Value,
+    ) {
+        let telemetry = &self.controller.telemetry;
+        let controller_label = self.package.descriptor().qualified_plural();
+        if t.next == Next::Backoff {
+            telemetry
+                .metrics
+                .retries
+                .get_or_create(&[("controller", controller_label)])
+                .inc();
+        }
+        if t.phase == Phase::Invalid {
+            telemetry.count_invalid();
+        }
+        let changed = previous.as_deref() != Some(t.phase.as_str());
+        if changed {
+            log::phase_changed(self.subject(), previous.as_deref(), t.phase, t.reason);
+        }
+        let Some(recorder) = &telemetry.events else {
+            return;
+        };
+        // A retry publishes Reconciling again after Failed: the Failed
+        // series already tells that story (with its count).
+        let retry = previous.as_deref() == Some(Phase::Failed.as_str())
+            && matches!(t.phase, Phase::Reconciling | Phase::Deleting);
+        if retry || (!changed && t.phase != Phase::Failed) {
+            return;
+        }
+        let kind = match t.phase {
+            Phase::Failed | Phase::Invalid | Phase::Blocked => EventType::Warning,
+            _ => EventType::Normal,
+        };
+        let message = self.event_message(t, status);
+        recorder
+            .record(
+                self.package.descriptor(),
+                &self.snapshot,
+                kind,
+                t.reason.as_str(),
+                message,
+            )
+            .await;
+    }
+
+    /// Generic text only: the callback's name and the retry schedule, or the
+    /// status condition's fixed message.
+    fn event_message(&self, t: &Transition, status: &Value) -> String {
+        let generic = status["conditions"][0]["message"]
+            .as_str()
+            .unwrap_or(t.phase.as_str())
+            .to_string();
+        if t.phase != Phase::Failed {
+            return generic;
+        }
+        let what = match (&self.failure, t.reason) {
+            (Some((callback, _)), _) => format!("{callback} failed"),
+            (None, Reason::NotReady) => "infrastructure not ready".to_string(),
+            (None, _) => generic,
+        };
+        let attempt = status["retryCount"].as_u64().unwrap_or(0);
+        let now = self.controller.now();
+        let next = status["nextReconcileTime"].as_str().and_then(parse_ms);
+        match next {
+            Some(next) => {
+                let wait = Duration::from_secs(next.saturating_sub(now).div_ceil(1000));
+                format!(
+                    "{what}; retry {attempt} in {}",
+                    humantime::format_duration(wait)
+                )
+            }
+            None => what,
+        }
+    }
+}
+
+/// The WARN line of a failure no status write records (the pass ended
+/// without one); the next poll retries.
+pub(super) fn log_unrecorded(
+    controller: &Controller,
+    package: &Package,
+    object: &Value,
+    callback: &'static str,
+    failure: &Failure,
+) {
+    let subject = Subject {
+        descriptor: package.descriptor(),
+        object,
+    };
+    let call = FailedCall {
+        callback,
+        failure,
+        attempt: object["status"]["retryCount"].as_u64().unwrap_or(0) + 1,
+        next_retry: "next poll",
+    };
+    log::callback_failed(subject, &call, controller.telemetry.log_callback_errors);
+}
+
+/// `status.phase` before a write.
+pub(super) fn phase_of(snapshot: &Value) -> Option<String> {
+    status_str(snapshot, "phase").map(str::to_string)
+}
+
+/// The last failure a pass saw: the callback's name and what happened.
+pub(super) type LastFailure = Option<(&'static str, Failure)>;

@@ -1,0 +1,269 @@
+//! Kubernetes Events: core/v1 `Event`s attached to a resource, aggregated
+//! (a repeat of the same type and reason raises `count` on one Event) and
+//! rate-limited per object (a token bucket), so a failing resource cannot
+//! flood the API server. Writing an Event never fails a reconcile.
+
+use super::Metrics;
+use crate::Clock;
+use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, UNIX_EPOCH};
+
+/// Events one object may write in a burst.
+pub(crate) const BURST: u32 = 10;
+/// One more Event per object may be written after this long.
+pub(crate) const REFILL_MS: u64 = 60_000;
+/// Series remembered for aggregation; the oldest is forgotten beyond this.
+const MAX_SERIES: usize = 1024;
+/// Objects whose token buckets are remembered; full buckets go first.
+const MAX_BUCKETS: usize = 4096;
+/// Room left in an Event's name (at most 253) for the object's name.
+const NAME_ROOM: usize = 253 - 17;
+
+/// `Normal` or `Warning`, as `kubectl describe` shows them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum EventType {
+    Normal,
+    Warning,
+}
+
+impl EventType {
+    fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// (object uid, type, reason): repeats of one series raise its count.
+type SeriesKey = (String, EventType, String);
+
+struct Series {
+    count: u64,
+    /// The Event as stored, once written.
+    stored: Option<Value>,
+    first_ms: u64,
+    last_ms: u64,
+}
+
+struct Bucket {
+    tokens: u32,
+    refilled_ms: u64,
+}
+
+#[derive(Default)]
+struct State {
+    series: HashMap<SeriesKey, Series>,
+    buckets: HashMap<String, Bucket>,
+    sequence: u64,
+}
+
+/// Writes Events for one controller, reported as `component`.
+pub(crate) struct EventRecorder {
+    component: String,
+    client: Arc<dyn Client>,
+    clock: Clock,
+    metrics: Arc<Metrics>,
+    state: Mutex<State>,
+}
+
+impl EventRecorder {
+    pub(crate) fn new(
+        component: String,
+        client: Arc<dyn Client>,
+        clock: Clock,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            component,
+            client,
+            clock,
+            metrics,
+            state: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records one occurrence on `object` (of type `d`). `reason` and
+    /// `message` must be generic: never callback text, options or output.
+    pub(crate) async fn record(
+        &self,
+        d: &ResourceDescriptor,
+        object: &Value,
+        kind: EventType,
+        reason: &str,
+        message: String,
+    ) {
+        let meta = |k: &str| {
+            object["metadata"][k]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let (uid, namespace, name) = (meta("uid"), meta("namespace"), meta("name"));
+        if uid.is_empty() || namespace.is_empty() {
+            return;
+        }
+        let now = (self.clock)();
+        let key = (uid.clone(), kind, reason.to_string());
+        let (count, first_ms, stored, sequence) = {
+            let mut state = self.lock();
+            let fresh = state.series.len() >= MAX_SERIES && !state.series.contains_key(&key);
+            if fresh {
+                forget_oldest(&mut state.series);
+            }
+            let series = state.series.entry(key.clone()).or_insert(Series {
+                count: 0,
+                stored: None,
+                first_ms: now,
+                last_ms: now,
+            });
+            series.count += 1;
+            series.last_ms = now;
+            let (count, first_ms, stored) = (series.count, series.first_ms, series.stored.clone());
+            if !take_token(&mut state.buckets, &uid, now) {
+                drop(state);
+                self.metrics.event("dropped");
+                return;
+            }
+            state.sequence += 1;
+            (count, first_ms, stored, state.sequence)
+        };
+        let event = match stored {
+            Some(mut event) => {
+                event["count"] = json!(count);
+                event["message"] = json!(message);
+                event["lastTimestamp"] = json!(timestamp(now));
+                event
+            }
+            None => json!({
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {
+                    "name": event_name(&name, now, sequence),
+                    "namespace": namespace,
+                },
+                "involvedObject": {
+                    "apiVersion": d.api_version(),
+                    "kind": d.kind,
+                    "name": name,
+                    "namespace": namespace,
+                    "uid": uid,
+                    "resourceVersion": meta("resourceVersion"),
+                },
+                "reason": reason,
+                "message": message,
+                "type": kind.as_str(),
+                "source": {"component": self.component},
+                "reportingComponent": self.component,
+                "reportingInstance": self.component,
+                "firstTimestamp": timestamp(first_ms),
+                "lastTimestamp": timestamp(now),
+                "count": count,
+            }),
+        };
+        let aggregated = event["metadata"].get("resourceVersion").is_some();
+        let written = match aggregated {
+            true => match self.client.update_event(&namespace, &event).await {
+                // The Event expired (the server keeps them about an hour): start anew.
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    let mut again = event.clone();
+                    again["metadata"] =
+                        json!({"name": event["metadata"]["name"], "namespace": namespace});
+                    again["firstTimestamp"] = json!(timestamp(now));
+                    self.client.create_event(&namespace, &again).await
+                }
+                other => other,
+            },
+            false => self.client.create_event(&namespace, &event).await,
+        };
+        match written {
+            Ok(stored) => {
+                self.metrics
+                    .event(if aggregated { "aggregated" } else { "created" });
+                if let Some(series) = self.lock().series.get_mut(&key) {
+                    series.stored = Some(stored);
+                }
+            }
+            Err(e) => {
+                self.metrics.event("failed");
+                // Text-free by construction; issue-level logging of repeated
+                // failures belongs to the transport's health logger.
+                tracing::debug!(kind = %e.kind(), "event write failed");
+            }
+        }
+    }
+}
+
+/// `<object>.<hex nanoseconds + sequence>`, like client-go, within 253 bytes.
+fn event_name(object: &str, now_ms: u64, sequence: u64) -> String {
+    let mut end = object.len().min(NAME_ROOM);
+    while !object.is_char_boundary(end) {
+        end -= 1;
+    }
+    let stamp = now_ms.saturating_mul(1_000_000).saturating_add(sequence);
+    format!("{}.{stamp:x}", &object[..end])
+}
+
+fn take_token(buckets: &mut HashMap<String, Bucket>, uid: &str, now: u64) -> bool {
+    if buckets.len() >= MAX_BUCKETS && !buckets.contains_key(uid) {
+        // A bucket refilled to the full burst is the same as none.
+        let full_after = u64::from(BURST) * REFILL_MS;
+        buckets.retain(|_, b| now.saturating_sub(b.refilled_ms) < full_after);
+    }
+    let bucket = buckets.entry(uid.to_string()).or_insert(Bucket {
+        tokens: BURST,
+        refilled_ms: now,
+    });
+    let earned = now.saturating_sub(bucket.refilled_ms) / REFILL_MS;
+    if earned > 0 {
+        bucket.tokens = BURST.min(bucket.tokens.saturating_add(earned as u32));
+        bucket.refilled_ms += earned * REFILL_MS;
+    }
+    if bucket.tokens == 0 {
+        return false;
+    }
+    bucket.tokens -= 1;
+    true
+}
+
+fn forget_oldest(series: &mut HashMap<SeriesKey, Series>) {
+    if let Some(oldest) = series
+        .iter()
+        .min_by_key(|(_, s)| s.last_ms)
+        .map(|(k, _)| k.clone())
+    {
+        series.remove(&oldest);
+    }
+}
+
+fn timestamp(ms: u64) -> String {
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bucket_allows_a_burst_then_one_event_per_refill_period() {
+        let mut buckets = HashMap::new();
+        let allowed = (0..BURST + 5)
+            .filter(|_| take_token(&mut buckets, "u", 0))
+            .count();
+        assert_eq!(allowed, BURST as usize);
+        assert!(!take_token(&mut buckets, "u", REFILL_MS - 1));
+        assert!(take_token(&mut buckets, "u", REFILL_MS));
+        assert!(!take_token(&mut buckets, "u", REFILL_MS + 1));
+        assert!(
+            take_token(&mut buckets, "other", 0),
+            "buckets are per object"
+        );
+    }
+}

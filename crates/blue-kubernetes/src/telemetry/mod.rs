@@ -1,0 +1,54 @@
+//! What the people running the operator see: logs, Events, metrics.
+
+mod events;
+mod instrumented;
+pub(crate) mod log;
+mod metrics;
+
+pub(crate) use events::{EventRecorder, EventType};
+pub(crate) use instrumented::Instrumented;
+pub use metrics::{Metrics, QUEUE_NAME};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The observability state one controller shares with its passes.
+pub(crate) struct Telemetry {
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) events: Option<EventRecorder>,
+    pub(crate) log_callback_errors: bool,
+    callback_failures: AtomicU64,
+    invalid: AtomicU64,
+}
+
+impl Telemetry {
+    pub(crate) fn new(
+        metrics: Arc<Metrics>,
+        events: Option<EventRecorder>,
+        log_callback_errors: bool,
+    ) -> Self {
+        Self {
+            metrics,
+            events,
+            log_callback_errors,
+            callback_failures: AtomicU64::new(0),
+            invalid: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn count_callback_failure(&self) {
+        self.callback_failures.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_invalid(&self) {
+        self.invalid.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// (callback failures, invalid verdicts) so far.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (
+            self.callback_failures.load(Ordering::Relaxed),
+            self.invalid.load(Ordering::Relaxed),
+        )
+    }
+}

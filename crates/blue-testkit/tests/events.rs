@@ -1,0 +1,164 @@
+//! Kubernetes Events: on transitions and failures, generic text only,
+//! aggregated, rate-limited, and never able to fail a reconcile.
+
+mod common;
+
+use blue_kubernetes::{Phase, Reason, Report};
+use blue_testkit::{Fault, Misbehaviour, Step, PLANTED_SECRET};
+use common::*;
+use serde_json::{json, Value};
+
+fn with_events() -> World {
+    World::with(|c| c.event_component = Some("widget-operator".into()))
+}
+
+fn summary(events: &[Value]) -> Vec<(String, String, String, u64)> {
+    events
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (
+                s("type"),
+                s("reason"),
+                s("message"),
+                e["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn transitions_and_failures_become_events_attached_to_the_resource() {
+    let w = with_events();
+    w.create("web", spec(json!(1)));
+    w.infra.script(Step::Converge, Misbehaviour::Error);
+    w.reconcile("web").await;
+    w.clock.advance(1_000);
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    let events = w.cluster.events();
+    assert_eq!(
+        summary(&events),
+        [
+            (
+                "Normal".into(),
+                "Reconciling".into(),
+                "converging infrastructure".into(),
+                1
+            ),
+            (
+                "Warning".into(),
+                "ExecutionFailed".into(),
+                "converge failed; retry 1 in 1s".into(),
+                1
+            ),
+            (
+                "Normal".into(),
+                "Converged".into(),
+                "infrastructure matches and is ready".into(),
+                1
+            ),
+        ]
+    );
+    let web = w.get("web");
+    for event in &events {
+        let involved = &event["involvedObject"];
+        assert_eq!(involved["uid"], web["metadata"]["uid"]);
+        assert_eq!(involved["kind"], "Widget");
+        assert_eq!(involved["apiVersion"], "example.com/v1");
+        assert_eq!(involved["name"], "web");
+        assert!(involved["resourceVersion"].is_string());
+        assert_eq!(event["source"]["component"], "widget-operator");
+        assert_eq!(event["reportingComponent"], "widget-operator");
+        assert_eq!(event["metadata"]["namespace"], NS);
+    }
+    assert!(!serde_json::to_string(&events)
+        .unwrap()
+        .contains(PLANTED_SECRET));
+}
+
+#[tokio::test]
+async fn repeated_failures_raise_one_events_count() {
+    let w = with_events();
+    w.create("web", spec(json!(1)));
+    for _ in 0..30 {
+        w.infra.script(Step::Converge, Misbehaviour::Error);
+        assert_eq!(
+            w.reconcile("web").await,
+            Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
+        );
+        // Past the longest backoff; one more Event may be written per minute.
+        w.clock.advance(60_000);
+    }
+    let events = w.cluster.events();
+    assert_eq!(
+        summary(&events),
+        [
+            (
+                "Normal".into(),
+                "Reconciling".into(),
+                "converging infrastructure".into(),
+                1
+            ),
+            (
+                "Warning".into(),
+                "ExecutionFailed".into(),
+                "converge failed; retry 30 in 1m".into(),
+                30
+            ),
+        ],
+        "a retry's Reconciling is not an Event of its own"
+    );
+    assert_eq!(w.cluster.event_writes(), 31);
+}
+
+#[tokio::test]
+async fn a_burst_beyond_the_limit_is_dropped_and_counted_by_the_next_write() {
+    let w = World::with(|c| {
+        c.event_component = Some("widget-operator".into());
+        c.retry_max_ms = 1_000;
+    });
+    w.create("web", spec(json!(1)));
+    for _ in 0..41 {
+        w.infra.script(Step::Converge, Misbehaviour::Error);
+    }
+    for _ in 0..40 {
+        w.reconcile("web").await;
+        w.clock.advance(1_000);
+    }
+    // 40 s: no token refilled, so the burst of 10 is all that was written.
+    assert_eq!(w.cluster.event_writes(), 10);
+    w.clock.advance(60_000);
+    w.reconcile("web").await;
+    assert_eq!(w.cluster.event_writes(), 11);
+    let failed = w
+        .cluster
+        .events()
+        .into_iter()
+        .find(|e| e["reason"] == "ExecutionFailed")
+        .unwrap();
+    assert_eq!(failed["count"], 41, "dropped occurrences are still counted");
+}
+
+#[tokio::test]
+async fn event_write_failures_never_fail_a_reconcile() {
+    let w = with_events();
+    w.cluster.fail_events(Some(Fault::Unavailable));
+    w.create("web", spec(json!(1)));
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    assert!(w.cluster.event_writes() >= 2);
+    assert!(w.cluster.events().is_empty());
+}
+
+#[tokio::test]
+async fn without_a_component_no_events_are_written() {
+    let w = World::new();
+    w.create("web", spec(json!(1)));
+    w.reconcile("web").await;
+    assert_eq!(w.cluster.event_writes(), 0);
+}

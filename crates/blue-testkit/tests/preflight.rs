@@ -1,0 +1,125 @@
+//! Startup preflight against the fake cluster's discovery and authorizer:
+//! one clear, text-free problem per mistake.
+
+mod common;
+
+use blue_kubernetes::{preflight, Problem};
+use blue_kubernetes_client::{AccessCheck, ResourceDescriptor};
+use blue_testkit::{FakeCluster, FakeInfra};
+use common::*;
+
+async fn problems(cluster: &FakeCluster, d: ResourceDescriptor, events: bool) -> Vec<String> {
+    let infra = FakeInfra::new();
+    let controller = build(
+        cluster,
+        blue_kubernetes::system_clock(),
+        vec![infra.package(d)],
+        |c| {
+            if events {
+                c.event_component = Some("op".into());
+            }
+        },
+    );
+    preflight(&controller)
+        .await
+        .iter()
+        .map(Problem::to_string)
+        .collect()
+}
+
+fn served() -> FakeCluster {
+    let cluster = FakeCluster::new();
+    cluster.serve(&widgets());
+    cluster
+}
+
+#[tokio::test]
+async fn a_served_type_with_every_permission_passes() {
+    assert_eq!(
+        problems(&served(), widgets(), true).await,
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn a_missing_crd_is_named() {
+    let got = problems(&FakeCluster::new(), widgets(), false).await;
+    assert_eq!(
+        got,
+        ["example.com/v1 is not served: is the CRD for widgets.example.com installed, and does it serve version v1?"]
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_version_fails_at_startup() {
+    let d = ResourceDescriptor::new("example.com", "v1alpha1", "widgets", "Widget");
+    let got = problems(&served(), d, false).await;
+    assert_eq!(got.len(), 1);
+    assert!(
+        got[0].starts_with("example.com/v1alpha1 is not served"),
+        "{got:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_kind_or_plural_is_named() {
+    let kind = ResourceDescriptor::new("example.com", "v1", "widgets", "Gizmo");
+    assert_eq!(
+        problems(&served(), kind, false).await,
+        ["widgets.example.com serves kind Widget, but the package says Gizmo"]
+    );
+    let plural = ResourceDescriptor::new("example.com", "v1", "widget", "Widget");
+    assert_eq!(
+        problems(&served(), plural, false).await,
+        ["example.com/v1 serves no resource named widget"]
+    );
+}
+
+#[tokio::test]
+async fn each_missing_permission_names_its_verb_and_resource() {
+    let cluster = served();
+    cluster
+        .deny(AccessCheck::new(NS, "update", "example.com", "widgets").with_subresource("status"));
+    cluster.deny(AccessCheck::new(NS, "create", "", "events"));
+    assert_eq!(
+        problems(&cluster, widgets(), true).await,
+        [
+            "RBAC does not allow update widgets/status.example.com in namespace dev",
+            "RBAC does not allow create events in namespace dev",
+        ]
+    );
+    // Without Events, their permission is not needed.
+    assert_eq!(
+        problems(&cluster, widgets(), false).await,
+        ["RBAC does not allow update widgets/status.example.com in namespace dev"]
+    );
+}
+
+#[tokio::test]
+async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
+    let cluster = served();
+    cluster.deny(AccessCheck::new(
+        "leases-ns",
+        "update",
+        "coordination.k8s.io",
+        "leases",
+    ));
+    let infra = FakeInfra::new();
+    let controller = build(
+        &cluster,
+        blue_kubernetes::system_clock(),
+        vec![infra.package(widgets())],
+        |c| {
+            c.leader_election = Some(blue_kubernetes::LeaderElection::new("op", "leases-ns"));
+        },
+    );
+    let got: Vec<String> = preflight(&controller)
+        .await
+        .iter()
+        .map(Problem::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        ["RBAC does not allow update leases.coordination.k8s.io in namespace leases-ns"]
+    );
+}

@@ -1,0 +1,283 @@
+//! What the people running the operator see: the log naming a failing
+//! callback and its reason, Events in `kubectl describe`, `/metrics` and
+//! health, and a startup preflight that refuses to start on a missing CRD,
+//! a wrong version or missing RBAC, naming the problem.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use anyhow::{bail, ensure, Context, Result};
+use serde_json::Value;
+
+use super::in_cluster::{in_cluster_args, request_token_for};
+use super::{eventually, get, uid, World, DEADLINE, LCM};
+use crate::e2e::manifests::{in_namespace, RBAC};
+
+/// The component the example reports Events as.
+const COMPONENT: &str = "local-configmap-operator";
+
+/// After `ownership-conflict`: charlie's failed converge is in the log at
+/// WARN with the package's own error text, and its history (a Warning
+/// ExecutionFailed, then Normal Converged) is in Events and `kubectl describe`.
+pub fn failure_explained(w: &mut World<'_>) -> Result<()> {
+    let log = fs::read_to_string(w.operator_log()).context("reading the operator log")?;
+    let line = log
+        .lines()
+        .find(|l| l.contains("callback failed") && l.contains("name=\"charlie\""))
+        .context("no `callback failed` line for charlie in the operator log")?;
+    for needle in [
+        "WARN",
+        "callback=\"converge\"",
+        "attempt=",
+        "next_retry=",
+        "owned by another resource",
+    ] {
+        ensure!(line.contains(needle), "{needle:?} missing from: {line}");
+    }
+
+    let charlie = get(w, "charlie")?;
+    let selector = format!("involvedObject.uid={}", uid(&charlie)?);
+    let events = eventually("charlie's Events", DEADLINE, || {
+        let list = w
+            .kube
+            .json(&["get", "events", "--field-selector", &selector, "-o", "json"])?;
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        let has = |kind: &str, reason: &str| {
+            items
+                .iter()
+                .any(|e| e["type"] == kind && e["reason"] == reason)
+        };
+        ensure!(
+            has("Warning", "ExecutionFailed") && has("Normal", "Converged"),
+            "events so far: {}",
+            summary(&items)
+        );
+        Ok(items)
+    })?;
+    for event in &events {
+        ensure!(
+            event["source"]["component"] == COMPONENT,
+            "event reported by {}",
+            event["source"]["component"]
+        );
+        ensure!(
+            !event.to_string().contains("owned by another"),
+            "an Event carries callback error text"
+        );
+    }
+    let failed = events
+        .iter()
+        .find(|e| e["reason"] == "ExecutionFailed")
+        .context("no ExecutionFailed event")?;
+    let message = failed["message"].as_str().unwrap_or("");
+    ensure!(
+        message.starts_with("converge failed; retry "),
+        "ExecutionFailed message: {message:?}"
+    );
+    let described = w.kube.ok(&["describe", LCM, "charlie"], None)?;
+    ensure!(
+        described.contains("ExecutionFailed") && described.contains("converge failed; retry"),
+        "kubectl describe shows no failure history:\n{described}"
+    );
+    ensure!(
+        !described.contains("owned by another"),
+        "kubectl describe shows callback error text"
+    );
+    Ok(())
+}
+
+fn summary(events: &[Value]) -> String {
+    let list: Vec<String> = events
+        .iter()
+        .map(|e| format!("{}/{} x{}", e["type"], e["reason"], e["count"]))
+        .collect();
+    format!("[{}]", list.join(", "))
+}
+
+/// Restarts the operator with `--metrics-bind 127.0.0.1:0`, finds the
+/// address in its log and scrapes `/metrics`, `/healthz` and `/readyz`.
+pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
+    let offset = log_len(w);
+    let mut args = w.admin_args();
+    args.extend(["--metrics-bind".into(), "127.0.0.1:0".into()]);
+    w.start_operator(&args)?;
+    let address = eventually("the operator's listener address", DEADLINE, || {
+        let log = log_since(w, offset)?;
+        let line = log
+            .lines()
+            .find(|l| l.contains("serving /metrics"))
+            .context("not logged yet")?;
+        let address = line
+            .rsplit("http://")
+            .next()
+            .context("no address in the line")?;
+        Ok(address.trim().to_string())
+    })?;
+    eventually("/readyz 200", DEADLINE, || {
+        let (code, _) = http_get(&address, "/readyz")?;
+        ensure!(code == 200, "/readyz answered {code}");
+        Ok(())
+    })?;
+    let (code, _) = http_get(&address, "/healthz")?;
+    ensure!(code == 200, "/healthz answered {code}");
+    let controller = r#"controller="localconfigmaps.examples.blue.dev""#;
+    eventually("reconcile metrics", DEADLINE, || {
+        let (code, text) = http_get(&address, "/metrics")?;
+        ensure!(code == 200, "/metrics answered {code}");
+        for needle in [
+            format!("controller_runtime_reconcile_total{{{controller},result=\"success\"}}"),
+            format!("blue_resources{{{controller},phase=\"Ready\"}}"),
+            "workqueue_depth{name=\"blue-kubernetes\"}".to_string(),
+            "blue_transport_requests_total{operation=\"list\",result=\"ok\"}".to_string(),
+        ] {
+            ensure!(text.contains(&needle), "{needle} not in /metrics");
+        }
+        let ready = sample(
+            &text,
+            &format!("blue_resources{{{controller},phase=\"Ready\"}}"),
+        )?;
+        ensure!(ready >= 1.0, "no Ready resource counted");
+        Ok(())
+    })
+}
+
+/// The operator refuses to start with a context the kubeconfig lacks.
+pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
+    let mut args = w.admin_args();
+    let at = args
+        .iter()
+        .position(|a| a == "--context")
+        .context("no --context")?;
+    args[at + 1] = "no-such-context".into();
+    refused(
+        w,
+        &args,
+        "context no-such-context does not exist in the kubeconfig",
+    )
+}
+
+/// The operator refuses to start when its CRD is not served.
+pub fn preflight_missing_crd(w: &mut World<'_>) -> Result<()> {
+    let mut args = w.admin_args();
+    args.extend(["--api-group".into(), "missing.blue.dev".into()]);
+    refused(w, &args, "missing.blue.dev/v1alpha1 is not served")
+}
+
+/// The operator refuses to start with a version the CRD does not serve.
+pub fn preflight_wrong_version(w: &mut World<'_>) -> Result<()> {
+    let mut args = w.admin_args();
+    args.extend(["--api-version".into(), "v1".into()]);
+    refused(w, &args, "examples.blue.dev/v1 is not served")
+}
+
+/// The operator, with a ServiceAccount token whose Role lacks `update` on
+/// `localconfigmaps/status`, refuses to start and names the verb and resource.
+pub fn preflight_missing_status_rbac(w: &mut World<'_>) -> Result<()> {
+    const ACCOUNT: &str = "lcm-no-status-update";
+    let rbac = in_namespace(RBAC, w.kube.namespace())
+        .replace(
+            "name: local-configmap-operator",
+            &format!("name: {ACCOUNT}"),
+        )
+        .replace("verbs: [get, update]", "verbs: [get]");
+    ensure!(
+        rbac.contains("verbs: [get]\n"),
+        "the Role's status rule was not found"
+    );
+    w.kube.apply(&rbac)?;
+    let token = eventually("a token for the restricted account", DEADLINE, || {
+        request_token_for(w, ACCOUNT)
+    })?;
+    let args = in_cluster_args(w, &w.scratch("no-status-serviceaccount"), &token)?;
+    let expected = format!(
+        "RBAC does not allow update localconfigmaps/status.examples.blue.dev in namespace {}",
+        w.kube.namespace()
+    );
+    refused(w, &args, &expected)
+}
+
+/// Starts the operator with `args`, expects it to exit non-zero within the
+/// deadline having logged `expected`, then restarts the normal operator.
+fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
+    let offset = log_len(w);
+    w.start_operator(args)?;
+    let status = wait_exit(w)?;
+    let log = log_since(w, offset)?;
+    restart_normally(w)?;
+    ensure!(!status.success(), "the operator started anyway ({status})");
+    let problems: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("preflight") && l.contains("ERROR"))
+        .collect();
+    ensure!(
+        problems.iter().any(|l| l.contains(expected)),
+        "no preflight line containing {expected:?}; preflight lines: {problems:#?}"
+    );
+    Ok(())
+}
+
+/// Starts the usual operator and waits until it works (its startup line),
+/// so the next check never signals a process still starting up.
+fn restart_normally(w: &mut World<'_>) -> Result<()> {
+    let offset = log_len(w);
+    w.start_operator(&w.admin_args())?;
+    eventually("the operator to start watching", DEADLINE, || {
+        ensure!(log_since(w, offset)?.contains("watching"), "not yet");
+        Ok(())
+    })
+}
+
+fn wait_exit(w: &mut World<'_>) -> Result<ExitStatus> {
+    eventually("the operator to exit", DEADLINE, || {
+        ensure!(!w.operator()?.is_running(), "still running");
+        Ok(())
+    })?;
+    w.stop_operator()
+}
+
+fn log_len(w: &World<'_>) -> u64 {
+    fs::metadata(w.operator_log()).map_or(0, |m| m.len())
+}
+
+fn log_since(w: &World<'_>, offset: u64) -> Result<String> {
+    let bytes = fs::read(w.operator_log()).context("reading the operator log")?;
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    Ok(String::from_utf8_lossy(&bytes[start..]).into_owned())
+}
+
+/// One HTTP/1.1 GET: the status code and the body.
+fn http_get(address: &str, path: &str) -> Result<(u16, String)> {
+    let mut stream =
+        TcpStream::connect(address).with_context(|| format!("connecting to {address}"))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response)?;
+    let code = response
+        .get(9..12)
+        .and_then(|c| c.parse().ok())
+        .context("not an HTTP response")?;
+    let body = response
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
+    Ok((code, body))
+}
+
+/// The value of the sample named exactly `key` (name and labels).
+fn sample(text: &str, key: &str) -> Result<f64> {
+    for line in text.lines() {
+        if let Some(value) = line.strip_prefix(key).and_then(|r| r.strip_prefix(' ')) {
+            return value.trim().parse().context("sample value");
+        }
+    }
+    bail!("no sample {key}")
+}
