@@ -306,3 +306,67 @@ async fn write_errors_show_no_request_or_response_body() {
     assert_clean(&err);
     assert!(!format!("{client:?}").contains(MARKER));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_access_reviews_and_events_are_raw_requests() {
+    use blue_kubernetes_client::AccessCheck;
+    let fake = Fake::start();
+    let served = json!({"kind": "APIResourceList", "resources": [
+        {"name": "widgets", "kind": "Widget", "namespaced": true, "singularName": "widget",
+         "verbs": ["get", "list"]}
+    ]});
+    fake.answer(
+        "/apis/example.com/v1",
+        Answer::Reply(200, served.to_string()),
+    );
+    fake.answer(
+        "/apis/example.com/v2",
+        Answer::Reply(404, status("NotFound", 404)),
+    );
+    let allowed = json!({"status": {"allowed": true}});
+    fake.answer(
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        Answer::Reply(201, allowed.to_string()),
+    );
+    let client = fake.client(|_| {});
+
+    let resources = client
+        .server_resources("example.com", "v1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(resources[0].name, "widgets");
+    assert_eq!(
+        client.server_resources("example.com", "v2").await.unwrap(),
+        None
+    );
+    let check = AccessCheck::new("dev", "update", "example.com", "widgets");
+    assert!(client.can_i(&check).await.unwrap());
+    let event = json!({"metadata": {"name": "w.1"}, "reason": "Converged"});
+    client.create_event("dev", &event).await.unwrap();
+    client.update_event("dev", &event).await.unwrap();
+    assert!(client
+        .update_event("dev", &json!({"metadata": {"name": "a/../b"}}))
+        .await
+        .is_err());
+
+    let seen: Vec<(String, String)> = fake
+        .seen()
+        .into_iter()
+        .map(|s| (s.method, s.path))
+        .collect();
+    let expected = [
+        ("GET", "/apis/example.com/v1"),
+        ("GET", "/apis/example.com/v2"),
+        (
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        ),
+        ("POST", "/api/v1/namespaces/dev/events"),
+        ("PUT", "/api/v1/namespaces/dev/events/w.1"),
+    ];
+    assert_eq!(seen.len(), expected.len());
+    for ((method, path), (m, p)) in seen.iter().zip(expected) {
+        assert_eq!((method.as_str(), path.as_str()), (m, p));
+    }
+}
