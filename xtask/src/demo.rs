@@ -18,12 +18,14 @@ use crate::e2e::manifests::{crd_for, CRD_NAME, RBAC, SAMPLE};
 use crate::e2e::operator::{self, Operator};
 use crate::e2e::target::{Cluster, Mode};
 use crate::e2e::util::TempDir;
+use crate::e2e::world::Transport;
 
 /// Usage of `cargo xtask demo`.
 pub const USAGE: &str = "\
 cargo xtask demo                      local control plane + example operator + a sample resource; Ctrl-C cleans up
 cargo xtask demo --once               ... exit (and clean up) once the sample is Ready
-cargo xtask demo --for SECONDS        ... exit (and clean up) after SECONDS";
+cargo xtask demo --for SECONDS        ... exit (and clean up) after SECONDS
+    [--transport proxy|kubectl]       the operator's transport (default proxy)";
 
 /// The sample's name (`manifests/sample.yaml`).
 const SAMPLE_NAME: &str = "demo";
@@ -41,7 +43,7 @@ enum Until {
 /// Runs `demo <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let until = parse(args)?;
+    let (until, transport) = parse(args)?;
     let work = TempDir::new("blue-demo")?;
 
     say("building the example operator");
@@ -57,6 +59,8 @@ pub fn main(args: &[String]) -> Result<()> {
         kube.context().to_string(),
         "--namespace".into(),
         "default".into(),
+        "--transport".into(),
+        transport.as_str().into(),
     ];
     if let Some(k) = kube.kubeconfig() {
         args.extend(["--kubeconfig".to_string(), k.display().to_string()]);
@@ -96,7 +100,22 @@ pub fn main(args: &[String]) -> Result<()> {
     outcome
 }
 
-fn parse(args: &[String]) -> Result<Until> {
+/// `--transport X` anywhere, then when to stop.
+fn parse(args: &[String]) -> Result<(Until, Transport)> {
+    let mut transport = Transport::Proxy;
+    let mut rest = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--transport" {
+            transport = Transport::parse(it.next().context("--transport needs a value")?)?;
+        } else {
+            rest.push(arg.clone());
+        }
+    }
+    Ok((parse_until(&rest)?, transport))
+}
+
+fn parse_until(args: &[String]) -> Result<Until> {
     match args {
         [] => Ok(Until::Interrupted),
         [once] if once == "--once" => Ok(Until::Ready),
@@ -269,12 +288,16 @@ mod tests {
     #[test]
     fn flags_choose_when_to_stop() {
         let args = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(parse(&[]).unwrap(), Until::Interrupted);
-        assert_eq!(parse(&args(&["--once"])).unwrap(), Until::Ready);
+        assert_eq!(parse(&[]).unwrap(), (Until::Interrupted, Transport::Proxy));
         assert_eq!(
-            parse(&args(&["--for", "5"])).unwrap(),
+            parse(&args(&["--once", "--transport", "kubectl"])).unwrap(),
+            (Until::Ready, Transport::Kubectl)
+        );
+        assert_eq!(
+            parse(&args(&["--for", "5"])).unwrap().0,
             Until::Elapsed(Duration::from_secs(5))
         );
+        assert!(parse(&args(&["--transport", "http"])).is_err());
         assert!(parse(&args(&["--for", "soon"])).is_err());
         assert!(parse(&args(&["--once", "--for", "5"])).is_err());
     }

@@ -84,7 +84,7 @@ fn server_reason(text: &str) -> Option<&str> {
 
 /// Maps a Kubernetes `metav1.StatusReason` to a kind; unknown reasons fall
 /// through to the wording heuristics.
-fn kind_of_reason(reason: &str) -> Option<ErrorKind> {
+pub(crate) fn kind_of_reason(reason: &str) -> Option<ErrorKind> {
     Some(match reason {
         "Conflict" => ErrorKind::Conflict,
         "NotFound" | "Gone" => ErrorKind::NotFound,

@@ -1,4 +1,5 @@
-//! Transport errors: exit code, operation and classification, never output.
+//! Transport errors: exit code or HTTP status, operation and classification,
+//! never output or bodies.
 
 /// What kind of failure kubectl reported, derived from its output.
 ///
@@ -99,6 +100,24 @@ pub enum Error {
     /// Preparing a private temporary file failed.
     #[error("temporary file could not be prepared ({0:?})")]
     TempFile(std::io::ErrorKind),
+    /// The API server answered a raw request with a non-2xx status.
+    #[error("{method} request failed with http status {status} ({kind})")]
+    Http {
+        /// The HTTP method, e.g. `PUT`.
+        method: &'static str,
+        /// The HTTP status code.
+        status: u16,
+        /// Classification from the status and the Kubernetes `Status` reason.
+        kind: ErrorKind,
+    },
+    /// The `kubectl proxy` behind a proxy client could not carry the request.
+    #[error("kubectl proxy {problem} ({kind})")]
+    Proxy {
+        /// What went wrong, a fixed phrase (never kubectl's output).
+        problem: &'static str,
+        /// Classification: `Unavailable` unless the problem says otherwise.
+        kind: ErrorKind,
+    },
 }
 
 impl Error {
@@ -115,6 +134,7 @@ impl Error {
             Error::Kubectl { kind, .. } => *kind,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Spawn { .. } => ErrorKind::Unavailable,
+            Error::Http { kind, .. } | Error::Proxy { kind, .. } => *kind,
             Error::Fenced { .. } => ErrorKind::Conflict,
             Error::Decode { .. } | Error::InvalidOption { .. } | Error::TempFile(_) => {
                 ErrorKind::Other
@@ -122,8 +142,8 @@ impl Error {
         }
     }
 
-    /// The kubectl operation that failed (`get`, `patch`, `replace`...), when
-    /// the error belongs to one.
+    /// The operation that failed, when the error belongs to one: kubectl's
+    /// (`get`, `patch`, `replace`...) or, through the proxy, the HTTP method.
     ///
     /// ```
     /// use blue_kubernetes_client::{Error, ErrorKind};
@@ -136,7 +156,24 @@ impl Error {
             | Error::Spawn { operation, .. }
             | Error::Decode { operation }
             | Error::Fenced { operation } => Some(operation),
+            // Through the proxy the operation is the HTTP method.
+            Error::Http { method, .. } => Some(method),
+            Error::Proxy { .. } => Some("proxy"),
             Error::InvalidOption { .. } | Error::TempFile(_) => None,
+        }
+    }
+
+    /// The HTTP status, when the API server's answer is known.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Error, ErrorKind};
+    /// let e = Error::Http { method: "POST", status: 409, kind: ErrorKind::Other };
+    /// assert_eq!(e.http_status(), Some(409));
+    /// ```
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            Error::Http { status, .. } => Some(*status),
+            _ => None,
         }
     }
 

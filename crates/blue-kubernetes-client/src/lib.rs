@@ -1,12 +1,26 @@
-//! kubectl transport and the [`Client`] trait for blue-kubernetes.
+//! kubectl transports and the [`Client`] trait for blue-kubernetes.
 //!
-//! The controller talks to the cluster only through [`Client`]. The production
-//! implementation, [`KubectlClient`], runs `kubectl` through an injectable
-//! [`Runner`] with an explicit context (or in-cluster credentials), request and
-//! process deadlines, private input files, and errors that never carry
-//! kubectl's output. Besides reading and writing custom resources, it reads
-//! and writes `coordination.k8s.io/v1` [`Lease`]s for optional leader
-//! election, with the same resourceVersion guard.
+//! The controller talks to the cluster only through [`Client`]; packages send
+//! their own requests through [`RawApi`]. Two transports implement both, and
+//! in both kubectl alone reads kubeconfig and credentials:
+//!
+//! - [`KubectlClient`] (the default) runs one `kubectl` process per request
+//!   through an injectable [`Runner`], with an explicit context (or in-cluster
+//!   credentials), request and process deadlines, private input files. Simple
+//!   and stateless, but each request costs about 0.1 s of CPU.
+//! - [`ProxyClient`] runs one long-lived `kubectl proxy` on a Unix socket in a
+//!   private 0700 directory and speaks HTTP/1.1 with keep-alive to it: about a
+//!   millisecond per request. Anyone who can reach that socket acts with the
+//!   operator's credentials; only our user can. See [`ProxyClient`] for
+//!   supervision and cleanup.
+//!
+//! [`TransportKind`] and [`connect`] let a binary offer the choice as a flag.
+//! Errors of both are classified the same way ([`ErrorKind`]) and never carry
+//! kubectl's output, request or response bodies, or credentials.
+//!
+//! Besides reading and writing custom resources, both read and write
+//! `coordination.k8s.io/v1` [`Lease`]s for optional leader election, with
+//! the same resourceVersion guard.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), blue_kubernetes_client::Error> {
@@ -20,36 +34,48 @@
 //! # }
 //! ```
 
+mod api;
+mod api_path;
 mod classify;
 mod client;
 mod cluster_calls;
 mod cluster_types;
 mod descriptor;
 mod error;
+mod http_status;
 mod in_cluster;
 mod kubectl;
 mod kubectl_leases;
+mod kubectl_raw;
 mod lease;
 mod operation;
 mod options;
 mod parent_death;
+mod proxy;
 mod request;
 mod resources;
 mod runner;
 mod scratch;
 mod temp;
 mod tokio_runner;
+mod transport;
+
+pub use api::{ApiRequest, ApiResponse, Method, PatchType, RawApi, Transport};
+pub use api_path::ApiPath;
 
 pub use classify::classify_output;
 pub use client::Client;
 pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
+pub use http_status::classify_http;
 pub use in_cluster::IN_CLUSTER_CONTEXT;
 pub use kubectl::{kubectl_client, KubectlClient};
 pub use lease::{Lease, LeaseSpec, LEASE_API_VERSION};
 pub use operation::operation_of;
 pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
+pub use proxy::{proxy_client, ProxyClient, ProxyOptions, ProxyStats};
 pub use request::{RequestOptions, Response};
 pub use runner::{Invocation, Output, Runner};
 pub use tokio_runner::TokioRunner;
+pub use transport::{connect, TransportKind};

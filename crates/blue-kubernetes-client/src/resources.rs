@@ -175,14 +175,14 @@ impl Client for KubectlClient {
 }
 
 /// The metadata both writes need, validated.
-struct Metadata<'a> {
-    name: &'a str,
-    namespace: &'a str,
-    resource_version: &'a str,
+pub(crate) struct Metadata<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) namespace: &'a str,
+    pub(crate) resource_version: &'a str,
 }
 
 impl<'a> Metadata<'a> {
-    fn of(resource: &'a Value) -> Result<Self, Error> {
+    pub(crate) fn of(resource: &'a Value) -> Result<Self, Error> {
         Ok(Self {
             name: object_name(
                 metadata_field(resource, "name", "resource.metadata.name")?,
@@ -203,7 +203,7 @@ impl<'a> Metadata<'a> {
 
 /// A non-empty string at `metadata.<key>`; a write without it would either
 /// hit the wrong object or lose its optimistic-concurrency guard.
-fn metadata_field<'a>(
+pub(crate) fn metadata_field<'a>(
     resource: &'a Value,
     key: &str,
     field: &'static str,

@@ -1,7 +1,7 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
 use blue_kubernetes::LeaderElection;
-use blue_kubernetes_client::KubectlOptions;
+use blue_kubernetes_client::{KubectlOptions, TransportKind};
 use std::path::PathBuf;
 
 /// Usage text (the test-only flags are deliberately not listed).
@@ -18,6 +18,8 @@ namespace: each one owns a ConfigMap holding spec.config.data.
   --namespace NS      namespace to watch (default: the pod's namespace in-cluster, else `default`)
   --poll-ms N         poll period in milliseconds (default 500)
   --workers N         concurrent reconciles (default 2)
+  --transport T       proxy (default): one long-lived `kubectl proxy` on a private
+                      unix socket; kubectl: one kubectl process per request
   --metrics-bind ADDR serve /metrics, /healthz and /readyz on ADDR (e.g. 127.0.0.1:8080)
   --log-format FMT    text (default) or json; RUST_LOG filters (default: info for the operator)
   --hide-callback-errors
@@ -90,6 +92,18 @@ pub struct Args {
     pub renew_deadline_ms: Option<u64>,
     /// `--retry-period-ms`.
     pub retry_period_ms: Option<u64>,
+    /// `--transport` (default: the proxy).
+    pub transport: Transport,
+}
+
+/// The transport flag's value; the proxy unless `--transport kubectl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transport(pub TransportKind);
+
+impl Default for Transport {
+    fn default() -> Self {
+        Transport(TransportKind::Proxy)
+    }
 }
 
 /// What the command line asks for.
@@ -143,6 +157,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--namespace" | "-n" => parsed.namespace = Some(value("--namespace")?),
             "--poll-ms" => parsed.poll_ms = Some(number(&value("--poll-ms")?, "--poll-ms")?),
             "--workers" => parsed.workers = Some(number(&value("--workers")?, "--workers")?),
+            "--transport" => {
+                parsed.transport = Transport(
+                    value("--transport")?
+                        .parse()
+                        .map_err(|_| "--transport must be proxy or kubectl".to_string())?,
+                )
+            }
             "--metrics-bind" => {
                 let text = value("--metrics-bind")?;
                 let address = text.parse().map_err(|_| {
@@ -319,6 +340,7 @@ mod tests {
         assert_eq!(a.context.as_deref(), Some("kind-dev"));
         assert_eq!(a.kubeconfig, Some(PathBuf::from("/k")));
         assert_eq!((a.poll_ms, a.workers), (Some(200), Some(3)));
+        assert_eq!(a.transport.0, TransportKind::Proxy);
         assert_eq!(a.namespace(), "default");
         let o = a.kubectl_options();
         assert_eq!(o.context.as_deref(), Some("kind-dev"));
@@ -406,6 +428,10 @@ mod tests {
             ),
             (&["--context", "x", "--bogus"][..], "unknown flag"),
             (
+                &["--context", "x", "--transport", "secret-http"][..],
+                "proxy or kubectl",
+            ),
+            (
                 &["--context", "x", "--metrics-bind", "secret"][..],
                 "address",
             ),
@@ -420,6 +446,8 @@ mod tests {
             assert!(!err.contains("secret"), "{err}");
         }
         assert_eq!(parse(["--help".to_string()]), Ok(Command::Help));
+        let per_call = run(&["--context", "x", "--transport=kubectl"]).unwrap();
+        assert_eq!(per_call.transport.0, TransportKind::Kubectl);
     }
 
     #[test]

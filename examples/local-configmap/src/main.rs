@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{controller, preflight, serve_http, start, Config, Runtime, Stats};
-use blue_kubernetes_client::{kubectl_client, Client, RequestOptions};
+use blue_kubernetes_client::{connect, kubectl_client, RequestOptions};
 use local_configmap_operator::cli::{self, Args, Command};
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
@@ -70,10 +70,37 @@ async fn run(args: Args) -> Result<()> {
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
     let namespace = args.namespace();
-    let client = Arc::new(kubectl_client(args.kubectl_options()).context("configuring kubectl")?);
+    let connection = if args.in_cluster {
+        "in-cluster".to_string()
+    } else {
+        format!("context {}", args.context.as_deref().unwrap_or_default())
+    };
+    if !args.skip_preflight && !args.in_cluster {
+        // Asked first, through one kubectl run: with a missing context every
+        // later check (and the proxy's start) would only say that the server
+        // did not answer.
+        let kubectl = kubectl_client(args.kubectl_options()).context("configuring kubectl")?;
+        let context = kubectl.context().to_string();
+        let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
+        if kubectl
+            .request(&lookup, RequestOptions::raw())
+            .await
+            .is_err()
+        {
+            anyhow::bail!("preflight: context {context} does not exist in the kubeconfig");
+        }
+    }
+    let transport_kind = args.transport.0;
+    let transport = connect(transport_kind, args.kubectl_options())
+        .await
+        .with_context(|| format!("starting the {transport_kind} transport"))?;
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
-    let package = package::package_for(args.descriptor(), client.clone(), on_effect)?;
-    let mut config = Config::new(client.clone() as Arc<dyn Client>, vec![package]);
+    let package = package::package_for(
+        args.descriptor(),
+        transport.clone().into_raw_api(),
+        on_effect,
+    )?;
+    let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespace.clone();
     if let Some(poll_ms) = args.poll_ms {
         config.poll_ms = poll_ms;
@@ -95,25 +122,7 @@ async fn run(args: Args) -> Result<()> {
     let poll_ms = config.poll_ms;
     let elected = config.leader_election.is_some();
     let controller = controller(config)?;
-    let connection = if args.in_cluster {
-        "in-cluster".to_string()
-    } else {
-        format!("context {}", client.context())
-    };
     if !args.skip_preflight {
-        if !args.in_cluster {
-            // Asked first: with a missing context every later check would
-            // only say that the server did not answer.
-            let context = client.context().to_string();
-            let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
-            if client
-                .request(&lookup, RequestOptions::raw())
-                .await
-                .is_err()
-            {
-                anyhow::bail!("preflight: context {context} does not exist in the kubeconfig");
-            }
-        }
         let problems = preflight(&controller).await;
         for problem in &problems {
             tracing::error!("preflight ({connection}, namespace {namespace}): {problem}");
@@ -126,7 +135,7 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in namespace {namespace} ({connection}, poll every {poll_ms} ms{})",
+        "watching {}.{} in namespace {namespace} ({connection}, {transport_kind} transport, poll every {poll_ms} ms{})",
         package::PLURAL,
         package::GROUP,
         election.unwrap_or_default(),
@@ -199,10 +208,10 @@ impl Health {
         let failed = failures(&now) > failures(&self.last);
         let succeeded = now.polls > self.last.polls && !failed;
         if failed && !self.failing {
-            tracing::warn!("kubectl calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
+            tracing::warn!("cluster calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
             self.failing = true;
         } else if succeeded && self.failing {
-            tracing::info!("kubectl calls succeeding again");
+            tracing::info!("cluster calls succeeding again");
             self.failing = false;
         }
         self.last = now;

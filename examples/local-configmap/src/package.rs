@@ -1,8 +1,9 @@
 //! The `LocalConfigMap` package: its resource type and the callbacks that
-//! manage the ConfigMap through the kubectl transport.
+//! manage the ConfigMap through the library's raw request API.
 //!
-//! Every callback shares one [`KubectlClient`], the same one the controller
-//! uses, so the context or in-cluster credentials are decided once.
+//! Every callback shares one [`RawApi`], the same transport the controller
+//! uses (per-call kubectl or the persistent proxy), so the context or
+//! in-cluster credentials are decided once.
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
@@ -10,7 +11,8 @@ use blue_kubernetes::{
     CallbackResult, CrdOptions, Observation, Options, Package, PrinterColumn, WorkflowOutcome,
 };
 use blue_kubernetes_client::{
-    kubectl_client, ErrorKind, KubectlClient, KubectlOptions, RequestOptions, ResourceDescriptor,
+    kubectl_client, ApiPath, ApiRequest, ErrorKind, KubectlOptions, Method, RawApi,
+    ResourceDescriptor,
 };
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -100,10 +102,10 @@ impl std::error::Error for OwnershipConflict {}
 /// type is [`LocalConfigMapConfig`].
 ///
 /// `validate` and `identity` are pure and synchronous; `observe`, `converge`
-/// and `delete` are asynchronous kubectl calls, so no blocking thread waits
+/// and `delete` are asynchronous API requests, so no blocking thread waits
 /// on a subprocess.
 pub fn package(
-    client: Arc<KubectlClient>,
+    client: Arc<dyn RawApi>,
     on_effect: EffectSink,
 ) -> Result<Package, blue_kubernetes::Error> {
     package_for(descriptor(), client, on_effect)
@@ -113,7 +115,7 @@ pub fn package(
 /// what a mistyped group or version does at startup).
 pub fn package_for(
     descriptor: ResourceDescriptor,
-    client: Arc<KubectlClient>,
+    client: Arc<dyn RawApi>,
     on_effect: EffectSink,
 ) -> Result<Package, blue_kubernetes::Error> {
     let (c1, c2, c3) = (client.clone(), client.clone(), client);
@@ -124,15 +126,15 @@ pub fn package_for(
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {
             let client = c1.clone();
-            async move { observe(&client, &config, &opts).await }
+            async move { observe(client.as_ref(), &config, &opts).await }
         })
         .converge_async(move |config, opts| {
             let (client, sink) = (c2.clone(), e1.clone());
-            async move { converge(&client, &config, &opts, sink.as_ref()).await }
+            async move { converge(client.as_ref(), &config, &opts, sink.as_ref()).await }
         })
         .delete_async(move |config, opts| {
             let (client, sink) = (c3.clone(), e2.clone());
-            async move { delete(&client, &config, &opts, sink.as_ref()).await }
+            async move { delete(client.as_ref(), &config, &opts, sink.as_ref()).await }
         })
         .build()
 }
@@ -167,7 +169,7 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
 
 /// `observe`: reads the ConfigMap; see [`configmap::observe`].
 pub async fn observe(
-    client: &KubectlClient,
+    client: &dyn RawApi,
     config: &LocalConfigMapConfig,
     opts: &Options,
 ) -> CallbackResult<Observation> {
@@ -180,7 +182,7 @@ pub async fn observe(
 /// [`OwnershipConflict`] error, so the resource goes `Failed` and retries
 /// with backoff until someone removes or re-owns it.
 pub async fn converge(
-    client: &KubectlClient,
+    client: &dyn RawApi,
     config: &LocalConfigMapConfig,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
@@ -199,12 +201,14 @@ pub async fn converge(
     };
     // `create` fails if someone created it meanwhile and `replace` carries the
     // resourceVersion we read: neither can overwrite a concurrent change.
-    client
-        .request(
-            &[operation, "-f", "-", "-o", "name"],
-            RequestOptions::raw().with_input(manifest.to_string()),
-        )
-        .await?;
+    let request = if operation == "create" {
+        let collection =
+            ApiPath::namespaced("", "v1", &desired.namespace, "configmaps", None, None)?;
+        ApiRequest::new(Method::Post, collection)
+    } else {
+        ApiRequest::new(Method::Put, desired_path(&desired)?)
+    };
+    client.send(request.with_body(manifest)).await?;
     on_effect(&effect);
     Ok(outcome(operation))
 }
@@ -212,7 +216,7 @@ pub async fn converge(
 /// `delete`: deletes the ConfigMap only if it is ours, with uid and
 /// resourceVersion preconditions; a ConfigMap already gone is success.
 pub async fn delete(
-    client: &KubectlClient,
+    client: &dyn RawApi,
     config: &LocalConfigMapConfig,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
@@ -223,12 +227,9 @@ pub async fn delete(
     else {
         return Ok(outcome("none"));
     };
-    let result = client
-        .request(
-            &["delete", "--raw", &path, "-f", "-"],
-            RequestOptions::raw().with_input(body),
-        )
-        .await;
+    let body: Value = serde_json::from_str(&body)?;
+    let request = ApiRequest::new(Method::Delete, ApiPath::parse(&path)?).with_body(body);
+    let result = client.send(request).await;
     match result {
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {}
@@ -239,21 +240,24 @@ pub async fn delete(
 }
 
 /// The ConfigMap at the desired name, if any.
-async fn fetch(client: &KubectlClient, desired: &Desired) -> CallbackResult<Option<Value>> {
-    let args = [
-        "get",
-        "configmap",
-        &desired.name,
-        "-n",
+async fn fetch(client: &dyn RawApi, desired: &Desired) -> CallbackResult<Option<Value>> {
+    match client.send(ApiRequest::get(desired_path(desired)?)).await {
+        Ok(found) => Ok(found.body),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The desired ConfigMap's path, from validated names.
+fn desired_path(desired: &Desired) -> Result<ApiPath, blue_kubernetes_client::Error> {
+    ApiPath::namespaced(
+        "",
+        "v1",
         &desired.namespace,
-        "--ignore-not-found",
-        "-o",
-        "json",
-    ];
-    Ok(client
-        .request(&args, RequestOptions::default())
-        .await?
-        .into_json())
+        "configmaps",
+        Some(&desired.name),
+        None,
+    )
 }
 
 fn outcome(action: &str) -> WorkflowOutcome {

@@ -123,11 +123,17 @@ impl Cluster {
     /// The controller's client: kubectl through `meter`, with a private
     /// discovery cache (as the control plane's own kubectl uses).
     pub fn client(&self, meter: &Meter) -> Result<Arc<dyn Client>> {
-        let mut options = KubectlOptions::for_context(self.cp.context())
-            .with_kubeconfig(self.cp.kubeconfig_path())
-            .with_env("KUBECACHEDIR", self.cache_dir.display().to_string());
+        let mut options = self.kubectl_options();
         options.runner = Some(meter.runner());
         Ok(Arc::new(kubectl_client(options)?))
+    }
+
+    /// Transport options for this control plane (admin context, private
+    /// discovery cache).
+    pub fn kubectl_options(&self) -> KubectlOptions {
+        KubectlOptions::for_context(self.cp.context())
+            .with_kubeconfig(self.cp.kubeconfig_path())
+            .with_env("KUBECACHEDIR", self.cache_dir.display().to_string())
     }
 
     /// Edits `spec.config.size` (a new generation) and returns the new

@@ -66,6 +66,7 @@ pub fn main() -> Result<()> {
         cel: installed.cel,
         operator: None,
         operator_env: Vec::new(),
+        transport: crate::e2e::world::Transport::Proxy,
     };
     let rows = [DEFAULTS, SHORT]
         .into_iter()

@@ -80,6 +80,43 @@ pub fn pid_cpu_seconds(pid: u32) -> Option<f64> {
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
 }
 
+/// CPU seconds of `root` and every descendant: the live ones' own time and
+/// the time of children they already reaped (`cutime + cstime`), so a
+/// process tree's use is counted whether its kubectl children still run or
+/// have exited.
+pub fn tree_cpu_seconds(root: u32) -> f64 {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return 0.0;
+    };
+    // pid -> (parent, own + reaped children's seconds)
+    let procs: Vec<(u32, u32, f64)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+            let ppid = u32::try_from(num(1)?).ok()?;
+            let ticks = num(11)? + num(12)? + num(13)? + num(14)?;
+            Some((pid, ppid, ticks as f64 / TICKS_PER_SECOND))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut total = 0.0;
+    while let Some(pid) = tree.pop() {
+        for (child, parent, cpu) in &procs {
+            if *child == pid {
+                total += cpu;
+            }
+            if *parent == pid {
+                tree.push(*child);
+            }
+        }
+    }
+    total
+}
+
 /// Busy CPU time of the whole machine (all cores), seconds: every `/proc/stat`
 /// counter except idle and iowait.
 fn machine_busy_seconds() -> f64 {
@@ -265,5 +302,7 @@ mod tests {
     fn own_cpu_and_rss_are_readable() {
         assert!(rss_kib() > 0);
         assert!(pid_cpu_seconds(std::process::id()).is_some());
+        let own = pid_cpu_seconds(std::process::id()).unwrap();
+        assert!(tree_cpu_seconds(std::process::id()) >= own);
     }
 }

@@ -111,6 +111,8 @@ pub fn main(args: &[String]) -> Result<()> {
         cel: false,
         operator: None,
         operator_env: counter.env("admin"),
+        // One kubectl per request, so the counting wrapper sees every call.
+        transport: crate::e2e::world::Transport::Kubectl,
     };
     let args = world.admin_args();
     world.start_operator(&args)?;

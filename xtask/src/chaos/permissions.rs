@@ -301,6 +301,9 @@ fn forbidden_window(
         // permission; this measures what the running controller does when
         // one goes missing later.
         "--skip-preflight",
+        // One kubectl per request, so the counting wrapper sees every call.
+        "--transport",
+        "kubectl",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -28,19 +28,21 @@ use kube::{Kube, LCM};
 use suite::Suite;
 use target::{Cluster, Mode};
 use util::TempDir;
-use world::World;
+use world::{Transport, World};
 
 /// Usage of `cargo xtask e2e`.
 pub const USAGE: &str = "\
 cargo xtask e2e                       example operator against a local control plane (provisioned on first use)
 cargo xtask e2e --context NAME [--kubeconfig PATH]
                                       ... against an existing cluster (uses a temporary namespace)
-cargo xtask e2e --kind                ... against a new kind cluster (needs kind and a Docker engine)";
+cargo xtask e2e --kind                ... against a new kind cluster (needs kind and a Docker engine)
+    [--transport proxy|kubectl]       the operator's transport (default proxy; a smoke check
+                                      always runs the other one, kubectl, too)";
 
 /// Runs `e2e <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let mode = parse(args)?;
+    let (mode, transport) = parse(args)?;
     let started = Instant::now();
     let work = TempDir::new("blue-e2e")?;
 
@@ -79,6 +81,7 @@ pub fn main(args: &[String]) -> Result<()> {
         cel: installed.cel,
         operator: None,
         operator_env: Vec::new(),
+        transport,
     };
     let args = world.admin_args();
     world.start_operator(&args)?;
@@ -150,7 +153,8 @@ pub fn main(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn parse(args: &[String]) -> Result<Mode> {
+fn parse(args: &[String]) -> Result<(Mode, Transport)> {
+    let mut transport = Transport::Proxy;
     let mut context = None;
     let mut kubeconfig = None;
     let mut kind = false;
@@ -164,22 +168,26 @@ fn parse(args: &[String]) -> Result<Mode> {
                 ))
             }
             "--kind" => kind = true,
+            "--transport" => {
+                transport = Transport::parse(it.next().context("--transport needs a value")?)?
+            }
             "-h" | "--help" => bail!("usage:\n{USAGE}"),
             other => bail!("unknown argument {other:?}\nusage:\n{USAGE}"),
         }
     }
-    match (context, kubeconfig, kind) {
-        (None, None, false) => Ok(Mode::Local),
-        (None, None, true) => Ok(Mode::Kind),
-        (Some(context), kubeconfig, false) => Ok(Mode::Context {
+    let mode = match (context, kubeconfig, kind) {
+        (None, None, false) => Mode::Local,
+        (None, None, true) => Mode::Kind,
+        (Some(context), kubeconfig, false) => Mode::Context {
             context,
             kubeconfig,
-        }),
+        },
         (None, Some(_), _) => {
             bail!("--kubeconfig needs --context (the current context is never used)")
         }
         (Some(_), _, true) => bail!("--kind and --context exclude each other"),
-    }
+    };
+    Ok((mode, transport))
 }
 
 /// The namespace, CRD and RBAC of a run. On clusters that outlive the run,
@@ -280,10 +288,16 @@ mod tests {
 
     #[test]
     fn modes_follow_the_flags() {
-        assert_eq!(parse(&[]).unwrap(), Mode::Local);
-        assert_eq!(parse(&args(&["--kind"])).unwrap(), Mode::Kind);
+        assert_eq!(parse(&[]).unwrap(), (Mode::Local, Transport::Proxy));
+        assert_eq!(parse(&args(&["--kind"])).unwrap().0, Mode::Kind);
         assert_eq!(
-            parse(&args(&["--context", "dev", "--kubeconfig", "/k"])).unwrap(),
+            parse(&args(&["--transport", "kubectl"])).unwrap().1,
+            Transport::Kubectl
+        );
+        assert_eq!(
+            parse(&args(&["--context", "dev", "--kubeconfig", "/k"]))
+                .unwrap()
+                .0,
             Mode::Context {
                 context: "dev".into(),
                 kubeconfig: Some("/k".into())
@@ -294,6 +308,7 @@ mod tests {
             &["--kind", "--context", "dev"][..],
             &["--context"][..],
             &["--bogus"][..],
+            &["--transport", "http"][..],
         ] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }

@@ -21,6 +21,11 @@ const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// Builds the operator with cargo and returns the binary's path.
 pub fn build() -> Result<PathBuf> {
+    build_profile(false)
+}
+
+/// [`build`], optimised when `release` (for measurements).
+pub fn build_profile(release: bool) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(cargo)
         .args([
@@ -31,6 +36,7 @@ pub fn build() -> Result<PathBuf> {
             PACKAGE,
             "--message-format=json-render-diagnostics",
         ])
+        .args(release.then_some("--release"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -101,7 +107,7 @@ impl Operator {
         })
     }
 
-    /// The operator's pid while it runs.
+    /// The operator's process id while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(ManagedProcess::pid)
     }

@@ -47,28 +47,23 @@ impl Drop for TempDir {
     }
 }
 
-/// Command lines (from `/proc`) of live processes mentioning `dir`.
-pub fn processes_mentioning(dir: &Path) -> Vec<String> {
+/// Pids and command lines (from `/proc`) of live processes mentioning `dir`.
+pub fn processes_mentioning(dir: &Path) -> Vec<(i32, String)> {
     let needle = dir.display().to_string();
     let Ok(entries) = fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter_map(|e| fs::read(e.path().join("cmdline")).ok())
-        .map(|raw| {
-            String::from_utf8_lossy(&raw)
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let raw = fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&raw)
                 .replace('\0', " ")
                 .trim()
-                .to_string()
+                .to_string();
+            cmd.contains(&needle).then_some((pid, cmd))
         })
-        .filter(|cmd| cmd.contains(&needle))
         .collect()
 }
 

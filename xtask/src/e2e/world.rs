@@ -15,6 +15,32 @@ use super::target::Cluster;
 /// not so short that kubectl's ~0.1 s of CPU per call starves two cores.
 pub const POLL_MS: u64 = 250;
 
+/// The operator's transport (`--transport`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// One long-lived `kubectl proxy` (the operator's default).
+    Proxy,
+    /// One kubectl process per request.
+    Kubectl,
+}
+
+impl Transport {
+    pub fn parse(text: &str) -> Result<Self> {
+        match text {
+            "proxy" => Ok(Transport::Proxy),
+            "kubectl" => Ok(Transport::Kubectl),
+            _ => anyhow::bail!("--transport must be proxy or kubectl"),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Proxy => "proxy",
+            Transport::Kubectl => "kubectl",
+        }
+    }
+}
+
 /// Shared state of one e2e run.
 pub struct World<'a> {
     /// The cluster.
@@ -31,6 +57,8 @@ pub struct World<'a> {
     pub operator: Option<Operator>,
     /// Extra environment for the operator (e.g. chaos's counting `KUBECTL`).
     pub operator_env: Vec<(String, String)>,
+    /// The transport operators are started with.
+    pub transport: Transport,
 }
 
 impl World<'_> {
@@ -51,8 +79,15 @@ impl World<'_> {
             self.kube.namespace().to_string(),
             "--poll-ms".into(),
             POLL_MS.to_string(),
+            "--transport".into(),
+            self.transport.as_str().into(),
         ]);
         args
+    }
+
+    /// The operator's TMPDIR (its private files and the proxy's directory).
+    pub fn operator_tmp(&self) -> PathBuf {
+        self.work.join("operator-tmp")
     }
 
     /// Starts the operator with `args` (stopping a running one first).
@@ -72,7 +107,7 @@ impl World<'_> {
         // TMPDIR: the operator's private files (input documents, the
         // in-cluster kubeconfig) land in the scratch dir, which is removed
         // even if the operator is killed.
-        let tmp = self.work.join("operator-tmp");
+        let tmp = self.operator_tmp();
         std::fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
         let mut env = vec![
             (

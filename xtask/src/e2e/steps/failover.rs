@@ -12,9 +12,18 @@ use serde_json::{json, Value};
 use super::{config_map, eventually, wait_ready, World, DEADLINE, LCM, REQUEST_ANNOTATION};
 use crate::e2e::ha::{self, SHORT};
 use crate::e2e::operator::Operator;
+use crate::e2e::world::Transport;
 
-/// Resources converged in the batch the leader dies in.
-const BATCH: usize = 8;
+/// Resources converged in the batch the leader dies in: enough that the
+/// leader is still converging when the check (polling through kubectl)
+/// sees its first ConfigMap. The proxy transport converges about 40 per
+/// second here, per-call kubectl about one.
+fn batch(w: &World<'_>) -> usize {
+    match w.transport {
+        Transport::Proxy => 60,
+        Transport::Kubectl => 8,
+    }
+}
 /// The example's write counter on ConfigMaps.
 const WRITES_ANNOTATION: &str = "examples.blue.dev/writes";
 /// Polling the Lease through kubectl and process scheduling on a loaded
@@ -43,7 +52,8 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     let (b, b_log) = candidate(w, "e2e-b")?;
     let mut b = Some(b);
 
-    let items: Vec<Value> = (0..BATCH)
+    let batch = batch(w);
+    let items: Vec<Value> = (0..batch)
         .map(|i| {
             json!({
                 "apiVersion": "examples.blue.dev/v1alpha1",
@@ -65,7 +75,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     let killed_at = Instant::now();
     a.kill()?;
     ensure!(
-        written < BATCH,
+        written < batch,
         "the batch finished before the leader could be killed"
     );
 
@@ -73,7 +83,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
         .with_context(|| tail("follower", &b_log))?;
     let bound = Duration::from_millis(SHORT.lease_ms + SHORT.retry_ms) + SLACK;
     println!(
-        "  killed the leader after {written}/{BATCH} configmaps; the follower took over in {} ms",
+        "  killed the leader after {written}/{batch} configmaps; the follower took over in {} ms",
         takeover.as_millis()
     );
     ensure!(
@@ -81,7 +91,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
         "takeover took {takeover:?}, more than lease duration + retry period + {SLACK:?}"
     );
 
-    for i in 0..BATCH {
+    for i in 0..batch {
         wait_ready(w, &name(i))?;
     }
     check_single_effects(w, &[&a_log, &b_log])?;
@@ -155,7 +165,7 @@ fn check_single_effects(w: &World<'_>, logs: &[&Path]) -> Result<()> {
         .iter()
         .map(|l| std::fs::read_to_string(l).unwrap_or_default())
         .collect();
-    for i in 0..BATCH {
+    for i in 0..batch(w) {
         let cm =
             config_map(w, &name(i))?.with_context(|| format!("configmap {} is absent", name(i)))?;
         let writes = &cm["metadata"]["annotations"][WRITES_ANNOTATION];

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::{eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM};
 use crate::e2e::manifests::SERVICE_ACCOUNT;
+use crate::e2e::world::Transport;
 
 /// The operator runs with `--in-cluster`; its token file is rotated to a
 /// new valid token, then to an invalid one (calls fail: proof kubectl
@@ -41,9 +42,16 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     // An invalid token: the operator's calls must start failing.
     let offset = w.operator()?.log_offset();
     write_token(&sa, "not-a-valid-token")?;
-    eventually("the operator reporting failing calls", DEADLINE, || {
+    // kubectl proxy (client-go) rereads a tokenFile once a minute, so a
+    // token change reaches it within a minute; per-call kubectl reads the
+    // file on every run.
+    let noticed = match w.transport {
+        Transport::Proxy => DEADLINE + std::time::Duration::from_secs(60),
+        Transport::Kubectl => DEADLINE,
+    };
+    eventually("the operator reporting failing calls", noticed, || {
         ensure!(
-            w.operator()?.logged_since(offset, "kubectl calls failing"),
+            w.operator()?.logged_since(offset, "cluster calls failing"),
             "no failure logged yet"
         );
         Ok(())
@@ -52,7 +60,7 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     // A fresh valid token: calls work again without a restart.
     let offset = w.operator()?.log_offset();
     write_token(&sa, &request_token(w)?)?;
-    update(w, "3")?;
+    update_within(w, "3", noticed)?;
     eventually("the operator reporting recovery", DEADLINE, || {
         ensure!(
             w.operator()?.logged_since(offset, "succeeding again"),
@@ -82,6 +90,8 @@ pub(super) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<V
         &endpoint.port.to_string(),
         "--poll-ms",
         &super::super::world::POLL_MS.to_string(),
+        "--transport",
+        w.transport.as_str(),
     ]
     .iter()
     .map(|s| s.to_string())
@@ -90,12 +100,24 @@ pub(super) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<V
 
 /// Changes echo's data and waits until the ConfigMap and status follow.
 fn update(w: &mut World<'_>, value: &str) -> Result<()> {
+    update_within(w, value, DEADLINE)
+}
+
+fn update_within(w: &mut World<'_>, value: &str, deadline: std::time::Duration) -> Result<()> {
     w.kube.merge_patch(
         LCM,
         "echo",
         &json!({"spec": {"config": {"data": {"v": value}}}}),
     )?;
-    wait_data(w, "echo", &json!({ "v": value }))?;
+    let want = json!({ "v": value });
+    eventually(&format!("configmap echo data {want}"), deadline, || {
+        let cm = w
+            .kube
+            .get("configmap", "echo")?
+            .context("configmap echo is absent")?;
+        ensure!(cm["data"] == want, "data is {}", cm["data"]);
+        Ok(())
+    })?;
     wait_ready(w, "echo").map(drop)
 }
 

@@ -8,6 +8,7 @@ mod drift;
 mod failover;
 pub(crate) mod in_cluster;
 mod observability;
+mod transport;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
@@ -73,6 +74,26 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         drift::controller_restart,
     ),
     ("metrics-scrape", None, observability::metrics_scrape),
+    (
+        "proxy-socket-is-private",
+        None,
+        transport::proxy_socket_is_private,
+    ),
+    (
+        "proxy-restarted-after-kill",
+        Some("alpha"),
+        transport::proxy_restarted_after_kill,
+    ),
+    (
+        "proxy-dies-with-a-killed-operator",
+        Some("alpha"),
+        transport::proxy_dies_with_a_killed_operator,
+    ),
+    (
+        "kubectl-transport-smoke",
+        Some("foxtrot"),
+        transport::kubectl_transport_smoke,
+    ),
     (
         "destroy-blocked-then-destroyed",
         Some("delta"),

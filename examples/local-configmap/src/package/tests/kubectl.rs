@@ -39,11 +39,11 @@ impl Server {
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
         };
         match arg(0) {
-            "get" => ok(self
-                .config_map
-                .as_ref()
-                .map(Value::to_string)
-                .unwrap_or_default()),
+            // `get --raw PATH`: a missing object is NotFound, as the API server says.
+            "get" => match &self.config_map {
+                Some(cm) => ok(cm.to_string()),
+                None => fail("NotFound"),
+            },
             "create" => {
                 if self.config_map.is_some() {
                     return fail("AlreadyExists");
@@ -52,8 +52,9 @@ impl Server {
                 self.next_rv += 1;
                 cm["metadata"]["uid"] = json!("cm-uid-1");
                 cm["metadata"]["resourceVersion"] = json!(self.next_rv.to_string());
+                let stored = cm.to_string();
                 self.config_map = Some(cm);
-                ok("configmap/x\n".into())
+                ok(stored)
             }
             "replace" => {
                 let mut cm = read_input();
@@ -66,8 +67,9 @@ impl Server {
                 self.next_rv += 1;
                 cm["metadata"]["uid"] = current.unwrap()["uid"].clone();
                 cm["metadata"]["resourceVersion"] = json!(self.next_rv.to_string());
+                let stored = cm.to_string();
                 self.config_map = Some(cm);
-                ok("configmap/x\n".into())
+                ok(stored)
             }
             "delete" => {
                 let body = read_input();

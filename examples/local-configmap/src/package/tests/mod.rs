@@ -39,17 +39,17 @@ async fn converge_creates_then_observes_ready() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
     assert_eq!(
-        observe(&f.client, &opts.0, &opts.1).await.unwrap(),
+        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
         Observation::ABSENT
     );
-    converge(&f.client, &opts.0, &opts.1, &f.sink())
+    converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     let cm = f.config_map().unwrap();
     assert_eq!(cm["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
     assert_eq!(cm["data"], json!({"k": "v"}));
     assert_eq!(
-        observe(&f.client, &opts.0, &opts.1).await.unwrap(),
+        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
         Observation::READY
     );
     assert_eq!(f.effects(), [Effect::Created(target())]);
@@ -59,35 +59,37 @@ async fn converge_creates_then_observes_ready() {
 async fn drift_is_replaced_and_stop_empties_the_data() {
     let f = Fixture::new(None);
     let first = options("running", json!({"k": "v"}));
-    converge(&f.client, &first.0, &first.1, &f.sink())
+    converge(f.client.as_ref(), &first.0, &first.1, &f.sink())
         .await
         .unwrap();
     f.server.lock().unwrap().config_map.as_mut().unwrap()["data"]["k"] = json!("tampered");
     let running = options("running", json!({"k": "v"}));
     assert!(
-        !observe(&f.client, &running.0, &running.1)
+        !observe(f.client.as_ref(), &running.0, &running.1)
             .await
             .unwrap()
             .matches
     );
-    converge(&f.client, &running.0, &running.1, &f.sink())
+    converge(f.client.as_ref(), &running.0, &running.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({"k": "v"}));
 
     let stopped = options("stopped", json!({"k": "v"}));
     assert!(
-        !observe(&f.client, &stopped.0, &stopped.1)
+        !observe(f.client.as_ref(), &stopped.0, &stopped.1)
             .await
             .unwrap()
             .matches
     );
-    converge(&f.client, &stopped.0, &stopped.1, &f.sink())
+    converge(f.client.as_ref(), &stopped.0, &stopped.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({}));
     assert_eq!(
-        observe(&f.client, &stopped.0, &stopped.1).await.unwrap(),
+        observe(f.client.as_ref(), &stopped.0, &stopped.1)
+            .await
+            .unwrap(),
         Observation::READY
     );
     assert_eq!(
@@ -105,14 +107,14 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
     let f = Fixture::new(Some(foreign_config_map()));
     let opts = options("running", json!({"k": "v"}));
     assert_eq!(
-        observe(&f.client, &opts.0, &opts.1).await.unwrap(),
+        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
         Observation::ABSENT
     );
-    let err = converge(&f.client, &opts.0, &opts.1, &f.sink())
+    let err = converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .unwrap_err();
     assert!(err.is::<OwnershipConflict>());
-    delete(&f.client, &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map(), Some(foreign_config_map()));
@@ -124,14 +126,14 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
 async fn delete_removes_ours_and_tolerates_absence() {
     let f = Fixture::new(None);
     let opts = options("running", json!({}));
-    converge(&f.client, &opts.0, &opts.1, &f.sink())
+    converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
-    delete(&f.client, &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map(), None);
-    delete(&f.client, &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.calls(), ["get", "create", "get", "delete", "get"]);
@@ -146,8 +148,8 @@ async fn invalid_options_fail_before_any_kubectl_call() {
     let f = Fixture::new(None);
     let mut opts = options("running", json!({"k": "v"}));
     opts.0.config_map_name = Some("Not_A_Name".into());
-    assert!(observe(&f.client, &opts.0, &opts.1).await.is_err());
-    assert!(converge(&f.client, &opts.0, &opts.1, &f.sink())
+    assert!(observe(f.client.as_ref(), &opts.0, &opts.1).await.is_err());
+    assert!(converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
         .await
         .is_err());
     assert!(f.calls().is_empty());

@@ -1,0 +1,230 @@
+//! Part `transport`: the two transports side by side on the same API
+//! server: wall time and CPU per get, per list of N and per status write.
+//! CPU is this process plus the kubectl processes it reaped (per-call) or
+//! plus the proxy process read from `/proc` (proxy).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use blue_kubernetes_client::{
+    kubectl_client, proxy_client, Client, ProxyClient, ProxyOptions, ResourceDescriptor,
+};
+use serde_json::{json, Value};
+
+use super::live::Live;
+use super::measure::{median, pid_cpu_seconds, secs, thousands, CpuSnapshot};
+use super::package::{self, descriptor};
+use super::report::{Report, Section};
+
+/// One operation's cost through one transport.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cost {
+    /// Median wall seconds per call.
+    pub wall: f64,
+    /// CPU seconds per call (client process + kubectl or proxy).
+    pub cpu: f64,
+    pub calls: usize,
+}
+
+/// What a client's CPU is: this process, reaped children, and (proxy) the
+/// proxy process.
+struct Meter {
+    snapshot: CpuSnapshot,
+    proxy: Option<(u32, f64)>,
+}
+
+impl Meter {
+    fn start(proxy_pid: Option<u32>) -> Self {
+        Self {
+            snapshot: CpuSnapshot::take(&[]),
+            proxy: proxy_pid.map(|p| (p, pid_cpu_seconds(p).unwrap_or(0.0))),
+        }
+    }
+
+    fn cpu(&self) -> f64 {
+        let used = self.snapshot.since(&[]);
+        let proxy = self
+            .proxy
+            .map_or(0.0, |(p, at)| pid_cpu_seconds(p).unwrap_or(at) - at);
+        used.own + used.children + proxy
+    }
+}
+
+/// Runs `op` `times` times; wall is the median, CPU the mean.
+fn cost<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    proxy_pid: Option<u32>,
+    times: usize,
+    mut op: F,
+) -> Result<Cost>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let meter = Meter::start(proxy_pid);
+    let mut walls = Vec::with_capacity(times);
+    for _ in 0..times {
+        let started = Instant::now();
+        rt.block_on(op())?;
+        walls.push(started.elapsed().as_secs_f64());
+    }
+    Ok(Cost {
+        wall: median(&walls),
+        cpu: meter.cpu() / times as f64,
+        calls: times,
+    })
+}
+
+/// Costs of get, list and status write through one client.
+pub struct Costs {
+    pub get: Cost,
+    pub list: Cost,
+    pub status: Cost,
+}
+
+fn measure(
+    live: &Live,
+    client: &dyn Client,
+    proxy_pid: Option<u32>,
+    namespace: &str,
+    reps: (usize, usize),
+) -> Result<Costs> {
+    let d: ResourceDescriptor = descriptor();
+    let one = package::name(0);
+    let rt = &live.rt;
+    // Warm-up: discovery cache, connections.
+    rt.block_on(client.get_resource(&d, namespace, &one))?;
+    let get = cost(rt, proxy_pid, reps.0, || async {
+        client
+            .get_resource(&d, namespace, &one)
+            .await?
+            .context("missing")?;
+        Ok(())
+    })?;
+    let list = cost(rt, proxy_pid, reps.1, || async {
+        client.list_resources(&d, namespace).await?;
+        Ok(())
+    })?;
+    let mut current: Value = rt
+        .block_on(client.get_resource(&d, namespace, &one))?
+        .context("missing")?;
+    let status = {
+        let meter = Meter::start(proxy_pid);
+        let mut walls = Vec::new();
+        for i in 0..reps.0 {
+            let started = Instant::now();
+            current = rt.block_on(client.update_status(&d, &current, &json!({"bench": i})))?;
+            walls.push(started.elapsed().as_secs_f64());
+        }
+        Cost {
+            wall: median(&walls),
+            cpu: meter.cpu() / reps.0 as f64,
+            calls: reps.0,
+        }
+    };
+    Ok(Costs { get, list, status })
+}
+
+/// A started proxy client and its pid.
+fn proxy(live: &Live) -> Result<(Arc<ProxyClient>, u32)> {
+    let client = Arc::new(proxy_client(ProxyOptions::new(
+        live.cluster.kubectl_options(),
+    ))?);
+    live.rt.block_on(client.start())?;
+    let pid = live.rt.block_on(client.pid()).context("no proxy pid")?;
+    Ok((client, pid))
+}
+
+pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
+    let n = if quick { 100 } else { 1_000 };
+    let ns = format!("transport-{n}");
+    live.cluster.create_resources(&ns, 0..n, |_| "1h")?;
+    let kubectl = kubectl_client(live.cluster.kubectl_options())?;
+    let per_call = measure(
+        live,
+        &kubectl,
+        None,
+        &ns,
+        if quick { (10, 3) } else { (30, 5) },
+    )?;
+    let (client, pid) = proxy(live)?;
+    let proxied = measure(
+        live,
+        client.as_ref(),
+        Some(pid),
+        &ns,
+        if quick { (100, 10) } else { (300, 30) },
+    )?;
+    live.rt.block_on(client.shutdown());
+
+    let mut s = Section::new(
+        "Transports side by side: one request",
+        &format!(
+            "The same API server, the same objects, in one process: `KubectlClient` (one \
+             kubectl process per request) and `ProxyClient` (HTTP/1.1 keep-alive to one \
+             `kubectl proxy` on a Unix socket). *get*: one BenchWidget; *list*: all {} in \
+             a namespace; *status write*: a PUT to `/status` carrying the last \
+             resourceVersion. Wall = median; CPU = mean per call of this process plus the \
+             reaped kubectl processes (per-call) or plus the proxy process from \
+             `/proc/PID/stat` (proxy), 10 ms tick resolution averaged over the calls.",
+            thousands(n as f64)
+        ),
+        &[
+            "operation",
+            "kubectl: wall",
+            "kubectl: CPU",
+            "proxy: wall",
+            "proxy: CPU",
+            "wall ratio",
+            "CPU ratio",
+        ],
+    );
+    s.order = 5;
+    let rows = [
+        ("get", per_call.get, proxied.get),
+        (
+            &*format!("list of {}", thousands(n as f64)),
+            per_call.list,
+            proxied.list,
+        ),
+        ("status write", per_call.status, proxied.status),
+    ];
+    for (name, k, p) in rows {
+        s.row(vec![
+            name.to_string(),
+            secs(k.wall),
+            secs(k.cpu),
+            secs(p.wall),
+            secs(p.cpu),
+            format!("{:.0}x", k.wall / p.wall.max(1e-9)),
+            format!("{:.0}x", k.cpu / p.cpu.max(1e-6)),
+        ]);
+    }
+    s.note(format!(
+        "calls per transport: get {} / {}, list {} / {}, status {} / {} (kubectl / proxy)",
+        per_call.get.calls,
+        proxied.get.calls,
+        per_call.list.calls,
+        proxied.list.calls,
+        per_call.status.calls,
+        proxied.status.calls
+    ));
+    report.sections.push(s);
+    report.verdict(
+        "one get through the proxy: at most 3 ms wall",
+        secs(proxied.get.wall),
+        proxied.get.wall <= 0.003,
+    );
+    let ratio = per_call.get.cpu / proxied.get.cpu.max(1e-6);
+    report.verdict(
+        "one get through the proxy: at least 30x less CPU than one kubectl process",
+        format!(
+            "{ratio:.0}x ({} vs {})",
+            secs(proxied.get.cpu),
+            secs(per_call.get.cpu)
+        ),
+        ratio >= 30.0,
+    );
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! The transports against the real API server: the proxy's private socket,
+//! its restart after it is killed, its death with a SIGKILLed operator, and
+//! a smoke pass of the per-call kubectl transport.
+
+use anyhow::{ensure, Context, Result};
+use serde_json::json;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use super::{eventually, manifest, tamper, wait_data, wait_ready, World, DEADLINE};
+use crate::e2e::util::processes_mentioning;
+use crate::e2e::world::Transport;
+
+/// The proxy directories (`blue-proxy-*`) in the operator's TMPDIR.
+fn proxy_dirs(w: &World<'_>) -> Vec<PathBuf> {
+    std::fs::read_dir(w.operator_tmp())
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("blue-proxy-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Pids of live `kubectl ... proxy` processes serving the operator.
+fn proxy_pids(w: &World<'_>) -> Vec<i32> {
+    processes_mentioning(&w.operator_tmp())
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains(" proxy ") && cmd.contains("--unix-socket="))
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+fn skip_unless_proxy(w: &World<'_>) -> bool {
+    if w.transport != Transport::Proxy {
+        println!("  (this run uses the kubectl transport: nothing to check)");
+        return true;
+    }
+    false
+}
+
+/// One proxy serves the operator, on a socket in a 0700 directory.
+pub fn proxy_socket_is_private(w: &mut World<'_>) -> Result<()> {
+    if skip_unless_proxy(w) {
+        return Ok(());
+    }
+    let pids = proxy_pids(w);
+    ensure!(
+        pids.len() == 1,
+        "expected one kubectl proxy, found {pids:?}"
+    );
+    let dirs = proxy_dirs(w);
+    ensure!(
+        dirs.len() == 1,
+        "expected one proxy directory, found {dirs:?}"
+    );
+    let mode = std::fs::metadata(&dirs[0])?.permissions().mode() & 0o777;
+    ensure!(mode == 0o700, "the proxy directory has mode {mode:o}");
+    let socket = std::fs::symlink_metadata(dirs[0].join("api.sock")).context("no api.sock")?;
+    ensure!(
+        socket.permissions().mode() & 0o077 == 0,
+        "the socket is reachable by others: {:o}",
+        socket.permissions().mode()
+    );
+    Ok(())
+}
+
+/// A killed proxy is replaced; the operator keeps converging.
+pub fn proxy_restarted_after_kill(w: &mut World<'_>) -> Result<()> {
+    if skip_unless_proxy(w) {
+        return Ok(());
+    }
+    let before = proxy_pids(w);
+    ensure!(
+        before.len() == 1,
+        "expected one kubectl proxy, found {before:?}"
+    );
+    kill(before[0]);
+    tamper(w, "alpha")?;
+    wait_data(w, "alpha", &super::alpha_data())?;
+    let after = proxy_pids(w);
+    ensure!(
+        after.len() == 1 && after != before,
+        "expected one new proxy, found {after:?} (was {before:?})"
+    );
+    ensure!(
+        proxy_dirs(w).len() == 1,
+        "the killed proxy's directory remains"
+    );
+    Ok(())
+}
+
+/// The proxy dies with its operator, even on SIGKILL (parent-death
+/// signal); the operator is then restarted by the suite.
+pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
+    if skip_unless_proxy(w) {
+        return Ok(());
+    }
+    let proxies = proxy_pids(w);
+    ensure!(
+        proxies.len() == 1,
+        "expected one kubectl proxy, found {proxies:?}"
+    );
+    let operator = w.operator()?.pid().context("the operator is not running")?;
+    kill(i32::try_from(operator)?);
+    eventually("the proxy gone after its operator", DEADLINE, || {
+        let left = proxy_pids(w);
+        ensure!(left.is_empty(), "kubectl proxy still running: {left:?}");
+        Ok(())
+    })?;
+    // A SIGKILLed process cannot remove its directory; sweeping those is
+    // the next start's job (the hardening work), so remove it here.
+    for dir in proxy_dirs(w) {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    w.ensure_operator()?;
+    wait_ready(w, "alpha").map(drop)
+}
+
+/// The per-call kubectl transport still converges a new resource.
+pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
+    let main = w.transport;
+    w.transport = Transport::Kubectl;
+    let result = (|| {
+        let args = w.admin_args();
+        w.start_operator(&args)?;
+        ensure!(
+            proxy_pids(w).is_empty(),
+            "the kubectl transport started a proxy"
+        );
+        w.kube.create(&manifest(
+            "foxtrot",
+            json!({"config": {"data": {"via": "kubectl"}}}),
+        ))?;
+        wait_ready(w, "foxtrot")?;
+        wait_data(w, "foxtrot", &json!({"via": "kubectl"})).map(drop)
+    })();
+    w.transport = main;
+    let args = w.admin_args();
+    w.start_operator(&args)?;
+    result
+}
+
+fn kill(pid: i32) {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
