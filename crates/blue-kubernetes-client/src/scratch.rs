@@ -2,9 +2,10 @@
 //! directories of processes that died without cleaning up (SIGKILL, OOM).
 //!
 //! Input documents (which may hold Secrets) and the in-cluster kubeconfig
-//! live in `<temp>/blue-kubectl-<pid>-<start>-<random>` (mode 0700). Drop
-//! removes it; a killed process cannot, so creating a client sweeps the
-//! directories whose owner (the process with that pid *and* that start
+//! live in `<temp>/blue-kubectl-<pid>-<start>-<random>` (mode 0700), the
+//! proxy transport's socket in `<temp>/blue-proxy-<pid>-<start>-<random>`.
+//! Drop removes them; a killed process cannot, so creating a client sweeps
+//! the directories whose owner (the process with that pid *and* that start
 //! time, so a reused pid does not count) is gone. A live process's
 //! directory is never touched, and neither is another user's.
 
@@ -14,6 +15,17 @@ use std::path::{Path, PathBuf};
 use tempfile::TempDir;
 
 const PREFIX: &str = "blue-kubectl-";
+
+/// Every prefix a swept directory may have: ours and the proxy's socket
+/// directory (`proxy/socket_dir.rs`).
+const PREFIXES: [&str; 2] = [PREFIX, crate::proxy::DIR_PREFIX];
+
+/// `<kind><pid>-<start>-`: the name prefix of a directory this process owns,
+/// so that [`sweep`] can tell when its owner is gone.
+pub(crate) fn owned_prefix(kind: &str) -> String {
+    let owner = Owner::current();
+    format!("{kind}{}-{}-", owner.pid, owner.start)
+}
 
 /// A process, as identified in directory names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +58,8 @@ impl Owner {
     }
 
     fn parse(name: &str) -> Option<Self> {
-        let mut parts = name.strip_prefix(PREFIX)?.splitn(3, '-');
+        let rest = PREFIXES.iter().find_map(|p| name.strip_prefix(p))?;
+        let mut parts = rest.splitn(3, '-');
         let pid = parts.next()?.parse().ok()?;
         let start = parts.next()?.parse().ok()?;
         parts.next()?;
@@ -81,9 +94,8 @@ impl Scratch {
     /// directory when `None`).
     pub(crate) fn create(parent: Option<&Path>) -> Result<Self, Error> {
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        let owner = Owner::current();
         let dir = tempfile::Builder::new()
-            .prefix(&format!("{PREFIX}{}-{}-", owner.pid, owner.start))
+            .prefix(&owned_prefix(PREFIX))
             .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&parent)
             .map_err(|e| Error::TempFile(e.kind()))?;
@@ -153,14 +165,15 @@ mod tests {
             .join(format!("{PREFIX}{}-{}-abc", me.pid, me.start + 1));
         // A pid above the kernel's maximum never runs.
         let dead = parent.path().join(format!("{PREFIX}4194305-7-abc"));
+        let dead_proxy = parent.path().join("blue-proxy-4194305-7-abc");
         let unrelated = parent.path().join("blue-kubectl-notes");
-        for dir in [&reused, &dead, &unrelated] {
+        for dir in [&reused, &dead, &dead_proxy, &unrelated] {
             std::fs::create_dir(dir).unwrap();
             std::fs::write(dir.join("input"), "secret").unwrap();
         }
         let mut removed = sweep(Some(parent.path()));
         removed.sort();
-        let mut expected = vec![reused.clone(), dead.clone()];
+        let mut expected = vec![reused.clone(), dead.clone(), dead_proxy.clone()];
         expected.sort();
         assert_eq!(removed, expected);
         assert!(

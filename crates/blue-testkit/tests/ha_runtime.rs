@@ -63,6 +63,9 @@ async fn only_the_leader_reconciles_and_a_graceful_stop_hands_over() {
     }
     assert_eq!(holder(&cluster).as_deref(), Some("a"));
     assert!(a.is_leader() && !b.is_leader());
+    let leading = |r: &Runtime| r.controller().metrics().encode();
+    assert!(leading(&a).contains("leader_election_master_status{name=\"widgets-operator\"} 1"));
+    assert!(leading(&b).contains("leader_election_master_status{name=\"widgets-operator\"} 0"));
     let (sa, sb) = (a.stats(), b.stats());
     assert_eq!((sa.leadership_acquired, sb.leadership_acquired), (1, 0));
     assert!(sa.polls > 0 && sa.reconciles >= 3);
@@ -135,6 +138,16 @@ async fn a_leader_cut_off_from_its_lease_stops_dispatching_then_fences_its_infli
         stats.fenced_writes >= 1,
         "the final status write was refused"
     );
+    let metrics = r.controller().metrics().encode();
+    assert!(
+        metrics.contains("leader_election_master_status{name=\"widgets-operator\"} 0"),
+        "{metrics}"
+    );
+    let fenced = format!(
+        "blue_leader_election_fenced_writes_total {}",
+        stats.fenced_writes
+    );
+    assert!(metrics.contains(&fenced), "{metrics}");
     assert_eq!(
         phase(&cluster, "held"),
         "Reconciling",

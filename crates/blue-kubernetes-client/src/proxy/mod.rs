@@ -11,6 +11,7 @@ mod socket_dir;
 mod supervisor;
 
 pub use options::ProxyOptions;
+pub(crate) use socket_dir::DIR_PREFIX;
 pub use supervisor::ProxyStats;
 
 use crate::http_status::classify_http;

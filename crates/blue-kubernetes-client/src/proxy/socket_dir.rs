@@ -1,8 +1,9 @@
 //! The proxy's private directory: created 0700, removed with its guard.
 //!
 //! Only our user can enter it, so only our user can reach the socket inside
-//! (kubectl also creates the socket itself as `srwx------`). Kept apart so it
-//! can move under a per-process scratch directory later.
+//! (kubectl also creates the socket itself as `srwx------`). Its name
+//! carries the owning process, like the scratch directories, so a killed
+//! process's directory is swept when the next client starts.
 
 use crate::Error;
 use std::os::unix::fs::PermissionsExt;
@@ -22,12 +23,13 @@ pub(crate) struct SocketDir {
 }
 
 impl SocketDir {
-    /// Creates `<parent>/blue-proxy-XXXXXX` with mode 0700 (`parent`: the
+    /// Creates `<parent>/blue-proxy-<pid>-<start>-XXXXXX` with mode 0700 (`parent`: the
     /// system temporary directory when `None`).
     pub(crate) fn create(parent: Option<&Path>) -> Result<Self, Error> {
         let mut builder = tempfile::Builder::new();
+        let prefix = crate::scratch::owned_prefix(DIR_PREFIX);
         builder
-            .prefix(DIR_PREFIX)
+            .prefix(&prefix)
             .permissions(std::fs::Permissions::from_mode(0o700));
         let dir = match parent {
             Some(parent) => builder.tempdir_in(parent),

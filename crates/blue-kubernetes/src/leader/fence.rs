@@ -23,6 +23,7 @@ impl FencedClient {
             return Ok(());
         }
         Gate::count(&self.gate.fenced_writes);
+        self.gate.fenced_metric.inc();
         tracing::warn!(
             operation,
             "write refused: the leader-election lease is no longer provably held"

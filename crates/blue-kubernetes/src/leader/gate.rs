@@ -5,6 +5,7 @@
 //! slow request: no renewal within the renew deadline stops dispatching,
 //! and the lease's expiry stops writes.
 
+use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
@@ -16,6 +17,11 @@ pub(crate) struct Gate {
     pub(crate) acquired: AtomicU64,
     pub(crate) lost: AtomicU64,
     pub(crate) fenced_writes: AtomicU64,
+    /// Exported as `leader_election_master_status` (controller-runtime's
+    /// name): 1 while this process leads, else 0.
+    pub(crate) leading: Gauge,
+    /// Exported as `blue_leader_election_fenced_writes_total`.
+    pub(crate) fenced_metric: Counter,
 }
 
 impl Gate {

@@ -50,9 +50,11 @@ pub(crate) async fn run(
         let now_leading = elector.may_dispatch(now());
         if now_leading && !leading {
             Gate::count(&elector.gate.acquired);
+            elector.gate.leading.set(1);
             tracing::info!(%lease, identity = %elector.settings().identity, "leadership acquired");
         } else if leading && !now_leading {
             Gate::count(&elector.gate.lost);
+            elector.gate.leading.set(0);
             let why = match step {
                 ElectionStep::Lost => "another holder has the lease",
                 _ => "no renewal within the renew deadline",

@@ -5,6 +5,8 @@
 use super::Stats;
 use crate::leader::{self, FencedClient, Gate, LeaseElector};
 use crate::{Controller, Error};
+use prometheus_client::metrics::family::{Family, MetricConstructor};
+use prometheus_client::metrics::gauge::Gauge;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::runtime::Handle;
@@ -27,8 +29,9 @@ pub(super) fn begin(
     let Some(settings) = controller.config.leader_election.clone() else {
         return Ok((controller, None));
     };
-    let elector = LeaseElector::new(settings)?;
+    let elector = LeaseElector::new(settings.clone())?;
     let gate = elector.gate.clone();
+    export_metrics(&controller, &settings.lease_name, &gate);
     let mut config = (*controller.config).clone();
     let raw = config.client.clone();
     config.client = Arc::new(FencedClient {
@@ -43,6 +46,36 @@ pub(super) fn begin(
         telemetry: controller.telemetry.clone(),
     };
     Ok((fenced, Some(Election { gate, stop, task })))
+}
+
+/// Leadership and fencing on `/metrics`, beside the log lines and Stats.
+fn export_metrics(controller: &Controller, lease_name: &str, gate: &Gate) {
+    let metrics = controller.metrics();
+    let status = Family::<[(&'static str, String); 1], Gauge, _>::new_with_constructor(
+        SharedGauge(gate.leading.clone()),
+    );
+    // Created now, so the series reads 0 before the first acquisition.
+    drop(status.get_or_create(&[("name", lease_name.to_owned())]));
+    metrics.register(
+        "leader_election_master_status",
+        "1 while this process holds the leader-election lease, else 0",
+        status,
+    );
+    metrics.register(
+        "blue_leader_election_fenced_writes",
+        "status, finalizer and Event writes refused because the lease could not be proven held",
+        gate.fenced_metric.clone(),
+    );
+}
+
+/// Hands the family the gate's own gauge, so the elector sets one value.
+#[derive(Clone, Debug)]
+struct SharedGauge(Gauge);
+
+impl MetricConstructor<Gauge> for SharedGauge {
+    fn new_metric(&self) -> Gauge {
+        self.0.clone()
+    }
 }
 
 impl Election {

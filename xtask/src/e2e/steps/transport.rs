@@ -113,13 +113,21 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
         ensure!(left.is_empty(), "kubectl proxy still running: {left:?}");
         Ok(())
     })?;
-    // A SIGKILLed process cannot remove its directory; sweeping those is
-    // the next start's job (the hardening work), so remove it here.
-    for dir in proxy_dirs(w) {
-        std::fs::remove_dir_all(&dir)?;
-    }
+    // A SIGKILLed process cannot remove its directory: the next operator's
+    // client sweeps it at startup, and only its own stays.
+    let left = proxy_dirs(w);
+    ensure!(
+        !left.is_empty(),
+        "the killed operator left no directory to sweep"
+    );
     w.ensure_operator()?;
-    wait_ready(w, "alpha").map(drop)
+    wait_ready(w, "alpha")?;
+    let now = proxy_dirs(w);
+    ensure!(
+        now.len() == 1 && left.iter().all(|dir| !now.contains(dir)),
+        "the killed operator's proxy directory was not swept: {left:?} -> {now:?}"
+    );
+    Ok(())
 }
 
 /// The per-call kubectl transport still converges a new resource.
