@@ -7,7 +7,10 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{controller, preflight, serve_http, start, Config, Runtime, Stats};
-use blue_kubernetes_client::{connect, kubectl_client, RequestOptions};
+use blue_kubernetes_client::{
+    connect, kubectl_client, proxy_client, ProxyClient, ProxyOptions, RequestOptions, Transport,
+    TransportKind,
+};
 use local_configmap_operator::cli::{self, Args, Command};
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
@@ -91,9 +94,23 @@ async fn run(args: Args) -> Result<()> {
         }
     }
     let transport_kind = args.transport.0;
-    let transport = connect(transport_kind, args.kubectl_options())
-        .await
-        .with_context(|| format!("starting the {transport_kind} transport"))?;
+    // The proxy is kept by its own type too, so its restarts reach /metrics.
+    let (transport, proxy): (Arc<dyn Transport>, Option<Arc<ProxyClient>>) = match transport_kind {
+        TransportKind::Proxy => {
+            let proxy = Arc::new(proxy_client(ProxyOptions::new(args.kubectl_options()))?);
+            proxy
+                .start()
+                .await
+                .context("starting the proxy transport")?;
+            (proxy.clone(), Some(proxy))
+        }
+        TransportKind::Kubectl => (
+            connect(transport_kind, args.kubectl_options())
+                .await
+                .context("starting the kubectl transport")?,
+            None,
+        ),
+    };
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
     let package = package::package_for(
         args.descriptor(),
@@ -122,6 +139,9 @@ async fn run(args: Args) -> Result<()> {
     let poll_ms = config.poll_ms;
     let elected = config.leader_election.is_some();
     let controller = controller(config)?;
+    if let Some(proxy) = proxy {
+        controller.metrics().register_proxy(proxy);
+    }
     if !args.skip_preflight {
         let problems = preflight(&controller).await;
         for problem in &problems {

@@ -135,6 +135,12 @@ impl ProxyClient {
         self.supervisor.stats().await
     }
 
+    /// [`stats`](Self::stats) without waiting for a request in progress,
+    /// for a metrics scrape: `connections` reads 0.
+    pub fn lifecycle_stats(&self) -> ProxyStats {
+        self.supervisor.lifecycle_stats()
+    }
+
     /// The running proxy's process id (also its process group id).
     pub async fn pid(&self) -> Option<u32> {
         self.supervisor.running().await.map(|(pid, _)| pid)

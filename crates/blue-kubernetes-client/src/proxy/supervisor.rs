@@ -111,6 +111,11 @@ impl Supervisor {
         f(&mut self.stats.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
+    /// The counters without the connection count, which needs the state lock.
+    pub(crate) fn lifecycle_stats(&self) -> ProxyStats {
+        *self.stats.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub(crate) async fn stats(&self) -> ProxyStats {
         let connections = self
             .state

@@ -171,6 +171,27 @@ impl Metrics {
         self.lock().register(name, help, metric);
     }
 
+    /// Exports the proxy transport's counters (`blue_proxy_starts_total`,
+    /// `blue_proxy_restarts_total`, `blue_proxy_failed_starts_total`,
+    /// `blue_proxy_exits_total`, `blue_proxy_hangs_total`), read from
+    /// `proxy` at each scrape.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{proxy_client, KubectlOptions, ProxyOptions};
+    /// // The proxy starts with the first request; nothing runs yet.
+    /// let options = ProxyOptions::new(KubectlOptions::for_context("dev"));
+    /// let proxy = std::sync::Arc::new(proxy_client(options).unwrap());
+    /// let metrics = blue_kubernetes::Metrics::new();
+    /// metrics.register_proxy(proxy);
+    /// let text = metrics.encode();
+    /// assert!(text.contains("blue_proxy_starts_total 0"));
+    /// assert!(text.contains("blue_proxy_restarts_total 0"));
+    /// ```
+    pub fn register_proxy(&self, proxy: std::sync::Arc<blue_kubernetes_client::ProxyClient>) {
+        self.lock()
+            .register_collector(Box::new(super::proxy_metrics::ProxyCollector(proxy)));
+    }
+
     /// The OpenMetrics text exposition of every metric (what `/metrics` serves).
     pub fn encode(&self) -> String {
         let mut text = String::new();

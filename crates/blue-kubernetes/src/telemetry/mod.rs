@@ -4,6 +4,7 @@ mod events;
 mod instrumented;
 pub(crate) mod log;
 mod metrics;
+mod proxy_metrics;
 
 pub(crate) use events::{EventRecorder, EventType};
 pub(crate) use instrumented::Instrumented;

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::in_cluster::{in_cluster_args, request_token_for};
 use super::{eventually, get, uid, World, DEADLINE, LCM};
 use crate::e2e::manifests::{in_namespace, RBAC};
+use crate::e2e::world::Transport;
 
 /// The component the example reports Events as.
 const COMPONENT: &str = "local-configmap-operator";
@@ -140,6 +141,10 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
             &format!("blue_resources{{{controller},phase=\"Ready\"}}"),
         )?;
         ensure!(ready >= 1.0, "no Ready resource counted");
+        if w.transport == Transport::Proxy {
+            let starts = sample(&text, "blue_proxy_starts_total")?;
+            ensure!(starts >= 1.0, "the proxy's start not counted");
+        }
         Ok(())
     })
 }
