@@ -22,6 +22,7 @@ const RP: u64 = 2_000;
 fn runtime(cluster: &FakeCluster, infra: &FakeInfra, identity: Option<&str>) -> Runtime {
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
     let mut config = Config::new(client, vec![infra.package(widgets())]);
+    config.event_component = Some("widgets-operator".into());
     config.namespace = NS.into();
     config.now = tokio_clock();
     config.poll_ms = POLL_MS;
@@ -148,6 +149,14 @@ async fn a_leader_cut_off_from_its_lease_stops_dispatching_then_fences_its_infli
         stats.fenced_writes
     );
     assert!(metrics.contains(&fenced), "{metrics}");
+    let fenced_events: Vec<_> = cluster
+        .events()
+        .into_iter()
+        .filter(|e| e["reason"] == "Fenced")
+        .collect();
+    assert_eq!(fenced_events.len(), 1, "one Event for the refused write");
+    assert_eq!(fenced_events[0]["involvedObject"]["name"], "held");
+    assert_eq!(fenced_events[0]["type"], "Warning");
     assert_eq!(
         phase(&cluster, "held"),
         "Reconciling",

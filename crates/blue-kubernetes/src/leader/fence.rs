@@ -2,6 +2,7 @@
 //! once this process can no longer prove it holds the lease.
 
 use super::gate::Gate;
+use crate::telemetry::{EventType, Telemetry};
 use crate::Clock;
 use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, Lease, ResourceDescriptor};
 use serde_json::Value;
@@ -15,9 +16,34 @@ pub(crate) struct FencedClient {
     pub(crate) inner: Arc<dyn Client>,
     pub(crate) gate: Arc<Gate>,
     pub(crate) now: Clock,
+    /// Refused status and finalizer writes become a Warning Event on the
+    /// resource (Events are not state: they stay allowed, and rate-limited).
+    pub(crate) telemetry: Arc<Telemetry>,
 }
 
 impl FencedClient {
+    /// [`check`](Self::check) for a write to `resource`, reported on it.
+    async fn check_write(
+        &self,
+        operation: &str,
+        descriptor: &ResourceDescriptor,
+        resource: &Value,
+    ) -> Result<(), Error> {
+        let refused = self.check(operation);
+        if refused.is_err() {
+            if let Some(events) = &self.telemetry.events {
+                let message = format!(
+                    "{} write refused: this replica can no longer prove it holds the leader-election lease",
+                    if operation == "patch" { "finalizer" } else { "status" }
+                );
+                events
+                    .record(descriptor, resource, EventType::Warning, "Fenced", message)
+                    .await;
+            }
+        }
+        refused
+    }
+
     fn check(&self, operation: &str) -> Result<(), Error> {
         if self.gate.may_write((self.now)()) {
             return Ok(());
@@ -59,7 +85,7 @@ impl Client for FencedClient {
         resource: &Value,
         status: &Value,
     ) -> Result<Value, Error> {
-        self.check("replace")?;
+        self.check_write("replace", descriptor, resource).await?;
         self.inner.update_status(descriptor, resource, status).await
     }
 
@@ -69,7 +95,7 @@ impl Client for FencedClient {
         resource: &Value,
         finalizers: &[String],
     ) -> Result<Value, Error> {
-        self.check("patch")?;
+        self.check_write("patch", descriptor, resource).await?;
         self.inner
             .update_finalizers(descriptor, resource, finalizers)
             .await

@@ -38,6 +38,7 @@ pub(super) fn begin(
         inner: raw.clone(),
         gate: gate.clone(),
         now: config.now.clone(),
+        telemetry: controller.telemetry.clone(),
     });
     let (stop, stopped) = watch::channel(false);
     let task = handle.spawn(leader::run(elector, raw, config.now.clone(), stopped));
