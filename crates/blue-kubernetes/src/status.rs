@@ -240,7 +240,10 @@ fn message(reason: Reason) -> &'static str {
         Reason::ValidationFailed => "validation could not run; retrying",
         Reason::InvalidConfiguration => "configuration is invalid; edit the resource",
         Reason::ImmutableStateIdentity => "profile or state identity changed; revert it",
-        Reason::DestructionProtected => "compute-prevent-destroy blocks destruction",
+        // Generic on purpose: the key is configurable (`Names`).
+        Reason::DestructionProtected => {
+            "the destroy-protection key in spec.config blocks destruction"
+        }
         Reason::Suspended => "reconciliation is suspended",
     }
 }
