@@ -106,8 +106,10 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
         proxies.len() == 1,
         "expected one kubectl proxy, found {proxies:?}"
     );
-    let operator = w.operator()?.pid().context("the operator is not running")?;
-    kill(i32::try_from(operator)?);
+    // SIGKILL to the operator alone (its proxy must die by itself), reaped
+    // here: the proxy can die before the operator is a zombie, and a
+    // check that still saw it running would not restart it.
+    w.operator()?.crash()?;
     eventually("the proxy gone after its operator", DEADLINE, || {
         let left = proxy_pids(w);
         ensure!(left.is_empty(), "kubectl proxy still running: {left:?}");
@@ -121,13 +123,19 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
         "the killed operator left no directory to sweep"
     );
     w.ensure_operator()?;
-    wait_ready(w, "alpha")?;
-    let now = proxy_dirs(w);
-    ensure!(
-        now.len() == 1 && left.iter().all(|dir| !now.contains(dir)),
-        "the killed operator's proxy directory was not swept: {left:?} -> {now:?}"
-    );
-    Ok(())
+    eventually(
+        "the killed operator's proxy directory swept",
+        DEADLINE,
+        || {
+            let now = proxy_dirs(w);
+            ensure!(
+                now.len() == 1 && left.iter().all(|dir| !now.contains(dir)),
+                "not swept yet, or no new proxy: {left:?} -> {now:?}"
+            );
+            Ok(())
+        },
+    )?;
+    wait_ready(w, "alpha").map(drop)
 }
 
 /// The per-call kubectl transport still converges a new resource.
