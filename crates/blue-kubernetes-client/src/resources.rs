@@ -31,13 +31,7 @@ impl Client for KubectlClient {
             "json",
         ];
         let list = self.request(&args, RequestOptions::default()).await?;
-        match list.into_json() {
-            Some(Value::Object(mut list)) => match list.remove("items") {
-                Some(Value::Array(items)) => Ok(items),
-                _ => Err(decode("get")),
-            },
-            _ => Err(decode("get")),
-        }
+        list_items(list.into_json()).ok_or_else(|| decode("get"))
     }
 
     /// `kubectl get <plural>.<version>.<group> NAME -n NS --ignore-not-found -o json`.
@@ -73,22 +67,11 @@ impl Client for KubectlClient {
         status: &Value,
     ) -> Result<Value, Error> {
         let meta = Metadata::of(resource)?;
-        let uid = metadata_field(resource, "uid", "resource.metadata.uid")?;
+        let body = status_body(descriptor, resource, status)?;
         let path = format!(
             "/apis/{}/{}/namespaces/{}/{}/{}/status",
             descriptor.group, descriptor.version, meta.namespace, descriptor.plural, meta.name
         );
-        let body = json!({
-            "apiVersion": descriptor.api_version(),
-            "kind": descriptor.kind,
-            "metadata": {
-                "name": meta.name,
-                "namespace": meta.namespace,
-                "uid": uid,
-                "resourceVersion": meta.resource_version,
-            },
-            "status": status,
-        });
         let args = ["replace", "--raw", &path, "-f", "-"];
         let options = RequestOptions::default().with_input(body.to_string());
         self.request(&args, options)
@@ -106,12 +89,7 @@ impl Client for KubectlClient {
         finalizers: &[String],
     ) -> Result<Value, Error> {
         let meta = Metadata::of(resource)?;
-        let patch = json!({
-            "metadata": {
-                "resourceVersion": meta.resource_version,
-                "finalizers": finalizers,
-            }
-        });
+        let patch = finalizers_patch(&meta, finalizers);
         let args = [
             "patch",
             &descriptor.versioned_plural(),
@@ -179,6 +157,50 @@ pub(crate) struct Metadata<'a> {
     pub(crate) name: &'a str,
     pub(crate) namespace: &'a str,
     pub(crate) resource_version: &'a str,
+}
+
+/// The `items` of a list answer; `None` when it has none (not a list).
+pub(crate) fn list_items(list: Option<Value>) -> Option<Vec<Value>> {
+    match list? {
+        Value::Object(mut list) => match list.remove("items")? {
+            Value::Array(items) => Some(items),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The body of a status write: `{apiVersion, kind, metadata: {name,
+/// namespace, uid, resourceVersion}, status}`, the same for every transport.
+pub(crate) fn status_body(
+    descriptor: &ResourceDescriptor,
+    resource: &Value,
+    status: &Value,
+) -> Result<Value, Error> {
+    let meta = Metadata::of(resource)?;
+    let uid = metadata_field(resource, "uid", "resource.metadata.uid")?;
+    Ok(json!({
+        "apiVersion": descriptor.api_version(),
+        "kind": descriptor.kind,
+        "metadata": {
+            "name": meta.name,
+            "namespace": meta.namespace,
+            "uid": uid,
+            "resourceVersion": meta.resource_version,
+        },
+        "status": status,
+    }))
+}
+
+/// The merge patch of a finalizer write, guarded by the snapshot's
+/// resourceVersion: `{"metadata":{"resourceVersion":RV,"finalizers":[...]}}`.
+pub(crate) fn finalizers_patch(meta: &Metadata<'_>, finalizers: &[String]) -> Value {
+    json!({
+        "metadata": {
+            "resourceVersion": meta.resource_version,
+            "finalizers": finalizers,
+        }
+    })
 }
 
 impl<'a> Metadata<'a> {

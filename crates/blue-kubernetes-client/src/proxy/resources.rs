@@ -5,12 +5,12 @@
 //! snapshot's `metadata.resourceVersion`, so a concurrent change makes the
 //! API server answer 409 Conflict.
 
-use crate::resources::{metadata_field, object_name, Metadata};
+use crate::resources::{finalizers_patch, list_items, object_name, status_body, Metadata};
 use crate::{AccessCheck, ApiResource, Lease};
 use crate::{
     ApiPath, ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 #[async_trait::async_trait]
 impl Client for ProxyClient {
@@ -22,13 +22,7 @@ impl Client for ProxyClient {
     ) -> Result<Vec<Value>, Error> {
         let path = path(descriptor, namespace, None, None)?;
         let list = self.send(ApiRequest::get(path)).await?;
-        match list.body {
-            Some(Value::Object(mut list)) => match list.remove("items") {
-                Some(Value::Array(items)) => Ok(items),
-                _ => Err(decode()),
-            },
-            _ => Err(decode()),
-        }
+        list_items(list.body).ok_or_else(decode)
     }
 
     /// `GET .../PLURAL/NAME`; `None` when the API server says that object is
@@ -66,19 +60,8 @@ impl Client for ProxyClient {
         status: &Value,
     ) -> Result<Value, Error> {
         let meta = Metadata::of(resource)?;
-        let uid = metadata_field(resource, "uid", "resource.metadata.uid")?;
+        let body = status_body(descriptor, resource, status)?;
         let path = path(descriptor, meta.namespace, Some(meta.name), Some("status"))?;
-        let body = json!({
-            "apiVersion": descriptor.api_version(),
-            "kind": descriptor.kind,
-            "metadata": {
-                "name": meta.name,
-                "namespace": meta.namespace,
-                "uid": uid,
-                "resourceVersion": meta.resource_version,
-            },
-            "status": status,
-        });
         let request = ApiRequest::new(Method::Put, path).with_body(body);
         self.send(request).await?.body.ok_or_else(decode)
     }
@@ -93,12 +76,7 @@ impl Client for ProxyClient {
     ) -> Result<Value, Error> {
         let meta = Metadata::of(resource)?;
         let path = path(descriptor, meta.namespace, Some(meta.name), None)?;
-        let patch = json!({
-            "metadata": {
-                "resourceVersion": meta.resource_version,
-                "finalizers": finalizers,
-            }
-        });
+        let patch = finalizers_patch(&meta, finalizers);
         let request = ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch);
         self.send(request).await?.body.ok_or_else(decode)
     }
