@@ -24,6 +24,24 @@ pub enum Phase {
     Suspended,
 }
 
+// Adding a `Phase` variant makes this match non-exhaustive: add it here and
+// to `Phase::ALL`.
+const _PHASES_ARE_ALL_LISTED: () = {
+    let mut i = 0;
+    while i < Phase::ALL.len() {
+        match Phase::ALL[i] {
+            Phase::Ready
+            | Phase::Reconciling
+            | Phase::Deleting
+            | Phase::Failed
+            | Phase::Invalid
+            | Phase::Blocked
+            | Phase::Suspended => {}
+        }
+        i += 1;
+    }
+};
+
 /// The generic reason recorded on conditions. The only text status carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reason {
@@ -50,6 +68,19 @@ pub enum Reason {
 }
 
 impl Phase {
+    /// Every phase: the CRD's status enum and the per-phase metrics list
+    /// them all (a phase missing from the CRD would make the API server
+    /// refuse the controller's status writes).
+    pub(crate) const ALL: [Phase; 7] = [
+        Phase::Ready,
+        Phase::Reconciling,
+        Phase::Deleting,
+        Phase::Failed,
+        Phase::Invalid,
+        Phase::Blocked,
+        Phase::Suspended,
+    ];
+
     /// The string written to status.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -5,36 +5,6 @@ use crate::spec::reconcile_interval_pattern;
 use crate::Phase;
 use serde_json::{json, Value};
 
-/// Every phase, for the status enum: a phase missing here would make the
-/// API server refuse the controller's status writes.
-const PHASES: [Phase; 7] = [
-    Phase::Ready,
-    Phase::Reconciling,
-    Phase::Deleting,
-    Phase::Failed,
-    Phase::Invalid,
-    Phase::Blocked,
-    Phase::Suspended,
-];
-
-// Adding a `Phase` variant makes this match non-exhaustive: add it here and
-// to PHASES.
-const _PHASES_ARE_ALL_LISTED: () = {
-    let mut i = 0;
-    while i < PHASES.len() {
-        match PHASES[i] {
-            Phase::Ready
-            | Phase::Reconciling
-            | Phase::Deleting
-            | Phase::Failed
-            | Phase::Invalid
-            | Phase::Blocked
-            | Phase::Suspended => {}
-        }
-        i += 1;
-    }
-};
-
 /// `spec` with the common fields around `config`.
 pub(super) fn spec(config: Value) -> Value {
     json!({
@@ -76,7 +46,7 @@ pub(super) fn status() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "phase": {"type": "string", "enum": PHASES.map(Phase::as_str)},
+            "phase": {"type": "string", "enum": Phase::ALL.map(Phase::as_str)},
             "conditions": {
                 "type": "array",
                 "items": {

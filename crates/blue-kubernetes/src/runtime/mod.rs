@@ -238,16 +238,7 @@ async fn poll_once(shared: &Shared) {
 
 /// `blue_resources{controller, phase}`: the listed resources per phase.
 fn count_phases(shared: &Shared, controller: &str, items: &[serde_json::Value]) {
-    const PHASES: [Phase; 7] = [
-        Phase::Ready,
-        Phase::Reconciling,
-        Phase::Deleting,
-        Phase::Failed,
-        Phase::Invalid,
-        Phase::Blocked,
-        Phase::Suspended,
-    ];
-    let mut counts: BTreeMap<&str, i64> = PHASES.iter().map(|p| (p.as_str(), 0)).collect();
+    let mut counts: BTreeMap<&str, i64> = Phase::ALL.iter().map(|p| (p.as_str(), 0)).collect();
     counts.insert("None", 0);
     for item in items {
         let phase = status_str(item, "phase").unwrap_or("None");
