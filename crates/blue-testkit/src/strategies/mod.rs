@@ -18,6 +18,7 @@ mod schema;
 pub use schema::{arb_config_from_crd, arb_from_schema, arb_spec_with};
 
 use crate::{Fault, Operation};
+use blue_kubernetes::MAX_RECONCILE_INTERVAL_MS;
 use blue_kubernetes_client::ErrorKind;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -78,21 +79,34 @@ pub fn arb_config() -> impl Strategy<Value = Value> {
         })
 }
 
-/// A valid `spec.reconcileInterval`: a positive integer and `ms`, `s`, `m` or `h`.
+/// A valid `spec.reconcileInterval`: a positive integer and `ms`, `s`, `m` or `h`,
+/// at most [`MAX_RECONCILE_INTERVAL_MS`].
 ///
 /// ```
 /// use blue_testkit::strategies::arb_valid_reconcile_interval;
 /// use proptest::prelude::*;
+/// use blue_kubernetes::MAX_RECONCILE_INTERVAL_MS;
 /// proptest!(|(interval in arb_valid_reconcile_interval())| {
 ///     let digits = interval.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-///     prop_assert!(digits.parse::<u64>().unwrap() > 0);
+///     let n = digits.parse::<u64>().unwrap();
+///     let factor = match &interval[digits.len()..] {
+///         "ms" => 1, "s" => 1_000, "m" => 60_000, "h" => 3_600_000, unit => panic!("{unit}"),
+///     };
+///     prop_assert!(n > 0 && n * factor <= MAX_RECONCILE_INTERVAL_MS);
 /// });
 /// ```
 pub fn arb_valid_reconcile_interval() -> impl Strategy<Value = String> {
     prop_oneof![
         select(&["60s", "2m", "1h", "5ms", "500ms", "30s"][..]).prop_map(str::to_owned),
-        ("[1-9][0-9]{0,3}", select(&["ms", "s", "m", "h"][..]))
-            .prop_map(|(n, u)| format!("{n}{u}")),
+        // Up to four digits, but never past the longest interval the
+        // controller (and the generated CRD's pattern) accepts: `9999h` is
+        // Invalid.
+        select(&[("ms", 1u64), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)][..]).prop_flat_map(
+            |(unit, factor)| {
+                let max = (MAX_RECONCILE_INTERVAL_MS / factor).min(9_999);
+                (1..=max).prop_map(move |n| format!("{n}{unit}"))
+            }
+        ),
     ]
 }
 
