@@ -87,7 +87,8 @@ fn server_reason(text: &str) -> Option<&str> {
 pub(crate) fn kind_of_reason(reason: &str) -> Option<ErrorKind> {
     Some(match reason {
         "Conflict" => ErrorKind::Conflict,
-        "NotFound" | "Gone" => ErrorKind::NotFound,
+        "NotFound" => ErrorKind::NotFound,
+        "Gone" | "Expired" => ErrorKind::Gone,
         "Unauthorized" => ErrorKind::Unauthorized,
         "Forbidden" => ErrorKind::Forbidden,
         "Invalid" | "BadRequest" | "RequestEntityTooLarge" | "UnsupportedMediaType" => {

@@ -1,6 +1,7 @@
 //! The operations the controller needs from a cluster.
 
 use crate::{AccessCheck, ApiResource, Error, Lease, ResourceDescriptor};
+use crate::{ListPage, PageRequest, WatchRequest, WatchStream};
 use serde_json::Value;
 
 /// What the controller needs from a cluster.
@@ -20,6 +21,43 @@ pub trait Client: Send + Sync {
         descriptor: &ResourceDescriptor,
         namespace: &str,
     ) -> Result<Vec<Value>, Error>;
+
+    /// Reads one page of the objects of `descriptor` in `namespace` (`""`:
+    /// every namespace, or a cluster-scoped type), with the list's
+    /// resourceVersion to watch from.
+    ///
+    /// The default reads everything at once through
+    /// [`list_resources`](Client::list_resources) and reports no
+    /// resourceVersion, so nothing can be watched from it.
+    async fn list_page(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        page: &PageRequest,
+    ) -> Result<ListPage, Error> {
+        let _ = page;
+        Ok(ListPage {
+            items: self.list_resources(descriptor, namespace).await?,
+            resource_version: None,
+            continue_token: None,
+        })
+    }
+
+    /// Streams the changes to objects of `descriptor` in `namespace` (`""`
+    /// as for [`list_page`](Client::list_page)) after
+    /// `request.resource_version`.
+    ///
+    /// The default fails with [`Error::Unsupported`]: the caller lists
+    /// periodically instead.
+    async fn watch(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        request: &WatchRequest,
+    ) -> Result<WatchStream, Error> {
+        let _ = (descriptor, namespace, request);
+        Err(crate::watch::unsupported_watch())
+    }
 
     /// Reads one object; `None` when it does not exist.
     async fn get_resource(

@@ -21,6 +21,14 @@ pub struct ResourceDescriptor {
     pub plural: String,
     /// Kind, e.g. `Widget`.
     pub kind: String,
+    /// Whether objects live in a namespace (`true`, the default) or are
+    /// cluster-scoped (the CRD's `scope: Cluster`).
+    #[serde(default = "namespaced_by_default")]
+    pub namespaced: bool,
+}
+
+fn namespaced_by_default() -> bool {
+    true
 }
 
 impl ResourceDescriptor {
@@ -36,7 +44,22 @@ impl ResourceDescriptor {
             version: version.into(),
             plural: plural.into(),
             kind: kind.into(),
+            namespaced: true,
         }
+    }
+
+    /// The same type, cluster-scoped: lists and watches cover the whole
+    /// cluster and objects have no namespace (pass `""` where a namespace is
+    /// asked for).
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let d = ResourceDescriptor::new("example.com", "v1", "racks", "Rack").cluster_scoped();
+    /// assert!(!d.namespaced);
+    /// ```
+    pub fn cluster_scoped(mut self) -> Self {
+        self.namespaced = false;
+        self
     }
 
     /// `plural.group`, the name kubectl resolves unambiguously.

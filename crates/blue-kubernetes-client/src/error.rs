@@ -21,6 +21,9 @@ pub enum ErrorKind {
     Unavailable,
     /// The server rejected the request as invalid (HTTP 422/400).
     Invalid,
+    /// The resourceVersion or continue token asked for is too old (HTTP
+    /// 410): list again from scratch.
+    Gone,
     /// Anything else.
     Other,
 }
@@ -35,6 +38,7 @@ impl std::fmt::Display for ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::Unavailable => "unavailable",
             ErrorKind::Invalid => "invalid",
+            ErrorKind::Gone => "gone",
             ErrorKind::Other => "other",
         };
         f.write_str(s)
@@ -110,6 +114,13 @@ pub enum Error {
         /// Classification from the status and the Kubernetes `Status` reason.
         kind: ErrorKind,
     },
+    /// The transport does not offer this operation (e.g. watches through
+    /// the per-call kubectl transport); callers fall back to something else.
+    #[error("{operation} is not supported by this transport")]
+    Unsupported {
+        /// The operation, e.g. `watch`.
+        operation: &'static str,
+    },
     /// The `kubectl proxy` behind a proxy client could not carry the request.
     #[error("kubectl proxy {problem} ({kind})")]
     Proxy {
@@ -136,9 +147,10 @@ impl Error {
             Error::Spawn { .. } => ErrorKind::Unavailable,
             Error::Http { kind, .. } | Error::Proxy { kind, .. } => *kind,
             Error::Fenced { .. } => ErrorKind::Conflict,
-            Error::Decode { .. } | Error::InvalidOption { .. } | Error::TempFile(_) => {
-                ErrorKind::Other
-            }
+            Error::Decode { .. }
+            | Error::InvalidOption { .. }
+            | Error::TempFile(_)
+            | Error::Unsupported { .. } => ErrorKind::Other,
         }
     }
 
@@ -159,6 +171,7 @@ impl Error {
             // Through the proxy the operation is the HTTP method.
             Error::Http { method, .. } => Some(method),
             Error::Proxy { .. } => Some("proxy"),
+            Error::Unsupported { operation } => Some(operation),
             Error::InvalidOption { .. } | Error::TempFile(_) => None,
         }
     }

@@ -27,7 +27,8 @@ fn kind_of_status(status: u16) -> ErrorKind {
     match status {
         401 => ErrorKind::Unauthorized,
         403 => ErrorKind::Forbidden,
-        404 | 410 => ErrorKind::NotFound,
+        404 => ErrorKind::NotFound,
+        410 => ErrorKind::Gone,
         409 => ErrorKind::Conflict,
         408 | 504 => ErrorKind::Timeout,
         400 | 413 | 415 | 422 => ErrorKind::Invalid,

@@ -59,6 +59,7 @@ mod scratch;
 mod temp;
 mod tokio_runner;
 mod transport;
+mod watch;
 
 pub use api::{ApiRequest, ApiResponse, Method, PatchType, RawApi, Transport};
 pub use api_path::ApiPath;
@@ -79,3 +80,4 @@ pub use request::{RequestOptions, Response};
 pub use runner::{Invocation, Output, Runner};
 pub use tokio_runner::TokioRunner;
 pub use transport::{connect, TransportKind};
+pub use watch::{ListPage, PageRequest, WatchEvent, WatchRequest, WatchStream, DEFAULT_PAGE_LIMIT};

@@ -44,6 +44,10 @@ pub(crate) fn text(kind: ErrorKind, s: &Subject<'_>) -> String {
             "The {kind} \"{name}\" is invalid: metadata: Invalid value: rejected by the fake cluster",
             kind = s.descriptor.kind,
         ),
+        (ErrorKind::Gone, _) => "Error from server (Expired): The provided continue parameter is \
+             too old to display a consistent list result. You can start a new list without the \
+             continue parameter."
+            .into(),
         (ErrorKind::Other, _) => "Error from server (InternalError): an error on the server (\"\") \
              has prevented the request from succeeding"
             .into(),
