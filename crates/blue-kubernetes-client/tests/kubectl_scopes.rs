@@ -23,13 +23,28 @@ async fn an_empty_namespace_lists_every_namespace() {
     let (runner, calls) = recording(|_| Ok(ok(LIST)));
     let dir = tempfile::tempdir().unwrap();
     let client = kubectl_client(options(runner, dir.path())).unwrap();
-    assert_eq!(client.list_resources(&widgets(), "").await.unwrap().len(), 2);
+    assert_eq!(
+        client.list_resources(&widgets(), "").await.unwrap().len(),
+        2
+    );
     assert_eq!(
         calls.lock().unwrap()[0].args(),
-        ["get", "widgets.v1.example.com", "--all-namespaces", "-o", "json"]
+        [
+            "get",
+            "widgets.v1.example.com",
+            "--all-namespaces",
+            "-o",
+            "json"
+        ]
     );
     let err = client.get_resource(&widgets(), "", "a").await.unwrap_err();
-    assert!(matches!(err, Error::InvalidOption { field: "namespace", .. }));
+    assert!(matches!(
+        err,
+        Error::InvalidOption {
+            field: "namespace",
+            ..
+        }
+    ));
     assert_eq!(calls.lock().unwrap().len(), 1, "refused before running");
 }
 
@@ -52,10 +67,20 @@ async fn a_cluster_scoped_type_is_never_given_a_namespace() {
         .unwrap();
 
     let calls = calls.lock().unwrap();
-    assert_eq!(calls[0].args(), ["get", "racks.v1.example.com", "-o", "json"]);
+    assert_eq!(
+        calls[0].args(),
+        ["get", "racks.v1.example.com", "-o", "json"]
+    );
     assert_eq!(
         calls[1].args(),
-        ["get", "racks.v1.example.com", "r1", "--ignore-not-found", "-o", "json"]
+        [
+            "get",
+            "racks.v1.example.com",
+            "r1",
+            "--ignore-not-found",
+            "-o",
+            "json"
+        ]
     );
     assert_eq!(
         calls[2].args()[..3],
@@ -101,8 +126,17 @@ async fn a_page_is_the_whole_list_without_a_version_to_watch_from() {
         limit: 1,
         continue_token: Some("t".into()),
     };
-    let err = client.list_page(&widgets(), "dev", &later).await.unwrap_err();
-    assert!(matches!(err, Error::InvalidOption { field: "continue_token", .. }));
+    let err = client
+        .list_page(&widgets(), "dev", &later)
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        Error::InvalidOption {
+            field: "continue_token",
+            ..
+        }
+    ));
     assert_eq!(calls.lock().unwrap().len(), 1);
 }
 

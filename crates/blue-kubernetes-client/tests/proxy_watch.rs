@@ -165,7 +165,7 @@ async fn a_broken_connection_ends_the_watch_as_unavailable() {
     let server = fake.stream(0);
     server.send(&line("ADDED", "a", 11));
     assert!(events.next().await.unwrap().is_ok());
-    server.send(&format!("{{\"type\":\"ADDED\",\"obj"));
+    server.send(r#"{"type":"ADDED","obj"#);
     server.break_connection();
     let err = events.next().await.unwrap().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);

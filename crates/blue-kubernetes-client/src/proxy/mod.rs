@@ -67,6 +67,17 @@ pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
 ///   [`unanswered_limit`](ProxyOptions::unanswered_limit) deadlines in a row
 ///   replace a hung proxy. Repeated failures back off (see
 ///   [`ProxyOptions`]); [`stats`](Self::stats) counts it all.
+/// - Lists are read in pages (`limit`, `continue`);
+///   [`list_resources`](crate::Client::list_resources) reads every page of
+///   [`DEFAULT_PAGE_LIMIT`](crate::DEFAULT_PAGE_LIMIT) and starts over once
+///   if a continue token expires.
+/// - A [`watch`](crate::Client::watch) gets a connection of its own, so it
+///   never holds one the other requests need, and dropping the stream
+///   closes it. The request deadline covers only the response headers; the
+///   stream then runs until the server ends it at `timeout_seconds`, and if
+///   it is still open 5 seconds after that (a connection that died without
+///   closing) it ends with an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout)
+///   error. [`ProxyStats::watches`] counts them.
 /// - The proxy leads its own process group, which is killed and its
 ///   directory removed on [`shutdown`](Self::shutdown) or drop; it also has
 ///   a parent-death signal so it dies with this process.
