@@ -10,13 +10,18 @@ mod client;
 mod crd;
 mod extras;
 mod faults;
+mod history;
 mod leases;
+mod pages;
 mod schema;
 mod store;
 mod user;
+mod watch_faults;
+mod watches;
 
 pub use calls::{Call, CallCounts};
 pub use faults::{Fault, Operation};
+pub use watches::WatchStats;
 
 use crate::FakeClock;
 use blue_kubernetes_client::Lease;
@@ -26,6 +31,7 @@ use leases::Leases;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use store::Store;
+use watches::Watches;
 
 #[derive(Debug, Default)]
 struct State {
@@ -36,6 +42,7 @@ struct State {
     latency: Duration,
     clock: FakeClock,
     extras: Extras,
+    watches: Watches,
 }
 
 /// An in-memory Kubernetes API for one or more custom resource types, with
