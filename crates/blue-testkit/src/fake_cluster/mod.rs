@@ -12,6 +12,7 @@ mod extras;
 mod faults;
 mod history;
 mod leases;
+mod metadata;
 mod pages;
 mod schema;
 mod store;
@@ -47,6 +48,12 @@ struct State {
 
 /// An in-memory Kubernetes API for one or more custom resource types, with
 /// the server's resourceVersion, generation, finalizer and deletion rules.
+///
+/// Every object write is kept in a bounded history (default 1,000 writes,
+/// [`FakeCluster::set_history_limit`]) that watch streams replay and
+/// continued list pages are served from; see [`FakeCluster::watch_stats`]
+/// and the watch faults ([`FakeCluster::drop_watch_events`] and its
+/// neighbours) for testing a list-and-watch cache.
 ///
 /// Clones share one cluster. The lock is a std mutex never held across an
 /// await point.

@@ -2,9 +2,12 @@
 //! semantics of the Kubernetes API server, without the server.
 
 use super::history::{Change, ChangeKind, History, Key};
+use super::metadata::{
+    desired_state, finalizers, is_deleting, meta_str, set_finalizers, SYSTEM_METADATA,
+};
 use super::schema::Structural;
 use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// The stored key; a cluster-scoped type's objects have the namespace `""`,
@@ -23,57 +26,6 @@ pub(crate) fn key(d: &ResourceDescriptor, namespace: &str, name: &str) -> Key {
 pub(crate) fn selects(d: &ResourceDescriptor, namespace: &str, k: &Key) -> bool {
     k.0 == d.group && k.1 == d.plural && (namespace.is_empty() || !d.namespaced || k.2 == namespace)
 }
-
-fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
-    object.get("metadata")?.get(field)?.as_str()
-}
-
-fn finalizers(object: &Value) -> Vec<String> {
-    object
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|f| f.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn is_deleting(object: &Value) -> bool {
-    meta_str(object, "deletionTimestamp").is_some()
-}
-
-/// Sets `metadata.finalizers`, dropping the field when empty as the server does.
-fn set_finalizers(object: &mut Value, list: &[String]) {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        if list.is_empty() {
-            meta.remove("finalizers");
-        } else {
-            meta.insert("finalizers".into(), json!(list));
-        }
-    }
-}
-
-/// Everything but `metadata` and `status`: what `metadata.generation` tracks.
-fn desired_state(object: &Value) -> Map<String, Value> {
-    let mut rest = object.as_object().cloned().unwrap_or_default();
-    rest.remove("metadata");
-    rest.remove("status");
-    rest
-}
-
-/// Metadata only the server sets; user edits to it are discarded.
-const SYSTEM_METADATA: [&str; 7] = [
-    "name",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-];
 
 /// Why a write was refused.
 pub(crate) type Refusal = ErrorKind;

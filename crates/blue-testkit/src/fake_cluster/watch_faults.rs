@@ -25,7 +25,22 @@ impl FakeCluster {
     /// Counts of what the watches did so far.
     ///
     /// ```
-    /// assert_eq!(blue_testkit::FakeCluster::new().watch_stats().opened, 0);
+    /// use blue_kubernetes_client::{Client, ResourceDescriptor, WatchEvent, WatchRequest};
+    /// use futures::StreamExt;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let from = WatchRequest { resource_version: "0".into(), timeout_seconds: 300, bookmarks: false };
+    /// let mut stream = cluster.watch(&d, "default", &from).await.unwrap();
+    /// cluster.drop_watch_events(1);
+    /// cluster.create(&d, "default", "lost", serde_json::json!({}));
+    /// cluster.create(&d, "default", "seen", serde_json::json!({}));
+    /// let Some(Ok(WatchEvent::Added(seen))) = stream.next().await else { panic!() };
+    /// assert_eq!(seen["metadata"]["name"], "seen");
+    /// let stats = cluster.watch_stats();
+    /// assert_eq!((stats.opened, stats.open, stats.events, stats.dropped), (1, 1, 1, 1));
+    /// # }
     /// ```
     pub fn watch_stats(&self) -> WatchStats {
         self.lock().watches.stats
