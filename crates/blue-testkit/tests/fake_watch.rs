@@ -317,3 +317,24 @@ async fn streams_end_at_their_timeout_only_when_asked_to() {
     assert_eq!(started.elapsed().as_secs(), 300);
     assert!(quiet(&mut endless));
 }
+
+#[tokio::test]
+async fn a_test_can_wait_for_a_consumer_to_see_its_events() {
+    let cluster = FakeCluster::new();
+    let d = widgets();
+    let mut stream = watch(&cluster, NS, "0", false).await;
+    let consumer = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(Ok(event)) = stream.next().await {
+            seen.push(show(&event));
+        }
+        seen
+    });
+    cluster.create(&d, NS, "a", json!({}));
+    cluster.create(&d, NS, "b", json!({}));
+    let stats = cluster.watch_stats_until(|s| s.events == 2).await;
+    assert_eq!((stats.opened, stats.open), (1, 1));
+    cluster.close_watches();
+    assert_eq!(consumer.await.unwrap(), ["ADDED a@1", "ADDED b@2"]);
+    assert_eq!(cluster.watch_stats_until(|s| s.open == 0).await.events, 2);
+}

@@ -43,7 +43,32 @@ impl FakeCluster {
     /// # }
     /// ```
     pub fn watch_stats(&self) -> WatchStats {
-        self.lock().watches.stats
+        *self.lock().watches.stats.borrow()
+    }
+
+    /// Waits until the watch counts satisfy `reached`, e.g. until the code
+    /// under test has a watch open: no sleeping, no polling.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Client, ResourceDescriptor, WatchRequest};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// let watcher = cluster.clone();
+    /// let task = tokio::spawn(async move {
+    ///     let from = WatchRequest { resource_version: "0".into(), timeout_seconds: 1, bookmarks: true };
+    ///     watcher.watch(&d, "default", &from).await.map(drop)
+    /// });
+    /// cluster.watch_stats_until(|s| s.opened == 1).await;
+    /// task.await.unwrap().unwrap();
+    /// # }
+    /// ```
+    pub async fn watch_stats_until(&self, reached: impl Fn(&WatchStats) -> bool) -> WatchStats {
+        let mut stats = self.lock().watches.stats.subscribe();
+        let reached = stats.wait_for(|s| reached(s)).await;
+        // The sender lives as long as the cluster, which `self` holds.
+        reached.map(|s| *s).unwrap_or_default()
     }
 
     /// The next `n` object events, in delivery order across all streams,

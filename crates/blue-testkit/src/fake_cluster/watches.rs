@@ -67,12 +67,24 @@ pub(crate) struct Slot {
     pub(crate) state: SlotState,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Watches {
     pub(crate) slots: BTreeMap<u64, Slot>,
     next_id: u64,
     pub(crate) faults: WatchFaults,
-    pub(crate) stats: WatchStats,
+    /// A channel, so a test can wait for a count to be reached.
+    pub(crate) stats: watch::Sender<WatchStats>,
+}
+
+impl Default for Watches {
+    fn default() -> Self {
+        Self {
+            slots: BTreeMap::new(),
+            next_id: 0,
+            faults: WatchFaults::default(),
+            stats: watch::channel(WatchStats::default()).0,
+        }
+    }
 }
 
 /// What a stream does next.
@@ -132,14 +144,16 @@ impl Watches {
                 state,
             },
         );
-        self.stats.opened += 1;
-        self.stats.open += 1;
+        self.stats.send_modify(|s| {
+            s.opened += 1;
+            s.open += 1;
+        });
         Ok(self.next_id)
     }
 
     fn close(&mut self, id: u64) {
         if self.slots.remove(&id).is_some() {
-            self.stats.open -= 1;
+            self.stats.send_modify(|s| s.open -= 1);
         }
     }
 
@@ -150,7 +164,7 @@ impl Watches {
         match slot.state {
             SlotState::Closing => return Step::End,
             SlotState::Expiring => {
-                self.stats.gone += 1;
+                self.stats.send_modify(|s| s.gone += 1);
                 return Step::Fail(gone());
             }
             SlotState::Stalled => return Step::Wait,
@@ -158,12 +172,12 @@ impl Watches {
             SlotState::Open => {}
         }
         if let Some(event) = slot.pending.pop_front() {
-            self.stats.events += 1;
+            self.stats.send_modify(|s| s.events += 1);
             return Step::Deliver(event);
         }
         loop {
             if !store.history.covers(slot.cursor) {
-                self.stats.gone += 1;
+                self.stats.send_modify(|s| s.gone += 1);
                 return Step::Fail(gone());
             }
             let next = store
@@ -177,21 +191,21 @@ impl Watches {
             let event = event(change);
             if self.faults.drop > 0 {
                 self.faults.drop -= 1;
-                self.stats.dropped += 1;
+                self.stats.send_modify(|s| s.dropped += 1);
                 continue;
             }
             if self.faults.duplicate > 0 {
                 self.faults.duplicate -= 1;
                 slot.pending.push_back(event.clone());
             }
-            self.stats.events += 1;
+            self.stats.send_modify(|s| s.events += 1);
             return Step::Deliver(event);
         }
         // Caught up: nothing of this type changed after the head.
         slot.cursor = slot.cursor.max(store.revision());
         if slot.bookmarks && slot.bookmark_due {
             slot.bookmark_due = false;
-            self.stats.bookmarks += 1;
+            self.stats.send_modify(|s| s.bookmarks += 1);
             return Step::Deliver(WatchEvent::Bookmark {
                 resource_version: slot.cursor.to_string(),
             });
