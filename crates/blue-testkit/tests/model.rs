@@ -574,7 +574,7 @@ impl World {
             writes: ledger.calls(Operation::UpdateStatus)
                 + ledger.calls(Operation::UpdateFinalizers),
             gets: ledger.calls(Operation::Get),
-            lists: ledger.calls(Operation::List),
+            lists: ledger.lists(),
             work: {
                 drop(ledger);
                 self.work()
@@ -672,7 +672,7 @@ impl World {
             }
         }
         let ledger = self.audit.ledger();
-        let (gets, lists) = (ledger.calls(Operation::Get), ledger.calls(Operation::List));
+        let (gets, lists) = (ledger.calls(Operation::Get), ledger.lists());
         prop_assert!(
             gets - before.gets <= 2,
             "{}: {} reads",
@@ -853,7 +853,7 @@ impl World {
         self.check("idle poll", &[])?;
         let (lists, gets) = {
             let ledger = self.audit.ledger();
-            (ledger.calls(Operation::List), ledger.calls(Operation::Get))
+            (ledger.lists(), ledger.calls(Operation::Get))
         };
         prop_assert_eq!(lists - before.lists, 2, "idle poll lists");
         prop_assert_eq!(gets, before.gets, "idle poll reads");

@@ -66,6 +66,11 @@ impl Ledger {
         self.calls.get(&op).copied().unwrap_or(0)
     }
 
+    /// List requests: whole lists and pages alike.
+    pub fn lists(&self) -> usize {
+        self.calls(Operation::List) + self.calls(Operation::ListPage)
+    }
+
     pub fn reset_failure(&mut self) {
         self.failed_at = None;
         self.calls_after_failure = 0;
