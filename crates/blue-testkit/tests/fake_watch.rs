@@ -338,3 +338,19 @@ async fn a_test_can_wait_for_a_consumer_to_see_its_events() {
     assert_eq!(consumer.await.unwrap(), ["ADDED a@1", "ADDED b@2"]);
     assert_eq!(cluster.watch_stats_until(|s| s.open == 0).await.events, 2);
 }
+
+#[tokio::test]
+async fn cleared_watch_faults_deliver_again_but_stalled_streams_stay_silent() {
+    let cluster = FakeCluster::new();
+    let d = widgets();
+    let mut stalled = watch(&cluster, NS, "0", false).await;
+    cluster.stall_watches();
+    let mut stream = watch(&cluster, NS, "0", false).await;
+    cluster.drop_watch_events(5);
+    cluster.duplicate_watch_events(5);
+    cluster.hold_watch_events();
+    cluster.clear_watch_faults();
+    cluster.create(&d, NS, "a", json!({}));
+    assert_eq!(drain(&mut stream), ["ADDED a@1"]);
+    assert!(quiet(&mut stalled));
+}

@@ -114,6 +114,24 @@ impl FakeCluster {
         self.control(|w| w.faults.hold = false);
     }
 
+    /// Ends [`FakeCluster::drop_watch_events`],
+    /// [`FakeCluster::duplicate_watch_events`] and
+    /// [`FakeCluster::hold_watch_events`] (held events are delivered).
+    /// Streams already stalled, closed or expired stay so.
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.drop_watch_events(3);
+    /// cluster.clear_watch_faults();
+    /// ```
+    pub fn clear_watch_faults(&self) {
+        self.control(|w| {
+            let timeouts = w.faults.timeouts;
+            w.faults = Default::default();
+            w.faults.timeouts = timeouts;
+        });
+    }
+
     /// Every open stream ends cleanly at its next read, as when the server
     /// or the connection closes it; what it had not delivered is lost to
     /// it (a new watch from the last resourceVersion seen gets it again).
