@@ -16,6 +16,7 @@ mod http;
 mod leader;
 mod lock;
 mod names;
+mod namespaces;
 mod options;
 mod package;
 mod preflight;
@@ -38,6 +39,7 @@ pub use http::{serve_http, HttpServer};
 pub use leader::{ElectionStep, LeaderElection, LeaseElector};
 pub use lock::{held_locks, is_locked};
 pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
+pub use namespaces::Namespaces;
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
@@ -46,7 +48,9 @@ pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
 pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
-pub use runtime::{start, stop, Health, Runtime, Stats, STALE_POLLS};
+pub use runtime::{
+    start, stop, Health, Runtime, Stats, STALE_POLLS, WATCH_FAILURES_BEFORE_FALLBACK,
+};
 pub use spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
 pub use status::{Phase, Reason};
 pub use telemetry::{Metrics, QUEUE_NAME};
