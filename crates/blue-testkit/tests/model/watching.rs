@@ -4,14 +4,19 @@
 //! delayed events, closed, expired and silently stopped streams, refused
 //! watches, bookmarks, compacted history).
 //!
-//! Checked after every step: the audited invariants of the model (1-5 and
-//! the status rules). At the end, liveness: faults are cleared (streams
-//! that went silent stay silent, lost events stay lost) and the specs made
-//! settleable as in the model; then, within one resync period plus the
-//! longest retry backoff, every live resource is Ready for its generation
-//! and request token with its infrastructure in place, and every deleting
-//! one is gone (or Blocked by destroy protection); and while idle, each
-//! reflector lists at most once per resync period.
+//! Checked after every step (once the runtime has settled): the audited
+//! invariants of the model (1-5 and the status rules). At the end:
+//!
+//! - liveness: faults are cleared (but streams that went silent stay
+//!   silent and lost events stay lost) and the specs made settleable as in
+//!   the model; within one resync period plus the longest retry backoff
+//!   every live resource is Ready for its generation and request token, and
+//!   every deleting one is gone (or Blocked by destroy protection);
+//! - after the longest reconcile interval, the infrastructure is what the
+//!   specs ask for (drift repaired), and each reflector listed at most once
+//!   per resync period meanwhile;
+//! - with healthy watches an edit is handled with no time passing: no
+//!   poll, no resync, no timer.
 //!
 //! Deterministic: a current-thread runtime with paused tokio time moved in
 //! lockstep with the [`FakeClock`]; "settled" means many yields in a row
