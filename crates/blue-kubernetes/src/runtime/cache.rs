@@ -40,8 +40,6 @@ struct Entry {
 
 /// What changed when an object was observed.
 pub(crate) struct Observed {
-    /// A version the cache did not hold (new object, or changed).
-    pub(crate) new_version: bool,
     /// Phase slots whose counts changed (old, new).
     pub(crate) phases: [Option<u8>; 2],
 }
@@ -108,7 +106,6 @@ impl Cache {
             counts[usize::from(slot)] += 1;
         }
         Observed {
-            new_version,
             phases: [old_phase, phase],
         }
     }
@@ -214,17 +211,13 @@ mod tests {
         c.observe(key(), &at("1", "Pending"), Some(0));
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
-        let again = c.observe(key(), &at("1", "Pending"), Some(0));
-        assert!(!again.new_version);
+        c.observe(key(), &at("1", "Pending"), Some(0));
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
             "a relist of the same version"
         );
-        assert!(
-            c.observe(key(), &at("2", "Ready"), Some(60_000))
-                .new_version
-        );
+        c.observe(key(), &at("2", "Ready"), Some(60_000));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
     }
 

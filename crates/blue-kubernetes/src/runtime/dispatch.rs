@@ -47,16 +47,15 @@ pub(super) fn observe(shared: &Shared, key: Key, object: Value) {
     // An edit ends a write backoff (this call forgets it).
     let _ = shared.backoff.waiting(&object, now);
     let due = shared.controller.due_at(&object);
-    let (observed, ready, version) = {
+    let (ready, version) = {
         let mut book = book(shared);
         let observed = book.cache.observe(key.clone(), &object, due);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default().to_string();
         set_phase_gauges(shared, &book.cache, key.0, observed.phases);
-        (observed, ready, version)
+        (ready, version)
     };
-    let snapshot = observed.new_version.then_some(object);
-    decide(shared, key, ready, snapshot, version, now);
+    decide(shared, key, ready, Some(object), version, now);
 }
 
 /// An object is gone (deleted, or missing from a list).
