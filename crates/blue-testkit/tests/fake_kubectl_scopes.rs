@@ -146,3 +146,40 @@ async fn a_cluster_scoped_type_is_read_and_written_without_a_namespace() {
         1
     );
 }
+
+#[tokio::test]
+async fn the_kubectl_client_lists_everywhere_and_writes_cluster_scoped_objects() {
+    use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
+    let (cluster, kubectl) = setup();
+    let client = kubectl_client(KubectlOptions::for_context("fake").with_runner(kubectl.clone()))
+        .expect("valid options");
+    cluster.create(&widgets(), "prod", "a", json!({}));
+    cluster.create(&widgets(), "dev", "b", json!({}));
+    cluster.create(&racks(), "", "r", json!({}));
+
+    let everywhere = client.list_resources(&widgets(), "").await.unwrap();
+    assert_eq!(names(&json!({ "items": everywhere })), ["dev/b", "prod/a"]);
+    let racks_listed = client.list_resources(&racks(), "").await.unwrap();
+    assert_eq!(names(&json!({ "items": racks_listed })), ["-/r"]);
+
+    let r = client
+        .get_resource(&racks(), "", "r")
+        .await
+        .unwrap()
+        .unwrap();
+    let r = client
+        .update_finalizers(&racks(), &r, &["x/y".to_owned()])
+        .await
+        .unwrap();
+    let r = client
+        .update_status(&racks(), &r, &json!({"phase": "Ready"}))
+        .await
+        .unwrap();
+    assert_eq!(r["status"]["phase"], "Ready");
+    let stored = cluster.get(&racks(), "", "r").unwrap();
+    assert_eq!(stored["metadata"]["finalizers"], json!(["x/y"]));
+    assert_eq!(stored["status"]["phase"], "Ready");
+    for command in kubectl.commands() {
+        assert!(!command.contains(&"-n".to_owned()), "{command:?}");
+    }
+}
