@@ -90,6 +90,35 @@ impl ApiPath {
         Self::new(segments)
     }
 
+    /// `/apis/GROUP/VERSION/PLURAL[/NAME[/SUBRESOURCE]]`, with no namespace:
+    /// an object of a cluster-scoped type, or (without a name) the objects
+    /// of a namespaced type in every namespace.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ApiPath;
+    /// let p = ApiPath::cluster("example.com", "v1", "racks", Some("r1"), Some("status")).unwrap();
+    /// assert_eq!(p.as_str(), "/apis/example.com/v1/racks/r1/status");
+    /// let everywhere = ApiPath::cluster("", "v1", "configmaps", None, None).unwrap();
+    /// assert_eq!(everywhere.as_str(), "/api/v1/configmaps");
+    /// ```
+    pub fn cluster(
+        group: &str,
+        version: &str,
+        plural: &str,
+        name: Option<&str>,
+        subresource: Option<&str>,
+    ) -> Result<Self, Error> {
+        let mut segments = if group.is_empty() {
+            vec!["api", version]
+        } else {
+            vec!["apis", group, version]
+        };
+        segments.push(plural);
+        segments.extend(name);
+        segments.extend(subresource);
+        Self::new(segments)
+    }
+
     /// Appends `key=value` to the query; the value is percent-encoded and
     /// the key must be a plain identifier (it is a programmer's constant).
     ///

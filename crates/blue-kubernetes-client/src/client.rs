@@ -15,7 +15,8 @@ use serde_json::Value;
 /// writes, an update carries the resourceVersion it was computed from.
 #[async_trait::async_trait]
 pub trait Client: Send + Sync {
-    /// Lists every object of `descriptor` in `namespace`.
+    /// Lists every object of `descriptor` in `namespace` (`""`: every
+    /// namespace; ignored for a cluster-scoped type).
     async fn list_resources(
         &self,
         descriptor: &ResourceDescriptor,
@@ -59,7 +60,8 @@ pub trait Client: Send + Sync {
         Err(crate::watch::unsupported_watch())
     }
 
-    /// Reads one object; `None` when it does not exist.
+    /// Reads one object; `None` when it does not exist. `namespace` is
+    /// required for a namespaced type and ignored for a cluster-scoped one.
     async fn get_resource(
         &self,
         descriptor: &ResourceDescriptor,

@@ -16,11 +16,21 @@ use crate::ErrorKind;
 /// assert_eq!(classify_http(503, b"upstream down"), ErrorKind::Unavailable);
 /// ```
 pub fn classify_http(status: u16, body: &[u8]) -> ErrorKind {
-    let reason = serde_json::from_slice::<serde_json::Value>(body)
+    let status_body = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
-        .filter(|v| v["kind"] == "Status")
-        .and_then(|v| v["reason"].as_str().and_then(kind_of_reason));
-    reason.unwrap_or_else(|| kind_of_status(status))
+        .filter(|v| v["kind"] == "Status");
+    classify_status(
+        status,
+        status_body.as_ref().and_then(|v| v["reason"].as_str()),
+    )
+}
+
+/// Classifies an HTTP status code with the `reason` of its Kubernetes
+/// `Status`, if known: a known reason wins over the code.
+pub(crate) fn classify_status(status: u16, reason: Option<&str>) -> ErrorKind {
+    reason
+        .and_then(kind_of_reason)
+        .unwrap_or_else(|| kind_of_status(status))
 }
 
 fn kind_of_status(status: u16) -> ErrorKind {

@@ -39,6 +39,15 @@ pub fn kubectl_client(options: KubectlOptions) -> Result<KubectlClient, Error> {
 /// --request-timeout=<N>s] + args`, executed without a shell through the
 /// configured [`Runner`]. In-cluster, `K` is a private generated kubeconfig
 /// that lives as long as the client and is removed when it drops.
+///
+/// # Lists and watches
+/// [`list_page`](crate::Client::list_page) returns the whole list as one
+/// page (kubectl reads it in chunks of 500 itself) without a
+/// resourceVersion, because kubectl prints the chunks as one `List` that has
+/// none. [`watch`](crate::Client::watch) fails with
+/// [`Error::Unsupported`]: a watch would hold a kubectl process (about
+/// 47 MiB) open per resource type, so with this transport the caller lists
+/// periodically instead. Use [`ProxyClient`](crate::ProxyClient) to watch.
 pub struct KubectlClient {
     /// `[kubectl, --kubeconfig K?, --context C, --request-timeout=Ns]`.
     prefix: Vec<String>,

@@ -22,6 +22,40 @@
 //! `coordination.k8s.io/v1` [`Lease`]s for optional leader election, with
 //! the same resourceVersion guard.
 //!
+//! # Lists, pages and watches
+//! A cache of one resource type is fed by [`Client::list_page`] (pages of
+//! [`DEFAULT_PAGE_LIMIT`] with continue tokens, and the list's
+//! resourceVersion) and then [`Client::watch`] from that version: a
+//! [`WatchStream`] of [`WatchEvent`]s decoded line by line as they arrive.
+//! An expired continue token or resourceVersion fails with
+//! [`ErrorKind::Gone`]: list again. [`ProxyClient`] does both for real, each
+//! watch on a connection of its own. [`KubectlClient`] returns a list as one
+//! page without a version and does not watch ([`Error::Unsupported`]): with
+//! the per-call transport, callers list periodically instead.
+//!
+//! A namespace of `""` means every namespace for a list or watch of a
+//! namespaced type; a cluster-scoped type
+//! ([`ResourceDescriptor::cluster_scoped`]) never names a namespace.
+//!
+//! ```no_run
+//! # async fn example(client: &dyn blue_kubernetes_client::Client) -> Result<(), blue_kubernetes_client::Error> {
+//! use blue_kubernetes_client::{PageRequest, ResourceDescriptor, WatchEvent, WatchRequest};
+//! use futures::StreamExt;
+//! let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+//! let page = client.list_page(&widgets, "", &PageRequest::first(500)).await?;
+//! let Some(version) = page.resource_version else { return Ok(()) };
+//! let request = WatchRequest { resource_version: version, timeout_seconds: 300, bookmarks: true };
+//! let mut events = client.watch(&widgets, "", &request).await?;
+//! while let Some(event) = events.next().await {
+//!     match event? {
+//!         WatchEvent::Added(w) | WatchEvent::Modified(w) => println!("{}", w["metadata"]["name"]),
+//!         WatchEvent::Deleted(_) | WatchEvent::Bookmark { .. } => {}
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! ```no_run
 //! # async fn example() -> Result<(), blue_kubernetes_client::Error> {
 //! use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions, ResourceDescriptor};
@@ -50,16 +84,20 @@ mod kubectl_raw;
 mod lease;
 mod operation;
 mod options;
+mod pagination;
 mod parent_death;
 mod proxy;
 mod request;
 mod resources;
 mod runner;
+mod scope;
 mod scratch;
 mod temp;
 mod tokio_runner;
 mod transport;
 mod watch;
+mod watch_format;
+mod watch_stream;
 
 pub use api::{ApiRequest, ApiResponse, Method, PatchType, RawApi, Transport};
 pub use api_path::ApiPath;

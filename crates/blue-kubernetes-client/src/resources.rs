@@ -7,72 +7,91 @@
 //! kube-apiserver, see `notes/kubectl.md`).
 
 use crate::cluster_calls;
+use crate::scope::Scope;
 use crate::{
-    AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, RequestOptions,
-    ResourceDescriptor,
+    AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, ListPage, PageRequest,
+    RequestOptions, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
 #[async_trait::async_trait]
 impl Client for KubectlClient {
-    /// `kubectl get <plural>.<version>.<group> -n NS -o json`, returning `items`.
+    /// `kubectl get <plural>.<version>.<group> -n NS -o json`, returning
+    /// `items`; `--all-namespaces` instead of `-n NS` when `namespace` is
+    /// `""`, neither for a cluster-scoped type. kubectl reads the list in
+    /// pages of 500 itself (`--chunk-size`).
     async fn list_resources(
         &self,
         descriptor: &ResourceDescriptor,
         namespace: &str,
     ) -> Result<Vec<Value>, Error> {
-        let namespace = object_name(namespace, "namespace")?;
-        let args = [
-            "get",
-            &descriptor.versioned_plural(),
-            "-n",
-            namespace,
-            "-o",
-            "json",
-        ];
+        let scope = Scope::of_collection(descriptor, namespace)?;
+        let plural = descriptor.versioned_plural();
+        let mut args = vec!["get", plural.as_str()];
+        args.extend(scope.kubectl_flags());
+        args.extend(["-o", "json"]);
         let list = self.request(&args, RequestOptions::default()).await?;
         list_items(list.into_json()).ok_or_else(|| decode("get"))
     }
 
-    /// `kubectl get <plural>.<version>.<group> NAME -n NS --ignore-not-found -o json`.
+    /// Every object in one page, as [`list_resources`](Client::list_resources)
+    /// reads them (kubectl pages internally). No resourceVersion: kubectl
+    /// prints its pages as one `List` without the list's version, and this
+    /// transport does not watch anyway. A continue token is refused, since
+    /// this transport never hands one out.
+    async fn list_page(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        page: &PageRequest,
+    ) -> Result<ListPage, Error> {
+        if page.continue_token.is_some() {
+            return Err(Error::InvalidOption {
+                field: "continue_token",
+                reason: "the kubectl transport returns every object in the first page",
+            });
+        }
+        Ok(ListPage {
+            items: self.list_resources(descriptor, namespace).await?,
+            resource_version: None,
+            continue_token: None,
+        })
+    }
+
+    /// `kubectl get <plural>.<version>.<group> NAME -n NS --ignore-not-found
+    /// -o json` (no `-n` for a cluster-scoped type).
     async fn get_resource(
         &self,
         descriptor: &ResourceDescriptor,
         namespace: &str,
         name: &str,
     ) -> Result<Option<Value>, Error> {
-        let namespace = object_name(namespace, "namespace")?;
+        let scope = Scope::of_object(descriptor, Some(namespace), "namespace")?;
         let name = object_name(name, "name")?;
-        let args = [
-            "get",
-            &descriptor.versioned_plural(),
-            name,
-            "-n",
-            namespace,
-            "--ignore-not-found",
-            "-o",
-            "json",
-        ];
+        let plural = descriptor.versioned_plural();
+        let mut args = vec!["get", plural.as_str(), name];
+        args.extend(scope.kubectl_flags());
+        args.extend(["--ignore-not-found", "-o", "json"]);
         let object = self.request(&args, RequestOptions::default()).await?;
         Ok(object.into_json())
     }
 
     /// `kubectl replace --raw /apis/G/V/namespaces/NS/PLURAL/NAME/status -f -`
-    /// with `{apiVersion, kind, metadata: {name, namespace, uid,
-    /// resourceVersion}, status}` as the input document.
+    /// (`/apis/G/V/PLURAL/NAME/status` for a cluster-scoped type) with
+    /// `{apiVersion, kind, metadata: {name, namespace, uid, resourceVersion},
+    /// status}` as the input document.
     async fn update_status(
         &self,
         descriptor: &ResourceDescriptor,
         resource: &Value,
         status: &Value,
     ) -> Result<Value, Error> {
-        let meta = Metadata::of(resource)?;
+        let meta = Metadata::of(descriptor, resource)?;
         let body = status_body(descriptor, resource, status)?;
-        let path = format!(
-            "/apis/{}/{}/namespaces/{}/{}/{}/status",
-            descriptor.group, descriptor.version, meta.namespace, descriptor.plural, meta.name
-        );
-        let args = ["replace", "--raw", &path, "-f", "-"];
+        let path = meta
+            .scope
+            .path(descriptor, Some(meta.name), Some("status"))?;
+        let args = ["replace", "--raw", path.as_str(), "-f", "-"];
         let options = RequestOptions::default().with_input(body.to_string());
         self.request(&args, options)
             .await?
@@ -81,27 +100,20 @@ impl Client for KubectlClient {
     }
 
     /// `kubectl patch <plural>.<version>.<group> NAME -n NS --type=merge -p
-    /// {"metadata":{"resourceVersion":RV,"finalizers":[...]}} -o json`.
+    /// {"metadata":{"resourceVersion":RV,"finalizers":[...]}} -o json` (no
+    /// `-n` for a cluster-scoped type).
     async fn update_finalizers(
         &self,
         descriptor: &ResourceDescriptor,
         resource: &Value,
         finalizers: &[String],
     ) -> Result<Value, Error> {
-        let meta = Metadata::of(resource)?;
-        let patch = finalizers_patch(&meta, finalizers);
-        let args = [
-            "patch",
-            &descriptor.versioned_plural(),
-            meta.name,
-            "-n",
-            meta.namespace,
-            "--type=merge",
-            "-p",
-            &patch.to_string(),
-            "-o",
-            "json",
-        ];
+        let meta = Metadata::of(descriptor, resource)?;
+        let patch = finalizers_patch(&meta, finalizers).to_string();
+        let plural = descriptor.versioned_plural();
+        let mut args = vec!["patch", plural.as_str(), meta.name];
+        args.extend(meta.scope.kubectl_flags());
+        args.extend(["--type=merge", "-p", patch.as_str(), "-o", "json"]);
         self.request(&args, RequestOptions::default())
             .await?
             .into_json()
@@ -155,7 +167,8 @@ impl Client for KubectlClient {
 /// The metadata both writes need, validated.
 pub(crate) struct Metadata<'a> {
     pub(crate) name: &'a str,
-    pub(crate) namespace: &'a str,
+    /// The object's namespace, or [`Scope::Cluster`] for a cluster-scoped type.
+    pub(crate) scope: Scope<'a>,
     pub(crate) resource_version: &'a str,
 }
 
@@ -177,17 +190,20 @@ pub(crate) fn status_body(
     resource: &Value,
     status: &Value,
 ) -> Result<Value, Error> {
-    let meta = Metadata::of(resource)?;
+    let meta = Metadata::of(descriptor, resource)?;
     let uid = metadata_field(resource, "uid", "resource.metadata.uid")?;
+    let mut metadata = json!({
+        "name": meta.name,
+        "uid": uid,
+        "resourceVersion": meta.resource_version,
+    });
+    if let Some(namespace) = meta.scope.namespace() {
+        metadata["namespace"] = json!(namespace);
+    }
     Ok(json!({
         "apiVersion": descriptor.api_version(),
         "kind": descriptor.kind,
-        "metadata": {
-            "name": meta.name,
-            "namespace": meta.namespace,
-            "uid": uid,
-            "resourceVersion": meta.resource_version,
-        },
+        "metadata": metadata,
         "status": status,
     }))
 }
@@ -204,16 +220,15 @@ pub(crate) fn finalizers_patch(meta: &Metadata<'_>, finalizers: &[String]) -> Va
 }
 
 impl<'a> Metadata<'a> {
-    pub(crate) fn of(resource: &'a Value) -> Result<Self, Error> {
+    /// The namespace is required for (and only read for) a namespaced type.
+    pub(crate) fn of(descriptor: &ResourceDescriptor, resource: &'a Value) -> Result<Self, Error> {
+        let namespace = metadata_field(resource, "namespace", "resource.metadata.namespace");
         Ok(Self {
             name: object_name(
                 metadata_field(resource, "name", "resource.metadata.name")?,
                 "resource.metadata.name",
             )?,
-            namespace: object_name(
-                metadata_field(resource, "namespace", "resource.metadata.namespace")?,
-                "resource.metadata.namespace",
-            )?,
+            scope: Scope::of_object(descriptor, namespace.ok(), "resource.metadata.namespace")?,
             resource_version: metadata_field(
                 resource,
                 "resourceVersion",
@@ -283,7 +298,8 @@ mod tests {
     #[test]
     fn missing_metadata_names_the_field() {
         let resource = json!({"metadata": {"name": "w", "namespace": "default"}});
-        let err = Metadata::of(&resource).err().unwrap();
+        let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+        let err = Metadata::of(&widgets, &resource).err().unwrap();
         assert!(matches!(
             err,
             Error::InvalidOption {

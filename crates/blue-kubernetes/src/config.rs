@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, LeaderElection, Names, Package};
+use crate::{Error, LeaderElection, Names, Namespaces, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -37,10 +37,22 @@ pub struct Config {
     pub client: Arc<dyn Client>,
     /// Concurrent reconciles in the polling runtime (default 2, > 0).
     pub workers: usize,
-    /// The namespace polled (default `default`).
-    pub namespace: String,
-    /// Poll period in milliseconds (default 500, > 0).
+    /// The namespaces managed: one (default `default`), several, or all.
+    pub namespace: Namespaces,
+    /// Feed the cache from watch streams where the client can watch
+    /// (default true). Off, or with a client that cannot watch (the per-call
+    /// kubectl transport), every type is listed every `poll_ms`.
+    pub watch: bool,
+    /// List period in milliseconds when not watching, and the shortest wait
+    /// before a pass that changed nothing is retried (default 500, > 0).
     pub poll_ms: u64,
+    /// While watching, a full list every `resync_ms` (default 300000, i.e.
+    /// 5 minutes, > 0) is the backstop for lost events: every
+    /// edited or due resource is reconciled within it even if its events
+    /// never arrive.
+    pub resync_ms: u64,
+    /// Items per page of a list (default 500, > 0).
+    pub page_limit: u32,
     /// The clock used for due-ness and status times.
     pub now: Clock,
     /// First retry delay (default 1000 ms, > 0).
@@ -72,7 +84,10 @@ impl Config {
             client,
             workers: 2,
             namespace: "default".into(),
+            watch: true,
             poll_ms: 500,
+            resync_ms: 300_000,
+            page_limit: blue_kubernetes_client::DEFAULT_PAGE_LIMIT,
             now: system_clock(),
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
@@ -99,11 +114,17 @@ impl Config {
         if self.workers == 0 {
             return invalid("workers", "must be greater than zero");
         }
-        if !is_dns_label(&self.namespace) {
-            return invalid("namespace", "must be a DNS-1123 label");
+        if let Some(reason) = self.namespace.problem() {
+            return invalid("namespace", reason);
         }
         if self.poll_ms == 0 {
             return invalid("poll_ms", "must be greater than zero");
+        }
+        if self.resync_ms == 0 {
+            return invalid("resync_ms", "must be greater than zero");
+        }
+        if self.page_limit == 0 {
+            return invalid("page_limit", "must be greater than zero");
         }
         if self.retry_base_ms == 0 {
             return invalid("retry_base_ms", "must be greater than zero");
@@ -142,7 +163,10 @@ impl std::fmt::Debug for Config {
             .field("packages", &self.packages.len())
             .field("workers", &self.workers)
             .field("namespace", &self.namespace)
+            .field("watch", &self.watch)
             .field("poll_ms", &self.poll_ms)
+            .field("resync_ms", &self.resync_ms)
+            .field("page_limit", &self.page_limit)
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
             .field("log_callback_errors", &self.log_callback_errors)

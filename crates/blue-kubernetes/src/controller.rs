@@ -58,6 +58,17 @@ impl Controller {
         (self.config.now)()
     }
 
+    /// When `resource` becomes due (see `due::due_at_named`), judged now
+    /// with this controller's names and retry settings.
+    pub(crate) fn due_at(&self, resource: &serde_json::Value) -> Option<u64> {
+        crate::due::due_at_named(
+            resource,
+            self.now(),
+            &self.config.names,
+            self.config.retry_max_ms,
+        )
+    }
+
     /// [`is_due`](crate::is_due) now, with this controller's retry settings.
     pub(crate) fn is_due(&self, resource: &serde_json::Value) -> bool {
         crate::due::is_due_named(

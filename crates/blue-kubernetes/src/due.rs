@@ -58,8 +58,25 @@ pub(crate) fn is_due_named(
     names: &Names,
     retry_max_ms: u64,
 ) -> bool {
+    due_at_named(resource, now_ms, names, retry_max_ms).is_some_and(|at| at <= now_ms)
+}
+
+/// When the resource, as it is, becomes due: `now_ms` or earlier when it is
+/// due already, `None` when only a change to the object can make it due
+/// (`Invalid`, `Suspended` and still suspended). The same rules as
+/// [`is_due`]: `is_due_named(r, now_ms)` is exactly `due_at <= now_ms`, and
+/// when it is not due yet, `is_due_named(r, t)` for every later `t` is
+/// exactly `due_at <= t`, so a timer set from it fires when a poll would
+/// have found the resource due.
+pub(crate) fn due_at_named(
+    resource: &Value,
+    now_ms: u64,
+    names: &Names,
+    retry_max_ms: u64,
+) -> Option<u64> {
+    let now = Some(now_ms);
     if desired_state_changed(resource, &names.request_annotation) {
-        return true;
+        return now;
     }
     let deleting = resource::is_deleting(resource);
     let deletion_observed = status(resource)
@@ -67,22 +84,27 @@ pub(crate) fn is_due_named(
         .and_then(Value::as_bool)
         == Some(true);
     if deleting && !deletion_observed {
-        return true;
+        return now;
     }
     let phase = status_str(resource, "phase");
     match phase {
-        Some("Invalid") => return false,
-        Some("Suspended") => return !spec::suspended(resource),
+        Some("Invalid") => return None,
+        Some("Suspended") => return (!spec::suspended(resource)).then_some(now_ms),
         Some("Failed") => {}
-        _ if !deleting && !records_an_effect(resource, &names.finalizer) => return true,
+        _ if !deleting && !records_an_effect(resource, &names.finalizer) => return now,
         _ => {}
     }
     let Some(next) = status_str(resource, "nextReconcileTime").and_then(parse_ms) else {
-        return true;
+        return now;
     };
     let interval = spec::parse(resource).map_or(spec::DEFAULT_INTERVAL_MS, |c| c.interval_ms);
     let latest_plausible = now_ms.saturating_add(interval).saturating_add(retry_max_ms);
-    next <= now_ms || next > latest_plausible
+    // An implausibly late time is a forged record: due at once. A plausible
+    // one stays plausible as time passes, so the answer holds for later `t`.
+    match next > latest_plausible {
+        true => now,
+        false => Some(next),
+    }
 }
 
 /// What every status written after an effect carries: our finalizer and the
@@ -227,5 +249,31 @@ mod tests {
         assert!(is_due(&r, 0));
         r["status"]["deletionObserved"] = json!(true);
         assert!(!is_due(&r, 0));
+    }
+
+    proptest::proptest! {
+        /// Due now exactly when `is_due` says so; otherwise a timer set from
+        /// `due_at` fires exactly when a poll at any later time would have
+        /// found the resource due.
+        #[test]
+        fn due_at_agrees_with_is_due_at_every_later_time(
+            phase in proptest::sample::select(&["Ready", "Failed", "Invalid", "Suspended", "Pending"][..]),
+            next_s in 0u64..200,
+            now_s in 0u64..200,
+            later_s in 0u64..200,
+            suspend: bool,
+            generation in 2i64..4,
+        ) {
+            let mut r = acknowledged(json!({"phase": phase, "nextReconcileTime": format_ms(next_s * 1000)}));
+            r["spec"] = json!({"reconcileInterval": "10s", "suspend": suspend});
+            r["metadata"]["generation"] = json!(generation);
+            let (names, now) = (Names::default(), now_s * 1000);
+            let at = due_at_named(&r, now, &names, 60_000);
+            proptest::prop_assert_eq!(is_due_named(&r, now, &names, 60_000), at.is_some_and(|at| at <= now));
+            if at.is_none_or(|at| at > now) {
+                let t = now + later_s * 1000;
+                proptest::prop_assert_eq!(is_due_named(&r, t, &names, 60_000), at.is_some_and(|at| at <= t));
+            }
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! Register trusted [`Package`]s (one per custom resource kind, with a
 //! typed config via [`PackageBuilder::config`]), generate their CRDs with
 //! [`crd`], build a [`Controller`] with [`controller`], and either
-//! [`reconcile`] one resource or [`start`] the polling [`Runtime`].
+//! [`reconcile`] one resource or [`start`] the [`Runtime`] (watches where the
+//! client can watch, periodic lists otherwise).
 
 mod callback;
 mod config;
@@ -16,6 +17,7 @@ mod http;
 mod leader;
 mod lock;
 mod names;
+mod namespaces;
 mod options;
 mod package;
 mod preflight;
@@ -38,6 +40,7 @@ pub use http::{serve_http, HttpServer};
 pub use leader::{ElectionStep, LeaderElection, LeaseElector};
 pub use lock::{held_locks, is_locked};
 pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
+pub use namespaces::Namespaces;
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
@@ -46,7 +49,9 @@ pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
 pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
-pub use runtime::{start, stop, Health, Runtime, Stats, STALE_POLLS};
+pub use runtime::{
+    start, stop, Health, Runtime, Stats, STALE_POLLS, WATCH_FAILURES_BEFORE_FALLBACK,
+};
 pub use spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
 pub use status::{Phase, Reason};
 pub use telemetry::{Metrics, QUEUE_NAME};

@@ -139,19 +139,33 @@ fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Proble
     None
 }
 
-/// Every verb the controller uses: list (poll), get (re-read), patch
+/// Every verb the controller uses, in every namespace it manages (`""`:
+/// cluster-wide): list, and watch when watching, get (re-read), patch
 /// (finalizers), update on `/status`, get/create/update on leases with
 /// leader election, and create/update on events when Events are on.
 fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
     let config = &controller.config;
-    let ns = &config.namespace;
+    let scopes = config.namespace.scopes();
+    let mut verbs = vec!["list", "get", "patch"];
+    if config.watch {
+        verbs.insert(1, "watch");
+    }
     let mut checks = Vec::new();
     for package in &config.packages {
         let d = package.descriptor();
-        for verb in ["list", "get", "patch"] {
-            checks.push(AccessCheck::new(ns, verb, &d.group, &d.plural));
+        let package_scopes = if d.namespaced {
+            scopes.clone()
+        } else {
+            vec![""]
+        };
+        for ns in package_scopes {
+            for verb in &verbs {
+                checks.push(AccessCheck::new(ns, *verb, &d.group, &d.plural));
+            }
+            checks.push(
+                AccessCheck::new(ns, "update", &d.group, &d.plural).with_subresource("status"),
+            );
         }
-        checks.push(AccessCheck::new(ns, "update", &d.group, &d.plural).with_subresource("status"));
     }
     if let Some(election) = &config.leader_election {
         for verb in ["get", "create", "update"] {
@@ -160,8 +174,10 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
         }
     }
     if config.event_component.is_some() {
-        for verb in ["create", "update"] {
-            checks.push(AccessCheck::new(ns, verb, "", "events"));
+        for ns in scopes {
+            for verb in ["create", "update"] {
+                checks.push(AccessCheck::new(ns, verb, "", "events"));
+            }
         }
     }
     checks

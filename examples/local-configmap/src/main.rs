@@ -118,7 +118,7 @@ async fn run(args: Args) -> Result<()> {
         on_effect,
     )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
-    config.namespace = namespace.clone();
+    config.namespace = namespace.clone().into();
     if let Some(poll_ms) = args.poll_ms {
         config.poll_ms = poll_ms;
     }

@@ -9,6 +9,7 @@ mod process;
 mod resources;
 mod socket_dir;
 mod supervisor;
+mod watch;
 
 pub use options::ProxyOptions;
 pub(crate) use socket_dir::DIR_PREFIX;
@@ -19,6 +20,7 @@ use crate::{ApiRequest, ApiResponse, Error, KubectlClient, RawApi};
 use bytes::Bytes;
 use http_body_util::Full;
 use pool::PoolError;
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -65,6 +67,17 @@ pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
 ///   [`unanswered_limit`](ProxyOptions::unanswered_limit) deadlines in a row
 ///   replace a hung proxy. Repeated failures back off (see
 ///   [`ProxyOptions`]); [`stats`](Self::stats) counts it all.
+/// - Lists are read in pages (`limit`, `continue`);
+///   [`list_resources`](crate::Client::list_resources) reads every page of
+///   [`DEFAULT_PAGE_LIMIT`](crate::DEFAULT_PAGE_LIMIT) and starts over once
+///   if a continue token expires.
+/// - A [`watch`](crate::Client::watch) gets a connection of its own, so it
+///   never holds one the other requests need, and dropping the stream
+///   closes it. The request deadline covers only the response headers; the
+///   stream then runs until the server ends it at `timeout_seconds`, and if
+///   it is still open 5 seconds after that (a connection that died without
+///   closing) it ends with an [`ErrorKind::Timeout`](crate::ErrorKind::Timeout)
+///   error. [`ProxyStats::watches`] counts them.
 /// - The proxy leads its own process group, which is killed and its
 ///   directory removed on [`shutdown`](Self::shutdown) or drop; it also has
 ///   a parent-death signal so it dies with this process.
@@ -176,23 +189,37 @@ impl ProxyClient {
             Some(body) => Bytes::from(serde_json::to_vec(body).map_err(|_| decode(method))?),
             None => Bytes::new(),
         };
-        let http_request = http::Request::builder()
-            .method(method)
-            .uri(request.path.as_str())
-            .header(http::header::HOST, "localhost")
-            .header(http::header::ACCEPT, "application/json")
-            .header(http::header::CONTENT_TYPE, request.method.content_type())
-            .body(Full::new(body))
-            .map_err(|_| Error::InvalidOption {
-                field: "path",
-                reason: "is not a valid request target",
-            })?;
+        let http_request = http_request(
+            method,
+            request.path.as_str(),
+            request.method.content_type(),
+            body,
+        )?;
+        self.through_proxy(method, timeout, |generation| async move {
+            generation.pool.exchange(http_request).await
+        })
+        .await
+    }
 
+    /// Runs `exchange` against the current proxy (started if need be)
+    /// within `timeout`, and tells the supervisor how it went: an answer
+    /// clears its strikes, a broken connection makes it check whether the
+    /// proxy exited, a deadline counts towards replacing a hung proxy.
+    async fn through_proxy<T, F, Fut>(
+        &self,
+        method: &str,
+        timeout: Duration,
+        exchange: F,
+    ) -> Result<T, Error>
+    where
+        F: FnOnce(Arc<Generation>) -> Fut,
+        Fut: Future<Output = Result<T, PoolError>>,
+    {
         let mut used: Option<Arc<Generation>> = None;
         let exchanged = tokio::time::timeout(timeout, async {
             let generation = self.supervisor.current().await.map_err(Failure::Error)?;
             used = Some(generation.clone());
-            match generation.pool.exchange(http_request).await {
+            match exchange(generation.clone()).await {
                 Ok(answer) => Ok(answer),
                 Err(PoolError::Connect | PoolError::Broken) => Err(Failure::Broken(generation)),
             }
@@ -218,6 +245,26 @@ impl ProxyClient {
             }
         }
     }
+}
+
+/// An HTTP/1.1 request to the proxy; only our JSON is ever sent.
+fn http_request(
+    method: &str,
+    target: &str,
+    content_type: &str,
+    body: Bytes,
+) -> Result<http::Request<Full<Bytes>>, Error> {
+    http::Request::builder()
+        .method(method)
+        .uri(target)
+        .header(http::header::HOST, "localhost")
+        .header(http::header::ACCEPT, "application/json")
+        .header(http::header::CONTENT_TYPE, content_type)
+        .body(Full::new(body))
+        .map_err(|_| Error::InvalidOption {
+            field: "path",
+            reason: "is not a valid request target",
+        })
 }
 
 /// Why an exchange did not produce an answer.

@@ -2,17 +2,20 @@
 //!
 //! A connection is taken for one request and returned once its response body
 //! has been read completely, so concurrent requests use separate connections
-//! and sequential ones reuse the same.
+//! and sequential ones reuse the same. A streamed answer (a watch) gets a
+//! connection of its own that never joins the pool: it is busy for minutes,
+//! and closing it is how the stream is stopped.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use hyper::client::conn::http1::{handshake, SendRequest};
 use hyper_util::rt::TokioIo;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-type Sender = SendRequest<Full<Bytes>>;
+pub(crate) type Sender = SendRequest<Full<Bytes>>;
 
 /// More idle connections than this are closed rather than kept.
 const MAX_IDLE: usize = 16;
@@ -87,6 +90,22 @@ impl Pool {
         }
     }
 
+    /// Sends `request` on a new connection of its own and returns its
+    /// response with the body unread. The connection closes when both the
+    /// sender and the body are dropped.
+    pub(crate) async fn open_stream(
+        &self,
+        request: http::Request<Full<Bytes>>,
+    ) -> Result<(Sender, http::Response<Incoming>), PoolError> {
+        let mut sender = self.dial().await?;
+        sender.ready().await.map_err(|_| PoolError::Broken)?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|_| PoolError::Broken)?;
+        Ok((sender, response))
+    }
+
     fn take_idle(&self) -> Option<Sender> {
         let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
         while let Some(sender) = idle.pop() {
@@ -108,6 +127,12 @@ impl Pool {
     }
 
     async fn connect(&self) -> Result<Sender, PoolError> {
+        let sender = self.dial().await?;
+        self.opened.fetch_add(1, Ordering::Relaxed);
+        Ok(sender)
+    }
+
+    async fn dial(&self) -> Result<Sender, PoolError> {
         let stream = tokio::net::UnixStream::connect(&self.socket)
             .await
             .map_err(|_| PoolError::Connect)?;
@@ -119,7 +144,6 @@ impl Pool {
         tokio::spawn(async move {
             let _ = connection.await;
         });
-        self.opened.fetch_add(1, Ordering::Relaxed);
         Ok(sender)
     }
 }

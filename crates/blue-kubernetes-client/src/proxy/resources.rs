@@ -1,28 +1,64 @@
-//! [`Client`] for [`ProxyClient`]: the four operations as API requests.
+//! [`Client`] for [`ProxyClient`]: the resource operations as API requests.
 //!
 //! The same guarantees as the per-call transport: the status write is a PUT
 //! to `/status` and the finalizer write a merge patch, both carrying the
 //! snapshot's `metadata.resourceVersion`, so a concurrent change makes the
 //! API server answer 409 Conflict.
 
-use crate::resources::{finalizers_patch, list_items, object_name, status_body, Metadata};
+use crate::pagination::{list_all, page_of};
+use crate::resources::{finalizers_patch, object_name, status_body, Metadata};
+use crate::scope::Scope;
 use crate::{AccessCheck, ApiResource, Lease};
 use crate::{
-    ApiPath, ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
+    ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
 };
+use crate::{ListPage, PageRequest, WatchRequest, WatchStream, DEFAULT_PAGE_LIMIT};
 use serde_json::Value;
 
 #[async_trait::async_trait]
 impl Client for ProxyClient {
-    /// `GET /apis/G/V/namespaces/NS/PLURAL`, returning `items`.
+    /// Every page of [`list_page`](Client::list_page) with
+    /// [`DEFAULT_PAGE_LIMIT`]; an expired continue token restarts the list
+    /// from the first page once.
     async fn list_resources(
         &self,
         descriptor: &ResourceDescriptor,
         namespace: &str,
     ) -> Result<Vec<Value>, Error> {
-        let path = path(descriptor, namespace, None, None)?;
+        list_all(self, descriptor, namespace, DEFAULT_PAGE_LIMIT).await
+    }
+
+    /// `GET /apis/G/V/namespaces/NS/PLURAL?limit=N[&continue=TOKEN]`
+    /// (`/apis/G/V/PLURAL?...` for every namespace or a cluster-scoped
+    /// type). An expired token fails with
+    /// [`ErrorKind::Gone`](crate::ErrorKind::Gone).
+    async fn list_page(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        page: &PageRequest,
+    ) -> Result<ListPage, Error> {
+        let mut path = Scope::of_collection(descriptor, namespace)?.path(descriptor, None, None)?;
+        if page.limit > 0 {
+            path = path.with_query("limit", &page.limit.to_string());
+        }
+        if let Some(token) = &page.continue_token {
+            path = path.with_query("continue", token);
+        }
         let list = self.send(ApiRequest::get(path)).await?;
-        list_items(list.body).ok_or_else(decode)
+        page_of(list.body).ok_or_else(decode)
+    }
+
+    /// `GET .../PLURAL?watch=1&resourceVersion=RV&timeoutSeconds=T[&allowWatchBookmarks=true]`
+    /// on a connection of its own; see [`ProxyClient`] for deadlines.
+    async fn watch(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        request: &WatchRequest,
+    ) -> Result<WatchStream, Error> {
+        let path = Scope::of_collection(descriptor, namespace)?.path(descriptor, None, None)?;
+        self.open_watch(path, request).await
     }
 
     /// `GET .../PLURAL/NAME`; `None` when the API server says that object is
@@ -34,7 +70,8 @@ impl Client for ProxyClient {
         name: &str,
     ) -> Result<Option<Value>, Error> {
         let name = object_name(name, "name")?;
-        let request = ApiRequest::get(path(descriptor, namespace, Some(name), None)?);
+        let scope = Scope::of_object(descriptor, Some(namespace), "namespace")?;
+        let request = ApiRequest::get(scope.path(descriptor, Some(name), None)?);
         let (status, body) = self.exchange(&request).await?;
         if status == 404 && names_missing_object(&body, name) {
             return Ok(None);
@@ -59,9 +96,11 @@ impl Client for ProxyClient {
         resource: &Value,
         status: &Value,
     ) -> Result<Value, Error> {
-        let meta = Metadata::of(resource)?;
+        let meta = Metadata::of(descriptor, resource)?;
         let body = status_body(descriptor, resource, status)?;
-        let path = path(descriptor, meta.namespace, Some(meta.name), Some("status"))?;
+        let path = meta
+            .scope
+            .path(descriptor, Some(meta.name), Some("status"))?;
         let request = ApiRequest::new(Method::Put, path).with_body(body);
         self.send(request).await?.body.ok_or_else(decode)
     }
@@ -74,8 +113,8 @@ impl Client for ProxyClient {
         resource: &Value,
         finalizers: &[String],
     ) -> Result<Value, Error> {
-        let meta = Metadata::of(resource)?;
-        let path = path(descriptor, meta.namespace, Some(meta.name), None)?;
+        let meta = Metadata::of(descriptor, resource)?;
+        let path = meta.scope.path(descriptor, Some(meta.name), None)?;
         let patch = finalizers_patch(&meta, finalizers);
         let request = ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch);
         self.send(request).await?.body.ok_or_else(decode)
@@ -120,23 +159,6 @@ impl Client for ProxyClient {
     async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
         self.lease_update(lease).await
     }
-}
-
-fn path(
-    descriptor: &ResourceDescriptor,
-    namespace: &str,
-    name: Option<&str>,
-    subresource: Option<&str>,
-) -> Result<ApiPath, Error> {
-    let namespace = object_name(namespace, "namespace")?;
-    ApiPath::namespaced(
-        &descriptor.group,
-        &descriptor.version,
-        namespace,
-        &descriptor.plural,
-        name,
-        subresource,
-    )
 }
 
 /// True when a 404 body is the `Status` of a missing object named `name`

@@ -25,8 +25,11 @@ pub struct ProxyStats {
     pub exits: u64,
     /// Running proxies replaced because they stopped answering.
     pub hangs: u64,
-    /// HTTP connections opened to the current proxy.
+    /// HTTP keep-alive connections opened to the current proxy.
     pub connections: u64,
+    /// Watches opened (each on a connection of its own, not counted in
+    /// `connections`).
+    pub watches: u64,
 }
 
 /// One started proxy: its process, its connections, its unanswered count.
@@ -176,6 +179,11 @@ impl Supervisor {
                 Err(e)
             }
         }
+    }
+
+    /// A watch got its response headers.
+    pub(crate) fn watch_opened(&self) {
+        self.count(|s| s.watches += 1);
     }
 
     /// A request through `generation` was answered.

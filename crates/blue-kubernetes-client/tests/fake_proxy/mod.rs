@@ -6,7 +6,9 @@
 
 use blue_kubernetes_client::{proxy_client, KubectlOptions, ProxyClient, ProxyOptions};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -30,8 +32,36 @@ pub struct Seen {
 #[derive(Clone, Debug)]
 pub enum Answer {
     Reply(u16, String),
+    /// One reply per request, in order; the last one repeats.
+    Replies(Vec<(u16, String)>),
+    /// Status 200 and a body the test writes through [`Fake::stream`].
+    Stream,
     /// Never answer.
     Hang,
+}
+
+type Chunk = Result<Frame<Bytes>, std::io::Error>;
+
+/// The server's end of one streamed body.
+pub struct StreamHandle(tokio::sync::mpsc::UnboundedSender<Chunk>);
+
+impl StreamHandle {
+    /// Writes `text` as one chunk; false once the client is gone.
+    pub fn send(&self, text: &str) -> bool {
+        self.0
+            .send(Ok(Frame::data(Bytes::from(text.to_owned()))))
+            .is_ok()
+    }
+
+    /// Breaks the connection mid-body (hyper aborts it).
+    pub fn break_connection(&self) {
+        let _ = self.0.send(Err(std::io::Error::other("broken")));
+    }
+
+    /// Resolves once the client dropped the body (closed the connection).
+    pub async fn closed(&self) {
+        self.0.closed().await;
+    }
 }
 
 #[derive(Default)]
@@ -39,6 +69,8 @@ pub struct ServerState {
     pub connections: usize,
     pub seen: Vec<Seen>,
     pub answers: HashMap<String, Answer>,
+    /// The streamed bodies, in request order, until a test takes them.
+    pub streams: Vec<Option<StreamHandle>>,
 }
 
 pub type Shared = Arc<Mutex<ServerState>>;
@@ -114,6 +146,14 @@ exec sleep 600"#
             .unwrap()
             .answers
             .insert(path.to_owned(), answer);
+    }
+
+    /// Takes the server's end of the `index`th streamed body; dropping it
+    /// ends the body cleanly.
+    pub fn stream(&self, index: usize) -> StreamHandle {
+        self.state.lock().unwrap().streams[index]
+            .take()
+            .expect("a streamed body not taken yet")
     }
 
     pub fn connections(&self) -> usize {
@@ -211,10 +251,18 @@ pub fn status(reason: &str, code: u16) -> String {
     .to_string()
 }
 
+type Body = BoxBody<Bytes, std::io::Error>;
+
+fn full(body: String) -> Body {
+    Full::new(Bytes::from(body))
+        .map_err(|never| match never {})
+        .boxed()
+}
+
 async fn handle(
     state: Shared,
     request: hyper::Request<hyper::body::Incoming>,
-) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+) -> Result<hyper::Response<Body>, std::convert::Infallible> {
     let method = request.method().to_string();
     let path = request.uri().to_string();
     let content_type = request
@@ -232,18 +280,33 @@ async fn handle(
             content_type,
             body: String::from_utf8_lossy(&body).into_owned(),
         });
-        s.answers.get(&path).cloned()
+        match s.answers.get_mut(&path) {
+            Some(Answer::Replies(replies)) if replies.len() > 1 => {
+                let (code, body) = replies.remove(0);
+                Some(Answer::Reply(code, body))
+            }
+            Some(Answer::Replies(replies)) => replies
+                .first()
+                .map(|(code, body)| Answer::Reply(*code, body.clone())),
+            other => other.cloned(),
+        }
     };
     let (code, body) = match answer {
-        Some(Answer::Reply(code, body)) => (code, body),
+        Some(Answer::Reply(code, body)) => (code, full(body)),
+        Some(Answer::Stream) => {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Chunk>();
+            state.lock().unwrap().streams.push(Some(StreamHandle(tx)));
+            let chunks = futures::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|chunk| (chunk, rx))
+            });
+            (200, StreamBody::new(chunks).boxed())
+        }
         Some(Answer::Hang) => std::future::pending().await,
+        Some(Answer::Replies(_)) => unreachable!("replies are resolved above"),
         None => (
             200,
-            serde_json::json!({"kind": "Echo", "path": path}).to_string(),
+            full(serde_json::json!({"kind": "Echo", "path": path}).to_string()),
         ),
     };
-    Ok(hyper::Response::builder()
-        .status(code)
-        .body(Full::new(Bytes::from(body)))
-        .unwrap())
+    Ok(hyper::Response::builder().status(code).body(body).unwrap())
 }

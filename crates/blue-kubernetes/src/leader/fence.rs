@@ -5,6 +5,7 @@ use super::gate::Gate;
 use crate::telemetry::{EventType, Telemetry};
 use crate::Clock;
 use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, Lease, ResourceDescriptor};
+use blue_kubernetes_client::{ListPage, PageRequest, WatchRequest, WatchStream};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -68,6 +69,24 @@ impl Client for FencedClient {
         namespace: &str,
     ) -> Result<Vec<Value>, Error> {
         self.inner.list_resources(descriptor, namespace).await
+    }
+
+    async fn list_page(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        page: &PageRequest,
+    ) -> Result<ListPage, Error> {
+        self.inner.list_page(descriptor, namespace, page).await
+    }
+
+    async fn watch(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        request: &WatchRequest,
+    ) -> Result<WatchStream, Error> {
+        self.inner.watch(descriptor, namespace, request).await
     }
 
     async fn get_resource(

@@ -10,13 +10,13 @@
 use crate::due::backoff_ms;
 use crate::resource;
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 struct Entry {
-    package: usize,
-    /// Desired state when the failure happened: generation, request token.
-    edit: (i64, String),
+    /// Desired state when the failure happened: generation, request token
+    /// (`None` when the object could not even be read).
+    edit: Option<(i64, String)>,
     attempts: u32,
     until_ms: u64,
 }
@@ -53,7 +53,11 @@ impl WriteBackoff {
         };
         let mut entries = self.entries();
         match entries.get(uid) {
-            Some(e) if e.edit != self.edit_of(listed) => {
+            Some(e)
+                if e.edit
+                    .as_ref()
+                    .is_some_and(|edit| *edit != self.edit_of(listed)) =>
+            {
                 entries.remove(uid);
                 false
             }
@@ -65,30 +69,45 @@ impl WriteBackoff {
     /// Records a failed pass over `snapshot`; returns the delay chosen.
     pub(crate) fn failed(
         &self,
-        package: usize,
         snapshot: &Value,
         now_ms: u64,
         base_ms: u64,
         max_ms: u64,
     ) -> Option<u64> {
         let uid = resource::uid(snapshot)?;
-        let edit = self.edit_of(snapshot);
+        Some(self.record(uid, Some(self.edit_of(snapshot)), now_ms, base_ms, max_ms))
+    }
+
+    /// Records a failed read of object `uid`; returns the delay chosen.
+    pub(crate) fn failed_read(&self, uid: &str, now_ms: u64, base_ms: u64, max_ms: u64) -> u64 {
+        self.record(uid, None, now_ms, base_ms, max_ms)
+    }
+
+    fn record(
+        &self,
+        uid: &str,
+        edit: Option<(i64, String)>,
+        now_ms: u64,
+        base_ms: u64,
+        max_ms: u64,
+    ) -> u64 {
         let mut entries = self.entries();
         let attempts = match entries.get(uid) {
-            Some(e) if e.edit == edit => e.attempts.saturating_add(1),
+            Some(e) if e.edit.is_none() || edit.is_none() || e.edit == edit => {
+                e.attempts.saturating_add(1)
+            }
             _ => 1,
         };
         let delay = backoff_ms(attempts, base_ms, max_ms);
         entries.insert(
             uid.to_string(),
             Entry {
-                package,
                 edit,
                 attempts,
                 until_ms: now_ms.saturating_add(delay),
             },
         );
-        Some(delay)
+        delay
     }
 
     /// A write succeeded: no more waiting.
@@ -98,10 +117,14 @@ impl WriteBackoff {
         }
     }
 
-    /// Forgets `package`'s objects missing from its latest list.
-    pub(crate) fn retain_listed(&self, package: usize, uids: &HashSet<&str>) {
-        self.entries()
-            .retain(|uid, e| e.package != package || uids.contains(uid.as_str()));
+    /// Until when object `uid` waits, if it does.
+    pub(crate) fn until(&self, uid: &str) -> Option<u64> {
+        self.entries().get(uid).map(|e| e.until_ms)
+    }
+
+    /// Forgets a deleted object.
+    pub(crate) fn forget(&self, uid: &str) {
+        self.entries().remove(uid);
     }
 }
 
@@ -153,7 +176,7 @@ mod tests {
     fn failures_double_the_wait_up_to_the_maximum() {
         let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         let delays: Vec<_> = (0..8)
-            .map(|_| b.failed(0, &object(1), 0, 1000, 60_000).unwrap())
+            .map(|_| b.failed(&object(1), 0, 1000, 60_000).unwrap())
             .collect();
         assert_eq!(delays, [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]);
     }
@@ -161,7 +184,7 @@ mod tests {
     #[test]
     fn waiting_ends_when_the_delay_passes() {
         let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
-        b.failed(0, &object(1), 10_000, 1000, 60_000);
+        b.failed(&object(1), 10_000, 1000, 60_000);
         assert!(b.waiting(&object(1), 10_999));
         assert!(!b.waiting(&object(1), 11_000));
     }
@@ -170,13 +193,13 @@ mod tests {
     fn an_edit_or_a_successful_write_resets_the_backoff() {
         let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         for _ in 0..5 {
-            b.failed(0, &object(1), 0, 1000, 60_000);
+            b.failed(&object(1), 0, 1000, 60_000);
         }
         assert!(!b.waiting(&object(2), 1), "edited: due at once");
-        assert_eq!(b.failed(0, &object(2), 0, 1000, 60_000), Some(1000));
+        assert_eq!(b.failed(&object(2), 0, 1000, 60_000), Some(1000));
         b.succeeded(&object(2));
         assert!(!b.waiting(&object(2), 1));
-        assert_eq!(b.failed(0, &object(2), 0, 1000, 60_000), Some(1000));
+        assert_eq!(b.failed(&object(2), 0, 1000, 60_000), Some(1000));
     }
 
     #[test]
@@ -193,13 +216,25 @@ mod tests {
     }
 
     #[test]
-    fn objects_without_uid_or_no_longer_listed_are_not_tracked() {
+    fn objects_without_uid_are_not_tracked_and_deleted_ones_are_forgotten() {
         let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
-        assert_eq!(b.failed(0, &json!({}), 0, 1000, 60_000), None);
-        b.failed(0, &object(1), 0, 1000, 60_000);
-        b.retain_listed(1, &HashSet::new());
-        assert!(b.waiting(&object(1), 1), "another package's list");
-        b.retain_listed(0, &HashSet::new());
+        assert_eq!(b.failed(&json!({}), 0, 1000, 60_000), None);
+        b.failed(&object(1), 0, 1000, 60_000);
+        assert_eq!(b.until("u1"), Some(1000));
+        b.forget("u1");
         assert!(!b.waiting(&object(1), 1));
+        assert_eq!(b.until("u1"), None);
+    }
+
+    #[test]
+    fn failed_reads_double_too_and_no_edit_ends_them() {
+        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        assert_eq!(b.failed_read("u1", 0, 1000, 60_000), 1000);
+        assert_eq!(b.failed_read("u1", 0, 1000, 60_000), 2000);
+        assert!(
+            b.waiting(&object(7), 1_999),
+            "an unread object has no edit to compare"
+        );
+        assert_eq!(b.failed(&object(7), 0, 1000, 60_000), Some(4000));
     }
 }

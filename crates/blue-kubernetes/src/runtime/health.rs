@@ -3,63 +3,75 @@
 use crate::Clock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-/// Poll cycles that may pass without progress before the runtime is not live.
+/// Poll intervals a reflector may go without progress before the runtime
+/// is not live.
 pub const STALE_POLLS: u64 = 3;
 
 /// Whether the runtime is alive and ready, judged on the controller's clock.
 ///
-/// - live: the poller completed a cycle (or, on a standby replica without
-///   the leader-election lease, passed a tick) within the last
-///   [`STALE_POLLS`] poll intervals, whatever the lists returned;
-/// - ready: every package type has been listed successfully at least once,
-///   or this replica is a standby (so a rolling update can proceed).
+/// - live: every reflector made progress within the last [`STALE_POLLS`]
+///   poll intervals: a list completed (whatever it returned), a watch
+///   delivered an event or is open and waiting (checked every interval),
+///   or it waited out a backoff or, on a standby replica without the
+///   leader-election lease, a tick. A list or watch request that hangs
+///   makes it not live;
+/// - ready: every reflector has listed successfully at least once, or this
+///   replica is a standby (so a rolling update can proceed).
 pub struct Health {
     clock: Clock,
     poll_ms: u64,
-    last_progress_ms: AtomicU64,
+    progress_ms: Vec<AtomicU64>,
     listed: Vec<AtomicBool>,
     standby: AtomicBool,
 }
 
 impl Health {
-    pub(crate) fn new(clock: Clock, poll_ms: u64, types: usize) -> Self {
+    pub(crate) fn new(clock: Clock, poll_ms: u64, reflectors: usize) -> Self {
         let now = clock();
         Self {
             clock,
             poll_ms,
-            last_progress_ms: AtomicU64::new(now),
-            listed: (0..types).map(|_| AtomicBool::new(false)).collect(),
+            progress_ms: (0..reflectors).map(|_| AtomicU64::new(now)).collect(),
+            listed: (0..reflectors).map(|_| AtomicBool::new(false)).collect(),
             standby: AtomicBool::new(false),
         }
     }
 
-    pub(crate) fn poll_completed(&self) {
-        self.standby.store(false, Ordering::Relaxed);
-        self.last_progress_ms
-            .store((self.clock)(), Ordering::Relaxed);
+    /// Reflector `index` made progress.
+    pub(crate) fn progressed(&self, index: usize) {
+        if let Some(at) = self.progress_ms.get(index) {
+            at.store((self.clock)(), Ordering::Relaxed);
+        }
     }
 
     /// A tick passed without the lease: alive, waiting to lead.
-    pub(crate) fn standing_by(&self) {
+    pub(crate) fn standing_by(&self, index: usize) {
         self.standby.store(true, Ordering::Relaxed);
-        self.last_progress_ms
-            .store((self.clock)(), Ordering::Relaxed);
+        self.progressed(index);
     }
 
+    /// Reflector `index` listed successfully, so this process leads (or
+    /// acts alone).
     pub(crate) fn listed(&self, index: usize) {
+        self.standby.store(false, Ordering::Relaxed);
+        self.progressed(index);
         if let Some(flag) = self.listed.get(index) {
             flag.store(true, Ordering::Relaxed);
         }
     }
 
-    /// The poller made progress within the last [`STALE_POLLS`] intervals.
+    /// Every reflector made progress within the last [`STALE_POLLS`]
+    /// intervals.
     pub fn is_live(&self) -> bool {
-        let since = (self.clock)().saturating_sub(self.last_progress_ms.load(Ordering::Relaxed));
-        since <= STALE_POLLS.saturating_mul(self.poll_ms)
+        let now = (self.clock)();
+        let stale = STALE_POLLS.saturating_mul(self.poll_ms);
+        self.progress_ms
+            .iter()
+            .all(|at| now.saturating_sub(at.load(Ordering::Relaxed)) <= stale)
     }
 
-    /// Every package type was listed successfully at least once, or this
-    /// replica is standing by for the leader-election lease.
+    /// Every reflector listed successfully at least once, or this replica
+    /// is standing by for the leader-election lease.
     pub fn is_ready(&self) -> bool {
         self.standby.load(Ordering::Relaxed)
             || self.listed.iter().all(|f| f.load(Ordering::Relaxed))

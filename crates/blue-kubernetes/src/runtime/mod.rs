@@ -1,32 +1,50 @@
-//! The polling runtime: a poller per `poll_ms`, a coalescing queue and a
-//! fixed pool of workers.
+//! The runtime: reflectors fill a compact cache from paginated lists and
+//! watches, a timer queue fires each resource's next due time, and a
+//! coalescing queue feeds a fixed pool of workers.
+//!
+//! # Guarantees
+//! - The due rules of SPEC section 5 decide, unchanged: a watched change is
+//!   queued as soon as its event arrives, a due time fires its timer, and
+//!   a pass re-reads the object under its lock.
+//! - Lost events cost at most `resync_ms`: every reflector lists in full
+//!   that often while watching, and resources the list shows changed,
+//!   added or gone are handled as if their events had arrived.
+//! - Without watches (`Config::watch` off, a client that cannot watch, or
+//!   watches that keep failing) every type is listed every `poll_ms`, and
+//!   due-ness is decided from those lists, as before.
+//!
+//! # Caveats
+//! - A resource whose timer fires while watching is read once before its
+//!   pass (the cache keeps no object) and once more under its lock.
 
 mod backoff;
+mod cache;
+mod dispatch;
 mod election;
 mod failure_log;
 mod health;
 mod outcome;
 mod queue;
+mod reflector;
+mod scheduler;
 mod stats;
 
 pub use health::{Health, STALE_POLLS};
+pub use reflector::WATCH_FAILURES_BEFORE_FALLBACK;
 pub use stats::Stats;
 
 use crate::reconcile::{reconcile_snapshot, Report};
-use crate::resource;
-use crate::resource::status_str;
-use crate::telemetry::QUEUE_NAME;
 use crate::{Controller, Error, Phase};
 use backoff::{ListBackoff, WriteBackoff};
+use dispatch::{after_pass, set_queue_depth, Book};
 use failure_log::{Failure, FailureLog};
 use futures::FutureExt;
-use queue::WorkQueue;
+use queue::{Work, WorkQueue};
 use stats::Counters;
-use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::watch;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 /// A started controller. Dropping it without [`Runtime::stop`] leaves the
@@ -47,25 +65,50 @@ struct Shared {
     failures: FailureLog,
     /// Resources whose passes could not write, waiting before the next try.
     backoff: WriteBackoff,
-    /// Package types whose lists fail, waiting before the next list.
+    /// Reflectors whose lists fail, waiting before the next list.
     list_backoff: ListBackoff,
+    /// The cache and the timers.
+    book: Mutex<Book>,
+    /// Wakes the timer loop when a timer moved earlier.
+    wake: Notify,
+    /// Per reflector: its package, namespace scope, and whether it watches
+    /// now. Timers only serve watched resources; a listed one is decided at
+    /// its next list, with the object at hand, as the SPEC's cost budget asks.
+    reflectors: Vec<(usize, String, AtomicBool)>,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
 }
 
 impl Shared {
+    /// Whether the reflector covering `key` is watching.
+    fn watched(&self, key: &queue::Key) -> bool {
+        self.reflectors
+            .iter()
+            .find(|(package, ns, _)| *package == key.0 && (ns.is_empty() || *ns == key.1))
+            .is_some_and(|(_, _, watching)| watching.load(Ordering::Relaxed))
+    }
+
+    /// Sets whether reflector `index` watches; returns what it was.
+    fn set_watching(&self, index: usize, watching: bool) -> bool {
+        self.reflectors
+            .get(index)
+            .is_some_and(|(_, _, flag)| flag.swap(watching, Ordering::Relaxed))
+    }
+
     fn may_dispatch(&self) -> bool {
         let now = self.controller.now();
         self.gate.as_ref().is_none_or(|g| g.may_dispatch(now))
     }
 }
 
-/// Starts polling and workers. Must be called inside a running tokio runtime.
+/// Starts the reflectors (one per package type and namespace, or one per
+/// type for all namespaces and cluster-scoped types), the timer loop and
+/// the workers. Must be called inside a running tokio runtime.
 ///
 /// With [`Config::leader_election`](crate::Config::leader_election) set, an
-/// elector runs alongside: only while this process holds the Lease does the
-/// poller list and the workers reconcile, and status and finalizer writes
-/// are refused once the lease can no longer be proven held.
+/// elector runs alongside: only while this process holds the Lease do the
+/// reflectors list and watch and the workers reconcile, and status and
+/// finalizer writes are refused once the lease can no longer be proven held.
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller) -> Result<(), blue_kubernetes::Error> {
@@ -79,7 +122,8 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let workers = controller.config.workers;
     let (controller, election) = election::begin(controller, &handle)?;
     let config = &controller.config;
-    let health = Health::new(config.now.clone(), config.poll_ms, config.packages.len());
+    let scopes = reflector_scopes(config);
+    let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
     let backoff = WriteBackoff::new(&config.names.request_annotation);
     let shared = Arc::new(Shared {
         controller,
@@ -89,10 +133,20 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         failures: FailureLog::default(),
         backoff,
         list_backoff: ListBackoff::default(),
+        book: Mutex::default(),
+        wake: Notify::new(),
+        reflectors: scopes
+            .iter()
+            .map(|s| (s.package, s.namespace.clone(), AtomicBool::new(false)))
+            .collect(),
         gate: election.as_ref().map(|e| e.gate.clone()),
     });
+    zero_phase_gauges(&shared);
     let (shutdown, stopped) = watch::channel(false);
-    let mut tasks = vec![handle.spawn(poll_loop(shared.clone(), stopped))];
+    let mut tasks = vec![handle.spawn(dispatch::timer_loop(shared.clone(), stopped.clone()))];
+    for scope in scopes {
+        tasks.push(handle.spawn(reflector::run(shared.clone(), scope, stopped.clone())));
+    }
     tasks.extend((0..workers).map(|_| handle.spawn(work_loop(shared.clone()))));
     Ok(Runtime {
         shared,
@@ -148,183 +202,175 @@ impl Runtime {
         self.shared.may_dispatch()
     }
 
+    /// Resources in the cache (listed or watched, not yet deleted).
+    pub fn cached(&self) -> usize {
+        self.shared
+            .book
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .cache
+            .len()
+    }
+
     /// Resources waiting in the queue (not counting running ones).
     pub fn queued(&self) -> usize {
         self.shared.queue.len()
     }
 }
 
-async fn poll_loop(shared: Arc<Shared>, mut stopped: watch::Receiver<bool>) {
-    let period = Duration::from_millis(shared.controller.config.poll_ms);
-    let mut ticks = tokio::time::interval(period);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = ticks.tick() => match shared.may_dispatch() {
-                true => poll_once(&shared).await,
-                false => shared.health.standing_by(),
-            },
-            _ = stopped.changed() => return,
-        }
-        if *stopped.borrow() {
-            return;
+/// One list-and-watch per namespace scope of each package type.
+fn reflector_scopes(config: &crate::Config) -> Vec<reflector::Scope> {
+    let mut scopes = Vec::new();
+    for (package, p) in config.packages.iter().enumerate() {
+        let namespaces = match p.descriptor().namespaced {
+            true => config.namespace.scopes(),
+            false => vec![""],
+        };
+        for namespace in namespaces {
+            scopes.push(reflector::Scope {
+                index: scopes.len(),
+                package,
+                namespace: namespace.to_string(),
+            });
         }
     }
+    scopes
 }
 
-/// One cycle: one list per package type; due-ness decided from the listed
-/// snapshots so an idle cycle costs nothing more.
-async fn poll_once(shared: &Shared) {
-    let config = &shared.controller.config;
-    for (index, package) in config.packages.iter().enumerate() {
-        let descriptor = package.descriptor();
-        if shared.list_backoff.waiting(index, shared.controller.now()) {
-            continue;
-        }
-        let subject = format!("list {}", descriptor.qualified_plural());
-        let list = config.client.list_resources(descriptor, &config.namespace);
-        match shared.failures.answered(&subject, "get", list).await {
-            Err(e) => {
-                // The error is text-free by construction; logged by class.
-                shared.failures.failed(&subject, Failure::of(&e));
-                shared.list_backoff.failed(
-                    index,
-                    shared.controller.now(),
-                    config.retry_base_ms,
-                    config.retry_max_ms,
-                );
-                shared.counters.update(|s| {
-                    *s.transport_failures
-                        .entry(descriptor.qualified_plural())
-                        .or_default() += 1;
-                });
-            }
-            Ok(items) => {
-                shared.failures.succeeded(&subject);
-                shared.list_backoff.succeeded(index);
-                shared.health.listed(index);
-                count_phases(shared, &descriptor.qualified_plural(), &items);
-                let now = shared.controller.now();
-                let mut listed = HashSet::with_capacity(items.len());
-                for item in &items {
-                    let key = (
-                        index,
-                        resource::namespace(item).to_string(),
-                        resource::name(item).to_string(),
-                    );
-                    listed.insert(key.clone());
-                    if shared.controller.is_due(item) && !shared.backoff.waiting(item, now) {
-                        shared.queue.push(key, item.clone());
-                    }
-                }
-                shared.queue.retain_listed(index, &listed);
-                let uids = items.iter().filter_map(resource::uid).collect();
-                shared.backoff.retain_listed(index, &uids);
-                let subjects: HashSet<String> =
-                    listed.iter().map(|k| outcome::subject(shared, k)).collect();
-                let prefix = format!("{} ", descriptor.qualified_plural());
-                shared
-                    .failures
-                    .retain(|s| !s.starts_with(&prefix) || subjects.contains(s));
-            }
-        }
-    }
-    shared.counters.update(|s| s.polls += 1);
-    shared.health.poll_completed();
-    let metrics = &shared.controller.telemetry.metrics;
-    metrics.polls.inc();
-    set_queue_depth(shared);
-}
-
-/// `blue_resources{controller, phase}`: the listed resources per phase.
-fn count_phases(shared: &Shared, controller: &str, items: &[serde_json::Value]) {
-    let mut counts: BTreeMap<&str, i64> = Phase::ALL.iter().map(|p| (p.as_str(), 0)).collect();
-    counts.insert("None", 0);
-    for item in items {
-        let phase = status_str(item, "phase").unwrap_or("None");
-        // Unknown text in status is not ours to export as a label.
-        if let Some(n) = counts.get_mut(phase) {
-            *n += 1;
-        }
-    }
+/// `blue_resources{controller, phase}` starts at zero for every phase.
+fn zero_phase_gauges(shared: &Shared) {
     let phases = &shared.controller.telemetry.metrics.phases;
-    for (phase, n) in counts {
-        phases
-            .get_or_create(&[("controller", controller.into()), ("phase", phase.into())])
-            .set(n);
+    for package in &shared.controller.config.packages {
+        let controller = package.descriptor().qualified_plural();
+        for slot in 0..cache::PHASE_SLOTS as u8 {
+            let phase = cache::slot_label(slot);
+            phases
+                .get_or_create(&[("controller", controller.clone()), ("phase", phase.into())])
+                .set(0);
+        }
     }
-}
-
-fn set_queue_depth(shared: &Shared) {
-    let depth = i64::try_from(shared.queue.len()).unwrap_or(i64::MAX);
-    shared
-        .controller
-        .telemetry
-        .metrics
-        .queue_depth
-        .get_or_create(&[("name", QUEUE_NAME.into())])
-        .set(depth);
 }
 
 async fn work_loop(shared: Arc<Shared>) {
-    let metrics = shared.controller.telemetry.metrics.clone();
-    while let Some((key, snapshot)) = shared.queue.pop().await {
+    while let Some(mut work) = shared.queue.pop().await {
         set_queue_depth(&shared);
         if !shared.may_dispatch() {
-            shared.queue.done(&key, None);
+            shared.queue.done(&work.key);
             continue;
         }
-        let package = &shared.controller.config.packages[key.0];
-        let label = [("controller", package.descriptor().qualified_plural())];
-        metrics.active_workers.get_or_create(&label).inc();
-        let started = tokio::time::Instant::now();
-        let listed_at = snapshot
-            .pointer("/metadata/resourceVersion")
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string);
-        let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
-        // A bug anywhere in a pass must cost one attempt, not a worker.
-        let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
-            .catch_unwind()
-            .await;
-        outcome::record(&shared, &key, &metadata, &result);
-        metrics.active_workers.get_or_create(&label).dec();
-        metrics
-            .reconcile_time
-            .get_or_create(&label)
-            .observe(started.elapsed().as_secs_f64());
-        let outcome = match &result {
-            Ok(Ok(Report::Reconciled(Phase::Failed, _))) | Ok(Err(_)) | Err(_) => "error",
-            Ok(Ok(Report::Reconciled(..) | Report::Released)) => "success",
-            Ok(Ok(Report::Conflict)) => "conflict",
-            Ok(Ok(Report::Busy)) => "busy",
-            Ok(Ok(_)) => "skipped",
-        };
-        if outcome == "error" {
-            metrics.reconcile_errors.get_or_create(&label).inc();
-        }
-        let [(_, controller)] = &label;
-        metrics
-            .reconciles
-            .get_or_create(&[
-                ("controller", controller.clone()),
-                ("result", outcome.into()),
-            ])
-            .inc();
-        // Only a successful write guarantees the listed version is stale.
-        let wrote = matches!(result, Ok(Ok(Report::Reconciled(..) | Report::Released)));
-        shared.counters.update(|s| match result {
-            Ok(Ok(report)) => {
-                s.reconciles += 1;
-                match report {
-                    Report::Busy => s.busy += 1,
-                    Report::Conflict => s.conflicts += 1,
-                    Report::Reconciled(Phase::Failed, _) => s.failed += 1,
-                    _ => {}
+        let snapshot = match work.snapshot.take() {
+            Some(snapshot) => snapshot,
+            None => match read(&shared, &work).await {
+                Ok(snapshot) => snapshot,
+                Err(hold) => {
+                    shared.queue.done(&work.key);
+                    after_pass(&shared, &work, hold);
+                    continue;
                 }
-            }
-            Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
-        });
-        shared.queue.done(&key, listed_at.filter(|_| wrote));
+            },
+        };
+        let hold = pass(&shared, &work, snapshot).await;
+        shared.queue.done(&work.key);
+        after_pass(&shared, &work, hold);
     }
+}
+
+/// Reads the object a timer fired for. `Err(hold)` when there is nothing
+/// to reconcile now: gone (its deletion event follows), or unreadable
+/// (backed off like a failed write).
+async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<u64>> {
+    let (package, namespace, name) = &work.key;
+    let descriptor = shared.controller.config.packages[*package].descriptor();
+    let client = &shared.controller.config.client;
+    match client.get_resource(descriptor, namespace, name).await {
+        Ok(Some(object)) => Ok(object),
+        Ok(None) => Err(None),
+        Err(e) => {
+            let subject = outcome::subject(shared, &work.key);
+            shared.failures.failed(&subject, Failure::of(&e));
+            shared.counters.update(|s| s.reconcile_errors += 1);
+            let uid = shared
+                .book
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .cache
+                .uid(&work.key)
+                .map(str::to_string);
+            let config = &shared.controller.config;
+            let now = shared.controller.now();
+            let delay = match uid {
+                Some(uid) => {
+                    shared
+                        .backoff
+                        .failed_read(&uid, now, config.retry_base_ms, config.retry_max_ms)
+                }
+                None => config.retry_base_ms,
+            };
+            Err(Some(now.saturating_add(delay)))
+        }
+    }
+}
+
+/// One pass over `snapshot`, measured and recorded; returns the hold for
+/// [`after_pass`].
+async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Option<u64> {
+    let metrics = shared.controller.telemetry.metrics.clone();
+    let package = &shared.controller.config.packages[work.key.0];
+    let label = [("controller", package.descriptor().qualified_plural())];
+    metrics.active_workers.get_or_create(&label).inc();
+    let started = tokio::time::Instant::now();
+    let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
+    // A bug anywhere in a pass must cost one attempt, not a worker.
+    let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
+        .catch_unwind()
+        .await;
+    let delay = outcome::record(shared, &work.key, &metadata, &result);
+    metrics.active_workers.get_or_create(&label).dec();
+    metrics
+        .reconcile_time
+        .get_or_create(&label)
+        .observe(started.elapsed().as_secs_f64());
+    let outcome = match &result {
+        Ok(Ok(Report::Reconciled(Phase::Failed, _))) | Ok(Err(_)) | Err(_) => "error",
+        Ok(Ok(Report::Reconciled(..) | Report::Released)) => "success",
+        Ok(Ok(Report::Conflict)) => "conflict",
+        Ok(Ok(Report::Busy)) => "busy",
+        Ok(Ok(_)) => "skipped",
+    };
+    if outcome == "error" {
+        metrics.reconcile_errors.get_or_create(&label).inc();
+    }
+    let [(_, controller)] = &label;
+    metrics
+        .reconciles
+        .get_or_create(&[
+            ("controller", controller.clone()),
+            ("result", outcome.into()),
+        ])
+        .inc();
+    let now = shared.controller.now();
+    let config = &shared.controller.config;
+    let hold = match &result {
+        // The holder of the identity lock may finish without changing this
+        // object: look again shortly.
+        Ok(Ok(Report::Busy)) => Some(now.saturating_add(config.poll_ms)),
+        // Someone wrote first: reread at once.
+        Ok(Ok(Report::Conflict)) => Some(now),
+        // It wrote, or found the cache behind: the newer version decides.
+        Ok(Ok(_)) => None,
+        Ok(Err(_)) | Err(_) => Some(now.saturating_add(delay.unwrap_or(config.retry_base_ms))),
+    };
+    shared.counters.update(|s| match result {
+        Ok(Ok(report)) => {
+            s.reconciles += 1;
+            match report {
+                Report::Busy => s.busy += 1,
+                Report::Conflict => s.conflicts += 1,
+                Report::Reconciled(Phase::Failed, _) => s.failed += 1,
+                _ => {}
+            }
+        }
+        Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
+    });
+    hold
 }

@@ -17,8 +17,14 @@ pub(super) fn subject(shared: &Shared, key: &Key) -> String {
     format!("{} {}/{}", descriptor.qualified_plural(), key.1, key.2)
 }
 
-/// Records `result` of a pass over `listed`.
-pub(super) fn record(shared: &Shared, key: &Key, listed: &Value, result: &PassResult) {
+/// Records `result` of a pass over `listed`; returns the backoff delay
+/// when the pass failed.
+pub(super) fn record(
+    shared: &Shared,
+    key: &Key,
+    listed: &Value,
+    result: &PassResult,
+) -> Option<u64> {
     let subject = subject(shared, key);
     let config = &shared.controller.config;
     let failure = match result {
@@ -37,14 +43,12 @@ pub(super) fn record(shared: &Shared, key: &Key, listed: &Value, result: &PassRe
     if let Some(failure) = failure {
         // Nothing could be recorded in status, so the wait lives here.
         let now = shared.controller.now();
-        let delay = shared.backoff.failed(
-            key.0,
-            listed,
-            now,
-            config.retry_base_ms,
-            config.retry_max_ms,
-        );
+        let delay = shared
+            .backoff
+            .failed(listed, now, config.retry_base_ms, config.retry_max_ms);
         tracing::debug!(%subject, retry_in_ms = delay, "pass failed; backing off");
         shared.failures.failed(&subject, failure);
+        return Some(delay.unwrap_or(config.retry_base_ms));
     }
+    None
 }

@@ -1,32 +1,32 @@
 //! The work queue: at most one pending entry per resource, none while that
-//! resource is being reconciled, and none for a listed version that a
-//! finished pass has already written past.
+//! resource is being reconciled (the dispatch loop looks at it again when
+//! the pass ends, so nothing pushed meanwhile is lost).
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use tokio::sync::Notify;
 
-/// A resource: package index, namespace, name.
+/// A resource: package index, namespace (`""` when cluster-scoped), name.
 pub(crate) type Key = (usize, String, String);
+
+/// One unit of work.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Work {
+    pub(crate) key: Key,
+    /// The object as a watch event or list delivered it, when at hand;
+    /// `None` when a timer fired (the worker reads it).
+    pub(crate) snapshot: Option<Value>,
+    /// The cached resourceVersion the decision was made on.
+    pub(crate) version: String,
+}
 
 #[derive(Default)]
 struct State {
     order: VecDeque<Key>,
-    /// Latest listed snapshot of each pending key.
-    pending: HashMap<Key, Value>,
+    pending: HashMap<Key, Work>,
     running: HashSet<Key>,
-    /// The resourceVersion each key was listed at when a pass wrote to it.
-    /// A list that started before that write still shows the old version as
-    /// due; re-reading it would cost a kubectl call to learn nothing.
-    superseded: HashMap<Key, String>,
     closed: bool,
-}
-
-fn resource_version(snapshot: &Value) -> Option<&str> {
-    snapshot
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
 }
 
 #[derive(Default)]
@@ -40,33 +40,30 @@ impl WorkQueue {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues `key`. A pending entry takes the newer snapshot; a running one
-    /// is skipped (the next poll sees its outcome). Returns true if queued.
-    pub(crate) fn push(&self, key: Key, snapshot: Value) -> bool {
+    /// Queues `work`. A pending entry takes the newer decision (keeping a
+    /// snapshot it had if the new one has none); a running one is skipped.
+    /// Returns true if queued as a new entry.
+    pub(crate) fn push(&self, mut work: Work) -> bool {
         let mut s = self.state();
-        if s.closed || s.running.contains(&key) {
+        if s.closed || s.running.contains(&work.key) {
             return false;
         }
-        let stale = match (s.superseded.get(&key), resource_version(&snapshot)) {
-            (Some(written_over), Some(listed)) => written_over == listed,
-            _ => false,
-        };
-        if stale {
+        if let Some(slot) = s.pending.get_mut(&work.key) {
+            if work.snapshot.is_none() && slot.version == work.version {
+                work.snapshot = slot.snapshot.take();
+            }
+            *slot = work;
             return false;
         }
-        if let Some(slot) = s.pending.get_mut(&key) {
-            *slot = snapshot;
-            return false;
-        }
-        s.order.push_back(key.clone());
-        s.pending.insert(key, snapshot);
+        s.order.push_back(work.key.clone());
+        s.pending.insert(work.key.clone(), work);
         drop(s);
         self.notify.notify_one();
         true
     }
 
     /// Waits for the next entry and marks it running; `None` once closed.
-    pub(crate) async fn pop(&self) -> Option<(Key, Value)> {
+    pub(crate) async fn pop(&self) -> Option<Work> {
         loop {
             let notified = self.notify.notified();
             {
@@ -74,38 +71,30 @@ impl WorkQueue {
                 if s.closed {
                     return None;
                 }
-                if let Some(key) = s.order.pop_front() {
-                    let snapshot = s.pending.remove(&key).unwrap_or_default();
-                    s.running.insert(key.clone());
+                while let Some(key) = s.order.pop_front() {
+                    let Some(work) = s.pending.remove(&key) else {
+                        continue;
+                    };
+                    s.running.insert(key);
                     // Pass the wake-up on: more entries may be waiting.
                     if !s.order.is_empty() {
                         self.notify.notify_one();
                     }
-                    return Some((key, snapshot));
+                    return Some(work);
                 }
             }
             notified.await;
         }
     }
 
-    /// Marks `key` finished. `wrote_over` is the listed resourceVersion the
-    /// pass started from when it wrote to the object, so stale lists of that
-    /// version are ignored.
-    pub(crate) fn done(&self, key: &Key, wrote_over: Option<String>) {
-        let mut s = self.state();
-        s.running.remove(key);
-        match wrote_over {
-            Some(rv) => s.superseded.insert(key.clone(), rv),
-            None => s.superseded.remove(key),
-        };
+    /// Marks `key` finished.
+    pub(crate) fn done(&self, key: &Key) {
+        self.state().running.remove(key);
     }
 
-    /// Forgets superseded versions of `package`'s resources missing from
-    /// its latest list, so deleted resources leave nothing behind.
-    pub(crate) fn retain_listed(&self, package: usize, listed: &HashSet<Key>) {
-        self.state()
-            .superseded
-            .retain(|k, _| k.0 != package || listed.contains(k));
+    /// Drops a pending entry of `key` (the resource is gone).
+    pub(crate) fn forget(&self, key: &Key) {
+        self.state().pending.remove(key);
     }
 
     /// Stops handing out work and drops what is queued.
@@ -120,7 +109,7 @@ impl WorkQueue {
 
     /// Entries waiting (not running).
     pub(crate) fn len(&self) -> usize {
-        self.state().order.len()
+        self.state().pending.len()
     }
 }
 
@@ -129,66 +118,49 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn key(name: &str) -> Key {
-        (0, "ns".into(), name.into())
+    fn work(name: &str, version: &str, snapshot: Option<Value>) -> Work {
+        Work {
+            key: (0, "ns".into(), name.into()),
+            snapshot,
+            version: version.into(),
+        }
     }
 
     #[tokio::test]
-    async fn pending_entry_coalesces_and_keeps_the_newest_snapshot() {
+    async fn pending_entry_coalesces_and_keeps_the_newest_decision() {
         let q = WorkQueue::default();
-        assert!(q.push(key("a"), json!(1)));
-        assert!(!q.push(key("a"), json!(2)));
+        assert!(q.push(work("a", "1", Some(json!(1)))));
+        assert!(!q.push(work("a", "2", Some(json!(2)))));
         assert_eq!(q.len(), 1);
-        assert_eq!(q.pop().await, Some((key("a"), json!(2))));
+        assert_eq!(q.pop().await, Some(work("a", "2", Some(json!(2)))));
+    }
+
+    #[tokio::test]
+    async fn a_timer_for_the_same_version_keeps_the_snapshot_at_hand() {
+        let q = WorkQueue::default();
+        q.push(work("a", "1", Some(json!(1))));
+        q.push(work("a", "1", None));
+        assert_eq!(q.pop().await, Some(work("a", "1", Some(json!(1)))));
     }
 
     #[tokio::test]
     async fn running_entry_is_not_queued_again_until_done() {
         let q = WorkQueue::default();
-        q.push(key("a"), json!(1));
-        let (k, _) = q.pop().await.unwrap();
-        assert!(!q.push(key("a"), json!(2)));
-        q.done(&k, None);
-        assert!(q.push(key("a"), json!(3)));
-    }
-
-    fn at(rv: &str) -> Value {
-        json!({"metadata": {"resourceVersion": rv}})
+        q.push(work("a", "1", None));
+        let w = q.pop().await.unwrap();
+        assert!(!q.push(work("a", "2", None)));
+        q.done(&w.key);
+        assert!(q.push(work("a", "3", None)));
     }
 
     #[tokio::test]
-    async fn stale_listing_of_a_version_already_written_over_is_not_requeued() {
+    async fn a_forgotten_entry_is_never_handed_out() {
         let q = WorkQueue::default();
-        q.push(key("a"), at("7"));
-        let (k, _) = q.pop().await.unwrap();
-        q.done(&k, Some("7".into()));
-        assert!(!q.push(key("a"), at("7")), "listed before our write");
-        assert!(q.push(key("a"), at("9")), "a newer version is work again");
-    }
-
-    #[tokio::test]
-    async fn versions_a_pass_did_not_write_over_stay_eligible() {
-        let q = WorkQueue::default();
-        q.push(key("a"), at("7"));
-        let (k, _) = q.pop().await.unwrap();
-        q.done(&k, None);
-        assert!(
-            q.push(key("a"), at("7")),
-            "busy or failed: retry the same version"
-        );
-    }
-
-    #[tokio::test]
-    async fn superseded_versions_of_unlisted_resources_are_forgotten() {
-        let q = WorkQueue::default();
-        q.push(key("a"), at("7"));
-        let (k, _) = q.pop().await.unwrap();
-        q.done(&k, Some("7".into()));
-        q.retain_listed(0, &HashSet::new());
-        assert!(
-            q.push(key("a"), at("7")),
-            "recreated objects are work again"
-        );
+        q.push(work("gone", "1", None));
+        q.push(work("b", "1", None));
+        q.forget(&(0, "ns".into(), "gone".into()));
+        assert_eq!(q.pop().await.unwrap().key.2, "b");
+        assert_eq!(q.len(), 0);
     }
 
     #[tokio::test]
@@ -201,7 +173,7 @@ mod tests {
         tokio::task::yield_now().await;
         q.close();
         assert_eq!(waiter.await.unwrap(), None);
-        assert!(!q.push(key("b"), json!(1)));
+        assert!(!q.push(work("b", "1", None)));
         assert_eq!(q.len(), 0);
     }
 }

@@ -6,8 +6,17 @@ use std::sync::Mutex;
 /// A snapshot of the runtime's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Completed poll cycles.
+    /// Lists that ended, successfully or not (every page of one type in one
+    /// namespace scope):
+    /// each poll without watches, the first list and each resync with them.
     pub polls: u64,
+    /// Watch requests the server accepted.
+    pub watches: u64,
+    /// Watch events received (bookmarks included).
+    pub watch_events: u64,
+    /// Times a reflector fell back from watching to periodic lists because
+    /// its watches kept failing.
+    pub watch_fallbacks: u64,
     /// Failed lists, per resource type (`plural.group`).
     pub transport_failures: BTreeMap<String, u64>,
     /// Reconciles that ended with a transport error or a panic of the pass

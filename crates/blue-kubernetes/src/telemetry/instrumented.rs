@@ -3,6 +3,7 @@
 
 use super::Metrics;
 use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, Lease, ResourceDescriptor};
+use blue_kubernetes_client::{ListPage, PageRequest, WatchRequest, WatchStream};
 use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
@@ -48,6 +49,27 @@ impl Client for Instrumented {
         namespace: &str,
     ) -> Result<Vec<Value>, Error> {
         self.timed("list", self.inner.list_resources(d, namespace))
+            .await
+    }
+
+    async fn list_page(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        page: &PageRequest,
+    ) -> Result<ListPage, Error> {
+        self.timed("list", self.inner.list_page(d, namespace, page))
+            .await
+    }
+
+    /// Counts and times opening the stream, not its lifetime.
+    async fn watch(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        request: &WatchRequest,
+    ) -> Result<WatchStream, Error> {
+        self.timed("watch", self.inner.watch(d, namespace, request))
             .await
     }
 

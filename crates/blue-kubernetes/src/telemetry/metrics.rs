@@ -50,6 +50,8 @@ pub struct Metrics {
     pub(crate) request_time: Timings<One>,
     pub(crate) phases: Family<Two, Gauge>,
     pub(crate) polls: Counter,
+    pub(crate) watch_events: Counter,
+    pub(crate) watch_fallbacks: Counter,
     pub(crate) events: Family<One, Counter>,
 }
 
@@ -77,6 +79,8 @@ impl Metrics {
             request_time: timings(),
             phases: Family::default(),
             polls: Counter::default(),
+            watch_events: Counter::default(),
+            watch_fallbacks: Counter::default(),
             events: Family::default(),
         };
         m.queue_depth
@@ -132,10 +136,24 @@ impl Metrics {
             );
             r.register(
                 "blue_resources",
-                "Listed resources per type and status.phase (None when unset).",
+                "Cached resources per type and status.phase (None when unset).",
                 m.phases.clone(),
             );
-            r.register("blue_polls", "Completed poll cycles", m.polls.clone());
+            r.register(
+                "blue_polls",
+                "Completed lists of one type and namespace scope (polls, first lists, resyncs)",
+                m.polls.clone(),
+            );
+            r.register(
+                "blue_watch_events",
+                "Watch events received, bookmarks included",
+                m.watch_events.clone(),
+            );
+            r.register(
+                "blue_watch_fallbacks",
+                "Times watches kept failing and a type fell back to periodic lists",
+                m.watch_fallbacks.clone(),
+            );
             r.register(
                 "blue_events",
                 "Kubernetes Events per result (created, aggregated, dropped, failed).",

@@ -1,0 +1,289 @@
+//! The cache of one controller: a compact entry per resource, fed by lists
+//! and watch events, from which the dispatch loop decides when each
+//! resource is looked at.
+//!
+//! An entry keeps only what scheduling needs (uid, resourceVersion, phase,
+//! the time the due rules computed when the version arrived, and a hold),
+//! not the object: a pass re-reads the object under its lock anyway
+//! (SPEC section 5), so a full copy would only cost memory.
+//!
+//! A *hold* keeps a resource from being dispatched again after a pass,
+//! until its version changes: a pass that wrote (or found the cache stale)
+//! waits for the newer version a watch event or list brings; a pass that
+//! could not proceed (the identity lock was busy) waits a short while.
+//! Because a hold names the version it was set on, any newer version ends
+//! it, and a lost event costs at most a resync period, never a busy loop.
+
+use super::queue::Key;
+use crate::resource::{self, status_str};
+use crate::Phase;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// Phase slots counted per package: no phase, then [`Phase::ALL`].
+pub(crate) const PHASE_SLOTS: usize = Phase::ALL.len() + 1;
+
+struct Hold {
+    version: Box<str>,
+    /// `None`: until a newer version arrives.
+    until_ms: Option<u64>,
+}
+
+struct Entry {
+    uid: Box<str>,
+    version: Box<str>,
+    /// Index into the phase slots; `None` for text that is not a phase.
+    phase: Option<u8>,
+    due_ms: Option<u64>,
+    hold: Option<Hold>,
+}
+
+/// What changed when an object was observed.
+pub(crate) struct Observed {
+    /// Phase slots whose counts changed (old, new).
+    pub(crate) phases: [Option<u8>; 2],
+}
+
+#[derive(Default)]
+pub(crate) struct Cache {
+    entries: HashMap<Key, Entry>,
+    /// Package index -> objects per phase slot.
+    counts: HashMap<usize, [i64; PHASE_SLOTS]>,
+}
+
+fn phase_slot(object: &Value) -> Option<u8> {
+    match status_str(object, "phase") {
+        None => Some(0),
+        Some(text) => Phase::ALL
+            .iter()
+            .position(|p| p.as_str() == text)
+            .map(|i| (i + 1) as u8),
+    }
+}
+
+/// The label of a phase slot.
+pub(crate) fn slot_label(slot: u8) -> &'static str {
+    match slot {
+        0 => "None",
+        n => Phase::ALL[usize::from(n) - 1].as_str(),
+    }
+}
+
+fn version_of(object: &Value) -> &str {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+impl Cache {
+    /// Records `object` under `key`, due at `due_ms` by the due rules. The
+    /// same version again (a relist, a duplicated event) keeps its hold.
+    pub(crate) fn observe(&mut self, key: Key, object: &Value, due_ms: Option<u64>) -> Observed {
+        let version = version_of(object);
+        let phase = phase_slot(object);
+        let package = key.0;
+        let old = self.entries.remove(&key);
+        let new_version = old.as_ref().is_none_or(|o| *o.version != *version);
+        let (old_phase, hold) = match old {
+            Some(o) if !new_version => (o.phase, o.hold),
+            Some(o) => (o.phase, None),
+            None => (None, None),
+        };
+        let entry = Entry {
+            uid: resource::uid(object).unwrap_or_default().into(),
+            version: version.into(),
+            phase,
+            due_ms,
+            hold,
+        };
+        self.entries.insert(key, entry);
+        let counts = self.counts.entry(package).or_insert([0; PHASE_SLOTS]);
+        if let Some(slot) = old_phase {
+            counts[usize::from(slot)] -= 1;
+        }
+        if let Some(slot) = phase {
+            counts[usize::from(slot)] += 1;
+        }
+        Observed {
+            phases: [old_phase, phase],
+        }
+    }
+
+    /// Forgets `key` (deleted, or missing from a list); returns its uid.
+    pub(crate) fn remove(&mut self, key: &Key) -> Option<(Box<str>, Option<u8>)> {
+        let entry = self.entries.remove(key)?;
+        if let (Some(counts), Some(slot)) = (self.counts.get_mut(&key.0), entry.phase) {
+            counts[usize::from(slot)] -= 1;
+        }
+        Some((entry.uid, entry.phase))
+    }
+
+    /// Keys of `package` in `namespace` (`""`: any) that are not in `listed`.
+    pub(crate) fn missing_from(
+        &self,
+        package: usize,
+        namespace: &str,
+        listed: &HashSet<Key>,
+    ) -> Vec<Key> {
+        self.keys_in(package, namespace)
+            .filter(|k| !listed.contains(*k))
+            .cloned()
+            .collect()
+    }
+
+    /// Keys of `package` in `namespace` (`""`: any).
+    pub(crate) fn keys_in<'a>(
+        &'a self,
+        package: usize,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Key> + 'a {
+        self.entries
+            .keys()
+            .filter(move |k| k.0 == package && (namespace.is_empty() || k.1 == namespace))
+    }
+
+    /// When `key` may be dispatched: the due time, pushed back by a hold on
+    /// its current version and by `backoff_until(uid)`. `None`: not until
+    /// the object changes.
+    pub(crate) fn ready_at(
+        &self,
+        key: &Key,
+        backoff_until: impl Fn(&str) -> Option<u64>,
+    ) -> Option<u64> {
+        let entry = self.entries.get(key)?;
+        let mut at = entry.due_ms?;
+        if let Some(hold) = entry.hold.as_ref().filter(|h| h.version == entry.version) {
+            at = at.max(hold.until_ms?);
+        }
+        if let Some(until) = backoff_until(&entry.uid) {
+            at = at.max(until);
+        }
+        Some(at)
+    }
+
+    /// Holds `key` after a pass that started from `version`: until a newer
+    /// version arrives, or also ends at `until_ms` when given. A version
+    /// newer than `version` already cached means there is nothing to hold.
+    pub(crate) fn hold(&mut self, key: &Key, version: &str, until_ms: Option<u64>) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            if *entry.version == *version {
+                entry.hold = Some(Hold {
+                    version: version.into(),
+                    until_ms,
+                });
+            }
+        }
+    }
+
+    /// The uid of `key`.
+    pub(crate) fn uid(&self, key: &Key) -> Option<&str> {
+        self.entries.get(key).map(|e| &*e.uid)
+    }
+
+    /// The cached resourceVersion of `key`.
+    pub(crate) fn version(&self, key: &Key) -> Option<&str> {
+        self.entries.get(key).map(|e| &*e.version)
+    }
+
+    /// Objects of `package` in phase slot `slot`.
+    pub(crate) fn count(&self, package: usize, slot: u8) -> i64 {
+        self.counts
+            .get(&package)
+            .map_or(0, |c| c[usize::from(slot)])
+    }
+
+    /// Resources cached.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key() -> Key {
+        (0, "ns".into(), "a".into())
+    }
+
+    fn at(version: &str, phase: &str) -> Value {
+        json!({"metadata": {"uid": "u", "resourceVersion": version}, "status": {"phase": phase}})
+    }
+
+    const NO_BACKOFF: fn(&str) -> Option<u64> = |_| None;
+
+    #[test]
+    fn a_hold_lasts_until_a_newer_version_arrives() {
+        let mut c = Cache::default();
+        c.observe(key(), &at("1", "Pending"), Some(0));
+        c.hold(&key(), "1", None);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
+        c.observe(key(), &at("1", "Pending"), Some(0));
+        assert_eq!(
+            c.ready_at(&key(), NO_BACKOFF),
+            None,
+            "a relist of the same version"
+        );
+        c.observe(key(), &at("2", "Ready"), Some(60_000));
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
+    }
+
+    #[test]
+    fn a_timed_hold_and_a_backoff_push_the_due_time_back() {
+        let mut c = Cache::default();
+        c.observe(key(), &at("1", "Pending"), Some(100));
+        c.hold(&key(), "1", Some(500));
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500));
+        assert_eq!(c.ready_at(&key(), |_| Some(9_000)), Some(9_000));
+        c.observe(key(), &at("1", "Pending"), None);
+        assert_eq!(
+            c.ready_at(&key(), NO_BACKOFF),
+            None,
+            "only a change makes it due"
+        );
+    }
+
+    #[test]
+    fn a_hold_on_an_older_version_than_cached_is_ignored() {
+        let mut c = Cache::default();
+        c.observe(key(), &at("2", "Pending"), Some(0));
+        c.hold(&key(), "1", None);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
+    }
+
+    #[test]
+    fn phases_are_counted_per_package_and_follow_changes_and_removals() {
+        let mut c = Cache::default();
+        let ready = Phase::ALL.iter().position(|p| *p == Phase::Ready).unwrap() as u8 + 1;
+        c.observe(key(), &at("1", "Ready"), None);
+        c.observe((0, "ns".into(), "b".into()), &at("1", "Ready"), None);
+        c.observe((1, "ns".into(), "a".into()), &at("1", "Ready"), None);
+        assert_eq!(c.count(0, ready), 2);
+        c.observe(key(), &at("2", "Bogus"), None);
+        assert_eq!(c.count(0, ready), 1, "unknown text is not counted");
+        c.remove(&(0, "ns".into(), "b".into()));
+        assert_eq!(c.count(0, ready), 0);
+        assert_eq!(c.count(1, ready), 1);
+        assert_eq!(slot_label(0), "None");
+        assert_eq!(slot_label(ready), "Ready");
+    }
+
+    #[test]
+    fn keys_missing_from_a_list_are_found_within_its_scope_only() {
+        let mut c = Cache::default();
+        for (ns, name) in [("a", "x"), ("a", "y"), ("b", "z")] {
+            c.observe((0, ns.into(), name.into()), &at("1", "Ready"), None);
+        }
+        let listed: HashSet<Key> = [(0, "a".to_string(), "x".to_string())].into();
+        assert_eq!(
+            c.missing_from(0, "a", &listed),
+            vec![(0, "a".into(), "y".into())]
+        );
+        let mut all = c.missing_from(0, "", &listed);
+        all.sort();
+        assert_eq!(all.len(), 2);
+        assert!(c.missing_from(1, "", &listed).is_empty());
+    }
+}

@@ -1,0 +1,232 @@
+//! From cache to queue: objects observed (listed or watched) and passes
+//! finished update the cache, and the dispatch loop fires the timers.
+//!
+//! # Guarantees
+//! - A resource found due when its version arrives is queued at once, with
+//!   the object at hand (no extra read).
+//! - Otherwise its timer fires when the due rules say (interval, retry
+//!   time), pushed back by write backoff or a hold; the loop wakes at least
+//!   every `poll_ms` so a clock that jumps (or a fake one) is noticed.
+//! - After every pass the resource is looked at again, so an event that
+//!   arrived while it was running is not lost.
+
+use super::cache::{slot_label, Cache};
+use super::queue::{Key, Work};
+use super::{outcome, Shared};
+use crate::resource;
+use crate::telemetry::QUEUE_NAME;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::MutexGuard;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The cache and the timers, changed together under one lock.
+#[derive(Default)]
+pub(super) struct Book {
+    pub(super) cache: Cache,
+    pub(super) timers: super::scheduler::Scheduler,
+}
+
+fn book(shared: &Shared) -> MutexGuard<'_, Book> {
+    shared.book.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The key of a listed or watched object of package `package`.
+pub(super) fn key_of(package: usize, object: &Value) -> Key {
+    (
+        package,
+        resource::namespace(object).to_string(),
+        resource::name(object).to_string(),
+    )
+}
+
+/// A version of an object arrived: record it and decide when to look.
+pub(super) fn observe(shared: &Shared, key: Key, object: Value) {
+    let now = shared.controller.now();
+    // An edit ends a write backoff (this call forgets it).
+    let _ = shared.backoff.waiting(&object, now);
+    let due = shared.controller.due_at(&object);
+    let (ready, version) = {
+        let mut book = book(shared);
+        let observed = book.cache.observe(key.clone(), &object, due);
+        let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
+        let version = book.cache.version(&key).unwrap_or_default().to_string();
+        set_phase_gauges(shared, &book.cache, key.0, observed.phases);
+        (ready, version)
+    };
+    decide(shared, key, ready, Some(object), version, now);
+}
+
+/// An object is gone (deleted, or missing from a list).
+pub(super) fn forget(shared: &Shared, key: &Key) {
+    let removed = {
+        let mut book = book(shared);
+        book.timers.cancel(key);
+        let removed = book.cache.remove(key);
+        if let Some((_, phase)) = &removed {
+            set_phase_gauges(shared, &book.cache, key.0, [*phase, None]);
+        }
+        removed
+    };
+    shared.queue.forget(key);
+    if let Some((uid, _)) = removed {
+        shared.backoff.forget(&uid);
+    }
+    let subject = outcome::subject(shared, key);
+    shared.failures.retain(|s| *s != subject);
+}
+
+/// A complete list of `package` in `namespace` (`""`: all): every item is
+/// observed and cached resources it lacks are forgotten.
+pub(super) fn relisted(shared: &Shared, package: usize, namespace: &str, items: Vec<Value>) {
+    let mut listed = HashSet::with_capacity(items.len());
+    for item in items {
+        let key = key_of(package, &item);
+        listed.insert(key.clone());
+        observe(shared, key, item);
+    }
+    let missing = book(shared).cache.missing_from(package, namespace, &listed);
+    for key in &missing {
+        forget(shared, key);
+    }
+    set_queue_depth(shared);
+}
+
+/// A reflector started watching: timers of its resources were not kept
+/// while it only listed (its lists decided), so set them now. Without this
+/// a retry set between a list and its watch (a `Busy` pass) would wait for
+/// the next resync.
+pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
+    let now = shared.controller.now();
+    let decisions: Vec<_> = {
+        let book = book(shared);
+        book.cache
+            .keys_in(package, namespace)
+            .map(|key| {
+                let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
+                let version = book.cache.version(key).unwrap_or_default().to_string();
+                (key.clone(), ready, version)
+            })
+            .collect()
+    };
+    for (key, ready, version) in decisions {
+        decide(shared, key, ready, None, version, now);
+    }
+}
+
+/// A pass over `work` ended. `hold` says how long the version it started
+/// from keeps the resource from being dispatched again: `None` until a
+/// newer version arrives, or until a time.
+pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>) {
+    let now = shared.controller.now();
+    let (ready, version) = {
+        let mut book = book(shared);
+        book.cache.hold(&work.key, &work.version, hold);
+        let ready = book
+            .cache
+            .ready_at(&work.key, |uid| shared.backoff.until(uid));
+        let version = book
+            .cache
+            .version(&work.key)
+            .unwrap_or_default()
+            .to_string();
+        (ready, version)
+    };
+    decide(shared, work.key.clone(), ready, None, version, now);
+}
+
+/// Queues `key` if it is ready now, else sets its timer.
+fn decide(
+    shared: &Shared,
+    key: Key,
+    ready: Option<u64>,
+    snapshot: Option<Value>,
+    version: String,
+    now: u64,
+) {
+    match ready {
+        None => {}
+        Some(at) if at <= now => queue(shared, key, snapshot, version),
+        // Listed (not watched) resources are looked at by the next list.
+        Some(_) if !shared.watched(&key) => {}
+        Some(at) => set_timer(shared, key, at),
+    }
+}
+
+/// A standby replica queues nothing: its reflectors relist when it leads.
+fn queue(shared: &Shared, key: Key, snapshot: Option<Value>, version: String) {
+    if !shared.may_dispatch() {
+        return;
+    }
+    shared.queue.push(Work {
+        key,
+        snapshot,
+        version,
+    });
+    set_queue_depth(shared);
+}
+
+fn set_timer(shared: &Shared, key: Key, at: u64) {
+    if book(shared).timers.schedule(key, at) {
+        shared.wake.notify_one();
+    }
+}
+
+/// Fires timers as they come due, until stopped.
+pub(super) async fn timer_loop(shared: std::sync::Arc<Shared>, mut stopped: watch::Receiver<bool>) {
+    let poll = shared.controller.config.poll_ms;
+    loop {
+        let now = shared.controller.now();
+        let (fired, next) = {
+            let mut book = book(&shared);
+            (book.timers.pop_due(now), book.timers.next_ms())
+        };
+        for key in fired {
+            let (ready, version) = {
+                let book = book(&shared);
+                let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
+                (
+                    ready,
+                    book.cache.version(&key).unwrap_or_default().to_string(),
+                )
+            };
+            decide(&shared, key, ready, None, version, now);
+        }
+        let wait = next.map_or(poll, |at| at.saturating_sub(now).clamp(1, poll));
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
+            _ = shared.wake.notified() => {}
+            _ = stopped.changed() => return,
+        }
+        if *stopped.borrow() {
+            return;
+        }
+    }
+}
+
+fn set_phase_gauges(shared: &Shared, cache: &Cache, package: usize, slots: [Option<u8>; 2]) {
+    let controller = shared.controller.config.packages[package]
+        .descriptor()
+        .qualified_plural();
+    let phases = &shared.controller.telemetry.metrics.phases;
+    for slot in slots.into_iter().flatten() {
+        phases
+            .get_or_create(&[
+                ("controller", controller.clone()),
+                ("phase", slot_label(slot).into()),
+            ])
+            .set(cache.count(package, slot));
+    }
+}
+
+pub(super) fn set_queue_depth(shared: &Shared) {
+    let depth = i64::try_from(shared.queue.len()).unwrap_or(i64::MAX);
+    shared
+        .controller
+        .telemetry
+        .metrics
+        .queue_depth
+        .get_or_create(&[("name", QUEUE_NAME.into())])
+        .set(depth);
+}

@@ -1,0 +1,343 @@
+//! One reflector per package type and namespace scope: a paginated list,
+//! then a watch from the list's resourceVersion, feeding the cache.
+//!
+//! # Guarantees
+//! - A `410 Gone` (expired resourceVersion or continue token) relists; a
+//!   stream the server ends rewatches from the last version seen; one that
+//!   breaks rewatches with backoff.
+//! - A full list every `resync_ms` while watching: changes whose events
+//!   were lost (or a watch that went silent) are found within it.
+//! - After [`WATCH_FAILURES_BEFORE_FALLBACK`] failed watches in a row the
+//!   reflector lists every `poll_ms` instead, says so once (log and
+//!   counter), and tries the watch again with backoff until it works.
+//! - Without watches (`Config::watch` off, or a client that cannot watch,
+//!   like the per-call kubectl transport) it lists every `poll_ms`.
+//! - Only while this process may dispatch (leader election): a standby
+//!   replica neither lists nor watches.
+
+use super::dispatch::{forget, key_of, observe, rearm, relisted};
+use super::failure_log::Failure;
+use super::Shared;
+use crate::due::backoff_ms;
+use blue_kubernetes_client::{Error, ErrorKind, ListPage, PageRequest, WatchEvent, WatchRequest};
+use futures::StreamExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Failed watches in a row before falling back to periodic lists.
+pub const WATCH_FAILURES_BEFORE_FALLBACK: u32 = 3;
+
+/// The longest single watch request; the server ends it, we rewatch.
+const MAX_WATCH_SECONDS: u64 = 290;
+
+/// Which list-and-watch this reflector runs.
+pub(super) struct Scope {
+    /// Index of this reflector (health, list backoff).
+    pub(super) index: usize,
+    pub(super) package: usize,
+    /// `""`: every namespace, or a cluster-scoped type.
+    pub(super) namespace: String,
+}
+
+/// How this reflector learns about changes right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Watch,
+    /// Lists every `poll_ms` for good: watches are off or unsupported.
+    Poll,
+    /// Watches failed: lists every `poll_ms`, tries to watch again at
+    /// `retry` (attempt `attempts`).
+    Fallback {
+        retry: Instant,
+        attempts: u32,
+    },
+}
+
+/// How a watch phase ended.
+enum Ended {
+    /// Time for the periodic full list, or the version expired.
+    Relist,
+    Unsupported,
+    Failing,
+    /// Shut down, or leadership lost.
+    Stopped,
+}
+
+pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::Receiver<bool>) {
+    let config = &shared.controller.config;
+    let poll = Duration::from_millis(config.poll_ms);
+    let mut mode = if config.watch {
+        Mode::Watch
+    } else {
+        Mode::Poll
+    };
+    loop {
+        if *stopped.borrow() {
+            return;
+        }
+        let now = shared.controller.now();
+        if !shared.may_dispatch() {
+            shared.health.standing_by(scope.index);
+            if pause(poll, &mut stopped).await {
+                return;
+            }
+            continue;
+        }
+        if shared.list_backoff.waiting(scope.index, now) {
+            shared.health.progressed(scope.index);
+            if pause(poll, &mut stopped).await {
+                return;
+            }
+            continue;
+        }
+        let Some(list) = list(&shared, &scope).await else {
+            shared.health.progressed(scope.index);
+            if pause(poll, &mut stopped).await {
+                return;
+            }
+            continue;
+        };
+        let version = list.resource_version.clone();
+        relisted(&shared, scope.package, &scope.namespace, list.items);
+        shared.health.listed(scope.index);
+        let watch_from = match (mode, version) {
+            (Mode::Watch, Some(v)) => v,
+            (Mode::Fallback { retry, attempts }, Some(v)) if Instant::now() >= retry => {
+                mode = Mode::Fallback {
+                    retry: Instant::now() + retry_delay(&shared, attempts + 1),
+                    attempts: attempts + 1,
+                };
+                v
+            }
+            (mode_now, version) => {
+                if let (Mode::Watch, None) = (mode_now, version) {
+                    // A transport that lists without a resourceVersion
+                    // cannot be watched from.
+                    mode = Mode::Poll;
+                }
+                if pause(poll, &mut stopped).await {
+                    return;
+                }
+                continue;
+            }
+        };
+        let ended = watch_until_resync(&shared, &scope, watch_from, &mut mode, &mut stopped).await;
+        // Until the next watch opens, the next list decides.
+        shared.set_watching(scope.index, false);
+        match ended {
+            Ended::Relist => {}
+            Ended::Unsupported => mode = Mode::Poll,
+            Ended::Failing => {
+                if mode == Mode::Watch {
+                    fell_back(&shared, &scope);
+                    mode = Mode::Fallback {
+                        retry: Instant::now() + retry_delay(&shared, 1),
+                        attempts: 1,
+                    };
+                }
+            }
+            Ended::Stopped => {}
+        }
+    }
+}
+
+/// Sleeps `period` unless stopped first; true when stopped.
+async fn pause(period: Duration, stopped: &mut watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(period) => *stopped.borrow(),
+        _ = stopped.changed() => true,
+    }
+}
+
+fn retry_delay(shared: &Shared, attempts: u32) -> Duration {
+    let c = &shared.controller.config;
+    Duration::from_millis(backoff_ms(attempts, c.retry_base_ms, c.retry_max_ms))
+}
+
+fn subject(shared: &Shared, scope: &Scope, verb: &str) -> String {
+    let d = shared.controller.config.packages[scope.package].descriptor();
+    match scope.namespace.as_str() {
+        "" => format!("{verb} {}", d.qualified_plural()),
+        ns => format!("{verb} {} in {ns}", d.qualified_plural()),
+    }
+}
+
+/// Every page of a list; an expired continue token restarts it once.
+/// Failures are logged, counted and backed off; `None` then.
+async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
+    let config = &shared.controller.config;
+    let descriptor = config.packages[scope.package].descriptor();
+    let subject = subject(shared, scope, "list");
+    let mut restarted = false;
+    let mut all = ListPage::default();
+    let mut page = PageRequest::first(config.page_limit);
+    loop {
+        let request = config.client.list_page(descriptor, &scope.namespace, &page);
+        match shared.failures.answered(&subject, "get", request).await {
+            Ok(got) => {
+                all.items.extend(got.items);
+                if all.resource_version.is_none() {
+                    all.resource_version = got.resource_version;
+                }
+                match got.continue_token {
+                    Some(token) => page.continue_token = Some(token),
+                    None => break,
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Gone && !restarted => {
+                restarted = true;
+                all = ListPage::default();
+                page = PageRequest::first(config.page_limit);
+            }
+            Err(e) => {
+                listed_once(shared);
+                shared.failures.failed(&subject, Failure::of(&e));
+                let now = shared.controller.now();
+                let (base, max) = (config.retry_base_ms, config.retry_max_ms);
+                shared.list_backoff.failed(scope.index, now, base, max);
+                shared.counters.update(|s| {
+                    *s.transport_failures
+                        .entry(descriptor.qualified_plural())
+                        .or_default() += 1;
+                });
+                return None;
+            }
+        }
+    }
+    shared.failures.succeeded(&subject);
+    shared.list_backoff.succeeded(scope.index);
+    listed_once(shared);
+    Some(all)
+}
+
+/// A list ended, successfully or not.
+fn listed_once(shared: &Shared) {
+    shared.counters.update(|s| s.polls += 1);
+    shared.controller.telemetry.metrics.polls.inc();
+}
+
+/// Watches from `version` until the next resync is due, rewatching as
+/// streams end.
+async fn watch_until_resync(
+    shared: &Shared,
+    scope: &Scope,
+    mut version: String,
+    mode: &mut Mode,
+    stopped: &mut watch::Receiver<bool>,
+) -> Ended {
+    let config = &shared.controller.config;
+    let descriptor = config.packages[scope.package].descriptor();
+    let resync_at = Instant::now() + Duration::from_millis(config.resync_ms);
+    let leadership_check = Duration::from_millis(config.poll_ms);
+    let subject = subject(shared, scope, "watch");
+    let mut failures = 0u32;
+    loop {
+        let left = resync_at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ended::Relist;
+        }
+        let request = WatchRequest {
+            resource_version: version.clone(),
+            timeout_seconds: left.as_secs().clamp(1, MAX_WATCH_SECONDS) as u32,
+            bookmarks: true,
+        };
+        let opened = tokio::select! {
+            opened = config.client.watch(descriptor, &scope.namespace, &request) => opened,
+            _ = stopped.changed() => return Ended::Stopped,
+        };
+        let broke = match opened {
+            Err(Error::Unsupported { .. }) => return Ended::Unsupported,
+            Err(e) if e.kind() == ErrorKind::Gone => return Ended::Relist,
+            Err(e) => Some(e),
+            Ok(mut stream) => {
+                if !shared.set_watching(scope.index, true) {
+                    rearm(shared, scope.package, &scope.namespace);
+                }
+                shared.counters.update(|s| s.watches += 1);
+                if let Mode::Fallback { .. } = mode {
+                    restored(shared, scope);
+                    *mode = Mode::Watch;
+                }
+                // An interval, not a fresh sleep per event: a busy stream
+                // must not starve the leadership check.
+                let mut tick = tokio::time::interval(leadership_check);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                tick.reset();
+                loop {
+                    let next = tokio::select! {
+                        next = stream.next() => next,
+                        _ = tokio::time::sleep_until(resync_at) => return Ended::Relist,
+                        _ = tick.tick() => {
+                            shared.health.progressed(scope.index);
+                            match shared.may_dispatch() {
+                                true => continue,
+                                false => return Ended::Stopped,
+                            }
+                        }
+                        _ = stopped.changed() => return Ended::Stopped,
+                    };
+                    match next {
+                        None => break None,
+                        Some(Err(e)) if e.kind() == ErrorKind::Gone => return Ended::Relist,
+                        Some(Err(e)) => break Some(e),
+                        Some(Ok(event)) => {
+                            shared.health.progressed(scope.index);
+                            failures = 0;
+                            if let Some(v) = event.resource_version() {
+                                version = v.to_string();
+                            }
+                            apply(shared, scope, event);
+                        }
+                    }
+                }
+            }
+        };
+        match broke {
+            None => {
+                shared.failures.succeeded(&subject);
+            }
+            Some(e) => {
+                failures += 1;
+                shared.failures.failed(&subject, Failure::of(&e));
+                if failures >= WATCH_FAILURES_BEFORE_FALLBACK {
+                    return Ended::Failing;
+                }
+                if pause(retry_delay(shared, failures), stopped).await {
+                    return Ended::Stopped;
+                }
+                shared.health.progressed(scope.index);
+            }
+        }
+    }
+}
+
+fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
+    shared.counters.update(|s| s.watch_events += 1);
+    shared.controller.telemetry.metrics.watch_events.inc();
+    match event {
+        WatchEvent::Added(object) | WatchEvent::Modified(object) => {
+            observe(shared, key_of(scope.package, &object), object)
+        }
+        WatchEvent::Deleted(object) => forget(shared, &key_of(scope.package, &object)),
+        WatchEvent::Bookmark { .. } => {}
+    }
+}
+
+fn fell_back(shared: &Shared, scope: &Scope) {
+    shared.counters.update(|s| s.watch_fallbacks += 1);
+    shared.controller.telemetry.metrics.watch_fallbacks.inc();
+    tracing::warn!(
+        subject = %subject(shared, scope, "watch"),
+        poll_ms = shared.controller.config.poll_ms,
+        "watch keeps failing; listing every poll_ms until it works again"
+    );
+}
+
+fn restored(shared: &Shared, scope: &Scope) {
+    tracing::info!(
+        subject = %subject(shared, scope, "watch"),
+        "watch works again; periodic listing stopped"
+    );
+}
