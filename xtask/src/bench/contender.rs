@@ -62,10 +62,11 @@ impl OperatorFlags {
         }
     }
 
-    /// Whether the binary can run in `mode`: watching needs a runtime that
-    /// watches (it then offers `--no-watch`).
+    /// Whether the binary built from this tree can run in `mode`: its
+    /// runtime watches by default (`Config::watch`), so polling through the
+    /// proxy needs `--no-watch`; the per-call transport always polls.
     pub fn supports(self, mode: Mode) -> bool {
-        mode != Mode::Watch || self.no_watch
+        mode != Mode::Poll || self.no_watch
     }
 }
 
@@ -121,6 +122,8 @@ impl Contender {
 
 /// The contenders named in `--contenders` (default: every mode of ours
 /// the binary supports except per-call kubectl, and the peer when given).
+/// `poll=BINARY` measures another build of the example operator (e.g. one
+/// from before watches) as the polling contender.
 pub fn select(
     names: Option<&[String]>,
     binary: &Path,
@@ -130,7 +133,11 @@ pub fn select(
     let default: Vec<String> = ["watch", "poll", "peer"].map(String::from).to_vec();
     let explicit = names.is_some();
     let mut out = Vec::new();
-    for name in names.unwrap_or(&default) {
+    for spec in names.unwrap_or(&default) {
+        let (name, own_binary) = match spec.split_once('=') {
+            Some((name, path)) => (name, Some(std::path::absolute(path)?)),
+            None => (spec.as_str(), None),
+        };
         if name == "peer" {
             match peer {
                 Some(p) => out.push(Contender::peer(p)),
@@ -143,10 +150,16 @@ pub fn select(
             .into_iter()
             .find(|m| m.label() == name)
             .with_context(|| format!("unknown contender {name:?} (watch, poll, kubectl, peer)"))?;
-        if flags.supports(mode) {
-            out.push(Contender::ours(binary, mode, flags));
-        } else {
-            eprintln!("[bench] the example operator does not watch yet: no {name} contender");
+        match own_binary {
+            Some(other) => {
+                let flags = OperatorFlags::of(&other)?;
+                out.push(Contender::ours(&other, mode, flags));
+            }
+            None if flags.supports(mode) => out.push(Contender::ours(binary, mode, flags)),
+            None => eprintln!(
+                "[bench] the example operator has no --no-watch: no {name} contender \
+                 (give {name}=BINARY of a polling build)"
+            ),
         }
     }
     anyhow::ensure!(!out.is_empty(), "no contender to measure");
@@ -189,8 +202,8 @@ mod tests {
     fn polling_flag_is_passed_only_to_a_binary_that_watches() {
         let old = OperatorFlags::from_usage("  --poll-ms N  poll period");
         let new = OperatorFlags::from_usage("  --no-watch  list every --poll-ms instead");
-        assert!(!old.supports(Mode::Watch) && old.supports(Mode::Poll));
-        assert!(new.supports(Mode::Watch));
+        assert!(old.supports(Mode::Watch) && !old.supports(Mode::Poll));
+        assert!(new.supports(Mode::Poll) && new.supports(Mode::Kubectl));
         let bin = Path::new("op");
         assert!(!Contender::ours(bin, Mode::Poll, old)
             .extra
@@ -211,7 +224,7 @@ mod tests {
         let peer = Path::new("peer");
         let picked = select(None, bin, OperatorFlags::default(), Some(peer)).unwrap();
         let labels: Vec<_> = picked.iter().map(|c| c.label).collect();
-        assert_eq!(labels, ["poll", "peer"]);
+        assert_eq!(labels, ["watch", "peer"]);
         let watching = OperatorFlags { no_watch: true };
         let labels: Vec<_> = select(None, bin, watching, None)
             .unwrap()
@@ -219,6 +232,12 @@ mod tests {
             .map(|c| c.label)
             .collect();
         assert_eq!(labels, ["watch", "poll"]);
+        // Another build named for the polling contender is measured as is.
+        let other = ["poll=/bin/echo".to_string()];
+        let picked = select(Some(&other), bin, OperatorFlags::default(), None).unwrap();
+        assert_eq!(picked[0].label, "poll");
+        assert_eq!(picked[0].binary, Path::new("/bin/echo"));
+        assert!(!picked[0].extra.contains(&"--no-watch".to_string()));
         let only = ["peer".to_string()];
         assert!(select(Some(&only), bin, watching, None).is_err());
         assert!(select(Some(&["nope".to_string()]), bin, watching, None).is_err());

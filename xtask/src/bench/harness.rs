@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use blue_kubernetes_client::{
-    proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PatchType, ProxyClient,
-    ProxyOptions, RawApi, ResourceDescriptor,
+    proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PageRequest, PatchType,
+    ProxyClient, ProxyOptions, RawApi, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
@@ -25,6 +25,9 @@ pub const PLURAL: &str = "localconfigmaps";
 /// Requests in flight while creating in bulk: enough to keep the API
 /// server busy on two cores, few enough not to trip its rate limits.
 const CREATE_CONCURRENCY: usize = 16;
+
+/// Items per page when the harness lists.
+const LIST_PAGE: u32 = 500;
 
 /// How often a reaction probe reads the object (and the ConfigMap).
 const PROBE: Duration = Duration::from_millis(5);
@@ -158,12 +161,22 @@ impl<'a> Harness<'a> {
         Ok(())
     }
 
-    /// Resources of `namespace` Ready for their current generation.
+    /// Resources of `namespace` Ready for their current generation, read
+    /// in pages: one list of 10,000 takes the API server longer than a
+    /// request may while an operator keeps it busy.
     pub fn ready(&self, namespace: &str) -> Result<usize> {
-        let items = self
-            .rt
-            .block_on(self.client.list_resources(&descriptor(), namespace))?;
-        Ok(items.iter().filter(|r| is_ready(r)).count())
+        let mut page = PageRequest::first(LIST_PAGE);
+        let mut ready = 0;
+        loop {
+            let got = self
+                .rt
+                .block_on(self.client.list_page(&descriptor(), namespace, &page))?;
+            ready += got.items.iter().filter(|r| is_ready(r)).count();
+            match got.continue_token {
+                Some(token) => page.continue_token = Some(token),
+                None => return Ok(ready),
+            }
+        }
     }
 
     /// Lists until `n` are Ready; returns the time it took. Every 50 ms for

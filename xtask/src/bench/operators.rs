@@ -244,7 +244,14 @@ impl Bench<'_, '_> {
         );
         for n in self.sizes.latency.clone() {
             let t = Instant::now();
-            out.sizes.insert(n, self.at_size(who, n)?);
+            // A size that fails (a timeout at 10,000 on a loaded machine)
+            // leaves its cells empty instead of losing the whole run.
+            match self.at_size(who, n) {
+                Ok(at) => {
+                    out.sizes.insert(n, at);
+                }
+                Err(e) => eprintln!("[bench] operators: {} at {n} FAILED: {e:#}", who.label),
+            }
             eprintln!(
                 "[bench] operators: {} at {n} in {:.0}s",
                 who.label,

@@ -30,12 +30,17 @@ pub fn render(
         &header,
     );
     s.order = 6;
+    // NaN: not measured (that size failed); shown as "-".
     let mut row = |name: String, values: Vec<f64>, fmt: &dyn Fn(f64) -> String| {
         let mut cells = vec![name];
-        cells.extend(values.iter().map(|v| fmt(*v)));
+        cells.extend(
+            values
+                .iter()
+                .map(|v| if v.is_nan() { "-".into() } else { fmt(*v) }),
+        );
         if let Some(p) = peer {
             for &i in &ours {
-                cells.push(if values[p] > 0.0 {
+                cells.push(if values[p] > 0.0 && !values[i].is_nan() {
                     format!("{:.1}x", values[i] / values[p])
                 } else {
                     "-".into()
@@ -73,7 +78,7 @@ pub fn render(
         let at = thousands(n as f64);
         let samples = |f: &dyn Fn(&super::operators::AtSize) -> Vec<f64>,
                        stat: &dyn Fn(&[f64]) -> f64| {
-            each(&|o| o.sizes.get(&n).map_or(0.0, |a| stat(&f(a))))
+            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&f(a))))
         };
         let ready = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.ready).collect();
         let cm = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.config_map).collect();
@@ -114,7 +119,7 @@ pub fn render(
     for &n in &sizes.latency {
         let at = thousands(n as f64);
         let idle = |f: &dyn Fn(&super::operators::Idle) -> f64| {
-            each(&|o| o.sizes.get(&n).map_or(0.0, |a| f(&a.idle)))
+            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| f(&a.idle)))
         };
         row(
             format!("idle at {at}: operator + proxy CPU"),
@@ -149,12 +154,12 @@ pub fn render(
     }
     let per_resource: Vec<Option<(usize, f64)>> =
         results.iter().map(|(_, o)| rss_per_resource(o)).collect();
-    if let Some(Some((n, _))) = per_resource.first() {
+    if let Some(&n) = sizes.latency.iter().max() {
         row(
-            format!("operator RSS per resource at {}", thousands(*n as f64)),
+            format!("operator RSS per resource at {}", thousands(n as f64)),
             per_resource
                 .iter()
-                .map(|p| p.map_or(0.0, |x| x.1))
+                .map(|p| p.filter(|x| x.0 == n).map_or(f64::NAN, |x| x.1))
                 .collect(),
             &|v| format!("{} B", thousands(v)),
         );
