@@ -569,11 +569,12 @@ fn scaling_limits(m: &Machine, report: &Report) -> String {
         ));
     }
     point(
-        "The kubectl-call sections measure the per-call transport. The proxy transport \
-         (one long-lived `kubectl proxy`, see the transport sections) removes the \
-         per-call process; what remains is polling a full list every poll period (the \
-         API server's share in the idle rows), which a watch would remove. The \
-         controller's logic is not the limit."
+        "The kubectl-call sections measure the per-call transport, which cannot watch \
+         and so lists every poll period. The proxy transport (one long-lived `kubectl \
+         proxy`) removes the per-call process and, by default, feeds the runtime from \
+         watch streams with a full list every `resync_ms` as the backstop (see the \
+         operators section for watching against polling). The controller's logic is \
+         not the limit."
             .into(),
     );
     out

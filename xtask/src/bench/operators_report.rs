@@ -182,7 +182,10 @@ pub fn render(
 fn method(results: &[(Contender, Outcome)], sizes: &Sizes) -> String {
     let who: Vec<String> = results
         .iter()
-        .map(|(c, _)| format!("*{}* (`{}`)", c.label, c.extra.join(" ")))
+        .map(|(c, _)| {
+            let program = c.binary.file_name().unwrap_or_default().to_string_lossy();
+            format!("*{}* (`{program} {}`)", c.label, c.extra.join(" "))
+        })
         .collect();
     format!(
         "Each contender runs as its own process on its own namespace: {}. Ours share \
