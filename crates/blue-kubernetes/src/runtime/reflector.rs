@@ -9,7 +9,9 @@
 //!   were lost (or a watch that went silent) are found within it.
 //! - After [`WATCH_FAILURES_BEFORE_FALLBACK`] failed watches in a row the
 //!   reflector lists every `poll_ms` instead, says so once (log and
-//!   counter), and tries the watch again with backoff until it works.
+//!   counter), and tries one watch again after each list once a doubling
+//!   delay (`retry_base_ms` up to `retry_max_ms`) has passed, until one
+//!   works.
 //! - Without watches (`Config::watch` off, or a client that cannot watch,
 //!   like the per-call kubectl transport) it lists every `poll_ms`.
 //! - Only while this process may dispatch (leader election): a standby
@@ -232,6 +234,11 @@ async fn watch_until_resync(
     let resync_at = Instant::now() + Duration::from_millis(config.resync_ms);
     let leadership_check = Duration::from_millis(config.poll_ms);
     let subject = subject(shared, scope, "watch");
+    // Falling back, one failed try sends it back to listing at once.
+    let allowed_failures = match mode {
+        Mode::Fallback { .. } => 1,
+        _ => WATCH_FAILURES_BEFORE_FALLBACK,
+    };
     let mut failures = 0u32;
     loop {
         let left = resync_at.saturating_duration_since(Instant::now());
@@ -301,7 +308,7 @@ async fn watch_until_resync(
             Some(e) => {
                 failures += 1;
                 shared.failures.failed(&subject, Failure::of(&e));
-                if failures >= WATCH_FAILURES_BEFORE_FALLBACK {
+                if failures >= allowed_failures {
                     return Ended::Failing;
                 }
                 if pause(retry_delay(shared, failures), stopped).await {
