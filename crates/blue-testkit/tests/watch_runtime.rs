@@ -230,7 +230,7 @@ async fn all_namespaces_is_one_watch_over_every_namespace() {
 #[tokio::test(start_paused = true)]
 async fn a_cluster_scoped_type_is_watched_whatever_the_namespaces() {
     let racks = ResourceDescriptor::new("example.com", "v1", "racks", "Rack").cluster_scoped();
-    let r = rig_with(&[racks.clone()], |c| {
+    let r = rig_with(std::slice::from_ref(&racks), |c| {
         c.namespace = Namespaces::from(["a", "b"])
     });
     wait_ms(100).await;
