@@ -179,6 +179,8 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
         let request = config.client.list_page(descriptor, &scope.namespace, &page);
         match shared.failures.answered(&subject, "get", request).await {
             Ok(got) => {
+                // A long list is progress page by page, not a hang.
+                shared.health.progressed(scope.index);
                 all.items.extend(got.items);
                 if all.resource_version.is_none() {
                     all.resource_version = got.resource_version;
