@@ -17,12 +17,13 @@
 //! - Only while this process may dispatch (leader election): a standby
 //!   replica neither lists nor watches.
 
-use super::dispatch::{forget, key_of, observe, rearm, relisted};
+use super::dispatch::{forget, forget_missing, key_of, observe, rearm};
 use super::failure_log::Failure;
 use super::Shared;
 use crate::due::backoff_ms;
-use blue_kubernetes_client::{Error, ErrorKind, ListPage, PageRequest, WatchEvent, WatchRequest};
+use blue_kubernetes_client::{Error, ErrorKind, PageRequest, WatchEvent, WatchRequest};
 use futures::StreamExt;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -94,15 +95,13 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
             }
             continue;
         }
-        let Some(list) = list(&shared, &scope).await else {
+        let Some(version) = list(&shared, &scope).await else {
             shared.health.progressed(scope.index);
             if pause(poll, &mut stopped).await {
                 return;
             }
             continue;
         };
-        let version = list.resource_version.clone();
-        relisted(&shared, scope.package, &scope.namespace, list.items);
         shared.health.listed(scope.index);
         let watch_from = match (mode, version) {
             (Mode::Watch, Some(v)) => v,
@@ -166,14 +165,18 @@ fn subject(shared: &Shared, scope: &Scope, verb: &str) -> String {
     }
 }
 
-/// Every page of a list; an expired continue token restarts it once.
-/// Failures are logged, counted and backed off; `None` then.
-async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
+/// Every page of a list, each item observed as its page arrives (so a
+/// large list never sits in memory whole), then cached resources the list
+/// lacks are forgotten. An expired continue token restarts it once.
+/// Returns the list's resourceVersion (`Some(None)`: the transport gave
+/// none); failures are logged, counted and backed off, `None` then.
+async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
     let config = &shared.controller.config;
     let descriptor = config.packages[scope.package].descriptor();
     let subject = subject(shared, scope, "list");
     let mut restarted = false;
-    let mut all = ListPage::default();
+    let mut listed = HashSet::new();
+    let mut version = None;
     let mut page = PageRequest::first(config.page_limit);
     loop {
         let request = config.client.list_page(descriptor, &scope.namespace, &page);
@@ -181,9 +184,13 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
             Ok(got) => {
                 // A long list is progress page by page, not a hang.
                 shared.health.progressed(scope.index);
-                all.items.extend(got.items);
-                if all.resource_version.is_none() {
-                    all.resource_version = got.resource_version;
+                if version.is_none() {
+                    version = got.resource_version;
+                }
+                for item in got.items {
+                    let key = key_of(scope.package, &item);
+                    listed.insert(key.clone());
+                    observe(shared, key, item);
                 }
                 match got.continue_token {
                     Some(token) => page.continue_token = Some(token),
@@ -191,8 +198,10 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
                 }
             }
             Err(e) if e.kind() == ErrorKind::Gone && !restarted => {
+                // What was observed stays true; the new list covers the rest.
                 restarted = true;
-                all = ListPage::default();
+                version = None;
+                listed.clear();
                 page = PageRequest::first(config.page_limit);
             }
             Err(e) => {
@@ -210,10 +219,11 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
             }
         }
     }
+    forget_missing(shared, scope.package, &scope.namespace, &listed);
     shared.failures.succeeded(&subject);
     shared.list_backoff.succeeded(scope.index);
     listed_once(shared);
-    Some(all)
+    Some(version)
 }
 
 /// A list ended, successfully or not.
