@@ -241,3 +241,30 @@ async fn a_cluster_scoped_type_is_watched_whatever_the_namespaces() {
     assert_eq!(r.cluster.watch_stats().open, 1);
     r.runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn lists_are_read_page_by_page_and_a_lost_deletion_is_forgotten_at_resync() {
+    let r = rig_with(&[widgets()], |c| c.page_limit = 2);
+    for n in 0..5 {
+        r.cluster
+            .create(&widgets(), NS, &format!("w{n}"), hourly(n));
+    }
+    wait_ms(100).await;
+    assert_eq!(r.runtime.cached(), 5);
+    assert_eq!(r.cluster.calls().list_page, 3, "pages of 2, 2 and 1");
+    r.cluster.drop_watch_events(1);
+    r.cluster.delete(&widgets(), NS, "w0");
+    // Our finalizer keeps it until the controller sees the deletion.
+    wait_ms(RESYNC_MS / 2).await;
+    assert!(
+        r.cluster.get(&widgets(), NS, "w0").is_some(),
+        "the event was lost"
+    );
+    wait_ms(RESYNC_MS / 2 + 100).await;
+    assert!(
+        r.cluster.get(&widgets(), NS, "w0").is_none(),
+        "the resync found it"
+    );
+    assert_eq!(r.runtime.cached(), 4);
+    r.runtime.stop().await;
+}
