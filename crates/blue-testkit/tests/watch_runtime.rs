@@ -268,3 +268,18 @@ async fn lists_are_read_page_by_page_and_a_lost_deletion_is_forgotten_at_resync(
     assert_eq!(r.runtime.cached(), 4);
     r.runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pass_is_not_repeated_for_its_own_intermediate_writes() {
+    let r = rig();
+    wait_ms(100).await;
+    r.cluster.create(&widgets(), NS, "w", hourly(1));
+    wait_ms(100).await;
+    assert!(settled(&r.cluster, &widgets(), NS, "w"));
+    // Finalizer, Reconciling publish, Ready: three writes whose events all
+    // arrive; only the first pass read the object (once, under its lock).
+    let calls = r.cluster.calls();
+    assert_eq!(calls.get, 1, "{calls:?}");
+    assert_eq!(r.runtime.stats().reconciles, 1);
+    r.runtime.stop().await;
+}

@@ -190,7 +190,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                 for item in got.items {
                     let key = key_of(scope.package, &item);
                     listed.insert(key.clone());
-                    observe(shared, key, item);
+                    observe(shared, key, item, false);
                 }
                 match got.continue_token {
                     Some(token) => page.continue_token = Some(token),
@@ -337,7 +337,7 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
     shared.controller.telemetry.metrics.watch_events.inc();
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-            observe(shared, key_of(scope.package, &object), object)
+            observe(shared, key_of(scope.package, &object), object, true)
         }
         WatchEvent::Deleted(object) => forget(shared, &key_of(scope.package, &object)),
         WatchEvent::Bookmark { .. } => {}
