@@ -23,6 +23,8 @@ fn start_runtime(
     config.namespace = NS.into();
     config.now = tokio_clock();
     config.poll_ms = POLL_MS;
+    // These are the polling runtime's rules; the fake cluster can watch.
+    config.watch = false;
     tweak(&mut config);
     start(blue_kubernetes::controller(config).unwrap()).unwrap()
 }

@@ -38,6 +38,8 @@ fn rig_over(
     config.namespace = NS.into();
     config.now = tokio_clock();
     config.poll_ms = POLL_MS;
+    // These are the polling runtime's rules; the fake cluster can watch.
+    config.watch = false;
     tweak(&mut config);
     let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
     Rig {

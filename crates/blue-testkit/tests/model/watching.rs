@@ -334,7 +334,7 @@ fn arb_call_fault() -> impl Strategy<Value = (Operation, Fault)> {
         Just(Operation::UpdateStatus),
         Just(Operation::UpdateFinalizers),
         Just(Operation::Get),
-        Just(Operation::ListPage),
+        Just(Operation::List),
         Just(Operation::Watch),
     ];
     let fault = prop_oneof![Just(Fault::Conflict), Just(Fault::Unavailable)];
