@@ -64,7 +64,8 @@ async fn pages_cover_every_namespace_in_a_stable_order_at_one_revision() {
     assert_eq!(exact.continue_token, None, "no empty page follows");
     let all = page(&cluster, "", 0, None).await;
     assert_eq!(all.items, exact.items, "limit 0 is everything");
-    assert_eq!(cluster.calls().list, 4, "each page is a list request");
+    assert_eq!(cluster.calls().list_page, 4);
+    assert_eq!(cluster.calls().list, 0);
 }
 
 #[tokio::test]
@@ -156,13 +157,13 @@ async fn a_malformed_token_is_invalid_and_faults_apply_to_pages() {
     let err = cluster.list_page(&widgets(), "", &request).await;
     assert_eq!(err.unwrap_err().kind(), ErrorKind::Invalid);
 
-    cluster.inject(Operation::List, Fault::Unavailable);
+    cluster.inject(Operation::ListPage, Fault::Unavailable);
     let err = cluster
         .list_page(&widgets(), "", &PageRequest::first(1))
         .await;
     assert_eq!(err.unwrap_err().kind(), ErrorKind::Unavailable);
     page(&cluster, "", 1, None).await;
-    assert_eq!(cluster.calls().list, 3, "faulted calls count too");
+    assert_eq!(cluster.calls().list_page, 3, "faulted calls count too");
 }
 
 #[tokio::test]

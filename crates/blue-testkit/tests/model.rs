@@ -1105,12 +1105,8 @@ proptest! {
         run_case(initial, &ops)?;
     }
 
-    /// See `model/watching.rs`. Ignored until the runtime keeps the retry
-    /// of a pass that ends between a reflector's list and its watch (see
-    /// `watching::a_busy_retry_between_list_and_watch_is_kept`); run it with
-    /// `cargo test -p blue-testkit --test model -- --ignored`.
+    /// See `model/watching.rs`.
     #[test]
-    #[ignore = "the runtime drops retry timers set between a list and its watch"]
     fn watching_runtime_keeps_its_invariants_and_the_resync_backstop(
         initial in arb_initial(),
         ops in proptest::collection::vec(watching::arb_watch_op(), 0..=40),

@@ -77,20 +77,41 @@ pub(super) fn forget(shared: &Shared, key: &Key) {
     shared.failures.retain(|s| *s != subject);
 }
 
-/// A complete list of `package` in `namespace` (`""`: all): every item is
-/// observed and cached resources it lacks are forgotten.
-pub(super) fn relisted(shared: &Shared, package: usize, namespace: &str, items: Vec<Value>) {
-    let mut listed = HashSet::with_capacity(items.len());
-    for item in items {
-        let key = key_of(package, &item);
-        listed.insert(key.clone());
-        observe(shared, key, item);
-    }
-    let missing = book(shared).cache.missing_from(package, namespace, &listed);
+/// A complete list of `package` in `namespace` (`""`: all) showed
+/// `listed`: cached resources it lacks are gone.
+pub(super) fn forget_missing(
+    shared: &Shared,
+    package: usize,
+    namespace: &str,
+    listed: &HashSet<Key>,
+) {
+    let missing = book(shared).cache.missing_from(package, namespace, listed);
     for key in &missing {
         forget(shared, key);
     }
     set_queue_depth(shared);
+}
+
+/// A reflector started watching: timers of its resources were not kept
+/// while it only listed (its lists decided), so set them now. Without this
+/// a retry set between a list and its watch (a `Busy` pass) would wait for
+/// the next resync.
+pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
+    let now = shared.controller.now();
+    let decisions: Vec<_> = {
+        let book = book(shared);
+        book.cache
+            .keys_in(package, namespace)
+            .map(|key| {
+                let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
+                let version = book.cache.version(key).unwrap_or_default().to_string();
+                (key.clone(), ready, version)
+            })
+            .collect()
+    };
+    for (key, ready, version) in decisions {
+        decide(shared, key, ready, None, version, now);
+    }
 }
 
 /// A pass over `work` ended. `hold` says how long the version it started

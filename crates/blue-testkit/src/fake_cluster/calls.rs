@@ -56,7 +56,7 @@ impl Call {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CallCounts {
-    /// List requests: `list_resources` calls and pages of `list_page`.
+    /// `list_resources` calls.
     pub list: usize,
     /// `get_resource` calls.
     pub get: usize,
@@ -66,6 +66,8 @@ pub struct CallCounts {
     pub update_finalizers: usize,
     /// Lease calls (`get_lease`, `create_lease`, `update_lease`).
     pub leases: usize,
+    /// `list_page` calls: pages asked for.
+    pub list_page: usize,
     /// `watch` calls: watches asked for (refused ones included).
     pub watch: usize,
 }
@@ -75,9 +77,9 @@ impl CallCounts {
     ///
     /// ```
     /// let c = blue_testkit::CallCounts {
-    ///     list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5, watch: 6,
+    ///     list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5, list_page: 6, watch: 7,
     /// };
-    /// assert_eq!(c.total(), 21);
+    /// assert_eq!(c.total(), 28);
     /// ```
     pub fn total(&self) -> usize {
         self.list
@@ -85,6 +87,7 @@ impl CallCounts {
             + self.update_status
             + self.update_finalizers
             + self.leases
+            + self.list_page
             + self.watch
     }
 
@@ -113,6 +116,7 @@ impl CallCounts {
                 Operation::Get => counts.get += 1,
                 Operation::UpdateStatus => counts.update_status += 1,
                 Operation::UpdateFinalizers => counts.update_finalizers += 1,
+                Operation::ListPage => counts.list_page += 1,
                 Operation::Watch => counts.watch += 1,
                 Operation::GetLease | Operation::CreateLease | Operation::UpdateLease => {
                     counts.leases += 1

@@ -68,7 +68,7 @@ impl Client for FakeCluster {
         namespace: &str,
         page: &PageRequest,
     ) -> Result<ListPage, Error> {
-        let op = Operation::List;
+        let op = Operation::ListPage;
         self.begin(op, d, namespace, None).await?;
         let served = self.lock().store.page(d, namespace, page);
         served.map_err(|kind| refused(op, kind))

@@ -4,20 +4,19 @@ use blue_kubernetes_client::{Error, ErrorKind};
 use std::collections::{HashMap, VecDeque};
 
 /// One [`Client`](blue_kubernetes_client::Client) operation: the four on
-/// resources every transport has, opening a watch, and the three on Leases.
+/// resources every transport has, the two a list-and-watch cache is fed by,
+/// and the three on Leases.
 ///
 /// ```
 /// use blue_testkit::Operation;
 /// assert_eq!(Operation::UpdateStatus.kubectl_verb(), "replace");
 /// assert_eq!(Operation::ALL.len(), 4);
+/// assert_eq!(Operation::WATCHING.len(), 2);
 /// assert_eq!(Operation::LEASES.len(), 3);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
-    /// `list_resources` (`kubectl get <type> -n NS -o json`), and each page
-    /// of `list_page` (`GET ...?limit=N&continue=T`): one list request to
-    /// the server either way, so a list fault fails whichever the code
-    /// under test uses.
+    /// `list_resources` (`kubectl get <type> -n NS -o json`).
     List,
     /// `get_resource` (`kubectl get <type> NAME --ignore-not-found -o json`).
     Get,
@@ -25,6 +24,8 @@ pub enum Operation {
     UpdateStatus,
     /// `update_finalizers` (`kubectl patch <type> NAME --type=merge -p ...`).
     UpdateFinalizers,
+    /// `list_page`: one page of a paginated list (`GET ...?limit=N&continue=T`).
+    ListPage,
     /// `watch`: opening a watch stream (`GET ...?watch=1`); a fault refuses
     /// the watch, so the caller has to list instead.
     Watch,
@@ -50,6 +51,13 @@ impl Operation {
         Operation::UpdateFinalizers,
     ];
 
+    /// The operations of a list-and-watch cache: pages and watches.
+    ///
+    /// ```
+    /// assert_eq!(blue_testkit::Operation::WATCHING[1], blue_testkit::Operation::Watch);
+    /// ```
+    pub const WATCHING: [Operation; 2] = [Operation::ListPage, Operation::Watch];
+
     /// Every Lease operation (leader election), in declaration order.
     ///
     /// ```
@@ -71,7 +79,11 @@ impl Operation {
     /// ```
     pub fn kubectl_verb(self) -> &'static str {
         match self {
-            Operation::List | Operation::Get | Operation::GetLease | Operation::Watch => "get",
+            Operation::List
+            | Operation::Get
+            | Operation::GetLease
+            | Operation::ListPage
+            | Operation::Watch => "get",
             Operation::UpdateStatus | Operation::UpdateLease => "replace",
             Operation::UpdateFinalizers => "patch",
             Operation::CreateLease => "create",

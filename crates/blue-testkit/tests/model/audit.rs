@@ -68,7 +68,7 @@ impl Ledger {
 
     /// List requests: whole lists and pages alike.
     pub fn lists(&self) -> usize {
-        self.calls(Operation::List)
+        self.calls(Operation::List) + self.calls(Operation::ListPage)
     }
 
     pub fn reset_failure(&mut self) {
@@ -465,7 +465,7 @@ impl Client for Audit {
         namespace: &str,
         page: &blue_kubernetes_client::PageRequest,
     ) -> Result<blue_kubernetes_client::ListPage, Error> {
-        self.count(Operation::List).await;
+        self.count(Operation::ListPage).await;
         self.cluster.list_page(d, namespace, page).await
     }
 
