@@ -250,7 +250,12 @@ impl Health {
         }
         let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
         let failed = failures(&now) > failures(&self.last);
-        let succeeded = now.polls > self.last.polls && !failed;
+        // Lists are rare while watching: events and reconciles show
+        // success too.
+        let progressed = now.polls > self.last.polls
+            || now.watch_events > self.last.watch_events
+            || now.reconciles > self.last.reconciles;
+        let succeeded = progressed && !failed;
         if failed && !self.failing {
             tracing::warn!("cluster calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
             self.failing = true;
