@@ -129,8 +129,13 @@ pub fn api_server_restart_loses_nothing(w: &mut World<'_>) -> Result<()> {
     watching_operator(w)?;
     control_plane.restart(Component::ApiServer)?;
     edit_golf(w, "4")?;
+    // Both namespaces: each has its own watch to resume.
+    let [watched, _] = extra_namespaces(w.kube.namespace());
+    let watched = w.kube.in_namespace(&watched);
     w.kube.create(&manifest("india", golf(json!({"v": "1"}))))?;
-    wait_ready(w, "india").map(drop)
+    watched.create(&manifest("india", golf(json!({"v": "1"}))))?;
+    wait_ready(w, "india")?;
+    ready_in(&watched, "india")
 }
 
 /// A resource in the second managed namespace converges; one in a
@@ -147,9 +152,7 @@ pub fn only_the_managed_namespaces(w: &mut World<'_>) -> Result<()> {
         let spec = golf(json!({"v": "1"}));
         ignored.create(&manifest("juliet", spec.clone()))?;
         watched.create(&manifest("juliet", spec))?;
-        eventually("juliet Ready in the second namespace", DEADLINE, || {
-            check_ready(&existing(&watched, "juliet")?)
-        })?;
+        ready_in(&watched, "juliet")?;
         let untouched = existing(&ignored, "juliet")?;
         ensure!(
             untouched.get("status").is_none() && untouched["metadata"]["finalizers"].is_null(),
@@ -168,6 +171,12 @@ pub fn only_the_managed_namespaces(w: &mut World<'_>) -> Result<()> {
     let args = w.admin_args();
     w.start_operator(&args)?;
     result
+}
+
+/// Waits until `name` in `kube`'s namespace is Ready.
+fn ready_in(kube: &Kube, name: &str) -> Result<()> {
+    let what = format!("{name} Ready in {}", kube.namespace());
+    eventually(&what, DEADLINE, || check_ready(&existing(kube, name)?))
 }
 
 fn existing(kube: &Kube, name: &str) -> Result<Value> {
