@@ -3,7 +3,8 @@
 //! Register trusted [`Package`]s (one per custom resource kind, with a
 //! typed config via [`PackageBuilder::config`]), generate their CRDs with
 //! [`crd`], build a [`Controller`] with [`controller`], and either
-//! [`reconcile`] one resource or [`start`] the polling [`Runtime`].
+//! [`reconcile`] one resource or [`start`] the [`Runtime`] (watches where the
+//! client can watch, periodic lists otherwise).
 
 mod callback;
 mod config;

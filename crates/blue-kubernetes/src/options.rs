@@ -28,7 +28,7 @@ impl Event {
 }
 
 /// Callback options: a copy of `spec.config` plus `profile` (default
-/// `<namespace>--<name>`), `blue/event` and `blue.kubernetes/resource` (the
+/// `<namespace>--<name>`, or `<name>` for a cluster-scoped object), `blue/event` and `blue.kubernetes/resource` (the
 /// whole snapshot). No environment variables are overlaid.
 ///
 /// `Debug` shows only the keys, never values: options may hold credentials.
@@ -67,11 +67,11 @@ impl Options {
             .cloned()
             .unwrap_or_default();
         if !map.get("profile").is_some_and(Value::is_string) {
-            let profile = format!(
-                "{}--{}",
-                resource::namespace(resource),
-                resource::name(resource)
-            );
+            let profile = match resource::namespace(resource) {
+                // A cluster-scoped object: its name is unique on its own.
+                "" => resource::name(resource).to_string(),
+                namespace => format!("{namespace}--{}", resource::name(resource)),
+            };
             map.insert("profile".into(), Value::String(profile));
         }
         let event = if resource::is_deleting(resource) {
@@ -140,5 +140,18 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("keys", &self.map.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::*;
+
+    #[test]
+    fn the_default_profile_of_a_cluster_scoped_object_is_its_name() {
+        let namespaced = serde_json::json!({"metadata": {"namespace": "dev", "name": "web"}});
+        let cluster = serde_json::json!({"metadata": {"name": "rack-7"}});
+        assert_eq!(Options::from_resource(&namespaced).profile(), "dev--web");
+        assert_eq!(Options::from_resource(&cluster).profile(), "rack-7");
     }
 }

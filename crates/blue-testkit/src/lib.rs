@@ -3,9 +3,10 @@
 //! - [`FakeClock`]: a clock in milliseconds that moves only when told to.
 //! - [`FakeCluster`]: an in-memory cluster implementing
 //!   [`Client`](blue_kubernetes_client::Client) with the API server's
-//!   resourceVersion, generation, finalizer and deletion rules, Leases with
-//!   guarded updates (for leader election), fault injection, latency and
-//!   call accounting.
+//!   resourceVersion, generation, finalizer and deletion rules, paginated
+//!   lists and watch streams over a bounded change history, Leases with
+//!   guarded updates (for leader election), fault injection (watch faults
+//!   included), latency and call accounting.
 //! - [`FakeKubectl`]: a [`Runner`](blue_kubernetes_client::Runner) that
 //!   answers the kubectl command lines of the transport from a [`FakeCluster`],
 //!   so the real kubectl client can be tested without a server.
@@ -42,6 +43,6 @@ pub mod strategies;
 
 pub use clock::{rfc3339, FakeClock, DEFAULT_START_MS};
 pub use edits::UserEdit;
-pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation};
+pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation, WatchStats};
 pub use fake_kubectl::FakeKubectl;
 pub use recording::{desired, FakeInfra, Misbehaviour, Record, Step, PLANTED_SECRET};

@@ -364,7 +364,8 @@ async fn calls_are_counted_and_logged_including_faulted_ones() {
             get: 1,
             update_status: 1,
             update_finalizers: 1,
-            leases: 0
+            leases: 0,
+            ..CallCounts::default()
         }
     );
     let plural = "widgets.example.com";

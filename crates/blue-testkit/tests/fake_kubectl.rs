@@ -300,7 +300,8 @@ async fn the_real_kubectl_client_runs_against_the_fake() {
             get: 2,
             update_status: 2,
             update_finalizers: 3,
-            leases: 0
+            leases: 0,
+            ..CallCounts::default()
         }
     );
     for invocation in kubectl.invocations() {

@@ -38,6 +38,26 @@ impl Client for Link {
         self.check()?;
         self.cluster.list_resources(d, ns).await
     }
+    async fn list_page(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+        page: &blue_kubernetes_client::PageRequest,
+    ) -> Result<blue_kubernetes_client::ListPage, Error> {
+        self.check()?;
+        self.cluster.list_page(d, ns, page).await
+    }
+    /// A stream opened before the link is cut keeps running: the cut only
+    /// refuses new calls.
+    async fn watch(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+        request: &blue_kubernetes_client::WatchRequest,
+    ) -> Result<blue_kubernetes_client::WatchStream, Error> {
+        self.check()?;
+        self.cluster.watch(d, ns, request).await
+    }
     async fn get_resource(
         &self,
         d: &ResourceDescriptor,

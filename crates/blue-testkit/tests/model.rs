@@ -48,12 +48,21 @@
 //! sleeps; concurrency comes from `tokio::join!` over futures that yield at
 //! every cluster call (the auditing client) and while effects are held.
 //!
+//! A second property (`model/watching.rs`) runs the started runtime with
+//! watches throughout, under lost, duplicated and delayed events, closed,
+//! expired and silent streams, refused watches, bookmarks and compaction,
+//! and checks the same audited invariants plus liveness within one resync
+//! period, reaction to an edit with no time passing, and at most one list
+//! per reflector per resync period while idle.
+//!
 //! Runs 64 cases by default (a few seconds in a debug build). Search longer:
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
 
 #[path = "model/audit.rs"]
 mod audit;
 mod common;
+#[path = "model/watching.rs"]
+mod watching;
 
 use audit::{object_profile, value_of, Audit};
 use blue_kubernetes::{
@@ -574,7 +583,7 @@ impl World {
             writes: ledger.calls(Operation::UpdateStatus)
                 + ledger.calls(Operation::UpdateFinalizers),
             gets: ledger.calls(Operation::Get),
-            lists: ledger.calls(Operation::List),
+            lists: ledger.lists(),
             work: {
                 drop(ledger);
                 self.work()
@@ -672,7 +681,7 @@ impl World {
             }
         }
         let ledger = self.audit.ledger();
-        let (gets, lists) = (ledger.calls(Operation::Get), ledger.calls(Operation::List));
+        let (gets, lists) = (ledger.calls(Operation::Get), ledger.lists());
         prop_assert!(
             gets - before.gets <= 2,
             "{}: {} reads",
@@ -853,7 +862,7 @@ impl World {
         self.check("idle poll", &[])?;
         let (lists, gets) = {
             let ledger = self.audit.ledger();
-            (ledger.calls(Operation::List), ledger.calls(Operation::Get))
+            (ledger.lists(), ledger.calls(Operation::Get))
         };
         prop_assert_eq!(lists - before.lists, 2, "idle poll lists");
         prop_assert_eq!(gets, before.gets, "idle poll reads");
@@ -1094,5 +1103,14 @@ proptest! {
         ops in proptest::collection::vec(arb_op(), 0..=40),
     ) {
         run_case(initial, &ops)?;
+    }
+
+    /// See `model/watching.rs`.
+    #[test]
+    fn watching_runtime_keeps_its_invariants_and_the_resync_backstop(
+        initial in arb_initial(),
+        ops in proptest::collection::vec(watching::arb_watch_op(), 0..=40),
+    ) {
+        watching::run_watch_case(initial, &ops)?;
     }
 }

@@ -121,6 +121,34 @@ impl Client for FailingType {
         }
         self.inner.list_resources(d, ns).await
     }
+    async fn list_page(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+        page: &blue_kubernetes_client::PageRequest,
+    ) -> Result<blue_kubernetes_client::ListPage, blue_kubernetes_client::Error> {
+        if *d == self.broken {
+            return Err(blue_kubernetes_client::Error::kubectl(
+                "get",
+                ErrorKind::Unavailable,
+            ));
+        }
+        self.inner.list_page(d, ns, page).await
+    }
+    async fn watch(
+        &self,
+        d: &ResourceDescriptor,
+        ns: &str,
+        request: &blue_kubernetes_client::WatchRequest,
+    ) -> Result<blue_kubernetes_client::WatchStream, blue_kubernetes_client::Error> {
+        if *d == self.broken {
+            return Err(blue_kubernetes_client::Error::kubectl(
+                "get",
+                ErrorKind::Unavailable,
+            ));
+        }
+        self.inner.watch(d, ns, request).await
+    }
     async fn get_resource(
         &self,
         d: &ResourceDescriptor,

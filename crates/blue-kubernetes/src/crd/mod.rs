@@ -138,7 +138,7 @@ pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
         "metadata": {"name": d.qualified_plural()},
         "spec": {
             "group": d.group,
-            "scope": "Namespaced",
+            "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
             "names": names,
             "versions": [{
                 "name": d.version,

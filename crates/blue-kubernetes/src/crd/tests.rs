@@ -146,3 +146,20 @@ fn dashed_fields_are_escaped_for_cel() {
         .starts_with("has(self.compute__dash__prevent__dash__destroy)"));
     assert_eq!(rule["message"], "compute-prevent-destroy is immutable");
 }
+
+#[test]
+fn a_cluster_scoped_descriptor_generates_a_cluster_scoped_crd() {
+    let d = ResourceDescriptor::new("example.com", "v1", "racks", "Rack");
+    let build = |d: ResourceDescriptor| {
+        Package::builder(d)
+            .identity(|_o| Ok(vec![]))
+            .observe(|_o| Ok(Observation::ABSENT))
+            .converge(|_o| Ok(WorkflowOutcome::new()))
+            .delete(|_o| Ok(WorkflowOutcome::new()))
+            .build()
+            .unwrap()
+    };
+    let scope = |p: &Package| crd(p, &CrdOptions::default()).unwrap()["spec"]["scope"].clone();
+    assert_eq!(scope(&build(d.clone())), "Namespaced");
+    assert_eq!(scope(&build(d.cluster_scoped())), "Cluster");
+}

@@ -126,12 +126,21 @@ impl Cache {
         namespace: &str,
         listed: &HashSet<Key>,
     ) -> Vec<Key> {
-        self.entries
-            .keys()
-            .filter(|k| k.0 == package && (namespace.is_empty() || k.1 == namespace))
+        self.keys_in(package, namespace)
             .filter(|k| !listed.contains(*k))
             .cloned()
             .collect()
+    }
+
+    /// Keys of `package` in `namespace` (`""`: any).
+    pub(crate) fn keys_in<'a>(
+        &'a self,
+        package: usize,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Key> + 'a {
+        self.entries
+            .keys()
+            .filter(move |k| k.0 == package && (namespace.is_empty() || k.1 == namespace))
     }
 
     /// When `key` may be dispatched: the due time, pushed back by a hold on

@@ -93,6 +93,28 @@ pub(super) fn relisted(shared: &Shared, package: usize, namespace: &str, items: 
     set_queue_depth(shared);
 }
 
+/// A reflector started watching: timers of its resources were not kept
+/// while it only listed (its lists decided), so set them now. Without this
+/// a retry set between a list and its watch (a `Busy` pass) would wait for
+/// the next resync.
+pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
+    let now = shared.controller.now();
+    let decisions: Vec<_> = {
+        let book = book(shared);
+        book.cache
+            .keys_in(package, namespace)
+            .map(|key| {
+                let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
+                let version = book.cache.version(key).unwrap_or_default().to_string();
+                (key.clone(), ready, version)
+            })
+            .collect()
+    };
+    for (key, ready, version) in decisions {
+        decide(shared, key, ready, None, version, now);
+    }
+}
+
 /// A pass over `work` ended. `hold` says how long the version it started
 /// from keeps the resource from being dispatched again: `None` until a
 /// newer version arrives, or until a time.

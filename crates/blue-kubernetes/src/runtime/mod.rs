@@ -88,10 +88,11 @@ impl Shared {
             .is_some_and(|(_, _, watching)| watching.load(Ordering::Relaxed))
     }
 
-    fn set_watching(&self, index: usize, watching: bool) {
-        if let Some((_, _, flag)) = self.reflectors.get(index) {
-            flag.store(watching, Ordering::Relaxed);
-        }
+    /// Sets whether reflector `index` watches; returns what it was.
+    fn set_watching(&self, index: usize, watching: bool) -> bool {
+        self.reflectors
+            .get(index)
+            .is_some_and(|(_, _, flag)| flag.swap(watching, Ordering::Relaxed))
     }
 
     fn may_dispatch(&self) -> bool {

@@ -17,7 +17,7 @@
 //! - Only while this process may dispatch (leader election): a standby
 //!   replica neither lists nor watches.
 
-use super::dispatch::{forget, key_of, observe, relisted};
+use super::dispatch::{forget, key_of, observe, rearm, relisted};
 use super::failure_log::Failure;
 use super::Shared;
 use crate::due::backoff_ms;
@@ -274,7 +274,9 @@ async fn watch_until_resync(
             Err(e) if e.kind() == ErrorKind::Gone => return Ended::Relist,
             Err(e) => Some(e),
             Ok(mut stream) => {
-                shared.set_watching(scope.index, true);
+                if !shared.set_watching(scope.index, true) {
+                    rearm(shared, scope.package, &scope.namespace);
+                }
                 shared.counters.update(|s| s.watches += 1);
                 if let Mode::Fallback { .. } = mode {
                     restored(shared, scope);

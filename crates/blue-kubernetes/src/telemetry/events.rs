@@ -106,10 +106,16 @@ impl EventRecorder {
                 .unwrap_or_default()
                 .to_string()
         };
-        let (uid, namespace, name) = (meta("uid"), meta("namespace"), meta("name"));
-        if uid.is_empty() || namespace.is_empty() {
+        let (uid, object_namespace, name) = (meta("uid"), meta("namespace"), meta("name"));
+        if uid.is_empty() || name.is_empty() {
             return;
         }
+        // Events about cluster-scoped objects live in `default`, as
+        // kubectl and client-go put them.
+        let namespace = match object_namespace.as_str() {
+            "" => "default".to_string(),
+            ns => ns.to_string(),
+        };
         let now = (self.clock)();
         let key = (uid.clone(), kind, reason.to_string());
         let (count, first_ms, stored, sequence) = {
@@ -153,7 +159,7 @@ impl EventRecorder {
                     "apiVersion": d.api_version(),
                     "kind": d.kind,
                     "name": name,
-                    "namespace": namespace,
+                    "namespace": object_namespace,
                     "uid": uid,
                     "resourceVersion": meta("resourceVersion"),
                 },

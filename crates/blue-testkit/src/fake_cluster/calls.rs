@@ -66,23 +66,35 @@ pub struct CallCounts {
     pub update_finalizers: usize,
     /// Lease calls (`get_lease`, `create_lease`, `update_lease`).
     pub leases: usize,
+    /// `list_page` calls: pages asked for.
+    pub list_page: usize,
+    /// `watch` calls: watches asked for (refused ones included).
+    pub watch: usize,
 }
 
 impl CallCounts {
     /// Every call, Lease calls included.
     ///
     /// ```
-    /// let c = blue_testkit::CallCounts { list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5 };
-    /// assert_eq!(c.total(), 15);
+    /// let c = blue_testkit::CallCounts {
+    ///     list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5, list_page: 6, watch: 7,
+    /// };
+    /// assert_eq!(c.total(), 28);
     /// ```
     pub fn total(&self) -> usize {
-        self.list + self.get + self.update_status + self.update_finalizers + self.leases
+        self.list
+            + self.get
+            + self.update_status
+            + self.update_finalizers
+            + self.leases
+            + self.list_page
+            + self.watch
     }
 
     /// Resource write calls (`update_status` and `update_finalizers`).
     ///
     /// ```
-    /// let c = blue_testkit::CallCounts { list: 1, get: 2, update_status: 3, update_finalizers: 4, leases: 5 };
+    /// let c = blue_testkit::CallCounts { update_status: 3, update_finalizers: 4, ..Default::default() };
     /// assert_eq!(c.writes(), 7);
     /// ```
     pub fn writes(&self) -> usize {
@@ -104,6 +116,8 @@ impl CallCounts {
                 Operation::Get => counts.get += 1,
                 Operation::UpdateStatus => counts.update_status += 1,
                 Operation::UpdateFinalizers => counts.update_finalizers += 1,
+                Operation::ListPage => counts.list_page += 1,
+                Operation::Watch => counts.watch += 1,
                 Operation::GetLease | Operation::CreateLease | Operation::UpdateLease => {
                     counts.leases += 1
                 }

@@ -3,7 +3,8 @@
 use super::State;
 use super::{Call, FakeCluster, Operation};
 use blue_kubernetes_client::{
-    AccessCheck, ApiResource, Client, Error, ErrorKind, Lease, ResourceDescriptor,
+    AccessCheck, ApiResource, Client, Error, ErrorKind, Lease, ListPage, PageRequest,
+    ResourceDescriptor, WatchRequest, WatchStream,
 };
 use serde_json::Value;
 
@@ -59,6 +60,30 @@ impl Client for FakeCluster {
     ) -> Result<Vec<Value>, Error> {
         self.begin(Operation::List, d, namespace, None).await?;
         Ok(self.lock().store.list(d, namespace))
+    }
+
+    async fn list_page(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        page: &PageRequest,
+    ) -> Result<ListPage, Error> {
+        let op = Operation::ListPage;
+        self.begin(op, d, namespace, None).await?;
+        let served = self.lock().store.page(d, namespace, page);
+        served.map_err(|kind| refused(op, kind))
+    }
+
+    async fn watch(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        request: &WatchRequest,
+    ) -> Result<WatchStream, Error> {
+        let op = Operation::Watch;
+        self.begin(op, d, namespace, None).await?;
+        self.open_watch(d, namespace, request)
+            .map_err(|kind| refused(op, kind))
     }
 
     async fn get_resource(

@@ -4,12 +4,14 @@ use blue_kubernetes_client::{Error, ErrorKind};
 use std::collections::{HashMap, VecDeque};
 
 /// One [`Client`](blue_kubernetes_client::Client) operation: the four on
-/// resources and the three on Leases.
+/// resources every transport has, the two a list-and-watch cache is fed by,
+/// and the three on Leases.
 ///
 /// ```
 /// use blue_testkit::Operation;
 /// assert_eq!(Operation::UpdateStatus.kubectl_verb(), "replace");
 /// assert_eq!(Operation::ALL.len(), 4);
+/// assert_eq!(Operation::WATCHING.len(), 2);
 /// assert_eq!(Operation::LEASES.len(), 3);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -22,6 +24,11 @@ pub enum Operation {
     UpdateStatus,
     /// `update_finalizers` (`kubectl patch <type> NAME --type=merge -p ...`).
     UpdateFinalizers,
+    /// `list_page`: one page of a paginated list (`GET ...?limit=N&continue=T`).
+    ListPage,
+    /// `watch`: opening a watch stream (`GET ...?watch=1`); a fault refuses
+    /// the watch, so the caller has to list instead.
+    Watch,
     /// `get_lease` (`kubectl get --raw .../leases/NAME`).
     GetLease,
     /// `create_lease` (`kubectl create --raw .../leases -f FILE`).
@@ -31,7 +38,8 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// Every operation on resources, in declaration order.
+    /// Every operation on resources that every transport has, in
+    /// declaration order.
     ///
     /// ```
     /// assert_eq!(blue_testkit::Operation::ALL[0], blue_testkit::Operation::List);
@@ -42,6 +50,13 @@ impl Operation {
         Operation::UpdateStatus,
         Operation::UpdateFinalizers,
     ];
+
+    /// The operations of a list-and-watch cache: pages and watches.
+    ///
+    /// ```
+    /// assert_eq!(blue_testkit::Operation::WATCHING[1], blue_testkit::Operation::Watch);
+    /// ```
+    pub const WATCHING: [Operation; 2] = [Operation::ListPage, Operation::Watch];
 
     /// Every Lease operation (leader election), in declaration order.
     ///
@@ -64,7 +79,11 @@ impl Operation {
     /// ```
     pub fn kubectl_verb(self) -> &'static str {
         match self {
-            Operation::List | Operation::Get | Operation::GetLease => "get",
+            Operation::List
+            | Operation::Get
+            | Operation::GetLease
+            | Operation::ListPage
+            | Operation::Watch => "get",
             Operation::UpdateStatus | Operation::UpdateLease => "replace",
             Operation::UpdateFinalizers => "patch",
             Operation::CreateLease => "create",

@@ -10,13 +10,19 @@ mod client;
 mod crd;
 mod extras;
 mod faults;
+mod history;
 mod leases;
+mod metadata;
+mod pages;
 mod schema;
 mod store;
 mod user;
+mod watch_faults;
+mod watches;
 
 pub use calls::{Call, CallCounts};
 pub use faults::{Fault, Operation};
+pub use watches::WatchStats;
 
 use crate::FakeClock;
 use blue_kubernetes_client::Lease;
@@ -26,6 +32,7 @@ use leases::Leases;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use store::Store;
+use watches::Watches;
 
 #[derive(Debug, Default)]
 struct State {
@@ -36,10 +43,17 @@ struct State {
     latency: Duration,
     clock: FakeClock,
     extras: Extras,
+    watches: Watches,
 }
 
 /// An in-memory Kubernetes API for one or more custom resource types, with
 /// the server's resourceVersion, generation, finalizer and deletion rules.
+///
+/// Every object write is kept in a bounded history (default 1,000 writes,
+/// [`FakeCluster::set_history_limit`]) that watch streams replay and
+/// continued list pages are served from; see [`FakeCluster::watch_stats`]
+/// and the watch faults ([`FakeCluster::drop_watch_events`] and its
+/// neighbours) for testing a list-and-watch cache.
 ///
 /// Clones share one cluster. The lock is a std mutex never held across an
 /// await point.

@@ -1,15 +1,19 @@
 //! The object store: resourceVersion, generation, finalizer and deletion
 //! semantics of the Kubernetes API server, without the server.
 
+use super::history::{Change, ChangeKind, History, Key};
+use super::metadata::{
+    desired_state, finalizers, is_deleting, meta_str, set_finalizers, SYSTEM_METADATA,
+};
 use super::schema::Structural;
 use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
-/// (group, plural, namespace, name): sorting by it lists a namespace by name.
-type Key = (String, String, String, String);
-
-fn key(d: &ResourceDescriptor, namespace: &str, name: &str) -> Key {
+/// The stored key; a cluster-scoped type's objects have the namespace `""`,
+/// whatever namespace is asked for.
+pub(crate) fn key(d: &ResourceDescriptor, namespace: &str, name: &str) -> Key {
+    let namespace = if d.namespaced { namespace } else { "" };
     (
         d.group.clone(),
         d.plural.clone(),
@@ -18,56 +22,10 @@ fn key(d: &ResourceDescriptor, namespace: &str, name: &str) -> Key {
     )
 }
 
-fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
-    object.get("metadata")?.get(field)?.as_str()
+/// Whether `k` is an object of type `d` in `namespace` (`""`: any).
+pub(crate) fn selects(d: &ResourceDescriptor, namespace: &str, k: &Key) -> bool {
+    k.0 == d.group && k.1 == d.plural && (namespace.is_empty() || !d.namespaced || k.2 == namespace)
 }
-
-fn finalizers(object: &Value) -> Vec<String> {
-    object
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|f| f.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn is_deleting(object: &Value) -> bool {
-    meta_str(object, "deletionTimestamp").is_some()
-}
-
-/// Sets `metadata.finalizers`, dropping the field when empty as the server does.
-fn set_finalizers(object: &mut Value, list: &[String]) {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        if list.is_empty() {
-            meta.remove("finalizers");
-        } else {
-            meta.insert("finalizers".into(), json!(list));
-        }
-    }
-}
-
-/// Everything but `metadata` and `status`: what `metadata.generation` tracks.
-fn desired_state(object: &Value) -> Map<String, Value> {
-    let mut rest = object.as_object().cloned().unwrap_or_default();
-    rest.remove("metadata");
-    rest.remove("status");
-    rest
-}
-
-/// Metadata only the server sets; user edits to it are discarded.
-const SYSTEM_METADATA: [&str; 7] = [
-    "name",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-];
 
 /// Why a write was refused.
 pub(crate) type Refusal = ErrorKind;
@@ -76,6 +34,8 @@ pub(crate) type Refusal = ErrorKind;
 pub(crate) struct Store {
     objects: BTreeMap<Key, Value>,
     revision: u64,
+    /// Every write of an object, for watches and continued list pages.
+    pub(crate) history: History,
     uids: u64,
     /// Installed CRD schemas by (group, plural).
     schemas: BTreeMap<(String, String), Structural>,
@@ -127,13 +87,37 @@ impl Store {
         self.objects.get(&key(d, namespace, name)).cloned()
     }
 
+    /// The objects of type `d` in `namespace` (`""`: every namespace),
+    /// sorted by namespace and name.
     pub(crate) fn list(&self, d: &ResourceDescriptor, namespace: &str) -> Vec<Value> {
-        let from = key(d, namespace, "");
-        self.objects
-            .range(from..)
-            .take_while(|((g, p, ns, _), _)| *g == d.group && *p == d.plural && ns == namespace)
+        self.entries(d, namespace)
             .map(|(_, object)| object.clone())
             .collect()
+    }
+
+    /// The stored entries of type `d` in `namespace` (`""`: every namespace).
+    pub(crate) fn entries<'a>(
+        &'a self,
+        d: &'a ResourceDescriptor,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = (&'a Key, &'a Value)> + 'a {
+        let all_namespaces = namespace.is_empty() || !d.namespaced;
+        let from = key(d, if all_namespaces { "" } else { namespace }, "");
+        self.objects
+            .range(from..)
+            .take_while(move |(k, _)| k.0 == d.group && k.1 == d.plural)
+            .filter(move |(k, _)| selects(d, namespace, k))
+    }
+
+    /// Remembers a write for watches and list pages.
+    fn record(&mut self, key: &Key, kind: ChangeKind, object: &Value, previous: Option<Value>) {
+        self.history.push(Change {
+            revision: self.revision,
+            key: key.clone(),
+            kind,
+            object: object.clone(),
+            previous,
+        });
     }
 
     /// Creates `object`; `Conflict` when it exists, `Invalid` without a name.
@@ -147,9 +131,12 @@ impl Store {
             .filter(|n| !n.is_empty())
             .ok_or(ErrorKind::Invalid)?
             .to_owned();
-        let namespace = meta_str(&object, "namespace")
-            .unwrap_or("default")
-            .to_owned();
+        let namespace = match meta_str(&object, "namespace") {
+            _ if !d.namespaced => "",
+            Some(ns) if !ns.is_empty() => ns,
+            _ => "default",
+        }
+        .to_owned();
         let k = key(d, &namespace, &name);
         if self.objects.contains_key(&k) {
             return Err(ErrorKind::Conflict);
@@ -162,7 +149,12 @@ impl Store {
             object["spec"] = json!({});
         }
         let meta = &mut object["metadata"];
-        meta["namespace"] = json!(namespace);
+        match meta.as_object_mut() {
+            Some(fields) if namespace.is_empty() => {
+                fields.remove("namespace");
+            }
+            _ => meta["namespace"] = json!(namespace),
+        }
         meta["uid"] = json!(uid);
         meta["generation"] = json!(1);
         meta["creationTimestamp"] = json!(now);
@@ -173,6 +165,7 @@ impl Store {
         set_finalizers(&mut object, &list);
         self.admit(d, &mut object)?;
         self.stamp(&mut object);
+        self.record(&k, ChangeKind::Added, &object, None);
         self.objects.insert(k, object.clone());
         Ok(object)
     }
@@ -236,14 +229,18 @@ impl Store {
         now: &str,
     ) -> Option<Value> {
         let k = key(d, namespace, name);
-        let mut object = self.objects.get(&k)?.clone();
+        let before = self.objects.get(&k)?.clone();
+        let mut object = before.clone();
         if finalizers(&object).is_empty() {
+            self.stamp(&mut object);
+            self.record(&k, ChangeKind::Deleted, &object, Some(before));
             self.objects.remove(&k);
             return None;
         }
         if !is_deleting(&object) {
             object["metadata"]["deletionTimestamp"] = json!(now);
             self.stamp(&mut object);
+            self.record(&k, ChangeKind::Modified, &object, Some(before));
             self.objects.insert(k, object.clone());
         }
         Some(object)
@@ -257,7 +254,10 @@ impl Store {
         require_version: bool,
     ) -> Result<Key, Refusal> {
         let name = meta_str(resource, "name").ok_or(ErrorKind::Invalid)?;
-        let namespace = meta_str(resource, "namespace").ok_or(ErrorKind::Invalid)?;
+        let namespace = match meta_str(resource, "namespace") {
+            _ if !d.namespaced => "",
+            namespace => namespace.ok_or(ErrorKind::Invalid)?,
+        };
         let k = key(d, namespace, name);
         let stored = self.objects.get(&k).ok_or(ErrorKind::NotFound)?;
         if let Some(uid) = resource.pointer("/metadata/uid") {
@@ -284,7 +284,8 @@ impl Store {
         status: &Value,
     ) -> Result<Value, Refusal> {
         let k = self.target(d, resource, true)?;
-        let mut object = self.objects.get(&k).cloned().ok_or(ErrorKind::NotFound)?;
+        let before = self.objects.get(&k).cloned().ok_or(ErrorKind::NotFound)?;
+        let mut object = before.clone();
         match status {
             Value::Null => {
                 if let Some(fields) = object.as_object_mut() {
@@ -295,6 +296,7 @@ impl Store {
         }
         self.admit(d, &mut object)?;
         self.stamp(&mut object);
+        self.record(&k, ChangeKind::Modified, &object, Some(before));
         self.objects.insert(k, object.clone());
         Ok(object)
     }
@@ -332,8 +334,10 @@ impl Store {
         set_finalizers(&mut after, list);
         self.stamp(&mut after);
         if is_deleting(&after) && list.is_empty() {
+            self.record(&k, ChangeKind::Deleted, &after, Some(before.clone()));
             self.objects.remove(&k);
         } else {
+            self.record(&k, ChangeKind::Modified, &after, Some(before.clone()));
             self.objects.insert(k, after.clone());
         }
         Ok(after)

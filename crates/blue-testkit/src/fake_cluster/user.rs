@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 
 impl FakeCluster {
     /// Creates `namespace/name` with `spec`, as `kubectl apply` of a new
-    /// object would.
+    /// object would. For a cluster-scoped type (see
+    /// [`ResourceDescriptor::cluster_scoped`]) the namespace is ignored (pass
+    /// `""`) and the object has none.
     ///
     /// # Panics
     /// If the object already exists or `name` is empty.
@@ -39,7 +41,7 @@ impl FakeCluster {
     }
 
     /// Creates a full object: `metadata.name` (required), `metadata.namespace`
-    /// (default `default`), annotations, labels, finalizers, `spec` (default
+    /// (default `default`; none for a cluster-scoped type), annotations, labels, finalizers, `spec` (default
     /// `{}`). Server-owned metadata is assigned afresh. Unlike a real server, a
     /// given `status` is kept, so a test can start from any recorded state.
     ///
@@ -225,8 +227,8 @@ impl FakeCluster {
         self.lock().store.get(d, namespace, name)
     }
 
-    /// Lists a namespace's objects of type `d`, sorted by name, without
-    /// counting a call.
+    /// Lists a namespace's objects of type `d` (`""`: every namespace),
+    /// sorted by namespace and name, without counting a call.
     ///
     /// ```
     /// use blue_kubernetes_client::ResourceDescriptor;

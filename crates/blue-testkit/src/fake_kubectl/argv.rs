@@ -5,7 +5,7 @@ use std::collections::HashMap;
 /// Global flags the transport puts before the command.
 const GLOBAL: [&str; 3] = ["--kubeconfig", "--context", "--request-timeout"];
 /// Command flags that take a value.
-const VALUED: [&str; 10] = [
+const VALUED: [&str; 11] = [
     "-n",
     "--namespace",
     "-o",
@@ -16,18 +16,24 @@ const VALUED: [&str; 10] = [
     "--patch",
     "--type",
     "--raw",
+    "--chunk-size",
 ];
 
 /// One supported kubectl command.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Command {
-    /// `get TYPE -n NS -o json`
-    List { resource: String, namespace: String },
-    /// `get TYPE NAME -n NS [--ignore-not-found] -o json`
+    /// `get TYPE (-n NS | --all-namespaces) -o json`; no namespace: the
+    /// context's, or none for a cluster-scoped type.
+    List {
+        resource: String,
+        namespace: Option<String>,
+        all_namespaces: bool,
+    },
+    /// `get TYPE NAME [-n NS] [--ignore-not-found] -o json`
     Get {
         resource: String,
         name: String,
-        namespace: String,
+        namespace: Option<String>,
         ignore_not_found: bool,
     },
     /// `replace --raw PATH -f FILE`
@@ -36,11 +42,11 @@ pub(crate) enum Command {
     RawGet { path: String },
     /// `create --raw PATH -f FILE`
     RawCreate { path: String, file: String },
-    /// `patch TYPE NAME -n NS --type=merge -p JSON -o json`
+    /// `patch TYPE NAME [-n NS] --type=merge -p JSON -o json`
     Patch {
         resource: String,
         name: String,
-        namespace: String,
+        namespace: Option<String>,
         patch: String,
     },
 }
@@ -73,6 +79,7 @@ struct Parts {
     positional: Vec<String>,
     flags: HashMap<String, String>,
     ignore_not_found: bool,
+    all_namespaces: bool,
 }
 
 fn canonical(flag: &str) -> &str {
@@ -91,6 +98,8 @@ fn split(args: &[String]) -> Result<Parts, Rejected> {
     while let Some(arg) = iter.next() {
         if arg == "--ignore-not-found" || arg == "--ignore-not-found=true" {
             parts.ignore_not_found = true;
+        } else if ["-A", "--all-namespaces", "--all-namespaces=true"].contains(&arg.as_str()) {
+            parts.all_namespaces = true;
         } else if let Some((flag, value)) = arg.split_once('=').filter(|_| arg.starts_with('-')) {
             if !VALUED.contains(&flag) {
                 return Err(Rejected::Unsupported("unknown flag"));
@@ -115,8 +124,8 @@ impl Parts {
         self.flags.get(name).cloned()
     }
 
-    fn namespace(&self) -> String {
-        self.flag("--namespace").unwrap_or_else(|| "default".into())
+    fn namespace(&self) -> Option<String> {
+        self.flag("--namespace")
     }
 
     fn require_json(&self) -> Result<(), Rejected> {
@@ -146,8 +155,12 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, Rejected> {
             Ok(Command::List {
                 resource: resource.clone(),
                 namespace: parts.namespace(),
+                all_namespaces: parts.all_namespaces,
             })
         }
+        ("get", [_, _]) if parts.all_namespaces => Err(Rejected::Unsupported(
+            "a resource cannot be retrieved by name across all namespaces",
+        )),
         ("get", [resource, name]) => {
             parts.require_json()?;
             Ok(Command::Get {
@@ -183,7 +196,8 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, Rejected> {
     }
 }
 
-/// The parts of `/apis/G/V/namespaces/NS/PLURAL/NAME/status`.
+/// The parts of `/apis/G/V/namespaces/NS/PLURAL/NAME/status`, or of
+/// `/apis/G/V/PLURAL/NAME/status` (cluster-scoped: namespace `""`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct StatusPath {
     pub(crate) group: String,
@@ -201,6 +215,15 @@ pub(crate) fn parse_status_path(path: &str) -> Option<StatusPath> {
                 group: (*group).into(),
                 version: (*version).into(),
                 namespace: (*namespace).into(),
+                plural: (*plural).into(),
+                name: (*name).into(),
+            })
+        }
+        ["apis", group, version, plural, name, "status"] if *plural != "namespaces" => {
+            Some(StatusPath {
+                group: (*group).into(),
+                version: (*version).into(),
+                namespace: String::new(),
                 plural: (*plural).into(),
                 name: (*name).into(),
             })
@@ -245,9 +268,19 @@ mod tests {
             list,
             Ok(Command::List {
                 resource: "w.example.com".into(),
-                namespace: "ns".into()
+                namespace: Some("ns".into()),
+                all_namespaces: false,
             })
         );
+        let everywhere = parse(&strings(&["get", "w.example.com", "-A", "-o", "json"]));
+        assert!(matches!(
+            everywhere,
+            Ok(Command::List {
+                namespace: None,
+                all_namespaces: true,
+                ..
+            })
+        ));
         let get = parse(&strings(&[
             "get",
             "w.example.com",
@@ -286,5 +319,10 @@ mod tests {
             ("example.com", "widgets", "a")
         );
         assert!(parse_status_path("/apis/example.com/v1/widgets/a").is_none());
+        let cluster = parse_status_path("/apis/example.com/v1/racks/r/status").unwrap();
+        assert_eq!(
+            (cluster.namespace.as_str(), cluster.name.as_str()),
+            ("", "r")
+        );
     }
 }

@@ -3,8 +3,19 @@
 use super::argv::{self, Command};
 use super::stderr::{self, Subject};
 use super::{fail, ok, pretty, FakeKubectl};
-use blue_kubernetes_client::{Client, ErrorKind, Output};
+use blue_kubernetes_client::{Client, ErrorKind, Output, ResourceDescriptor};
 use serde_json::{json, Value};
+
+/// The namespace a command addresses for type `d`: none (`""`) for a
+/// cluster-scoped type or with `--all-namespaces`, else `-n NS` or the
+/// context's namespace (`default`).
+fn scope(d: &ResourceDescriptor, namespace: Option<String>, all_namespaces: bool) -> String {
+    match namespace {
+        _ if !d.namespaced || all_namespaces => String::new(),
+        Some(namespace) => namespace,
+        None => "default".into(),
+    }
+}
 
 impl FakeKubectl {
     pub(super) async fn execute(&self, command: Command) -> Output {
@@ -12,10 +23,12 @@ impl FakeKubectl {
             Command::List {
                 resource,
                 namespace,
+                all_namespaces,
             } => {
                 let Some(d) = self.by_name(&resource) else {
                     return fail(stderr::unknown_type(&resource));
                 };
+                let namespace = scope(d, namespace, all_namespaces);
                 let subject = Subject {
                     descriptor: d,
                     namespace: &namespace,
@@ -41,6 +54,7 @@ impl FakeKubectl {
                 let Some(d) = self.by_name(&resource) else {
                     return fail(stderr::unknown_type(&resource));
                 };
+                let namespace = scope(d, namespace, false);
                 let subject = Subject {
                     descriptor: d,
                     namespace: &namespace,
@@ -78,6 +92,7 @@ impl FakeKubectl {
                 let Some(d) = self.by_name(&resource) else {
                     return fail(stderr::unknown_type(&resource));
                 };
+                let namespace = scope(d, namespace, false);
                 let subject = Subject {
                     descriptor: d,
                     namespace: &namespace,
@@ -110,11 +125,13 @@ impl FakeKubectl {
         let Some(p) = argv::parse_status_path(path) else {
             return fail(stderr::no_such_path());
         };
-        let Some(d) = self
-            .types
-            .iter()
-            .find(|d| d.group == p.group && d.version == p.version && d.plural == p.plural)
-        else {
+        // A namespaced type has no cluster-wide path, and the reverse.
+        let Some(d) = self.types.iter().find(|d| {
+            d.group == p.group
+                && d.version == p.version
+                && d.plural == p.plural
+                && d.namespaced != p.namespace.is_empty()
+        }) else {
             return fail(stderr::no_such_path());
         };
         let Ok(text) = std::fs::read_to_string(file) else {
@@ -126,13 +143,13 @@ impl FakeKubectl {
         if !body.get("metadata").is_some_and(Value::is_object) {
             return fail(format!("error: error parsing {file}: no metadata object"));
         }
-        if body.pointer("/metadata/namespace").is_none() {
+        if body.pointer("/metadata/namespace").is_none() && d.namespaced {
             body["metadata"]["namespace"] = json!(p.namespace);
         }
+        let body_namespace = body.pointer("/metadata/namespace").and_then(Value::as_str);
         let body_name = body.pointer("/metadata/name").and_then(Value::as_str);
         if body_name != Some(p.name.as_str())
-            || body.pointer("/metadata/namespace").and_then(Value::as_str)
-                != Some(p.namespace.as_str())
+            || (d.namespaced && body_namespace != Some(p.namespace.as_str()))
         {
             return fail(format!(
                 "Error from server (BadRequest): the name of the object ({}) does not match the name on the URL ({})",

@@ -18,12 +18,17 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 ///
 /// Supported, after `[kubectl, (--kubeconfig K), (--context C),
 /// (--request-timeout=Ns)]`:
-/// - `get PLURAL.GROUP -n NS -o json` (a `List`);
+/// - `get PLURAL.GROUP (-n NS | --all-namespaces | -A) [--chunk-size=N] -o json`
+///   (a `List`);
 /// - `get PLURAL.GROUP NAME -n NS [--ignore-not-found] -o json`;
 /// - `replace --raw /apis/G/V/namespaces/NS/PLURAL/NAME/status -f FILE`
 ///   (the body is read from `FILE`);
 /// - `patch PLURAL.GROUP NAME -n NS --type=merge -p JSON -o json` where the
 ///   patch sets `metadata.finalizers` (with an optional `resourceVersion`);
+/// - for a cluster-scoped type the same without `-n` (which is ignored
+///   anyway), and the status path `/apis/G/V/PLURAL/NAME/status`; without
+///   `-n` a namespaced type is looked up in `default`, the context's
+///   namespace;
 /// - `get --raw /apis/G/V` (discovery), `create --raw
 ///   /apis/authorization.k8s.io/v1/selfsubjectaccessreviews -f FILE`, and
 ///   `create|replace --raw /api/v1/namespaces/NS/events[/NAME] -f FILE`;

@@ -66,6 +66,11 @@ impl Ledger {
         self.calls.get(&op).copied().unwrap_or(0)
     }
 
+    /// List requests: whole lists and pages alike.
+    pub fn lists(&self) -> usize {
+        self.calls(Operation::List) + self.calls(Operation::ListPage)
+    }
+
     pub fn reset_failure(&mut self) {
         self.failed_at = None;
         self.calls_after_failure = 0;
@@ -174,6 +179,12 @@ impl Audit {
             ledger.calls_after_failure += 1;
         }
         *ledger.calls.entry(op).or_default() += 1;
+    }
+
+    /// Counts a call of the runtime's cache (never a pass's call).
+    async fn count(&self, op: Operation) {
+        tokio::task::yield_now().await;
+        *self.ledger().calls.entry(op).or_default() += 1;
     }
 
     fn end(&self, result: &Result<impl Sized, Error>) {
@@ -444,6 +455,28 @@ impl Client for Audit {
         let result = self.cluster.list_resources(d, namespace).await;
         self.end(&result);
         result
+    }
+
+    // The cache's calls are counted, not audited as a pass's calls: a
+    // failed page or watch is no reconcile's failure.
+    async fn list_page(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        page: &blue_kubernetes_client::PageRequest,
+    ) -> Result<blue_kubernetes_client::ListPage, Error> {
+        self.count(Operation::ListPage).await;
+        self.cluster.list_page(d, namespace, page).await
+    }
+
+    async fn watch(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        request: &blue_kubernetes_client::WatchRequest,
+    ) -> Result<blue_kubernetes_client::WatchStream, Error> {
+        self.count(Operation::Watch).await;
+        self.cluster.watch(d, namespace, request).await
     }
 
     async fn get_resource(
