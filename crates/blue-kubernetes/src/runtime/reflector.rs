@@ -110,10 +110,6 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
             continue;
         };
         let version = list.resource_version.clone();
-        // A list that a watch follows sets timers: nothing else would look
-        // at a listed resource that is due later (e.g. a periodic check
-        // after a restart) before the next resync.
-        shared.set_watching(scope.index, mode == Mode::Watch);
         relisted(&shared, scope.package, &scope.namespace, list.items);
         shared.health.listed(scope.index);
         let watch_from = match (mode, version) {
