@@ -77,16 +77,15 @@ pub(super) fn forget(shared: &Shared, key: &Key) {
     shared.failures.retain(|s| *s != subject);
 }
 
-/// A complete list of `package` in `namespace` (`""`: all): every item is
-/// observed and cached resources it lacks are forgotten.
-pub(super) fn relisted(shared: &Shared, package: usize, namespace: &str, items: Vec<Value>) {
-    let mut listed = HashSet::with_capacity(items.len());
-    for item in items {
-        let key = key_of(package, &item);
-        listed.insert(key.clone());
-        observe(shared, key, item);
-    }
-    let missing = book(shared).cache.missing_from(package, namespace, &listed);
+/// A complete list of `package` in `namespace` (`""`: all) showed
+/// `listed`: cached resources it lacks are gone.
+pub(super) fn forget_missing(
+    shared: &Shared,
+    package: usize,
+    namespace: &str,
+    listed: &HashSet<Key>,
+) {
+    let missing = book(shared).cache.missing_from(package, namespace, listed);
     for key in &missing {
         forget(shared, key);
     }
