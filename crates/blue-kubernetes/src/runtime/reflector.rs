@@ -12,6 +12,9 @@
 //!   counter), and tries one watch again after each list once a doubling
 //!   delay (`retry_base_ms` up to `retry_max_ms`) has passed, until one
 //!   works.
+//! - While watching or falling back, a failed list is retried with the
+//!   list backoff, and a fallback list follows at the watch retry at the
+//!   latest, however long `poll_ms` is.
 //! - Without watches (`Config::watch` off, or a client that cannot watch,
 //!   like the per-call kubectl transport) it lists every `poll_ms`.
 //! - Only while this process may dispatch (leader election): a standby
@@ -71,6 +74,14 @@ enum Ended {
 pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::Receiver<bool>) {
     let config = &shared.controller.config;
     let poll = Duration::from_millis(config.poll_ms);
+    // While watching or trying to, a failed list is retried on the list
+    // backoff, not a whole poll period later: with a long `poll_ms` an API
+    // server restart would otherwise leave the type unobserved that long.
+    let retry_step = poll.min(retry_delay(&shared, 1));
+    let step = |mode: Mode| match mode {
+        Mode::Poll => poll,
+        Mode::Watch | Mode::Fallback { .. } => retry_step,
+    };
     let mut mode = if config.watch {
         Mode::Watch
     } else {
@@ -83,21 +94,21 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
         let now = shared.controller.now();
         if !shared.may_dispatch() {
             shared.health.standing_by(scope.index);
-            if pause(poll, &mut stopped).await {
+            if pause(step(mode), &mut stopped).await {
                 return;
             }
             continue;
         }
         if shared.list_backoff.waiting(scope.index, now) {
             shared.health.progressed(scope.index);
-            if pause(poll, &mut stopped).await {
+            if pause(step(mode), &mut stopped).await {
                 return;
             }
             continue;
         }
         let Some(version) = list(&shared, &scope).await else {
             shared.health.progressed(scope.index);
-            if pause(poll, &mut stopped).await {
+            if pause(step(mode), &mut stopped).await {
                 return;
             }
             continue;
@@ -113,12 +124,20 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
                 v
             }
             (mode_now, version) => {
-                if let (Mode::Watch, None) = (mode_now, version) {
+                if let (Mode::Watch, None) = (mode_now, &version) {
                     // A transport that lists without a resourceVersion
                     // cannot be watched from.
                     mode = Mode::Poll;
                 }
-                if pause(poll, &mut stopped).await {
+                // Falling back: the next list at the poll period or the
+                // watch retry, whichever comes first.
+                let wait = match (mode_now, &version) {
+                    (Mode::Fallback { retry, .. }, Some(_)) => {
+                        poll.min(retry.saturating_duration_since(Instant::now()))
+                    }
+                    _ => poll,
+                };
+                if pause(wait, &mut stopped).await {
                     return;
                 }
                 continue;
