@@ -23,6 +23,8 @@ fn start_runtime(
     config.namespace = NS.into();
     config.now = tokio_clock();
     config.poll_ms = POLL_MS;
+    // Counts below assume a list per poll.
+    config.watch = false;
     tweak(&mut config);
     start(blue_kubernetes::controller(config).unwrap()).unwrap()
 }
@@ -54,7 +56,7 @@ async fn metrics_and_stats_follow_a_scripted_sequence() {
     // "bad" sorts first, so its converge takes the two scripted failures.
     infra.script(Step::Converge, Misbehaviour::Error);
     infra.script(Step::Converge, Misbehaviour::Panic);
-    cluster.inject(Operation::List, Fault::Unavailable);
+    cluster.inject(Operation::ListPage, Fault::Unavailable);
     let runtime = start_runtime(&cluster, &infra, |c| c.retry_max_ms = 1_000);
 
     tokio::time::sleep(Duration::from_millis(POLL_MS * 12)).await;
@@ -174,14 +176,14 @@ async fn metrics_and_stats_follow_a_scripted_sequence() {
 async fn ready_after_every_type_listed_and_not_live_when_the_poller_stalls() {
     let cluster = FakeCluster::new();
     let infra = FakeInfra::new();
-    cluster.fail_always(Operation::List, Some(Fault::Unavailable));
+    cluster.fail_always(Operation::ListPage, Some(Fault::Unavailable));
     let runtime = start_runtime(&cluster, &infra, |_| {});
     let health = runtime.health();
     tokio::time::sleep(Duration::from_millis(POLL_MS * 4)).await;
     assert!(health.is_live(), "failed lists are still progress");
     assert!(!health.is_ready(), "nothing listed yet");
 
-    cluster.fail_always(Operation::List, None);
+    cluster.fail_always(Operation::ListPage, None);
     // Failed lists back off (1 s, 2 s ...): the next one comes within 2 s.
     tokio::time::sleep(Duration::from_millis(2_000 + POLL_MS * 2)).await;
     assert!(health.is_ready());
@@ -214,7 +216,7 @@ async fn the_listener_serves_metrics_healthz_and_readyz() {
     let cluster = FakeCluster::new();
     let infra = FakeInfra::new();
     cluster.create(&widgets(), NS, "good", spec(json!(1)));
-    cluster.fail_always(Operation::List, Some(Fault::Unavailable));
+    cluster.fail_always(Operation::ListPage, Some(Fault::Unavailable));
     // A real clock and a long poll period: the first cycle runs at once.
     let runtime = start_runtime(&cluster, &infra, |c| {
         c.poll_ms = 3_600_000;

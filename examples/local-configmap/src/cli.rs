@@ -1,6 +1,6 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
-use blue_kubernetes::LeaderElection;
+use blue_kubernetes::{LeaderElection, Namespaces};
 use blue_kubernetes_client::{KubectlOptions, TransportKind};
 use std::path::PathBuf;
 
@@ -10,13 +10,19 @@ usage: local-configmap-operator (--context NAME [--kubeconfig PATH] | --in-clust
        local-configmap-operator crd [--no-cel]     print the CRD (e.g. | kubectl apply -f -)
 
 Reconciles LocalConfigMap resources (localconfigmaps.examples.blue.dev) in one
-namespace: each one owns a ConfigMap holding spec.config.data.
+namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
 
   --context NAME      kubeconfig context to use (never the current context implicitly)
   --kubeconfig PATH   kubeconfig file (default: kubectl's lookup)
   --in-cluster        use the pod's service account
-  --namespace NS      namespace to watch (default: the pod's namespace in-cluster, else `default`)
-  --poll-ms N         poll period in milliseconds (default 500)
+  --namespace NS[,NS...]
+                      namespaces to manage (default: the pod's namespace
+                      in-cluster, else `default`)
+  --all-namespaces    manage every namespace (needs a ClusterRole)
+  --no-watch          list every --poll-ms instead of watching
+  --poll-ms N         list period without watches, in milliseconds (default 500)
+  --resync-ms N       full list while watching, the backstop for lost
+                      events, in milliseconds (default 300000)
   --workers N         concurrent reconciles (default 2)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
                       unix socket; kubectl: one kubectl process per request
@@ -30,7 +36,8 @@ namespace: each one owns a ConfigMap holding spec.config.data.
                       coordination.k8s.io Lease reconciles
   --lease-name NAME   the Lease (default local-configmap-operator)
   --lease-namespace NS
-                      the Lease's namespace (default: the watched namespace)
+                      the Lease's namespace (default: the first --namespace,
+                      else the default namespace above)
   --leader-identity ID
                       holder identity (default: host name + random suffix)
   --lease-duration-ms N, --renew-deadline-ms N, --retry-period-ms N
@@ -58,10 +65,16 @@ pub struct Args {
     pub service_host: Option<String>,
     /// Hidden `--service-port` (tests): overrides `KUBERNETES_SERVICE_PORT`.
     pub service_port: Option<String>,
-    /// `--namespace`.
-    pub namespace: Option<String>,
+    /// `--namespace` (one or more, comma-separated).
+    pub namespace: Option<Vec<String>>,
+    /// `--all-namespaces`.
+    pub all_namespaces: bool,
+    /// `--no-watch`.
+    pub no_watch: bool,
     /// `--poll-ms`.
     pub poll_ms: Option<u64>,
+    /// `--resync-ms`.
+    pub resync_ms: Option<u64>,
     /// `--workers`.
     pub workers: Option<usize>,
     /// `--metrics-bind`.
@@ -154,8 +167,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             }
             "--service-host" => parsed.service_host = Some(value("--service-host")?),
             "--service-port" => parsed.service_port = Some(value("--service-port")?),
-            "--namespace" | "-n" => parsed.namespace = Some(value("--namespace")?),
+            "--namespace" | "-n" => parsed.namespace = Some(names(&value("--namespace")?)?),
+            "--all-namespaces" | "-A" if inline.is_none() => parsed.all_namespaces = true,
+            "--no-watch" if inline.is_none() => parsed.no_watch = true,
             "--poll-ms" => parsed.poll_ms = Some(number(&value("--poll-ms")?, "--poll-ms")?),
+            "--resync-ms" => {
+                parsed.resync_ms = Some(number(&value("--resync-ms")?, "--resync-ms")?)
+            }
             "--workers" => parsed.workers = Some(number(&value("--workers")?, "--workers")?),
             "--transport" => {
                 parsed.transport = Transport(
@@ -205,6 +223,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         }
         _ => {}
     }
+    if parsed.all_namespaces && parsed.namespace.is_some() {
+        return Err("--namespace and --all-namespaces exclude each other".into());
+    }
     if parsed.in_cluster && parsed.kubeconfig.is_some() {
         return Err("--kubeconfig cannot be combined with --in-cluster".into());
     }
@@ -223,6 +244,22 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
 fn number<T: std::str::FromStr>(text: &str, flag: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("{flag} needs a positive integer"))
+}
+
+/// `a,b`: each name once, none empty (the controller checks the names
+/// themselves are DNS labels).
+fn names(text: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = text.split(',').map(str::to_string).collect();
+    if names.iter().any(String::is_empty) {
+        return Err("--namespace needs names separated by single commas".into());
+    }
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    if unique.len() != names.len() {
+        return Err("--namespace names a namespace twice".into());
+    }
+    Ok(names)
 }
 
 impl Args {
@@ -259,8 +296,9 @@ impl Args {
     }
 
     /// The leader-election settings these flags describe (`None` without
-    /// `--leader-elect`); the Lease lives in `namespace` unless
-    /// `--lease-namespace` says otherwise. Validated by the controller.
+    /// `--leader-elect`); the Lease lives in `namespace` (see
+    /// [`Args::home_namespace`]) unless `--lease-namespace` says otherwise.
+    /// Validated by the controller.
     pub fn leader_election(&self, namespace: &str) -> Option<LeaderElection> {
         if !self.leader_elect {
             return None;
@@ -288,10 +326,21 @@ impl Args {
         Some(election)
     }
 
-    /// The namespace to watch: `--namespace`, else (in-cluster) the pod's
-    /// namespace from the service-account directory, else `default`.
-    pub fn namespace(&self) -> String {
-        if let Some(ns) = &self.namespace {
+    /// The namespaces to manage: every one with `--all-namespaces`, else
+    /// `--namespace`, else [`Args::home_namespace`].
+    pub fn namespaces(&self) -> Namespaces {
+        match (&self.namespace, self.all_namespaces) {
+            (_, true) => Namespaces::All,
+            (Some(names), false) => Namespaces::Only(names.clone()),
+            (None, false) => self.home_namespace().into(),
+        }
+    }
+
+    /// The namespace of the operator's own objects (the Lease): the first
+    /// `--namespace`, else (in-cluster) the pod's namespace from the
+    /// service-account directory, else `default`.
+    pub fn home_namespace(&self) -> String {
+        if let Some(ns) = self.namespace.as_ref().and_then(|n| n.first()) {
             return ns.clone();
         }
         if self.in_cluster {
@@ -341,7 +390,8 @@ mod tests {
         assert_eq!(a.kubeconfig, Some(PathBuf::from("/k")));
         assert_eq!((a.poll_ms, a.workers), (Some(200), Some(3)));
         assert_eq!(a.transport.0, TransportKind::Proxy);
-        assert_eq!(a.namespace(), "default");
+        assert_eq!(a.namespaces(), Namespaces::from("default"));
+        assert_eq!((a.no_watch, a.resync_ms), (false, None));
         let o = a.kubectl_options();
         assert_eq!(o.context.as_deref(), Some("kind-dev"));
         assert!(!o.in_cluster);
@@ -361,7 +411,8 @@ mod tests {
             "--service-port=6443",
         ])
         .unwrap();
-        assert_eq!(a.namespace(), "team-a");
+        assert_eq!(a.namespaces(), Namespaces::from("team-a"));
+        assert_eq!(a.home_namespace(), "team-a");
         let o = a.kubectl_options();
         assert!(o.in_cluster);
         assert_eq!(o.service_host.as_deref(), Some("127.0.0.1"));
@@ -413,6 +464,65 @@ mod tests {
         assert_eq!(e.lease_duration_ms, 15_000);
         let err = run(&["--context", "x", "--lease-name", "l"]).unwrap_err();
         assert!(err.contains("--leader-elect"), "{err}");
+    }
+
+    #[test]
+    fn namespace_lists_all_namespaces_and_watch_flags() {
+        let a = run(&["--context", "x", "--namespace", "a,b"]).unwrap();
+        assert_eq!(a.namespaces(), Namespaces::from(["a", "b"]));
+        assert_eq!(a.home_namespace(), "a");
+        let a = run(&["--context", "x", "-n", "c"]).unwrap();
+        assert_eq!(a.namespaces(), Namespaces::from("c"));
+        let a = run(&["--context", "x", "--all-namespaces"]).unwrap();
+        assert_eq!(a.namespaces(), Namespaces::All);
+        assert_eq!(a.home_namespace(), "default");
+        let a = run(&[
+            "--context",
+            "x",
+            "--no-watch",
+            "--resync-ms=60000",
+            "--poll-ms",
+            "3600000",
+        ])
+        .unwrap();
+        assert!(a.no_watch);
+        assert_eq!((a.resync_ms, a.poll_ms), (Some(60_000), Some(3_600_000)));
+    }
+
+    #[test]
+    fn namespace_list_mistakes_are_refused() {
+        for (args, needle) in [
+            (
+                &["--context", "x", "--namespace", "a", "--all-namespaces"][..],
+                "exclude each other",
+            ),
+            (
+                &["--context", "x", "-A", "--namespace=a"][..],
+                "exclude each other",
+            ),
+            (
+                &["--context", "x", "--namespace", "a,,b"][..],
+                "single commas",
+            ),
+            (
+                &["--context", "x", "--namespace", "a,"][..],
+                "single commas",
+            ),
+            (&["--context", "x", "--namespace", "a,b,a"][..], "twice"),
+            (&["--context", "x", "--namespace"][..], "needs a value"),
+            (&["--context", "x", "--no-watch=yes"][..], "unknown flag"),
+            (
+                &["--context", "x", "--all-namespaces=1"][..],
+                "unknown flag",
+            ),
+            (
+                &["--context", "x", "--resync-ms", "-5"][..],
+                "positive integer",
+            ),
+        ] {
+            let err = run(args).unwrap_err();
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
     }
 
     #[test]

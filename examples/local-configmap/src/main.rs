@@ -6,7 +6,9 @@
 //! callback failure or health change; never configuration values.
 
 use anyhow::{Context, Result};
-use blue_kubernetes::{controller, preflight, serve_http, start, Config, Runtime, Stats};
+use blue_kubernetes::{
+    controller, preflight, serve_http, start, Config, Namespaces, Runtime, Stats,
+};
 use blue_kubernetes_client::{
     connect, kubectl_client, proxy_client, ProxyClient, ProxyOptions, RequestOptions, Transport,
     TransportKind,
@@ -72,7 +74,7 @@ async fn run(args: Args) -> Result<()> {
         signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
-    let namespace = args.namespace();
+    let namespaces = args.namespaces();
     let connection = if args.in_cluster {
         "in-cluster".to_string()
     } else {
@@ -118,9 +120,13 @@ async fn run(args: Args) -> Result<()> {
         on_effect,
     )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
-    config.namespace = namespace.clone().into();
+    config.namespace = namespaces.clone();
+    config.watch = !args.no_watch;
     if let Some(poll_ms) = args.poll_ms {
         config.poll_ms = poll_ms;
+    }
+    if let Some(resync_ms) = args.resync_ms {
+        config.resync_ms = resync_ms;
     }
     if let Some(workers) = args.workers {
         config.workers = workers;
@@ -129,14 +135,19 @@ async fn run(args: Args) -> Result<()> {
     if !args.no_events {
         config.event_component = Some(COMPONENT.to_string());
     }
-    config.leader_election = args.leader_election(&namespace);
+    config.leader_election = args.leader_election(&args.home_namespace());
     let election = config.leader_election.as_ref().map(|e| {
         format!(
             "; leader election on lease {}/{} as {}",
             e.lease_namespace, e.lease_name, e.identity
         )
     });
-    let poll_ms = config.poll_ms;
+    // Watches need the proxy transport; the per-call kubectl one lists.
+    let discovery = if config.watch && transport_kind == TransportKind::Proxy {
+        format!("watches, full list every {} ms", config.resync_ms)
+    } else {
+        format!("list every {} ms", config.poll_ms)
+    };
     let elected = config.leader_election.is_some();
     let controller = controller(config)?;
     if let Some(proxy) = proxy {
@@ -145,7 +156,10 @@ async fn run(args: Args) -> Result<()> {
     if !args.skip_preflight {
         let problems = preflight(&controller).await;
         for problem in &problems {
-            tracing::error!("preflight ({connection}, namespace {namespace}): {problem}");
+            tracing::error!(
+                "preflight ({connection}, {}): {problem}",
+                scope(&namespaces)
+            );
         }
         anyhow::ensure!(
             problems.is_empty(),
@@ -155,9 +169,10 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in namespace {namespace} ({connection}, {transport_kind} transport, poll every {poll_ms} ms{})",
+        "watching {}.{} in {} ({connection}, {transport_kind} transport, {discovery}{})",
         package::PLURAL,
         package::GROUP,
+        scope(&namespaces),
         election.unwrap_or_default(),
     );
     let server = match args.metrics_bind {
@@ -196,6 +211,15 @@ async fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// `namespace a`, `namespaces a,b` or `all namespaces`, for log lines.
+fn scope(namespaces: &Namespaces) -> String {
+    match namespaces {
+        Namespaces::Only(names) if names.len() == 1 => format!("namespace {namespaces}"),
+        Namespaces::Only(_) => format!("namespaces {namespaces}"),
+        Namespaces::All => namespaces.to_string(),
+    }
+}
+
 /// Turns the runtime's counters into "failing"/"recovered" lines, and
 /// leadership into "leading"/"not leading" lines, logged only when the
 /// state flips, so a long outage costs one line.
@@ -226,7 +250,12 @@ impl Health {
         }
         let failures = |s: &Stats| s.transport_failures.values().sum::<u64>() + s.reconcile_errors;
         let failed = failures(&now) > failures(&self.last);
-        let succeeded = now.polls > self.last.polls && !failed;
+        // Lists are rare while watching: events and reconciles show
+        // success too.
+        let progressed = now.polls > self.last.polls
+            || now.watch_events > self.last.watch_events
+            || now.reconciles > self.last.reconciles;
+        let succeeded = progressed && !failed;
         if failed && !self.failing {
             tracing::warn!("cluster calls failing (cluster unreachable, credentials rejected or a write refused); retrying");
             self.failing = true;

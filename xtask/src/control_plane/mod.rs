@@ -19,12 +19,14 @@ pub mod certs;
 pub mod cli;
 pub mod process;
 pub mod provision;
+mod restart;
 mod smoke;
 
 use std::fs;
 use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -52,6 +54,8 @@ pub struct ControlPlane {
     etcd: Option<ManagedProcess>,
     /// How each component was started, so a fault test can start it again.
     commands: Vec<(Component, PathBuf, Vec<String>)>,
+    /// Processes started by [`ControlPlane::restart`], stopped with the rest.
+    restarted: Mutex<Vec<ManagedProcess>>,
     watchdog: Option<Watchdog>,
     startup: Duration,
 }
@@ -127,6 +131,7 @@ impl ControlPlane {
             apiserver: None,
             etcd: None,
             commands: Vec::new(),
+            restarted: Mutex::new(Vec::new()),
             watchdog: None,
             startup: Duration::ZERO,
         };
@@ -267,6 +272,15 @@ impl ControlPlane {
 
     fn shutdown(&mut self) -> Result<()> {
         let mut errors = Vec::new();
+        // Restarted API servers first (they need etcd to drain), then etcds.
+        let mut restarted =
+            std::mem::take(self.restarted.get_mut().unwrap_or_else(|e| e.into_inner()));
+        restarted.sort_by_key(|p| p.name() != Component::ApiServer.name());
+        for mut p in restarted {
+            if let Err(err) = p.stop(Duration::from_secs(10)) {
+                errors.push(format!("{err:#}"));
+            }
+        }
         if let Some(mut p) = self.apiserver.take() {
             if let Err(err) = p.stop(Duration::from_secs(10)) {
                 errors.push(format!("{err:#}"));

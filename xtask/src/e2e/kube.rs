@@ -60,6 +60,14 @@ impl Kube {
         &self.context
     }
 
+    /// The same connection, bound to `namespace`.
+    pub fn in_namespace(&self, namespace: &str) -> Kube {
+        Kube {
+            namespace: namespace.to_string(),
+            ..self.clone()
+        }
+    }
+
     /// The namespace every namespaced call uses.
     pub fn namespace(&self) -> &str {
         &self.namespace

@@ -231,7 +231,8 @@ impl Installation {
     }
 
     /// On a cluster that outlives the run: drops the finalizers of leftover
-    /// resources (the operator is stopped by now), deletes the namespace and,
+    /// resources (the operator is stopped by now), deletes the namespace
+    /// (and the watch checks' extra ones) and,
     /// if this run created it, the CRD.
     pub fn remove(mut self) -> Result<()> {
         self.remove_now()
@@ -243,23 +244,28 @@ impl Installation {
             return Ok(());
         }
         self.removed = true;
-        let names = self.kube.ok(&["get", LCM, "-o", "name"], None)?;
-        for name in names.lines().filter(|l| !l.trim().is_empty()) {
-            self.kube.ok(
-                &[
-                    "patch",
-                    name,
-                    "--type=merge",
-                    "-p",
-                    r#"{"metadata":{"finalizers":null}}"#,
-                ],
-                None,
-            )?;
+        let main = self.kube.namespace().to_string();
+        let [watched, ignored] = steps::watch::extra_namespaces(&main);
+        for ns in [main.clone(), watched, ignored] {
+            let kube = self.kube.in_namespace(&ns);
+            if ns != main && kube.get("namespace", &ns)?.is_none() {
+                continue;
+            }
+            let names = kube.ok(&["get", LCM, "-o", "name"], None)?;
+            for name in names.lines().filter(|l| !l.trim().is_empty()) {
+                kube.ok(
+                    &[
+                        "patch",
+                        name,
+                        "--type=merge",
+                        "-p",
+                        r#"{"metadata":{"finalizers":null}}"#,
+                    ],
+                    None,
+                )?;
+            }
+            kube.ok(&["delete", "namespace", &ns, "--wait=false"], None)?;
         }
-        self.kube.ok(
-            &["delete", "namespace", self.kube.namespace(), "--wait=false"],
-            None,
-        )?;
         if self.created_crd {
             self.kube.ok(
                 &["delete", "crd", manifests::CRD_NAME, "--wait=false"],

@@ -64,16 +64,20 @@ pub async fn reconcile(
         .await?
     {
         None => Ok(Report::NotFound),
-        Some(snapshot) => reconcile_snapshot(controller, package, snapshot).await,
+        Some(snapshot) => reconcile_snapshot(controller, package, snapshot, &mut None).await,
     }
 }
 
 /// Reconciles from a snapshot already read (e.g. listed by the poller), so an
 /// idle resource costs no request of its own.
+///
+/// `written` gets the resourceVersion of the pass's last successful write,
+/// so the runtime can tell its own intermediate writes from news.
 pub(crate) async fn reconcile_snapshot(
     controller: &Controller,
     package: &Package,
     listed: Value,
+    written: &mut Option<String>,
 ) -> Result<Report, Error> {
     let names = &controller.config.names;
     if !controller.is_due(&listed) {
@@ -140,7 +144,7 @@ pub(crate) async fn reconcile_snapshot(
     let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
     pass.failure = failure;
     pass.config_error = config_error;
-    pass.run().await
+    pass.run(written).await
 }
 
 async fn identify(

@@ -59,8 +59,16 @@ impl<'a> Pass<'a> {
         }
     }
 
-    pub(super) async fn run(mut self) -> Result<Report, Error> {
-        match self.decide().await {
+    /// Runs the rules; `written` gets the resourceVersion of the last
+    /// write that succeeded, if any did.
+    pub(super) async fn run(mut self, written: &mut Option<String>) -> Result<Report, Error> {
+        let started = version(&self.snapshot);
+        let result = self.decide().await;
+        let now = version(&self.snapshot);
+        if now != started {
+            *written = now;
+        }
+        match result {
             Ok(report) | Err(Halt::Lost(report)) => Ok(report),
             Err(Halt::Transport(e)) => Err(Error::Transport(e)),
         }
@@ -128,4 +136,11 @@ impl<'a> Pass<'a> {
             )
         })
     }
+}
+
+fn version(object: &Value) -> Option<String> {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }

@@ -36,6 +36,10 @@ struct Entry {
     phase: Option<u8>,
     due_ms: Option<u64>,
     hold: Option<Hold>,
+    /// The version our last pass wrote, while a watch has not yet brought
+    /// it: versions before it are our own intermediate writes (or older),
+    /// so they decide nothing.
+    awaiting: Option<Box<str>>,
 }
 
 /// What changed when an object was observed.
@@ -79,23 +83,34 @@ fn version_of(object: &Value) -> &str {
 impl Cache {
     /// Records `object` under `key`, due at `due_ms` by the due rules. The
     /// same version again (a relist, a duplicated event) keeps its hold.
-    pub(crate) fn observe(&mut self, key: Key, object: &Value, due_ms: Option<u64>) -> Observed {
+    /// `in_order` says it came from a watch stream, which delivers versions
+    /// in order, so one that is not the version awaited precedes it; a list
+    /// may run concurrently with a write, so it ends the wait.
+    pub(crate) fn observe(
+        &mut self,
+        key: Key,
+        object: &Value,
+        due_ms: Option<u64>,
+        in_order: bool,
+    ) -> Observed {
         let version = version_of(object);
         let phase = phase_slot(object);
         let package = key.0;
         let old = self.entries.remove(&key);
         let new_version = old.as_ref().is_none_or(|o| *o.version != *version);
-        let (old_phase, hold) = match old {
-            Some(o) if !new_version => (o.phase, o.hold),
-            Some(o) => (o.phase, None),
-            None => (None, None),
+        let (old_phase, hold, awaiting) = match old {
+            Some(o) if !new_version => (o.phase, o.hold, o.awaiting),
+            Some(o) => (o.phase, None, o.awaiting),
+            None => (None, None, None),
         };
+        let awaiting = awaiting.filter(|a| in_order && **a != *version);
         let entry = Entry {
             uid: resource::uid(object).unwrap_or_default().into(),
             version: version.into(),
             phase,
             due_ms,
             hold,
+            awaiting,
         };
         self.entries.insert(key, entry);
         let counts = self.counts.entry(package).or_insert([0; PHASE_SLOTS]);
@@ -152,6 +167,9 @@ impl Cache {
         backoff_until: impl Fn(&str) -> Option<u64>,
     ) -> Option<u64> {
         let entry = self.entries.get(key)?;
+        if entry.awaiting.is_some() {
+            return None;
+        }
         let mut at = entry.due_ms?;
         if let Some(hold) = entry.hold.as_ref().filter(|h| h.version == entry.version) {
             at = at.max(hold.until_ms?);
@@ -172,6 +190,16 @@ impl Cache {
                     version: version.into(),
                     until_ms,
                 });
+            }
+        }
+    }
+
+    /// A pass over `key` last wrote `version`: until it arrives in order,
+    /// earlier versions decide nothing.
+    pub(crate) fn await_version(&mut self, key: &Key, version: &str) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            if *entry.version != *version {
+                entry.awaiting = Some(version.into());
             }
         }
     }
@@ -217,27 +245,27 @@ mod tests {
     #[test]
     fn a_hold_lasts_until_a_newer_version_arrives() {
         let mut c = Cache::default();
-        c.observe(key(), &at("1", "Pending"), Some(0));
+        c.observe(key(), &at("1", "Pending"), Some(0), true);
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
-        c.observe(key(), &at("1", "Pending"), Some(0));
+        c.observe(key(), &at("1", "Pending"), Some(0), true);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
             "a relist of the same version"
         );
-        c.observe(key(), &at("2", "Ready"), Some(60_000));
+        c.observe(key(), &at("2", "Ready"), Some(60_000), true);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
     }
 
     #[test]
     fn a_timed_hold_and_a_backoff_push_the_due_time_back() {
         let mut c = Cache::default();
-        c.observe(key(), &at("1", "Pending"), Some(100));
+        c.observe(key(), &at("1", "Pending"), Some(100), true);
         c.hold(&key(), "1", Some(500));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500));
         assert_eq!(c.ready_at(&key(), |_| Some(9_000)), Some(9_000));
-        c.observe(key(), &at("1", "Pending"), None);
+        c.observe(key(), &at("1", "Pending"), None, true);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
@@ -248,7 +276,7 @@ mod tests {
     #[test]
     fn a_hold_on_an_older_version_than_cached_is_ignored() {
         let mut c = Cache::default();
-        c.observe(key(), &at("2", "Pending"), Some(0));
+        c.observe(key(), &at("2", "Pending"), Some(0), true);
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
     }
@@ -257,11 +285,11 @@ mod tests {
     fn phases_are_counted_per_package_and_follow_changes_and_removals() {
         let mut c = Cache::default();
         let ready = Phase::ALL.iter().position(|p| *p == Phase::Ready).unwrap() as u8 + 1;
-        c.observe(key(), &at("1", "Ready"), None);
-        c.observe((0, "ns".into(), "b".into()), &at("1", "Ready"), None);
-        c.observe((1, "ns".into(), "a".into()), &at("1", "Ready"), None);
+        c.observe(key(), &at("1", "Ready"), None, true);
+        c.observe((0, "ns".into(), "b".into()), &at("1", "Ready"), None, true);
+        c.observe((1, "ns".into(), "a".into()), &at("1", "Ready"), None, true);
         assert_eq!(c.count(0, ready), 2);
-        c.observe(key(), &at("2", "Bogus"), None);
+        c.observe(key(), &at("2", "Bogus"), None, true);
         assert_eq!(c.count(0, ready), 1, "unknown text is not counted");
         c.remove(&(0, "ns".into(), "b".into()));
         assert_eq!(c.count(0, ready), 0);
@@ -274,7 +302,7 @@ mod tests {
     fn keys_missing_from_a_list_are_found_within_its_scope_only() {
         let mut c = Cache::default();
         for (ns, name) in [("a", "x"), ("a", "y"), ("b", "z")] {
-            c.observe((0, ns.into(), name.into()), &at("1", "Ready"), None);
+            c.observe((0, ns.into(), name.into()), &at("1", "Ready"), None, true);
         }
         let listed: HashSet<Key> = [(0, "a".to_string(), "x".to_string())].into();
         assert_eq!(
@@ -285,5 +313,33 @@ mod tests {
         all.sort();
         assert_eq!(all.len(), 2);
         assert!(c.missing_from(1, "", &listed).is_empty());
+    }
+
+    #[test]
+    fn versions_before_our_last_write_decide_nothing_until_it_arrives() {
+        let mut c = Cache::default();
+        c.observe(key(), &at("1", "Pending"), Some(0), true);
+        c.await_version(&key(), "3");
+        c.observe(key(), &at("2", "Reconciling"), Some(0), true);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "our own publish");
+        c.observe(key(), &at("3", "Ready"), Some(60_000), true);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
+        c.observe(key(), &at("4", "Ready"), Some(0), true);
+        assert_eq!(
+            c.ready_at(&key(), NO_BACKOFF),
+            Some(0),
+            "someone's edit after it"
+        );
+    }
+
+    #[test]
+    fn a_list_ends_the_wait_for_a_written_version() {
+        let mut c = Cache::default();
+        c.observe(key(), &at("1", "Pending"), Some(0), true);
+        c.await_version(&key(), "3");
+        c.observe(key(), &at("5", "Pending"), Some(0), false);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
+        c.await_version(&key(), "5");
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0), "already cached");
     }
 }

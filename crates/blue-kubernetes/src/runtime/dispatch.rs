@@ -41,15 +41,16 @@ pub(super) fn key_of(package: usize, object: &Value) -> Key {
     )
 }
 
-/// A version of an object arrived: record it and decide when to look.
-pub(super) fn observe(shared: &Shared, key: Key, object: Value) {
+/// A version of an object arrived, from a watch (`in_order`) or a list:
+/// record it and decide when to look.
+pub(super) fn observe(shared: &Shared, key: Key, object: Value, in_order: bool) {
     let now = shared.controller.now();
     // An edit ends a write backoff (this call forgets it).
     let _ = shared.backoff.waiting(&object, now);
     let due = shared.controller.due_at(&object);
     let (ready, version) = {
         let mut book = book(shared);
-        let observed = book.cache.observe(key.clone(), &object, due);
+        let observed = book.cache.observe(key.clone(), &object, due, in_order);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default().to_string();
         set_phase_gauges(shared, &book.cache, key.0, observed.phases);
@@ -77,16 +78,15 @@ pub(super) fn forget(shared: &Shared, key: &Key) {
     shared.failures.retain(|s| *s != subject);
 }
 
-/// A complete list of `package` in `namespace` (`""`: all): every item is
-/// observed and cached resources it lacks are forgotten.
-pub(super) fn relisted(shared: &Shared, package: usize, namespace: &str, items: Vec<Value>) {
-    let mut listed = HashSet::with_capacity(items.len());
-    for item in items {
-        let key = key_of(package, &item);
-        listed.insert(key.clone());
-        observe(shared, key, item);
-    }
-    let missing = book(shared).cache.missing_from(package, namespace, &listed);
+/// A complete list of `package` in `namespace` (`""`: all) showed
+/// `listed`: cached resources it lacks are gone.
+pub(super) fn forget_missing(
+    shared: &Shared,
+    package: usize,
+    namespace: &str,
+    listed: &HashSet<Key>,
+) {
+    let missing = book(shared).cache.missing_from(package, namespace, listed);
     for key in &missing {
         forget(shared, key);
     }
@@ -117,12 +117,17 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
 
 /// A pass over `work` ended. `hold` says how long the version it started
 /// from keeps the resource from being dispatched again: `None` until a
-/// newer version arrives, or until a time.
-pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>) {
+/// newer version arrives, or until a time. `written`: the version of its
+/// last successful write, whose arrival the earlier versions (its own
+/// Reconciling publish, say) must not pre-empt.
+pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>, written: Option<&str>) {
     let now = shared.controller.now();
     let (ready, version) = {
         let mut book = book(shared);
         book.cache.hold(&work.key, &work.version, hold);
+        if let Some(written) = written {
+            book.cache.await_version(&work.key, written);
+        }
         let ready = book
             .cache
             .ready_at(&work.key, |uid| shared.backoff.until(uid));

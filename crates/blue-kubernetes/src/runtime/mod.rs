@@ -264,14 +264,14 @@ async fn work_loop(shared: Arc<Shared>) {
                 Ok(snapshot) => snapshot,
                 Err(hold) => {
                     shared.queue.done(&work.key);
-                    after_pass(&shared, &work, hold);
+                    after_pass(&shared, &work, hold, None);
                     continue;
                 }
             },
         };
-        let hold = pass(&shared, &work, snapshot).await;
+        let (hold, written) = pass(&shared, &work, snapshot).await;
         shared.queue.done(&work.key);
-        after_pass(&shared, &work, hold);
+        after_pass(&shared, &work, hold, written.as_deref());
     }
 }
 
@@ -311,9 +311,13 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
     }
 }
 
-/// One pass over `snapshot`, measured and recorded; returns the hold for
-/// [`after_pass`].
-async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Option<u64> {
+/// One pass over `snapshot`, measured and recorded; returns the hold and
+/// the last written version for [`after_pass`].
+async fn pass(
+    shared: &Shared,
+    work: &Work,
+    snapshot: serde_json::Value,
+) -> (Option<u64>, Option<String>) {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.0];
     let label = [("controller", package.descriptor().qualified_plural())];
@@ -321,9 +325,15 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Opti
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
     // A bug anywhere in a pass must cost one attempt, not a worker.
-    let result = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
-        .catch_unwind()
-        .await;
+    let mut written = None;
+    let result = AssertUnwindSafe(reconcile_snapshot(
+        &shared.controller,
+        package,
+        snapshot,
+        &mut written,
+    ))
+    .catch_unwind()
+    .await;
     let delay = outcome::record(shared, &work.key, &metadata, &result);
     metrics.active_workers.get_or_create(&label).dec();
     metrics
@@ -372,5 +382,5 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Opti
         }
         Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
     });
-    hold
+    (hold, written)
 }

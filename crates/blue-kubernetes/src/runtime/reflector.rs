@@ -9,18 +9,24 @@
 //!   were lost (or a watch that went silent) are found within it.
 //! - After [`WATCH_FAILURES_BEFORE_FALLBACK`] failed watches in a row the
 //!   reflector lists every `poll_ms` instead, says so once (log and
-//!   counter), and tries the watch again with backoff until it works.
+//!   counter), and tries one watch again after each list once a doubling
+//!   delay (`retry_base_ms` up to `retry_max_ms`) has passed, until one
+//!   works.
+//! - While watching or falling back, a failed list is retried with the
+//!   list backoff, and a fallback list follows at the watch retry at the
+//!   latest, however long `poll_ms` is.
 //! - Without watches (`Config::watch` off, or a client that cannot watch,
 //!   like the per-call kubectl transport) it lists every `poll_ms`.
 //! - Only while this process may dispatch (leader election): a standby
 //!   replica neither lists nor watches.
 
-use super::dispatch::{forget, key_of, observe, rearm, relisted};
+use super::dispatch::{forget, forget_missing, key_of, observe, rearm};
 use super::failure_log::Failure;
 use super::Shared;
 use crate::due::backoff_ms;
-use blue_kubernetes_client::{Error, ErrorKind, ListPage, PageRequest, WatchEvent, WatchRequest};
+use blue_kubernetes_client::{Error, ErrorKind, PageRequest, WatchEvent, WatchRequest};
 use futures::StreamExt;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -68,6 +74,14 @@ enum Ended {
 pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::Receiver<bool>) {
     let config = &shared.controller.config;
     let poll = Duration::from_millis(config.poll_ms);
+    // While watching or trying to, a failed list is retried on the list
+    // backoff, not a whole poll period later: with a long `poll_ms` an API
+    // server restart would otherwise leave the type unobserved that long.
+    let retry_step = poll.min(retry_delay(&shared, 1));
+    let step = |mode: Mode| match mode {
+        Mode::Poll => poll,
+        Mode::Watch | Mode::Fallback { .. } => retry_step,
+    };
     let mut mode = if config.watch {
         Mode::Watch
     } else {
@@ -80,27 +94,25 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
         let now = shared.controller.now();
         if !shared.may_dispatch() {
             shared.health.standing_by(scope.index);
-            if pause(poll, &mut stopped).await {
+            if pause(step(mode), &mut stopped).await {
                 return;
             }
             continue;
         }
         if shared.list_backoff.waiting(scope.index, now) {
             shared.health.progressed(scope.index);
-            if pause(poll, &mut stopped).await {
+            if pause(step(mode), &mut stopped).await {
                 return;
             }
             continue;
         }
-        let Some(list) = list(&shared, &scope).await else {
+        let Some(version) = list(&shared, &scope).await else {
             shared.health.progressed(scope.index);
-            if pause(poll, &mut stopped).await {
+            if pause(step(mode), &mut stopped).await {
                 return;
             }
             continue;
         };
-        let version = list.resource_version.clone();
-        relisted(&shared, scope.package, &scope.namespace, list.items);
         shared.health.listed(scope.index);
         let watch_from = match (mode, version) {
             (Mode::Watch, Some(v)) => v,
@@ -112,12 +124,20 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
                 v
             }
             (mode_now, version) => {
-                if let (Mode::Watch, None) = (mode_now, version) {
+                if let (Mode::Watch, None) = (mode_now, &version) {
                     // A transport that lists without a resourceVersion
                     // cannot be watched from.
                     mode = Mode::Poll;
                 }
-                if pause(poll, &mut stopped).await {
+                // Falling back: the next list at the poll period or the
+                // watch retry, whichever comes first.
+                let wait = match (mode_now, &version) {
+                    (Mode::Fallback { retry, .. }, Some(_)) => {
+                        poll.min(retry.saturating_duration_since(Instant::now()))
+                    }
+                    _ => poll,
+                };
+                if pause(wait, &mut stopped).await {
                     return;
                 }
                 continue;
@@ -164,22 +184,32 @@ fn subject(shared: &Shared, scope: &Scope, verb: &str) -> String {
     }
 }
 
-/// Every page of a list; an expired continue token restarts it once.
-/// Failures are logged, counted and backed off; `None` then.
-async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
+/// Every page of a list, each item observed as its page arrives (so a
+/// large list never sits in memory whole), then cached resources the list
+/// lacks are forgotten. An expired continue token restarts it once.
+/// Returns the list's resourceVersion (`Some(None)`: the transport gave
+/// none); failures are logged, counted and backed off, `None` then.
+async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
     let config = &shared.controller.config;
     let descriptor = config.packages[scope.package].descriptor();
     let subject = subject(shared, scope, "list");
     let mut restarted = false;
-    let mut all = ListPage::default();
+    let mut listed = HashSet::new();
+    let mut version = None;
     let mut page = PageRequest::first(config.page_limit);
     loop {
         let request = config.client.list_page(descriptor, &scope.namespace, &page);
         match shared.failures.answered(&subject, "get", request).await {
             Ok(got) => {
-                all.items.extend(got.items);
-                if all.resource_version.is_none() {
-                    all.resource_version = got.resource_version;
+                // A long list is progress page by page, not a hang.
+                shared.health.progressed(scope.index);
+                if version.is_none() {
+                    version = got.resource_version;
+                }
+                for item in got.items {
+                    let key = key_of(scope.package, &item);
+                    listed.insert(key.clone());
+                    observe(shared, key, item, false);
                 }
                 match got.continue_token {
                     Some(token) => page.continue_token = Some(token),
@@ -187,8 +217,10 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
                 }
             }
             Err(e) if e.kind() == ErrorKind::Gone && !restarted => {
+                // What was observed stays true; the new list covers the rest.
                 restarted = true;
-                all = ListPage::default();
+                version = None;
+                listed.clear();
                 page = PageRequest::first(config.page_limit);
             }
             Err(e) => {
@@ -206,10 +238,11 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<ListPage> {
             }
         }
     }
+    forget_missing(shared, scope.package, &scope.namespace, &listed);
     shared.failures.succeeded(&subject);
     shared.list_backoff.succeeded(scope.index);
     listed_once(shared);
-    Some(all)
+    Some(version)
 }
 
 /// A list ended, successfully or not.
@@ -232,6 +265,11 @@ async fn watch_until_resync(
     let resync_at = Instant::now() + Duration::from_millis(config.resync_ms);
     let leadership_check = Duration::from_millis(config.poll_ms);
     let subject = subject(shared, scope, "watch");
+    // Falling back, one failed try sends it back to listing at once.
+    let allowed_failures = match mode {
+        Mode::Fallback { .. } => 1,
+        _ => WATCH_FAILURES_BEFORE_FALLBACK,
+    };
     let mut failures = 0u32;
     loop {
         let left = resync_at.saturating_duration_since(Instant::now());
@@ -301,7 +339,7 @@ async fn watch_until_resync(
             Some(e) => {
                 failures += 1;
                 shared.failures.failed(&subject, Failure::of(&e));
-                if failures >= WATCH_FAILURES_BEFORE_FALLBACK {
+                if failures >= allowed_failures {
                     return Ended::Failing;
                 }
                 if pause(retry_delay(shared, failures), stopped).await {
@@ -318,7 +356,7 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
     shared.controller.telemetry.metrics.watch_events.inc();
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-            observe(shared, key_of(scope.package, &object), object)
+            observe(shared, key_of(scope.package, &object), object, true)
         }
         WatchEvent::Deleted(object) => forget(shared, &key_of(scope.package, &object)),
         WatchEvent::Bookmark { .. } => {}

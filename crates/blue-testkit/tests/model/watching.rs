@@ -2,7 +2,8 @@
 //! workers) runs throughout a random sequence of user edits, clock
 //! advances, drift, failed calls and watch faults (lost, duplicated and
 //! delayed events, closed, expired and silently stopped streams, refused
-//! watches, bookmarks, compacted history).
+//! watches (once, or until further notice: the fallback to periodic lists
+//! and back), bookmarks, compacted history).
 //!
 //! Checked after every step (once the runtime has settled): the audited
 //! invariants of the model (1-5 and the status rules). At the end:
@@ -69,6 +70,9 @@ pub(super) enum WatchOp {
     /// The history is compacted up to now: resuming from an older
     /// version (or continuing an older list) is 410 Gone.
     Compact,
+    /// Every new watch is refused (or no longer): the runtime falls back
+    /// to periodic lists, and back to watching once watches work again.
+    Refuse(bool),
 }
 
 struct Watching<'w> {
@@ -172,6 +176,9 @@ impl Watching<'_> {
             WatchOp::Stall => cluster.stall_watches(),
             WatchOp::Bookmarks => cluster.send_bookmarks(),
             WatchOp::Compact => cluster.compact_history(cluster.revision()),
+            WatchOp::Refuse(on) => {
+                cluster.fail_always(Operation::Watch, on.then_some(Fault::Unavailable))
+            }
         }
         self.settle().await?;
         self.check(&format!("step {index} ({op:?})"))
@@ -357,6 +364,7 @@ pub(super) fn arb_watch_op() -> impl Strategy<Value = WatchOp> {
         1 => Just(WatchOp::Stall),
         1 => Just(WatchOp::Bookmarks),
         1 => Just(WatchOp::Compact),
+        2 => any::<bool>().prop_map(WatchOp::Refuse),
     ]
 }
 

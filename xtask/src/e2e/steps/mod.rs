@@ -9,6 +9,7 @@ mod failover;
 pub(crate) mod in_cluster;
 mod observability;
 mod transport;
+pub(crate) mod watch;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
@@ -88,6 +89,26 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
         "proxy-dies-with-a-killed-operator",
         Some("alpha"),
         transport::proxy_dies_with_a_killed_operator,
+    ),
+    (
+        "watch-edit-handled-without-polling",
+        Some("golf"),
+        watch::edit_handled_without_polling,
+    ),
+    (
+        "watch-proxy-killed-loses-nothing",
+        Some("hotel"),
+        watch::proxy_killed_mid_watch_loses_nothing,
+    ),
+    (
+        "watch-api-server-restart-loses-nothing",
+        Some("india"),
+        watch::api_server_restart_loses_nothing,
+    ),
+    (
+        "watch-only-the-managed-namespaces",
+        None,
+        watch::only_the_managed_namespaces,
     ),
     (
         "kubectl-transport-smoke",

@@ -141,9 +141,15 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
             &format!("blue_resources{{{controller},phase=\"Ready\"}}"),
         )?;
         ensure!(ready >= 1.0, "no Ready resource counted");
+        ensure!(sample(&text, "blue_polls_total")? >= 1.0, "no list counted");
         if w.transport == Transport::Proxy {
             let starts = sample(&text, "blue_proxy_starts_total")?;
             ensure!(starts >= 1.0, "the proxy's start not counted");
+            // alpha's status changes every 2 s: its events arrive by watch.
+            let events = sample(&text, "blue_watch_events_total")?;
+            ensure!(events >= 1.0, "no watch event counted");
+            let fallbacks = sample(&text, "blue_watch_fallbacks_total")?;
+            ensure!(fallbacks == 0.0, "{fallbacks} watch fallbacks");
         }
         Ok(())
     })

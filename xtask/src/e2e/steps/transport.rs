@@ -28,7 +28,7 @@ fn proxy_dirs(w: &World<'_>) -> Vec<PathBuf> {
 }
 
 /// Pids of live `kubectl ... proxy` processes serving the operator.
-fn proxy_pids(w: &World<'_>) -> Vec<i32> {
+pub(super) fn proxy_pids(w: &World<'_>) -> Vec<i32> {
     processes_mentioning(&w.operator_tmp())
         .into_iter()
         .filter(|(_, cmd)| cmd.contains(" proxy ") && cmd.contains("--unix-socket="))
@@ -36,7 +36,7 @@ fn proxy_pids(w: &World<'_>) -> Vec<i32> {
         .collect()
 }
 
-fn skip_unless_proxy(w: &World<'_>) -> bool {
+pub(super) fn skip_unless_proxy(w: &World<'_>) -> bool {
     if w.transport != Transport::Proxy {
         println!("  (this run uses the kubectl transport: nothing to check)");
         return true;
@@ -162,7 +162,7 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     result
 }
 
-fn kill(pid: i32) {
+pub(super) fn kill(pid: i32) {
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,

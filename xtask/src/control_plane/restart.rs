@@ -1,0 +1,116 @@
+//! Restarting one component in place (same command line, ports and etcd
+//! data), for checks that what runs against the control plane survives it.
+
+use std::fs;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use super::process::{log_tail, ManagedProcess};
+use super::{Component, ControlPlane, READY_TIMEOUT};
+
+/// How long a stopped component may drain before SIGKILL. Short: an API
+/// server with open watches does not exit within 10 s of SIGTERM anyway,
+/// and a crash is as good a test as a drain.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+impl ControlPlane {
+    /// Stops `component` (SIGTERM, SIGKILL after 3 s), starts it
+    /// again with its original command line and waits until the API server
+    /// serves again (`/readyz`). The replacement is stopped with the control
+    /// plane; a later restart replaces it.
+    pub fn restart(&self, component: Component) -> Result<()> {
+        let mut restarted = self.restarted.lock().unwrap_or_else(|e| e.into_inner());
+        match restarted.iter().rposition(|p| p.name() == component.name()) {
+            Some(i) => restarted.remove(i).stop(STOP_GRACE)?,
+            None => {
+                let pid = self
+                    .pid(component)
+                    .with_context(|| format!("{} is not running", component.name()))?;
+                // Reaped later by `shutdown`; here only its exit matters.
+                stop_unreaped(pid, component.name())?;
+            }
+        }
+        let mut fresh = self.respawn(component)?;
+        let serving = self.wait_serving(&mut fresh);
+        restarted.push(fresh);
+        serving
+    }
+
+    fn wait_serving(&self, fresh: &mut ManagedProcess) -> Result<()> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if let Some(status) = fresh.exit_status() {
+                bail!(
+                    "restarted {} exited ({status})\n{}",
+                    fresh.name(),
+                    log_tail(fresh.log(), 30)
+                );
+            }
+            let out = self
+                .kubectl()
+                .args(["--request-timeout=5s", "get", "--raw", "/readyz"])
+                .output()
+                .context("running kubectl")?;
+            if out.status.success() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "the API server did not serve again within {READY_TIMEOUT:?} of restarting {}",
+                    fresh.name()
+                );
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// SIGTERM to a child another handle owns (and reaps), SIGKILL after the
+/// grace period; returns once it has exited (gone or a zombie), so its
+/// ports are free.
+fn stop_unreaped(pid: u32, name: &str) -> Result<()> {
+    let pid = Pid::from_raw(i32::try_from(pid).context("pid out of range")?);
+    for (signal, wait) in [(Signal::SIGTERM, STOP_GRACE), (Signal::SIGKILL, STOP_GRACE)] {
+        let _ = kill(pid, signal);
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if exited(pid) {
+                return Ok(());
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+    bail!("{name} did not exit after SIGKILL")
+}
+
+/// The process is gone or a zombie (`/proc/PID/stat`'s state after the
+/// command name is `Z`).
+fn exited(pid: Pid) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    stat.rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_running_child_has_not_exited_and_a_reaped_one_has() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = Pid::from_raw(child.id() as i32);
+        assert!(!exited(pid));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(exited(pid));
+    }
+}
