@@ -171,7 +171,7 @@ impl Cluster {
     }
 }
 
-/// Starts the polling runtime over `namespace` with the no-op package.
+/// Starts the runtime over `namespace` with the no-op package, polling.
 pub fn start_controller(
     rt: &tokio::runtime::Runtime,
     client: Arc<dyn Client>,
@@ -184,6 +184,9 @@ pub fn start_controller(
     config.namespace = namespace.into();
     config.workers = workers;
     config.poll_ms = poll_ms;
+    // These parts count kubectl calls per poll cycle: the per-call
+    // transport cannot watch, so its runtime lists every poll_ms.
+    config.watch = false;
     config.now = clock.as_fn();
     let ctl = controller(config)?;
     let _entered = rt.enter();

@@ -1,197 +1,169 @@
-//! An operator binary under measurement (the example operator with either
-//! transport, or a peer taking the same flags) and the harness around it:
-//! creating `LocalConfigMap`s, counting Ready ones, editing, and the
-//! operator's CPU (its whole process tree, from `/proc`).
+//! Who is measured: the example operator in one of its modes (watching,
+//! polling, per-call kubectl) or a peer binary taking the same flags. Every
+//! operator flag the bench passes is decided here, in one place.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use anyhow::{Context, Result};
-use blue_kubernetes_client::{
-    proxy_client, ApiPath, ApiRequest, Client, Method, PatchType, ProxyClient, ProxyOptions,
-    RawApi, ResourceDescriptor,
-};
-use serde_json::{json, Value};
+use anyhow::{bail, Context, Result};
 
-use super::cluster::Cluster;
-use super::measure::tree_cpu_seconds;
+use super::measure::{descendants, pid_status_kib, tree_cpu_seconds};
 use crate::e2e::operator::Operator;
 
-pub const GROUP: &str = "examples.blue.dev";
-pub const VERSION: &str = "v1alpha1";
-pub const PLURAL: &str = "localconfigmaps";
+/// How the example operator learns about changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Proxy transport, list + watch (the default once the runtime watches).
+    Watch,
+    /// Proxy transport, a full list every poll period (`--no-watch` once
+    /// the runtime watches; the default before).
+    Poll,
+    /// One kubectl process per request, polling.
+    Kubectl,
+}
 
-pub fn descriptor() -> ResourceDescriptor {
-    ResourceDescriptor::new(GROUP, VERSION, PLURAL, "LocalConfigMap")
+impl Mode {
+    pub const ALL: [Mode; 3] = [Mode::Watch, Mode::Poll, Mode::Kubectl];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Watch => "watch",
+            Mode::Poll => "poll",
+            Mode::Kubectl => "kubectl",
+        }
+    }
+}
+
+/// Flags of the example operator that arrived after the bench, read from
+/// its `--help` so the bench measures whatever the binary offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OperatorFlags {
+    /// `--no-watch`: the binary watches by default and can be told to poll.
+    pub no_watch: bool,
+}
+
+impl OperatorFlags {
+    pub fn of(binary: &Path) -> Result<Self> {
+        let out = Command::new(binary)
+            .arg("--help")
+            .output()
+            .with_context(|| format!("running {} --help", binary.display()))?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(Self::from_usage(&text))
+    }
+
+    fn from_usage(usage: &str) -> Self {
+        Self {
+            no_watch: usage.contains("--no-watch"),
+        }
+    }
+
+    /// Whether the binary built from this tree can run in `mode`: its
+    /// runtime watches by default (`Config::watch`), so polling through the
+    /// proxy needs `--no-watch`; the per-call transport always polls.
+    pub fn supports(self, mode: Mode) -> bool {
+        mode != Mode::Poll || self.no_watch
+    }
+}
+
+/// The operator families: ours share a finalizer (and so populations), the
+/// peer uses its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Family {
+    Ours,
+    Peer,
 }
 
 /// Who is measured.
 #[derive(Clone, Debug)]
 pub struct Contender {
-    /// `kubectl`, `proxy` or `peer`.
+    /// `watch`, `poll`, `kubectl` or `peer`.
     pub label: &'static str,
+    pub family: Family,
     pub binary: PathBuf,
     /// Flags beyond `--context --kubeconfig --namespace`.
     pub extra: Vec<String>,
 }
 
 impl Contender {
-    pub fn ours(binary: &Path, transport: &'static str) -> Self {
+    pub fn ours(binary: &Path, mode: Mode, flags: OperatorFlags) -> Self {
+        let transport = if mode == Mode::Kubectl {
+            "kubectl"
+        } else {
+            "proxy"
+        };
+        let mut extra: Vec<String> = ["--workers", "2", "--transport", transport]
+            .map(String::from)
+            .to_vec();
+        if mode != Mode::Watch && flags.no_watch {
+            extra.push("--no-watch".into());
+        }
         Self {
-            label: transport,
+            label: mode.label(),
+            family: Family::Ours,
             binary: binary.to_path_buf(),
-            extra: ["--workers", "2", "--transport", transport]
-                .map(String::from)
-                .to_vec(),
+            extra,
         }
     }
 
     pub fn peer(binary: &Path) -> Self {
         Self {
             label: "peer",
+            family: Family::Peer,
             binary: binary.to_path_buf(),
             extra: Vec::new(),
         }
     }
 }
 
-/// The harness: its own proxy client (so watching costs the measured
-/// operator nothing), the cluster and a scratch directory.
-pub struct Harness<'a> {
-    pub rt: &'a tokio::runtime::Runtime,
-    pub cluster: &'a Cluster,
-    pub client: Arc<ProxyClient>,
-    pub work: &'a Path,
-}
-
-impl<'a> Harness<'a> {
-    pub fn new(
-        rt: &'a tokio::runtime::Runtime,
-        cluster: &'a Cluster,
-        work: &'a Path,
-    ) -> Result<Self> {
-        // The local 1.20 server knows no CEL rules.
-        let crd = local_configmap_operator::package::crd_yaml(false)?;
-        cluster.kubectl(&["apply", "-f", "-"], Some(&crd))?;
-        cluster.kubectl(
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                &format!("crd/{PLURAL}.{GROUP}"),
-            ],
-            None,
-        )?;
-        let client = Arc::new(proxy_client(ProxyOptions::new(cluster.kubectl_options()))?);
-        rt.block_on(client.start())?;
-        Ok(Self {
-            rt,
-            cluster,
-            client,
-            work,
-        })
-    }
-
-    fn send(&self, request: ApiRequest) -> Result<Value> {
-        Ok(self
-            .rt
-            .block_on(self.client.send(request))?
-            .body
-            .unwrap_or(Value::Null))
-    }
-
-    /// A namespace holding `n` LocalConfigMaps `r-00000`... with a 1 h interval.
-    pub fn populate(&self, namespace: &str, n: usize) -> Result<()> {
-        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
-        self.send(
-            ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns),
-        )?;
-        let collection = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, None, None)?;
-        for i in 0..n {
-            let body = json!({
-                "apiVersion": format!("{GROUP}/{VERSION}"), "kind": "LocalConfigMap",
-                "metadata": {"name": name(i)},
-                "spec": {"reconcileInterval": "1h", "config": {"data": {"v": "0"}}},
-            });
-            self.send(ApiRequest::new(Method::Post, collection.clone()).with_body(body))?;
-        }
-        Ok(())
-    }
-
-    /// Resources of `namespace` Ready for their current generation.
-    pub fn ready(&self, namespace: &str) -> Result<usize> {
-        let items = self
-            .rt
-            .block_on(self.client.list_resources(&descriptor(), namespace))?;
-        Ok(items.iter().filter(|r| is_ready(r)).count())
-    }
-
-    /// Polls every 50 ms until `n` are Ready; returns the time it took.
-    pub fn wait_ready(&self, namespace: &str, n: usize, timeout: Duration) -> Result<Duration> {
-        let started = Instant::now();
-        loop {
-            if self.ready(namespace)? >= n {
-                return Ok(started.elapsed());
+/// The contenders named in `--contenders` (default: every mode of ours
+/// the binary supports except per-call kubectl, and the peer when given).
+/// `poll=BINARY` measures another build of the example operator (e.g. one
+/// from before watches) as the polling contender.
+pub fn select(
+    names: Option<&[String]>,
+    binary: &Path,
+    flags: OperatorFlags,
+    peer: Option<&Path>,
+) -> Result<Vec<Contender>> {
+    let default: Vec<String> = ["watch", "poll", "peer"].map(String::from).to_vec();
+    let explicit = names.is_some();
+    let mut out = Vec::new();
+    for spec in names.unwrap_or(&default) {
+        let (name, own_binary) = match spec.split_once('=') {
+            Some((name, path)) => (name, Some(std::path::absolute(path)?)),
+            None => (spec.as_str(), None),
+        };
+        if name == "peer" {
+            match peer {
+                Some(p) => out.push(Contender::peer(p)),
+                None if explicit => bail!("--contenders peer needs --peer BINARY"),
+                None => {}
             }
-            anyhow::ensure!(
-                started.elapsed() < timeout,
-                "{n} Ready in {namespace} not reached in {timeout:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+            continue;
         }
-    }
-
-    /// Edits `name`'s data (a new generation); returns the time until it is
-    /// Ready for that generation, polling a get every 5 ms.
-    pub fn edit_latency(&self, namespace: &str, name: &str, value: &str) -> Result<f64> {
-        let path = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(name), None)?;
-        let patch = json!({"spec": {"config": {"data": {"v": value}}}});
-        let edited =
-            self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
-        let at = Instant::now();
-        let generation = edited["metadata"]["generation"]
-            .as_i64()
-            .context("no generation")?;
-        loop {
-            let r = self
-                .rt
-                .block_on(self.client.get_resource(&descriptor(), namespace, name))?
-                .context("edited resource vanished")?;
-            if is_ready(&r) && r["status"]["observedGeneration"].as_i64() >= Some(generation) {
-                return Ok(at.elapsed().as_secs_f64());
+        let mode = Mode::ALL
+            .into_iter()
+            .find(|m| m.label() == name)
+            .with_context(|| format!("unknown contender {name:?} (watch, poll, kubectl, peer)"))?;
+        match own_binary {
+            Some(other) => {
+                let flags = OperatorFlags::of(&other)?;
+                out.push(Contender::ours(&other, mode, flags));
             }
-            anyhow::ensure!(
-                at.elapsed() < Duration::from_secs(120),
-                "{name} never Ready after the edit"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Starts `who` on `namespace`, logging to the scratch directory.
-    pub fn start(&self, who: &Contender, namespace: &str) -> Result<Operator> {
-        let mut args = vec![
-            "--context".to_string(),
-            self.cluster.cp.context().to_string(),
-            "--kubeconfig".into(),
-            self.cluster.cp.kubeconfig_path().display().to_string(),
-            "--namespace".into(),
-            namespace.into(),
-        ];
-        args.extend(who.extra.iter().cloned());
-        let tmp = self.work.join("tmp");
-        std::fs::create_dir_all(&tmp)?;
-        let env = [
-            (
-                "KUBECACHEDIR".to_string(),
-                self.work.join("kube-cache").display().to_string(),
+            None if flags.supports(mode) => out.push(Contender::ours(binary, mode, flags)),
+            None => eprintln!(
+                "[bench] the example operator has no --no-watch: no {name} contender \
+                 (give {name}=BINARY of a polling build)"
             ),
-            ("TMPDIR".to_string(), tmp.display().to_string()),
-        ];
-        let log = self.work.join(format!("{}-{namespace}.log", who.label));
-        Operator::start(&who.binary, &args, &env, &log, self.work)
+        }
     }
+    anyhow::ensure!(!out.is_empty(), "no contender to measure");
+    Ok(out)
 }
 
 /// CPU seconds of a running operator and everything it runs.
@@ -199,11 +171,75 @@ pub fn operator_cpu(op: &Operator) -> f64 {
     op.pid().map_or(0.0, tree_cpu_seconds)
 }
 
-pub fn name(i: usize) -> String {
-    format!("r-{i:05}")
+/// Resident memory, KiB: the operator process itself (its cache lives
+/// there), its peak, and its children (our `kubectl proxy`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rss {
+    pub operator: u64,
+    pub peak: u64,
+    pub children: u64,
 }
 
-fn is_ready(r: &Value) -> bool {
-    r["status"]["phase"] == "Ready"
-        && r["status"]["observedGeneration"].as_i64() == r["metadata"]["generation"].as_i64()
+pub fn operator_rss(op: &Operator) -> Rss {
+    let Some(pid) = op.pid() else {
+        return Rss::default();
+    };
+    Rss {
+        operator: pid_status_kib(pid, "VmRSS:"),
+        peak: pid_status_kib(pid, "VmHWM:"),
+        children: descendants(pid)
+            .into_iter()
+            .map(|c| pid_status_kib(c, "VmRSS:"))
+            .sum(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polling_flag_is_passed_only_to_a_binary_that_watches() {
+        let old = OperatorFlags::from_usage("  --poll-ms N  poll period");
+        let new = OperatorFlags::from_usage("  --no-watch  list every --poll-ms instead");
+        assert!(old.supports(Mode::Watch) && !old.supports(Mode::Poll));
+        assert!(new.supports(Mode::Poll) && new.supports(Mode::Kubectl));
+        let bin = Path::new("op");
+        assert!(!Contender::ours(bin, Mode::Poll, old)
+            .extra
+            .contains(&"--no-watch".to_string()));
+        assert!(Contender::ours(bin, Mode::Poll, new)
+            .extra
+            .contains(&"--no-watch".to_string()));
+        assert!(!Contender::ours(bin, Mode::Watch, new)
+            .extra
+            .contains(&"--no-watch".to_string()));
+        let kubectl = Contender::ours(bin, Mode::Kubectl, new).extra;
+        assert!(kubectl.windows(2).any(|w| w == ["--transport", "kubectl"]));
+    }
+
+    #[test]
+    fn selection_skips_what_the_binary_cannot_do() {
+        let bin = Path::new("op");
+        let peer = Path::new("peer");
+        let picked = select(None, bin, OperatorFlags::default(), Some(peer)).unwrap();
+        let labels: Vec<_> = picked.iter().map(|c| c.label).collect();
+        assert_eq!(labels, ["watch", "peer"]);
+        let watching = OperatorFlags { no_watch: true };
+        let labels: Vec<_> = select(None, bin, watching, None)
+            .unwrap()
+            .iter()
+            .map(|c| c.label)
+            .collect();
+        assert_eq!(labels, ["watch", "poll"]);
+        // Another build named for the polling contender is measured as is.
+        let other = ["poll=/bin/echo".to_string()];
+        let picked = select(Some(&other), bin, OperatorFlags::default(), None).unwrap();
+        assert_eq!(picked[0].label, "poll");
+        assert_eq!(picked[0].binary, Path::new("/bin/echo"));
+        assert!(!picked[0].extra.contains(&"--no-watch".to_string()));
+        let only = ["peer".to_string()];
+        assert!(select(Some(&only), bin, watching, None).is_err());
+        assert!(select(Some(&["nope".to_string()]), bin, watching, None).is_err());
+    }
 }

@@ -48,7 +48,17 @@ pub fn time_per_call(min: Duration, mut f: impl FnMut()) -> Duration {
 
 /// A `key:   123 kB` line of `/proc/self/status`, in KiB.
 fn proc_status_kib(key: &str) -> u64 {
-    fs::read_to_string("/proc/self/status")
+    status_kib("/proc/self/status", key)
+}
+
+/// A `key:   123 kB` line (`VmRSS:`, `VmHWM:`) of `pid`'s status, in KiB;
+/// 0 once it is gone.
+pub fn pid_status_kib(pid: u32, key: &str) -> u64 {
+    status_kib(&format!("/proc/{pid}/status"), key)
+}
+
+fn status_kib(file: &str, key: &str) -> u64 {
+    fs::read_to_string(file)
         .ok()
         .and_then(|s| {
             s.lines()
@@ -78,6 +88,34 @@ pub fn pid_cpu_seconds(pid: u32) -> Option<f64> {
     let utime: u64 = fields.get(11)?.parse().ok()?;
     let stime: u64 = fields.get(12)?.parse().ok()?;
     Some((utime + stime) as f64 / TICKS_PER_SECOND)
+}
+
+/// The live descendants of `root` (children, grandchildren...), e.g. an
+/// operator's `kubectl proxy`.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
+            let ppid = stat[stat.rfind(')')? + 2..].split_whitespace().nth(1)?;
+            Some((pid, ppid.parse().ok()?))
+        })
+        .collect();
+    let mut found = Vec::new();
+    let mut todo = vec![root];
+    while let Some(pid) = todo.pop() {
+        for (child, parent) in &parents {
+            if *parent == pid {
+                found.push(*child);
+                todo.push(*child);
+            }
+        }
+    }
+    found
 }
 
 /// CPU seconds of `root` and every descendant: the live ones' own time and
@@ -304,5 +342,16 @@ mod tests {
         assert!(pid_cpu_seconds(std::process::id()).is_some());
         let own = pid_cpu_seconds(std::process::id()).unwrap();
         assert!(tree_cpu_seconds(std::process::id()) >= own);
+        assert!(pid_status_kib(std::process::id(), "VmRSS:") > 0);
+        assert_eq!(pid_status_kib(std::process::id(), "NoSuchKey:"), 0);
+        let child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .unwrap();
+        let found = descendants(std::process::id()).contains(&child.id());
+        let mut child = child;
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(found);
     }
 }

@@ -8,22 +8,26 @@
 //!   floor (one kubectl call, one direct HTTPS request);
 //! - `transport`: the per-call and the proxy transport side by side, per
 //!   request;
-//! - `operators`: the example operator end to end with each transport, and
-//!   a peer operator with `--peer BINARY`.
+//! - `operators`: the example operator end to end, watching and polling
+//!   (`--contenders`), at each of `--sizes`, and a peer operator with
+//!   `--peer BINARY`.
 //!
 //! Measurements need optimised code, while `cargo xtask` runs a debug build,
 //! so a debug `bench` re-runs itself as `cargo run --release`.
 
 mod api;
+mod apimetrics;
 mod calls;
 mod cluster;
 mod contender;
 mod failover;
+mod harness;
 mod live;
 mod machine;
 mod measure;
 mod meter;
 mod operators;
+mod operators_report;
 mod overhead;
 mod package;
 mod report;
@@ -42,7 +46,8 @@ use report::Report;
 
 pub const USAGE: &str =
     "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
-        [--peer BINARY] [--out FILE]
+        [--peer BINARY] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer]
+        [--out FILE]
                         measure the controller; prints a table and writes
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
   bench --only failover leader failover and graceful handover (writes its BENCHMARKS.md section)";
@@ -75,6 +80,10 @@ struct Args {
     out: Option<PathBuf>,
     mem_probe: Option<usize>,
     peer: Option<PathBuf>,
+    /// `operators`: population sizes for latency and idle cost.
+    sizes: Option<Vec<usize>>,
+    /// `operators`: who is measured, in order.
+    contenders: Option<Vec<String>>,
 }
 
 impl Args {
@@ -86,6 +95,8 @@ impl Args {
             out: None,
             mem_probe: None,
             peer: None,
+            sizes: None,
+            contenders: None,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -114,6 +125,23 @@ impl Args {
                     // The release re-run changes nothing about the path, but
                     // a relative one must not depend on the directory.
                     parsed.peer = Some(std::path::absolute(&peer)?);
+                }
+                "--sizes" => {
+                    parsed.sizes = Some(
+                        value("--sizes")?
+                            .split(',')
+                            .map(|n| n.trim().replace('_', "").parse::<usize>())
+                            .collect::<Result<_, _>>()
+                            .context("--sizes needs numbers, e.g. 10,1000,10000")?,
+                    );
+                }
+                "--contenders" => {
+                    parsed.contenders = Some(
+                        value("--contenders")?
+                            .split(',')
+                            .map(|c| c.trim().to_string())
+                            .collect(),
+                    );
                 }
                 "--out" => parsed.out = Some(PathBuf::from(value("--out")?)),
                 // Internal: one memory measurement in a fresh process.
@@ -259,7 +287,13 @@ fn run(args: &Args) -> Result<()> {
             }
             if args.parts.contains(&Part::Operators) {
                 let t = Instant::now();
-                operators::run(&mut live, args.quick, args.peer.as_deref(), &mut report)?;
+                let options = operators::Options {
+                    quick: args.quick,
+                    sizes: args.sizes.clone(),
+                    contenders: args.contenders.clone(),
+                    peer: args.peer.as_deref(),
+                };
+                operators::run(&mut live, &options, &mut report)?;
                 eprintln!(
                     "[bench] operators done in {:.0}s",
                     t.elapsed().as_secs_f64()
@@ -335,6 +369,13 @@ fn render(
         }
         if args.peer.is_some() {
             c.push_str(" --peer PEER");
+        }
+        if let Some(sizes) = &args.sizes {
+            let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
+            c.push_str(&format!(" --sizes {}", sizes.join(",")));
+        }
+        if let Some(who) = &args.contenders {
+            c.push_str(&format!(" --contenders {}", who.join(",")));
         }
         if !args.full() && !args.quick {
             let parts: Vec<&str> = args
@@ -528,11 +569,12 @@ fn scaling_limits(m: &Machine, report: &Report) -> String {
         ));
     }
     point(
-        "The kubectl-call sections measure the per-call transport. The proxy transport \
-         (one long-lived `kubectl proxy`, see the transport sections) removes the \
-         per-call process; what remains is polling a full list every poll period (the \
-         API server's share in the idle rows), which a watch would remove. The \
-         controller's logic is not the limit."
+        "The kubectl-call sections measure the per-call transport, which cannot watch \
+         and so lists every poll period. The proxy transport (one long-lived `kubectl \
+         proxy`) removes the per-call process and, by default, feeds the runtime from \
+         watch streams with a full list every `resync_ms` as the backstop (see the \
+         operators section for watching against polling). The controller's logic is \
+         not the limit."
             .into(),
     );
     out
@@ -552,5 +594,13 @@ mod tests {
         let t = Args::parse(&["--only".into(), "transport,operators".into()]).unwrap();
         assert_eq!(t.parts, vec![Part::Transport, Part::Operators]);
         assert!(Args::parse(&[]).unwrap().full());
+        let s = Args::parse(&["--sizes".into(), "10, 1_000,10000".into()]).unwrap();
+        assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));
+        assert!(Args::parse(&["--sizes".into(), "10,many".into()]).is_err());
+        let c = Args::parse(&["--contenders".into(), "poll,peer".into()]).unwrap();
+        assert_eq!(
+            c.contenders,
+            Some(vec!["poll".to_string(), "peer".to_string()])
+        );
     }
 }

@@ -1,306 +1,345 @@
 //! Part `operators`: the example operator end to end, as a separate
-//! process, with the per-call and the proxy transport, and optionally a peer
-//! operator taking the same flags (`--peer BINARY`): new resources to
-//! Ready, reaction to an edit, and idle cost, all on the same API server.
+//! process, in each of its modes (watching, polling, per-call kubectl), and
+//! optionally a peer operator taking the same flags (`--peer BINARY`), all
+//! on the same API server: new resources to Ready, Destroy deletions,
+//! periodic checks, reaction latency at each size, and the idle cost (CPU,
+//! memory, API requests). One measuring path serves every contender.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::contender::{name, operator_cpu, Contender, Harness};
+use super::apimetrics::{Scrape, Served};
+use super::contender::{operator_cpu, operator_rss, select, Contender, OperatorFlags, Rss};
+use super::harness::{name, Harness, Reaction, Spec};
 use super::live::Live;
-use super::measure::{median, ms, percentile, pid_cpu_seconds, secs, thousands, XorShift};
-use super::report::{Report, Section};
+use super::measure::{pid_cpu_seconds, XorShift};
+use super::operators_report::render;
+use super::report::Report;
+use crate::e2e::operator::Operator;
 use crate::e2e::util::TempDir;
 
-struct Sizes {
-    new: Vec<usize>,
-    latency: Vec<usize>,
-    edits: usize,
-    idle_window: Duration,
+/// What `cargo xtask bench` asked of this part.
+pub struct Options<'a> {
+    pub quick: bool,
+    /// `--sizes`: the population sizes for latency and idle cost.
+    pub sizes: Option<Vec<usize>>,
+    /// `--contenders`: names, in order.
+    pub contenders: Option<Vec<String>>,
+    pub peer: Option<&'a Path>,
+}
+
+pub struct Sizes {
+    pub new: usize,
+    pub deletions: usize,
+    /// Resources due every second for the periodic-check rate.
+    pub checks: usize,
+    pub checks_window: Duration,
+    pub latency: Vec<usize>,
+    pub edits: usize,
+    pub creates: usize,
+    pub idle_window: Duration,
 }
 
 impl Sizes {
-    fn new(quick: bool) -> Self {
+    pub fn new(quick: bool, latency: Option<Vec<usize>>) -> Self {
         if quick {
             Self {
-                new: vec![20],
-                latency: vec![10, 60],
+                new: 20,
+                deletions: 5,
+                checks: 50,
+                checks_window: Duration::from_secs(5),
+                latency: latency.unwrap_or_else(|| vec![10, 100]),
                 edits: 5,
+                creates: 3,
                 idle_window: Duration::from_secs(5),
             }
         } else {
             Self {
-                new: vec![100, 500],
-                latency: vec![10, 1_000],
-                edits: 10,
-                idle_window: Duration::from_secs(20),
+                new: 100,
+                deletions: 20,
+                checks: 1_000,
+                checks_window: Duration::from_secs(10),
+                latency: latency.unwrap_or_else(|| vec![10, 1_000, 10_000]),
+                edits: 20,
+                creates: 10,
+                idle_window: Duration::from_secs(30),
             }
         }
     }
 }
 
+/// Idle cost over a window, with `n` Ready resources.
+#[derive(Clone, Debug, Default)]
+pub struct Idle {
+    /// Operator and its children (our `kubectl proxy`), cores.
+    pub operator_cpu: f64,
+    /// kube-apiserver + etcd, cores.
+    pub server_cpu: f64,
+    pub rss: Rss,
+    pub served: Served,
+    pub wall: f64,
+}
+
+#[derive(Default)]
+pub struct AtSize {
+    pub edits: Vec<Reaction>,
+    /// Create to Ready, seconds.
+    pub creates: Vec<f64>,
+    pub idle: Idle,
+}
+
 /// Results of one contender.
 #[derive(Default)]
-struct Outcome {
-    /// n -> (seconds to all Ready, operator CPU seconds).
-    new: BTreeMap<usize, (f64, f64)>,
-    /// n -> latency samples, seconds.
-    latency: BTreeMap<usize, Vec<f64>>,
-    /// (resources, operator CPU per second, API server CPU per second).
-    idle: Option<(usize, f64, f64)>,
+pub struct Outcome {
+    /// (seconds until all Ready, operator CPU seconds).
+    pub new: (f64, f64),
+    /// Seconds from the first delete until the last resource was gone.
+    pub deletions: f64,
+    /// ConfigMap reads per second with every resource due each second.
+    pub checks_per_second: f64,
+    pub sizes: BTreeMap<usize, AtSize>,
 }
 
-fn new_resources(h: &Harness, who: &Contender, n: usize) -> Result<(f64, f64)> {
-    let ns = format!("{}-new-{n}", who.label);
-    h.populate(&ns, n)?;
-    let mut op = h.start(who, &ns)?;
-    let cpu0 = operator_cpu(&op);
-    let took = h.wait_ready(&ns, n, Duration::from_secs(120 + 2 * n as u64));
-    let cpu = operator_cpu(&op) - cpu0;
-    op.stop()?;
-    Ok((took?.as_secs_f64(), cpu))
+/// The resources an operator of this job touches; the API server's own
+/// loopback controllers read others (endpoints, services, namespaces...).
+pub fn operator_resource(resource: &str) -> bool {
+    matches!(
+        resource,
+        "localconfigmaps" | "configmaps" | "events" | "leases"
+    )
 }
 
-/// Edits at a random phase of the poll period, one at a time; then, at the
-/// idle size, the cost of staying idle.
-fn latency_and_idle(
-    h: &Harness,
-    who: &Contender,
-    ns: &str,
-    n: usize,
-    sizes: &Sizes,
-    idle: bool,
-    out: &mut Outcome,
-) -> Result<()> {
-    let op = h.start(who, ns)?;
-    let result = (|| {
-        // Startup lists and (after a transport switch) re-reads settle first.
-        h.wait_ready(ns, n, Duration::from_secs(600))?;
-        std::thread::sleep(Duration::from_secs(3));
-        if idle {
-            let server = &h.cluster.server_pids;
-            let server_cpu = || {
-                server
-                    .iter()
-                    .filter_map(|p| pid_cpu_seconds(*p))
-                    .sum::<f64>()
-            };
-            let (c0, s0, t0) = (operator_cpu(&op), server_cpu(), Instant::now());
-            std::thread::sleep(sizes.idle_window);
-            let wall = t0.elapsed().as_secs_f64();
-            out.idle = Some((
-                n,
-                (operator_cpu(&op) - c0) / wall,
-                (server_cpu() - s0) / wall,
-            ));
-        }
-        let mut rng = XorShift::new(0xed17 ^ n as u64);
-        let mut samples = Vec::new();
-        for i in 0..sizes.edits {
-            std::thread::sleep(Duration::from_millis(rng.below(500)));
-            samples.push(h.edit_latency(ns, &name(i % n), &format!("{}-{i}", who.label))?);
-        }
-        out.latency.insert(n, samples);
-        Ok(())
-    })();
-    let mut op = op;
-    op.stop()?;
-    result
+/// Namespaces of Ready populations already built, per family.
+type Built = BTreeSet<String>;
+
+struct Bench<'h, 'a> {
+    h: &'h Harness<'a>,
+    sizes: Sizes,
+    built: Built,
 }
 
-fn measure(
-    h: &Harness,
-    who: &Contender,
-    pops: &BTreeMap<usize, String>,
-    sizes: &Sizes,
-) -> Result<Outcome> {
-    let mut out = Outcome::default();
-    for &n in &sizes.new {
-        let t = Instant::now();
-        out.new.insert(n, new_resources(h, who, n)?);
-        eprintln!(
-            "[bench] operators: {} {n} new in {:.0}s",
-            who.label,
-            t.elapsed().as_secs_f64()
-        );
-    }
-    let idle_n = *sizes.latency.last().unwrap_or(&0);
-    for &n in &sizes.latency {
-        let t = Instant::now();
-        latency_and_idle(h, who, &pops[&n], n, sizes, n == idle_n, &mut out)?;
-        eprintln!(
-            "[bench] operators: {} latency at {n} in {:.0}s",
-            who.label,
-            t.elapsed().as_secs_f64()
-        );
-    }
-    Ok(out)
-}
-
-/// Ready populations of each latency size: ours are built by the proxy
-/// operator and reused by the per-call one (same finalizer and status);
-/// the peer (own finalizer) builds its own.
-fn populations(
-    h: &Harness,
-    builder: &Contender,
-    prefix: &str,
-    sizes: &Sizes,
-) -> Result<BTreeMap<usize, String>> {
-    let mut pops = BTreeMap::new();
-    for &n in &sizes.latency {
-        let ns = format!("{prefix}-pop-{n}");
-        h.populate(&ns, n)?;
-        let mut op = h.start(builder, &ns)?;
-        let built = h.wait_ready(&ns, n, Duration::from_secs(120 + 2 * n as u64));
+impl Bench<'_, '_> {
+    /// Runs `who` on `ns` for the duration of `f`, stopping it either way.
+    fn with<T>(
+        &self,
+        who: &Contender,
+        ns: &str,
+        f: impl FnOnce(&Operator) -> Result<T>,
+    ) -> Result<T> {
+        let mut op = self.h.start(who, ns)?;
+        let result = f(&op);
         op.stop()?;
-        built?;
-        pops.insert(n, ns);
+        result
     }
-    Ok(pops)
+
+    /// The namespace of a Ready population of `n` with `spec` of `who`'s
+    /// family, built by the first contender of that family that asks.
+    fn population(&mut self, who: &Contender, what: &str, n: usize, spec: Spec) -> Result<String> {
+        let ns = format!("{:?}-{what}-{n}", who.family).to_lowercase();
+        if self.built.insert(ns.clone()) {
+            let t = Instant::now();
+            self.h.populate_with(&ns, n, spec)?;
+            let created = t.elapsed();
+            let took = self.with(who, &ns, |_| self.h.wait_ready(&ns, n, ready_timeout(n)))?;
+            eprintln!(
+                "[bench] operators: {ns} created in {:.1}s, made Ready by {} in {:.1}s",
+                created.as_secs_f64(),
+                who.label,
+                took.as_secs_f64()
+            );
+        }
+        Ok(ns)
+    }
+
+    fn new_resources(&self, who: &Contender) -> Result<(f64, f64)> {
+        let n = self.sizes.new;
+        let ns = format!("{}-new-{n}", who.label);
+        self.h.populate(&ns, n)?;
+        self.with(who, &ns, |op| {
+            let cpu0 = operator_cpu(op);
+            let took = self.h.wait_ready(&ns, n, ready_timeout(n))?;
+            Ok((took.as_secs_f64(), operator_cpu(op) - cpu0))
+        })
+    }
+
+    fn deletions(&self, who: &Contender) -> Result<f64> {
+        let n = self.sizes.deletions;
+        let ns = format!("{}-delete-{n}", who.label);
+        let spec = Spec {
+            destroy: true,
+            ..Spec::IDLE
+        };
+        self.h.populate_with(&ns, n, spec)?;
+        self.with(who, &ns, |_| {
+            self.h.wait_ready(&ns, n, ready_timeout(n))?;
+            self.h.delete_all(&ns, n)
+        })
+    }
+
+    fn checks(&mut self, who: &Contender) -> Result<f64> {
+        let n = self.sizes.checks;
+        let spec = Spec {
+            interval: "1s",
+            ..Spec::IDLE
+        };
+        let ns = self.population(who, "checks", n, spec)?;
+        let window = self.sizes.checks_window;
+        self.with(who, &ns, |_| {
+            self.h.wait_ready(&ns, n, ready_timeout(n))?;
+            // Past the start-up pass over everything.
+            std::thread::sleep(Duration::from_secs(5));
+            let before = Scrape::take(self.h.cluster)?;
+            let t = Instant::now();
+            std::thread::sleep(window);
+            let served = Scrape::take(self.h.cluster)?.since(&before);
+            Ok(served.count("GET", "configmaps") / t.elapsed().as_secs_f64())
+        })
+    }
+
+    fn at_size(&mut self, who: &Contender, n: usize) -> Result<AtSize> {
+        let ns = self.population(who, "pop", n, Spec::IDLE)?;
+        let (edits, creates, window) =
+            (self.sizes.edits, self.sizes.creates, self.sizes.idle_window);
+        let h = self.h;
+        let baseline = Scrape::take(h.cluster)?;
+        self.with(who, &ns, |op| {
+            h.wait_ready(&ns, n, ready_timeout(n))?;
+            settle(h, &ns)?;
+            let idle = idle(h, Some(op), window, &baseline)?;
+            let mut rng = XorShift::new(0xed17 ^ n as u64);
+            let mut out = AtSize {
+                idle,
+                ..AtSize::default()
+            };
+            // At a random phase of any poll period.
+            for i in 0..edits {
+                std::thread::sleep(Duration::from_millis(rng.below(500)));
+                let value = format!("{}-{i}", who.label);
+                out.edits.push(h.edit_reaction(&ns, &name(i % n), &value)?);
+            }
+            for i in 0..creates {
+                std::thread::sleep(Duration::from_millis(rng.below(500)));
+                out.creates
+                    .push(h.create_reaction(&ns, &format!("c-{}-{i}", who.label))?);
+            }
+            Ok(out)
+        })
+    }
+
+    fn measure(&mut self, who: &Contender) -> Result<Outcome> {
+        let t = Instant::now();
+        let mut out = Outcome {
+            new: self.new_resources(who)?,
+            deletions: self.deletions(who)?,
+            checks_per_second: self.checks(who)?,
+            ..Outcome::default()
+        };
+        eprintln!(
+            "[bench] operators: {} new, deletions, checks in {:.0}s",
+            who.label,
+            t.elapsed().as_secs_f64()
+        );
+        for n in self.sizes.latency.clone() {
+            let t = Instant::now();
+            // A size that fails (a timeout at 10,000 on a loaded machine)
+            // leaves its cells empty instead of losing the whole run.
+            match self.at_size(who, n) {
+                Ok(at) => {
+                    out.sizes.insert(n, at);
+                }
+                Err(e) => eprintln!("[bench] operators: {} at {n} FAILED: {e:#}", who.label),
+            }
+            eprintln!(
+                "[bench] operators: {} at {n} in {:.0}s",
+                who.label,
+                t.elapsed().as_secs_f64()
+            );
+        }
+        Ok(out)
+    }
 }
 
-pub fn run(live: &mut Live, quick: bool, peer: Option<&Path>, report: &mut Report) -> Result<()> {
-    let sizes = Sizes::new(quick);
+fn ready_timeout(n: usize) -> Duration {
+    Duration::from_secs(300 + n as u64)
+}
+
+/// Waits until the API server saw no per-resource request (anything but
+/// lists and watches) for 2 s: a restarted operator may pass over every
+/// resource first (kube-runtime reconciles all on start).
+fn settle(h: &Harness, ns: &str) -> Result<()> {
+    let started = Instant::now();
+    let mut before = Scrape::take(h.cluster)?;
+    loop {
+        std::thread::sleep(Duration::from_secs(2));
+        let now = Scrape::take(h.cluster)?;
+        if now.since(&before).per_resource(operator_resource) == 0.0 {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            started.elapsed() < Duration::from_secs(600),
+            "the operator on {ns} never went idle"
+        );
+        before = now;
+    }
+}
+
+/// The operator (none: the API server alone) left alone for `window`: its
+/// CPU, the API server's, its memory at the end, what the API server served
+/// meanwhile, and the watches opened since `baseline` (before it started).
+pub fn idle(
+    h: &Harness,
+    op: Option<&Operator>,
+    window: Duration,
+    baseline: &Scrape,
+) -> Result<Idle> {
+    let cpu = || op.map_or(0.0, operator_cpu);
+    let server = || {
+        h.cluster
+            .server_pids
+            .iter()
+            .filter_map(|p| pid_cpu_seconds(*p))
+            .sum::<f64>()
+    };
+    let before = Scrape::take(h.cluster)?;
+    let (c0, s0, t0) = (cpu(), server(), Instant::now());
+    std::thread::sleep(window);
+    let (c1, s1, wall) = (cpu(), server(), t0.elapsed().as_secs_f64());
+    let after = Scrape::take(h.cluster)?;
+    let mut served = after.since(&before);
+    served.watches = after.since(baseline).watches;
+    Ok(Idle {
+        operator_cpu: (c1 - c0) / wall,
+        server_cpu: (s1 - s0) / wall,
+        rss: op.map(operator_rss).unwrap_or_default(),
+        served,
+        wall,
+    })
+}
+
+pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()> {
+    let sizes = Sizes::new(options.quick, options.sizes.clone());
     let binary = crate::e2e::operator::build_profile(true)?;
+    let flags = OperatorFlags::of(&binary)?;
+    let contenders = select(options.contenders.as_deref(), &binary, flags, options.peer)?;
     let work = TempDir::new("blue-bench-ops")?;
     let h = Harness::new(&live.rt, &live.cluster, work.path())?;
-    let proxy = Contender::ours(&binary, "proxy");
-    let kubectl = Contender::ours(&binary, "kubectl");
-    let ours = populations(&h, &proxy, "ours", &sizes)?;
+    let mut bench = Bench {
+        h: &h,
+        sizes,
+        built: Built::new(),
+    };
+    // The API server's own cost, with no operator running.
+    let quiet = Scrape::take(&live.cluster)?;
+    let baseline = idle(&h, None, bench.sizes.idle_window, &quiet)?;
     let mut results: Vec<(Contender, Outcome)> = Vec::new();
-    for who in [proxy, kubectl] {
-        let outcome = measure(&h, &who, &ours, &sizes)?;
-        results.push((who, outcome));
-    }
-    if let Some(peer) = peer {
-        let who = Contender::peer(peer);
-        let pops = populations(&h, &who, "peer", &sizes)?;
-        let outcome = measure(&h, &who, &pops, &sizes)?;
+    for who in contenders {
+        let outcome = bench.measure(&who)?;
         results.push((who, outcome));
     }
     live.rt.block_on(h.client.shutdown());
-    render(&results, &sizes, report);
+    render(&results, &baseline, &bench.sizes, report);
     Ok(())
-}
-
-fn render(results: &[(Contender, Outcome)], sizes: &Sizes, report: &mut Report) {
-    let labels: Vec<String> = results.iter().map(|(c, _)| c.label.to_string()).collect();
-    let mut header = vec!["measure".to_string()];
-    header.extend(labels.iter().cloned());
-    header.push("kubectl / proxy".into());
-    if labels.iter().any(|l| l == "peer") {
-        header.push("proxy / peer".into());
-    }
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut s = Section::new(
-        "The example operator end to end, per transport",
-        "`examples/local-configmap` built with `--release`, run as its own process with \
-         `--workers 2` and the default poll period (500 ms), once per transport; with \
-         `--peer`, the peer binary runs the same measurements with the same flags. A \
-         harness in the bench process watches through its own `ProxyClient`, so \
-         watching costs the measured operator nothing. *New*: N LocalConfigMaps are \
-         created first, then the operator starts; timed until all are Ready for their \
-         generation (checked every 50 ms). *Edit*: one data edit at a time at a random \
-         phase of the poll period, timed from the API server's answer to the edit \
-         until the resource reads Ready for the new generation (a get every 5 ms). \
-         *Idle*: all Ready (1 h interval), the operator left alone; CPU is the \
-         operator's whole process tree (kubectl children or the proxy included) from \
-         `/proc`. Our populations are made Ready by the proxy operator and reused by \
-         the per-call one; the peer (own finalizer) builds its own.",
-        &header,
-    );
-    s.order = 6;
-    let index = |label: &str| labels.iter().position(|l| l == label);
-    let (k, p, peer) = (index("kubectl"), index("proxy"), index("peer"));
-    let mut row = |name: String, values: Vec<f64>, fmt: &dyn Fn(f64) -> String| {
-        let mut cells = vec![name];
-        cells.extend(values.iter().map(|v| fmt(*v)));
-        let ratio = |a: Option<usize>, b: Option<usize>| match (a, b) {
-            (Some(a), Some(b)) if values[b] > 0.0 => format!("{:.1}x", values[a] / values[b]),
-            _ => "-".into(),
-        };
-        cells.push(ratio(k, p));
-        if peer.is_some() {
-            cells.push(ratio(p, peer));
-        }
-        s.row(cells);
-    };
-    for &n in &sizes.new {
-        let wall: Vec<f64> = results
-            .iter()
-            .map(|(_, o)| o.new.get(&n).map_or(0.0, |x| x.0))
-            .collect();
-        row(format!("{n} new to Ready: wall"), wall, &|v| secs(v));
-        let cpu: Vec<f64> = results
-            .iter()
-            .map(|(_, o)| o.new.get(&n).map_or(0.0, |x| x.1))
-            .collect();
-        row(format!("{n} new to Ready: operator CPU"), cpu, &|v| secs(v));
-    }
-    for &n in &sizes.latency {
-        let get = |f: &dyn Fn(&[f64]) -> f64| -> Vec<f64> {
-            results
-                .iter()
-                .map(|(_, o)| o.latency.get(&n).map_or(0.0, |v| f(v)))
-                .collect()
-        };
-        row(
-            format!("edit to Ready at {}: p50", thousands(n as f64)),
-            get(&|v| median(v)),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to Ready at {}: p95", thousands(n as f64)),
-            get(&|v| percentile(v, 95.0)),
-            &|v| ms(v),
-        );
-    }
-    let idle: Vec<Option<(usize, f64, f64)>> = results.iter().map(|(_, o)| o.idle).collect();
-    if let Some(Some((n, _, _))) = idle.first() {
-        let n = *n;
-        row(
-            format!(
-                "idle at {}: operator CPU (% of a core)",
-                thousands(n as f64)
-            ),
-            idle.iter().map(|i| i.map_or(0.0, |x| x.1)).collect(),
-            &one_decimal_pct,
-        );
-        row(
-            format!("idle at {}: API server + etcd CPU", thousands(n as f64)),
-            idle.iter().map(|i| i.map_or(0.0, |x| x.2)).collect(),
-            &one_decimal_pct,
-        );
-    }
-    if let (Some(k), Some(p)) = (k, p) {
-        let first = sizes.new.first().copied().unwrap_or(0);
-        let (kw, pw) = (
-            results[k].1.new.get(&first).map_or(0.0, |x| x.0),
-            results[p].1.new.get(&first).map_or(0.0, |x| x.0),
-        );
-        report.verdict(
-            &format!("{first} new resources Ready at least 10x faster with the proxy than per-call (example operator)"),
-            format!("{:.1}x ({} vs {})", kw / pw.max(1e-9), secs(pw), secs(kw)),
-            kw >= 10.0 * pw,
-        );
-        if let Some((n, cpu, _)) = results[p].1.idle {
-            report.verdict(
-                &format!(
-                    "idle with {} resources: operator + proxy CPU at most 15% of one core",
-                    thousands(n as f64)
-                ),
-                one_decimal_pct(cpu),
-                cpu <= 0.15,
-            );
-        }
-    }
-    report.sections.push(s);
-}
-
-/// Cores as a percentage of one, to 0.1% (idle figures are small).
-fn one_decimal_pct(cores: f64) -> String {
-    format!("{:.1}%", 100.0 * cores)
 }

@@ -1,0 +1,360 @@
+//! The harness around a measured operator: creating `LocalConfigMap`s in
+//! bulk, counting Ready ones, timing reactions to edits, creates and
+//! deletes. It talks through its own `ProxyClient`, so watching costs the
+//! measured operator nothing.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use blue_kubernetes_client::{
+    proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PageRequest, PatchType,
+    ProxyClient, ProxyOptions, RawApi, ResourceDescriptor,
+};
+use serde_json::{json, Value};
+
+use super::cluster::Cluster;
+use super::contender::Contender;
+use crate::e2e::operator::Operator;
+
+pub const GROUP: &str = "examples.blue.dev";
+pub const VERSION: &str = "v1alpha1";
+pub const PLURAL: &str = "localconfigmaps";
+
+/// Requests in flight while creating in bulk: enough to keep the API
+/// server busy on two cores, few enough not to trip its rate limits.
+const CREATE_CONCURRENCY: usize = 16;
+
+/// Items per page when the harness lists.
+const LIST_PAGE: u32 = 500;
+
+/// How often a reaction probe reads the object (and the ConfigMap).
+const PROBE: Duration = Duration::from_millis(5);
+
+/// How long one reaction may take before the run fails.
+const REACTION_TIMEOUT: Duration = Duration::from_secs(300);
+
+pub fn descriptor() -> ResourceDescriptor {
+    ResourceDescriptor::new(GROUP, VERSION, PLURAL, "LocalConfigMap")
+}
+
+/// What a created resource asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    pub interval: &'static str,
+    pub destroy: bool,
+}
+
+impl Spec {
+    /// Ready resources nobody touches: nothing is due for an hour.
+    pub const IDLE: Spec = Spec {
+        interval: "1h",
+        destroy: false,
+    };
+
+    fn body(self, name: &str, value: &str) -> Value {
+        let mut spec = json!({
+            "reconcileInterval": self.interval,
+            "config": {"data": {"v": value}},
+        });
+        if self.destroy {
+            spec["deletionPolicy"] = json!("Destroy");
+        }
+        json!({
+            "apiVersion": format!("{GROUP}/{VERSION}"), "kind": "LocalConfigMap",
+            "metadata": {"name": name}, "spec": spec,
+        })
+    }
+}
+
+/// The time from a change until the operator showed it.
+#[derive(Clone, Copy, Debug)]
+pub struct Reaction {
+    /// Until the resource reads Ready for the new generation.
+    pub ready: f64,
+    /// Until the owned ConfigMap holds the new data.
+    pub config_map: f64,
+}
+
+pub struct Harness<'a> {
+    pub rt: &'a tokio::runtime::Runtime,
+    pub cluster: &'a Cluster,
+    pub client: Arc<ProxyClient>,
+    pub work: &'a Path,
+}
+
+impl<'a> Harness<'a> {
+    pub fn new(
+        rt: &'a tokio::runtime::Runtime,
+        cluster: &'a Cluster,
+        work: &'a Path,
+    ) -> Result<Self> {
+        // The local 1.20 server knows no CEL rules.
+        let crd = local_configmap_operator::package::crd_yaml(false)?;
+        cluster.kubectl(&["apply", "-f", "-"], Some(&crd))?;
+        cluster.kubectl(
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=60s",
+                &format!("crd/{PLURAL}.{GROUP}"),
+            ],
+            None,
+        )?;
+        let client = Arc::new(proxy_client(ProxyOptions::new(cluster.kubectl_options()))?);
+        rt.block_on(client.start())?;
+        Ok(Self {
+            rt,
+            cluster,
+            client,
+            work,
+        })
+    }
+
+    fn send(&self, request: ApiRequest) -> Result<Value> {
+        Ok(self
+            .rt
+            .block_on(self.client.send(request))?
+            .body
+            .unwrap_or(Value::Null))
+    }
+
+    fn collection(namespace: &str) -> Result<ApiPath> {
+        Ok(ApiPath::namespaced(
+            GROUP, VERSION, namespace, PLURAL, None, None,
+        )?)
+    }
+
+    /// A namespace holding `n` idle LocalConfigMaps `r-00000`...
+    pub fn populate(&self, namespace: &str, n: usize) -> Result<()> {
+        self.populate_with(namespace, n, Spec::IDLE)
+    }
+
+    /// A new namespace holding `n` LocalConfigMaps with `spec`, created
+    /// [`CREATE_CONCURRENCY`] at a time through the harness's proxy, so
+    /// 10,000 take seconds, not the minutes one kubectl call each would.
+    pub fn populate_with(&self, namespace: &str, n: usize, spec: Spec) -> Result<()> {
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+        self.send(
+            ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns),
+        )?;
+        let collection = Self::collection(namespace)?;
+        let tasks: Vec<_> = (0..CREATE_CONCURRENCY)
+            .map(|lane| {
+                let client = self.client.clone();
+                let collection = collection.clone();
+                self.rt.spawn(async move {
+                    for i in (lane..n).step_by(CREATE_CONCURRENCY) {
+                        let body = spec.body(&name(i), "0");
+                        let request =
+                            ApiRequest::new(Method::Post, collection.clone()).with_body(body);
+                        client.send(request).await?;
+                    }
+                    Ok::<_, blue_kubernetes_client::Error>(())
+                })
+            })
+            .collect();
+        for task in tasks {
+            self.rt.block_on(task).context("a create task panicked")??;
+        }
+        Ok(())
+    }
+
+    /// Resources of `namespace` Ready for their current generation, read
+    /// in pages: one list of 10,000 takes the API server longer than a
+    /// request may while an operator keeps it busy.
+    pub fn ready(&self, namespace: &str) -> Result<usize> {
+        let mut page = PageRequest::first(LIST_PAGE);
+        let mut ready = 0;
+        loop {
+            let got = self
+                .rt
+                .block_on(self.client.list_page(&descriptor(), namespace, &page))?;
+            ready += got.items.iter().filter(|r| is_ready(r)).count();
+            match got.continue_token {
+                Some(token) => page.continue_token = Some(token),
+                None => return Ok(ready),
+            }
+        }
+    }
+
+    /// Lists until `n` are Ready; returns the time it took. Every 50 ms for
+    /// small counts; large lists are spaced out, as each one costs the API
+    /// server (and so the operator being timed) real CPU.
+    pub fn wait_ready(&self, namespace: &str, n: usize, timeout: Duration) -> Result<Duration> {
+        let every = Duration::from_millis(match n {
+            0..=200 => 50,
+            201..=2_000 => 500,
+            _ => 2_000,
+        });
+        let started = Instant::now();
+        loop {
+            if self.ready(namespace)? >= n {
+                return Ok(started.elapsed());
+            }
+            anyhow::ensure!(
+                started.elapsed() < timeout,
+                "{n} Ready in {namespace} not reached in {timeout:?}"
+            );
+            std::thread::sleep(every);
+        }
+    }
+
+    /// Edits `name`'s data (a new generation); times, from the API
+    /// server's answer, until it is Ready for that generation and until its
+    /// ConfigMap holds the new data (two probes, each a get every 5 ms).
+    pub fn edit_reaction(&self, namespace: &str, name: &str, value: &str) -> Result<Reaction> {
+        let path = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(name), None)?;
+        let patch = json!({"spec": {"config": {"data": {"v": value}}}});
+        let edited =
+            self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
+        let at = Instant::now();
+        let generation = edited["metadata"]["generation"]
+            .as_i64()
+            .context("no generation")?;
+        let ready = self.rt.spawn(until_ready(
+            self.client.clone(),
+            namespace.to_string(),
+            name.to_string(),
+            generation,
+        ));
+        let config_map = self.rt.spawn(until_config_map(
+            self.client.clone(),
+            namespace.to_string(),
+            name.to_string(),
+            value.to_string(),
+        ));
+        let ready = self.rt.block_on(ready).context("probe panicked")??;
+        let config_map = self.rt.block_on(config_map).context("probe panicked")??;
+        Ok(Reaction {
+            ready: ready.saturating_duration_since(at).as_secs_f64(),
+            config_map: config_map.saturating_duration_since(at).as_secs_f64(),
+        })
+    }
+
+    /// Creates `name` (idle spec); times, from the API server's answer,
+    /// until it is Ready.
+    pub fn create_reaction(&self, namespace: &str, name: &str) -> Result<f64> {
+        let body = Spec::IDLE.body(name, "0");
+        self.send(ApiRequest::new(Method::Post, Self::collection(namespace)?).with_body(body))?;
+        let at = Instant::now();
+        let ready = self.rt.block_on(until_ready(
+            self.client.clone(),
+            namespace.to_string(),
+            name.to_string(),
+            1,
+        ))?;
+        Ok(ready.saturating_duration_since(at).as_secs_f64())
+    }
+
+    /// Deletes every resource of `namespace`; times until the last one is
+    /// gone (its finalizer released, i.e. its Destroy finished).
+    pub fn delete_all(&self, namespace: &str, n: usize) -> Result<f64> {
+        let started = Instant::now();
+        for i in 0..n {
+            let path =
+                ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(&name(i)), None)?;
+            self.send(ApiRequest::new(Method::Delete, path))?;
+        }
+        loop {
+            let left = self
+                .rt
+                .block_on(self.client.list_resources(&descriptor(), namespace))?;
+            if left.is_empty() {
+                return Ok(started.elapsed().as_secs_f64());
+            }
+            anyhow::ensure!(
+                started.elapsed() < REACTION_TIMEOUT,
+                "{} resources in {namespace} never went away",
+                left.len()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Starts `who` on `namespace`, logging to the scratch directory.
+    pub fn start(&self, who: &Contender, namespace: &str) -> Result<Operator> {
+        let mut args = vec![
+            "--context".to_string(),
+            self.cluster.cp.context().to_string(),
+            "--kubeconfig".into(),
+            self.cluster.cp.kubeconfig_path().display().to_string(),
+            "--namespace".into(),
+            namespace.into(),
+        ];
+        args.extend(who.extra.iter().cloned());
+        let tmp = self.work.join("tmp");
+        std::fs::create_dir_all(&tmp)?;
+        let env = [
+            (
+                "KUBECACHEDIR".to_string(),
+                self.work.join("kube-cache").display().to_string(),
+            ),
+            ("TMPDIR".to_string(), tmp.display().to_string()),
+        ];
+        let log = self.work.join(format!("{}-{namespace}.log", who.label));
+        Operator::start(&who.binary, &args, &env, &log, self.work)
+    }
+}
+
+async fn until_ready(
+    client: Arc<ProxyClient>,
+    namespace: String,
+    name: String,
+    generation: i64,
+) -> Result<Instant> {
+    let started = Instant::now();
+    loop {
+        let r = client
+            .get_resource(&descriptor(), &namespace, &name)
+            .await?;
+        if r.as_ref().is_some_and(|r| {
+            r["status"]["phase"] == "Ready"
+                && r["status"]["observedGeneration"].as_i64() >= Some(generation)
+        }) {
+            return Ok(Instant::now());
+        }
+        anyhow::ensure!(
+            started.elapsed() < REACTION_TIMEOUT,
+            "{name} never Ready for generation {generation}"
+        );
+        tokio::time::sleep(PROBE).await;
+    }
+}
+
+async fn until_config_map(
+    client: Arc<ProxyClient>,
+    namespace: String,
+    name: String,
+    value: String,
+) -> Result<Instant> {
+    let path = ApiPath::namespaced("", "v1", &namespace, "configmaps", Some(&name), None)?;
+    let started = Instant::now();
+    loop {
+        match client.send(ApiRequest::get(path.clone())).await {
+            Ok(found) => {
+                let data = found.body.unwrap_or(Value::Null);
+                if data["data"]["v"] == value.as_str() {
+                    return Ok(Instant::now());
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        anyhow::ensure!(
+            started.elapsed() < REACTION_TIMEOUT,
+            "the ConfigMap of {name} never held the edit"
+        );
+        tokio::time::sleep(PROBE).await;
+    }
+}
+
+pub fn name(i: usize) -> String {
+    format!("r-{i:05}")
+}
+
+fn is_ready(r: &Value) -> bool {
+    r["status"]["phase"] == "Ready"
+        && r["status"]["observedGeneration"].as_i64() == r["metadata"]["generation"].as_i64()
+}

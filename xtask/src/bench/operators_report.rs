@@ -1,0 +1,385 @@
+//! The `operators` part's tables and its verdicts against the issue's
+//! targets (the peer is the yardstick).
+
+use super::contender::{Contender, Family};
+use super::measure::{median, ms, percentile, secs, thousands};
+use super::operators::{operator_resource, Idle, Outcome, Sizes};
+use super::report::{Report, Section};
+
+const VERBS: [&str; 7] = ["LIST", "WATCH", "GET", "PUT", "PATCH", "POST", "DELETE"];
+
+pub fn render(
+    results: &[(Contender, Outcome)],
+    baseline: &Idle,
+    sizes: &Sizes,
+    report: &mut Report,
+) {
+    let peer = results.iter().position(|(c, _)| c.family == Family::Peer);
+    let ours: Vec<usize> = (0..results.len()).filter(|i| Some(*i) != peer).collect();
+    let mut header = vec!["measure".to_string()];
+    header.extend(results.iter().map(|(c, _)| c.label.to_string()));
+    if let Some(p) = peer {
+        for &i in &ours {
+            header.push(format!("{} / {}", results[i].0.label, results[p].0.label));
+        }
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut s = Section::new(
+        "The example operator end to end, against the peer",
+        &method(results, sizes),
+        &header,
+    );
+    s.order = 6;
+    // NaN: not measured (that size failed); shown as "-".
+    let mut row = |name: String, values: Vec<f64>, fmt: &dyn Fn(f64) -> String| {
+        let mut cells = vec![name];
+        cells.extend(
+            values
+                .iter()
+                .map(|v| if v.is_nan() { "-".into() } else { fmt(*v) }),
+        );
+        if let Some(p) = peer {
+            for &i in &ours {
+                cells.push(if values[p] > 0.0 && !values[i].is_nan() {
+                    format!("{:.1}x", values[i] / values[p])
+                } else {
+                    "-".into()
+                });
+            }
+        }
+        s.row(cells);
+    };
+    let each =
+        |f: &dyn Fn(&Outcome) -> f64| -> Vec<f64> { results.iter().map(|(_, o)| f(o)).collect() };
+    row(
+        format!("{} new to Ready: wall", sizes.new),
+        each(&|o| o.new.0),
+        &|v| secs(v),
+    );
+    row(
+        format!("{} new to Ready: operator CPU", sizes.new),
+        each(&|o| o.new.1),
+        &|v| secs(v),
+    );
+    row(
+        format!("{} Destroy deletions finished", sizes.deletions),
+        each(&|o| o.deletions),
+        &|v| secs(v),
+    );
+    row(
+        format!(
+            "periodic checks per second ({} due every 1 s)",
+            thousands(sizes.checks as f64)
+        ),
+        each(&|o| o.checks_per_second),
+        &|v| format!("{v:.0}/s"),
+    );
+    for &n in &sizes.latency {
+        let at = thousands(n as f64);
+        let samples = |f: &dyn Fn(&super::operators::AtSize) -> Vec<f64>,
+                       stat: &dyn Fn(&[f64]) -> f64| {
+            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&f(a))))
+        };
+        let ready = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.ready).collect();
+        let cm = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.config_map).collect();
+        let create = |a: &super::operators::AtSize| a.creates.clone();
+        let p50 = |v: &[f64]| median(v);
+        let p95 = |v: &[f64]| percentile(v, 95.0);
+        row(
+            format!("edit to Ready status at {at}: p50"),
+            samples(&ready, &p50),
+            &|v| ms(v),
+        );
+        row(
+            format!("edit to Ready status at {at}: p95"),
+            samples(&ready, &p95),
+            &|v| ms(v),
+        );
+        row(
+            format!("edit to ConfigMap at {at}: p50"),
+            samples(&cm, &p50),
+            &|v| ms(v),
+        );
+        row(
+            format!("edit to ConfigMap at {at}: p95"),
+            samples(&cm, &p95),
+            &|v| ms(v),
+        );
+        row(
+            format!("create to Ready at {at}: p50"),
+            samples(&create, &p50),
+            &|v| ms(v),
+        );
+        row(
+            format!("create to Ready at {at}: p95"),
+            samples(&create, &p95),
+            &|v| ms(v),
+        );
+    }
+    for &n in &sizes.latency {
+        let at = thousands(n as f64);
+        let idle = |f: &dyn Fn(&super::operators::Idle) -> f64| {
+            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| f(&a.idle)))
+        };
+        row(
+            format!("idle at {at}: operator + proxy CPU"),
+            idle(&|i| i.operator_cpu),
+            &pct,
+        );
+        row(
+            format!("idle at {at}: API server + etcd CPU"),
+            idle(&|i| i.server_cpu),
+            &pct,
+        );
+        row(
+            format!("idle at {at}: API requests per minute"),
+            idle(&|i| i.served.total(operator_resource) * 60.0 / i.wall.max(1e-9)),
+            &|v| format!("{v:.0}"),
+        );
+        row(
+            format!("idle at {at}: operator RSS"),
+            idle(&|i| i.rss.operator as f64),
+            &mib,
+        );
+        row(
+            format!("idle at {at}: operator peak RSS"),
+            idle(&|i| i.rss.peak as f64),
+            &mib,
+        );
+        row(
+            format!("idle at {at}: kubectl proxy RSS"),
+            idle(&|i| i.rss.children as f64),
+            &mib,
+        );
+    }
+    let per_resource: Vec<Option<(usize, f64)>> =
+        results.iter().map(|(_, o)| rss_per_resource(o)).collect();
+    if let Some(&n) = sizes.latency.iter().max() {
+        row(
+            format!("operator RSS per resource at {}", thousands(n as f64)),
+            per_resource
+                .iter()
+                .map(|p| p.filter(|x| x.0 == n).map_or(f64::NAN, |x| x.1))
+                .collect(),
+            &|v| format!("{} B", thousands(v)),
+        );
+    }
+    s.note("ratios below 1.0x mean ours is faster or smaller than the peer");
+    s.note(format!(
+        "with no operator running, kube-apiserver + etcd used {} of a core over {:.0} s \
+         and served {:.0} requests per minute for its own loopback controllers",
+        pct(baseline.server_cpu),
+        baseline.wall,
+        baseline.served.total(|_| true) * 60.0 / baseline.wall.max(1e-9)
+    ));
+    report.sections.push(s);
+    report
+        .sections
+        .push(requests_section(results, baseline, sizes));
+    verdicts(results, ours.first().copied(), peer, sizes, report);
+}
+
+fn method(results: &[(Contender, Outcome)], sizes: &Sizes) -> String {
+    let who: Vec<String> = results
+        .iter()
+        .map(|(c, _)| {
+            let program = c.binary.file_name().unwrap_or_default().to_string_lossy();
+            format!("*{}* (`{program} {}`)", c.label, c.extra.join(" "))
+        })
+        .collect();
+    format!(
+        "Each contender runs as its own process on its own namespace: {}. Ours share \
+         populations (same finalizer); the peer builds its own. A harness in the bench \
+         process, with its own `kubectl proxy`, creates resources ({} requests in flight) \
+         and probes with a get every 5 ms, so watching costs the measured operator \
+         nothing. *New*: {} resources created, then the operator starts; timed until \
+         all are Ready for their generation. *Deletions*: {} Ready resources with \
+         `deletionPolicy: Destroy` deleted at once, timed until the last is gone. \
+         *Periodic checks*: {} Ready resources with a 1 s interval; ConfigMap GETs per \
+         second from the API server's `apiserver_request_total` over {} s. *Edit* ({} \
+         per size) and *create* ({} per size): at a random phase of any poll period, \
+         timed from the API server's answer until the resource reads Ready for the new \
+         generation, and (edits) until its ConfigMap holds the new data. *Idle*: after \
+         the operator made no per-resource request for 2 s, a {} s window: CPU of the \
+         operator's process tree (the proxy included) and of kube-apiserver + etcd from \
+         `/proc`, RSS at the end (VmRSS), and requests from the API server's metrics. \
+         RSS per resource: (RSS at the largest size - RSS at the smallest) / the \
+         difference in resources.",
+        who.join(", "),
+        16,
+        sizes.new,
+        sizes.deletions,
+        thousands(sizes.checks as f64),
+        sizes.checks_window.as_secs(),
+        sizes.edits,
+        sizes.creates,
+        sizes.idle_window.as_secs(),
+    )
+}
+
+fn requests_section(results: &[(Contender, Outcome)], baseline: &Idle, sizes: &Sizes) -> Section {
+    let mut header = vec!["contender", "resources"];
+    header.extend(VERBS);
+    header.extend([
+        "other verbs",
+        "watches opened, still open",
+        "API server's own (other resources)",
+    ]);
+    let mut s = Section::new(
+        "API requests while idle, per minute",
+        "Completed requests by verb on the resources this job uses (LocalConfigMaps \
+         and their status, ConfigMaps, Events, Leases), from the API server's \
+         `apiserver_request_total` before and after each idle window above. A watch \
+         is counted when it ends; the open ones are the rise of \
+         `apiserver_longrunning_gauge{verb=\"WATCH\"}` from before the operator \
+         started to the end of the window (the harness's probes hold none). The last \
+         column is every other request with a resource: the API server's own loopback \
+         controllers (the first row: no operator at all).",
+        &header,
+    );
+    s.order = 6;
+    let mut line = |label: &str, n: &str, idle: &Idle| {
+        let per_min = 60.0 / idle.wall.max(1e-9);
+        let verbs = idle.served.by_verb(operator_resource);
+        let mut cells = vec![label.to_string(), n.to_string()];
+        for verb in VERBS {
+            cells.push(format!(
+                "{:.1}",
+                verbs.get(verb).copied().unwrap_or(0.0) * per_min
+            ));
+        }
+        let other = verbs
+            .iter()
+            .filter(|(v, _)| !VERBS.contains(&v.as_str()))
+            .fold(0.0, |a, (_, n)| a + n);
+        cells.push(format!("{:.1}", other * per_min));
+        cells.push(format!("{:.0}", idle.served.open_watches()));
+        let own = idle.served.total(|r| !operator_resource(r));
+        cells.push(format!("{:.1}", own * per_min));
+        s.row(cells);
+    };
+    line("none", "-", baseline);
+    for (c, o) in results {
+        for &n in &sizes.latency {
+            if let Some(a) = o.sizes.get(&n) {
+                line(c.label, &thousands(n as f64), &a.idle);
+            }
+        }
+    }
+    s
+}
+
+/// (largest size, bytes per resource between the smallest and largest).
+fn rss_per_resource(o: &Outcome) -> Option<(usize, f64)> {
+    let (lo, small) = o.sizes.iter().next()?;
+    let (hi, large) = o.sizes.iter().next_back()?;
+    (hi > lo).then(|| {
+        let grown = large.idle.rss.operator as f64 - small.idle.rss.operator as f64;
+        (*hi, grown * 1024.0 / (hi - lo) as f64)
+    })
+}
+
+fn verdicts(
+    results: &[(Contender, Outcome)],
+    ours: Option<usize>,
+    peer: Option<usize>,
+    sizes: &Sizes,
+    report: &mut Report,
+) {
+    let Some(i) = ours else { return };
+    let (c, o) = (&results[i].0, &results[i].1);
+    let who = c.label;
+    if let Some(p) = peer {
+        let po = &results[p].1;
+        for &n in sizes.latency.iter().filter(|n| **n >= 1_000) {
+            let (Some(a), Some(b)) = (o.sizes.get(&n), po.sizes.get(&n)) else {
+                continue;
+            };
+            let pairs: [(&str, Vec<f64>, Vec<f64>); 2] = [
+                (
+                    "edit to updated ConfigMap",
+                    a.edits.iter().map(|r| r.config_map).collect(),
+                    b.edits.iter().map(|r| r.config_map).collect(),
+                ),
+                ("create to Ready", a.creates.clone(), b.creates.clone()),
+            ];
+            for (what, ours, theirs) in pairs {
+                let (p50, p95) = (median(&ours), percentile(&ours, 95.0));
+                let (q50, q95) = (median(&theirs), percentile(&theirs, 95.0));
+                report.verdict(
+                    &format!(
+                        "{what} at {} ({who}): p50 at most the peer's, p95 at most 3x the peer's",
+                        thousands(n as f64)
+                    ),
+                    format!(
+                        "p50 {} vs {}, p95 {} vs {}",
+                        ms(p50),
+                        ms(q50),
+                        ms(p95),
+                        ms(q95)
+                    ),
+                    p50 <= q50 && p95 <= 3.0 * q95,
+                );
+            }
+        }
+        report.verdict(
+            &format!(
+                "{} new resources Ready ({who}): at most the peer's time",
+                sizes.new
+            ),
+            format!("{} vs {}", secs(o.new.0), secs(po.new.0)),
+            o.new.0 <= po.new.0,
+        );
+        report.verdict(
+            &format!(
+                "{} Destroy deletions finished ({who}): at most the peer's time",
+                sizes.deletions
+            ),
+            format!("{} vs {}", secs(o.deletions), secs(po.deletions)),
+            o.deletions <= po.deletions,
+        );
+    }
+    report.verdict(
+        &format!("periodic checks ({who}): at least 200 per second"),
+        format!("{:.0}/s", o.checks_per_second),
+        o.checks_per_second >= 200.0,
+    );
+    if let Some((n, a)) = o.sizes.iter().next_back() {
+        report.verdict(
+            &format!(
+                "idle with {} ({who}): operator + proxy at most 2% of one core",
+                thousands(*n as f64)
+            ),
+            pct(a.idle.operator_cpu),
+            a.idle.operator_cpu <= 0.02,
+        );
+        let per_resource = a.idle.served.per_resource(operator_resource);
+        report.verdict(
+            &format!(
+                "idle with {} ({who}): only lists and watches reach the API server",
+                thousands(*n as f64)
+            ),
+            format!("{per_resource:.0} other requests in {:.0} s", a.idle.wall),
+            per_resource == 0.0,
+        );
+    }
+    if let Some((n, b)) = rss_per_resource(o) {
+        report.verdict(
+            &format!(
+                "memory at {} ({who}): at most 2 KiB per resource",
+                thousands(n as f64)
+            ),
+            format!("{} B", thousands(b)),
+            b <= 2048.0,
+        );
+    }
+}
+
+/// Cores as a percentage of one, to 0.1% (idle figures are small).
+fn pct(cores: f64) -> String {
+    format!("{:.1}%", 100.0 * cores)
+}
+
+fn mib(kib: f64) -> String {
+    format!("{:.1} MiB", kib / 1024.0)
+}
