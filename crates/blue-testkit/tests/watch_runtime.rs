@@ -283,3 +283,24 @@ async fn a_pass_is_not_repeated_for_its_own_intermediate_writes() {
     assert_eq!(r.runtime.stats().reconciles, 1);
     r.runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_long_queue_holds_at_most_256_objects_and_reads_the_rest() {
+    let cluster = FakeCluster::new();
+    for n in 0..300 {
+        cluster.create(&widgets(), NS, &format!("w{n:03}"), hourly(n));
+    }
+    let infra = FakeInfra::new();
+    let mut config = Config::new(Arc::new(cluster.clone()), vec![infra.package(widgets())]);
+    config.namespace = NS.into();
+    config.now = tokio_clock();
+    let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
+    wait_ms(5_000).await;
+    for n in 0..300 {
+        assert!(settled(&cluster, &widgets(), NS, &format!("w{n:03}")));
+    }
+    // One re-read under the lock each, plus one read for each of the 44
+    // queued without their object.
+    assert_eq!(cluster.calls().get, 300 + 44);
+    runtime.stop().await;
+}

@@ -159,11 +159,19 @@ fn decide(
     }
 }
 
+/// Queued entries that may keep the object they were decided on. Beyond
+/// it, entries carry only their key and the worker reads the object (about
+/// a millisecond through the proxy): a first list of 10,000 new resources
+/// must not hold 10,000 objects in the queue (and the allocator's pages
+/// afterwards), and an object that waited long is better read fresh anyway.
+const QUEUED_SNAPSHOTS: usize = 256;
+
 /// A standby replica queues nothing: its reflectors relist when it leads.
 fn queue(shared: &Shared, key: Key, snapshot: Option<Value>, version: String) {
     if !shared.may_dispatch() {
         return;
     }
+    let snapshot = snapshot.filter(|_| shared.queue.len() < QUEUED_SNAPSHOTS);
     shared.queue.push(Work {
         key,
         snapshot,
