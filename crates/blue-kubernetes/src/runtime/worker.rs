@@ -1,0 +1,148 @@
+//! A worker: takes the next resource from the queue, reads it if the
+//! queue did not keep its object, runs one pass, and hands the outcome to
+//! the dispatcher. A bug anywhere in a pass costs one attempt, not the
+//! worker.
+
+use super::dispatch::{after_pass, set_queue_depth};
+use super::failure_log::Failure;
+use super::queue::Work;
+use super::{outcome, Shared};
+use crate::reconcile::{reconcile_snapshot, Report};
+use crate::Phase;
+use futures::FutureExt;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+pub(super) async fn work_loop(shared: Arc<Shared>) {
+    while let Some(mut work) = shared.queue.pop().await {
+        set_queue_depth(&shared);
+        if !shared.may_dispatch() {
+            shared.queue.done(&work.key);
+            continue;
+        }
+        let snapshot = match work.snapshot.take() {
+            Some(snapshot) => snapshot,
+            None => match read(&shared, &work).await {
+                Ok(snapshot) => snapshot,
+                Err(hold) => {
+                    shared.queue.done(&work.key);
+                    after_pass(&shared, &work, hold, None);
+                    continue;
+                }
+            },
+        };
+        let (hold, written) = pass(&shared, &work, snapshot).await;
+        shared.queue.done(&work.key);
+        after_pass(&shared, &work, hold, written.as_deref());
+    }
+}
+
+/// Reads the object a timer fired for. `Err(hold)` when there is nothing
+/// to reconcile now: gone (its deletion event follows), or unreadable
+/// (backed off like a failed write).
+async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<u64>> {
+    let (package, namespace, name) = &work.key;
+    let descriptor = shared.controller.config.packages[*package].descriptor();
+    let client = &shared.controller.config.client;
+    match client.get_resource(descriptor, namespace, name).await {
+        Ok(Some(object)) => Ok(object),
+        Ok(None) => Err(None),
+        Err(e) => {
+            let subject = outcome::subject(shared, &work.key);
+            shared.failures.failed(&subject, Failure::of(&e));
+            shared.counters.update(|s| s.reconcile_errors += 1);
+            let uid = shared
+                .book
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .cache
+                .uid(&work.key)
+                .map(str::to_string);
+            let config = &shared.controller.config;
+            let now = shared.controller.now();
+            let delay = match uid {
+                Some(uid) => {
+                    shared
+                        .backoff
+                        .failed_read(&uid, now, config.retry_base_ms, config.retry_max_ms)
+                }
+                None => config.retry_base_ms,
+            };
+            Err(Some(now.saturating_add(delay)))
+        }
+    }
+}
+
+/// One pass over `snapshot`, measured and recorded; returns the hold and
+/// the last written version for [`after_pass`].
+async fn pass(
+    shared: &Shared,
+    work: &Work,
+    snapshot: serde_json::Value,
+) -> (Option<u64>, Option<String>) {
+    let metrics = shared.controller.telemetry.metrics.clone();
+    let package = &shared.controller.config.packages[work.key.0];
+    let label = [("controller", package.descriptor().qualified_plural())];
+    metrics.active_workers.get_or_create(&label).inc();
+    let started = tokio::time::Instant::now();
+    let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
+    // A bug anywhere in a pass must cost one attempt, not a worker.
+    let mut written = None;
+    let result = AssertUnwindSafe(reconcile_snapshot(
+        &shared.controller,
+        package,
+        snapshot,
+        &mut written,
+    ))
+    .catch_unwind()
+    .await;
+    let delay = outcome::record(shared, &work.key, &metadata, &result);
+    metrics.active_workers.get_or_create(&label).dec();
+    metrics
+        .reconcile_time
+        .get_or_create(&label)
+        .observe(started.elapsed().as_secs_f64());
+    let outcome = match &result {
+        Ok(Ok(Report::Reconciled(Phase::Failed, _))) | Ok(Err(_)) | Err(_) => "error",
+        Ok(Ok(Report::Reconciled(..) | Report::Released)) => "success",
+        Ok(Ok(Report::Conflict)) => "conflict",
+        Ok(Ok(Report::Busy)) => "busy",
+        Ok(Ok(_)) => "skipped",
+    };
+    if outcome == "error" {
+        metrics.reconcile_errors.get_or_create(&label).inc();
+    }
+    let [(_, controller)] = &label;
+    metrics
+        .reconciles
+        .get_or_create(&[
+            ("controller", controller.clone()),
+            ("result", outcome.into()),
+        ])
+        .inc();
+    let now = shared.controller.now();
+    let config = &shared.controller.config;
+    let hold = match &result {
+        // The holder of the identity lock may finish without changing this
+        // object: look again shortly.
+        Ok(Ok(Report::Busy)) => Some(now.saturating_add(config.poll_ms)),
+        // Someone wrote first: reread at once.
+        Ok(Ok(Report::Conflict)) => Some(now),
+        // It wrote, or found the cache behind: the newer version decides.
+        Ok(Ok(_)) => None,
+        Ok(Err(_)) | Err(_) => Some(now.saturating_add(delay.unwrap_or(config.retry_base_ms))),
+    };
+    shared.counters.update(|s| match result {
+        Ok(Ok(report)) => {
+            s.reconciles += 1;
+            match report {
+                Report::Busy => s.busy += 1,
+                Report::Conflict => s.conflicts += 1,
+                Report::Reconciled(Phase::Failed, _) => s.failed += 1,
+                _ => {}
+            }
+        }
+        Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
+    });
+    (hold, written)
+}
