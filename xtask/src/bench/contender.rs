@@ -90,15 +90,18 @@ pub struct Contender {
 }
 
 impl Contender {
-    pub fn ours(binary: &Path, mode: Mode, flags: OperatorFlags) -> Self {
+    pub fn ours(binary: &Path, mode: Mode, flags: OperatorFlags, workers: usize) -> Self {
         let transport = if mode == Mode::Kubectl {
             "kubectl"
         } else {
             "proxy"
         };
-        let mut extra: Vec<String> = ["--workers", "2", "--transport", transport]
-            .map(String::from)
-            .to_vec();
+        let mut extra: Vec<String> = vec![
+            "--workers".into(),
+            workers.to_string(),
+            "--transport".into(),
+            transport.into(),
+        ];
         if mode != Mode::Watch && flags.no_watch {
             extra.push("--no-watch".into());
         }
@@ -129,6 +132,7 @@ pub fn select(
     binary: &Path,
     flags: OperatorFlags,
     peer: Option<&Path>,
+    workers: usize,
 ) -> Result<Vec<Contender>> {
     let default: Vec<String> = ["watch", "poll", "peer"].map(String::from).to_vec();
     let explicit = names.is_some();
@@ -153,9 +157,9 @@ pub fn select(
         match own_binary {
             Some(other) => {
                 let flags = OperatorFlags::of(&other)?;
-                out.push(Contender::ours(&other, mode, flags));
+                out.push(Contender::ours(&other, mode, flags, workers));
             }
-            None if flags.supports(mode) => out.push(Contender::ours(binary, mode, flags)),
+            None if flags.supports(mode) => out.push(Contender::ours(binary, mode, flags, workers)),
             None => eprintln!(
                 "[bench] the example operator has no --no-watch: no {name} contender \
                  (give {name}=BINARY of a polling build)"
@@ -205,16 +209,16 @@ mod tests {
         assert!(old.supports(Mode::Watch) && !old.supports(Mode::Poll));
         assert!(new.supports(Mode::Poll) && new.supports(Mode::Kubectl));
         let bin = Path::new("op");
-        assert!(!Contender::ours(bin, Mode::Poll, old)
+        assert!(!Contender::ours(bin, Mode::Poll, old, 2)
             .extra
             .contains(&"--no-watch".to_string()));
-        assert!(Contender::ours(bin, Mode::Poll, new)
+        assert!(Contender::ours(bin, Mode::Poll, new, 2)
             .extra
             .contains(&"--no-watch".to_string()));
-        assert!(!Contender::ours(bin, Mode::Watch, new)
+        assert!(!Contender::ours(bin, Mode::Watch, new, 2)
             .extra
             .contains(&"--no-watch".to_string()));
-        let kubectl = Contender::ours(bin, Mode::Kubectl, new).extra;
+        let kubectl = Contender::ours(bin, Mode::Kubectl, new, 2).extra;
         assert!(kubectl.windows(2).any(|w| w == ["--transport", "kubectl"]));
     }
 
@@ -222,11 +226,11 @@ mod tests {
     fn selection_skips_what_the_binary_cannot_do() {
         let bin = Path::new("op");
         let peer = Path::new("peer");
-        let picked = select(None, bin, OperatorFlags::default(), Some(peer)).unwrap();
+        let picked = select(None, bin, OperatorFlags::default(), Some(peer), 2).unwrap();
         let labels: Vec<_> = picked.iter().map(|c| c.label).collect();
         assert_eq!(labels, ["watch", "peer"]);
         let watching = OperatorFlags { no_watch: true };
-        let labels: Vec<_> = select(None, bin, watching, None)
+        let labels: Vec<_> = select(None, bin, watching, None, 2)
             .unwrap()
             .iter()
             .map(|c| c.label)
@@ -234,12 +238,20 @@ mod tests {
         assert_eq!(labels, ["watch", "poll"]);
         // Another build named for the polling contender is measured as is.
         let other = ["poll=/bin/echo".to_string()];
-        let picked = select(Some(&other), bin, OperatorFlags::default(), None).unwrap();
+        let picked = select(Some(&other), bin, OperatorFlags::default(), None, 2).unwrap();
         assert_eq!(picked[0].label, "poll");
         assert_eq!(picked[0].binary, Path::new("/bin/echo"));
         assert!(!picked[0].extra.contains(&"--no-watch".to_string()));
         let only = ["peer".to_string()];
-        assert!(select(Some(&only), bin, watching, None).is_err());
-        assert!(select(Some(&["nope".to_string()]), bin, watching, None).is_err());
+        assert!(select(Some(&only), bin, watching, None, 2).is_err());
+        assert!(select(Some(&["nope".to_string()]), bin, watching, None, 2).is_err());
+    }
+
+    #[test]
+    fn our_operators_get_the_workers_asked_for() {
+        let bin = Path::new("/bin/true");
+        let extra = Contender::ours(bin, Mode::Watch, OperatorFlags::default(), 8).extra;
+        let at = extra.iter().position(|f| f == "--workers").unwrap();
+        assert_eq!(extra[at + 1], "8");
     }
 }

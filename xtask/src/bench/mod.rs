@@ -46,7 +46,7 @@ use report::Report;
 
 pub const USAGE: &str =
     "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
-        [--peer BINARY] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer]
+        [--peer BINARY] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
         [--out FILE]
                         measure the controller; prints a table and writes
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
@@ -84,6 +84,8 @@ struct Args {
     sizes: Option<Vec<usize>>,
     /// `operators`: who is measured, in order.
     contenders: Option<Vec<String>>,
+    /// `operators`: workers of our operators (default 2).
+    workers: usize,
 }
 
 impl Args {
@@ -97,6 +99,7 @@ impl Args {
             peer: None,
             sizes: None,
             contenders: None,
+            workers: 2,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -125,6 +128,13 @@ impl Args {
                     // The release re-run changes nothing about the path, but
                     // a relative one must not depend on the directory.
                     parsed.peer = Some(std::path::absolute(&peer)?);
+                }
+                "--workers" => {
+                    parsed.workers = value("--workers")?
+                        .parse()
+                        .ok()
+                        .filter(|w| *w > 0)
+                        .context("--workers needs a number above 0")?;
                 }
                 "--sizes" => {
                     parsed.sizes = Some(
@@ -292,6 +302,7 @@ fn run(args: &Args) -> Result<()> {
                     sizes: args.sizes.clone(),
                     contenders: args.contenders.clone(),
                     peer: args.peer.as_deref(),
+                    workers: args.workers,
                 };
                 operators::run(&mut live, &options, &mut report)?;
                 eprintln!(

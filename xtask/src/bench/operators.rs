@@ -29,6 +29,9 @@ pub struct Options<'a> {
     /// `--contenders`: names, in order.
     pub contenders: Option<Vec<String>>,
     pub peer: Option<&'a Path>,
+    /// `--workers`: our operators' workers (the peer's reconciles are
+    /// unbounded).
+    pub workers: usize,
 }
 
 pub struct Sizes {
@@ -323,7 +326,13 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
     let sizes = Sizes::new(options.quick, options.sizes.clone());
     let binary = crate::e2e::operator::build_profile(true)?;
     let flags = OperatorFlags::of(&binary)?;
-    let contenders = select(options.contenders.as_deref(), &binary, flags, options.peer)?;
+    let contenders = select(
+        options.contenders.as_deref(),
+        &binary,
+        flags,
+        options.peer,
+        options.workers,
+    )?;
     let work = TempDir::new("blue-bench-ops")?;
     let h = Harness::new(&live.rt, &live.cluster, work.path())?;
     let mut bench = Bench {
