@@ -79,15 +79,7 @@ impl ApiPath {
         name: Option<&str>,
         subresource: Option<&str>,
     ) -> Result<Self, Error> {
-        let mut segments = if group.is_empty() {
-            vec!["api", version]
-        } else {
-            vec!["apis", group, version]
-        };
-        segments.extend(["namespaces", namespace, plural]);
-        segments.extend(name);
-        segments.extend(subresource);
-        Self::new(segments)
+        Self::resource(group, version, Some(namespace), plural, name, subresource)
     }
 
     /// `/apis/GROUP/VERSION/PLURAL[/NAME[/SUBRESOURCE]]`, with no namespace:
@@ -108,11 +100,26 @@ impl ApiPath {
         name: Option<&str>,
         subresource: Option<&str>,
     ) -> Result<Self, Error> {
+        Self::resource(group, version, None, plural, name, subresource)
+    }
+
+    /// `/api[s]/[GROUP/]VERSION[/namespaces/NS]/PLURAL[/NAME[/SUBRESOURCE]]`.
+    fn resource(
+        group: &str,
+        version: &str,
+        namespace: Option<&str>,
+        plural: &str,
+        name: Option<&str>,
+        subresource: Option<&str>,
+    ) -> Result<Self, Error> {
         let mut segments = if group.is_empty() {
             vec!["api", version]
         } else {
             vec!["apis", group, version]
         };
+        if let Some(namespace) = namespace {
+            segments.extend(["namespaces", namespace]);
+        }
         segments.push(plural);
         segments.extend(name);
         segments.extend(subresource);

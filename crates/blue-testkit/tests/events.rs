@@ -162,3 +162,29 @@ async fn without_a_component_no_events_are_written() {
     w.reconcile("web").await;
     assert_eq!(w.cluster.event_writes(), 0);
 }
+
+#[tokio::test]
+async fn events_about_a_cluster_scoped_object_go_to_the_default_namespace() {
+    let racks =
+        blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "racks", "Rack")
+            .cluster_scoped();
+    let cluster = blue_testkit::FakeCluster::new();
+    let infra = blue_testkit::FakeInfra::new();
+    let package = infra.package(racks.clone());
+    let mut config =
+        blue_kubernetes::Config::new(std::sync::Arc::new(cluster.clone()), vec![package.clone()]);
+    config.event_component = Some("rack-operator".into());
+    let c = blue_kubernetes::controller(config).unwrap();
+    cluster.create(&racks, "", "rack-7", spec(json!(1)));
+    let report = blue_kubernetes::reconcile(&c, &package, "", "rack-7")
+        .await
+        .unwrap();
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    let events = cluster.events();
+    assert!(!events.is_empty());
+    for event in &events {
+        assert_eq!(event["metadata"]["namespace"], "default");
+        assert_eq!(event["involvedObject"]["name"], "rack-7");
+        assert_eq!(event["involvedObject"]["namespace"], "");
+    }
+}

@@ -66,6 +66,12 @@ impl WriteBackoff {
         }
     }
 
+    /// An edit of `object` (new generation or request token) ends its wait.
+    pub(crate) fn forget_if_edited(&self, object: &Value, now_ms: u64) {
+        // `waiting` forgets an entry whose edit no longer matches.
+        let _ = self.waiting(object, now_ms);
+    }
+
     /// Records a failed pass over `snapshot`; returns the delay chosen.
     pub(crate) fn failed(
         &self,

@@ -42,12 +42,6 @@ struct Entry {
     awaiting: Option<Box<str>>,
 }
 
-/// What changed when an object was observed.
-pub(crate) struct Observed {
-    /// Phase slots whose counts changed (old, new).
-    pub(crate) phases: [Option<u8>; 2],
-}
-
 #[derive(Default)]
 pub(crate) struct Cache {
     entries: HashMap<Key, Entry>,
@@ -85,14 +79,15 @@ impl Cache {
     /// same version again (a relist, a duplicated event) keeps its hold.
     /// `in_order` says it came from a watch stream, which delivers versions
     /// in order, so one that is not the version awaited precedes it; a list
-    /// may run concurrently with a write, so it ends the wait.
+    /// may run concurrently with a write, so it ends the wait. Returns the
+    /// phase slots whose counts changed (old, new).
     pub(crate) fn observe(
         &mut self,
         key: Key,
         object: &Value,
         due_ms: Option<u64>,
         in_order: bool,
-    ) -> Observed {
+    ) -> [Option<u8>; 2] {
         let version = version_of(object);
         let phase = phase_slot(object);
         let package = key.0;
@@ -120,9 +115,7 @@ impl Cache {
         if let Some(slot) = phase {
             counts[usize::from(slot)] += 1;
         }
-        Observed {
-            phases: [old_phase, phase],
-        }
+        [old_phase, phase]
     }
 
     /// Forgets `key` (deleted, or missing from a list); returns its uid.

@@ -45,15 +45,14 @@ pub(super) fn key_of(package: usize, object: &Value) -> Key {
 /// record it and decide when to look.
 pub(super) fn observe(shared: &Shared, key: Key, object: Value, in_order: bool) {
     let now = shared.controller.now();
-    // An edit ends a write backoff (this call forgets it).
-    let _ = shared.backoff.waiting(&object, now);
+    shared.backoff.forget_if_edited(&object, now);
     let due = shared.controller.due_at(&object);
     let (ready, version) = {
         let mut book = book(shared);
-        let observed = book.cache.observe(key.clone(), &object, due, in_order);
+        let phases = book.cache.observe(key.clone(), &object, due, in_order);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default().to_string();
-        set_phase_gauges(shared, &book.cache, key.0, observed.phases);
+        set_phase_gauges(shared, &book.cache, key.0, phases);
         (ready, version)
     };
     decide(shared, key, ready, Some(object), version, now);
@@ -139,6 +138,11 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>, writte
         (ready, version)
     };
     decide(shared, work.key.clone(), ready, None, version, now);
+}
+
+/// The uid cached for `key`.
+pub(super) fn uid_of(shared: &Shared, key: &Key) -> Option<String> {
+    book(shared).cache.uid(key).map(str::to_string)
 }
 
 /// Queues `key` if it is ready now, else sets its timer.

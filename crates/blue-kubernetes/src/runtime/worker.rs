@@ -51,13 +51,7 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
             let subject = outcome::subject(shared, &work.key);
             shared.failures.failed(&subject, Failure::of(&e));
             shared.counters.update(|s| s.reconcile_errors += 1);
-            let uid = shared
-                .book
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .cache
-                .uid(&work.key)
-                .map(str::to_string);
+            let uid = super::dispatch::uid_of(shared, &work.key);
             let config = &shared.controller.config;
             let now = shared.controller.now();
             let delay = match uid {
