@@ -14,37 +14,48 @@
 //! Because a hold names the version it was set on, any newer version ends
 //! it, and a lost event costs at most a resync period, never a busy loop.
 
-use super::queue::Key;
+use super::key::{Key, Namespaces};
+use super::token::{Spelled, Token};
 use crate::resource::{self, status_str};
 use crate::Phase;
 use serde_json::Value;
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
 
 /// Phase slots counted per package: no phase, then [`Phase::ALL`].
 pub(crate) const PHASE_SLOTS: usize = Phase::ALL.len() + 1;
 
-struct Hold {
-    version: Box<str>,
-    /// `None`: until a newer version arrives.
-    until_ms: Option<u64>,
+/// What keeps a resource from being dispatched again at its current
+/// version. It needs no version of its own: [`Cache::hold`] sets it only on
+/// the cached version, and [`Cache::observe`] drops it when another arrives.
+#[derive(Clone, Copy)]
+enum Hold {
+    UntilNewer,
+    /// Until this time, or a newer version if it comes first.
+    Until(u64),
 }
 
+/// One resource, about 100 bytes with no allocation of its own when its
+/// uid and resourceVersion have the usual shape (see [`Token`]).
 struct Entry {
-    uid: Box<str>,
-    version: Box<str>,
-    /// Index into the phase slots; `None` for text that is not a phase.
-    phase: Option<u8>,
+    uid: Token,
+    version: Token,
     due_ms: Option<u64>,
     hold: Option<Hold>,
     /// The version our last pass wrote, while a watch has not yet brought
     /// it: versions before it are our own intermediate writes (or older),
     /// so they decide nothing.
-    awaiting: Option<Box<str>>,
+    awaiting: Option<Token>,
+    /// Index into the phase slots; `None` for text that is not a phase.
+    phase: Option<u8>,
 }
 
 #[derive(Default)]
 pub(crate) struct Cache {
+    /// Keyed by the canonical key of each resource, which the timers and
+    /// the queue share (see [`Key`]).
     entries: HashMap<Key, Entry>,
+    namespaces: Namespaces,
     /// Package index -> objects per phase slot.
     counts: HashMap<usize, [i64; PHASE_SLOTS]>,
 }
@@ -80,34 +91,50 @@ impl Cache {
     /// `in_order` says it came from a watch stream, which delivers versions
     /// in order, so one that is not the version awaited precedes it; a list
     /// may run concurrently with a write, so it ends the wait. Returns the
-    /// phase slots whose counts changed (old, new).
+    /// canonical key (share it rather than `key`) and the phase slots whose
+    /// counts changed (old, new).
     pub(crate) fn observe(
         &mut self,
         key: Key,
         object: &Value,
         due_ms: Option<u64>,
         in_order: bool,
-    ) -> [Option<u8>; 2] {
+    ) -> (Key, [Option<u8>; 2]) {
         let version = version_of(object);
+        let uid = resource::uid(object).unwrap_or_default();
         let phase = phase_slot(object);
-        let package = key.0;
-        let old = self.entries.remove(&key);
-        let new_version = old.as_ref().is_none_or(|o| *o.version != *version);
-        let (old_phase, hold, awaiting) = match old {
-            Some(o) if !new_version => (o.phase, o.hold, o.awaiting),
-            Some(o) => (o.phase, None, o.awaiting),
-            None => (None, None, None),
+        let package = key.package();
+        let (key, old_phase) = match self.entries.entry(key) {
+            Slot::Occupied(mut slot) => {
+                let entry = slot.get_mut();
+                if !entry.version.is(version) {
+                    entry.version = Token::new(version);
+                    entry.hold = None;
+                }
+                if !in_order || entry.awaiting.as_ref().is_some_and(|a| a.is(version)) {
+                    entry.awaiting = None;
+                }
+                if !entry.uid.is(uid) {
+                    entry.uid = Token::new(uid);
+                }
+                entry.due_ms = due_ms;
+                let old_phase = std::mem::replace(&mut entry.phase, phase);
+                (slot.key().clone(), old_phase)
+            }
+            Slot::Vacant(slot) => {
+                let key = self.namespaces.intern(slot.into_key());
+                let entry = Entry {
+                    uid: Token::new(uid),
+                    version: Token::new(version),
+                    due_ms,
+                    hold: None,
+                    awaiting: None,
+                    phase,
+                };
+                self.entries.insert(key.clone(), entry);
+                (key, None)
+            }
         };
-        let awaiting = awaiting.filter(|a| in_order && **a != *version);
-        let entry = Entry {
-            uid: resource::uid(object).unwrap_or_default().into(),
-            version: version.into(),
-            phase,
-            due_ms,
-            hold,
-            awaiting,
-        };
-        self.entries.insert(key, entry);
         let counts = self.counts.entry(package).or_insert([0; PHASE_SLOTS]);
         if let Some(slot) = old_phase {
             counts[usize::from(slot)] -= 1;
@@ -115,13 +142,14 @@ impl Cache {
         if let Some(slot) = phase {
             counts[usize::from(slot)] += 1;
         }
-        [old_phase, phase]
+        (key, [old_phase, phase])
     }
 
     /// Forgets `key` (deleted, or missing from a list); returns its uid.
-    pub(crate) fn remove(&mut self, key: &Key) -> Option<(Box<str>, Option<u8>)> {
-        let entry = self.entries.remove(key)?;
-        if let (Some(counts), Some(slot)) = (self.counts.get_mut(&key.0), entry.phase) {
+    pub(crate) fn remove(&mut self, key: &Key) -> Option<(Token, Option<u8>)> {
+        let (key, entry) = self.entries.remove_entry(key)?;
+        self.namespaces.release(&key);
+        if let (Some(counts), Some(slot)) = (self.counts.get_mut(&key.package()), entry.phase) {
             counts[usize::from(slot)] -= 1;
         }
         Some((entry.uid, entry.phase))
@@ -146,9 +174,9 @@ impl Cache {
         package: usize,
         namespace: &'a str,
     ) -> impl Iterator<Item = &'a Key> + 'a {
-        self.entries
-            .keys()
-            .filter(move |k| k.0 == package && (namespace.is_empty() || k.1 == namespace))
+        self.entries.keys().filter(move |k| {
+            k.package() == package && (namespace.is_empty() || k.namespace() == namespace)
+        })
     }
 
     /// When `key` may be dispatched: the due time, pushed back by a hold on
@@ -164,10 +192,12 @@ impl Cache {
             return None;
         }
         let mut at = entry.due_ms?;
-        if let Some(hold) = entry.hold.as_ref().filter(|h| h.version == entry.version) {
-            at = at.max(hold.until_ms?);
+        match entry.hold {
+            Some(Hold::UntilNewer) => return None,
+            Some(Hold::Until(until)) => at = at.max(until),
+            None => {}
         }
-        if let Some(until) = backoff_until(&entry.uid) {
+        if let Some(until) = backoff_until(&entry.uid.text()) {
             at = at.max(until);
         }
         Some(at)
@@ -178,11 +208,8 @@ impl Cache {
     /// newer than `version` already cached means there is nothing to hold.
     pub(crate) fn hold(&mut self, key: &Key, version: &str, until_ms: Option<u64>) {
         if let Some(entry) = self.entries.get_mut(key) {
-            if *entry.version == *version {
-                entry.hold = Some(Hold {
-                    version: version.into(),
-                    until_ms,
-                });
+            if entry.version.is(version) {
+                entry.hold = Some(until_ms.map_or(Hold::UntilNewer, Hold::Until));
             }
         }
     }
@@ -191,20 +218,20 @@ impl Cache {
     /// earlier versions decide nothing.
     pub(crate) fn await_version(&mut self, key: &Key, version: &str) {
         if let Some(entry) = self.entries.get_mut(key) {
-            if *entry.version != *version {
-                entry.awaiting = Some(version.into());
+            if !entry.version.is(version) {
+                entry.awaiting = Some(Token::new(version));
             }
         }
     }
 
     /// The uid of `key`.
-    pub(crate) fn uid(&self, key: &Key) -> Option<&str> {
-        self.entries.get(key).map(|e| &*e.uid)
+    pub(crate) fn uid(&self, key: &Key) -> Option<Spelled<'_>> {
+        self.entries.get(key).map(|e| e.uid.text())
     }
 
     /// The cached resourceVersion of `key`.
-    pub(crate) fn version(&self, key: &Key) -> Option<&str> {
-        self.entries.get(key).map(|e| &*e.version)
+    pub(crate) fn version(&self, key: &Key) -> Option<String> {
+        self.entries.get(key).map(|e| e.version.text().to_string())
     }
 
     /// Objects of `package` in phase slot `slot`.
@@ -226,7 +253,7 @@ mod tests {
     use serde_json::json;
 
     fn key() -> Key {
-        (0, "ns".into(), "a".into())
+        Key::new(0, "ns", "a")
     }
 
     fn at(version: &str, phase: &str) -> Value {
@@ -234,6 +261,33 @@ mod tests {
     }
 
     const NO_BACKOFF: fn(&str) -> Option<u64> = |_| None;
+
+    #[test]
+    fn a_resource_keeps_the_key_it_was_first_seen_with_until_removed() {
+        let mut c = Cache::default();
+        let (first, _) = c.observe(key(), &at("1", "Pending"), Some(0), true);
+        let (again, _) = c.observe(key(), &at("2", "Ready"), None, false);
+        assert!(again.is_same(&first), "a fresh key finds the cached one");
+        assert_eq!(c.version(&key()).as_deref(), Some("2"));
+        c.remove(&key());
+        let (new, _) = c.observe(key(), &at("3", "Pending"), Some(0), true);
+        assert!(!new.is_same(&first));
+        assert_eq!(new, first);
+    }
+
+    #[test]
+    fn uids_and_versions_read_back_as_observed() {
+        let mut c = Cache::default();
+        let uid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+        let object = json!({"metadata": {"uid": uid, "resourceVersion": "0042"}});
+        c.observe(key(), &object, Some(0), true);
+        assert_eq!(c.uid(&key()).as_deref(), Some(uid));
+        assert_eq!(c.version(&key()).as_deref(), Some("0042"));
+        c.hold(&key(), "42", None);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0), "42 is not 0042");
+        let backoff = |u: &str| (u == uid).then_some(700);
+        assert_eq!(c.ready_at(&key(), backoff), Some(700));
+    }
 
     #[test]
     fn a_hold_lasts_until_a_newer_version_arrives() {
@@ -279,12 +333,12 @@ mod tests {
         let mut c = Cache::default();
         let ready = Phase::ALL.iter().position(|p| *p == Phase::Ready).unwrap() as u8 + 1;
         c.observe(key(), &at("1", "Ready"), None, true);
-        c.observe((0, "ns".into(), "b".into()), &at("1", "Ready"), None, true);
-        c.observe((1, "ns".into(), "a".into()), &at("1", "Ready"), None, true);
+        c.observe(Key::new(0, "ns", "b"), &at("1", "Ready"), None, true);
+        c.observe(Key::new(1, "ns", "a"), &at("1", "Ready"), None, true);
         assert_eq!(c.count(0, ready), 2);
         c.observe(key(), &at("2", "Bogus"), None, true);
         assert_eq!(c.count(0, ready), 1, "unknown text is not counted");
-        c.remove(&(0, "ns".into(), "b".into()));
+        c.remove(&Key::new(0, "ns", "b"));
         assert_eq!(c.count(0, ready), 0);
         assert_eq!(c.count(1, ready), 1);
         assert_eq!(slot_label(0), "None");
@@ -295,12 +349,12 @@ mod tests {
     fn keys_missing_from_a_list_are_found_within_its_scope_only() {
         let mut c = Cache::default();
         for (ns, name) in [("a", "x"), ("a", "y"), ("b", "z")] {
-            c.observe((0, ns.into(), name.into()), &at("1", "Ready"), None, true);
+            c.observe(Key::new(0, ns, name), &at("1", "Ready"), None, true);
         }
-        let listed: HashSet<Key> = [(0, "a".to_string(), "x".to_string())].into();
+        let listed: HashSet<Key> = [Key::new(0, "a", "x")].into();
         assert_eq!(
             c.missing_from(0, "a", &listed),
-            vec![(0, "a".into(), "y".into())]
+            vec![Key::new(0, "a", "y")]
         );
         let mut all = c.missing_from(0, "", &listed);
         all.sort();

@@ -11,7 +11,8 @@
 //!   arrived while it was running is not lost.
 
 use super::cache::{slot_label, Cache};
-use super::queue::{Key, Work};
+use super::key::Key;
+use super::queue::Work;
 use super::{outcome, Shared};
 use crate::resource;
 use crate::telemetry::QUEUE_NAME;
@@ -34,28 +35,26 @@ fn book(shared: &Shared) -> MutexGuard<'_, Book> {
 
 /// The key of a listed or watched object of package `package`.
 pub(super) fn key_of(package: usize, object: &Value) -> Key {
-    (
-        package,
-        resource::namespace(object).to_string(),
-        resource::name(object).to_string(),
-    )
+    Key::new(package, resource::namespace(object), resource::name(object))
 }
 
 /// A version of an object arrived, from a watch (`in_order`) or a list:
-/// record it and decide when to look.
-pub(super) fn observe(shared: &Shared, key: Key, object: Value, in_order: bool) {
+/// record it and decide when to look. Returns the cache's key for it, to
+/// keep instead of `key`.
+pub(super) fn observe(shared: &Shared, key: Key, object: Value, in_order: bool) -> Key {
     let now = shared.controller.now();
     shared.backoff.forget_if_edited(&object, now);
     let due = shared.controller.due_at(&object);
-    let (ready, version) = {
+    let (key, ready, version) = {
         let mut book = book(shared);
-        let phases = book.cache.observe(key.clone(), &object, due, in_order);
+        let (key, phases) = book.cache.observe(key, &object, due, in_order);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
-        let version = book.cache.version(&key).unwrap_or_default().to_string();
-        set_phase_gauges(shared, &book.cache, key.0, phases);
-        (ready, version)
+        let version = book.cache.version(&key).unwrap_or_default();
+        set_phase_gauges(shared, &book.cache, key.package(), phases);
+        (key, ready, version)
     };
-    decide(shared, key, ready, Some(object), version, now);
+    decide(shared, key.clone(), ready, Some(object), version, now);
+    key
 }
 
 /// An object is gone (deleted, or missing from a list).
@@ -65,13 +64,13 @@ pub(super) fn forget(shared: &Shared, key: &Key) {
         book.timers.cancel(key);
         let removed = book.cache.remove(key);
         if let Some((_, phase)) = &removed {
-            set_phase_gauges(shared, &book.cache, key.0, [*phase, None]);
+            set_phase_gauges(shared, &book.cache, key.package(), [*phase, None]);
         }
         removed
     };
     shared.queue.forget(key);
     if let Some((uid, _)) = removed {
-        shared.backoff.forget(&uid);
+        shared.backoff.forget(&uid.text());
     }
     let subject = outcome::subject(shared, key);
     shared.failures.retain(|s| *s != subject);
@@ -104,7 +103,7 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
             .keys_in(package, namespace)
             .map(|key| {
                 let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
-                let version = book.cache.version(key).unwrap_or_default().to_string();
+                let version = book.cache.version(key).unwrap_or_default();
                 (key.clone(), ready, version)
             })
             .collect()
@@ -130,11 +129,7 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>, writte
         let ready = book
             .cache
             .ready_at(&work.key, |uid| shared.backoff.until(uid));
-        let version = book
-            .cache
-            .version(&work.key)
-            .unwrap_or_default()
-            .to_string();
+        let version = book.cache.version(&work.key).unwrap_or_default();
         (ready, version)
     };
     decide(shared, work.key.clone(), ready, None, version, now);
@@ -142,7 +137,7 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>, writte
 
 /// The uid cached for `key`.
 pub(super) fn uid_of(shared: &Shared, key: &Key) -> Option<String> {
-    book(shared).cache.uid(key).map(str::to_string)
+    book(shared).cache.uid(key).map(|uid| uid.to_string())
 }
 
 /// Queues `key` if it is ready now, else sets its timer.
@@ -203,10 +198,7 @@ pub(super) async fn timer_loop(shared: std::sync::Arc<Shared>, mut stopped: watc
             let (ready, version) = {
                 let book = book(&shared);
                 let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
-                (
-                    ready,
-                    book.cache.version(&key).unwrap_or_default().to_string(),
-                )
+                (ready, book.cache.version(&key).unwrap_or_default())
             };
             decide(&shared, key, ready, None, version, now);
         }

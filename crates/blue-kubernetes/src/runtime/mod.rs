@@ -23,11 +23,13 @@ mod dispatch;
 mod election;
 mod failure_log;
 mod health;
+mod key;
 mod outcome;
 mod queue;
 mod reflector;
 mod scheduler;
 mod stats;
+mod token;
 mod worker;
 
 pub use health::{Health, STALE_POLLS};
@@ -79,10 +81,12 @@ struct Shared {
 
 impl Shared {
     /// Whether the reflector covering `key` is watching.
-    fn watched(&self, key: &queue::Key) -> bool {
+    fn watched(&self, key: &key::Key) -> bool {
         self.reflectors
             .iter()
-            .find(|(package, ns, _)| *package == key.0 && (ns.is_empty() || *ns == key.1))
+            .find(|(package, ns, _)| {
+                *package == key.package() && (ns.is_empty() || ns == key.namespace())
+            })
             .is_some_and(|(_, _, watching)| watching.load(Ordering::Relaxed))
     }
 

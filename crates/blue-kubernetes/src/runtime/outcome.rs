@@ -2,7 +2,7 @@
 //! the write backoff (counters and metrics stay with the work loop).
 
 use super::failure_log::Failure;
-use super::queue::Key;
+use super::key::Key;
 use super::Shared;
 use crate::reconcile::Report;
 use crate::Error;
@@ -13,8 +13,13 @@ pub(super) type PassResult = Result<Result<Report, Error>, Box<dyn std::any::Any
 
 /// The log subject of a resource: `plural.group ns/name`.
 pub(super) fn subject(shared: &Shared, key: &Key) -> String {
-    let descriptor = shared.controller.config.packages[key.0].descriptor();
-    format!("{} {}/{}", descriptor.qualified_plural(), key.1, key.2)
+    let descriptor = shared.controller.config.packages[key.package()].descriptor();
+    format!(
+        "{} {}/{}",
+        descriptor.qualified_plural(),
+        key.namespace(),
+        key.name()
+    )
 }
 
 /// Records `result` of a pass over `listed`; returns the backoff delay

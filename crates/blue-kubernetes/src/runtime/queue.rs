@@ -7,8 +7,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use tokio::sync::Notify;
 
-/// A resource: package index, namespace (`""` when cluster-scoped), name.
-pub(crate) type Key = (usize, String, String);
+pub(crate) use super::key::Key;
 
 /// One unit of work.
 #[derive(Debug, PartialEq)]
@@ -120,7 +119,7 @@ mod tests {
 
     fn work(name: &str, version: &str, snapshot: Option<Value>) -> Work {
         Work {
-            key: (0, "ns".into(), name.into()),
+            key: Key::new(0, "ns", name),
             snapshot,
             version: version.into(),
         }
@@ -158,8 +157,8 @@ mod tests {
         let q = WorkQueue::default();
         q.push(work("gone", "1", None));
         q.push(work("b", "1", None));
-        q.forget(&(0, "ns".into(), "gone".into()));
-        assert_eq!(q.pop().await.unwrap().key.2, "b");
+        q.forget(&Key::new(0, "ns", "gone"));
+        assert_eq!(q.pop().await.unwrap().key.name(), "b");
         assert_eq!(q.len(), 0);
     }
 

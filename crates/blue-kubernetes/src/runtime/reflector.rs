@@ -207,9 +207,9 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                     version = got.resource_version;
                 }
                 for item in got.items {
-                    let key = key_of(scope.package, &item);
-                    listed.insert(key.clone());
-                    observe(shared, key, item, false);
+                    // The cache's key: `listed` then shares it, not a copy.
+                    let key = observe(shared, key_of(scope.package, &item), item, false);
+                    listed.insert(key);
                 }
                 match got.continue_token {
                     Some(token) => page.continue_token = Some(token),
@@ -356,7 +356,7 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
     shared.controller.telemetry.metrics.watch_events.inc();
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-            observe(shared, key_of(scope.package, &object), object, true)
+            observe(shared, key_of(scope.package, &object), object, true);
         }
         WatchEvent::Deleted(object) => forget(shared, &key_of(scope.package, &object)),
         WatchEvent::Bookmark { .. } => {}

@@ -9,7 +9,7 @@
 //! resource is really due (a later version may have moved its time), so an
 //! early or stale timer costs a lookup, never a reconcile.
 
-use super::queue::Key;
+use super::key::Key;
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Default)]
@@ -77,7 +77,7 @@ mod tests {
     use super::*;
 
     fn key(name: &str) -> Key {
-        (0, "ns".into(), name.into())
+        Key::new(0, "ns", name)
     }
 
     #[test]
@@ -114,6 +114,21 @@ mod tests {
         // Scheduling again after a cancel starts afresh.
         assert!(s.schedule(key("a"), 900));
         assert_eq!(s.next_ms(), Some(900));
+    }
+
+    #[test]
+    fn clones_and_equal_keys_built_apart_share_one_timer_and_the_earliest_wins() {
+        let mut s = Scheduler::default();
+        let shared = key("a");
+        assert!(s.schedule(shared.clone(), 500));
+        assert!(s.schedule(key("a"), 200), "built apart, still the same timer");
+        assert!(!s.schedule(shared.clone(), 300));
+        s.schedule(key("b"), 250);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s.pop_due(200), vec![shared.clone()]);
+        assert!(s.schedule(shared, 900));
+        s.cancel(&key("a"));
+        assert_eq!(s.pop_due(u64::MAX), vec![key("b")]);
     }
 
     #[test]

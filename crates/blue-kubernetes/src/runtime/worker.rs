@@ -41,10 +41,10 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
 /// to reconcile now: gone (its deletion event follows), or unreadable
 /// (backed off like a failed write).
 async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<u64>> {
-    let (package, namespace, name) = &work.key;
-    let descriptor = shared.controller.config.packages[*package].descriptor();
+    let key = &work.key;
+    let descriptor = shared.controller.config.packages[key.package()].descriptor();
     let client = &shared.controller.config.client;
-    match client.get_resource(descriptor, namespace, name).await {
+    match client.get_resource(descriptor, key.namespace(), key.name()).await {
         Ok(Some(object)) => Ok(object),
         Ok(None) => Err(None),
         Err(e) => {
@@ -75,7 +75,7 @@ async fn pass(
     snapshot: serde_json::Value,
 ) -> (Option<u64>, Option<String>) {
     let metrics = shared.controller.telemetry.metrics.clone();
-    let package = &shared.controller.config.packages[work.key.0];
+    let package = &shared.controller.config.packages[work.key.package()];
     let label = [("controller", package.descriptor().qualified_plural())];
     metrics.active_workers.get_or_create(&label).inc();
     let started = tokio::time::Instant::now();
