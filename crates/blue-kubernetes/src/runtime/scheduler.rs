@@ -8,15 +8,29 @@
 //! A timer is only a hint: when it fires, the cache decides whether the
 //! resource is really due (a later version may have moved its time), so an
 //! early or stale timer costs a lookup, never a reconcile.
+//!
+//! The times are kept in a binary heap, one contiguous allocation, rather
+//! than a `BTreeSet`, whose node per few timers would be allocated while a
+//! list decodes its pages and keep the freed page memory around it
+//! resident (see [`Key`]). A heap cannot remove an entry in place, so one
+//! whose key was moved earlier, cancelled or fired stays behind as stale:
+//! skipped when it surfaces, and dropped in bulk once stale entries
+//! outnumber live ones.
 
 use super::key::Key;
-use std::collections::{BTreeSet, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Stale entries tolerated beyond the live ones before the heap is rebuilt.
+const STALE_SLACK: usize = 64;
 
 #[derive(Default)]
 pub(crate) struct Scheduler {
-    /// Key -> its time; the source of truth for `order`.
+    /// Key -> its time: the truth; an entry of `order` not matching it is
+    /// stale.
     at: HashMap<Key, u64>,
-    order: BTreeSet<(u64, Key)>,
+    /// Earliest on top, which is never stale.
+    order: BinaryHeap<Reverse<(u64, Key)>>,
 }
 
 impl Scheduler {
@@ -24,51 +38,83 @@ impl Scheduler {
     /// Returns true when the earliest time of the whole queue may have
     /// moved earlier (the dispatch loop should re-arm its sleep).
     pub(crate) fn schedule(&mut self, key: Key, at_ms: u64) -> bool {
-        match self.at.get(&key) {
-            Some(&current) if current <= at_ms => return false,
-            Some(&current) => {
-                self.order.remove(&(current, key.clone()));
-            }
-            None => {}
+        if self.at.get(&key).is_some_and(|&current| current <= at_ms) {
+            return false;
         }
+        // The entry at the old time, if any, is stale from now on; the new
+        // one is earlier, so the top stays live.
         self.at.insert(key.clone(), at_ms);
-        self.order.insert((at_ms, key));
+        self.order.push(Reverse((at_ms, key)));
+        self.compact();
         true
     }
 
     /// Drops `key`'s timer, if any.
     pub(crate) fn cancel(&mut self, key: &Key) {
-        if let Some(at) = self.at.remove(key) {
-            self.order.remove(&(at, key.clone()));
+        if self.at.remove(key).is_some() {
+            self.drop_stale_top();
+            self.compact();
         }
     }
 
     /// The earliest time set, if any.
     pub(crate) fn next_ms(&self) -> Option<u64> {
-        self.order.first().map(|(at, _)| *at)
+        self.order.peek().map(|Reverse((at, _))| *at)
     }
 
     /// Removes and returns every key whose time is at or before `now_ms`,
     /// earliest first.
     pub(crate) fn pop_due(&mut self, now_ms: u64) -> Vec<Key> {
         let mut due = Vec::new();
-        while let Some((at, _)) = self.order.first() {
-            if *at > now_ms {
-                break;
-            }
-            let Some((_, key)) = self.order.pop_first() else {
+        while self.next_ms().is_some_and(|at| at <= now_ms) {
+            let Some(Reverse((at, key))) = self.order.pop() else {
                 break;
             };
-            self.at.remove(&key);
-            due.push(key);
+            if self.is_live(&key, at) {
+                self.at.remove(&key);
+                due.push(key);
+            }
         }
+        self.drop_stale_top();
+        self.compact();
         due
+    }
+
+    fn is_live(&self, key: &Key, at_ms: u64) -> bool {
+        self.at.get(key) == Some(&at_ms)
+    }
+
+    fn drop_stale_top(&mut self) {
+        while let Some(Reverse((at, key))) = self.order.peek() {
+            if self.is_live(key, *at) {
+                break;
+            }
+            self.order.pop();
+        }
+    }
+
+    /// Rebuilds the heap from the live times once stale entries outnumber
+    /// them: each rebuild follows at least as many operations as it costs.
+    fn compact(&mut self) {
+        if self.order.len() > 2 * self.at.len() + STALE_SLACK {
+            self.order = self
+                .at
+                .iter()
+                .map(|(key, at)| Reverse((*at, key.clone())))
+                .collect();
+        }
     }
 
     /// Timers set.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.at.len()
+    }
+
+    /// Entries in the heap, stale ones included.
+    #[cfg(test)]
+    fn entries(&self) -> usize {
+        self.order.len()
     }
 }
 
@@ -121,7 +167,10 @@ mod tests {
         let mut s = Scheduler::default();
         let shared = key("a");
         assert!(s.schedule(shared.clone(), 500));
-        assert!(s.schedule(key("a"), 200), "built apart, still the same timer");
+        assert!(
+            s.schedule(key("a"), 200),
+            "built apart, still the same timer"
+        );
         assert!(!s.schedule(shared.clone(), 300));
         s.schedule(key("b"), 250);
         assert_eq!(s.len(), 2);
@@ -129,6 +178,34 @@ mod tests {
         assert!(s.schedule(shared, 900));
         s.cancel(&key("a"));
         assert_eq!(s.pop_due(u64::MAX), vec![key("b")]);
+    }
+
+    #[test]
+    fn stale_entries_never_fire_and_do_not_pile_up() {
+        let mut s = Scheduler::default();
+        s.schedule(key("stays"), 1_000_000);
+        for i in 0..10_000u64 {
+            s.schedule(key("moved"), 500_000 - i);
+            s.schedule(key("cancelled"), 10 + i);
+            s.cancel(&key("cancelled"));
+        }
+        assert!(s.entries() <= 2 * s.len() + STALE_SLACK, "{}", s.entries());
+        assert_eq!(s.next_ms(), Some(490_001));
+        assert_eq!(s.pop_due(u64::MAX), vec![key("moved"), key("stays")]);
+        assert_eq!(s.entries(), 0);
+    }
+
+    #[test]
+    fn a_key_cancelled_and_set_again_at_the_same_time_fires_once() {
+        let mut s = Scheduler::default();
+        s.schedule(key("b"), 50);
+        s.schedule(key("a"), 100);
+        s.cancel(&key("a"));
+        s.schedule(key("a"), 100);
+        assert_eq!(s.pop_due(100), vec![key("b"), key("a")]);
+        assert!(s.schedule(key("a"), 100), "fired: set afresh");
+        assert_eq!(s.pop_due(100), vec![key("a")]);
+        assert_eq!(s.next_ms(), None);
     }
 
     #[test]

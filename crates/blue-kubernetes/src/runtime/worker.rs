@@ -44,7 +44,10 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
     let key = &work.key;
     let descriptor = shared.controller.config.packages[key.package()].descriptor();
     let client = &shared.controller.config.client;
-    match client.get_resource(descriptor, key.namespace(), key.name()).await {
+    match client
+        .get_resource(descriptor, key.namespace(), key.name())
+        .await
+    {
         Ok(Some(object)) => Ok(object),
         Ok(None) => Err(None),
         Err(e) => {
