@@ -94,7 +94,7 @@ impl<'a> Pass<'a> {
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await?;
-        self.after_write(previous, &t, &status).await;
+        self.after_write(previous, &t, &status);
         Ok(Report::Reconciled(t.phase, t.reason))
     }
 
