@@ -188,3 +188,58 @@ async fn events_about_a_cluster_scoped_object_go_to_the_default_namespace() {
         assert_eq!(event["involvedObject"]["namespace"], "");
     }
 }
+
+/// A started runtime for `widgets` in [`NS`] that writes Events.
+fn runtime_with_events(
+    cluster: &blue_testkit::FakeCluster,
+    infra: &blue_testkit::FakeInfra,
+) -> blue_kubernetes::Runtime {
+    let client = std::sync::Arc::new(cluster.clone());
+    let mut config = blue_kubernetes::Config::new(client, vec![infra.package(widgets())]);
+    config.namespace = NS.into();
+    config.now = tokio_clock();
+    config.event_component = Some("widget-operator".into());
+    blue_kubernetes::start(blue_kubernetes::controller(config).unwrap()).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pass_never_waits_for_its_events_and_stop_writes_them() {
+    let (cluster, infra) = (
+        blue_testkit::FakeCluster::new(),
+        blue_testkit::FakeInfra::new(),
+    );
+    let runtime = runtime_with_events(&cluster, &infra);
+    cluster.hold_events();
+    cluster.create(&widgets(), NS, "web", spec(json!(1)));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let object = cluster.get(&widgets(), NS, "web").unwrap();
+    assert_eq!(object["status"]["phase"], "Ready", "the pass finished");
+    assert_eq!(infra.count(Step::Converge), 1);
+    assert!(cluster.events().is_empty(), "its Events are still held");
+
+    cluster.release_events();
+    runtime.stop().await;
+    let reasons: Vec<_> = summary(&cluster.events())
+        .into_iter()
+        .map(|(_, reason, _, _)| reason)
+        .collect();
+    assert_eq!(reasons, ["Reconciling", "Converged"], "written in order");
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_gives_up_on_events_it_cannot_write_after_five_seconds() {
+    let (cluster, infra) = (
+        blue_testkit::FakeCluster::new(),
+        blue_testkit::FakeInfra::new(),
+    );
+    let runtime = runtime_with_events(&cluster, &infra);
+    cluster.hold_events();
+    cluster.create(&widgets(), NS, "web", spec(json!(1)));
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let stopping = tokio::time::Instant::now();
+    runtime.stop().await;
+    let waited = stopping.elapsed();
+    assert!(waited >= std::time::Duration::from_secs(5), "{waited:?}");
+    assert!(waited < std::time::Duration::from_secs(6), "{waited:?}");
+    assert!(cluster.events().is_empty());
+}

@@ -631,7 +631,8 @@ impl World {
     /// and once more under the lock) and lists nothing; one that finds
     /// nothing to do writes nothing and runs no callback but `identity`; and
     /// after a failed call (fault or conflict) the pass stops: no further
-    /// call, no further callback. The report tells what happened: the
+    /// call, no further callback (but an observe already under way beside
+    /// a publish). The report tells what happened: the
     /// status holds the reported phase and reason, and `Released` left no
     /// finalizer of ours.
     fn check_lone(
@@ -693,11 +694,18 @@ impl World {
         drop(ledger);
         if let Some(callbacks) = failed_at {
             prop_assert_eq!(after, 0, "{}: calls after a failed call", context);
-            prop_assert_eq!(
-                self.infra.records().len(),
-                callbacks,
-                "{}: callbacks after a failed call",
-                context
+            // Reconciling is published while observing when an effect is
+            // expected, so one read-only observe may finish after a failed
+            // publish; nothing else may run.
+            let later: Vec<Step> = self.infra.records()[callbacks..]
+                .iter()
+                .map(|r| r.step)
+                .collect();
+            prop_assert!(
+                later.is_empty() || later == [Step::Observe],
+                "{}: callbacks after a failed call: {:?}",
+                context,
+                later
             );
         }
         Ok(())

@@ -15,6 +15,7 @@
 //! - [`desired`]: validation, identity and the desired ConfigMap (pure);
 //! - [`configmap`]: observation and write plans over ConfigMap JSON (pure);
 //! - [`package`]: the callbacks, through the kubectl transport;
+//! - [`sightings`]: what `observe` read, for the write right after it;
 //! - [`cli`]: the binary's flags;
 //! - [`logging`]: the binary's `tracing` subscriber.
 
@@ -23,3 +24,4 @@ pub mod configmap;
 pub mod desired;
 pub mod logging;
 pub mod package;
+pub mod sightings;

@@ -7,6 +7,7 @@
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
+use crate::sightings::Sightings;
 use blue_kubernetes::{
     CallbackResult, CrdOptions, Observation, Options, Package, PrinterColumn, WorkflowOutcome,
 };
@@ -118,23 +119,25 @@ pub fn package_for(
     client: Arc<dyn RawApi>,
     on_effect: EffectSink,
 ) -> Result<Package, blue_kubernetes::Error> {
+    let seen = Arc::new(Sightings::default());
     let (c1, c2, c3) = (client.clone(), client.clone(), client);
+    let (s1, s2, s3) = (seen.clone(), seen.clone(), seen);
     let (e1, e2) = (on_effect.clone(), on_effect);
     Package::builder(descriptor)
         .config::<LocalConfigMapConfig>()
         .validate(|config, opts| Ok(desired::validate(config, opts)))
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {
-            let client = c1.clone();
-            async move { observe(client.as_ref(), &config, &opts).await }
+            let (client, seen) = (c1.clone(), s1.clone());
+            async move { observe(client.as_ref(), &seen, &config, &opts).await }
         })
         .converge_async(move |config, opts| {
-            let (client, sink) = (c2.clone(), e1.clone());
-            async move { converge(client.as_ref(), &config, &opts, sink.as_ref()).await }
+            let (client, seen, sink) = (c2.clone(), s2.clone(), e1.clone());
+            async move { converge(client.as_ref(), &seen, &config, &opts, sink.as_ref()).await }
         })
         .delete_async(move |config, opts| {
-            let (client, sink) = (c3.clone(), e2.clone());
-            async move { delete(client.as_ref(), &config, &opts, sink.as_ref()).await }
+            let (client, seen, sink) = (c3.clone(), s3.clone(), e2.clone());
+            async move { delete(client.as_ref(), &seen, &config, &opts, sink.as_ref()).await }
         })
         .build()
 }
@@ -167,31 +170,54 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
     Ok(format!("{header}{}", blue_kubernetes::to_yaml(&crd(cel)?)))
 }
 
-/// `observe`: reads the ConfigMap; see [`configmap::observe`].
+/// `observe`: reads the ConfigMap; see [`configmap::observe`]. The read is
+/// remembered in `seen` for the `converge` or `delete` right after it.
 pub async fn observe(
     client: &dyn RawApi,
+    seen: &Sightings,
     config: &LocalConfigMapConfig,
     opts: &Options,
 ) -> CallbackResult<Observation> {
     let desired = desired::desired(config, opts)?;
     let existing = fetch(client, &desired).await?;
-    Ok(configmap::observe(existing.as_ref(), &desired))
+    let observation = configmap::observe(existing.as_ref(), &desired);
+    seen.remember(sighting_key(opts, &desired), existing);
+    Ok(observation)
 }
 
 /// `converge`: creates the ConfigMap, or replaces ours; a foreign one is an
 /// [`OwnershipConflict`] error, so the resource goes `Failed` and retries
-/// with backoff until someone removes or re-owns it.
+/// with backoff until someone removes or re-owns it. Acts on what `observe`
+/// just read, if it did (see [`crate::sightings`]).
 pub async fn converge(
     client: &dyn RawApi,
+    seen: &Sightings,
     config: &LocalConfigMapConfig,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<WorkflowOutcome> {
     let desired = desired::desired(config, opts)?;
-    let existing = fetch(client, &desired).await?;
+    let act = |existing: Option<Value>| converge_from(client, &desired, existing, opts, on_effect);
+    if let Some(existing) = seen.take(&sighting_key(opts, &desired)) {
+        match act(existing).await? {
+            Err(e) if outdated(&e) => {}
+            done => return Ok(done?),
+        }
+    }
+    Ok(act(fetch(client, &desired).await?).await??)
+}
+
+/// One converge write planned from `existing`; the outer error is the
+/// callback's, the inner one the write's.
+async fn converge_from(
+    client: &dyn RawApi,
+    desired: &Desired,
+    existing: Option<Value>,
+    opts: &Options,
+    on_effect: &(dyn Fn(&Effect) + Send + Sync),
+) -> CallbackResult<Result<WorkflowOutcome, blue_kubernetes_client::Error>> {
     let target = Target::of(opts);
-    let (operation, manifest, effect) = match configmap::plan_converge(existing.as_ref(), &desired)
-    {
+    let (operation, manifest, effect) = match configmap::plan_converge(existing.as_ref(), desired) {
         ConvergePlan::Create(m) => ("create", m, Effect::Created(target)),
         ConvergePlan::Replace(m) => ("replace", m, Effect::Replaced(target)),
         ConvergePlan::OwnershipConflict => {
@@ -206,37 +232,77 @@ pub async fn converge(
             ApiPath::namespaced("", "v1", &desired.namespace, "configmaps", None, None)?;
         ApiRequest::new(Method::Post, collection)
     } else {
-        ApiRequest::new(Method::Put, desired_path(&desired)?)
+        ApiRequest::new(Method::Put, desired_path(desired)?)
     };
-    client.send(request.with_body(manifest)).await?;
-    on_effect(&effect);
-    Ok(outcome(operation))
+    let written = client.send(request.with_body(manifest)).await;
+    Ok(written.map(|_| {
+        on_effect(&effect);
+        outcome(operation)
+    }))
 }
 
 /// `delete`: deletes the ConfigMap only if it is ours, with uid and
 /// resourceVersion preconditions; a ConfigMap already gone is success.
+/// Acts on what `observe` just read, if it did (see [`crate::sightings`]).
 pub async fn delete(
     client: &dyn RawApi,
+    seen: &Sightings,
     config: &LocalConfigMapConfig,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<WorkflowOutcome> {
     let desired = desired::desired(config, opts)?;
-    let existing = fetch(client, &desired).await?;
-    let DeletePlan::Delete { path, body } = configmap::plan_delete(existing.as_ref(), &desired)
+    let act = |existing: Option<Value>| delete_from(client, &desired, existing, opts, on_effect);
+    if let Some(existing) = seen.take(&sighting_key(opts, &desired)) {
+        match act(existing).await? {
+            Err(e) if outdated(&e) => {}
+            done => return Ok(done?),
+        }
+    }
+    Ok(act(fetch(client, &desired).await?).await??)
+}
+
+/// One delete planned from `existing`, errors as in [`converge_from`].
+async fn delete_from(
+    client: &dyn RawApi,
+    desired: &Desired,
+    existing: Option<Value>,
+    opts: &Options,
+    on_effect: &(dyn Fn(&Effect) + Send + Sync),
+) -> CallbackResult<Result<WorkflowOutcome, blue_kubernetes_client::Error>> {
+    let DeletePlan::Delete { path, body } = configmap::plan_delete(existing.as_ref(), desired)
     else {
-        return Ok(outcome("none"));
+        return Ok(Ok(outcome("none")));
     };
     let body: Value = serde_json::from_str(&body)?;
     let request = ApiRequest::new(Method::Delete, ApiPath::parse(&path)?).with_body(body);
-    let result = client.send(request).await;
-    match result {
+    match client.send(request).await {
         Ok(_) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => return Ok(Err(e)),
     }
     on_effect(&Effect::Deleted(Target::of(opts)));
-    Ok(outcome("delete"))
+    Ok(Ok(outcome("delete")))
+}
+
+/// A write planned from a sighting failed because the ConfigMap changed
+/// since (409 Conflict; AlreadyExists, which is also a 409 but classified
+/// `Other`; or NotFound for a replace): worth one fresh read.
+fn outdated(e: &blue_kubernetes_client::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::Conflict | ErrorKind::NotFound | ErrorKind::Other
+    )
+}
+
+/// Whose read of which ConfigMap a sighting is.
+fn sighting_key(opts: &Options, desired: &Desired) -> (String, String, String) {
+    let uid = opts.resource()["metadata"]["uid"].as_str().unwrap_or("");
+    (
+        uid.to_string(),
+        desired.namespace.clone(),
+        desired.name.clone(),
+    )
 }
 
 /// The ConfigMap at the desired name, if any.

@@ -37,9 +37,7 @@ impl FencedClient {
                     "{} write refused: this replica can no longer prove it holds the leader-election lease",
                     if operation == "patch" { "finalizer" } else { "status" }
                 );
-                events
-                    .record(descriptor, resource, EventType::Warning, "Fenced", message)
-                    .await;
+                events.record(descriptor, resource, EventType::Warning, "Fenced", message);
             }
         }
         refused

@@ -1,7 +1,18 @@
 //! Rule 8: observe, then converge or destroy, publishing before any effect.
+//!
+//! When an effect is expected (the desired state changed, or the resource
+//! is being destroyed), Reconciling (or Deleting) is published *while*
+//! observing rather than after: observing is read-only, so the order SPEC
+//! section 5 asks for (published before the first effect, nothing done if
+//! the publish loses a race) still holds, and the effect comes one round
+//! trip sooner. A periodic check does not expect an effect and keeps the
+//! sequential order, so one that finds everything matching writes status
+//! once and publishes nothing.
 
+use super::observed::call;
 use super::pass::{Halt, Pass};
 use super::Report;
+use crate::due::desired_state_changed;
 use crate::resource::is_deleting;
 use crate::status::{Next, Transition};
 use crate::{Observation, Phase, Reason, WorkflowOutcome};
@@ -13,7 +24,16 @@ impl Pass<'_> {
         if !deleting && !self.has_finalizer() {
             self.set_finalizer(true).await?;
         }
-        let Some(observed) = self.observe().await else {
+        let expect_effect = deleting
+            || desired_state_changed(
+                &self.snapshot,
+                &self.controller.config.names.request_annotation,
+            );
+        let observed = match expect_effect {
+            true => self.publish_while_observing(deleting).await?,
+            false => self.observe().await,
+        };
+        let Some(observed) = observed else {
             return self.fail(Reason::ExecutionFailed).await;
         };
         if deleting {
@@ -23,14 +43,40 @@ impl Pass<'_> {
         }
     }
 
+    /// Publishes Reconciling (Deleting) and observes at the same time. A
+    /// lost publish stops the pass whatever was observed.
+    async fn publish_while_observing(
+        &mut self,
+        deleting: bool,
+    ) -> Result<Option<Observation>, Halt> {
+        let (phase, reason) = match deleting {
+            true => (Phase::Deleting, Reason::Deleting),
+            false => (Phase::Reconciling, Reason::Reconciling),
+        };
+        let (controller, package) = (self.controller, self.package);
+        let options = self.options.clone();
+        let observing = call(controller, package, "observe", |c| &c.observe, &options);
+        let (published, observed) = tokio::join!(self.publish(phase, reason), observing);
+        published?;
+        Ok(match observed {
+            Ok(observation) => Some(observation),
+            Err(failure) => {
+                self.failure = Some(("observe", failure));
+                None
+            }
+        })
+    }
+
     async fn converge(
         &mut self,
         mut observed: Observation,
         interval_ms: u64,
     ) -> Result<Report, Halt> {
         if !(observed.exists && observed.matches) {
-            self.publish(Phase::Reconciling, Reason::Reconciling)
-                .await?;
+            if !self.published {
+                self.publish(Phase::Reconciling, Reason::Reconciling)
+                    .await?;
+            }
             if !succeeded(self.effect("converge").await) {
                 return self.fail(Reason::ExecutionFailed).await;
             }
@@ -51,7 +97,9 @@ impl Pass<'_> {
 
     async fn destroy(&mut self, observed: Observation) -> Result<Report, Halt> {
         if observed.exists {
-            self.publish(Phase::Deleting, Reason::Deleting).await?;
+            if !self.published {
+                self.publish(Phase::Deleting, Reason::Deleting).await?;
+            }
             if !succeeded(self.effect("delete").await) {
                 return self.fail(Reason::ExecutionFailed).await;
             }
@@ -72,7 +120,9 @@ impl Pass<'_> {
         let mut t = Transition::new(phase, reason, Next::Now);
         t.acknowledge = false;
         t.identity = self.identity_record();
-        self.write(t).await.map(drop)
+        self.write(t).await?;
+        self.published = true;
+        Ok(())
     }
 
     async fn observe(&mut self) -> Option<Observation> {

@@ -64,7 +64,15 @@ pub async fn reconcile(
         .await?
     {
         None => Ok(Report::NotFound),
-        Some(snapshot) => reconcile_snapshot(controller, package, snapshot, &mut None).await,
+        Some(snapshot) => {
+            let report = reconcile_snapshot(controller, package, snapshot, &mut None).await;
+            // The runtime's passes leave their Events to the background
+            // writer; a direct call returns with its Events written.
+            if let Some(events) = &controller.telemetry.events {
+                events.flush().await;
+            }
+            report
+        }
     }
 }
 

@@ -85,12 +85,7 @@ impl Pass<'_> {
 
     /// After a status write: the INFO line of a phase transition, counters,
     /// and an Event for a transition or a failure.
-    pub(super) async fn after_write(
-        &self,
-        previous: Option<String>,
-        t: &Transition,
-        status: &Value,
-    ) {
+    pub(super) fn after_write(&self, previous: Option<String>, t: &Transition, status: &Value) {
         let telemetry = &self.controller.telemetry;
         let controller_label = self.package.descriptor().qualified_plural();
         if t.next == Next::Backoff {
@@ -122,15 +117,13 @@ impl Pass<'_> {
             _ => EventType::Normal,
         };
         let message = self.event_message(t, status);
-        recorder
-            .record(
-                self.package.descriptor(),
-                &self.snapshot,
-                kind,
-                t.reason.as_str(),
-                message,
-            )
-            .await;
+        recorder.record(
+            self.package.descriptor(),
+            &self.snapshot,
+            kind,
+            t.reason.as_str(),
+            message,
+        );
     }
 
     /// Generic text only: the callback's name and the retry schedule, or the

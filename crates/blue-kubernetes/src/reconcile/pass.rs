@@ -38,6 +38,8 @@ pub(super) struct Pass<'a> {
     pub(super) failure: super::observed::LastFailure,
     /// Why a typed package's config did not decode (values redacted).
     pub(super) config_error: Option<String>,
+    /// Reconciling (or Deleting) was published in this pass.
+    pub(super) published: bool,
 }
 
 impl<'a> Pass<'a> {
@@ -56,6 +58,7 @@ impl<'a> Pass<'a> {
             identity,
             failure: None,
             config_error: None,
+            published: false,
         }
     }
 
@@ -94,7 +97,7 @@ impl<'a> Pass<'a> {
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await?;
-        self.after_write(previous, &t, &status).await;
+        self.after_write(previous, &t, &status);
         Ok(Report::Reconciled(t.phase, t.reason))
     }
 

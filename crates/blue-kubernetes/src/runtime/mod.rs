@@ -47,6 +47,10 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
+/// How long `stop` waits for queued Events: they are advice, and an
+/// unreachable API server must not hold a shutdown for long.
+const EVENT_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A started controller. Dropping it without [`Runtime::stop`] leaves the
 /// tasks running until the tokio runtime shuts down.
 pub struct Runtime {
@@ -165,13 +169,19 @@ pub async fn stop(runtime: Runtime) {
 
 impl Runtime {
     /// Drains: no new work, queued work dropped, active reconciles (and their
-    /// callbacks) awaited to completion. Nothing is cancelled. With leader
+    /// callbacks) awaited to completion, then queued Events written (for at
+    /// most 5 s). Nothing is cancelled. With leader
     /// election, the lease is renewed while draining and released after.
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
         self.shared.queue.close();
         for task in self.tasks {
             let _ = task.await;
+        }
+        if let Some(events) = &self.shared.controller.telemetry.events {
+            if !events.flush_within(EVENT_FLUSH_LIMIT).await {
+                tracing::warn!("stopped before every queued Event was written");
+            }
         }
         if let Some(election) = self.election {
             election.end().await;

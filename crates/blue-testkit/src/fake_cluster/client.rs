@@ -138,10 +138,12 @@ impl Client for FakeCluster {
     }
 
     async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.events_released().await;
         self.write_event(namespace, event, true)
     }
 
     async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        self.events_released().await;
         self.write_event(namespace, event, false)
     }
 

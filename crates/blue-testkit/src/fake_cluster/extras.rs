@@ -1,5 +1,6 @@
 //! The cluster-level side of [`FakeCluster`]: discovery of served types,
-//! an authorizer with denied checks, and an Event store.
+//! an authorizer with denied checks, and an Event store whose writes can be
+//! failed or held.
 //!
 //! None of these calls enter the call log or [`CallCounts`](crate::CallCounts),
 //! which count the resource operations the cost budget is about; Event
@@ -18,6 +19,8 @@ pub(crate) struct Extras {
     event_writes: usize,
     event_fault: Option<Fault>,
     event_revision: u64,
+    /// True while Event writes wait (see [`FakeCluster::hold_events`]).
+    events_held: tokio::sync::watch::Sender<bool>,
 }
 
 impl Extras {
@@ -90,6 +93,32 @@ impl FakeCluster {
     /// ```
     pub fn fail_events(&self, fault: Option<Fault>) {
         self.lock().extras.event_fault = fault;
+    }
+
+    /// Makes every Event write wait, without failing, until
+    /// [`release_events`](Self::release_events): to show that nothing
+    /// waits for an Event.
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.hold_events();
+    /// cluster.release_events();
+    /// ```
+    pub fn hold_events(&self) {
+        self.lock().extras.events_held.send_replace(true);
+    }
+
+    /// Lets held Event writes (and later ones) through.
+    pub fn release_events(&self) {
+        self.lock().extras.events_held.send_replace(false);
+    }
+
+    /// Returns once Event writes are not held.
+    pub(super) async fn events_released(&self) {
+        let mut held = self.lock().extras.events_held.subscribe();
+        // The sender lives as long as the cluster; an error cannot happen
+        // while `self` is borrowed.
+        let _ = held.wait_for(|held| !*held).await;
     }
 
     pub(super) fn discover(&self, group: &str, version: &str) -> Option<Vec<ApiResource>> {

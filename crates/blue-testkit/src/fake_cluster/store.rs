@@ -36,7 +36,6 @@ pub(crate) struct Store {
     revision: u64,
     /// Every write of an object, for watches and continued list pages.
     pub(crate) history: History,
-    uids: u64,
     /// Installed CRD schemas by (group, plural).
     schemas: BTreeMap<(String, String), Structural>,
     /// Why the last write was refused by a schema.
@@ -141,8 +140,14 @@ impl Store {
         if self.objects.contains_key(&k) {
             return Err(ErrorKind::Conflict);
         }
-        self.uids += 1;
-        let uid = format!("00000000-0000-4000-8000-{:012x}", self.uids);
+        // Unique in the process, not just in this cluster, as real uids are:
+        // the controller's object locks are process-wide, so two clusters in
+        // tests running at once must never hand out the same uid.
+        static UIDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let uid = format!(
+            "00000000-0000-4000-8000-{:012x}",
+            UIDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+        );
         object["apiVersion"] = json!(d.api_version());
         object["kind"] = json!(d.kind);
         if object.get("spec").is_none() {

@@ -93,6 +93,8 @@ impl Server {
 pub(super) struct Fixture {
     pub(super) server: Arc<Mutex<Server>>,
     pub(super) client: Arc<KubectlClient>,
+    /// The package's memory of what `observe` read.
+    pub(super) seen: crate::sightings::Sightings,
     effects: Arc<Mutex<Vec<Effect>>>,
 }
 
@@ -113,6 +115,7 @@ impl Fixture {
             kubectl_client(KubectlOptions::for_context("test").with_runner(runner)).unwrap();
         Fixture {
             server,
+            seen: Default::default(),
             client: Arc::new(client),
             effects: Arc::default(),
         }

@@ -39,17 +39,21 @@ async fn converge_creates_then_observes_ready() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
     assert_eq!(
-        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
+        observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+            .await
+            .unwrap(),
         Observation::ABSENT
     );
-    converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     let cm = f.config_map().unwrap();
     assert_eq!(cm["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
     assert_eq!(cm["data"], json!({"k": "v"}));
     assert_eq!(
-        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
+        observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+            .await
+            .unwrap(),
         Observation::READY
     );
     assert_eq!(f.effects(), [Effect::Created(target())]);
@@ -59,35 +63,47 @@ async fn converge_creates_then_observes_ready() {
 async fn drift_is_replaced_and_stop_empties_the_data() {
     let f = Fixture::new(None);
     let first = options("running", json!({"k": "v"}));
-    converge(f.client.as_ref(), &first.0, &first.1, &f.sink())
+    converge(f.client.as_ref(), &f.seen, &first.0, &first.1, &f.sink())
         .await
         .unwrap();
     f.server.lock().unwrap().config_map.as_mut().unwrap()["data"]["k"] = json!("tampered");
     let running = options("running", json!({"k": "v"}));
     assert!(
-        !observe(f.client.as_ref(), &running.0, &running.1)
+        !observe(f.client.as_ref(), &f.seen, &running.0, &running.1)
             .await
             .unwrap()
             .matches
     );
-    converge(f.client.as_ref(), &running.0, &running.1, &f.sink())
-        .await
-        .unwrap();
+    converge(
+        f.client.as_ref(),
+        &f.seen,
+        &running.0,
+        &running.1,
+        &f.sink(),
+    )
+    .await
+    .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({"k": "v"}));
 
     let stopped = options("stopped", json!({"k": "v"}));
     assert!(
-        !observe(f.client.as_ref(), &stopped.0, &stopped.1)
+        !observe(f.client.as_ref(), &f.seen, &stopped.0, &stopped.1)
             .await
             .unwrap()
             .matches
     );
-    converge(f.client.as_ref(), &stopped.0, &stopped.1, &f.sink())
-        .await
-        .unwrap();
+    converge(
+        f.client.as_ref(),
+        &f.seen,
+        &stopped.0,
+        &stopped.1,
+        &f.sink(),
+    )
+    .await
+    .unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({}));
     assert_eq!(
-        observe(f.client.as_ref(), &stopped.0, &stopped.1)
+        observe(f.client.as_ref(), &f.seen, &stopped.0, &stopped.1)
             .await
             .unwrap(),
         Observation::READY
@@ -107,33 +123,139 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
     let f = Fixture::new(Some(foreign_config_map()));
     let opts = options("running", json!({"k": "v"}));
     assert_eq!(
-        observe(f.client.as_ref(), &opts.0, &opts.1).await.unwrap(),
+        observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+            .await
+            .unwrap(),
         Observation::ABSENT
     );
-    let err = converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    let err = converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap_err();
     assert!(err.is::<OwnershipConflict>());
-    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map(), Some(foreign_config_map()));
-    assert_eq!(f.calls(), ["get", "get", "get"]);
+    // converge planned from observe's read; delete read again.
+    assert_eq!(f.calls(), ["get", "get"]);
     assert_eq!(f.effects(), [Effect::OwnershipConflict(target())]);
+}
+
+#[tokio::test]
+async fn converge_acts_on_what_observe_just_read() {
+    let f = Fixture::new(None);
+    let opts = options("running", json!({"k": "v"}));
+    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+        .await
+        .unwrap();
+    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    let changed = options("running", json!({"k": "w"}));
+    observe(f.client.as_ref(), &f.seen, &changed.0, &changed.1)
+        .await
+        .unwrap();
+    converge(
+        f.client.as_ref(),
+        &f.seen,
+        &changed.0,
+        &changed.1,
+        &f.sink(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(f.calls(), ["get", "create", "get", "replace"]);
+    assert_eq!(f.config_map().unwrap()["data"], json!({"k": "w"}));
+    converge(
+        f.client.as_ref(),
+        &f.seen,
+        &changed.0,
+        &changed.1,
+        &f.sink(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        f.calls()[4..],
+        ["get", "replace"],
+        "a sighting is used once: without an observe, converge reads"
+    );
+}
+
+#[tokio::test]
+async fn a_change_after_observe_is_never_overwritten_and_costs_one_more_read() {
+    let f = Fixture::new(None);
+    let opts = options("running", json!({"k": "v"}));
+    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+        .await
+        .unwrap();
+    // Someone else creates the ConfigMap between observe and converge.
+    f.server.lock().unwrap().config_map = Some(foreign_config_map());
+    let err = converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap_err();
+    assert!(err.is::<OwnershipConflict>());
+    assert_eq!(f.calls(), ["get", "create", "get"]);
+    assert_eq!(f.config_map(), Some(foreign_config_map()));
+
+    // Ours, edited between observe and converge: replaced from a fresh read.
+    let g = Fixture::new(None);
+    converge(g.client.as_ref(), &g.seen, &opts.0, &opts.1, &g.sink())
+        .await
+        .unwrap();
+    observe(g.client.as_ref(), &g.seen, &opts.0, &opts.1)
+        .await
+        .unwrap();
+    let edited = {
+        let mut server = g.server.lock().unwrap();
+        let cm = server.config_map.as_mut().unwrap();
+        cm["data"]["k"] = json!("tampered");
+        cm["metadata"]["resourceVersion"] = json!("999");
+        cm.clone()
+    };
+    converge(g.client.as_ref(), &g.seen, &opts.0, &opts.1, &g.sink())
+        .await
+        .unwrap();
+    assert_eq!(g.calls()[2..], ["get", "replace", "get", "replace"]);
+    let cm = g.config_map().unwrap();
+    assert_eq!(cm["data"], json!({"k": "v"}));
+    assert_ne!(
+        cm["metadata"]["resourceVersion"],
+        edited["metadata"]["resourceVersion"]
+    );
+}
+
+#[tokio::test]
+async fn delete_acts_on_what_observe_just_read_and_rereads_after_a_change() {
+    let f = Fixture::new(None);
+    let opts = options("running", json!({"k": "v"}));
+    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+        .await
+        .unwrap();
+    f.server.lock().unwrap().config_map.as_mut().unwrap()["metadata"]["resourceVersion"] =
+        json!("999");
+    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    assert_eq!(f.config_map(), None);
+    assert_eq!(f.calls()[2..], ["get", "delete", "get", "delete"]);
 }
 
 #[tokio::test]
 async fn delete_removes_ours_and_tolerates_absence() {
     let f = Fixture::new(None);
     let opts = options("running", json!({}));
-    converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
-    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map(), None);
-    delete(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.calls(), ["get", "create", "get", "delete", "get"]);
@@ -148,10 +270,14 @@ async fn invalid_options_fail_before_any_kubectl_call() {
     let f = Fixture::new(None);
     let mut opts = options("running", json!({"k": "v"}));
     opts.0.config_map_name = Some("Not_A_Name".into());
-    assert!(observe(f.client.as_ref(), &opts.0, &opts.1).await.is_err());
-    assert!(converge(f.client.as_ref(), &opts.0, &opts.1, &f.sink())
+    assert!(observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
         .await
         .is_err());
+    assert!(
+        converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+            .await
+            .is_err()
+    );
     assert!(f.calls().is_empty());
 }
 

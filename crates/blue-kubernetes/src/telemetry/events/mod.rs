@@ -1,11 +1,16 @@
 //! Kubernetes Events: core/v1 `Event`s attached to a resource, aggregated
 //! (a repeat of the same type and reason raises `count` on one Event) and
 //! rate-limited per object (a token bucket), so a failing resource cannot
-//! flood the API server. Writing an Event never fails a reconcile.
+//! flood the API server. Writing an Event never fails a reconcile, and
+//! never delays one: a pass only queues its Events (see [`outbox`]), so an
+//! Event costs the infrastructure effect that follows it no round trip.
+
+mod outbox;
 
 use super::Metrics;
 use crate::Clock;
 use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
+use outbox::Outbox;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -63,11 +68,28 @@ struct State {
 
 /// Writes Events for one controller, reported as `component`.
 pub(crate) struct EventRecorder {
+    shared: Arc<Shared>,
+    outbox: Outbox,
+}
+
+/// What the recorder and its background writer share.
+struct Shared {
     component: String,
     client: Arc<dyn Client>,
     clock: Clock,
     metrics: Arc<Metrics>,
     state: Mutex<State>,
+}
+
+/// One admitted occurrence, waiting to be written.
+struct Outgoing {
+    key: SeriesKey,
+    namespace: String,
+    /// The Event to create when its series has none stored yet.
+    fresh: Value,
+    count: u64,
+    message: String,
+    now_ms: u64,
 }
 
 impl EventRecorder {
@@ -78,21 +100,31 @@ impl EventRecorder {
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
-            component,
-            client,
-            clock,
-            metrics,
-            state: Mutex::default(),
+            shared: Arc::new(Shared {
+                component,
+                client,
+                clock,
+                metrics,
+                state: Mutex::default(),
+            }),
+            outbox: Outbox::default(),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Waits until every Event queued so far has been written (or failed).
+    pub(crate) async fn flush(&self) {
+        self.outbox.flush().await;
+    }
+
+    /// [`flush`](Self::flush), giving up after `limit`; returns false then.
+    pub(crate) async fn flush_within(&self, limit: Duration) -> bool {
+        tokio::time::timeout(limit, self.flush()).await.is_ok()
     }
 
     /// Records one occurrence on `object` (of type `d`). `reason` and
     /// `message` must be generic: never callback text, options or output.
-    pub(crate) async fn record(
+    /// Only queues the write; see [`flush`](Self::flush).
+    pub(crate) fn record(
         &self,
         d: &ResourceDescriptor,
         object: &Value,
@@ -116,10 +148,11 @@ impl EventRecorder {
             "" => "default".to_string(),
             ns => ns.to_string(),
         };
-        let now = (self.clock)();
+        let shared = &self.shared;
+        let now = (shared.clock)();
         let key = (uid.clone(), kind, reason.to_string());
-        let (count, first_ms, stored, sequence) = {
-            let mut state = self.lock();
+        let (count, first_ms, sequence) = {
+            let mut state = shared.lock();
             let fresh = state.series.len() >= MAX_SERIES && !state.series.contains_key(&key);
             if fresh {
                 forget_oldest(&mut state.series);
@@ -132,68 +165,98 @@ impl EventRecorder {
             });
             series.count += 1;
             series.last_ms = now;
-            let (count, first_ms, stored) = (series.count, series.first_ms, series.stored.clone());
+            let (count, first_ms) = (series.count, series.first_ms);
             if !take_token(&mut state.buckets, &uid, now) {
                 drop(state);
-                self.metrics.event("dropped");
+                shared.metrics.event("dropped");
                 return;
             }
             state.sequence += 1;
-            (count, first_ms, stored, state.sequence)
+            (count, first_ms, state.sequence)
         };
+        let fresh = json!({
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": event_name(&name, now, sequence),
+                "namespace": namespace,
+            },
+            "involvedObject": {
+                "apiVersion": d.api_version(),
+                "kind": d.kind,
+                "name": name,
+                "namespace": object_namespace,
+                "uid": uid,
+                "resourceVersion": meta("resourceVersion"),
+            },
+            "reason": reason,
+            "message": message,
+            "type": kind.as_str(),
+            "source": {"component": shared.component},
+            "reportingComponent": shared.component,
+            "reportingInstance": shared.component,
+            "firstTimestamp": timestamp(first_ms),
+            "lastTimestamp": timestamp(now),
+            "count": count,
+        });
+        let outgoing = Outgoing {
+            key,
+            namespace,
+            fresh,
+            count,
+            message,
+            now_ms: now,
+        };
+        if !self.outbox.push(&self.shared, outgoing) {
+            shared.metrics.event("dropped");
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes one queued occurrence: raises the count of its series' stored
+    /// Event, or creates the Event. Looked up now, not when queued, so a
+    /// repeat queued behind its series' first write aggregates onto it.
+    async fn write(&self, o: Outgoing) {
+        let stored = self
+            .lock()
+            .series
+            .get(&o.key)
+            .and_then(|s| s.stored.clone());
         let event = match stored {
             Some(mut event) => {
-                event["count"] = json!(count);
-                event["message"] = json!(message);
-                event["lastTimestamp"] = json!(timestamp(now));
+                event["count"] = json!(o.count);
+                event["message"] = json!(o.message);
+                event["lastTimestamp"] = json!(timestamp(o.now_ms));
                 event
             }
-            None => json!({
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {
-                    "name": event_name(&name, now, sequence),
-                    "namespace": namespace,
-                },
-                "involvedObject": {
-                    "apiVersion": d.api_version(),
-                    "kind": d.kind,
-                    "name": name,
-                    "namespace": object_namespace,
-                    "uid": uid,
-                    "resourceVersion": meta("resourceVersion"),
-                },
-                "reason": reason,
-                "message": message,
-                "type": kind.as_str(),
-                "source": {"component": self.component},
-                "reportingComponent": self.component,
-                "reportingInstance": self.component,
-                "firstTimestamp": timestamp(first_ms),
-                "lastTimestamp": timestamp(now),
-                "count": count,
-            }),
+            None => o.fresh,
         };
+        let namespace = &o.namespace;
         let aggregated = event["metadata"].get("resourceVersion").is_some();
         let written = match aggregated {
-            true => match self.client.update_event(&namespace, &event).await {
+            true => match self.client.update_event(namespace, &event).await {
                 // The Event expired (the server keeps them about an hour): start anew.
                 Err(e) if e.kind() == ErrorKind::NotFound => {
                     let mut again = event.clone();
                     again["metadata"] =
                         json!({"name": event["metadata"]["name"], "namespace": namespace});
-                    again["firstTimestamp"] = json!(timestamp(now));
-                    self.client.create_event(&namespace, &again).await
+                    again["firstTimestamp"] = json!(timestamp(o.now_ms));
+                    self.client.create_event(namespace, &again).await
                 }
                 other => other,
             },
-            false => self.client.create_event(&namespace, &event).await,
+            false => self.client.create_event(namespace, &event).await,
         };
         match written {
             Ok(stored) => {
                 self.metrics
                     .event(if aggregated { "aggregated" } else { "created" });
-                if let Some(series) = self.lock().series.get_mut(&key) {
+                if let Some(series) = self.lock().series.get_mut(&o.key) {
                     series.stored = Some(stored);
                 }
             }
