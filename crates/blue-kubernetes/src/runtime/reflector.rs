@@ -207,7 +207,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                     version = got.resource_version;
                 }
                 for item in got.items {
-                    // The cache's key: `listed` then shares it, not a copy.
+                    // The cache's key, its namespace interned: `listed` allocates nothing per item.
                     let key = observe(shared, key_of(scope.package, &item), item, false);
                     listed.insert(key);
                 }
