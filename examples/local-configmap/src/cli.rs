@@ -23,7 +23,7 @@ namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
   --poll-ms N         list period without watches, in milliseconds (default 500)
   --resync-ms N       full list while watching, the backstop for lost
                       events, in milliseconds (default 300000)
-  --workers N         concurrent reconciles (default 2)
+  --workers N         concurrent reconciles (default 16)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
                       unix socket; kubectl: one kubectl process per request
   --metrics-bind ADDR serve /metrics, /healthz and /readyz on ADDR (e.g. 127.0.0.1:8080)
@@ -46,6 +46,12 @@ namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
   crd --no-cel        the CRD without CEL rules, for Kubernetes before 1.25
 
 Stops gracefully on SIGTERM or SIGINT: running reconciles finish first.";
+
+/// Concurrent reconciles unless `--workers` says otherwise. Above the
+/// library's default of 2: this package's callbacks are a few API requests
+/// each, so passes mostly wait on the network, and 16 of them at once keep
+/// a burst of new resources (or due checks) moving without queueing.
+pub const DEFAULT_WORKERS: usize = 16;
 
 /// The Lease's default name.
 pub const DEFAULT_LEASE_NAME: &str = "local-configmap-operator";

@@ -128,9 +128,7 @@ async fn run(args: Args) -> Result<()> {
     if let Some(resync_ms) = args.resync_ms {
         config.resync_ms = resync_ms;
     }
-    if let Some(workers) = args.workers {
-        config.workers = workers;
-    }
+    config.workers = args.workers.unwrap_or(cli::DEFAULT_WORKERS);
     config.log_callback_errors = !args.hide_callback_errors;
     if !args.no_events {
         config.event_component = Some(COMPONENT.to_string());

@@ -84,7 +84,7 @@ struct Args {
     sizes: Option<Vec<usize>>,
     /// `operators`: who is measured, in order.
     contenders: Option<Vec<String>>,
-    /// `operators`: workers of our operators (default 2).
+    /// `operators`: workers of our operators (default: the example's).
     workers: usize,
 }
 
@@ -99,7 +99,7 @@ impl Args {
             peer: None,
             sizes: None,
             contenders: None,
-            workers: 2,
+            workers: local_configmap_operator::cli::DEFAULT_WORKERS,
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
