@@ -202,8 +202,13 @@ fn runtime_with_events(
     blue_kubernetes::start(blue_kubernetes::controller(config).unwrap()).unwrap()
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_pass_never_waits_for_its_events_and_stop_writes_them() {
+/// A runtime whose Event writes are held, 100 ms (paused) after `web`
+/// was created.
+async fn held_pass_of_web() -> (
+    blue_testkit::FakeCluster,
+    blue_testkit::FakeInfra,
+    blue_kubernetes::Runtime,
+) {
     let (cluster, infra) = (
         blue_testkit::FakeCluster::new(),
         blue_testkit::FakeInfra::new(),
@@ -212,6 +217,12 @@ async fn a_pass_never_waits_for_its_events_and_stop_writes_them() {
     cluster.hold_events();
     cluster.create(&widgets(), NS, "web", spec(json!(1)));
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    (cluster, infra, runtime)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pass_never_waits_for_its_events_and_stop_writes_them() {
+    let (cluster, infra, runtime) = held_pass_of_web().await;
     let object = cluster.get(&widgets(), NS, "web").unwrap();
     assert_eq!(object["status"]["phase"], "Ready", "the pass finished");
     assert_eq!(infra.count(Step::Converge), 1);
@@ -228,14 +239,7 @@ async fn a_pass_never_waits_for_its_events_and_stop_writes_them() {
 
 #[tokio::test(start_paused = true)]
 async fn stop_gives_up_on_events_it_cannot_write_after_five_seconds() {
-    let (cluster, infra) = (
-        blue_testkit::FakeCluster::new(),
-        blue_testkit::FakeInfra::new(),
-    );
-    let runtime = runtime_with_events(&cluster, &infra);
-    cluster.hold_events();
-    cluster.create(&widgets(), NS, "web", spec(json!(1)));
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let (cluster, _infra, runtime) = held_pass_of_web().await;
     let stopping = tokio::time::Instant::now();
     runtime.stop().await;
     let waited = stopping.elapsed();

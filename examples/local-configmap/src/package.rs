@@ -197,14 +197,7 @@ pub async fn converge(
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<WorkflowOutcome> {
     let desired = desired::desired(config, opts)?;
-    let act = |existing: Option<Value>| converge_from(client, &desired, existing, opts, on_effect);
-    if let Some(existing) = seen.take(&sighting_key(opts, &desired)) {
-        match act(existing).await? {
-            Err(e) if outdated(&e) => {}
-            done => return Ok(done?),
-        }
-    }
-    Ok(act(fetch(client, &desired).await?).await??)
+    on_latest(Write::Converge, client, seen, opts, &desired, on_effect).await
 }
 
 /// One converge write planned from `existing`; the outer error is the
@@ -252,14 +245,7 @@ pub async fn delete(
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<WorkflowOutcome> {
     let desired = desired::desired(config, opts)?;
-    let act = |existing: Option<Value>| delete_from(client, &desired, existing, opts, on_effect);
-    if let Some(existing) = seen.take(&sighting_key(opts, &desired)) {
-        match act(existing).await? {
-            Err(e) if outdated(&e) => {}
-            done => return Ok(done?),
-        }
-    }
-    Ok(act(fetch(client, &desired).await?).await??)
+    on_latest(Write::Delete, client, seen, opts, &desired, on_effect).await
 }
 
 /// One delete planned from `existing`, errors as in [`converge_from`].
@@ -283,6 +269,37 @@ async fn delete_from(
     }
     on_effect(&Effect::Deleted(Target::of(opts)));
     Ok(Ok(outcome("delete")))
+}
+
+/// The write a callback makes.
+#[derive(Clone, Copy)]
+enum Write {
+    Converge,
+    Delete,
+}
+
+/// Makes `write` from what `observe` just read of the ConfigMap, or else
+/// from a fresh read; if what `observe` read is outdated by the time of the
+/// write, once more from a fresh read.
+async fn on_latest(
+    write: Write,
+    client: &dyn RawApi,
+    seen: &Sightings,
+    opts: &Options,
+    desired: &Desired,
+    on_effect: &(dyn Fn(&Effect) + Send + Sync),
+) -> CallbackResult<WorkflowOutcome> {
+    let act = async |existing| match write {
+        Write::Converge => converge_from(client, desired, existing, opts, on_effect).await,
+        Write::Delete => delete_from(client, desired, existing, opts, on_effect).await,
+    };
+    if let Some(existing) = seen.take(&sighting_key(opts, desired)) {
+        match act(existing).await? {
+            Err(e) if outdated(&e) => {}
+            done => return Ok(done?),
+        }
+    }
+    Ok(act(fetch(client, desired).await?).await??)
 }
 
 /// A write planned from a sighting failed because the ConfigMap changed
