@@ -579,6 +579,16 @@ fn scaling_limits(m: &Machine, report: &Report) -> String {
                 .unwrap_or_default()
         ));
     }
+    // A run without the kubectl-call parts (e.g. `--only operators`) has
+    // nothing to say here: its own sections speak for themselves.
+    let measured_kubectl = per_call.is_some()
+        || f.check_calls.is_some()
+        || f.calls_per_second.is_some()
+        || f.idle_decisions_per_second.is_some()
+        || !f.latency.is_empty();
+    if !measured_kubectl {
+        return String::new();
+    }
     point(
         "The kubectl-call sections measure the per-call transport, which cannot watch \
          and so lists every poll period. The proxy transport (one long-lived `kubectl \
