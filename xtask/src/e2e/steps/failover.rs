@@ -17,7 +17,7 @@ use crate::e2e::world::Transport;
 /// Resources converged in the batch the leader dies in: enough that the
 /// leader is still converging when the check (polling through kubectl)
 /// sees its first ConfigMap. The proxy transport converges about 40 per
-/// second here, per-call kubectl about one.
+/// second here with the candidates' 2 workers, per-call kubectl about one.
 fn batch(w: &World<'_>) -> usize {
     match w.transport {
         Transport::Proxy => 60,
@@ -35,10 +35,15 @@ fn name(i: usize) -> String {
     format!("ha-{i}")
 }
 
+/// Workers of each candidate: the library's default, not the example's 16,
+/// which converge a batch of 60 before the check can see it half done.
+const CANDIDATE_WORKERS: &str = "2";
+
 /// A candidate operator: its own log and identity.
 fn candidate(w: &World<'_>, identity: &str) -> Result<(Operator, PathBuf)> {
     let mut args = w.admin_args();
     args.extend(ha::election_args(identity, SHORT));
+    args.extend(["--workers".to_string(), CANDIDATE_WORKERS.to_string()]);
     let log = w.scratch(&format!("operator-{identity}.log"));
     Ok((w.spawn_operator(&args, &log)?, log))
 }
