@@ -194,12 +194,11 @@ fn runtime_with_events(
     cluster: &blue_testkit::FakeCluster,
     infra: &blue_testkit::FakeInfra,
 ) -> blue_kubernetes::Runtime {
-    let client = std::sync::Arc::new(cluster.clone());
-    let mut config = blue_kubernetes::Config::new(client, vec![infra.package(widgets())]);
-    config.namespace = NS.into();
-    config.now = tokio_clock();
-    config.event_component = Some("widget-operator".into());
-    blue_kubernetes::start(blue_kubernetes::controller(config).unwrap()).unwrap()
+    let packages = vec![infra.package(widgets())];
+    let controller = build(cluster, tokio_clock(), packages, |c| {
+        c.event_component = Some("widget-operator".into())
+    });
+    blue_kubernetes::start(controller).unwrap()
 }
 
 /// A runtime whose Event writes are held, 100 ms (paused) after `web`

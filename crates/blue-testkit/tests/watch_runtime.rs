@@ -26,13 +26,12 @@ fn rig_with(packages: &[ResourceDescriptor], tweak: impl FnOnce(&mut Config)) ->
     let cluster = FakeCluster::new();
     let infra = FakeInfra::new();
     let packages = packages.iter().map(|d| infra.package(d.clone())).collect();
-    let mut config = Config::new(Arc::new(cluster.clone()), packages);
-    config.namespace = NS.into();
-    config.now = tokio_clock();
-    config.poll_ms = POLL_MS;
-    config.resync_ms = RESYNC_MS;
-    tweak(&mut config);
-    let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
+    let controller = build(&cluster, tokio_clock(), packages, |config| {
+        config.poll_ms = POLL_MS;
+        config.resync_ms = RESYNC_MS;
+        tweak(config);
+    });
+    let runtime = start(controller).unwrap();
     Rig {
         cluster,
         infra,
