@@ -9,7 +9,8 @@ use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::sightings::Sightings;
 use blue_kubernetes::{
-    CallbackResult, CrdOptions, Observation, Options, Package, PrinterColumn, WorkflowOutcome,
+    CallbackResult, CrdOptions, Event, Observation, Options, Package, PrinterColumn,
+    WorkflowOutcome,
 };
 use blue_kubernetes_client::{
     kubectl_client, ApiPath, ApiRequest, ErrorKind, KubectlOptions, Method, RawApi,
@@ -170,8 +171,9 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
     Ok(format!("{header}{}", blue_kubernetes::to_yaml(&crd(cel)?)))
 }
 
-/// `observe`: reads the ConfigMap; see [`configmap::observe`]. The read is
-/// remembered in `seen` for the `converge` or `delete` right after it.
+/// `observe`: reads the ConfigMap; see [`configmap::observe`]. When an
+/// effect will follow, the read is remembered in `seen` for the `converge`
+/// or `delete` right after it.
 pub async fn observe(
     client: &dyn RawApi,
     seen: &Sightings,
@@ -181,7 +183,17 @@ pub async fn observe(
     let desired = desired::desired(config, opts)?;
     let existing = fetch(client, &desired).await?;
     let observation = configmap::observe(existing.as_ref(), &desired);
-    seen.remember(sighting_key(opts, &desired), existing);
+    // Only a read an effect will follow is worth keeping: a periodic check
+    // that finds everything matching keeps nothing.
+    let key = sighting_key(opts, &desired);
+    let effect_follows = match opts.event() {
+        Event::Delete => observation.exists,
+        _ => !(observation.exists && observation.matches),
+    };
+    match effect_follows {
+        true => seen.remember(key, existing),
+        false => drop(seen.take(&key)),
+    }
     Ok(observation)
 }
 

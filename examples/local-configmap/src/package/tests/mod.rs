@@ -17,6 +17,13 @@ fn options(state: &str, data: Value) -> (LocalConfigMapConfig, Options) {
     (serde_json::from_value(config).unwrap(), opts)
 }
 
+/// The same resource's options once it is being deleted.
+fn deleting(opts: &Options) -> Options {
+    let mut resource = opts.resource().clone();
+    resource["metadata"]["deletionTimestamp"] = json!("2026-12-01T00:00:00Z");
+    Options::from_resource(&resource)
+}
+
 fn foreign_config_map() -> Value {
     json!({
         "metadata": {
@@ -200,7 +207,8 @@ async fn a_change_after_observe_is_never_overwritten_and_costs_one_more_read() {
 
     // Ours, edited between observe and converge: replaced from a fresh read.
     let g = Fixture::new(None);
-    converge(g.client.as_ref(), &g.seen, &opts.0, &opts.1, &g.sink())
+    let first = options("running", json!({"k": "old"}));
+    converge(g.client.as_ref(), &g.seen, &first.0, &first.1, &g.sink())
         .await
         .unwrap();
     observe(g.client.as_ref(), &g.seen, &opts.0, &opts.1)
@@ -232,16 +240,34 @@ async fn delete_acts_on_what_observe_just_read_and_rereads_after_a_change() {
     converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
         .await
         .unwrap();
-    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+    let deleting = deleting(&opts.1);
+    observe(f.client.as_ref(), &f.seen, &opts.0, &deleting)
         .await
         .unwrap();
     f.server.lock().unwrap().config_map.as_mut().unwrap()["metadata"]["resourceVersion"] =
         json!("999");
-    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+    delete(f.client.as_ref(), &f.seen, &opts.0, &deleting, &f.sink())
         .await
         .unwrap();
     assert_eq!(f.config_map(), None);
     assert_eq!(f.calls()[2..], ["get", "delete", "get", "delete"]);
+}
+
+#[tokio::test]
+async fn a_check_that_finds_everything_matching_keeps_no_read() {
+    let f = Fixture::new(None);
+    let opts = options("running", json!({"k": "v"}));
+    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
+        .await
+        .unwrap();
+    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
+        .await
+        .unwrap();
+    // The converge after a matching observe (none follows in a pass) reads.
+    assert_eq!(f.calls()[2..], ["get", "get", "replace"]);
 }
 
 #[tokio::test]
