@@ -10,7 +10,9 @@
 //!
 //! A sighting is used at most once, and only within [`FRESH_FOR`] of the
 //! read, so a later pass (a retry, a periodic check) always reads anew.
-//! `observe` never uses a sighting: what it reports is always read.
+//! `observe` never uses a sighting: what it reports is always read. It only
+//! leaves one when an effect will follow (so a healthy periodic check keeps
+//! no copy of the ConfigMap).
 
 use serde_json::Value;
 use std::collections::HashMap;
