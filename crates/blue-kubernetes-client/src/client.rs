@@ -6,13 +6,62 @@ use serde_json::Value;
 
 /// What the controller needs from a cluster.
 ///
-/// Implemented by `KubectlClient` and by the testkit's
-/// `FakeCluster`. Both writes carry the `metadata.resourceVersion` of the
-/// `resource` they are given, so a concurrent change makes them fail with
+/// Implemented by [`KubectlClient`](crate::KubectlClient),
+/// [`ProxyClient`](crate::ProxyClient), [`Layered`](crate::Layered) and
+/// the testkit's `FakeCluster`. Both writes carry the
+/// `metadata.resourceVersion` of the `resource` they are given, so a
+/// concurrent change makes them fail with
 /// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
 ///
-/// The Lease operations serve optional leader election; like the resource
-/// writes, an update carries the resourceVersion it was computed from.
+/// # Capabilities, and how the trait grows
+/// Four methods are required: reading and writing the managed resources
+/// ([`list_resources`](Client::list_resources),
+/// [`get_resource`](Client::get_resource),
+/// [`update_status`](Client::update_status),
+/// [`update_finalizers`](Client::update_finalizers)). Every other
+/// capability has a default, so a client of your own (an in-memory store
+/// in a test, say) implements only what it serves:
+///
+/// - paging and watching ([`list_page`](Client::list_page),
+///   [`watch`](Client::watch)): by default one page without a
+///   resourceVersion, and no watch, so the controller lists periodically;
+/// - discovery and access checks ([`server_resources`](Client::server_resources),
+///   [`can_i`](Client::can_i)), used by the startup preflight;
+/// - Events ([`create_event`](Client::create_event),
+///   [`update_event`](Client::update_event));
+/// - Leases for leader election ([`get_lease`](Client::get_lease) and
+///   the rest), where an update carries the resourceVersion it was
+///   computed from.
+///
+/// The defaults of the last three fail with [`Error::Unsupported`]: the
+/// preflight reports the check as not possible, Events are dropped (and
+/// counted), leader election cannot acquire. **Rule:** a method added to
+/// this trait always comes with a default, so a new capability never
+/// breaks an implementation outside this crate.
+///
+/// ```
+/// use blue_kubernetes_client::{Client, Error, ResourceDescriptor};
+/// use serde_json::Value;
+///
+/// /// Serves nothing but an empty cluster: four methods are enough.
+/// struct Empty;
+///
+/// #[async_trait::async_trait]
+/// impl Client for Empty {
+///     async fn list_resources(&self, _: &ResourceDescriptor, _: &str) -> Result<Vec<Value>, Error> {
+///         Ok(Vec::new())
+///     }
+///     async fn get_resource(&self, _: &ResourceDescriptor, _: &str, _: &str) -> Result<Option<Value>, Error> {
+///         Ok(None)
+///     }
+///     async fn update_status(&self, _: &ResourceDescriptor, r: &Value, _: &Value) -> Result<Value, Error> {
+///         Ok(r.clone())
+///     }
+///     async fn update_finalizers(&self, _: &ResourceDescriptor, r: &Value, _: &[String]) -> Result<Value, Error> {
+///         Ok(r.clone())
+///     }
+/// }
+/// ```
 #[async_trait::async_trait]
 pub trait Client: Send + Sync {
     /// Lists every object of `descriptor` in `namespace` (`""`: every
@@ -94,31 +143,66 @@ pub trait Client: Send + Sync {
         &self,
         group: &str,
         version: &str,
-    ) -> Result<Option<Vec<ApiResource>>, Error>;
+    ) -> Result<Option<Vec<ApiResource>>, Error> {
+        let _ = (group, version);
+        Err(Error::Unsupported {
+            operation: "discovery",
+        })
+    }
 
     /// Asks the authorizer whether the caller may do what `check` names
     /// (a `SelfSubjectAccessReview`); `Ok(false)` is a clear "no".
-    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error>;
+    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
+        let _ = check;
+        Err(Error::Unsupported {
+            operation: "access_review",
+        })
+    }
 
     /// Creates a core/v1 `Event` in `namespace` and returns it as stored.
-    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error>;
+    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        let _ = (namespace, event);
+        Err(Error::Unsupported {
+            operation: "create_event",
+        })
+    }
 
     /// Replaces the core/v1 `Event` named by `event.metadata.name` in
     /// `namespace` (e.g. to raise its `count`) and returns it as stored.
-    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error>;
+    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
+        let _ = (namespace, event);
+        Err(Error::Unsupported {
+            operation: "update_event",
+        })
+    }
 
     /// Reads the `coordination.k8s.io/v1` Lease `namespace/name`; `None`
     /// when it does not exist.
-    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error>;
+    async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
+        let _ = (namespace, name);
+        Err(Error::Unsupported {
+            operation: "get_lease",
+        })
+    }
 
     /// Creates `lease` and returns it as stored. Fails when a Lease of that
     /// name exists already (the API server's `AlreadyExists`).
-    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error>;
+    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let _ = lease;
+        Err(Error::Unsupported {
+            operation: "create_lease",
+        })
+    }
 
     /// Replaces `lease` (guarded by its resourceVersion, which it must
     /// carry) and returns it as stored; a stale version fails with
     /// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
-    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error>;
+    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
+        let _ = lease;
+        Err(Error::Unsupported {
+            operation: "update_lease",
+        })
+    }
 
     /// Gives `lease` up: clears the holder and shortens the duration to one
     /// second, guarded by its resourceVersion, so a waiting candidate takes
