@@ -1,6 +1,8 @@
 //! The validated controller handle.
 
-use crate::telemetry::{EventRecorder, Instrumented, Metrics, Telemetry};
+use crate::client_stack::client_stack;
+use crate::leader::{Fence, Gate};
+use crate::telemetry::{EventRecorder, Metrics, Telemetry};
 use crate::{Config, Error};
 use std::sync::Arc;
 
@@ -10,6 +12,9 @@ use std::sync::Arc;
 pub struct Controller {
     pub(crate) config: Arc<Config>,
     pub(crate) telemetry: Arc<Telemetry>,
+    /// The leadership gate the fence and the runtime check, when leader
+    /// election is configured.
+    pub(crate) gate: Option<Arc<Gate>>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -36,8 +41,15 @@ impl std::fmt::Debug for Controller {
 pub fn controller(mut config: Config) -> Result<Controller, Error> {
     config.validate()?;
     let metrics = Arc::new(Metrics::new());
-    // Every request the controller makes is counted and timed by class.
-    config.client = Arc::new(Instrumented::new(config.client, metrics.clone()));
+    let gate = config
+        .leader_election
+        .as_ref()
+        .map(|_| Arc::new(Gate::default()));
+    let fence = gate.clone().map(|gate| Fence {
+        gate,
+        now: config.now.clone(),
+    });
+    config.client = client_stack(config.client, &metrics, fence);
     let events = config.event_component.clone().map(|component| {
         EventRecorder::new(
             component,
@@ -50,6 +62,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
     Ok(Controller {
         config: Arc::new(config),
         telemetry: Arc::new(telemetry),
+        gate,
     })
 }
 
@@ -84,8 +97,9 @@ impl Controller {
         &self.telemetry.metrics
     }
 
-    /// The configuration this controller was built from (its `client` is
-    /// wrapped to count and time requests).
+    /// The configuration this controller was built from. Its `client` is
+    /// the controller's client stack: requests are counted and timed, and
+    /// fenced under leader election.
     pub fn config(&self) -> &Config {
         &self.config
     }

@@ -7,6 +7,7 @@
 //! client can watch, periodic lists otherwise).
 
 mod callback;
+mod client_stack;
 mod config;
 mod controller;
 mod crd;

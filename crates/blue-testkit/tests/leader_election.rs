@@ -4,11 +4,11 @@
 
 use async_trait::async_trait;
 use blue_kubernetes::{ElectionStep, LeaderElection, LeaseElector};
-use blue_kubernetes_client::{Client, Error, ErrorKind, Lease, ResourceDescriptor};
+use blue_kubernetes_client::{Call, Error, ErrorKind, Hook, Layered};
 use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
 use proptest::prelude::*;
-use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 const NS: &str = "ops";
@@ -17,122 +17,38 @@ const LD: u64 = 15_000;
 const RD: u64 = 10_000;
 const RP: u64 = 2_000;
 
-/// One candidate's view of the cluster; `cut` partitions it from the API.
-struct Link {
-    cluster: FakeCluster,
-    cut: AtomicBool,
-}
+/// Partitions one candidate from the API while set. A stream opened
+/// before the cut keeps running: the cut only refuses new calls.
+#[derive(Default)]
+struct Cut(AtomicBool);
 
-impl Link {
-    fn check(&self) -> Result<(), Error> {
-        match self.cut.load(Ordering::SeqCst) {
+#[async_trait]
+impl Hook for Cut {
+    async fn before(&self, _: &Call<'_>) -> Result<(), Error> {
+        match self.0.load(Ordering::SeqCst) {
             true => Err(Error::kubectl("get", ErrorKind::Unavailable)),
             false => Ok(()),
         }
     }
 }
 
-#[async_trait]
-impl Client for Link {
-    async fn list_resources(&self, d: &ResourceDescriptor, ns: &str) -> Result<Vec<Value>, Error> {
-        self.check()?;
-        self.cluster.list_resources(d, ns).await
-    }
-    async fn list_page(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-        page: &blue_kubernetes_client::PageRequest,
-    ) -> Result<blue_kubernetes_client::ListPage, Error> {
-        self.check()?;
-        self.cluster.list_page(d, ns, page).await
-    }
-    /// A stream opened before the link is cut keeps running: the cut only
-    /// refuses new calls.
-    async fn watch(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-        request: &blue_kubernetes_client::WatchRequest,
-    ) -> Result<blue_kubernetes_client::WatchStream, Error> {
-        self.check()?;
-        self.cluster.watch(d, ns, request).await
-    }
-    async fn get_resource(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-        name: &str,
-    ) -> Result<Option<Value>, Error> {
-        self.check()?;
-        self.cluster.get_resource(d, ns, name).await
-    }
-    async fn update_status(
-        &self,
-        d: &ResourceDescriptor,
-        r: &Value,
-        s: &Value,
-    ) -> Result<Value, Error> {
-        self.check()?;
-        self.cluster.update_status(d, r, s).await
-    }
-    async fn update_finalizers(
-        &self,
-        d: &ResourceDescriptor,
-        r: &Value,
-        f: &[String],
-    ) -> Result<Value, Error> {
-        self.check()?;
-        self.cluster.update_finalizers(d, r, f).await
-    }
-    async fn get_lease(&self, ns: &str, name: &str) -> Result<Option<Lease>, Error> {
-        self.check()?;
-        self.cluster.get_lease(ns, name).await
-    }
-    async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
-        self.check()?;
-        self.cluster.create_lease(lease).await
-    }
-    async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
-        self.check()?;
-        self.cluster.update_lease(lease).await
-    }
-    async fn server_resources(
-        &self,
-        group: &str,
-        version: &str,
-    ) -> Result<Option<Vec<blue_kubernetes_client::ApiResource>>, Error> {
-        self.check()?;
-        self.cluster.server_resources(group, version).await
-    }
-    async fn can_i(&self, check: &blue_kubernetes_client::AccessCheck) -> Result<bool, Error> {
-        self.check()?;
-        self.cluster.can_i(check).await
-    }
-    async fn create_event(&self, ns: &str, event: &Value) -> Result<Value, Error> {
-        self.check()?;
-        self.cluster.create_event(ns, event).await
-    }
-    async fn update_event(&self, ns: &str, event: &Value) -> Result<Value, Error> {
-        self.check()?;
-        self.cluster.update_event(ns, event).await
-    }
-}
+/// One candidate's view of the cluster.
+type Link = Layered<Arc<Cut>>;
 
 struct Candidate {
     elector: LeaseElector,
     link: Link,
+    cut: Arc<Cut>,
 }
 
 fn candidate(cluster: &FakeCluster, name: &str) -> Candidate {
     let mut settings = LeaderElection::new(LEASE, NS);
     settings.identity = name.into();
+    let cut = Arc::new(Cut::default());
     Candidate {
         elector: LeaseElector::new(settings).unwrap(),
-        link: Link {
-            cluster: cluster.clone(),
-            cut: AtomicBool::new(false),
-        },
+        link: Layered::new(Arc::new(cluster.clone()), cut.clone()),
+        cut,
     }
 }
 
@@ -141,7 +57,7 @@ impl Candidate {
         self.elector.step(&self.link, &clock.as_fn()).await
     }
     fn partition(&self, cut: bool) {
-        self.link.cut.store(cut, Ordering::SeqCst);
+        self.cut.0.store(cut, Ordering::SeqCst);
     }
 }
 

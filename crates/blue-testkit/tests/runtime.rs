@@ -6,7 +6,7 @@ mod common;
 
 use async_trait::async_trait;
 use blue_kubernetes::{start, Config, Error, Package, Runtime};
-use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
+use blue_kubernetes_client::{Call, Client, ErrorKind, Hook, Layered, ResourceDescriptor};
 use blue_testkit::{FakeCluster, FakeInfra, Fault, Operation, Step};
 use common::*;
 use serde_json::{json, Value};
@@ -103,136 +103,33 @@ async fn periodic_check_of_matching_infrastructure_is_one_reread_and_one_status_
     r.runtime.stop().await;
 }
 
-/// Fails lists of one type only.
-struct FailingType {
-    inner: FakeCluster,
-    broken: ResourceDescriptor,
-}
+/// Fails lists and watches of one type only.
+struct FailingType(ResourceDescriptor);
 
 #[async_trait]
-impl Client for FailingType {
-    async fn list_resources(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-    ) -> Result<Vec<Value>, blue_kubernetes_client::Error> {
-        if *d == self.broken {
-            return Err(blue_kubernetes_client::Error::kubectl(
+impl Hook for FailingType {
+    async fn before(&self, call: &Call<'_>) -> Result<(), blue_kubernetes_client::Error> {
+        let listing = matches!(
+            call,
+            Call::List { .. } | Call::ListPage { .. } | Call::Watch { .. }
+        );
+        match listing && call.descriptor() == Some(&self.0) {
+            true => Err(blue_kubernetes_client::Error::kubectl(
                 "get",
                 ErrorKind::Unavailable,
-            ));
+            )),
+            false => Ok(()),
         }
-        self.inner.list_resources(d, ns).await
-    }
-    async fn list_page(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-        page: &blue_kubernetes_client::PageRequest,
-    ) -> Result<blue_kubernetes_client::ListPage, blue_kubernetes_client::Error> {
-        if *d == self.broken {
-            return Err(blue_kubernetes_client::Error::kubectl(
-                "get",
-                ErrorKind::Unavailable,
-            ));
-        }
-        self.inner.list_page(d, ns, page).await
-    }
-    async fn watch(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-        request: &blue_kubernetes_client::WatchRequest,
-    ) -> Result<blue_kubernetes_client::WatchStream, blue_kubernetes_client::Error> {
-        if *d == self.broken {
-            return Err(blue_kubernetes_client::Error::kubectl(
-                "get",
-                ErrorKind::Unavailable,
-            ));
-        }
-        self.inner.watch(d, ns, request).await
-    }
-    async fn get_resource(
-        &self,
-        d: &ResourceDescriptor,
-        ns: &str,
-        name: &str,
-    ) -> Result<Option<Value>, blue_kubernetes_client::Error> {
-        self.inner.get_resource(d, ns, name).await
-    }
-    async fn update_status(
-        &self,
-        d: &ResourceDescriptor,
-        r: &Value,
-        s: &Value,
-    ) -> Result<Value, blue_kubernetes_client::Error> {
-        self.inner.update_status(d, r, s).await
-    }
-    async fn update_finalizers(
-        &self,
-        d: &ResourceDescriptor,
-        r: &Value,
-        f: &[String],
-    ) -> Result<Value, blue_kubernetes_client::Error> {
-        self.inner.update_finalizers(d, r, f).await
-    }
-    async fn server_resources(
-        &self,
-        group: &str,
-        version: &str,
-    ) -> Result<Option<Vec<blue_kubernetes_client::ApiResource>>, blue_kubernetes_client::Error>
-    {
-        self.inner.server_resources(group, version).await
-    }
-    async fn can_i(
-        &self,
-        check: &blue_kubernetes_client::AccessCheck,
-    ) -> Result<bool, blue_kubernetes_client::Error> {
-        self.inner.can_i(check).await
-    }
-    async fn create_event(
-        &self,
-        ns: &str,
-        event: &Value,
-    ) -> Result<Value, blue_kubernetes_client::Error> {
-        self.inner.create_event(ns, event).await
-    }
-    async fn update_event(
-        &self,
-        ns: &str,
-        event: &Value,
-    ) -> Result<Value, blue_kubernetes_client::Error> {
-        self.inner.update_event(ns, event).await
-    }
-
-    async fn get_lease(
-        &self,
-        ns: &str,
-        name: &str,
-    ) -> Result<Option<blue_kubernetes_client::Lease>, blue_kubernetes_client::Error> {
-        self.inner.get_lease(ns, name).await
-    }
-    async fn create_lease(
-        &self,
-        lease: &blue_kubernetes_client::Lease,
-    ) -> Result<blue_kubernetes_client::Lease, blue_kubernetes_client::Error> {
-        self.inner.create_lease(lease).await
-    }
-    async fn update_lease(
-        &self,
-        lease: &blue_kubernetes_client::Lease,
-    ) -> Result<blue_kubernetes_client::Lease, blue_kubernetes_client::Error> {
-        self.inner.update_lease(lease).await
     }
 }
 
 #[tokio::test(start_paused = true)]
 async fn transport_failure_on_one_type_is_counted_while_others_continue() {
     let cluster = FakeCluster::new();
-    let client = Arc::new(FailingType {
-        inner: cluster.clone(),
-        broken: gadgets(),
-    });
+    let client = Arc::new(Layered::new(
+        Arc::new(cluster.clone()),
+        FailingType(gadgets()),
+    ));
     let r = rig_over(
         cluster.clone(),
         FakeInfra::new(),

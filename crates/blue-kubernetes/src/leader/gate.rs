@@ -16,12 +16,13 @@ pub(crate) struct Gate {
     write_until: AtomicU64,
     pub(crate) acquired: AtomicU64,
     pub(crate) lost: AtomicU64,
-    pub(crate) fenced_writes: AtomicU64,
     /// Exported as `leader_election_master_status` (controller-runtime's
     /// name): 1 while this process leads, else 0.
     pub(crate) leading: Gauge,
-    /// Exported as `blue_leader_election_fenced_writes_total`.
-    pub(crate) fenced_metric: Counter,
+    /// Status and finalizer writes refused; exported as
+    /// `blue_leader_election_fenced_writes_total` and read back into
+    /// `Stats`, so the fact is counted once.
+    pub(crate) fenced_writes: Counter,
 }
 
 impl Gate {

@@ -10,7 +10,7 @@ mod settings;
 pub use elector::{ElectionStep, LeaseElector};
 pub use settings::LeaderElection;
 
-pub(crate) use fence::FencedClient;
+pub(crate) use fence::Fence;
 pub(crate) use gate::Gate;
 
 use crate::Clock;

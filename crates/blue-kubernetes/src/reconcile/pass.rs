@@ -4,6 +4,7 @@
 use super::Report;
 use crate::resource;
 use crate::status::{self, Next, Retry, Transition};
+use crate::telemetry::EventType;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
 
@@ -96,7 +97,8 @@ impl<'a> Pass<'a> {
         self.snapshot = config
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
-            .await?;
+            .await
+            .inspect_err(|e| self.report_fenced(e))?;
         self.after_write(previous, &t, &status);
         Ok(Report::Reconciled(t.phase, t.reason))
     }
@@ -122,8 +124,36 @@ impl<'a> Pass<'a> {
             .config
             .client
             .update_finalizers(self.package.descriptor(), &self.snapshot, &finalizers)
-            .await?;
+            .await
+            .inspect_err(|e| self.report_fenced(e))?;
         Ok(())
+    }
+
+    /// A write the leader-election fence refused becomes a Warning Event on
+    /// the resource: its users see why status stopped moving.
+    fn report_fenced(&self, e: &blue_kubernetes_client::Error) {
+        let blue_kubernetes_client::Error::Fenced { operation } = e else {
+            return;
+        };
+        let Some(events) = &self.controller.telemetry.events else {
+            return;
+        };
+        let what = if operation == "patch" {
+            "finalizer"
+        } else {
+            "status"
+        };
+        let message = format!(
+            "{what} write refused: this replica can no longer prove it holds the leader-election lease"
+        );
+        let descriptor = self.package.descriptor();
+        events.record(
+            descriptor,
+            &self.snapshot,
+            EventType::Warning,
+            "Fenced",
+            message,
+        );
     }
 
     /// Our finalizer is on the current snapshot.

@@ -1,9 +1,9 @@
-//! The runtime's side of leader election: the elector task, the fenced
-//! client the reconciles write through, and the gate the poller and
-//! workers check.
+//! The runtime's side of leader election: the elector task and the gate
+//! the poller and workers check (the fence on writes is part of the
+//! controller's client stack, see `client_stack`).
 
 use super::Stats;
-use crate::leader::{self, FencedClient, Gate, LeaseElector};
+use crate::leader::{self, Gate, LeaseElector};
 use crate::{Controller, Error};
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
@@ -20,33 +20,26 @@ pub(super) struct Election {
     task: JoinHandle<()>,
 }
 
-/// Starts the elector when `controller` is configured for it, and returns
-/// the controller the runtime must use: its client is fenced by the gate.
-pub(super) fn begin(
-    controller: Controller,
-    handle: &Handle,
-) -> Result<(Controller, Option<Election>), Error> {
-    let Some(settings) = controller.config.leader_election.clone() else {
-        return Ok((controller, None));
+/// Starts the elector when `controller` is configured for it. Its writes
+/// are fenced already: the controller's client stack checks the gate the
+/// elector moves.
+pub(super) fn begin(controller: &Controller, handle: &Handle) -> Result<Option<Election>, Error> {
+    let (Some(settings), Some(gate)) = (&controller.config.leader_election, &controller.gate)
+    else {
+        return Ok(None);
     };
-    let elector = LeaseElector::new(settings.clone())?;
-    let gate = elector.gate.clone();
-    export_metrics(&controller, &settings.lease_name, &gate);
-    let mut config = (*controller.config).clone();
-    let raw = config.client.clone();
-    config.client = Arc::new(FencedClient {
-        inner: raw.clone(),
-        gate: gate.clone(),
-        now: config.now.clone(),
-        telemetry: controller.telemetry.clone(),
-    });
+    let mut elector = LeaseElector::new(settings.clone())?;
+    elector.gate = gate.clone();
+    export_metrics(controller, &settings.lease_name, gate);
     let (stop, stopped) = watch::channel(false);
-    let task = handle.spawn(leader::run(elector, raw, config.now.clone(), stopped));
-    let fenced = Controller {
-        config: Arc::new(config),
-        telemetry: controller.telemetry.clone(),
-    };
-    Ok((fenced, Some(Election { gate, stop, task })))
+    let client = controller.config.client.clone();
+    let now = controller.config.now.clone();
+    let task = handle.spawn(leader::run(elector, client, now, stopped));
+    Ok(Some(Election {
+        gate: gate.clone(),
+        stop,
+        task,
+    }))
 }
 
 /// Leadership and fencing on `/metrics`, beside the log lines and Stats.
@@ -64,8 +57,8 @@ fn export_metrics(controller: &Controller, lease_name: &str, gate: &Gate) {
     );
     metrics.register(
         "blue_leader_election_fenced_writes",
-        "status, finalizer and Event writes refused because the lease could not be proven held",
-        gate.fenced_metric.clone(),
+        "status and finalizer writes refused because the lease could not be proven held",
+        gate.fenced_writes.clone(),
     );
 }
 
@@ -89,6 +82,6 @@ impl Election {
     pub(super) fn fill(&self, stats: &mut Stats) {
         stats.leadership_acquired = self.gate.acquired.load(Ordering::Relaxed);
         stats.leadership_lost = self.gate.lost.load(Ordering::Relaxed);
-        stats.fenced_writes = self.gate.fenced_writes.load(Ordering::Relaxed);
+        stats.fenced_writes = self.gate.fenced_writes.get();
     }
 }

@@ -126,7 +126,7 @@ impl Shared {
 pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
     let workers = controller.config.workers;
-    let (controller, election) = election::begin(controller, &handle)?;
+    let election = election::begin(&controller, &handle)?;
     let config = &controller.config;
     let scopes = reflector_scopes(config);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());

@@ -1,14 +1,14 @@
 //! What the people running the operator see: logs, Events, metrics.
 
 mod events;
-mod instrumented;
 pub(crate) mod log;
 mod metrics;
 mod proxy_metrics;
+mod request_metrics;
 
 pub(crate) use events::{EventRecorder, EventType};
-pub(crate) use instrumented::Instrumented;
 pub use metrics::{Metrics, QUEUE_NAME};
+pub(crate) use request_metrics::RequestMetrics;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
