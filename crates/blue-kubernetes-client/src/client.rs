@@ -62,6 +62,7 @@ use serde_json::Value;
 ///     }
 /// }
 /// ```
+#[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait::async_trait]
 pub trait Client: Send + Sync {
     /// Lists every object of `descriptor` in `namespace` (`""`: every

@@ -105,6 +105,8 @@ pub use api_path::ApiPath;
 
 pub use classify::classify_output;
 pub use client::Client;
+#[cfg(feature = "mock")]
+pub use client::MockClient;
 pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};

@@ -242,3 +242,58 @@
 //! `#[tokio::test(start_paused = true)]` and a clock that follows tokio's
 //! (paused) time, then `tokio::time::advance` instead of sleeping; stop the
 //! runtime at the end of the test (`runtime.stop().await`).
+//!
+//! ## 6. Expectation-style tests with `MockClient`
+//!
+//! The `FakeCluster` above stays the recommended path: it behaves like an
+//! API server, so a test says what should *be* true afterwards. When a test
+//! should instead say exactly which requests are made (a cost budget, a
+//! write that must never happen), [`MockClient`](crate::MockClient)
+//! (`mockall`, from the client crate's `mock` feature) states expectations
+//! per method; unmet ones fail the test when the mock is dropped.
+//!
+//! ```
+//! use blue_kubernetes::{controller, reconcile, Config, Phase, Reason, Report};
+//! use blue_kubernetes_client::ResourceDescriptor;
+//! use blue_testkit::{FakeInfra, MockClient, Step};
+//! use serde_json::{json, Value};
+//! use std::sync::{Arc, Mutex};
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+//! let infra = FakeInfra::new();
+//! let package = infra.package(d.clone());
+//! let widget = json!({
+//!     "apiVersion": "example.com/v1", "kind": "Widget",
+//!     "metadata": {"name": "w", "namespace": "default", "uid": "u1",
+//!                  "generation": 1, "resourceVersion": "1"},
+//!     "spec": {"config": {"value": 3}},
+//! });
+//! let written = |object: &Value, change: &dyn Fn(&mut Value)| {
+//!     let mut next = object.clone();
+//!     change(&mut next);
+//!     Ok(next)
+//! };
+//!
+//! let mut client = MockClient::new();
+//! client.expect_get_resource().returning(move |_, _, _| Ok(Some(widget.clone())));
+//! // The finalizer is added exactly once, before any effect.
+//! client.expect_update_finalizers().times(1).returning(move |_, object, f| {
+//!     written(object, &|o| o["metadata"]["finalizers"] = json!(f))
+//! });
+//! let phases = Arc::new(Mutex::new(Vec::new()));
+//! let seen = phases.clone();
+//! client.expect_update_status().returning(move |_, object, status| {
+//!     seen.lock().unwrap().push(status["phase"].as_str().unwrap().to_string());
+//!     written(object, &|o| o["status"] = status.clone())
+//! });
+//! // Never listed, never deleted: no other expectation, so any other call panics.
+//!
+//! let c = controller(Config::new(Arc::new(client), vec![package.clone()])).unwrap();
+//! let report = reconcile(&c, &package, "default", "w").await.unwrap();
+//! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+//! assert_eq!(*phases.lock().unwrap(), ["Reconciling", "Ready"]);
+//! assert_eq!(infra.count(Step::Converge), 1);
+//! drop(c); // checks `times(1)`
+//! # }
+//! ```

@@ -6,39 +6,6 @@
 //! few lines instead of a wrapper that forwards each method by hand and
 //! silently loses one it forgets (`list_page`, `watch`). Layers nest: a
 //! `Layered` is a `Client`, so the outermost hook runs first.
-//!
-//! ```
-//! use blue_kubernetes_client::{Answer, Call, Client, Error, Hook, Layered};
-//! use std::sync::atomic::{AtomicU64, Ordering};
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//!
-//! /// Counts failed requests; refuses Event writes.
-//! #[derive(Default)]
-//! struct Quiet(AtomicU64);
-//!
-//! #[async_trait::async_trait]
-//! impl Hook for Quiet {
-//!     async fn before(&self, call: &Call<'_>) -> Result<(), Error> {
-//!         match call {
-//!             Call::CreateEvent { .. } | Call::UpdateEvent { .. } => {
-//!                 Err(Error::Unsupported { operation: "event" })
-//!             }
-//!             _ => Ok(()),
-//!         }
-//!     }
-//!
-//!     fn after(&self, _: &Call<'_>, result: Result<Answer<'_>, &Error>, _: Duration) {
-//!         if result.is_err() {
-//!             self.0.fetch_add(1, Ordering::Relaxed);
-//!         }
-//!     }
-//! }
-//!
-//! fn quiet(inner: Arc<dyn Client>) -> Arc<dyn Client> {
-//!     Arc::new(Layered::new(inner, Quiet::default()))
-//! }
-//! ```
 
 mod call;
 
@@ -82,7 +49,41 @@ impl<H: Hook + ?Sized> Hook for Arc<H> {
 }
 
 /// A [`Client`] (and [`RawApi`]) that runs `hook` around every call of an
-/// inner client. See the [module docs](self) for an example.
+/// inner client. Layers nest (a `Layered` is a `Client`): the outermost
+/// hook runs first, and a call it refuses never reaches the inner ones.
+///
+/// ```
+/// use blue_kubernetes_client::{Answer, Call, Client, Error, Hook, Layered};
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// /// Counts failed requests; refuses Event writes.
+/// #[derive(Default)]
+/// struct Quiet(AtomicU64);
+///
+/// #[async_trait::async_trait]
+/// impl Hook for Quiet {
+///     async fn before(&self, call: &Call<'_>) -> Result<(), Error> {
+///         match call {
+///             Call::CreateEvent { .. } | Call::UpdateEvent { .. } => {
+///                 Err(Error::Unsupported { operation: "event" })
+///             }
+///             _ => Ok(()),
+///         }
+///     }
+///
+///     fn after(&self, _: &Call<'_>, result: Result<Answer<'_>, &Error>, _: Duration) {
+///         if result.is_err() {
+///             self.0.fetch_add(1, Ordering::Relaxed);
+///         }
+///     }
+/// }
+///
+/// fn quiet(inner: Arc<dyn Client>) -> Arc<dyn Client> {
+///     Arc::new(Layered::new(inner, Quiet::default()))
+/// }
+/// ```
 pub struct Layered<H> {
     client: Arc<dyn Client>,
     raw: Option<Arc<dyn RawApi>>,
