@@ -28,7 +28,7 @@
 //! and also: every status write follows the status rules (kstatus
 //! conditions and their transition times, acknowledgement, deletionObserved,
 //! immutable profile/stateIdentity, interval and backoff timing, see
-//! `model/audit.rs`); every effect was announced by a successful
+//! `audit.rs`); every effect was announced by a successful
 //! Reconciling/Deleting write; a lone reconcile is never `Busy`, reads the
 //! object at most twice, stops at the first failed call, and when `NotDue`
 //! or `Changed` writes nothing and runs no callback but `identity`.
@@ -48,7 +48,7 @@
 //! sleeps; concurrency comes from `tokio::join!` over futures that yield at
 //! every cluster call (the auditing client) and while effects are held.
 //!
-//! A second property (`model/watching.rs`) runs the started runtime with
+//! A second property (`watching.rs`) runs the started runtime with
 //! watches throughout, under lost, duplicated and delayed events, closed,
 //! expired and silent streams, refused watches, bookmarks and compaction,
 //! and checks the same audited invariants plus liveness within one resync
@@ -58,10 +58,9 @@
 //! Runs 64 cases by default (a few seconds in a debug build). Search longer:
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
 
-#[path = "model/audit.rs"]
 mod audit;
+#[path = "../common/mod.rs"]
 mod common;
-#[path = "model/watching.rs"]
 mod watching;
 
 use audit::{object_profile, value_of, Audit};
@@ -75,7 +74,7 @@ use blue_testkit::{
 };
 use common::{condition, finalizers, gadgets, widgets, NS};
 use proptest::prelude::*;
-use proptest::test_runner::TestCaseError;
+use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use serde_json::{json, Value};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -1102,8 +1101,19 @@ fn cases() -> u32 {
         .unwrap_or(64)
 }
 
+/// Proptest looks for `main.rs`'s seeds in `tests/proptest-regressions/`
+/// by default; they stay beside the source, as they were for `model.rs`.
+fn proptest_config() -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
+        ..ProptestConfig::with_cases(cases())
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases()))]
+    #![proptest_config(proptest_config())]
 
     #[test]
     fn controller_keeps_its_invariants(
@@ -1113,7 +1123,7 @@ proptest! {
         run_case(initial, &ops)?;
     }
 
-    /// See `model/watching.rs`.
+    /// See `watching.rs`.
     #[test]
     fn watching_runtime_keeps_its_invariants_and_the_resync_backstop(
         initial in arb_initial(),
