@@ -61,9 +61,11 @@
 mod audit;
 #[path = "../common/mod.rs"]
 mod common;
+mod object;
+mod oracle;
 mod watching;
 
-use audit::{object_profile, value_of, Audit};
+use audit::Audit;
 use blue_kubernetes::{
     controller, is_locked, reconcile, start, Config, Controller, Error, Package, Phase, Reason,
     Report, FINALIZER, REQUEST_ANNOTATION,
@@ -73,6 +75,7 @@ use blue_testkit::{
     FakeClock, FakeCluster, FakeInfra, Fault, Misbehaviour, Operation, Step, PLANTED_SECRET,
 };
 use common::{condition, finalizers, gadgets, widgets, NS};
+use object::{destroys, has_ours, is_deleting, object_profile, protected, value_of};
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
 use serde_json::{json, Value};
@@ -929,22 +932,6 @@ fn set_flag(map: &mut serde_json::Map<String, Value>, key: &str, on: bool) {
     } else {
         map.remove(key);
     }
-}
-
-fn is_deleting(object: &Value) -> bool {
-    !object["metadata"]["deletionTimestamp"].is_null()
-}
-
-fn has_ours(object: &Value) -> bool {
-    finalizers(object).iter().any(|f| f == FINALIZER)
-}
-
-fn destroys(object: &Value) -> bool {
-    object["spec"]["deletionPolicy"] == "Destroy"
-}
-
-fn protected(object: &Value) -> bool {
-    object["spec"]["config"]["compute-prevent-destroy"] == true
 }
 
 /// Callback panics are planted on purpose: keep them out of the output.

@@ -24,8 +24,8 @@
 //! without any call, callback, write or watch event.
 
 use super::{arb_edit, arb_slot, Edit, Slot, World, PROFILES};
-use crate::audit::object_profile;
 use crate::common::{condition, finalizers, NS};
+use crate::object::object_profile;
 use blue_kubernetes::{controller, start, Config, Runtime, FINALIZER, REQUEST_ANNOTATION};
 use blue_kubernetes_client::Client;
 use blue_testkit::{Fault, Operation, PLANTED_SECRET};
