@@ -1,8 +1,9 @@
-//! The auditing [`Client`] of the model test: delegates every call to a
-//! [`FakeCluster`], yields first (so concurrent reconciles on one
-//! current-thread runtime interleave at every cluster call), and checks each
-//! write against the model and the fake infrastructure at the moment it is
-//! made.
+//! The audit of the model test: what the user asked for (the model), what
+//! the controller's cluster calls did (the ledger), and the checks made
+//! around each call (`client.rs` wraps a [`FakeCluster`] in them). Each
+//! check looks up the facts it needs (the clock, the recorded specs, the
+//! infrastructure) at the moment of the call and leaves the judgement to
+//! `oracle.rs`.
 
 use crate::object::{object_profile, profile_of, str_at};
 use crate::oracle::{
@@ -10,7 +11,7 @@ use crate::oracle::{
     ready_landing_rules, releases_a_destroy, status_rules, stored_acknowledgement_rule, Retry,
 };
 use blue_identity::state_identity_hash;
-use blue_kubernetes_client::{AccessCheck, ApiResource, Client, Error, ResourceDescriptor};
+use blue_kubernetes_client::{Error, ResourceDescriptor};
 use blue_testkit::{FakeCluster, FakeInfra, Operation, PLANTED_SECRET};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
@@ -85,7 +86,7 @@ impl Ledger {
 /// The auditing client.
 #[derive(Clone, Debug)]
 pub struct Audit {
-    cluster: FakeCluster,
+    pub cluster: FakeCluster,
     infra: FakeInfra,
     model: Arc<Mutex<Model>>,
     ledger: Arc<Mutex<Ledger>>,
@@ -133,7 +134,7 @@ impl Audit {
     }
 
     /// Every call: yields first, so concurrent passes interleave here.
-    async fn begin(&self, op: Operation) {
+    pub async fn begin(&self, op: Operation) {
         tokio::task::yield_now().await;
         let mut ledger = self.ledger();
         if ledger.failed_at.is_some() {
@@ -143,12 +144,12 @@ impl Audit {
     }
 
     /// Counts a call of the runtime's cache (never a pass's call).
-    async fn count(&self, op: Operation) {
+    pub async fn count(&self, op: Operation) {
         tokio::task::yield_now().await;
         *self.ledger().calls.entry(op).or_default() += 1;
     }
 
-    fn end(&self, result: &Result<impl Sized, Error>) {
+    pub fn end(&self, result: &Result<impl Sized, Error>) {
         if let Err(e) = result {
             if format!("{e} {e:?}").contains(PLANTED_SECRET) {
                 self.violation("a transport error carries the planted secret".into());
@@ -161,201 +162,116 @@ impl Audit {
     /// Invariant 2 (before the write): a Ready status for generation `g`
     /// is written only while the infrastructure holds what generation `g` of
     /// this object asked for, and `g` was a valid, unsuspended generation.
-    fn audit_ready_claim(&self, resource: &Value, status: &Value) -> Option<i64> {
-        let claim = ready_claim(status)?;
-        let name = str_at(resource, "/metadata/name");
-        let namespace = str_at(resource, "/metadata/namespace");
-        let uid = str_at(resource, "/metadata/uid");
+    fn audit_ready_claim(&self, name: &str, resource: &Value, status: &Value) {
+        let Some(claim) = ready_claim(status) else {
+            return;
+        };
         let Some(g) = claim else {
             self.violation(format!("{name}: Ready status without observedGeneration"));
-            return None;
+            return;
         };
-        let spec = self.model().spec_at(uid, g).cloned();
+        let spec = self
+            .model()
+            .spec_at(str_at(resource, "/metadata/uid"), g)
+            .cloned();
         let Some(spec) = spec else {
             self.violation(format!(
                 "{name}: Ready claims generation {g}, which the user never produced"
             ));
-            return Some(g);
+            return;
         };
-        let profile = profile_of(&spec, namespace, name);
+        let profile = profile_of(&spec, str_at(resource, "/metadata/namespace"), name);
         let held = self.infra.get(&profile);
         for wrong in ready_claim_rules(g, &spec, &profile, held.as_ref(), status) {
             self.violation(format!("{name}: {wrong}"));
         }
-        Some(g)
     }
 
-    /// The status rules, judged at the moment of the write.
-    fn audit_status_shape(&self, resource: &Value, status: &Value) -> Vec<String> {
-        let state_identity = |profile: &str| state_identity_hash(&self.infra.identity(profile));
-        let now = self.cluster.clock().now_ms();
-        status_rules(resource, status, now, self.retry, state_identity)
-    }
-}
-
-#[async_trait::async_trait]
-impl Client for Audit {
-    async fn list_resources(
-        &self,
-        d: &ResourceDescriptor,
-        namespace: &str,
-    ) -> Result<Vec<Value>, Error> {
-        self.begin(Operation::List).await;
-        let result = self.cluster.list_resources(d, namespace).await;
-        self.end(&result);
-        result
-    }
-
-    // The cache's calls are counted, not audited as a pass's calls: a
-    // failed page or watch is no reconcile's failure.
-    async fn list_page(
-        &self,
-        d: &ResourceDescriptor,
-        namespace: &str,
-        page: &blue_kubernetes_client::PageRequest,
-    ) -> Result<blue_kubernetes_client::ListPage, Error> {
-        self.count(Operation::ListPage).await;
-        self.cluster.list_page(d, namespace, page).await
-    }
-
-    async fn watch(
-        &self,
-        d: &ResourceDescriptor,
-        namespace: &str,
-        request: &blue_kubernetes_client::WatchRequest,
-    ) -> Result<blue_kubernetes_client::WatchStream, Error> {
-        self.count(Operation::Watch).await;
-        self.cluster.watch(d, namespace, request).await
-    }
-
-    async fn get_resource(
-        &self,
-        d: &ResourceDescriptor,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Value>, Error> {
-        self.begin(Operation::Get).await;
-        let result = self.cluster.get_resource(d, namespace, name).await;
-        self.end(&result);
-        result
-    }
-
-    async fn update_status(
-        &self,
-        d: &ResourceDescriptor,
-        resource: &Value,
-        status: &Value,
-    ) -> Result<Value, Error> {
-        self.begin(Operation::UpdateStatus).await;
-        let name = str_at(resource, "/metadata/name").to_string();
-        // Invariant 4: status never carries the planted secret.
+    /// Before a status write: invariant 4, the status rules (judged at the
+    /// moment of the write) and the Ready claim.
+    pub fn audit_status_write(&self, resource: &Value, status: &Value) {
+        let name = str_at(resource, "/metadata/name");
         if status.to_string().contains(PLANTED_SECRET) {
             self.violation(format!("{name}: status carries the planted secret"));
         }
-        for wrong in self.audit_status_shape(resource, status) {
+        let state_identity = |profile: &str| state_identity_hash(&self.infra.identity(profile));
+        let now = self.cluster.clock().now_ms();
+        for wrong in status_rules(resource, status, now, self.retry, state_identity) {
             self.violation(format!("{name}: status {status}: {wrong}"));
         }
-        let claimed = self.audit_ready_claim(resource, status);
-        let result = self.cluster.update_status(d, resource, status).await;
-        self.end(&result);
-        if let Ok(written) = &result {
-            if let Some(profile) = announced_profile(status) {
-                *self.ledger().announced.entry(profile.into()).or_default() += 1;
-            }
-            if let Some(wrong) = stored_acknowledgement_rule(status, written) {
-                self.violation(format!("{name}: {wrong}"));
-            }
-        }
-        if let (Some(g), Ok(written)) = (claimed, &result) {
-            for wrong in ready_landing_rules(g, written) {
-                self.violation(format!("{name}: {wrong}"));
-            }
-        }
-        result
+        self.audit_ready_claim(name, resource, status);
     }
 
-    async fn update_finalizers(
+    /// After a status write that succeeded: the announcement it makes, what
+    /// it acknowledges, and where a Ready claim landed (invariant 2).
+    pub fn audit_status_written(
+        &self,
+        resource: &Value,
+        status: &Value,
+        result: &Result<Value, Error>,
+    ) {
+        let Ok(written) = result else {
+            return;
+        };
+        let name = str_at(resource, "/metadata/name");
+        if let Some(profile) = announced_profile(status) {
+            *self.ledger().announced.entry(profile.into()).or_default() += 1;
+        }
+        let mut wrong: Vec<String> = stored_acknowledgement_rule(status, written)
+            .into_iter()
+            .collect();
+        if let Some(Some(g)) = ready_claim(status) {
+            wrong.extend(ready_landing_rules(g, written));
+        }
+        for wrong in wrong {
+            self.violation(format!("{name}: {wrong}"));
+        }
+    }
+
+    /// Before a finalizer write, judged on the object stored at that moment
+    /// (invariant 3): what would be wrong if the write succeeds.
+    pub fn audit_finalizers_write(
         &self,
         d: &ResourceDescriptor,
         resource: &Value,
         finalizers: &[String],
-    ) -> Result<Value, Error> {
-        self.begin(Operation::UpdateFinalizers).await;
+    ) -> Pending {
         let name = str_at(resource, "/metadata/name");
         let namespace = str_at(resource, "/metadata/namespace");
-        // Invariant 3: judged on the stored object at the moment of the
-        // write; only a write that succeeds counts.
         let stored = self.cluster.get(d, namespace, name);
         let dropped = dropped_finalizers(stored.as_ref(), finalizers);
-        let danger = stored
+        let premature = stored
             .filter(|stored| releases_a_destroy(stored, finalizers))
             .and_then(|stored| {
                 let held = self.infra.get(&object_profile(&stored));
                 premature_release(&stored, held.as_ref())
-            })
-            .map(|wrong| format!("{name}: {wrong}"));
-        let result = self
-            .cluster
-            .update_finalizers(d, resource, finalizers)
-            .await;
-        self.end(&result);
-        if let (Some(danger), Ok(_)) = (danger, &result) {
-            self.violation(danger);
+            });
+        let mut wrong: Vec<String> = premature
+            .into_iter()
+            .map(|wrong| format!("{name}: {wrong}"))
+            .collect();
+        if !dropped.is_empty() {
+            wrong.push(format!("{name}: removed others' finalizers {dropped:?}"));
         }
-        if let (false, Ok(_)) = (dropped.is_empty(), &result) {
-            self.violation(format!("{name}: removed others' finalizers {dropped:?}"));
+        Pending(wrong)
+    }
+
+    /// After a write: what was found before it counts if it succeeded.
+    pub fn audit_written(&self, pending: Pending, result: &Result<impl Sized, Error>) {
+        if result.is_ok() {
+            self.ledger().violations.extend(pending.0);
         }
-        result
     }
 
-    async fn server_resources(
-        &self,
-        group: &str,
-        version: &str,
-    ) -> Result<Option<Vec<ApiResource>>, Error> {
-        self.cluster.server_resources(group, version).await
-    }
-
-    async fn can_i(&self, check: &AccessCheck) -> Result<bool, Error> {
-        self.cluster.can_i(check).await
-    }
-
-    async fn create_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
-        // Events are as public as status: never the planted secret.
+    /// Events are as public as status: never the planted secret.
+    pub fn audit_event(&self, event: &Value) {
         if event.to_string().contains(PLANTED_SECRET) {
             self.violation("an Event carries the planted secret".to_string());
         }
-        self.cluster.create_event(namespace, event).await
-    }
-
-    async fn update_event(&self, namespace: &str, event: &Value) -> Result<Value, Error> {
-        if event.to_string().contains(PLANTED_SECRET) {
-            self.violation("an Event carries the planted secret".to_string());
-        }
-        self.cluster.update_event(namespace, event).await
-    }
-
-    // The model runs without leader election; Lease calls pass through
-    // unaudited.
-    async fn get_lease(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<blue_kubernetes_client::Lease>, Error> {
-        self.cluster.get_lease(namespace, name).await
-    }
-
-    async fn create_lease(
-        &self,
-        lease: &blue_kubernetes_client::Lease,
-    ) -> Result<blue_kubernetes_client::Lease, Error> {
-        self.cluster.create_lease(lease).await
-    }
-
-    async fn update_lease(
-        &self,
-        lease: &blue_kubernetes_client::Lease,
-    ) -> Result<blue_kubernetes_client::Lease, Error> {
-        self.cluster.update_lease(lease).await
     }
 }
+
+/// Violations found before a write that only count if the write succeeds.
+#[derive(Debug)]
+#[must_use]
+pub struct Pending(Vec<String>);

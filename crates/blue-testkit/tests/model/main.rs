@@ -59,6 +59,7 @@
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
 
 mod audit;
+mod client;
 #[path = "../common/mod.rs"]
 mod common;
 mod object;
