@@ -23,9 +23,11 @@
 //! lockstep with the [`FakeClock`]; "settled" means many yields in a row
 //! without any call, callback, write or watch event.
 
-use super::{arb_edit, arb_slot, Edit, Slot, World, PROFILES};
 use crate::common::{condition, finalizers, NS};
-use crate::object::object_profile;
+use crate::drive::{quiet_planted_panics, Edit};
+use crate::object::{destroys, has_ours, is_deleting, object_profile, protected};
+use crate::strategies::{arb_edit, arb_slot};
+use crate::world::{Initial, Slot, World, PROFILES};
 use blue_kubernetes::{controller, start, Config, Runtime, FINALIZER, REQUEST_ANNOTATION};
 use blue_kubernetes_client::Client;
 use blue_testkit::{Fault, Operation, PLANTED_SECRET};
@@ -46,7 +48,7 @@ const TICK_MS: u64 = 250;
 const REFLECTORS: usize = 2;
 
 #[derive(Clone, Copy, Debug)]
-pub(super) enum WatchOp {
+pub enum WatchOp {
     User(Slot, Edit),
     /// Both clocks move this far, tick by tick.
     Advance(u64),
@@ -237,7 +239,7 @@ impl Watching<'_> {
         let world = self.world;
         let lists = world.audit.ledger().lists();
         for slot in Slot::all() {
-            if world.get(slot).is_none_or(|o| super::is_deleting(&o)) {
+            if world.get(slot).is_none_or(|o| is_deleting(&o)) {
                 continue;
             }
             world.apply(slot, Edit::Request(9));
@@ -263,7 +265,7 @@ impl Watching<'_> {
             prop_assert!(now.is_none(), "{}: appeared", context);
             return Ok(());
         };
-        if !super::is_deleting(&before) {
+        if !is_deleting(&before) {
             let o = now.ok_or_else(|| TestCaseError::fail(format!("{context}: vanished")))?;
             let status = &o["status"];
             let profile = object_profile(&o);
@@ -292,11 +294,7 @@ impl Watching<'_> {
         }
         match now {
             None => Ok(()),
-            Some(o)
-                if super::destroys(&before)
-                    && super::protected(&before)
-                    && super::has_ours(&before) =>
-            {
+            Some(o) if destroys(&before) && protected(&before) && has_ours(&before) => {
                 prop_assert_eq!(&o["status"]["phase"], "Blocked", "{}: {}", context, o);
                 Ok(())
             }
@@ -307,11 +305,8 @@ impl Watching<'_> {
     }
 }
 
-pub(super) fn run_watch_case(
-    initial: super::Initial,
-    ops: &[WatchOp],
-) -> Result<(), TestCaseError> {
-    super::quiet_planted_panics();
+pub fn run_watch_case(initial: Initial, ops: &[WatchOp]) -> Result<(), TestCaseError> {
+    quiet_planted_panics();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .start_paused(true)
@@ -348,7 +343,7 @@ fn arb_call_fault() -> impl Strategy<Value = (Operation, Fault)> {
     (operation, fault)
 }
 
-pub(super) fn arb_watch_op() -> impl Strategy<Value = WatchOp> {
+pub fn arb_watch_op() -> impl Strategy<Value = WatchOp> {
     prop_oneof![
         12 => (arb_slot(), arb_edit()).prop_map(|(s, e)| WatchOp::User(s, e)),
         6 => prop_oneof![Just(0u64), Just(TICK_MS), Just(POLL_MS), Just(RESYNC_MS / 2), Just(RESYNC_MS)]
