@@ -114,9 +114,9 @@ impl Audit {
 
     /// The same audit (shared model and ledger) for a controller with these
     /// retry settings.
-    pub fn with_retry(&self, base_ms: u64, max_ms: u64) -> Self {
+    pub fn with_retry(&self, retry: Retry) -> Self {
         Self {
-            retry: Retry { base_ms, max_ms },
+            retry,
             ..self.clone()
         }
     }

@@ -171,11 +171,9 @@ impl World {
             tokio::task::yield_now().await;
             spins += 1;
             assert!(spins < 1_000_000, "the driven futures never finish");
-            let released = self.released.get();
-            if self.infra.effects_started_count() > released {
+            if self.effect_waiting() {
                 if waited >= hold {
-                    self.infra.release(1);
-                    self.released.set(released + 1);
+                    self.release_effect();
                     waited = 0;
                 } else {
                     waited += 1;
@@ -331,7 +329,7 @@ fn set_flag(map: &mut serde_json::Map<String, Value>, key: &str, on: bool) {
 }
 
 /// Callback panics are planted on purpose: keep them out of the output.
-pub fn quiet_planted_panics() {
+fn quiet_planted_panics() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let default = std::panic::take_hook();
@@ -349,13 +347,19 @@ pub fn quiet_planted_panics() {
     });
 }
 
-pub fn run_case(initial: Initial, ops: &[Op]) -> Result<(), TestCaseError> {
+/// A case runs alone on a current-thread runtime: concurrency only where
+/// the driver joins futures, so a seed replays exactly.
+pub fn case_runtime(start_paused: bool) -> tokio::runtime::Runtime {
     quiet_planted_panics();
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .start_paused(start_paused)
         .build()
-        .expect("a runtime");
-    runtime.block_on(async {
+        .expect("a runtime")
+}
+
+pub fn run_case(initial: Initial, ops: &[Op]) -> Result<(), TestCaseError> {
+    case_runtime(false).block_on(async {
         let world = World::new(initial);
         let body = async {
             for (index, op) in ops.iter().enumerate() {

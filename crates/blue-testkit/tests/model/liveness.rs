@@ -20,7 +20,52 @@ use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
+/// Settled, for a resource live when liveness began: Ready for its
+/// generation and request token, its profile recorded, only our finalizer.
+pub fn ready_for_its_generation(context: &str, o: &Value) -> Result<(), TestCaseError> {
+    let status = &o["status"];
+    prop_assert_eq!(&status["phase"], "Ready", "{}: {}", context, o);
+    prop_assert_eq!(
+        &status["observedGeneration"],
+        &o["metadata"]["generation"],
+        "{}: {}",
+        context,
+        o
+    );
+    prop_assert_eq!(&condition(status, "Ready")["status"], "True", "{}", context);
+    let token = o["metadata"]["annotations"][REQUEST_ANNOTATION]
+        .as_str()
+        .unwrap_or("");
+    let handled = status["lastHandledRequest"].as_str().unwrap_or("");
+    prop_assert_eq!(handled, token, "{}: {}", context, o);
+    let profile = object_profile(o);
+    prop_assert_eq!(
+        status["profile"].as_str(),
+        Some(profile.as_str()),
+        "{}",
+        context
+    );
+    prop_assert_eq!(finalizers(o), vec![FINALIZER.to_string()], "{}", context);
+    Ok(())
+}
+
 impl World {
+    /// Each profile's infrastructure ended as `settle_desired_state` said.
+    pub fn check_infrastructure(
+        &self,
+        expected: &BTreeMap<String, Option<Value>>,
+    ) -> Result<(), TestCaseError> {
+        for (profile, want) in expected {
+            prop_assert_eq!(
+                &self.infra.get(profile),
+                want,
+                "liveness: infrastructure of {}",
+                profile
+            );
+        }
+        Ok(())
+    }
+
     /// Undoes everything that may legitimately keep a resource from
     /// settling, then returns what each profile's infrastructure must end as
     /// (`None` inside: absent; missing: left as it is now).
@@ -116,19 +161,9 @@ impl World {
                 (Some(b), now) if !is_deleting(&b) => {
                     let o =
                         now.ok_or_else(|| TestCaseError::fail(format!("{context}: vanished")))?;
-                    let status = &o["status"];
-                    let profile = object_profile(&o);
-                    prop_assert_eq!(&status["phase"], "Ready", "{}: {}", context, o);
-                    prop_assert_eq!(&status["observedGeneration"], &o["metadata"]["generation"]);
-                    prop_assert_eq!(&condition(status, "Ready")["status"], "True");
-                    let token = o["metadata"]["annotations"][REQUEST_ANNOTATION]
-                        .as_str()
-                        .unwrap_or("");
-                    prop_assert_eq!(status["lastHandledRequest"].as_str().unwrap_or(""), token);
-                    prop_assert_eq!(status["profile"].as_str(), Some(profile.as_str()));
-                    prop_assert_eq!(finalizers(&o), vec![FINALIZER.to_string()]);
+                    ready_for_its_generation(&context, &o)?;
                     prop_assert_eq!(
-                        self.infra.get(&profile),
+                        self.infra.get(&object_profile(&o)),
                         Some(value_of(&o["spec"])),
                         "{}: infrastructure",
                         context
@@ -148,14 +183,7 @@ impl World {
                 (Some(_), None) => {}
             }
         }
-        for (profile, want) in &expected {
-            prop_assert_eq!(
-                &self.infra.get(profile),
-                want,
-                "liveness: infrastructure of {}",
-                profile
-            );
-        }
+        self.check_infrastructure(&expected)?;
         // Settled means quiet: with no time passing nothing is due.
         let writes = self.writes();
         for slot in Slot::all() {

@@ -28,15 +28,21 @@ pub fn arb_edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
+/// A conflict or an outage of one of `operations`.
+pub fn faults_on(
+    operations: impl Strategy<Value = Operation>,
+) -> impl Strategy<Value = (Operation, Fault)> {
+    let fault = prop_oneof![Just(Fault::Conflict), Just(Fault::Unavailable)];
+    (operations, fault)
+}
+
 fn arb_fault() -> impl Strategy<Value = (Operation, Fault)> {
-    let operation = prop_oneof![
+    faults_on(prop_oneof![
         Just(Operation::UpdateStatus),
         Just(Operation::UpdateFinalizers),
         Just(Operation::Get),
         Just(Operation::List),
-    ];
-    let fault = prop_oneof![Just(Fault::Conflict), Just(Fault::Unavailable)];
-    (operation, fault)
+    ])
 }
 
 fn arb_script() -> impl Strategy<Value = (Step, Misbehaviour)> {

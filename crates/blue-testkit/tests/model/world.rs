@@ -6,6 +6,7 @@
 use crate::audit::Audit;
 use crate::common::{gadgets, widgets, NS};
 use crate::drive::Edit;
+use crate::oracle::Retry;
 use blue_kubernetes::{controller, Config, Controller, Package};
 use blue_kubernetes_client::{Client, ResourceDescriptor};
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra, Misbehaviour, Operation, Step};
@@ -89,6 +90,25 @@ pub const STEPS: [Step; 5] = [
     Step::Delete,
 ];
 
+/// A controller over the world's audited client (judging it by the same
+/// retry settings), clock and packages.
+pub fn controller_config(
+    audit: &Audit,
+    packages: &[Package],
+    clock: &FakeClock,
+    retry: Retry,
+) -> Config {
+    let client: Arc<dyn Client> = Arc::new(audit.with_retry(retry));
+    let mut config = Config::new(client, packages.to_vec());
+    config.namespace = NS.into();
+    config.now = clock.as_fn();
+    config.retry_base_ms = retry.base_ms;
+    config.retry_max_ms = retry.max_ms;
+    // Events on: the audit checks they never carry the secret.
+    config.event_component = Some("model".into());
+    config
+}
+
 /// One case's world. Cells, not `&mut`: the driver, the futures it joins
 /// and the checks all share it.
 pub struct World {
@@ -117,17 +137,14 @@ impl World {
         infra.hold_effects();
         let audit = Audit::new(cluster.clone(), infra.clone());
         let packages = [infra.package(widgets()), infra.package(gadgets())];
-        let build = |retry_base_ms| {
-            let client: Arc<dyn Client> = Arc::new(audit.with_retry(retry_base_ms, 60_000));
-            let mut config = Config::new(client, packages.to_vec());
-            config.namespace = NS.into();
-            config.now = clock.as_fn();
+        let build = |base_ms| {
+            let retry = Retry {
+                base_ms,
+                max_ms: 60_000,
+            };
+            let mut config = controller_config(&audit, &packages, &clock, retry);
             // Only the immediate first tick of a started runtime polls.
             config.poll_ms = 3_600_000;
-            config.retry_base_ms = retry_base_ms;
-            config.retry_max_ms = 60_000;
-            // Events on: the audit checks they never carry the secret.
-            config.event_component = Some("model".into());
             controller(config).expect("valid config")
         };
         let controllers = [build(1_000), build(500)];
@@ -169,6 +186,16 @@ impl World {
             .cluster
             .edit_spec(&slot.descriptor(), NS, slot.name(), f);
         self.record(&object);
+    }
+
+    /// Whether an effect waits at the [`FakeInfra`] gate.
+    pub fn effect_waiting(&self) -> bool {
+        self.infra.effects_started_count() > self.released.get()
+    }
+
+    pub fn release_effect(&self) {
+        self.infra.release(1);
+        self.released.set(self.released.get() + 1);
     }
 
     pub fn writes(&self) -> usize {
