@@ -149,6 +149,8 @@ impl Audit {
         *self.ledger().calls.entry(op).or_default() += 1;
     }
 
+    /// Every audited call's result: a failure marks where the pass must
+    /// stop, and carries no secret.
     pub fn end(&self, result: &Result<impl Sized, Error>) {
         if let Err(e) = result {
             if format!("{e} {e:?}").contains(PLANTED_SECRET) {

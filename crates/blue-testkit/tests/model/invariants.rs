@@ -30,6 +30,7 @@ use proptest::test_runner::TestCaseError;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// What a step found, to tell what the step itself did.
 pub struct Before {
     pub uids: Vec<Value>,
     pub writes: usize,
