@@ -23,16 +23,17 @@
 //! lockstep with the [`FakeClock`]; "settled" means many yields in a row
 //! without any call, callback, write or watch event.
 
-use super::{arb_edit, arb_slot, Edit, Slot, World, PROFILES};
-use crate::audit::object_profile;
-use crate::common::{condition, finalizers, NS};
-use blue_kubernetes::{controller, start, Config, Runtime, FINALIZER, REQUEST_ANNOTATION};
-use blue_kubernetes_client::Client;
+use crate::drive::{case_runtime, Edit};
+use crate::liveness::ready_for_its_generation;
+use crate::object::{destroys, has_ours, is_deleting, protected};
+use crate::oracle::Retry;
+use crate::strategies::{arb_edit, arb_slot, faults_on};
+use crate::world::{controller_config, Initial, Slot, World, PROFILES};
+use blue_kubernetes::{controller, start, Runtime};
 use blue_testkit::{Fault, Operation, PLANTED_SECRET};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The backstop period under test.
@@ -46,7 +47,7 @@ const TICK_MS: u64 = 250;
 const REFLECTORS: usize = 2;
 
 #[derive(Clone, Copy, Debug)]
-pub(super) enum WatchOp {
+pub enum WatchOp {
     User(Slot, Edit),
     /// Both clocks move this far, tick by tick.
     Advance(u64),
@@ -81,16 +82,14 @@ struct Watching<'w> {
 }
 
 fn build(world: &World) -> Runtime {
-    let client: Arc<dyn Client> = Arc::new(world.audit.with_retry(RETRY_BASE_MS, RETRY_MAX_MS));
-    let mut config = Config::new(client, world.packages.to_vec());
-    config.namespace = NS.into();
-    config.now = world.clock.as_fn();
+    let retry = Retry {
+        base_ms: RETRY_BASE_MS,
+        max_ms: RETRY_MAX_MS,
+    };
+    let mut config = controller_config(&world.audit, &world.packages, &world.clock, retry);
     config.watch = true;
     config.poll_ms = POLL_MS;
     config.resync_ms = RESYNC_MS;
-    config.retry_base_ms = RETRY_BASE_MS;
-    config.retry_max_ms = RETRY_MAX_MS;
-    config.event_component = Some("model".into());
     start(controller(config).expect("valid config")).expect("inside a runtime")
 }
 
@@ -117,10 +116,8 @@ impl Watching<'_> {
             tokio::task::yield_now().await;
             spins += 1;
             prop_assert!(spins < 200_000, "the runtime never settles");
-            let released = self.world.released.get();
-            if self.world.infra.effects_started_count() > released {
-                self.world.infra.release(1);
-                self.world.released.set(released + 1);
+            if self.world.effect_waiting() {
+                self.world.release_effect();
             }
             let now = self.fingerprint();
             if now == last {
@@ -211,14 +208,7 @@ impl Watching<'_> {
         for (slot, before) in Slot::all().zip(before) {
             self.settled(slot, before)?;
         }
-        for (profile, want) in &expected {
-            prop_assert_eq!(
-                &world.infra.get(profile),
-                want,
-                "liveness: infrastructure of {}",
-                profile
-            );
-        }
+        world.check_infrastructure(&expected)?;
         let listed = world.audit.ledger().lists() - lists;
         let most = REFLECTORS * (1 + idle_ms / RESYNC_MS) as usize;
         prop_assert!(
@@ -237,7 +227,7 @@ impl Watching<'_> {
         let world = self.world;
         let lists = world.audit.ledger().lists();
         for slot in Slot::all() {
-            if world.get(slot).is_none_or(|o| super::is_deleting(&o)) {
+            if world.get(slot).is_none_or(|o| is_deleting(&o)) {
                 continue;
             }
             world.apply(slot, Edit::Request(9));
@@ -263,40 +253,13 @@ impl Watching<'_> {
             prop_assert!(now.is_none(), "{}: appeared", context);
             return Ok(());
         };
-        if !super::is_deleting(&before) {
+        if !is_deleting(&before) {
             let o = now.ok_or_else(|| TestCaseError::fail(format!("{context}: vanished")))?;
-            let status = &o["status"];
-            let profile = object_profile(&o);
-            prop_assert_eq!(&status["phase"], "Ready", "{}: {}", context, o);
-            prop_assert_eq!(
-                &status["observedGeneration"],
-                &o["metadata"]["generation"],
-                "{}: {}",
-                context,
-                o
-            );
-            prop_assert_eq!(&condition(status, "Ready")["status"], "True", "{}", context);
-            let token = o["metadata"]["annotations"][REQUEST_ANNOTATION]
-                .as_str()
-                .unwrap_or("");
-            let handled = status["lastHandledRequest"].as_str().unwrap_or("");
-            prop_assert_eq!(handled, token, "{}: {}", context, o);
-            prop_assert_eq!(
-                status["profile"].as_str(),
-                Some(profile.as_str()),
-                "{}",
-                context
-            );
-            prop_assert_eq!(finalizers(&o), vec![FINALIZER.to_string()], "{}", context);
-            return Ok(());
+            return ready_for_its_generation(&context, &o);
         }
         match now {
             None => Ok(()),
-            Some(o)
-                if super::destroys(&before)
-                    && super::protected(&before)
-                    && super::has_ours(&before) =>
-            {
+            Some(o) if destroys(&before) && protected(&before) && has_ours(&before) => {
                 prop_assert_eq!(&o["status"]["phase"], "Blocked", "{}: {}", context, o);
                 Ok(())
             }
@@ -307,17 +270,8 @@ impl Watching<'_> {
     }
 }
 
-pub(super) fn run_watch_case(
-    initial: super::Initial,
-    ops: &[WatchOp],
-) -> Result<(), TestCaseError> {
-    super::quiet_planted_panics();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
+pub fn run_watch_case(initial: Initial, ops: &[WatchOp]) -> Result<(), TestCaseError> {
+    case_runtime(true).block_on(async {
         let world = World::new(initial);
         let watching = Watching {
             runtime: build(&world),
@@ -337,18 +291,16 @@ pub(super) fn run_watch_case(
 }
 
 fn arb_call_fault() -> impl Strategy<Value = (Operation, Fault)> {
-    let operation = prop_oneof![
+    faults_on(prop_oneof![
         Just(Operation::UpdateStatus),
         Just(Operation::UpdateFinalizers),
         Just(Operation::Get),
         Just(Operation::ListPage),
         Just(Operation::Watch),
-    ];
-    let fault = prop_oneof![Just(Fault::Conflict), Just(Fault::Unavailable)];
-    (operation, fault)
+    ])
 }
 
-pub(super) fn arb_watch_op() -> impl Strategy<Value = WatchOp> {
+pub fn arb_watch_op() -> impl Strategy<Value = WatchOp> {
     prop_oneof![
         12 => (arb_slot(), arb_edit()).prop_map(|(s, e)| WatchOp::User(s, e)),
         6 => prop_oneof![Just(0u64), Just(TICK_MS), Just(POLL_MS), Just(RESYNC_MS / 2), Just(RESYNC_MS)]
