@@ -92,7 +92,13 @@ pub struct Audit {
     ledger: Arc<Mutex<Ledger>>,
     /// The retry settings of the controller using this client.
     retry: Retry,
+    /// Finalizer verdicts found before a write, by (object name, the
+    /// resourceVersion written from), until the write's answer arrives.
+    pending: Arc<Mutex<Vec<(PendingKey, Pending)>>>,
 }
+
+/// (object name, resourceVersion) of a finalizer write in flight.
+type PendingKey = (String, String);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -105,6 +111,7 @@ impl Audit {
             infra,
             model: Arc::default(),
             ledger: Arc::default(),
+            pending: Arc::default(),
             retry: Retry {
                 base_ms: 1_000,
                 max_ms: 60_000,
@@ -151,8 +158,8 @@ impl Audit {
 
     /// Every audited call's result: a failure marks where the pass must
     /// stop, and carries no secret.
-    pub fn end(&self, result: &Result<impl Sized, Error>) {
-        if let Err(e) = result {
+    pub fn end(&self, result: Option<&Error>) {
+        if let Some(e) = result {
             if format!("{e} {e:?}").contains(PLANTED_SECRET) {
                 self.violation("a transport error carries the planted secret".into());
             }
@@ -206,13 +213,8 @@ impl Audit {
 
     /// After a status write that succeeded: the announcement it makes, what
     /// it acknowledges, and where a Ready claim landed (invariant 2).
-    pub fn audit_status_written(
-        &self,
-        resource: &Value,
-        status: &Value,
-        result: &Result<Value, Error>,
-    ) {
-        let Ok(written) = result else {
+    pub fn audit_status_written(&self, resource: &Value, status: &Value, written: Option<&Value>) {
+        let Some(written) = written else {
             return;
         };
         let name = str_at(resource, "/metadata/name");
@@ -237,7 +239,7 @@ impl Audit {
         d: &ResourceDescriptor,
         resource: &Value,
         finalizers: &[String],
-    ) -> Pending {
+    ) {
         let name = str_at(resource, "/metadata/name");
         let namespace = str_at(resource, "/metadata/namespace");
         let stored = self.cluster.get(d, namespace, name);
@@ -255,12 +257,20 @@ impl Audit {
         if !dropped.is_empty() {
             wrong.push(format!("{name}: removed others' finalizers {dropped:?}"));
         }
-        Pending(wrong)
+        lock(&self.pending).push((pending_key(resource), Pending(wrong)));
     }
 
-    /// After a write: what was found before it counts if it succeeded.
-    pub fn audit_written(&self, pending: Pending, result: &Result<impl Sized, Error>) {
-        if result.is_ok() {
+    /// After a finalizer write: what was found before it counts if it
+    /// succeeded. Concurrent writes from one snapshot take their verdicts
+    /// in the order they were made.
+    pub fn audit_finalizers_written(&self, resource: &Value, succeeded: bool) {
+        let key = pending_key(resource);
+        let pending = {
+            let mut all = lock(&self.pending);
+            let at = all.iter().position(|(k, _)| *k == key);
+            at.map(|at| all.remove(at).1)
+        };
+        if let (Some(pending), true) = (pending, succeeded) {
             self.ledger().violations.extend(pending.0);
         }
     }
@@ -275,5 +285,11 @@ impl Audit {
 
 /// Violations found before a write that only count if the write succeeds.
 #[derive(Debug)]
-#[must_use]
 pub struct Pending(Vec<String>);
+
+fn pending_key(resource: &Value) -> PendingKey {
+    (
+        str_at(resource, "/metadata/name").to_string(),
+        str_at(resource, "/metadata/resourceVersion").to_string(),
+    )
+}

@@ -18,7 +18,7 @@
 //! - `invariants.rs`: the safety checks after every step;
 //! - `liveness.rs`: the convergence checks at the end;
 //! - `strategies.rs`: how cases are drawn;
-//! - `audit.rs`, `client.rs`: the client that checks every cluster call as
+//! - `audit.rs`, `hook.rs`: the hook on the client that checks every cluster call as
 //!   it is made; `oracle.rs`: the rules it judges a write by; `object.rs`:
 //!   reading objects;
 //! - `watching.rs`: a second property, the started runtime with watches
@@ -32,10 +32,10 @@
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
 
 mod audit;
-mod client;
 #[path = "../common/mod.rs"]
 mod common;
 mod drive;
+mod hook;
 mod invariants;
 mod liveness;
 mod object;

@@ -8,7 +8,7 @@ use crate::common::{gadgets, widgets, NS};
 use crate::drive::Edit;
 use crate::oracle::Retry;
 use blue_kubernetes::{controller, Config, Controller, Package};
-use blue_kubernetes_client::{Client, ResourceDescriptor};
+use blue_kubernetes_client::{Client, Layered, ResourceDescriptor};
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra, Misbehaviour, Operation, Step};
 use serde_json::Value;
 use std::cell::Cell;
@@ -98,7 +98,8 @@ pub fn controller_config(
     clock: &FakeClock,
     retry: Retry,
 ) -> Config {
-    let client: Arc<dyn Client> = Arc::new(audit.with_retry(retry));
+    let cluster: Arc<dyn Client> = Arc::new(audit.cluster.clone());
+    let client: Arc<dyn Client> = Arc::new(Layered::new(cluster, audit.with_retry(retry)));
     let mut config = Config::new(client, packages.to_vec());
     config.namespace = NS.into();
     config.now = clock.as_fn();
