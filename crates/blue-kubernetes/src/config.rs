@@ -19,17 +19,23 @@ pub fn system_clock() -> Clock {
     })
 }
 
-/// Everything a controller needs. Build with [`Config::new`] and adjust fields.
+/// Everything a controller needs. Build with [`Config::new`], then set
+/// what differs from the defaults with the `with_*` setters (or assign the
+/// fields). New fields come with defaults, so the struct is
+/// `#[non_exhaustive]`: it cannot be written as a literal.
 ///
 /// ```
 /// # use blue_kubernetes::{Config, Package};
 /// # fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>, package: Package) {
-/// let mut config = Config::new(client, vec![package]);
-/// config.workers = 4;
-/// config.namespace = "infra".into();
+/// let config = Config::new(client, vec![package])
+///     .with_workers(4usize)
+///     .with_namespace("infra")
+///     .with_event_component("widgets-operator".to_string());
+/// assert_eq!(config.workers, 4);
 /// # }
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Config {
     /// The package types to manage; at least one, each descriptor once.
     pub packages: Vec<Package>,
@@ -176,3 +182,32 @@ impl std::fmt::Debug for Config {
             .finish_non_exhaustive()
     }
 }
+
+crate::setters::setters!(Config {
+    /// Sets [`workers`](Config::workers).
+    with_workers(workers: usize),
+    /// Sets [`namespace`](Config::namespace).
+    with_namespace(namespace: Namespaces),
+    /// Sets [`watch`](Config::watch).
+    with_watch(watch: bool),
+    /// Sets [`poll_ms`](Config::poll_ms).
+    with_poll_ms(poll_ms: u64),
+    /// Sets [`resync_ms`](Config::resync_ms).
+    with_resync_ms(resync_ms: u64),
+    /// Sets [`page_limit`](Config::page_limit).
+    with_page_limit(page_limit: u32),
+    /// Sets [`now`](Config::now), the clock.
+    with_clock(now: Clock),
+    /// Sets [`retry_base_ms`](Config::retry_base_ms).
+    with_retry_base_ms(retry_base_ms: u64),
+    /// Sets [`retry_max_ms`](Config::retry_max_ms).
+    with_retry_max_ms(retry_max_ms: u64),
+    /// Sets [`log_callback_errors`](Config::log_callback_errors).
+    with_log_callback_errors(log_callback_errors: bool),
+    /// Sets [`event_component`](Config::event_component).
+    with_event_component(event_component: Option<String>),
+    /// Sets [`names`](Config::names).
+    with_names(names: Names),
+    /// Sets [`leader_election`](Config::leader_election).
+    with_leader_election(leader_election: Option<LeaderElection>),
+});

@@ -25,6 +25,7 @@ mod preflight;
 mod reconcile;
 mod resource;
 mod runtime;
+mod setters;
 mod spec;
 mod status;
 mod telemetry;
@@ -38,8 +39,7 @@ pub use due::is_due;
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
-pub use leader::{ElectionStep, LeaderElection, LeaseElector};
-pub use lock::{held_locks, is_locked};
+pub use leader::LeaderElection;
 pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use namespaces::Namespaces;
 pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
@@ -50,10 +50,16 @@ pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
 pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
-pub use runtime::{
-    start, stop, Health, Runtime, Stats, STALE_POLLS, WATCH_FAILURES_BEFORE_FALLBACK,
-};
+pub use runtime::{start, Health, Runtime, Stats};
 pub use spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
 pub use status::{Phase, Reason};
-pub use telemetry::{Metrics, QUEUE_NAME};
+pub use telemetry::Metrics;
 pub use typed::TypedPackageBuilder;
+/// The elector and the identity lock, for the controller's own behaviour
+/// tests (the `testing` feature); not part of the supported API.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub use {
+    leader::{ElectionStep, LeaseElector},
+    lock::is_locked,
+};

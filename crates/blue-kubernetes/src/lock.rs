@@ -49,18 +49,9 @@ impl Drop for LockGuard {
     }
 }
 
-/// How many identity locks are held in this process right now.
-///
-/// Zero whenever no reconcile is running; tests use it to prove no lock leaks.
-///
-/// ```
-/// assert_eq!(blue_kubernetes::held_locks(), 0);
-/// ```
-pub fn held_locks() -> usize {
-    table().len()
-}
-
-/// Whether `identity` is locked right now.
+/// Whether `identity` is locked right now; the behaviour tests use it to
+/// prove no lock leaks (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
 pub fn is_locked(identity: &[Option<String>]) -> bool {
     table().contains(&LockKey::Identity(identity.to_vec()))
 }

@@ -23,14 +23,12 @@ pub const DESTROY_PROTECTION_KEY: &str = "compute-prevent-destroy";
 ///
 /// ```
 /// use blue_kubernetes::Names;
-/// let names = Names {
-///     finalizer: "widgets.example.com/infrastructure".into(),
-///     ..Names::default()
-/// };
+/// let names = Names::default().with_finalizer("widgets.example.com/infrastructure");
 /// assert_eq!(names.request_annotation, "colors.getcolors.ai/reconcile-request");
 /// assert_eq!(names.destroy_protection_key, "compute-prevent-destroy");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Names {
     /// The finalizer added before the first effect and removed on release:
     /// a qualified name, `<dns-subdomain>/<name>`.
@@ -53,6 +51,15 @@ impl Default for Names {
         }
     }
 }
+
+crate::setters::setters!(Names {
+    /// Sets [`finalizer`](Names::finalizer).
+    with_finalizer(finalizer: String),
+    /// Sets [`request_annotation`](Names::request_annotation).
+    with_request_annotation(request_annotation: String),
+    /// Sets [`destroy_protection_key`](Names::destroy_protection_key).
+    with_destroy_protection_key(destroy_protection_key: String),
+});
 
 impl Names {
     /// The first unusable field and why, if any.

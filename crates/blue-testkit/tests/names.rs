@@ -10,11 +10,10 @@ use serde_json::json;
 use std::sync::Arc;
 
 fn custom() -> Names {
-    Names {
-        finalizer: "widgets.example.com/infrastructure".into(),
-        request_annotation: "widgets.example.com/reconcile".into(),
-        destroy_protection_key: "keep".into(),
-    }
+    Names::default()
+        .with_finalizer("widgets.example.com/infrastructure")
+        .with_request_annotation("widgets.example.com/reconcile")
+        .with_destroy_protection_key("keep")
 }
 
 #[tokio::test]

@@ -150,17 +150,15 @@ pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
     // Generating a CRD calls no callback, so the client is never used.
     let client = kubectl_client(KubectlOptions::for_context("crd-generation"))?;
     let package = package(Arc::new(client), Arc::new(|_: &Effect| {}))?;
-    let options = CrdOptions {
-        cel,
-        short_names: vec!["lcm".into()],
-        categories: vec!["infrastructure".into()],
-        immutable_config: vec!["configMapName".into()],
-        printer_columns: vec![PrinterColumn::wide(
+    let options = CrdOptions::default()
+        .with_cel(cel)
+        .with_short_names(vec!["lcm".into()])
+        .with_categories(vec!["infrastructure".into()])
+        .with_immutable_config(vec!["configMapName".into()])
+        .with_printer_columns(vec![PrinterColumn::wide(
             "ConfigMap",
             ".spec.config.configMapName",
-        )],
-        ..CrdOptions::default()
-    };
+        )]);
     blue_kubernetes::crd(&package, &options)
 }
 

@@ -36,8 +36,10 @@ impl PrinterColumn {
     }
 }
 
-/// What [`crd`] adds beyond the package.
+/// What [`crd`] adds beyond the package: start from
+/// `CrdOptions::default()` and chain the `with_*` setters.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CrdOptions {
     /// The controller's names: the destroy-protection key is declared in
     /// `spec.config` (default: the reference's).
@@ -70,6 +72,21 @@ impl Default for CrdOptions {
     }
 }
 
+crate::setters::setters!(CrdOptions {
+    /// Sets [`names`](CrdOptions::names).
+    with_names(names: Names),
+    /// Sets [`cel`](CrdOptions::cel).
+    with_cel(cel: bool),
+    /// Sets [`short_names`](CrdOptions::short_names).
+    with_short_names(short_names: Vec<String>),
+    /// Sets [`categories`](CrdOptions::categories).
+    with_categories(categories: Vec<String>),
+    /// Sets [`immutable_config`](CrdOptions::immutable_config).
+    with_immutable_config(immutable_config: Vec<String>),
+    /// Sets [`printer_columns`](CrdOptions::printer_columns).
+    with_printer_columns(printer_columns: Vec<PrinterColumn>),
+});
+
 /// The complete CRD for `package`'s resource type, as a JSON document
 /// ready for `kubectl apply` (render it with [`to_yaml`]).
 ///
@@ -96,7 +113,7 @@ impl Default for CrdOptions {
 ///     .delete(|_c, _opts| Ok(WorkflowOutcome::new()))
 ///     .build()
 ///     .unwrap();
-/// let options = CrdOptions { short_names: vec!["wdg".into()], ..CrdOptions::default() };
+/// let options = CrdOptions::default().with_short_names(vec!["wdg".into()]);
 /// let crd = crd(&package, &options).unwrap();
 /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
 /// let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];

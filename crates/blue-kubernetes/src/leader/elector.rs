@@ -44,18 +44,6 @@ struct Observed {
 /// other candidate can take over before then, because it must first see
 /// the record unchanged for a whole lease duration, counted from a moment
 /// after that renewal landed.
-///
-/// ```
-/// # async fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>) -> Result<(), blue_kubernetes::Error> {
-/// use blue_kubernetes::{system_clock, ElectionStep, LeaderElection, LeaseElector};
-/// let clock = system_clock();
-/// let mut elector = LeaseElector::new(LeaderElection::new("my-operator", "infra"))?;
-/// if elector.step(client.as_ref(), &clock).await == ElectionStep::Leading {
-///     assert!(elector.may_dispatch(clock()));
-/// }
-/// elector.release(client.as_ref()).await?;
-/// # Ok(()) }
-/// ```
 #[derive(Debug)]
 pub struct LeaseElector {
     settings: LeaderElection,
@@ -91,6 +79,7 @@ impl LeaseElector {
     }
 
     /// True while this process may write status and finalizers at `now_ms`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub fn may_write(&self, now_ms: u64) -> bool {
         self.gate.may_write(now_ms)
     }
@@ -171,12 +160,6 @@ impl LeaseElector {
     /// How long to wait before the next [`step`](Self::step): one retry
     /// period, or less when another holder's lease expires sooner, so a
     /// follower takes over at expiry rather than up to a retry period later.
-    ///
-    /// ```
-    /// use blue_kubernetes::{LeaderElection, LeaseElector};
-    /// let elector = LeaseElector::new(LeaderElection::new("op", "infra")).unwrap();
-    /// assert_eq!(elector.next_attempt_in_ms(0), 2_000, "nothing observed yet");
-    /// ```
     pub fn next_attempt_in_ms(&self, now_ms: u64) -> u64 {
         let retry = self.settings.retry_period_ms;
         let Some(o) = &self.observed else {

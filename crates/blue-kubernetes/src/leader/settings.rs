@@ -19,6 +19,7 @@ use std::hash::{BuildHasher, Hasher};
 /// assert!(!election.identity.is_empty());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LeaderElection {
     /// Name of the Lease (a DNS-1123 subdomain).
     pub lease_name: String,
@@ -37,6 +38,17 @@ pub struct LeaderElection {
     /// (default 2000, > 0).
     pub retry_period_ms: u64,
 }
+
+crate::setters::setters!(LeaderElection {
+    /// Sets [`identity`](LeaderElection::identity).
+    with_identity(identity: String),
+    /// Sets [`lease_duration_ms`](LeaderElection::lease_duration_ms).
+    with_lease_duration_ms(lease_duration_ms: u64),
+    /// Sets [`renew_deadline_ms`](LeaderElection::renew_deadline_ms).
+    with_renew_deadline_ms(renew_deadline_ms: u64),
+    /// Sets [`retry_period_ms`](LeaderElection::retry_period_ms).
+    with_retry_period_ms(retry_period_ms: u64),
+});
 
 impl LeaderElection {
     /// Settings for Lease `lease_namespace/lease_name` with the defaults and

@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Poll intervals a reflector may go without progress before the runtime
 /// is not live.
-pub const STALE_POLLS: u64 = 3;
+pub(crate) const STALE_POLLS: u64 = 3;
 
 /// Whether the runtime is alive and ready, judged on the controller's clock.
 ///
-/// - live: every reflector made progress within the last [`STALE_POLLS`]
+/// - live: every reflector made progress within the last 3 (`STALE_POLLS`)
 ///   poll intervals: a list completed (whatever it returned), a watch
 ///   delivered an event or is open and waiting (checked every interval),
 ///   or it waited out a backoff or, on a standby replica without the
@@ -60,7 +60,7 @@ impl Health {
         }
     }
 
-    /// Every reflector made progress within the last [`STALE_POLLS`]
+    /// Every reflector made progress within the last 3 (`STALE_POLLS`)
     /// intervals.
     pub fn is_live(&self) -> bool {
         let now = (self.clock)();

@@ -32,8 +32,7 @@ mod stats;
 mod token;
 mod worker;
 
-pub use health::{Health, STALE_POLLS};
-pub use reflector::WATCH_FAILURES_BEFORE_FALLBACK;
+pub use health::Health;
 pub use stats::Stats;
 
 use crate::{Controller, Error};
@@ -160,11 +159,6 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
         tasks,
         election,
     })
-}
-
-/// Same as [`Runtime::stop`].
-pub async fn stop(runtime: Runtime) {
-    runtime.stop().await
 }
 
 impl Runtime {

@@ -33,7 +33,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// Failed watches in a row before falling back to periodic lists.
-pub const WATCH_FAILURES_BEFORE_FALLBACK: u32 = 3;
+pub(crate) const WATCH_FAILURES_BEFORE_FALLBACK: u32 = 3;
 
 /// The longest single watch request; the server ends it, we rewatch.
 const MAX_WATCH_SECONDS: u64 = 290;

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 
 /// A snapshot of the runtime's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Lists that ended, successfully or not (every page of one type in one
     /// namespace scope):

@@ -16,7 +16,7 @@ type Two = [(&'static str, String); 2];
 type Timings<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// The name of the work queue in `workqueue_depth{name=...}`.
-pub const QUEUE_NAME: &str = "blue-kubernetes";
+pub(crate) const QUEUE_NAME: &str = "blue-kubernetes";
 
 fn seconds() -> Histogram {
     // 5 ms to about 80 s: kubectl calls take ~0.1 s, callbacks up to minutes.

@@ -7,7 +7,8 @@ mod proxy_metrics;
 mod request_metrics;
 
 pub(crate) use events::{EventRecorder, EventType};
-pub use metrics::{Metrics, QUEUE_NAME};
+pub use metrics::Metrics;
+pub(crate) use metrics::QUEUE_NAME;
 pub(crate) use request_metrics::RequestMetrics;
 
 use std::sync::atomic::{AtomicU64, Ordering};
