@@ -82,6 +82,7 @@ mod kubectl;
 mod kubectl_leases;
 mod kubectl_raw;
 mod lease;
+mod names;
 mod operation;
 mod options;
 mod pagination;
@@ -98,6 +99,7 @@ mod transport;
 mod watch;
 mod watch_format;
 mod watch_stream;
+mod writes;
 
 pub use api::{ApiRequest, ApiResponse, Method, PatchType, RawApi, Transport};
 pub use api_path::ApiPath;

@@ -125,6 +125,14 @@ impl std::fmt::Debug for Response {
     }
 }
 
+/// The error for a response that is not what `operation` answers (no JSON,
+/// or JSON of another shape); the response itself is not kept.
+pub(crate) fn decode(operation: &str) -> Error {
+    Error::Decode {
+        operation: operation.to_owned(),
+    }
+}
+
 /// Where standard input is named in `args`.
 #[derive(Debug, PartialEq, Eq)]
 enum StdinMarker {
