@@ -1,6 +1,6 @@
-//! Turning an API server's HTTP answer into an [`ErrorKind`].
+//! Turning an API server's answer into an [`ErrorKind`]: its HTTP status
+//! and the `reason` of its `Status`, which kubectl also prints.
 
-use crate::classify::kind_of_reason;
 use crate::ErrorKind;
 
 /// Classifies a non-2xx answer from its status code and, when the body is a
@@ -45,6 +45,30 @@ fn kind_of_status(status: u16) -> ErrorKind {
         429 | 500..=599 => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
     }
+}
+
+/// Maps a Kubernetes `metav1.StatusReason` to a kind; unknown reasons
+/// come back as `None`, and the caller falls back to the HTTP status code
+/// or, for kubectl, to its wording heuristics.
+pub(crate) fn kind_of_reason(reason: &str) -> Option<ErrorKind> {
+    Some(match reason {
+        "Conflict" => ErrorKind::Conflict,
+        "NotFound" => ErrorKind::NotFound,
+        "Gone" | "Expired" => ErrorKind::Gone,
+        "Unauthorized" => ErrorKind::Unauthorized,
+        "Forbidden" => ErrorKind::Forbidden,
+        "Invalid" | "BadRequest" | "RequestEntityTooLarge" | "UnsupportedMediaType" => {
+            ErrorKind::Invalid
+        }
+        "Timeout" | "ServerTimeout" => ErrorKind::Timeout,
+        "ServiceUnavailable" | "TooManyRequests" => ErrorKind::Unavailable,
+        // AlreadyExists is also HTTP 409, but it does not mean "your snapshot
+        // is stale", which is what callers act on for Conflict.
+        "AlreadyExists" | "InternalError" | "MethodNotAllowed" | "NotAcceptable" => {
+            ErrorKind::Other
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
