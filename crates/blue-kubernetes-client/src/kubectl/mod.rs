@@ -1,14 +1,43 @@
-//! The kubectl client: construction, the command line, and one request.
+//! The per-call transport: one `kubectl` process per request.
+//!
+//! [`KubectlClient`] (here) builds the command line and runs one request:
+//! `request` turns an input document into a private file for `-f -`,
+//! `runner` and `tokio_runner` run the process, `classify` and `operation`
+//! keep the only things an error may carry from it. `resources`,
+//! `cluster_calls` and `leases` implement [`Client`](crate::Client) as
+//! kubectl commands, `raw` implements [`RawApi`](crate::RawApi) as
+//! `kubectl --raw` runs. `options`, `in_cluster` and `temp` set it up;
+//! `parent_death` makes kubectl die with this process.
 
-use crate::classify::classify_output;
-use crate::in_cluster::{write_kubeconfig, IN_CLUSTER_CONTEXT};
-use crate::operation::operation_of;
-use crate::request::substitute_input;
+mod classify;
+mod cluster_calls;
+mod in_cluster;
+mod leases;
+mod operation;
+mod options;
+mod parent_death;
+mod raw;
+mod request;
+mod resources;
+mod runner;
+mod temp;
+mod tokio_runner;
+
+pub use classify::classify_output;
+pub use in_cluster::IN_CLUSTER_CONTEXT;
+pub use operation::operation_of;
+pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
+pub use request::{RequestOptions, Response};
+pub use runner::{Invocation, Output, Runner};
+pub use tokio_runner::TokioRunner;
+
 use crate::scratch::{self, Scratch};
-use crate::temp::private_file;
-use crate::{Error, Invocation, KubectlOptions, RequestOptions, Response, Runner, TokioRunner};
+use crate::Error;
+use in_cluster::write_kubeconfig;
+use request::substitute_input;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use temp::private_file;
 use tempfile::NamedTempFile;
 
 /// Builds a [`KubectlClient`], validating `options`.

@@ -7,9 +7,9 @@
 //! snapshot was read (optimistic concurrency, verified against a real
 //! kube-apiserver, see `notes/kubectl.md`).
 
-use crate::cluster_calls;
+use super::cluster_calls;
+use super::request::decode;
 use crate::names::object_name;
-use crate::request::decode;
 use crate::scope::Scope;
 use crate::writes::{finalizers_patch, status_body, Metadata};
 use crate::{
