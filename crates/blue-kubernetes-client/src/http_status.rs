@@ -7,15 +7,7 @@ use crate::ErrorKind;
 /// Kubernetes `Status`, its `reason`, exactly as the kubectl transport
 /// classifies `Error from server (Reason)`. The body is only parsed here;
 /// nothing of it is kept.
-///
-/// ```
-/// use blue_kubernetes_client::{classify_http, ErrorKind};
-/// let body = br#"{"kind":"Status","reason":"Conflict","code":409}"#;
-/// assert_eq!(classify_http(409, body), ErrorKind::Conflict);
-/// assert_eq!(classify_http(409, br#"{"kind":"Status","reason":"AlreadyExists"}"#), ErrorKind::Other);
-/// assert_eq!(classify_http(503, b"upstream down"), ErrorKind::Unavailable);
-/// ```
-pub fn classify_http(status: u16, body: &[u8]) -> ErrorKind {
+pub(crate) fn classify_http(status: u16, body: &[u8]) -> ErrorKind {
     let status_body = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .filter(|v| v["kind"] == "Status");
@@ -125,6 +117,13 @@ mod tests {
         ] {
             assert_eq!(classify_http(code, b"<html>oops</html>"), kind, "{code}");
         }
+    }
+
+    #[test]
+    fn already_exists_is_not_a_conflict_though_both_are_409() {
+        let body = br#"{"kind":"Status","reason":"AlreadyExists"}"#;
+        assert_eq!(classify_http(409, body), ErrorKind::Other);
+        assert_eq!(classify_http(503, b"upstream down"), ErrorKind::Unavailable);
     }
 
     #[test]

@@ -95,7 +95,8 @@ pub use client::Client;
 pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
-pub use http_status::classify_http;
+// Internals for the workspace's own tests and benches, not a stable API.
+#[cfg(feature = "testing")]
 pub use kubectl::{classify_output, operation_of};
 pub use kubectl::{kubectl_client, KubectlClient, IN_CLUSTER_CONTEXT};
 pub use kubectl::{Invocation, Output, Runner, TokioRunner};

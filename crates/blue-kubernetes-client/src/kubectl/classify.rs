@@ -14,12 +14,8 @@ use crate::ErrorKind;
 /// stderr says nothing recognisable, because a successful-looking JSON body
 /// on stdout could mention words like `Conflict` as data.
 ///
-/// ```
-/// use blue_kubernetes_client::{classify_output, ErrorKind};
-/// let stderr = "Error from server (NotFound): widgets.example.com \"w\" not found";
-/// assert_eq!(classify_output("", stderr), ErrorKind::NotFound);
-/// assert_eq!(classify_output("", "something odd"), ErrorKind::Other);
-/// ```
+/// Public only with the `testing` feature, for tests of fakes that must
+/// fail the way kubectl does.
 pub fn classify_output(stdout: &str, stderr: &str) -> ErrorKind {
     match classify_text(stderr) {
         ErrorKind::Other => classify_text(stdout),

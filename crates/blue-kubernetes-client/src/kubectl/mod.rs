@@ -23,8 +23,10 @@ mod runner;
 mod temp;
 mod tokio_runner;
 
+#[cfg(feature = "testing")]
 pub use classify::classify_output;
 pub use in_cluster::IN_CLUSTER_CONTEXT;
+#[cfg(feature = "testing")]
 pub use operation::operation_of;
 pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
 pub use request::{RequestOptions, Response};
@@ -256,7 +258,7 @@ impl KubectlClient {
         if args.is_empty() {
             return Err(invalid("args", "must name a kubectl operation"));
         }
-        let operation = operation_of(&args);
+        let operation = operation::operation_of(&args);
         let timeout_ms = options.timeout_ms.unwrap_or(self.timeout_ms);
         if timeout_ms == 0 {
             return Err(invalid("timeout_ms", "must be greater than zero"));
@@ -295,7 +297,7 @@ impl KubectlClient {
         let output = result.map_err(|e| with_operation(e, &operation))?;
         if output.exit_code != 0 {
             return Err(Error::Kubectl {
-                kind: classify_output(&output.stdout, &output.stderr),
+                kind: classify::classify_output(&output.stdout, &output.stderr),
                 operation,
                 exit_code: output.exit_code,
             });

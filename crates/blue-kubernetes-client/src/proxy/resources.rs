@@ -5,6 +5,7 @@
 //! snapshot's `metadata.resourceVersion`, so a concurrent change makes the
 //! API server answer 409 Conflict.
 
+use crate::http_status::classify_http;
 use crate::names::object_name;
 use crate::pagination::{list_all, page_of};
 use crate::scope::Scope;
@@ -81,7 +82,7 @@ impl Client for ProxyClient {
             return Err(Error::Http {
                 method: "GET",
                 status,
-                kind: crate::classify_http(status, &body),
+                kind: classify_http(status, &body),
             });
         }
         serde_json::from_slice(&body)
