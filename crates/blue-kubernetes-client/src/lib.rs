@@ -2,8 +2,48 @@
 //!
 //! The controller talks to the cluster only through [`Client`]; packages send
 //! their own requests through [`RawApi`]. Two transports implement both, and
-//! in both kubectl alone reads kubeconfig and credentials:
+//! in both kubectl alone reads kubeconfig and credentials.
 //!
+//! # Modules
+//! At the root, what both transports share:
+//! - `client`, `api`, `transport`: the [`Client`] trait, [`RawApi`] for raw
+//!   requests, and [`connect`], which builds either transport.
+//! - `descriptor`, `api_path`, `scope`, `names`: which type, which path,
+//!   which namespace, and the name checks that keep input out of flags and
+//!   paths. `writes`: the bodies of the two guarded writes.
+//! - `watch`, `pagination`, `watch_format`, `watch_stream`: pages and watch
+//!   streams. `lease`, `cluster_types`: Leases, discovery, access checks.
+//! - `error`, `http_status`: [`Error`], and the API server's status code and
+//!   `reason` as an [`ErrorKind`]. `scratch`: private directories, and the
+//!   sweep of those a killed process left.
+//!
+//! `kubectl/`, [`KubectlClient`]: `options` and `in_cluster` set it up;
+//! `resources`, `cluster_calls`, `leases` and `raw` turn operations into
+//! argv; `request` and `temp` pass input documents as private files;
+//! `runner`, `tokio_runner` and `parent_death` run the process; `classify`
+//! and `operation` reduce a failed run to what its error may carry.
+//!
+//! `proxy/`, [`ProxyClient`]: `options`; `supervisor`, `process` and
+//! `socket_dir` keep one `kubectl proxy` running on a private socket;
+//! `pool` holds keep-alive connections to it; `resources`, `cluster_calls`,
+//! `leases` and `watch` turn operations into HTTP requests.
+//!
+//! # One request
+//! The controller calls [`Client::update_status`] on the [`Transport`] that
+//! [`connect`] built. Either transport checks the object's name, namespace
+//! and resourceVersion and builds the same body (`writes`, `scope`, `names`);
+//! then:
+//! - [`KubectlClient`] (`kubectl/resources`) asks [`KubectlClient::request`]
+//!   for `replace --raw .../NAME/status -f -`, which writes the body to a
+//!   private file named in place of `-` and has the [`Runner`] run kubectl
+//!   under a deadline. A non-zero exit is an [`Error::Kubectl`] with the
+//!   [`ErrorKind`] from `classify` and the verb from `operation`.
+//! - [`ProxyClient`] (`proxy/resources`) sends a `PUT` to the same path with
+//!   [`RawApi::send`]: the `supervisor` hands out the running proxy (starting
+//!   it first if need be), the `pool` a connection to its socket. A non-2xx
+//!   answer is an [`Error::Http`] with the [`ErrorKind`] from `http_status`.
+//!
+//! # Transports
 //! - [`KubectlClient`] (the default) runs one `kubectl` process per request
 //!   through an injectable [`Runner`], with an explicit context (or in-cluster
 //!   credentials), request and process deadlines, private input files. Simple
