@@ -1,5 +1,5 @@
-//! One kubectl request: its options, its response, and how an input document
-//! replaces `-f -`.
+//! One kubectl request: its options, its response (and the error for one
+//! that does not decode), and how an input document replaces `-f -`.
 
 use crate::Error;
 use serde_json::Value;
