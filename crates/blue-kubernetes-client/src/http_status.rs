@@ -1,21 +1,13 @@
-//! Turning an API server's HTTP answer into an [`ErrorKind`].
+//! Turning an API server's answer into an [`ErrorKind`]: its HTTP status
+//! and the `reason` of its `Status`, which kubectl also prints.
 
-use crate::classify::kind_of_reason;
 use crate::ErrorKind;
 
 /// Classifies a non-2xx answer from its status code and, when the body is a
 /// Kubernetes `Status`, its `reason`, exactly as the kubectl transport
 /// classifies `Error from server (Reason)`. The body is only parsed here;
 /// nothing of it is kept.
-///
-/// ```
-/// use blue_kubernetes_client::{classify_http, ErrorKind};
-/// let body = br#"{"kind":"Status","reason":"Conflict","code":409}"#;
-/// assert_eq!(classify_http(409, body), ErrorKind::Conflict);
-/// assert_eq!(classify_http(409, br#"{"kind":"Status","reason":"AlreadyExists"}"#), ErrorKind::Other);
-/// assert_eq!(classify_http(503, b"upstream down"), ErrorKind::Unavailable);
-/// ```
-pub fn classify_http(status: u16, body: &[u8]) -> ErrorKind {
+pub(crate) fn classify_http(status: u16, body: &[u8]) -> ErrorKind {
     let status_body = serde_json::from_slice::<serde_json::Value>(body)
         .ok()
         .filter(|v| v["kind"] == "Status");
@@ -45,6 +37,30 @@ fn kind_of_status(status: u16) -> ErrorKind {
         429 | 500..=599 => ErrorKind::Unavailable,
         _ => ErrorKind::Other,
     }
+}
+
+/// Maps a Kubernetes `metav1.StatusReason` to a kind; unknown reasons
+/// come back as `None`, and the caller falls back to the HTTP status code
+/// or, for kubectl, to its wording heuristics.
+pub(crate) fn kind_of_reason(reason: &str) -> Option<ErrorKind> {
+    Some(match reason {
+        "Conflict" => ErrorKind::Conflict,
+        "NotFound" => ErrorKind::NotFound,
+        "Gone" | "Expired" => ErrorKind::Gone,
+        "Unauthorized" => ErrorKind::Unauthorized,
+        "Forbidden" => ErrorKind::Forbidden,
+        "Invalid" | "BadRequest" | "RequestEntityTooLarge" | "UnsupportedMediaType" => {
+            ErrorKind::Invalid
+        }
+        "Timeout" | "ServerTimeout" => ErrorKind::Timeout,
+        "ServiceUnavailable" | "TooManyRequests" => ErrorKind::Unavailable,
+        // AlreadyExists is also HTTP 409, but it does not mean "your snapshot
+        // is stale", which is what callers act on for Conflict.
+        "AlreadyExists" | "InternalError" | "MethodNotAllowed" | "NotAcceptable" => {
+            ErrorKind::Other
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -101,6 +117,13 @@ mod tests {
         ] {
             assert_eq!(classify_http(code, b"<html>oops</html>"), kind, "{code}");
         }
+    }
+
+    #[test]
+    fn already_exists_is_not_a_conflict_though_both_are_409() {
+        let body = br#"{"kind":"Status","reason":"AlreadyExists"}"#;
+        assert_eq!(classify_http(409, body), ErrorKind::Other);
+        assert_eq!(classify_http(503, b"upstream down"), ErrorKind::Unavailable);
     }
 
     #[test]

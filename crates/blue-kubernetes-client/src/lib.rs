@@ -2,8 +2,52 @@
 //!
 //! The controller talks to the cluster only through [`Client`]; packages send
 //! their own requests through [`RawApi`]. Two transports implement both, and
-//! in both kubectl alone reads kubeconfig and credentials:
+//! in both kubectl alone reads kubeconfig and credentials.
 //!
+//! # Modules
+//! At the root, what both transports share:
+//! - `client`, `api`, `transport`: the [`Client`] trait, [`RawApi`] for raw
+//!   requests, and [`connect`], which builds either transport.
+//! - `descriptor`, `api_path`, `scope`, `names`: which type, which path,
+//!   which namespace, and the name checks that keep input out of flags and
+//!   paths. `writes`: the bodies of the two guarded writes.
+//! - `watch`, `pagination`, `watch_format`, `watch_stream`: pages and watch
+//!   streams. `lease`, `cluster_types`: Leases, discovery, access checks.
+//! - `error`, `http_status`: [`Error`], and the API server's status code and
+//!   `reason` as an [`ErrorKind`]. `scratch`: private directories, and the
+//!   sweep of those a killed process left.
+//! - `layer`: [`Layered`], one generic [`Client`] over another that runs a
+//!   [`Hook`] before and after every call: how the controller adds request
+//!   metrics and leader-election fencing, and tests add faults or audits,
+//!   without forwarding a method by hand.
+//!
+//! `kubectl/`, [`KubectlClient`]: `options` and `in_cluster` set it up;
+//! `resources`, `cluster_calls`, `leases` and `raw` turn operations into
+//! argv; `request` and `temp` pass input documents as private files;
+//! `runner`, `tokio_runner` and `parent_death` run the process; `classify`
+//! and `operation` reduce a failed run to what its error may carry.
+//!
+//! `proxy/`, [`ProxyClient`]: `options`; `supervisor`, `process` and
+//! `socket_dir` keep one `kubectl proxy` running on a private socket;
+//! `pool` holds keep-alive connections to it; `resources`, `cluster_calls`,
+//! `leases` and `watch` turn operations into HTTP requests.
+//!
+//! # One request
+//! The controller calls [`Client::update_status`] on the [`Transport`] that
+//! [`connect`] built. Either transport checks the object's name, namespace
+//! and resourceVersion and builds the same body (`writes`, `scope`, `names`);
+//! then:
+//! - [`KubectlClient`] (`kubectl/resources`) asks [`KubectlClient::request`]
+//!   for `replace --raw .../NAME/status -f -`, which writes the body to a
+//!   private file named in place of `-` and has the [`Runner`] run kubectl
+//!   under a deadline. A non-zero exit is an [`Error::Kubectl`] with the
+//!   [`ErrorKind`] from `classify` and the verb from `operation`.
+//! - [`ProxyClient`] (`proxy/resources`) sends a `PUT` to the same path with
+//!   [`RawApi::send`]: the `supervisor` hands out the running proxy (starting
+//!   it first if need be), the `pool` a connection to its socket. A non-2xx
+//!   answer is an [`Error::Http`] with the [`ErrorKind`] from `http_status`.
+//!
+//! # Transports
 //! - [`KubectlClient`] (the default) runs one `kubectl` process per request
 //!   through an injectable [`Runner`], with an explicit context (or in-cluster
 //!   credentials), request and process deadlines, private input files. Simple
@@ -70,56 +114,42 @@
 
 mod api;
 mod api_path;
-mod classify;
 mod client;
-mod cluster_calls;
 mod cluster_types;
 mod descriptor;
 mod error;
 mod http_status;
-mod in_cluster;
 mod kubectl;
-mod kubectl_leases;
-mod kubectl_raw;
 mod layer;
 mod lease;
-mod operation;
-mod options;
+mod names;
 mod pagination;
-mod parent_death;
 mod proxy;
-mod request;
-mod resources;
-mod runner;
 mod scope;
 mod scratch;
-mod temp;
-mod tokio_runner;
 mod transport;
 mod watch;
 mod watch_format;
 mod watch_stream;
+mod writes;
 
 pub use api::{ApiRequest, ApiResponse, Method, PatchType, RawApi, Transport};
 pub use api_path::ApiPath;
 
-pub use classify::classify_output;
 pub use client::Client;
 #[cfg(feature = "mock")]
 pub use client::MockClient;
 pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
-pub use http_status::classify_http;
-pub use in_cluster::IN_CLUSTER_CONTEXT;
-pub use kubectl::{kubectl_client, KubectlClient};
+// Internals for the workspace's own tests and benches, not a stable API.
+#[cfg(feature = "testing")]
+pub use kubectl::{classify_output, operation_of};
+pub use kubectl::{kubectl_client, KubectlClient, IN_CLUSTER_CONTEXT};
+pub use kubectl::{Invocation, Output, Runner, TokioRunner};
+pub use kubectl::{KubectlOptions, RequestOptions, Response, DEFAULT_SERVICE_ACCOUNT_DIR};
 pub use layer::{Answer, Call, Hook, Layered};
 pub use lease::{Lease, LeaseSpec, LEASE_API_VERSION};
-pub use operation::operation_of;
-pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
 pub use proxy::{proxy_client, ProxyClient, ProxyOptions, ProxyStats};
-pub use request::{RequestOptions, Response};
-pub use runner::{Invocation, Output, Runner};
-pub use tokio_runner::TokioRunner;
 pub use transport::{connect, TransportKind};
 pub use watch::{ListPage, PageRequest, WatchEvent, WatchRequest, WatchStream, DEFAULT_PAGE_LIMIT};

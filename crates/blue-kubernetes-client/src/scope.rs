@@ -2,7 +2,7 @@
 //! namespace, or the cluster (for a cluster-scoped type). Both transports
 //! derive their paths and kubectl flags from here, so they cannot disagree.
 
-use crate::resources::object_name;
+use crate::names::object_name;
 use crate::{ApiPath, Error, ResourceDescriptor};
 
 /// The namespace part of a request.

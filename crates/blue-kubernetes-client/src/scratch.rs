@@ -16,9 +16,13 @@ use tempfile::TempDir;
 
 const PREFIX: &str = "blue-kubectl-";
 
-/// Every prefix a swept directory may have: ours and the proxy's socket
-/// directory (`proxy/socket_dir.rs`).
-const PREFIXES: [&str; 2] = [PREFIX, crate::proxy::DIR_PREFIX];
+/// The name prefix of the proxy transport's socket directory
+/// (`proxy/socket_dir.rs`). Defined here, with the sweep that must know it,
+/// so this shared module depends on neither transport.
+pub(crate) const PROXY_DIR_PREFIX: &str = "blue-proxy-";
+
+/// Every prefix a swept directory may have.
+const PREFIXES: [&str; 2] = [PREFIX, PROXY_DIR_PREFIX];
 
 /// `<kind><pid>-<start>-`: the name prefix of a directory this process owns,
 /// so that [`sweep`] can tell when its owner is gone.

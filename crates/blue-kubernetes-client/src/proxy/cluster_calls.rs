@@ -1,7 +1,7 @@
 //! The cluster-level calls of [`ProxyClient`]: discovery, access reviews
 //! and Events, as raw API requests.
 
-use crate::resources::object_name;
+use crate::names::object_name;
 use crate::{
     AccessCheck, ApiPath, ApiRequest, ApiResource, Error, ErrorKind, Method, ProxyClient, RawApi,
 };

@@ -1,7 +1,7 @@
 //! The Lease operations of [`ProxyClient`] as raw API requests: GET, POST
 //! and a PUT carrying the resourceVersion (a stale one is a 409 Conflict).
 
-use crate::resources::object_name;
+use crate::names::object_name;
 use crate::{ApiPath, ApiRequest, Error, ErrorKind, Lease, Method, ProxyClient, RawApi};
 
 fn path(namespace: &str, name: Option<&str>) -> Result<ApiPath, Error> {

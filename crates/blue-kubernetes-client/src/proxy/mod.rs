@@ -12,7 +12,6 @@ mod supervisor;
 mod watch;
 
 pub use options::ProxyOptions;
-pub(crate) use socket_dir::DIR_PREFIX;
 pub use supervisor::ProxyStats;
 
 use crate::http_status::classify_http;

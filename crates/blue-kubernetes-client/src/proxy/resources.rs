@@ -5,9 +5,11 @@
 //! snapshot's `metadata.resourceVersion`, so a concurrent change makes the
 //! API server answer 409 Conflict.
 
+use crate::http_status::classify_http;
+use crate::names::object_name;
 use crate::pagination::{list_all, page_of};
-use crate::resources::{finalizers_patch, object_name, status_body, Metadata};
 use crate::scope::Scope;
+use crate::writes::{finalizers_patch, status_body, Metadata};
 use crate::{AccessCheck, ApiResource, Lease};
 use crate::{
     ApiRequest, Client, Error, Method, PatchType, ProxyClient, RawApi, ResourceDescriptor,
@@ -80,7 +82,7 @@ impl Client for ProxyClient {
             return Err(Error::Http {
                 method: "GET",
                 status,
-                kind: crate::classify_http(status, &body),
+                kind: classify_http(status, &body),
             });
         }
         serde_json::from_slice(&body)

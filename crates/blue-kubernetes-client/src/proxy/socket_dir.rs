@@ -5,6 +5,7 @@
 //! carries the owning process, like the scratch directories, so a killed
 //! process's directory is swept when the next client starts.
 
+use crate::scratch::{owned_prefix, PROXY_DIR_PREFIX};
 use crate::Error;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -12,9 +13,6 @@ use std::path::{Path, PathBuf};
 /// The longest socket path Linux accepts is 107 bytes (`sun_path` is 108
 /// with its terminating NUL).
 const MAX_SOCKET_PATH: usize = 107;
-
-/// Directory name prefix, e.g. for sweeping or leak checks.
-pub(crate) const DIR_PREFIX: &str = "blue-proxy-";
 
 /// A fresh private directory holding the proxy's socket; deleted on drop.
 pub(crate) struct SocketDir {
@@ -27,7 +25,7 @@ impl SocketDir {
     /// system temporary directory when `None`).
     pub(crate) fn create(parent: Option<&Path>) -> Result<Self, Error> {
         let mut builder = tempfile::Builder::new();
-        let prefix = crate::scratch::owned_prefix(DIR_PREFIX);
+        let prefix = owned_prefix(PROXY_DIR_PREFIX);
         builder
             .prefix(&prefix)
             .permissions(std::fs::Permissions::from_mode(0o700));

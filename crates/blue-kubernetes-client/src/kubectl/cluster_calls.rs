@@ -1,7 +1,8 @@
 //! The cluster-level calls of [`KubectlClient`]: discovery, access reviews
 //! and Events, all through `kubectl get|create|replace --raw`.
 
-use crate::resources::{decode, object_name};
+use super::request::decode;
+use crate::names::object_name;
 use crate::{AccessCheck, ApiResource, Error, ErrorKind, KubectlClient, RequestOptions};
 use serde_json::Value;
 

@@ -1,5 +1,5 @@
-//! One kubectl request: its options, its response, and how an input document
-//! replaces `-f -`.
+//! One kubectl request: its options, its response (and the error for one
+//! that does not decode), and how an input document replaces `-f -`.
 
 use crate::Error;
 use serde_json::Value;
@@ -122,6 +122,14 @@ impl std::fmt::Debug for Response {
             Response::Json(Some(_)) => f.write_str("Json(Some(<redacted>))"),
             Response::Text(text) => write!(f, "Text(<{} bytes>)", text.len()),
         }
+    }
+}
+
+/// The error for a response that is not what `operation` answers (no JSON,
+/// or JSON of another shape); the response itself is not kept.
+pub(crate) fn decode(operation: &str) -> Error {
+    Error::Decode {
+        operation: operation.to_owned(),
     }
 }
 

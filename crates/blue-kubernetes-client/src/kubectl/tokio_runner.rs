@@ -1,7 +1,7 @@
 //! The default runner: an async tokio child process in its own process group.
 
-use crate::operation::operation_of;
-use crate::parent_death;
+use super::operation::operation_of;
+use super::parent_death;
 use crate::{Error, Invocation, Output, Runner};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -16,7 +16,7 @@ use tokio::process::Command;
 /// - stdin is closed (inputs travel as files), stdout and stderr are captured.
 /// - kubectl gets `SIGKILL` if this process dies (even by `SIGKILL`): it is
 ///   started through util-linux's `setpriv --pdeathsig KILL` when that is
-///   installed (see the crate's `parent_death` notes).
+///   installed (see the notes in `kubectl/parent_death.rs`).
 /// - The process leads its own process group. When the deadline passes the
 ///   whole group (kubectl and anything it spawned, e.g. credential plugins)
 ///   gets `SIGKILL`, the process is reaped and [`Error::Timeout`] is returned.

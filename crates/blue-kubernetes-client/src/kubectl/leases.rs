@@ -5,7 +5,7 @@
 //! apply logic, no defaulting), so the resourceVersion sent is exactly the
 //! one the elector computed from, and a stale one is a 409 Conflict.
 
-use crate::resources::object_name;
+use crate::names::object_name;
 use crate::{Error, ErrorKind, KubectlClient, Lease, RequestOptions};
 
 fn collection(namespace: &str) -> Result<String, Error> {

@@ -1,14 +1,45 @@
-//! The kubectl client: construction, the command line, and one request.
+//! The per-call transport: one `kubectl` process per request.
+//!
+//! [`KubectlClient`] (here) builds the command line and runs one request:
+//! `request` turns an input document into a private file for `-f -`,
+//! `runner` and `tokio_runner` run the process, `classify` and `operation`
+//! keep the only things an error may carry from it. `resources`,
+//! `cluster_calls` and `leases` implement [`Client`](crate::Client) as
+//! kubectl commands, `raw` implements [`RawApi`](crate::RawApi) as
+//! `kubectl --raw` runs. `options`, `in_cluster` and `temp` set it up;
+//! `parent_death` makes kubectl die with this process.
 
-use crate::classify::classify_output;
-use crate::in_cluster::{write_kubeconfig, IN_CLUSTER_CONTEXT};
-use crate::operation::operation_of;
-use crate::request::substitute_input;
+mod classify;
+mod cluster_calls;
+mod in_cluster;
+mod leases;
+mod operation;
+mod options;
+mod parent_death;
+mod raw;
+mod request;
+mod resources;
+mod runner;
+mod temp;
+mod tokio_runner;
+
+#[cfg(feature = "testing")]
+pub use classify::classify_output;
+pub use in_cluster::IN_CLUSTER_CONTEXT;
+#[cfg(feature = "testing")]
+pub use operation::operation_of;
+pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
+pub use request::{RequestOptions, Response};
+pub use runner::{Invocation, Output, Runner};
+pub use tokio_runner::TokioRunner;
+
 use crate::scratch::{self, Scratch};
-use crate::temp::private_file;
-use crate::{Error, Invocation, KubectlOptions, RequestOptions, Response, Runner, TokioRunner};
+use crate::Error;
+use in_cluster::write_kubeconfig;
+use request::substitute_input;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use temp::private_file;
 use tempfile::NamedTempFile;
 
 /// Builds a [`KubectlClient`], validating `options`.
@@ -227,7 +258,7 @@ impl KubectlClient {
         if args.is_empty() {
             return Err(invalid("args", "must name a kubectl operation"));
         }
-        let operation = operation_of(&args);
+        let operation = operation::operation_of(&args);
         let timeout_ms = options.timeout_ms.unwrap_or(self.timeout_ms);
         if timeout_ms == 0 {
             return Err(invalid("timeout_ms", "must be greater than zero"));
@@ -266,7 +297,7 @@ impl KubectlClient {
         let output = result.map_err(|e| with_operation(e, &operation))?;
         if output.exit_code != 0 {
             return Err(Error::Kubectl {
-                kind: classify_output(&output.stdout, &output.stderr),
+                kind: classify::classify_output(&output.stdout, &output.stderr),
                 operation,
                 exit_code: output.exit_code,
             });

@@ -6,8 +6,8 @@
 //! rereads it on every run, which follows token rotation, and the token never
 //! passes through this process, the kubeconfig, argv or the environment.
 
-use crate::options::DEFAULT_SERVICE_ACCOUNT_DIR;
-use crate::temp::private_file;
+use super::options::DEFAULT_SERVICE_ACCOUNT_DIR;
+use super::temp::private_file;
 use crate::{Error, KubectlOptions};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;

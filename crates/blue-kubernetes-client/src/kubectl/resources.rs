@@ -1,18 +1,22 @@
 //! [`Client`] for [`KubectlClient`]: the resource operations as kubectl
-//! commands (the cluster-level ones are in `cluster_calls`).
+//! commands (the cluster-level ones are in `cluster_calls`, the shared write
+//! bodies in `writes`).
 //!
 //! Both writes carry the snapshot's `metadata.resourceVersion`, so the API
 //! server rejects them with 409 Conflict when the object changed since the
 //! snapshot was read (optimistic concurrency, verified against a real
 //! kube-apiserver, see `notes/kubectl.md`).
 
-use crate::cluster_calls;
+use super::cluster_calls;
+use super::request::decode;
+use crate::names::object_name;
 use crate::scope::Scope;
+use crate::writes::{finalizers_patch, status_body, Metadata};
 use crate::{
     AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, ListPage, PageRequest,
     RequestOptions, ResourceDescriptor,
 };
-use serde_json::{json, Value};
+use serde_json::Value;
 
 #[async_trait::async_trait]
 impl Client for KubectlClient {
@@ -164,148 +168,13 @@ impl Client for KubectlClient {
     }
 }
 
-/// The metadata both writes need, validated.
-pub(crate) struct Metadata<'a> {
-    pub(crate) name: &'a str,
-    /// The object's namespace, or [`Scope::Cluster`] for a cluster-scoped type.
-    pub(crate) scope: Scope<'a>,
-    pub(crate) resource_version: &'a str,
-}
-
 /// The `items` of a list answer; `None` when it has none (not a list).
-pub(crate) fn list_items(list: Option<Value>) -> Option<Vec<Value>> {
+fn list_items(list: Option<Value>) -> Option<Vec<Value>> {
     match list? {
         Value::Object(mut list) => match list.remove("items")? {
             Value::Array(items) => Some(items),
             _ => None,
         },
         _ => None,
-    }
-}
-
-/// The body of a status write: `{apiVersion, kind, metadata: {name,
-/// namespace, uid, resourceVersion}, status}`, the same for every transport.
-pub(crate) fn status_body(
-    descriptor: &ResourceDescriptor,
-    resource: &Value,
-    status: &Value,
-) -> Result<Value, Error> {
-    let meta = Metadata::of(descriptor, resource)?;
-    let uid = metadata_field(resource, "uid", "resource.metadata.uid")?;
-    let mut metadata = json!({
-        "name": meta.name,
-        "uid": uid,
-        "resourceVersion": meta.resource_version,
-    });
-    if let Some(namespace) = meta.scope.namespace() {
-        metadata["namespace"] = json!(namespace);
-    }
-    Ok(json!({
-        "apiVersion": descriptor.api_version(),
-        "kind": descriptor.kind,
-        "metadata": metadata,
-        "status": status,
-    }))
-}
-
-/// The merge patch of a finalizer write, guarded by the snapshot's
-/// resourceVersion: `{"metadata":{"resourceVersion":RV,"finalizers":[...]}}`.
-pub(crate) fn finalizers_patch(meta: &Metadata<'_>, finalizers: &[String]) -> Value {
-    json!({
-        "metadata": {
-            "resourceVersion": meta.resource_version,
-            "finalizers": finalizers,
-        }
-    })
-}
-
-impl<'a> Metadata<'a> {
-    /// The namespace is required for (and only read for) a namespaced type.
-    pub(crate) fn of(descriptor: &ResourceDescriptor, resource: &'a Value) -> Result<Self, Error> {
-        let namespace = metadata_field(resource, "namespace", "resource.metadata.namespace");
-        Ok(Self {
-            name: object_name(
-                metadata_field(resource, "name", "resource.metadata.name")?,
-                "resource.metadata.name",
-            )?,
-            scope: Scope::of_object(descriptor, namespace.ok(), "resource.metadata.namespace")?,
-            resource_version: metadata_field(
-                resource,
-                "resourceVersion",
-                "resource.metadata.resourceVersion",
-            )?,
-        })
-    }
-}
-
-/// A non-empty string at `metadata.<key>`; a write without it would either
-/// hit the wrong object or lose its optimistic-concurrency guard.
-pub(crate) fn metadata_field<'a>(
-    resource: &'a Value,
-    key: &str,
-    field: &'static str,
-) -> Result<&'a str, Error> {
-    resource
-        .get("metadata")
-        .and_then(|m| m.get(key))
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or(Error::InvalidOption {
-            field,
-            reason: "is missing, empty or not a string",
-        })
-}
-
-/// Names and namespaces end up in argv and in a URL path: refuse anything
-/// that could read as a flag or change the path. Kubernetes names never
-/// contain these characters, so valid objects are unaffected.
-pub(crate) fn object_name<'a>(value: &'a str, field: &'static str) -> Result<&'a str, Error> {
-    let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || "/?#%\\".contains(c);
-    if value.is_empty()
-        || value.starts_with('-')
-        || value == "."
-        || value == ".."
-        || value.contains(unsafe_char)
-    {
-        return Err(Error::InvalidOption {
-            field,
-            reason: "is not a valid kubernetes object name",
-        });
-    }
-    Ok(value)
-}
-
-pub(crate) fn decode(operation: &str) -> Error {
-    Error::Decode {
-        operation: operation.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_that_could_escape_argv_or_the_path_are_refused() {
-        for bad in ["", "-o=yaml", "a/b", "..", "a b", "a?b", "a%2Fb"] {
-            assert!(object_name(bad, "name").is_err(), "{bad:?}");
-        }
-        for good in ["w", "my-widget.v2", "default"] {
-            assert_eq!(object_name(good, "name").unwrap(), good);
-        }
-    }
-
-    #[test]
-    fn missing_metadata_names_the_field() {
-        let resource = json!({"metadata": {"name": "w", "namespace": "default"}});
-        let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
-        let err = Metadata::of(&widgets, &resource).err().unwrap();
-        assert!(matches!(
-            err,
-            Error::InvalidOption {
-                field: "resource.metadata.resourceVersion",
-                ..
-            }
-        ));
     }
 }

@@ -5,6 +5,7 @@
 //! transport keeps from that text, so it must be right without ever needing
 //! to carry the text itself.
 
+use crate::http_status::kind_of_reason;
 use crate::ErrorKind;
 
 /// Classifies a failed kubectl run from its output.
@@ -13,12 +14,8 @@ use crate::ErrorKind;
 /// stderr says nothing recognisable, because a successful-looking JSON body
 /// on stdout could mention words like `Conflict` as data.
 ///
-/// ```
-/// use blue_kubernetes_client::{classify_output, ErrorKind};
-/// let stderr = "Error from server (NotFound): widgets.example.com \"w\" not found";
-/// assert_eq!(classify_output("", stderr), ErrorKind::NotFound);
-/// assert_eq!(classify_output("", "something odd"), ErrorKind::Other);
-/// ```
+/// Public only with the `testing` feature, for tests of fakes that must
+/// fail the way kubectl does.
 pub fn classify_output(stdout: &str, stderr: &str) -> ErrorKind {
     match classify_text(stderr) {
         ErrorKind::Other => classify_text(stdout),
@@ -80,29 +77,6 @@ fn server_reason(text: &str) -> Option<&str> {
     let rest = &text[start..];
     let end = rest.find(')')?;
     Some(&rest[..end])
-}
-
-/// Maps a Kubernetes `metav1.StatusReason` to a kind; unknown reasons fall
-/// through to the wording heuristics.
-pub(crate) fn kind_of_reason(reason: &str) -> Option<ErrorKind> {
-    Some(match reason {
-        "Conflict" => ErrorKind::Conflict,
-        "NotFound" => ErrorKind::NotFound,
-        "Gone" | "Expired" => ErrorKind::Gone,
-        "Unauthorized" => ErrorKind::Unauthorized,
-        "Forbidden" => ErrorKind::Forbidden,
-        "Invalid" | "BadRequest" | "RequestEntityTooLarge" | "UnsupportedMediaType" => {
-            ErrorKind::Invalid
-        }
-        "Timeout" | "ServerTimeout" => ErrorKind::Timeout,
-        "ServiceUnavailable" | "TooManyRequests" => ErrorKind::Unavailable,
-        // AlreadyExists is also HTTP 409, but it does not mean "your snapshot
-        // is stale", which is what callers act on for Conflict.
-        "AlreadyExists" | "InternalError" | "MethodNotAllowed" | "NotAcceptable" => {
-            ErrorKind::Other
-        }
-        _ => return None,
-    })
 }
 
 #[cfg(test)]
