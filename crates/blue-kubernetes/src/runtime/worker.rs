@@ -7,7 +7,7 @@ use super::dispatch::{after_pass, set_queue_depth};
 use super::failure_log::Failure;
 use super::queue::Work;
 use super::{outcome, Shared};
-use crate::reconcile::{reconcile_snapshot, Report};
+use crate::reconcile::{reconcile_snapshot, PassOutcome, Report};
 use crate::Phase;
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
@@ -84,15 +84,13 @@ async fn pass(
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
     // A bug anywhere in a pass must cost one attempt, not a worker.
-    let mut written = None;
-    let result = AssertUnwindSafe(reconcile_snapshot(
-        &shared.controller,
-        package,
-        snapshot,
-        &mut written,
-    ))
-    .catch_unwind()
-    .await;
+    let caught = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
+        .catch_unwind()
+        .await;
+    let (result, written) = match caught {
+        Ok(PassOutcome { report, written }) => (Ok(report), written),
+        Err(panic) => (Err(panic), None),
+    };
     let delay = outcome::record(shared, &work.key, &metadata, &result);
     metrics.active_workers.get_or_create(&label).dec();
     metrics
