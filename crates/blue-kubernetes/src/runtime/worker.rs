@@ -53,7 +53,7 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
         Err(e) => {
             let subject = outcome::subject(shared, &work.key);
             shared.failures.failed(&subject, Failure::of(&e));
-            shared.counters.update(|s| s.reconcile_errors += 1);
+            shared.counters.read_failed();
             let uid = super::dispatch::uid_of(shared, &work.key);
             let config = &shared.controller.config;
             let now = shared.controller.now();
@@ -101,28 +101,7 @@ async fn pass(
         .reconcile_time
         .get_or_create(&label)
         .observe(started.elapsed().as_secs_f64());
-    if matches!(verdict, Verdict::WroteFailed | Verdict::Broke(_)) {
-        metrics.reconcile_errors.get_or_create(&label).inc();
-    }
     let [(_, controller)] = &label;
-    metrics
-        .reconciles
-        .get_or_create(&[
-            ("controller", controller.clone()),
-            ("result", verdict.result_label().into()),
-        ])
-        .inc();
-    shared.counters.update(|s| match &verdict {
-        Verdict::Broke(_) => s.reconcile_errors += 1,
-        _ => {
-            s.reconciles += 1;
-            match &verdict {
-                Verdict::Busy => s.busy += 1,
-                Verdict::Conflict => s.conflicts += 1,
-                Verdict::WroteFailed => s.failed += 1,
-                _ => {}
-            }
-        }
-    });
+    shared.counters.pass_ended(controller, &verdict);
     (hold, written)
 }

@@ -5,10 +5,12 @@ mod instrumented;
 pub(crate) mod log;
 mod metrics;
 mod proxy_metrics;
+mod tally;
 
 pub(crate) use events::{EventRecorder, EventType};
 pub(crate) use instrumented::Instrumented;
 pub use metrics::{Metrics, QUEUE_NAME};
+pub(crate) use tally::Tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
