@@ -39,8 +39,11 @@ impl Telemetry {
         }
     }
 
-    pub(crate) fn count_callback_failure(&self) {
+    /// A package callback failed: counted for `Stats` and for
+    /// `blue_callback_errors_total` in one call.
+    pub(crate) fn callback_failed(&self, controller: &str, callback: &str, reason: &str) {
         self.callback_failures.fetch_add(1, Ordering::Relaxed);
+        self.metrics.callback_failed(controller, callback, reason);
     }
 
     pub(crate) fn count_invalid(&self) {
