@@ -137,3 +137,41 @@ impl Counters {
         stats
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::failure_log::Failure;
+
+    const TYPE: &str = "things.example.com";
+
+    #[test]
+    fn a_pass_result_is_counted_in_stats_and_metrics_by_one_call() {
+        let metrics = Arc::new(Metrics::new());
+        let counters = Counters::new(metrics.clone());
+        counters.pass_ended(TYPE, &Verdict::WroteFailed);
+        counters.pass_ended(TYPE, &Verdict::Broke(Failure::new("panic", "reconcile")));
+        counters.pass_ended(TYPE, &Verdict::Busy);
+        let s = counters.snapshot();
+        assert_eq!(
+            (s.reconciles, s.failed, s.busy, s.reconcile_errors),
+            (2, 1, 1, 1)
+        );
+        let text = metrics.encode();
+        let errors =
+            format!("controller_runtime_reconcile_errors_total{{controller=\"{TYPE}\"}} 2");
+        let busy = format!(
+            "controller_runtime_reconcile_total{{controller=\"{TYPE}\",result=\"busy\"}} 1"
+        );
+        assert!(text.contains(&errors) && text.contains(&busy), "{text}");
+    }
+
+    #[test]
+    fn a_list_is_counted_in_stats_and_metrics_by_one_call() {
+        let metrics = Arc::new(Metrics::new());
+        let counters = Counters::new(metrics.clone());
+        counters.listed();
+        assert_eq!(counters.snapshot().polls, 1);
+        assert!(metrics.encode().contains("blue_polls_total 1"));
+    }
+}
