@@ -5,7 +5,8 @@
 //! slow request: no renewal within the renew deadline stops dispatching,
 //! and the lease's expiry stops writes.
 
-use prometheus_client::metrics::{counter::Counter, gauge::Gauge};
+use crate::telemetry::Tally;
+use prometheus_client::metrics::gauge::Gauge;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
@@ -22,7 +23,7 @@ pub(crate) struct Gate {
     /// Status and finalizer writes refused; exported as
     /// `blue_leader_election_fenced_writes_total` and read back into
     /// `Stats`, so the fact is counted once.
-    pub(crate) fenced_writes: Counter,
+    pub(crate) fenced_writes: Tally,
 }
 
 impl Gate {

@@ -6,7 +6,7 @@ mod observed;
 mod pass;
 mod rules;
 
-use crate::lock::{try_acquire, LockKey};
+use crate::lock::{try_acquire, LockGuard, LockKey};
 use crate::resource::{self, uid};
 use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
@@ -33,6 +33,35 @@ pub enum Report {
     Released,
     /// Status was written with this phase and reason.
     Reconciled(Phase, Reason),
+}
+
+/// How one pass ended, for the runtime.
+#[derive(Debug)]
+pub(crate) struct PassOutcome {
+    pub(crate) report: Result<Report, Error>,
+    /// The resourceVersion of the pass's last successful write, so the
+    /// runtime can tell its own intermediate writes from news.
+    pub(crate) written: Option<String>,
+}
+
+impl PassOutcome {
+    fn unwritten(report: Result<Report, Error>) -> Self {
+        Self {
+            report,
+            written: None,
+        }
+    }
+}
+
+/// Where the checks before the rules leave a pass.
+// Returned once and taken apart at once, never stored: boxing the pass
+// would only add an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Checked<'a> {
+    /// Due, locked and re-read: the rules run while the lock is held.
+    Run(LockGuard, pass::Pass<'a>),
+    /// Nothing for the rules to do.
+    Done(Report),
 }
 
 /// Reconciles `namespace/name` of `package`'s type now, with the same locks
@@ -65,31 +94,44 @@ pub async fn reconcile(
     {
         None => Ok(Report::NotFound),
         Some(snapshot) => {
-            let report = reconcile_snapshot(controller, package, snapshot, &mut None).await;
+            let outcome = reconcile_snapshot(controller, package, snapshot).await;
             // The runtime's passes leave their Events to the background
             // writer; a direct call returns with its Events written.
             if let Some(events) = &controller.telemetry.events {
                 events.flush().await;
             }
-            report
+            outcome.report
         }
     }
 }
 
 /// Reconciles from a snapshot already read (e.g. listed by the poller), so an
 /// idle resource costs no request of its own.
-///
-/// `written` gets the resourceVersion of the pass's last successful write,
-/// so the runtime can tell its own intermediate writes from news.
 pub(crate) async fn reconcile_snapshot(
     controller: &Controller,
     package: &Package,
     listed: Value,
-    written: &mut Option<String>,
-) -> Result<Report, Error> {
+) -> PassOutcome {
+    match check(controller, package, listed).await {
+        Ok(Checked::Run(lock, pass)) => {
+            let outcome = pass.run().await;
+            drop(lock);
+            outcome
+        }
+        Ok(Checked::Done(report)) => PassOutcome::unwritten(Ok(report)),
+        Err(e) => PassOutcome::unwritten(Err(e)),
+    }
+}
+
+/// The due check, the identity lock and the re-read.
+async fn check<'a>(
+    controller: &'a Controller,
+    package: &'a Package,
+    listed: Value,
+) -> Result<Checked<'a>, Error> {
     let names = &controller.config.names;
     if !controller.is_due(&listed) {
-        return Ok(Report::NotDue);
+        return Ok(Checked::Done(Report::NotDue));
     }
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
@@ -108,8 +150,8 @@ pub(crate) async fn reconcile_snapshot(
         Some(id) => LockKey::Identity(id.clone()),
         None => LockKey::Object(object_key(package, &listed)),
     };
-    let Some(_guard) = try_acquire(key) else {
-        return Ok(Report::Busy);
+    let Some(lock) = try_acquire(key) else {
+        return Ok(Checked::Done(Report::Busy));
     };
     let descriptor = package.descriptor();
     let fresh = controller
@@ -122,14 +164,14 @@ pub(crate) async fn reconcile_snapshot(
         )
         .await?;
     let Some(fresh) = fresh else {
-        return Ok(Report::NotFound);
+        return Ok(Checked::Done(Report::NotFound));
     };
     if uid(&fresh) != uid(&listed) || rules::releases_without_callbacks(&fresh, names) != releasing
     {
-        return Ok(Report::Changed);
+        return Ok(Checked::Done(Report::Changed));
     }
     if !controller.is_due(&fresh) {
-        return Ok(Report::NotDue);
+        return Ok(Checked::Done(Report::NotDue));
     }
     let (options, config_error) = options_for(package, &fresh, names);
     let mut failure = None;
@@ -146,13 +188,13 @@ pub(crate) async fn reconcile_snapshot(
                 // No status records this attempt; the next poll retries.
                 observed::log_unrecorded(controller, package, &fresh, "identity", failure);
             }
-            return Ok(Report::Changed);
+            return Ok(Checked::Done(Report::Changed));
         }
     }
     let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
     pass.failure = failure;
     pass.config_error = config_error;
-    pass.run(written).await
+    Ok(Checked::Run(lock, pass))
 }
 
 async fn identify(

@@ -29,10 +29,7 @@ pub(crate) async fn call<T: Send + 'static>(
         .metrics
         .observe_callback(&controller_label, name, started.elapsed());
     if let Err(failure) = &result {
-        telemetry.count_callback_failure();
-        telemetry
-            .metrics
-            .callback_failed(&controller_label, name, failure.kind.as_str());
+        telemetry.callback_failed(&controller_label, name, failure.kind.as_str());
     }
     result
 }

@@ -1,7 +1,7 @@
 //! The state of one reconcile pass: the current snapshot and the writes
 //! that advance it.
 
-use super::Report;
+use super::{PassOutcome, Report};
 use crate::resource;
 use crate::status::{self, Next, Retry, Transition};
 use crate::telemetry::EventType;
@@ -63,18 +63,18 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// Runs the rules; `written` gets the resourceVersion of the last
-    /// write that succeeded, if any did.
-    pub(super) async fn run(mut self, written: &mut Option<String>) -> Result<Report, Error> {
+    /// Runs the rules.
+    pub(super) async fn run(mut self) -> PassOutcome {
         let started = version(&self.snapshot);
         let result = self.decide().await;
         let now = version(&self.snapshot);
-        if now != started {
-            *written = now;
-        }
-        match result {
+        let report = match result {
             Ok(report) | Err(Halt::Lost(report)) => Ok(report),
             Err(Halt::Transport(e)) => Err(Error::Transport(e)),
+        };
+        PassOutcome {
+            report,
+            written: now.filter(|now| Some(now) != started.as_ref()),
         }
     }
 

@@ -58,7 +58,7 @@ fn export_metrics(controller: &Controller, lease_name: &str, gate: &Gate) {
     metrics.register(
         "blue_leader_election_fenced_writes",
         "status and finalizer writes refused because the lease could not be proven held",
-        gate.fenced_writes.clone(),
+        gate.fenced_writes.exported(),
     );
 }
 

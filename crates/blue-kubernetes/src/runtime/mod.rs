@@ -130,10 +130,11 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let scopes = reflector_scopes(config);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
     let backoff = WriteBackoff::new(&config.names.request_annotation);
+    let counters = Counters::new(controller.telemetry.metrics.clone());
     let shared = Arc::new(Shared {
         controller,
         queue: WorkQueue::default(),
-        counters: Counters::default(),
+        counters,
         health: Arc::new(health),
         failures: FailureLog::default(),
         backoff,

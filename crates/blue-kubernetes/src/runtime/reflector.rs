@@ -229,11 +229,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                 let now = shared.controller.now();
                 let (base, max) = (config.retry_base_ms, config.retry_max_ms);
                 shared.list_backoff.failed(scope.index, now, base, max);
-                shared.counters.update(|s| {
-                    *s.transport_failures
-                        .entry(descriptor.qualified_plural())
-                        .or_default() += 1;
-                });
+                shared.counters.list_failed(descriptor.qualified_plural());
                 return None;
             }
         }
@@ -247,8 +243,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
 
 /// A list ended, successfully or not.
 fn listed_once(shared: &Shared) {
-    shared.counters.update(|s| s.polls += 1);
-    shared.controller.telemetry.metrics.polls.inc();
+    shared.counters.listed();
 }
 
 /// Watches from `version` until the next resync is due, rewatching as
@@ -293,7 +288,7 @@ async fn watch_until_resync(
                 if !shared.set_watching(scope.index, true) {
                     rearm(shared, scope.package, &scope.namespace);
                 }
-                shared.counters.update(|s| s.watches += 1);
+                shared.counters.watch_opened();
                 if let Mode::Fallback { .. } = mode {
                     restored(shared, scope);
                     *mode = Mode::Watch;
@@ -352,8 +347,7 @@ async fn watch_until_resync(
 }
 
 fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
-    shared.counters.update(|s| s.watch_events += 1);
-    shared.controller.telemetry.metrics.watch_events.inc();
+    shared.counters.watch_event();
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
             observe(shared, key_of(scope.package, &object), object, true);
@@ -364,8 +358,7 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
 }
 
 fn fell_back(shared: &Shared, scope: &Scope) {
-    shared.counters.update(|s| s.watch_fallbacks += 1);
-    shared.controller.telemetry.metrics.watch_fallbacks.inc();
+    shared.counters.fell_back();
     tracing::warn!(
         subject = %subject(shared, scope, "watch"),
         poll_ms = shared.controller.config.poll_ms,

@@ -1,7 +1,9 @@
 //! Counters observable on a running runtime. Numbers only, never error text.
 
+use super::outcome::Verdict;
+use crate::telemetry::{Metrics, Tally};
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A snapshot of the runtime's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -46,15 +48,131 @@ pub struct Stats {
     pub fenced_writes: u64,
 }
 
-#[derive(Default)]
-pub(crate) struct Counters(Mutex<Stats>);
+/// The runtime's counting, one call per fact: each updates [`Stats`] and,
+/// where the fact has one, its Prometheus metric.
+pub(crate) struct Counters {
+    metrics: Arc<Metrics>,
+    polls: Tally,
+    watch_events: Tally,
+    watch_fallbacks: Tally,
+    /// The facts without a Prometheus counter of their own, and the pass
+    /// results, whose metrics carry labels `Stats` does not keep.
+    rest: Mutex<Stats>,
+}
 
 impl Counters {
-    pub(crate) fn update(&self, f: impl FnOnce(&mut Stats)) {
-        f(&mut self.0.lock().unwrap_or_else(|e| e.into_inner()));
+    pub(crate) fn new(metrics: Arc<Metrics>) -> Self {
+        Self {
+            polls: Tally::exporting(metrics.polls.clone()),
+            watch_events: Tally::exporting(metrics.watch_events.clone()),
+            watch_fallbacks: Tally::exporting(metrics.watch_fallbacks.clone()),
+            metrics,
+            rest: Mutex::default(),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Stats)) {
+        f(&mut self.rest.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// A list ended, successfully or not.
+    pub(crate) fn listed(&self) {
+        self.polls.inc();
+    }
+
+    /// A list of `resource_type` (`plural.group`) failed.
+    pub(crate) fn list_failed(&self, resource_type: String) {
+        self.update(|s| *s.transport_failures.entry(resource_type).or_default() += 1);
+    }
+
+    pub(crate) fn watch_opened(&self) {
+        self.update(|s| s.watches += 1);
+    }
+
+    pub(crate) fn watch_event(&self) {
+        self.watch_events.inc();
+    }
+
+    pub(crate) fn fell_back(&self) {
+        self.watch_fallbacks.inc();
+    }
+
+    /// The object a timer fired for could not be read: no pass ran.
+    pub(crate) fn read_failed(&self) {
+        self.update(|s| s.reconcile_errors += 1);
+    }
+
+    /// A pass over a resource of type `controller` ended so.
+    pub(crate) fn pass_ended(&self, controller: &str, verdict: &Verdict) {
+        let label = [("controller", controller.to_owned())];
+        if matches!(verdict, Verdict::WroteFailed | Verdict::Broke(_)) {
+            self.metrics.reconcile_errors.get_or_create(&label).inc();
+        }
+        let [(_, controller)] = label;
+        self.metrics
+            .reconciles
+            .get_or_create(&[
+                ("controller", controller),
+                ("result", verdict.result_label().into()),
+            ])
+            .inc();
+        self.update(|s| match verdict {
+            Verdict::Broke(_) => s.reconcile_errors += 1,
+            _ => {
+                s.reconciles += 1;
+                match verdict {
+                    Verdict::Busy => s.busy += 1,
+                    Verdict::Conflict => s.conflicts += 1,
+                    Verdict::WroteFailed => s.failed += 1,
+                    _ => {}
+                }
+            }
+        });
     }
 
     pub(crate) fn snapshot(&self) -> Stats {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let mut stats = self.rest.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        stats.polls = self.polls.get();
+        stats.watch_events = self.watch_events.get();
+        stats.watch_fallbacks = self.watch_fallbacks.get();
+        stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::failure_log::Failure;
+
+    const TYPE: &str = "things.example.com";
+
+    #[test]
+    fn a_pass_result_is_counted_in_stats_and_metrics_by_one_call() {
+        let metrics = Arc::new(Metrics::new());
+        let counters = Counters::new(metrics.clone());
+        counters.pass_ended(TYPE, &Verdict::WroteFailed);
+        counters.pass_ended(TYPE, &Verdict::Broke(Failure::new("panic", "reconcile")));
+        counters.pass_ended(TYPE, &Verdict::Busy);
+        let s = counters.snapshot();
+        assert_eq!(
+            (s.reconciles, s.failed, s.busy, s.reconcile_errors),
+            (2, 1, 1, 1)
+        );
+        let text = metrics.encode();
+        let errors =
+            format!("controller_runtime_reconcile_errors_total{{controller=\"{TYPE}\"}} 2");
+        let busy = format!(
+            "controller_runtime_reconcile_total{{controller=\"{TYPE}\",result=\"busy\"}} 1"
+        );
+        assert!(text.contains(&errors) && text.contains(&busy), "{text}");
+    }
+
+    #[test]
+    fn a_list_is_counted_in_stats_and_metrics_by_one_call() {
+        let metrics = Arc::new(Metrics::new());
+        let counters = Counters::new(metrics.clone());
+        counters.listed();
+        assert_eq!(counters.snapshot().polls, 1);
+        assert!(metrics.encode().contains("blue_polls_total 1"));
     }
 }

@@ -5,10 +5,10 @@
 
 use super::dispatch::{after_pass, set_queue_depth};
 use super::failure_log::Failure;
+use super::outcome::{self, Verdict};
 use super::queue::Work;
-use super::{outcome, Shared};
-use crate::reconcile::{reconcile_snapshot, Report};
-use crate::Phase;
+use super::Shared;
+use crate::reconcile::{reconcile_snapshot, PassOutcome};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -53,7 +53,7 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
         Err(e) => {
             let subject = outcome::subject(shared, &work.key);
             shared.failures.failed(&subject, Failure::of(&e));
-            shared.counters.update(|s| s.reconcile_errors += 1);
+            shared.counters.read_failed();
             let uid = super::dispatch::uid_of(shared, &work.key);
             let config = &shared.controller.config;
             let now = shared.controller.now();
@@ -84,62 +84,24 @@ async fn pass(
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
     // A bug anywhere in a pass must cost one attempt, not a worker.
-    let mut written = None;
-    let result = AssertUnwindSafe(reconcile_snapshot(
-        &shared.controller,
-        package,
-        snapshot,
-        &mut written,
-    ))
-    .catch_unwind()
-    .await;
-    let delay = outcome::record(shared, &work.key, &metadata, &result);
+    let caught = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
+        .catch_unwind()
+        .await;
+    let (result, written) = match caught {
+        Ok(PassOutcome { report, written }) => (Ok(report), written),
+        Err(panic) => (Err(panic), None),
+    };
+    if let Ok(Ok(report)) = &result {
+        tracing::debug!(subject = %outcome::subject(shared, &work.key), ?report, "reconciled");
+    }
+    let verdict = Verdict::of(&result);
+    let hold = outcome::settle(shared, &work.key, &metadata, &verdict);
     metrics.active_workers.get_or_create(&label).dec();
     metrics
         .reconcile_time
         .get_or_create(&label)
         .observe(started.elapsed().as_secs_f64());
-    let outcome = match &result {
-        Ok(Ok(Report::Reconciled(Phase::Failed, _))) | Ok(Err(_)) | Err(_) => "error",
-        Ok(Ok(Report::Reconciled(..) | Report::Released)) => "success",
-        Ok(Ok(Report::Conflict)) => "conflict",
-        Ok(Ok(Report::Busy)) => "busy",
-        Ok(Ok(_)) => "skipped",
-    };
-    if outcome == "error" {
-        metrics.reconcile_errors.get_or_create(&label).inc();
-    }
     let [(_, controller)] = &label;
-    metrics
-        .reconciles
-        .get_or_create(&[
-            ("controller", controller.clone()),
-            ("result", outcome.into()),
-        ])
-        .inc();
-    let now = shared.controller.now();
-    let config = &shared.controller.config;
-    let hold = match &result {
-        // The holder of the identity lock may finish without changing this
-        // object: look again shortly.
-        Ok(Ok(Report::Busy)) => Some(now.saturating_add(config.poll_ms)),
-        // Someone wrote first: reread at once.
-        Ok(Ok(Report::Conflict)) => Some(now),
-        // It wrote, or found the cache behind: the newer version decides.
-        Ok(Ok(_)) => None,
-        Ok(Err(_)) | Err(_) => Some(now.saturating_add(delay.unwrap_or(config.retry_base_ms))),
-    };
-    shared.counters.update(|s| match result {
-        Ok(Ok(report)) => {
-            s.reconciles += 1;
-            match report {
-                Report::Busy => s.busy += 1,
-                Report::Conflict => s.conflicts += 1,
-                Report::Reconciled(Phase::Failed, _) => s.failed += 1,
-                _ => {}
-            }
-        }
-        Ok(Err(_)) | Err(_) => s.reconcile_errors += 1,
-    });
+    shared.counters.pass_ended(controller, &verdict);
     (hold, written)
 }

@@ -5,11 +5,13 @@ pub(crate) mod log;
 mod metrics;
 mod proxy_metrics;
 mod request_metrics;
+mod tally;
 
 pub(crate) use events::{EventRecorder, EventType};
 pub use metrics::Metrics;
 pub(crate) use metrics::QUEUE_NAME;
 pub(crate) use request_metrics::RequestMetrics;
+pub(crate) use tally::Tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -38,8 +40,11 @@ impl Telemetry {
         }
     }
 
-    pub(crate) fn count_callback_failure(&self) {
+    /// A package callback failed: counted for `Stats` and for
+    /// `blue_callback_errors_total` in one call.
+    pub(crate) fn callback_failed(&self, controller: &str, callback: &str, reason: &str) {
         self.callback_failures.fetch_add(1, Ordering::Relaxed);
+        self.metrics.callback_failed(controller, callback, reason);
     }
 
     pub(crate) fn count_invalid(&self) {
