@@ -74,7 +74,7 @@ impl Controller {
     /// When `resource` becomes due (see `due::due_at_named`), judged now
     /// with this controller's names and retry settings.
     pub(crate) fn due_at(&self, resource: &serde_json::Value) -> Option<u64> {
-        crate::due::due_at_named(
+        crate::domain::due::due_at_named(
             resource,
             self.now(),
             &self.config.names,
@@ -84,7 +84,7 @@ impl Controller {
 
     /// [`is_due`](crate::is_due) now, with this controller's retry settings.
     pub(crate) fn is_due(&self, resource: &serde_json::Value) -> bool {
-        crate::due::is_due_named(
+        crate::domain::due::is_due_named(
             resource,
             self.now(),
             &self.config.names,

@@ -5,44 +5,74 @@
 //! [`crd`], build a [`Controller`] with [`controller`], and either
 //! [`reconcile`] one resource or [`start`] the [`Runtime`] (watches where the
 //! client can watch, periodic lists otherwise).
+//!
+//! # Map of the crate
+//! - `config`, `controller`, `client_stack`: [`Config`], its validation,
+//!   and the one client every part of the controller uses (request
+//!   metrics, then the leader-election fence), built once in
+//!   `client_stack::client_stack`.
+//! - `package`, `typed`, `callback`: [`Package`]s, typed configs, and how
+//!   a callback runs (blocking threads for sync ones, panics caught).
+//! - `domain/`: the rules of SPEC section 5 without I/O: `due`, `spec`,
+//!   `status`, `names`, `resource`, `options`, `time`.
+//! - `reconcile/`: one pass: `mod` (due check, identity lock, snapshot),
+//!   `rules` (the ordered rules), `act` (observe, converge or destroy,
+//!   publishing first), `pass` (the guarded writes), `reporting` (logs,
+//!   metrics and Events of a pass).
+//! - `runtime/`: `reflector` (list + watch per type and scope), `cache`
+//!   (compact entries), `dispatch` and `scheduler` (timers to queue),
+//!   `queue`, `worker`, `outcome` (a pass classified once), `stats`,
+//!   `health`, `backoff`.
+//! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
+//!   (the client hook), `task` (the elector next to the runtime).
+//! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.
+//! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
+//!
+//! # One resource's path
+//! A watch event reaches `runtime::reflector`, which hands the object to
+//! `runtime::dispatch` (`take_in`): the cache records it, and if it is due
+//! (`domain::due`) its key goes on the `queue` (else `scheduler` sets a
+//! timer). A `worker` takes the key and runs `reconcile` under the
+//! identity `lock`; the pass applies `reconcile::rules` in order and, for
+//! rule 8, `reconcile::act` observes and converges. Every status and
+//! finalizer write goes through `reconcile::pass` with the snapshot's
+//! resourceVersion, over the client stack. The worker classifies the
+//! returned outcome once (`runtime::outcome`) and the dispatcher schedules
+//! the resource's next check.
 
 mod callback;
 mod client_stack;
 mod config;
 mod controller;
 mod crd;
-mod due;
+mod domain;
 mod error;
 #[cfg(feature = "http")]
 mod http;
 mod leader;
 mod lock;
-mod names;
 mod namespaces;
-mod options;
 mod package;
 mod preflight;
 mod reconcile;
-mod resource;
 mod runtime;
 mod setters;
-mod spec;
-mod status;
 mod telemetry;
-mod time;
 mod typed;
 
 pub use config::{system_clock, Clock, Config};
 pub use controller::{controller, Controller};
 pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
-pub use due::is_due;
+pub use domain::due::is_due;
+pub use domain::names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
+pub use domain::options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
+pub use domain::spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
+pub use domain::status::{Phase, Reason};
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
 pub use leader::LeaderElection;
-pub use names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use namespaces::Namespaces;
-pub use options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use package::{
     CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
 };
@@ -51,8 +81,6 @@ pub use preflight::{preflight, Problem};
 pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
 pub use runtime::{start, Health, Runtime, Stats};
-pub use spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
-pub use status::{Phase, Reason};
 pub use telemetry::Metrics;
 pub use typed::TypedPackageBuilder;
 /// The elector and the identity lock, for the controller's own behaviour

@@ -6,6 +6,7 @@ mod elector;
 mod fence;
 mod gate;
 mod settings;
+pub(crate) mod task;
 
 pub use elector::{ElectionStep, LeaseElector};
 pub use settings::LeaderElection;

@@ -9,12 +9,12 @@
 //! sequential order, so one that finds everything matching writes status
 //! once and publishes nothing.
 
-use super::observed::call;
 use super::pass::{Halt, Pass};
+use super::reporting::call;
 use super::Report;
-use crate::due::desired_state_changed;
-use crate::resource::is_deleting;
-use crate::status::{Next, Transition};
+use crate::domain::due::desired_state_changed;
+use crate::domain::resource::is_deleting;
+use crate::domain::status::{Next, Transition};
 use crate::{Observation, Phase, Reason, WorkflowOutcome};
 use serde_json::Value;
 

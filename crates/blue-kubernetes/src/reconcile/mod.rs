@@ -2,12 +2,12 @@
 //! re-read, then the ordered rules in [`rules`].
 
 mod act;
-mod observed;
 mod pass;
+mod reporting;
 mod rules;
 
+use crate::domain::resource::{self, uid};
 use crate::lock::{try_acquire, LockGuard, LockKey};
-use crate::resource::{self, uid};
 use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
@@ -186,7 +186,7 @@ async fn check<'a>(
         if now != identity {
             if let Some(failure) = &listed_failure {
                 // No status records this attempt; the next poll retries.
-                observed::log_unrecorded(controller, package, &fresh, "identity", failure);
+                reporting::log_unrecorded(controller, package, &fresh, "identity", failure);
             }
             return Ok(Checked::Done(Report::Changed));
         }
@@ -202,7 +202,7 @@ async fn identify(
     package: &Package,
     options: &Options,
 ) -> Result<Vec<Option<String>>, crate::callback::Failure> {
-    observed::call(controller, package, "identity", |c| &c.identity, options).await
+    reporting::call(controller, package, "identity", |c| &c.identity, options).await
 }
 
 fn object_key(package: &Package, r: &Value) -> String {

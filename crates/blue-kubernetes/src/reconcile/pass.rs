@@ -2,8 +2,8 @@
 //! that advance it.
 
 use super::{PassOutcome, Report};
-use crate::resource;
-use crate::status::{self, Next, Retry, Transition};
+use crate::domain::resource;
+use crate::domain::status::{self, Next, Retry, Transition};
 use crate::telemetry::EventType;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub(super) struct Pass<'a> {
     pub(super) options: Options,
     pub(super) identity: Option<Vec<Option<String>>>,
     /// The latest callback failure of this pass, for the operator's log.
-    pub(super) failure: super::observed::LastFailure,
+    pub(super) failure: super::reporting::LastFailure,
     /// Why a typed package's config did not decode (values redacted).
     pub(super) config_error: Option<String>,
     /// Reconciling (or Deleting) was published in this pass.
@@ -93,7 +93,7 @@ impl<'a> Pass<'a> {
             &config.names.request_annotation,
         );
         self.before_write(&t, &status);
-        let previous = super::observed::phase_of(&self.snapshot);
+        let previous = super::reporting::phase_of(&self.snapshot);
         self.snapshot = config
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)

@@ -2,9 +2,9 @@
 
 use super::pass::{Halt, Pass};
 use super::Report;
-use crate::resource::{self, has_finalizer, is_deleting, status_str};
-use crate::spec::{self, DeletionPolicy, DEFAULT_INTERVAL_MS};
-use crate::status::{Next, Transition};
+use crate::domain::resource::{self, has_finalizer, is_deleting, status_str};
+use crate::domain::spec::{self, DeletionPolicy, DEFAULT_INTERVAL_MS};
+use crate::domain::status::{Next, Transition};
 use crate::{Names, Phase, Reason};
 use serde_json::Value;
 

@@ -7,8 +7,8 @@
 //! an edit (new generation or request token) resets it. A conflict is not a
 //! failure: the next poll rereads at once.
 
-use crate::due::backoff_ms;
-use crate::resource;
+use crate::domain::due::backoff_ms;
+use crate::domain::resource;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;

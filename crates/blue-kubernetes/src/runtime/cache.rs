@@ -16,7 +16,7 @@
 
 use super::key::{Key, Namespaces};
 use super::token::{Spelled, Token};
-use crate::resource::{self, status_str};
+use crate::domain::resource::{self, status_str};
 use crate::Phase;
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
@@ -93,7 +93,7 @@ impl Cache {
     /// may run concurrently with a write, so it ends the wait. Returns the
     /// cached key (its namespace interned: keep it rather than `key`) and
     /// the phase slots whose counts changed (old, new).
-    pub(crate) fn observe(
+    pub(crate) fn record(
         &mut self,
         key: Key,
         object: &Value,
@@ -264,10 +264,10 @@ mod tests {
     #[test]
     fn cached_keys_share_one_namespace_and_fresh_keys_find_them() {
         let mut c = Cache::default();
-        let (a, _) = c.observe(key(), &at("1", "Pending"), Some(0), true);
-        let (b, _) = c.observe(Key::new(0, "ns", "b"), &at("1", "Pending"), None, true);
+        let (a, _) = c.record(key(), &at("1", "Pending"), Some(0), true);
+        let (b, _) = c.record(Key::new(0, "ns", "b"), &at("1", "Pending"), None, true);
         assert!(a.shares_namespace_with(&b));
-        let (again, _) = c.observe(key(), &at("2", "Ready"), None, false);
+        let (again, _) = c.record(key(), &at("2", "Ready"), None, false);
         assert!(
             again.shares_namespace_with(&b),
             "the cached key, not the fresh one"
@@ -281,7 +281,7 @@ mod tests {
         let mut c = Cache::default();
         let uid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
         let object = json!({"metadata": {"uid": uid, "resourceVersion": "0042"}});
-        c.observe(key(), &object, Some(0), true);
+        c.record(key(), &object, Some(0), true);
         assert_eq!(c.uid(&key()).as_deref(), Some(uid));
         assert_eq!(c.version(&key()).as_deref(), Some("0042"));
         c.hold(&key(), "42", None);
@@ -293,27 +293,27 @@ mod tests {
     #[test]
     fn a_hold_lasts_until_a_newer_version_arrives() {
         let mut c = Cache::default();
-        c.observe(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Some(0), true);
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
-        c.observe(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Some(0), true);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
             "a relist of the same version"
         );
-        c.observe(key(), &at("2", "Ready"), Some(60_000), true);
+        c.record(key(), &at("2", "Ready"), Some(60_000), true);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
     }
 
     #[test]
     fn a_timed_hold_and_a_backoff_push_the_due_time_back() {
         let mut c = Cache::default();
-        c.observe(key(), &at("1", "Pending"), Some(100), true);
+        c.record(key(), &at("1", "Pending"), Some(100), true);
         c.hold(&key(), "1", Some(500));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500));
         assert_eq!(c.ready_at(&key(), |_| Some(9_000)), Some(9_000));
-        c.observe(key(), &at("1", "Pending"), None, true);
+        c.record(key(), &at("1", "Pending"), None, true);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn a_hold_on_an_older_version_than_cached_is_ignored() {
         let mut c = Cache::default();
-        c.observe(key(), &at("2", "Pending"), Some(0), true);
+        c.record(key(), &at("2", "Pending"), Some(0), true);
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
     }
@@ -333,11 +333,11 @@ mod tests {
     fn phases_are_counted_per_package_and_follow_changes_and_removals() {
         let mut c = Cache::default();
         let ready = Phase::ALL.iter().position(|p| *p == Phase::Ready).unwrap() as u8 + 1;
-        c.observe(key(), &at("1", "Ready"), None, true);
-        c.observe(Key::new(0, "ns", "b"), &at("1", "Ready"), None, true);
-        c.observe(Key::new(1, "ns", "a"), &at("1", "Ready"), None, true);
+        c.record(key(), &at("1", "Ready"), None, true);
+        c.record(Key::new(0, "ns", "b"), &at("1", "Ready"), None, true);
+        c.record(Key::new(1, "ns", "a"), &at("1", "Ready"), None, true);
         assert_eq!(c.count(0, ready), 2);
-        c.observe(key(), &at("2", "Bogus"), None, true);
+        c.record(key(), &at("2", "Bogus"), None, true);
         assert_eq!(c.count(0, ready), 1, "unknown text is not counted");
         c.remove(&Key::new(0, "ns", "b"));
         assert_eq!(c.count(0, ready), 0);
@@ -350,7 +350,7 @@ mod tests {
     fn keys_missing_from_a_list_are_found_within_its_scope_only() {
         let mut c = Cache::default();
         for (ns, name) in [("a", "x"), ("a", "y"), ("b", "z")] {
-            c.observe(Key::new(0, ns, name), &at("1", "Ready"), None, true);
+            c.record(Key::new(0, ns, name), &at("1", "Ready"), None, true);
         }
         let listed: HashSet<Key> = [Key::new(0, "a", "x")].into();
         assert_eq!(c.missing_from(0, "a", &listed), vec![Key::new(0, "a", "y")]);
@@ -363,13 +363,13 @@ mod tests {
     #[test]
     fn versions_before_our_last_write_decide_nothing_until_it_arrives() {
         let mut c = Cache::default();
-        c.observe(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Some(0), true);
         c.await_version(&key(), "3");
-        c.observe(key(), &at("2", "Reconciling"), Some(0), true);
+        c.record(key(), &at("2", "Reconciling"), Some(0), true);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "our own publish");
-        c.observe(key(), &at("3", "Ready"), Some(60_000), true);
+        c.record(key(), &at("3", "Ready"), Some(60_000), true);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
-        c.observe(key(), &at("4", "Ready"), Some(0), true);
+        c.record(key(), &at("4", "Ready"), Some(0), true);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             Some(0),
@@ -380,9 +380,9 @@ mod tests {
     #[test]
     fn a_list_ends_the_wait_for_a_written_version() {
         let mut c = Cache::default();
-        c.observe(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Some(0), true);
         c.await_version(&key(), "3");
-        c.observe(key(), &at("5", "Pending"), Some(0), false);
+        c.record(key(), &at("5", "Pending"), Some(0), false);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
         c.await_version(&key(), "5");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0), "already cached");

@@ -14,7 +14,7 @@ use super::cache::{slot_label, Cache};
 use super::key::Key;
 use super::queue::Work;
 use super::{outcome, Shared};
-use crate::resource;
+use crate::domain::resource;
 use crate::telemetry::QUEUE_NAME;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -41,13 +41,13 @@ pub(super) fn key_of(package: usize, object: &Value) -> Key {
 /// A version of an object arrived, from a watch (`in_order`) or a list:
 /// record it and decide when to look. Returns the cache's key for it, to
 /// keep instead of `key`.
-pub(super) fn observe(shared: &Shared, key: Key, object: Value, in_order: bool) -> Key {
+pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) -> Key {
     let now = shared.controller.now();
     shared.backoff.forget_if_edited(&object, now);
     let due = shared.controller.due_at(&object);
     let (key, ready, version) = {
         let mut book = book(shared);
-        let (key, phases) = book.cache.observe(key, &object, due, in_order);
+        let (key, phases) = book.cache.record(key, &object, due, in_order);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default();
         set_phase_gauges(shared, &book.cache, key.package(), phases);

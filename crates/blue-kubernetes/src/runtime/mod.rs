@@ -20,7 +20,6 @@
 mod backoff;
 mod cache;
 mod dispatch;
-mod election;
 mod failure_log;
 mod health;
 mod key;
@@ -35,6 +34,7 @@ mod worker;
 pub use health::Health;
 pub use stats::Stats;
 
+use crate::leader::task as election;
 use crate::{Controller, Error};
 use backoff::{ListBackoff, WriteBackoff};
 use dispatch::Book;

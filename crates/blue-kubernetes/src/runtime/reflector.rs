@@ -20,10 +20,10 @@
 //! - Only while this process may dispatch (leader election): a standby
 //!   replica neither lists nor watches.
 
-use super::dispatch::{forget, forget_missing, key_of, observe, rearm};
+use super::dispatch::{forget, forget_missing, key_of, rearm, take_in};
 use super::failure_log::Failure;
 use super::Shared;
-use crate::due::backoff_ms;
+use crate::domain::due::backoff_ms;
 use blue_kubernetes_client::{Error, ErrorKind, PageRequest, WatchEvent, WatchRequest};
 use futures::StreamExt;
 use std::collections::HashSet;
@@ -208,7 +208,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                 }
                 for item in got.items {
                     // The cache's key, its namespace interned: `listed` allocates nothing per item.
-                    let key = observe(shared, key_of(scope.package, &item), item, false);
+                    let key = take_in(shared, key_of(scope.package, &item), item, false);
                     listed.insert(key);
                 }
                 match got.continue_token {
@@ -350,7 +350,7 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
     shared.counters.watch_event();
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-            observe(shared, key_of(scope.package, &object), object, true);
+            take_in(shared, key_of(scope.package, &object), object, true);
         }
         WatchEvent::Deleted(object) => forget(shared, &key_of(scope.package, &object)),
         WatchEvent::Bookmark { .. } => {}

@@ -3,7 +3,7 @@
 //! and validation messages (INFO). kubectl output and options never appear.
 
 use crate::callback::Failure;
-use crate::resource;
+use crate::domain::resource;
 use crate::{Phase, Reason};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;

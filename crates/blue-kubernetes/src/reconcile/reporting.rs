@@ -3,12 +3,12 @@
 
 use super::pass::Pass;
 use crate::callback::{Callback, Failure};
+use crate::domain::resource::status_str;
+use crate::domain::status::{Next, Transition};
+use crate::domain::time::parse_ms;
 use crate::package::PackageInner;
-use crate::resource::status_str;
-use crate::status::{Next, Transition};
 use crate::telemetry::log::{self, FailedCall, Subject};
 use crate::telemetry::EventType;
-use crate::time::parse_ms;
 use crate::{Controller, Options, Package, Phase, Reason};
 use serde_json::Value;
 use std::time::Duration;

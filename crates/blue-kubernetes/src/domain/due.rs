@@ -1,8 +1,8 @@
 //! When a resource needs a reconcile, decided from a listed snapshot alone.
 
-use crate::resource::{self, status, status_str};
-use crate::spec;
-use crate::time::parse_ms;
+use crate::domain::resource::{self, status, status_str};
+use crate::domain::spec;
+use crate::domain::time::parse_ms;
 use crate::Names;
 use serde_json::Value;
 
@@ -126,7 +126,7 @@ pub(crate) fn backoff_ms(attempt: u32, base_ms: u64, max_ms: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::format_ms;
+    use crate::domain::time::format_ms;
     use serde_json::json;
 
     /// A resource with the record a real pass leaves: acknowledged desired

@@ -1,9 +1,9 @@
-//! The runtime's side of leader election: the elector task and the gate
-//! the poller and workers check (the fence on writes is part of the
+//! Leader election inside a running runtime: the elector task and the
+//! gate the poller and workers check (the fence on writes is part of the
 //! controller's client stack, see `client_stack`).
 
-use super::Stats;
 use crate::leader::{self, Gate, LeaseElector};
+use crate::runtime::Stats;
 use crate::{Controller, Error};
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
@@ -14,8 +14,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// A running elector.
-pub(super) struct Election {
-    pub(super) gate: Arc<Gate>,
+pub(crate) struct Election {
+    pub(crate) gate: Arc<Gate>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -23,7 +23,7 @@ pub(super) struct Election {
 /// Starts the elector when `controller` is configured for it. Its writes
 /// are fenced already: the controller's client stack checks the gate the
 /// elector moves.
-pub(super) fn begin(controller: &Controller, handle: &Handle) -> Result<Option<Election>, Error> {
+pub(crate) fn begin(controller: &Controller, handle: &Handle) -> Result<Option<Election>, Error> {
     let (Some(settings), Some(gate)) = (&controller.config.leader_election, &controller.gate)
     else {
         return Ok(None);
@@ -74,12 +74,12 @@ impl MetricConstructor<Gauge> for SharedGauge {
 
 impl Election {
     /// Stops renewing and releases the lease; call once nothing runs any more.
-    pub(super) async fn end(self) {
+    pub(crate) async fn end(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
     }
 
-    pub(super) fn fill(&self, stats: &mut Stats) {
+    pub(crate) fn fill(&self, stats: &mut Stats) {
         stats.leadership_acquired = self.gate.acquired.load(Ordering::Relaxed);
         stats.leadership_lost = self.gate.lost.load(Ordering::Relaxed);
         stats.fenced_writes = self.gate.fenced_writes.get();

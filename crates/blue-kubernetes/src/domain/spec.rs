@@ -1,6 +1,6 @@
 //! The common spec fields every managed resource carries.
 
-use crate::resource::at;
+use crate::domain::resource::at;
 use serde_json::Value;
 
 /// What happens to the infrastructure when the resource is deleted.

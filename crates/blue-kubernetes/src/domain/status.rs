@@ -1,8 +1,8 @@
 //! The status the controller writes: phase, generic reason, kstatus conditions.
 
-use crate::due::{backoff_ms, desired_state_changed};
-use crate::resource::{self, status};
-use crate::time::format_ms;
+use crate::domain::due::{backoff_ms, desired_state_changed};
+use crate::domain::resource::{self, status};
+use crate::domain::time::format_ms;
 use serde_json::{json, Map, Value};
 
 /// The lifecycle phase recorded in `status.phase`.
@@ -322,14 +322,14 @@ mod tests {
                 "metadata": {"generation": generation},
                 "status": {"retryCount": retries, "observedGeneration": generation,
                            "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
-                                           "lastTransitionTime": crate::time::format_ms(now)}]},
+                                           "lastTransitionTime": crate::domain::time::format_ms(now)}]},
             });
             for next in [Next::After(interval), Next::Backoff, Next::Now, Next::OnEdit] {
                 let t = Transition::new(Phase::Failed, Reason::ExecutionFailed, next);
                 let status = render(&snapshot, &t, now, retry);
                 for key in ["lastReconcileTime", "nextReconcileTime"] {
                     if let Some(text) = status[key].as_str() {
-                        proptest::prop_assert!(crate::time::parse_ms(text).is_some(), "{}", text);
+                        proptest::prop_assert!(crate::domain::time::parse_ms(text).is_some(), "{}", text);
                     }
                 }
             }

@@ -1,6 +1,6 @@
 //! The options handed to callbacks.
 
-use crate::resource;
+use crate::domain::resource;
 use crate::typed::AnyConfig;
 use serde_json::{Map, Value};
 use std::sync::Arc;
