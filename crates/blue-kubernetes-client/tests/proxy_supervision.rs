@@ -65,11 +65,9 @@ async fn failing_starts_back_off_without_spawning() {
     let fake = Fake::start();
     let mut options = fake.kubectl_options().with_env("FAKE_EXIT", "1");
     options.context = Some("fake-ctx".into());
-    let client = blue_kubernetes_client::proxy_client(blue_kubernetes_client::ProxyOptions {
-        restart_backoff_ms: 3_600_000,
-        ..blue_kubernetes_client::ProxyOptions::new(options)
-    })
-    .unwrap();
+    let mut options = blue_kubernetes_client::ProxyOptions::new(options);
+    options.restart_backoff_ms = 3_600_000;
+    let client = blue_kubernetes_client::proxy_client(options).unwrap();
     for attempt in 0..4 {
         let err = client.send(get("/api/v1/x")).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Unavailable, "attempt {attempt}");

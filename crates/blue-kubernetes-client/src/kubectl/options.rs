@@ -26,6 +26,7 @@ pub const DEFAULT_SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/se
 /// assert!(in_cluster.in_cluster && in_cluster.context.is_none());
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct KubectlOptions {
     /// The kubeconfig context to use (`--context`). Required unless
     /// `in_cluster`.

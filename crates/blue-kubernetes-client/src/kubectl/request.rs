@@ -15,6 +15,7 @@ use serde_json::Value;
 /// assert!(RequestOptions::raw().raw);
 /// ```
 #[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RequestOptions {
     /// A document for the `-f -` (or `--filename -`, `--filename=-`, `-f=-`)
     /// in the arguments. It is written to a private temporary file whose path

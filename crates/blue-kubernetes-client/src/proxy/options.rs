@@ -20,6 +20,7 @@ use crate::KubectlOptions;
 /// assert!(options.parent_death_signal);
 /// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ProxyOptions {
     /// Cluster, credentials, kubectl binary, default deadline.
     pub kubectl: KubectlOptions,

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 /// What the supervisor has done so far; see [`ProxyClient::stats`](crate::ProxyClient::stats).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProxyStats {
     /// Proxies that started and opened their socket.
     pub starts: u64,
