@@ -52,6 +52,7 @@ mod http;
 mod leader;
 mod lock;
 mod namespaces;
+mod outputs;
 mod package;
 mod preflight;
 mod reconcile;
@@ -73,8 +74,10 @@ pub use error::Error;
 pub use http::{serve_http, HttpServer};
 pub use leader::LeaderElection;
 pub use namespaces::Namespaces;
+pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{
-    CallbackError, CallbackResult, Observation, Package, PackageBuilder, WorkflowOutcome,
+    outcome_with_outputs, CallbackError, CallbackResult, Observation, Package, PackageBuilder,
+    WorkflowOutcome, OUTPUTS_KEY,
 };
 pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.

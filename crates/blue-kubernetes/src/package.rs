@@ -1,11 +1,13 @@
 //! Packages: a resource type plus the trusted callbacks that manage its infrastructure.
 
 use crate::callback::Callback;
+use crate::outputs::OutputsType;
 use crate::typed::{ConfigType, TypedPackageBuilder};
 use crate::{Error, Options};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::Arc;
@@ -24,7 +26,25 @@ pub type CallbackResult<T> = Result<T, CallbackError>;
 pub type WorkflowOutcome = Map<String, Value>;
 
 /// What `observe` reports about the infrastructure. Observing is read-only.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+///
+/// Build one with [`Observation::new`] (or [`READY`](Observation::READY),
+/// [`ABSENT`](Observation::ABSENT)); a package that declares an outputs
+/// type ([`PackageBuilder::outputs`]) may attach the facts it read with
+/// [`with_outputs`](Observation::with_outputs), recorded in
+/// `status.outputs`.
+///
+/// ```
+/// use blue_kubernetes::Observation;
+/// #[derive(serde::Serialize)]
+/// struct Endpoint { host: String, port: u16 }
+///
+/// let seen = Observation::new(true, true, true)
+///     .with_outputs(&Endpoint { host: "db.internal".into(), port: 5432 });
+/// assert!(seen.is_ready());
+/// assert_eq!(seen.outputs().unwrap()["port"], 5432);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Observation {
     /// The infrastructure exists.
     pub exists: bool,
@@ -32,21 +52,87 @@ pub struct Observation {
     pub matches: bool,
     /// It is ready to use.
     pub ready: bool,
+    outputs: Option<Outputs>,
+}
+
+/// Outputs as a callback handed them over.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Outputs {
+    /// Serialized.
+    Value(Value),
+    /// `serde` could not serialize them: the pass fails (never a partial record).
+    Unserializable,
+}
+
+impl Outputs {
+    pub(crate) fn of(outputs: &impl Serialize) -> Self {
+        match serde_json::to_value(outputs) {
+            Ok(value) => Outputs::Value(value),
+            Err(_) => Outputs::Unserializable,
+        }
+    }
 }
 
 impl Observation {
     /// Exists, matches and is ready.
-    pub const READY: Observation = Observation {
-        exists: true,
-        matches: true,
-        ready: true,
-    };
+    pub const READY: Observation = Observation::new(true, true, true);
     /// Does not exist.
-    pub const ABSENT: Observation = Observation {
-        exists: false,
-        matches: false,
-        ready: false,
-    };
+    pub const ABSENT: Observation = Observation::new(false, false, false);
+
+    /// An observation without outputs.
+    pub const fn new(exists: bool, matches: bool, ready: bool) -> Self {
+        Self {
+            exists,
+            matches,
+            ready,
+            outputs: None,
+        }
+    }
+
+    /// Attaches outputs: non-secret facts about the infrastructure
+    /// (endpoint, external ID, version), never credentials. They must
+    /// serialize to the package's declared outputs type.
+    #[must_use]
+    pub fn with_outputs(mut self, outputs: &impl Serialize) -> Self {
+        self.outputs = Some(Outputs::of(outputs));
+        self
+    }
+
+    /// Exists, matches and is ready, whatever the outputs.
+    pub fn is_ready(&self) -> bool {
+        self.exists && self.matches && self.ready
+    }
+
+    /// The outputs attached, serialized (`None` without, or when they did
+    /// not serialize).
+    pub fn outputs(&self) -> Option<&Value> {
+        match &self.outputs {
+            Some(Outputs::Value(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn take_outputs(&mut self) -> Option<Outputs> {
+        self.outputs.take()
+    }
+}
+
+/// The key of a [`WorkflowOutcome`] under which `converge` hands over
+/// outputs; see [`outcome_with_outputs`].
+pub const OUTPUTS_KEY: &str = "blue/outputs";
+
+/// A successful [`WorkflowOutcome`] carrying `outputs` (under
+/// [`OUTPUTS_KEY`]), for a `converge` that knows what it made.
+///
+/// ```
+/// use blue_kubernetes::{outcome_with_outputs, OUTPUTS_KEY};
+/// let outcome = outcome_with_outputs(&serde_json::json!({"oid": 16384})).unwrap();
+/// assert_eq!(outcome[OUTPUTS_KEY]["oid"], 16384);
+/// ```
+pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<WorkflowOutcome> {
+    let mut outcome = WorkflowOutcome::new();
+    outcome.insert(OUTPUTS_KEY.into(), serde_json::to_value(outputs)?);
+    Ok(outcome)
 }
 
 /// One resource kind and its callbacks. Cheap to clone.
@@ -82,6 +168,7 @@ pub struct Package {
 pub(crate) struct PackageInner {
     pub(crate) descriptor: ResourceDescriptor,
     pub(crate) config: Option<ConfigType>,
+    pub(crate) outputs: Option<OutputsType>,
     pub(crate) validate: Option<Callback<Vec<String>>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
@@ -95,6 +182,7 @@ impl Package {
         PackageBuilder {
             descriptor,
             config: None,
+            outputs: None,
             validate: None,
             identity: None,
             observe: None,
@@ -127,6 +215,7 @@ impl std::fmt::Debug for Package {
 pub struct PackageBuilder {
     descriptor: ResourceDescriptor,
     config: Option<ConfigType>,
+    outputs: Option<OutputsType>,
     validate: Option<Callback<Vec<String>>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
@@ -169,6 +258,19 @@ impl PackageBuilder {
         TypedPackageBuilder::new(self)
     }
 
+    /// Declares the outputs type `O` (serde + schemars): the generated CRD
+    /// describes `status.outputs` with its schema, and outputs a callback
+    /// returns ([`Observation::with_outputs`], [`outcome_with_outputs`])
+    /// must deserialize into it. Without a declared type, outputs are
+    /// recorded as they come and the CRD keeps any object there.
+    pub fn outputs<O>(mut self) -> Self
+    where
+        O: DeserializeOwned + JsonSchema + 'static,
+    {
+        self.outputs = Some(OutputsType::of::<O>());
+        self
+    }
+
     setters!(
         validate,
         validate_async,
@@ -206,6 +308,7 @@ impl PackageBuilder {
             inner: Arc::new(PackageInner {
                 descriptor: self.descriptor,
                 config: self.config,
+                outputs: self.outputs,
                 validate: self.validate,
                 identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,

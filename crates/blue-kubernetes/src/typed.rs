@@ -26,18 +26,21 @@ impl ConfigType {
     pub(crate) fn of<C: DeserializeOwned + JsonSchema + Send + Sync + 'static>() -> Self {
         Self {
             decode: |v| Ok(Arc::new(serde_json::from_value::<C>(v)?) as AnyConfig),
-            schema: || {
-                let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
-                    s.inline_subschemas = true;
-                    s.meta_schema = None;
-                });
-                settings
-                    .into_generator()
-                    .into_root_schema_for::<C>()
-                    .to_value()
-            },
+            schema: openapi_schema::<C>,
         }
     }
+}
+
+/// `T`'s OpenAPI v3 schema, inlined, as a CRD embeds it.
+pub(crate) fn openapi_schema<T: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
 }
 
 /// The keys the controller owns inside `spec.config`: the package's type
@@ -220,6 +223,15 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         WorkflowOutcome,
         "destroys the infrastructure."
     );
+
+    /// Declares the outputs type; see [`PackageBuilder::outputs`].
+    pub fn outputs<O>(mut self) -> Self
+    where
+        O: DeserializeOwned + JsonSchema + 'static,
+    {
+        self.inner = self.inner.outputs::<O>();
+        self
+    }
 
     /// Finishes the package, naming the first missing required callback.
     pub fn build(self) -> Result<Package, Error> {

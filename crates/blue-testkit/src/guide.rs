@@ -60,11 +60,7 @@
 //!         .identity(|_config, opts| Ok(vec![Some("buckets".into()), Some(opts.profile().into())]))
 //!         .observe(move |config, opts| {
 //!             let have = observe.sizes.lock().unwrap().get(opts.profile()).copied();
-//!             Ok(Observation {
-//!                 exists: have.is_some(),
-//!                 matches: have == Some(config.size),
-//!                 ready: have.is_some(),
-//!             })
+//!             Ok(Observation::new(have.is_some(), have == Some(config.size), have.is_some()))
 //!         })
 //!         .converge(move |config, opts| {
 //!             if *converge.down.lock().unwrap() {

@@ -60,6 +60,7 @@ struct State {
     records: Vec<Record>,
     active_effects: HashMap<String, usize>,
     max_concurrent_effects: usize,
+    outputs: HashMap<String, Value>,
 }
 
 /// Fake infrastructure shared by one or more recording packages: a map from
@@ -129,6 +130,12 @@ impl FakeInfra {
     /// Removes `profile` behind the controller's back.
     pub fn remove(&self, profile: &str) {
         self.lock().items.remove(profile);
+    }
+
+    /// Makes `observe` of `profile` report `outputs` with its observation
+    /// (`status.outputs` of its resource), until changed.
+    pub fn set_outputs(&self, profile: &str, outputs: Value) {
+        self.lock().outputs.insert(profile.into(), outputs);
     }
 
     /// Makes `profile` report not ready (or ready again).
@@ -228,10 +235,14 @@ impl FakeInfra {
         misbehave(scripted)?;
         let s = self.lock();
         let current = s.items.get(o.profile());
-        Ok(Observation {
-            exists: current.is_some(),
-            matches: current == Some(&desired(o)),
-            ready: current.is_some() && !s.unready.get(o.profile()).copied().unwrap_or(false),
+        let observed = Observation::new(
+            current.is_some(),
+            current == Some(&desired(o)),
+            current.is_some() && !s.unready.get(o.profile()).copied().unwrap_or(false),
+        );
+        Ok(match s.outputs.get(o.profile()) {
+            Some(outputs) => observed.with_outputs(outputs),
+            None => observed,
         })
     }
 

@@ -34,11 +34,11 @@ impl Sizes {
             .observe(move |c, o| {
                 let s = b.0.lock().unwrap();
                 let have = s.0.get(o.profile());
-                Ok(Observation {
-                    exists: have.is_some(),
-                    matches: have == Some(&c.size),
-                    ready: have.is_some(),
-                })
+                Ok(Observation::new(
+                    have.is_some(),
+                    have == Some(&c.size),
+                    have.is_some(),
+                ))
             })
             .converge(move |cfg, o| {
                 let mut s = c.0.lock().unwrap();

@@ -71,11 +71,11 @@ pub fn observe(existing: Option<&Value>, desired: &Desired) -> Observation {
         Some(Value::Object(map)) => map.is_empty(),
         Some(_) => false,
     };
-    Observation {
-        exists: true,
-        matches: no_binary && data_of(cm).as_ref() == Some(&desired.data),
-        ready: true,
-    }
+    Observation::new(
+        true,
+        no_binary && data_of(cm).as_ref() == Some(&desired.data),
+        true,
+    )
 }
 
 /// What `converge` must do.

@@ -8,6 +8,8 @@ mod yaml;
 
 pub use yaml::to_yaml;
 
+use crate::outputs;
+
 use crate::{Error, Names, Package};
 use serde_json::{json, Map, Value};
 
@@ -146,7 +148,7 @@ pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
             "spec": schemas::spec(config),
-            "status": schemas::status(),
+            "status": schemas::status(outputs::status_schema(package.callbacks().outputs.as_ref())),
         },
     });
     Ok(json!({

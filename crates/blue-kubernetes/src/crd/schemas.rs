@@ -38,8 +38,9 @@ pub(super) fn spec(config: Value) -> Value {
     })
 }
 
-/// Everything the controller writes under `status`.
-pub(super) fn status() -> Value {
+/// Everything the controller writes under `status`; `outputs` describes
+/// `status.outputs`.
+pub(super) fn status(outputs: Value) -> Value {
     let string = json!({"type": "string"});
     let time = json!({"type": "string", "format": "date-time"});
     let generation = json!({"type": "integer", "format": "int64"});
@@ -71,6 +72,7 @@ pub(super) fn status() -> Value {
             "nextReconcileTime": time,
             "retryCount": {"type": "integer", "minimum": 0},
             "deletionObserved": {"type": "boolean"},
+            "outputs": outputs,
         },
     })
 }

@@ -65,6 +65,9 @@ pub enum Reason {
     DestructionProtected,
     /// Suspended by `spec.suspend`.
     Suspended,
+    /// The package reported outputs that could not be recorded (too large,
+    /// not the declared type, or not serializable).
+    InvalidOutputs,
 }
 
 impl Phase {
@@ -109,6 +112,7 @@ impl Reason {
             Reason::ImmutableStateIdentity => "ImmutableStateIdentity",
             Reason::DestructionProtected => "DestructionProtected",
             Reason::Suspended => "Suspended",
+            Reason::InvalidOutputs => "InvalidOutputs",
         }
     }
 }
@@ -136,6 +140,8 @@ pub(crate) struct Transition {
     /// Record this profile and state-identity hash (else keep stored ones).
     pub(crate) identity: Option<(String, String)>,
     pub(crate) next: Next,
+    /// Record these outputs (else keep the stored ones).
+    pub(crate) outputs: Option<Value>,
 }
 
 impl Transition {
@@ -146,6 +152,7 @@ impl Transition {
             acknowledge: true,
             identity: None,
             next,
+            outputs: None,
         }
     }
 }
@@ -209,6 +216,10 @@ pub(crate) fn render_named(
         ("stateIdentity", state_identity),
         ("lastHandledRequest", handled),
         ("nextReconcileTime", json!(next_ms.map(format_ms))),
+        (
+            "outputs",
+            t.outputs.clone().unwrap_or_else(|| prev("outputs")),
+        ),
     ];
     for (k, v) in optional {
         // An absent token reads as "", so "" need not be written; some API
@@ -276,6 +287,7 @@ fn message(reason: Reason) -> &'static str {
             "the destroy-protection key in spec.config blocks destruction"
         }
         Reason::Suspended => "reconciliation is suspended",
+        Reason::InvalidOutputs => "the package reported outputs it may not record; retrying",
     }
 }
 

@@ -15,7 +15,8 @@ use super::Report;
 use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
-use crate::{Observation, Phase, Reason, WorkflowOutcome};
+use crate::package::Outputs;
+use crate::{Observation, Phase, Reason, WorkflowOutcome, OUTPUTS_KEY};
 use serde_json::Value;
 
 impl Pass<'_> {
@@ -59,7 +60,10 @@ impl Pass<'_> {
         let (published, observed) = tokio::join!(self.publish(phase, reason), observing);
         published?;
         Ok(match observed {
-            Ok(observation) => Some(observation),
+            Ok(mut observation) => {
+                self.keep_outputs(observation.take_outputs());
+                Some(observation)
+            }
             Err(failure) => {
                 self.failure = Some(("observe", failure));
                 None
@@ -87,7 +91,7 @@ impl Pass<'_> {
         }
         // Matching but unready is retried by observing on the next pass,
         // never by converging again.
-        if observed != Observation::READY {
+        if !observed.is_ready() {
             return self.fail(Reason::NotReady).await;
         }
         let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
@@ -126,14 +130,26 @@ impl Pass<'_> {
     }
 
     async fn observe(&mut self) -> Option<Observation> {
-        self.run_callback("observe", |c| &c.observe).await
+        let mut observed = self.run_callback("observe", |c| &c.observe).await?;
+        self.keep_outputs(observed.take_outputs());
+        Some(observed)
     }
 
     /// Runs `converge` or `delete`.
     async fn effect(&mut self, name: &'static str) -> Option<WorkflowOutcome> {
-        match name {
+        let mut outcome = match name {
             "converge" => self.run_callback(name, |c| &c.converge).await,
             _ => self.run_callback(name, |c| &c.delete).await,
+        }?;
+        let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);
+        self.keep_outputs(outputs);
+        Some(outcome)
+    }
+
+    /// The latest outputs of the pass win (see `crate::outputs`).
+    fn keep_outputs(&mut self, outputs: Option<Outputs>) {
+        if outputs.is_some() {
+            self.outputs = outputs;
         }
     }
 }

@@ -4,6 +4,8 @@
 use super::{PassOutcome, Report};
 use crate::domain::resource;
 use crate::domain::status::{self, Next, Retry, Transition};
+use crate::outputs::{accept, Rejected};
+use crate::package::Outputs;
 use crate::telemetry::EventType;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use serde_json::Value;
@@ -41,6 +43,8 @@ pub(super) struct Pass<'a> {
     pub(super) config_error: Option<String>,
     /// Reconciling (or Deleting) was published in this pass.
     pub(super) published: bool,
+    /// Outputs a callback reported, until a status write records them.
+    pub(super) outputs: Option<Outputs>,
 }
 
 impl<'a> Pass<'a> {
@@ -60,6 +64,7 @@ impl<'a> Pass<'a> {
             failure: None,
             config_error: None,
             published: false,
+            outputs: None,
         }
     }
 
@@ -79,7 +84,13 @@ impl<'a> Pass<'a> {
     }
 
     /// Writes a status computed from the current snapshot.
-    pub(super) async fn write(&mut self, t: Transition) -> Result<Report, Halt> {
+    pub(super) async fn write(&mut self, mut t: Transition) -> Result<Report, Halt> {
+        if let Some(outputs) = self.outputs.take() {
+            match accept(self.package.callbacks().outputs.as_ref(), outputs) {
+                Ok(value) => t.outputs = Some(value),
+                Err(rejected) => t = self.outputs_rejected(t, rejected),
+            }
+        }
         let config = &self.controller.config;
         let retry = Retry {
             base_ms: config.retry_base_ms,
@@ -101,6 +112,26 @@ impl<'a> Pass<'a> {
             .inspect_err(|e| self.report_fenced(e))?;
         self.after_write(previous, &t, &status);
         Ok(Report::Reconciled(t.phase, t.reason))
+    }
+
+    /// Outputs that cannot be recorded fail the pass instead of the
+    /// transition it was about to write: nothing partial is recorded.
+    fn outputs_rejected(&self, t: Transition, rejected: Rejected) -> Transition {
+        let descriptor = self.package.descriptor();
+        // Why, for the people running the operator; the outputs themselves
+        // are not logged (they are the package's, and may be large).
+        tracing::warn!(
+            group = %descriptor.group,
+            kind = %descriptor.kind,
+            namespace = resource::namespace(&self.snapshot),
+            name = resource::name(&self.snapshot),
+            why = %rejected,
+            "outputs not recorded; the pass fails"
+        );
+        let mut failed = Transition::new(Phase::Failed, Reason::InvalidOutputs, Next::Backoff);
+        failed.identity = t.identity;
+        failed.acknowledge = t.acknowledge;
+        failed
     }
 
     /// A failed attempt: retried with backoff, stored identity kept.
