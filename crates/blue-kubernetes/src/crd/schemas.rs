@@ -33,6 +33,12 @@ pub(super) fn spec(config: Value) -> Value {
                 "default": "Retain",
                 "description": "Retain keeps the infrastructure when the resource is deleted; Destroy destroys it.",
             },
+            "managementPolicy": {
+                "type": "string",
+                "enum": ["Full", "Observe"],
+                "default": "Full",
+                "description": "Full: observe, converge and delete. Observe: import existing infrastructure; only observe it and record its outputs, never change or destroy it.",
+            },
             "config": config,
         },
     })

@@ -10,6 +10,18 @@ pub(crate) enum DeletionPolicy {
     Destroy,
 }
 
+/// `spec.managementPolicy`: what the controller may do to the
+/// infrastructure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ManagementPolicy {
+    /// Observe, converge and (with `Destroy`) delete: the default.
+    Full,
+    /// Observe and record outputs only: import existing infrastructure.
+    /// `converge` and `delete` never run, and deletion never waits on the
+    /// infrastructure, whatever `deletionPolicy` says.
+    Observe,
+}
+
 /// The longest `spec.reconcileInterval` accepted: 365 days. Longer ones are
 /// Invalid (`InvalidConfiguration`), which keeps every time the controller
 /// computes far from the limits of its arithmetic and of RFC 3339.
@@ -21,6 +33,7 @@ pub(crate) struct CommonSpec {
     pub(crate) suspend: bool,
     pub(crate) interval_ms: u64,
     pub(crate) deletion_policy: DeletionPolicy,
+    pub(crate) management: ManagementPolicy,
 }
 
 pub(crate) const DEFAULT_INTERVAL_MS: u64 = 60_000;
@@ -54,10 +67,12 @@ pub(crate) fn parse(resource: &Value) -> Option<CommonSpec> {
         Some(v) => parse_interval(v.as_str()?)?,
     };
     let deletion_policy = deletion_policy(resource)?;
+    let management = management_policy(resource)?;
     Some(CommonSpec {
         suspend,
         interval_ms,
         deletion_policy,
+        management,
     })
 }
 
@@ -102,6 +117,18 @@ pub(crate) fn deletion_policy(resource: &Value) -> Option<DeletionPolicy> {
         Some(v) => match v.as_str()? {
             "Retain" => Some(DeletionPolicy::Retain),
             "Destroy" => Some(DeletionPolicy::Destroy),
+            _ => None,
+        },
+    }
+}
+
+/// `spec.managementPolicy` (absent: Full), or `None` when malformed.
+pub(crate) fn management_policy(resource: &Value) -> Option<ManagementPolicy> {
+    match at(resource, &["spec", "managementPolicy"]).filter(|v| !v.is_null()) {
+        None => Some(ManagementPolicy::Full),
+        Some(v) => match v.as_str()? {
+            "Full" => Some(ManagementPolicy::Full),
+            "Observe" => Some(ManagementPolicy::Observe),
             _ => None,
         },
     }

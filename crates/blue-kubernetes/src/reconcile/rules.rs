@@ -3,7 +3,7 @@
 use super::pass::{Halt, Pass};
 use super::Report;
 use crate::domain::resource::{self, has_finalizer, is_deleting, status_str};
-use crate::domain::spec::{self, DeletionPolicy, DEFAULT_INTERVAL_MS};
+use crate::domain::spec::{self, DeletionPolicy, ManagementPolicy, DEFAULT_INTERVAL_MS};
 use crate::domain::status::{Next, Transition};
 use crate::{Names, Phase, Reason};
 use serde_json::Value;
@@ -13,10 +13,12 @@ fn validate_of(c: &crate::package::PackageInner) -> &crate::callback::Callback<V
     c.validate.as_ref().expect("validate is set")
 }
 
-/// Rule 1 applies: deleting, and Retain or our finalizer already gone.
+/// Rule 1 applies: deleting, and Retain, observe-only management or our
+/// finalizer already gone.
 pub(super) fn releases_without_callbacks(r: &Value, names: &Names) -> bool {
     is_deleting(r)
         && (spec::deletion_policy(r) == Some(DeletionPolicy::Retain)
+            || spec::management_policy(r) == Some(ManagementPolicy::Observe)
             || !has_finalizer(r, &names.finalizer))
 }
 
@@ -98,8 +100,11 @@ impl Pass<'_> {
                 .await;
         }
 
-        // 8. Act.
-        self.act(common.interval_ms).await
+        // 8. Act (observe only, for imported infrastructure).
+        match common.management {
+            ManagementPolicy::Observe => self.import(common.interval_ms).await,
+            ManagementPolicy::Full => self.act(common.interval_ms).await,
+        }
     }
 
     async fn invalid(&mut self) -> Result<Report, Halt> {

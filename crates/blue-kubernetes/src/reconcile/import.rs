@@ -1,0 +1,36 @@
+//! Rule 8 under `spec.managementPolicy: Observe`: importing existing
+//! infrastructure. The pass observes and records what it saw (outputs
+//! included); `converge` and `delete` never run, so nothing is published
+//! first: observing is not an effect.
+//!
+//! `matches` is not asked for: an imported resource describes what exists,
+//! and the controller may not change it to match. Ready means it exists
+//! and is ready; otherwise the pass fails (`NotReady`) and retries with
+//! backoff, so a resource naming infrastructure that is not there is
+//! visible rather than silently created.
+
+use super::pass::{Halt, Pass};
+use super::Report;
+use crate::domain::status::{Next, Transition};
+use crate::{Phase, Reason};
+
+impl Pass<'_> {
+    pub(super) async fn import(&mut self, interval_ms: u64) -> Result<Report, Halt> {
+        // Every managed resource carries our finalizer (SPEC section 5);
+        // under Observe, deletion releases it at once (rule 1).
+        if !self.has_finalizer() {
+            self.set_finalizer(true).await?;
+        }
+        let mut observed = match self.run_callback("observe", |c| &c.observe).await {
+            Some(observed) => observed,
+            None => return self.fail(Reason::ExecutionFailed).await,
+        };
+        self.outputs = observed.take_outputs().or(self.outputs.take());
+        if !(observed.exists && observed.ready) {
+            return self.fail(Reason::NotReady).await;
+        }
+        let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
+        t.identity = self.identity_record();
+        self.write(t).await
+    }
+}
