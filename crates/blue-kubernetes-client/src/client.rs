@@ -1,6 +1,6 @@
 //! The operations the controller needs from a cluster.
 
-use crate::{AccessCheck, ApiResource, Error, Lease, ResourceDescriptor};
+use crate::{AccessCheck, ApiRequest, ApiResource, ApiResponse, Error, Lease, ResourceDescriptor};
 use crate::{ListPage, PageRequest, WatchRequest, WatchStream};
 use serde_json::Value;
 
@@ -29,11 +29,13 @@ use serde_json::Value;
 ///   [`can_i`](Client::can_i)), used by the startup preflight;
 /// - Events ([`create_event`](Client::create_event),
 ///   [`update_event`](Client::update_event));
+/// - raw requests ([`send_raw`](Client::send_raw)), for the objects the
+///   controller keeps beside a resource (connection Secrets);
 /// - Leases for leader election ([`get_lease`](Client::get_lease) and
 ///   the rest), where an update carries the resourceVersion it was
 ///   computed from.
 ///
-/// The defaults of the last three fail with [`Error::Unsupported`]: the
+/// The defaults of the last four fail with [`Error::Unsupported`]: the
 /// preflight reports the check as not possible, Events are dropped (and
 /// counted), leader election cannot acquire. **Rule:** a method added to
 /// this trait always comes with a default, so a new capability never
@@ -203,6 +205,17 @@ pub trait Client: Send + Sync {
         Err(Error::Unsupported {
             operation: "update_lease",
         })
+    }
+
+    /// Sends one raw request (e.g. for the connection Secrets the
+    /// controller keeps for packages), as [`RawApi::send`](crate::RawApi::send)
+    /// does; a non-2xx answer is an error classified like any other.
+    ///
+    /// The default fails with [`Error::Unsupported`]: packages that declare
+    /// connection details cannot run on such a client.
+    async fn send_raw(&self, request: ApiRequest) -> Result<ApiResponse, Error> {
+        let _ = request;
+        Err(Error::Unsupported { operation: "raw" })
     }
 
     /// Gives `lease` up: clears the holder and shortens the duration to one

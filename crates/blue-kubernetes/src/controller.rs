@@ -15,6 +15,8 @@ pub struct Controller {
     /// The leadership gate the fence and the runtime check, when leader
     /// election is configured.
     pub(crate) gate: Option<Arc<Gate>>,
+    /// What each resource's connection Secret must hold.
+    pub(crate) connections: Arc<crate::connection::Store>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -63,6 +65,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         config: Arc::new(config),
         telemetry: Arc::new(telemetry),
         gate,
+        connections: Arc::default(),
     })
 }
 

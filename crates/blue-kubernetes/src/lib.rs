@@ -43,6 +43,7 @@
 mod callback;
 mod client_stack;
 mod config;
+mod connection;
 mod controller;
 mod crd;
 mod domain;
@@ -62,6 +63,7 @@ mod telemetry;
 mod typed;
 
 pub use config::{system_clock, Clock, Config};
+pub use connection::{Connection, ConnectionError, Sensitive};
 pub use controller::{controller, Controller};
 pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use domain::due::is_due;

@@ -169,6 +169,7 @@ pub(crate) struct PackageInner {
     pub(crate) descriptor: ResourceDescriptor,
     pub(crate) config: Option<ConfigType>,
     pub(crate) outputs: Option<OutputsType>,
+    pub(crate) connection: bool,
     pub(crate) validate: Option<Callback<Vec<String>>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
@@ -183,6 +184,7 @@ impl Package {
             descriptor,
             config: None,
             outputs: None,
+            connection: false,
             validate: None,
             identity: None,
             observe: None,
@@ -216,6 +218,7 @@ pub struct PackageBuilder {
     descriptor: ResourceDescriptor,
     config: Option<ConfigType>,
     outputs: Option<OutputsType>,
+    connection: bool,
     validate: Option<Callback<Vec<String>>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
@@ -271,6 +274,15 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares connection details: the controller keeps one Secret per
+    /// resource (see [`Connection`](crate::Connection)), the generated CRD
+    /// gains `spec.writeConnectionSecretToRef.name`, and callbacks reach
+    /// the Secret through [`Options::connection`](crate::Options::connection).
+    pub fn connection_secret(mut self) -> Self {
+        self.connection = true;
+        self
+    }
+
     setters!(
         validate,
         validate_async,
@@ -309,6 +321,7 @@ impl PackageBuilder {
                 descriptor: self.descriptor,
                 config: self.config,
                 outputs: self.outputs,
+                connection: self.connection,
                 validate: self.validate,
                 identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,

@@ -165,6 +165,12 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
             checks.push(
                 AccessCheck::new(ns, "update", &d.group, &d.plural).with_subresource("status"),
             );
+            // The connection Secret: read, created once, replaced when restored.
+            if package.callbacks().connection {
+                for verb in ["get", "create", "update"] {
+                    checks.push(AccessCheck::new(ns, verb, "", "secrets"));
+                }
+            }
         }
     }
     if let Some(election) = &config.leader_election {

@@ -224,6 +224,12 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         "destroys the infrastructure."
     );
 
+    /// Declares connection details; see [`PackageBuilder::connection_secret`].
+    pub fn connection_secret(mut self) -> Self {
+        self.inner = self.inner.connection_secret();
+        self
+    }
+
     /// Declares the outputs type; see [`PackageBuilder::outputs`].
     pub fn outputs<O>(mut self) -> Self
     where

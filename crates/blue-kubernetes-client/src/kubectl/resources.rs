@@ -20,6 +20,14 @@ use serde_json::Value;
 
 #[async_trait::async_trait]
 impl Client for KubectlClient {
+    /// The same request as [`RawApi::send`](crate::RawApi::send).
+    async fn send_raw(
+        &self,
+        request: crate::ApiRequest,
+    ) -> Result<crate::ApiResponse, crate::Error> {
+        crate::RawApi::send(self, request).await
+    }
+
     /// `kubectl get <plural>.<version>.<group> -n NS -o json`, returning
     /// `items`; `--all-namespaces` instead of `-n NS` when `namespace` is
     /// `""`, neither for a cluster-scoped type. kubectl reads the list in

@@ -334,6 +334,11 @@ impl<H: Hook> Client for Layered<H> {
             .await
     }
 
+    async fn send_raw(&self, request: ApiRequest) -> Result<ApiResponse, Error> {
+        let call = Call::Raw { request: &request };
+        self.run(call, self.client.send_raw(request.clone())).await
+    }
+
     async fn release_lease(&self, lease: &Lease) -> Result<Lease, Error> {
         self.run(
             Call::ReleaseLease { lease },

@@ -19,6 +19,14 @@ use serde_json::Value;
 
 #[async_trait::async_trait]
 impl Client for ProxyClient {
+    /// The same request as [`RawApi::send`](crate::RawApi::send).
+    async fn send_raw(
+        &self,
+        request: crate::ApiRequest,
+    ) -> Result<crate::ApiResponse, crate::Error> {
+        crate::RawApi::send(self, request).await
+    }
+
     /// Every page of [`list_page`](Client::list_page) with
     /// [`DEFAULT_PAGE_LIMIT`]; an expired continue token restarts the list
     /// from the first page once.

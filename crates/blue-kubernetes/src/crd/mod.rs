@@ -147,7 +147,7 @@ pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": schemas::spec(config),
+            "spec": schemas::spec(config, package.callbacks().connection),
             "status": schemas::status(outputs::status_schema(package.callbacks().outputs.as_ref())),
         },
     });

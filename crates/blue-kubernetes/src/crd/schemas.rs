@@ -5,9 +5,10 @@ use crate::domain::spec::reconcile_interval_pattern;
 use crate::Phase;
 use serde_json::{json, Value};
 
-/// `spec` with the common fields around `config`.
-pub(super) fn spec(config: Value) -> Value {
-    json!({
+/// `spec` with the common fields around `config`, and
+/// `writeConnectionSecretToRef` for a package with connection details.
+pub(super) fn spec(config: Value, connection: bool) -> Value {
+    let mut spec = json!({
         "type": "object",
         "properties": {
             "state": {
@@ -41,7 +42,17 @@ pub(super) fn spec(config: Value) -> Value {
             },
             "config": config,
         },
-    })
+    });
+    if connection {
+        spec["properties"]["writeConnectionSecretToRef"] = json!({
+            "type": "object",
+            "description": "The Secret (in this namespace) that holds the connection details; default <name>-connection.",
+            "properties": {
+                "name": {"type": "string", "maxLength": 253, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"},
+            },
+        });
+    }
+    spec
 }
 
 /// Everything the controller writes under `status`; `outputs` describes

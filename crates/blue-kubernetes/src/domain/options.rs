@@ -2,6 +2,7 @@
 
 use crate::domain::resource;
 use crate::typed::AnyConfig;
+use crate::Connection;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -52,6 +53,8 @@ pub struct Options {
     map: Arc<Map<String, Value>>,
     /// The decoded config of a typed package.
     typed: Option<AnyConfig>,
+    /// The resource's connection Secret, for a package that declares one.
+    connection: Option<Connection>,
 }
 
 /// Key of the event in the options.
@@ -88,6 +91,7 @@ impl Options {
         Self {
             map: Arc::new(map),
             typed: None,
+            connection: None,
         }
     }
 
@@ -98,6 +102,17 @@ impl Options {
 
     pub(crate) fn typed(&self) -> Option<AnyConfig> {
         self.typed.clone()
+    }
+
+    pub(crate) fn with_connection(mut self, connection: Connection) -> Self {
+        self.connection = Some(connection);
+        self
+    }
+
+    /// The resource's connection Secret, when the package declares
+    /// connection details ([`PackageBuilder::connection_secret`](crate::PackageBuilder::connection_secret)).
+    pub fn connection(&self) -> Option<&Connection> {
+        self.connection.as_ref()
     }
 
     /// A value by key.

@@ -4,7 +4,7 @@
 
 use super::gate::Gate;
 use crate::Clock;
-use blue_kubernetes_client::{Call, Error, Hook};
+use blue_kubernetes_client::{Call, Error, Hook, Method};
 use std::sync::Arc;
 
 /// Reads pass through: a fenced process may look, never write state. The
@@ -28,6 +28,8 @@ impl Hook for Fence {
         let operation = match call {
             Call::UpdateStatus { .. } => "replace",
             Call::UpdateFinalizers { .. } => "patch",
+            // The connection Secrets the controller keeps are state too.
+            Call::Raw { request } if request.method != Method::Get => request.method.as_str(),
             _ => return Ok(()),
         };
         if self.gate.may_write((self.now)()) {

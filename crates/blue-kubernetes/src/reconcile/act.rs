@@ -114,6 +114,7 @@ impl Pass<'_> {
             }
         }
         self.set_finalizer(false).await?;
+        self.forget_connection();
         self.record_lingering_deletion().await?;
         Ok(Report::Released)
     }

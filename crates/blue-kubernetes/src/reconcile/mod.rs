@@ -2,6 +2,7 @@
 //! re-read, then the ordered rules in [`rules`].
 
 mod act;
+mod connection;
 mod import;
 mod pass;
 mod reporting;

@@ -55,6 +55,15 @@ impl<'a> Pass<'a> {
         options: Options,
         identity: Option<Vec<Option<String>>>,
     ) -> Self {
+        let options = match package.callbacks().connection {
+            true => options.with_connection(crate::Connection::new(
+                controller.config.client.clone(),
+                package.descriptor(),
+                &snapshot,
+                controller.connections.clone(),
+            )),
+            false => options,
+        };
         Self {
             controller,
             package,

@@ -2,6 +2,7 @@
 
 use super::pass::{Halt, Pass};
 use super::Report;
+use crate::connection::secret_ref_valid;
 use crate::domain::resource::{self, has_finalizer, is_deleting, status_str};
 use crate::domain::spec::{self, DeletionPolicy, ManagementPolicy, DEFAULT_INTERVAL_MS};
 use crate::domain::status::{Next, Transition};
@@ -48,6 +49,9 @@ impl Pass<'_> {
             return self.invalid().await;
         };
         if !spec::protection_well_typed(&self.snapshot, &names.destroy_protection_key) {
+            return self.invalid().await;
+        }
+        if self.package.callbacks().connection && !secret_ref_valid(&self.snapshot) {
             return self.invalid().await;
         }
 
@@ -100,7 +104,13 @@ impl Pass<'_> {
                 .await;
         }
 
-        // 8. Act (observe only, for imported infrastructure).
+        // 8. Act (observe only, for imported infrastructure), with the
+        // connection Secret put back first.
+        if !deleting {
+            if let Some(report) = self.restore_connection().await? {
+                return Ok(report);
+            }
+        }
         match common.management {
             ManagementPolicy::Observe => self.import(common.interval_ms).await,
             ManagementPolicy::Full => self.act(common.interval_ms).await,
@@ -118,6 +128,7 @@ impl Pass<'_> {
         if self.has_finalizer() {
             self.set_finalizer(false).await?;
         }
+        self.forget_connection();
         self.record_lingering_deletion().await?;
         Ok(Report::Released)
     }
