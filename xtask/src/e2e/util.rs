@@ -1,9 +1,8 @@
-//! Small helpers without extra dependencies: a private temporary directory,
-//! RFC 3339 timestamps and base64 (for kubeconfig certificate data).
+//! Small helpers without extra dependencies: a private temporary directory
+//! and base64 (for kubeconfig certificate data).
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 
@@ -67,52 +66,6 @@ pub fn processes_mentioning(dir: &Path) -> Vec<(i32, String)> {
         .collect()
 }
 
-/// Milliseconds since the epoch, now.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-/// Parses the UTC RFC 3339 times Kubernetes and the controller write
-/// (`2026-01-02T03:04:05Z`, optionally with a fraction) into epoch ms.
-pub fn parse_rfc3339_ms(text: &str) -> Option<u64> {
-    let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !text.ends_with('Z') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<u64>().ok();
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let frac = &text[19..text.len() - 1];
-    let ms = match frac.strip_prefix('.') {
-        None if frac.is_empty() => 0,
-        Some(digits) if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) => {
-            let padded = format!("{digits:0<3}");
-            padded[..3].parse::<u64>().ok()?
-        }
-        _ => return None,
-    };
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
-        return None;
-    }
-    let days = days_from_civil(y as i64, mo as i64, d as i64);
-    let secs = u64::try_from(days).ok()? * 86_400 + h * 3600 + mi * 60 + s;
-    Some(secs * 1000 + ms)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// Decodes standard base64 (with or without padding, whitespace ignored).
 pub fn base64_decode(text: &str) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(text.len() * 3 / 4);
@@ -143,28 +96,6 @@ pub fn base64_decode(text: &str) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rfc3339_times_parse_to_epoch_milliseconds() {
-        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:01Z"), Some(1000));
-        assert_eq!(parse_rfc3339_ms("1970-01-01T00:00:01.5Z"), Some(1500));
-        assert_eq!(
-            parse_rfc3339_ms("2026-11-29T11:53:27.357Z"),
-            Some(1_795_953_207_357)
-        );
-        assert_eq!(
-            parse_rfc3339_ms("2000-02-29T00:00:00Z"),
-            Some(951_782_400_000)
-        );
-        for bad in [
-            "",
-            "yesterday",
-            "2026-11-29 11:53:27Z",
-            "2026-13-01T00:00:00Z",
-        ] {
-            assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn base64_round_trips_known_vectors() {
