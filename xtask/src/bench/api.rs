@@ -186,7 +186,7 @@ fn kubectl_floor(live: &Live, args: &[&str], times: usize) -> Result<(f64, f64)>
     let mut walls = Vec::new();
     for _ in 0..times {
         let started = Instant::now();
-        live.cluster.kubectl(args, None)?;
+        live.cluster.kube.ok(args, None)?;
         walls.push(started.elapsed().as_secs_f64());
     }
     let cpu = cpu0.since(pids);
@@ -211,11 +211,11 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
     let list_args = ["get", &kind, "-n", &list_ns, "-o", "json"];
     // One unmeasured call first so discovery is cached, as it is for the
     // controller after its first call.
-    live.cluster.kubectl(&get_args, None)?;
+    live.cluster.kube.ok(&get_args, None)?;
     let (get_wall, get_cpu) = kubectl_floor(live, &get_args, 10)?;
     let (list_wall, list_cpu) = kubectl_floor(live, &list_args, 5)?;
     let peak_rss = |args: &[&str]| {
-        let mut cmd = live.cluster.cp.kubectl();
+        let mut cmd = live.cluster.kube.command();
         cmd.args(args);
         super::peak_rss_of(&cmd)
     };

@@ -71,7 +71,7 @@ impl Scrape {
     /// measured operator).
     pub fn take(cluster: &Cluster) -> Result<Self> {
         Ok(Self::parse(
-            &cluster.kubectl(&["get", "--raw", "/metrics"], None)?,
+            &cluster.kube.ok(&["get", "--raw", "/metrics"], None)?,
         ))
     }
 

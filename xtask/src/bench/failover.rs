@@ -17,14 +17,12 @@ use anyhow::{ensure, Context, Result};
 use serde_json::json;
 
 use super::machine::{loadavg, Machine};
-use crate::control_plane::certs::random_hex;
-use crate::e2e::ha::{self, Timing, SHORT};
-use crate::e2e::kube::LCM;
-use crate::e2e::operator::{self, Operator};
-use crate::e2e::target::{Cluster, Mode};
-use crate::e2e::util::TempDir;
-use crate::e2e::world::World;
-use crate::e2e::Installation;
+use super::measure::median;
+use crate::cluster::Mode;
+use crate::support::kube::LCM;
+use crate::world::election::{self, Timing, SHORT};
+use crate::world::operator::Operator;
+use crate::world::{Testbed, Transport, World};
 
 const ROUNDS: usize = 5;
 const START: &str = "<!-- failover:start -->";
@@ -53,28 +51,14 @@ struct Row {
 pub fn main() -> Result<()> {
     let machine = Machine::gather();
     let started = Instant::now();
-    let work = TempDir::new("blue-bench-failover")?;
-    let binary = operator::build()?;
-    let cluster = Cluster::open(&Mode::Local, work.path())?;
-    let kube = cluster.kube(&format!("bench-ha-{}", random_hex(3)?));
-    let installed = Installation::install(&cluster, &kube)?;
-    let mut world = World {
-        cluster: &cluster,
-        kube,
-        binary,
-        work: work.path().to_path_buf(),
-        cel: installed.cel,
-        operator: None,
-        operator_env: Vec::new(),
-        transport: crate::e2e::world::Transport::Proxy,
-    };
+    let testbed = Testbed::up("bench-ha", &Mode::Local, None)?;
+    let mut world = testbed.world(Transport::Proxy);
     let rows = [DEFAULTS, SHORT]
         .into_iter()
         .map(|timing| measure(&mut world, timing))
         .collect::<Result<Vec<_>>>();
     drop(world);
-    installed.remove()?;
-    cluster.stop()?;
+    testbed.down()?;
     let rows = rows?;
     let section = render(&machine, &rows, started.elapsed());
     println!("{section}");
@@ -96,14 +80,14 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
         n += 1;
         let id = format!("bench-{}-{n}", timing.lease_ms);
         let mut args = w.admin_args();
-        args.extend(ha::election_args(&id, timing));
+        args.extend(election::election_args(&id, timing));
         let op = w.spawn_operator(&args, &w.scratch(&format!("{id}.log")))?;
         Ok((id, op))
     };
     let deadline = Duration::from_millis(timing.lease_ms * 3);
     // The first candidate leads; the probe resource is Ready before rounds.
     let (first, mut leader) = spawn(w)?;
-    ha::wait_holder(&w.kube, &first, Instant::now(), deadline)?;
+    election::wait_holder(&w.kube, &first, Instant::now(), deadline)?;
     if w.kube.get(LCM, RESOURCE)?.is_none() {
         w.kube.create(
             &json!({
@@ -135,7 +119,7 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
             RESOURCE,
             &json!({"metadata": {"annotations": {REQUEST: token}}}),
         )?;
-        let takeover = ha::wait_holder(&w.kube, &follower_id, killed, deadline)?;
+        let takeover = election::wait_holder(&w.kube, &follower_id, killed, deadline)?;
         row.takeover_ms.push(takeover.as_millis());
         acknowledged(w, &token, deadline)?;
         row.failover_ms.push(killed.elapsed().as_millis());
@@ -148,7 +132,7 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
             leader.stop()?.success(),
             "the leader failed its graceful stop"
         );
-        let took = ha::wait_holder(&w.kube, &follower_id, stopping, deadline)?;
+        let took = election::wait_holder(&w.kube, &follower_id, stopping, deadline)?;
         row.handover_ms.push(took.as_millis());
         leader = follower;
         (follower_id, follower) = spawn(w)?;
@@ -186,12 +170,6 @@ fn acknowledged(w: &World<'_>, token: &str, timeout: Duration) -> Result<()> {
     }
 }
 
-fn median(values: &[u128]) -> u128 {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    sorted[sorted.len() / 2]
-}
-
 fn render(m: &Machine, rows: &[Row], took: Duration) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{START}\n## Failover\n");
@@ -217,8 +195,8 @@ fn render(m: &Machine, rows: &[Row], took: Duration) -> String {
     for r in rows {
         let span = |v: &[u128]| {
             format!(
-                "{} ms ({}-{})",
-                median(v),
+                "{:.0} ms ({}-{})",
+                median(&v.iter().map(|x| *x as f64).collect::<Vec<_>>()),
                 v.iter().min().unwrap_or(&0),
                 v.iter().max().unwrap_or(&0)
             )

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::cluster::Cluster;
 use super::contender::Contender;
-use crate::e2e::operator::Operator;
+use crate::world::operator::Operator;
 
 pub const GROUP: &str = "examples.blue.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -92,16 +92,7 @@ impl<'a> Harness<'a> {
     ) -> Result<Self> {
         // The local 1.20 server knows no CEL rules.
         let crd = local_configmap_operator::package::crd_yaml(false)?;
-        cluster.kubectl(&["apply", "-f", "-"], Some(&crd))?;
-        cluster.kubectl(
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                &format!("crd/{PLURAL}.{GROUP}"),
-            ],
-            None,
-        )?;
+        cluster.kube.apply_crd(&crd, &format!("{PLURAL}.{GROUP}"))?;
         let client = Arc::new(proxy_client(ProxyOptions::new(cluster.kubectl_options()))?);
         rt.block_on(client.start())?;
         Ok(Self {

@@ -173,7 +173,7 @@ impl Live {
             let template = match &self.cluster.curl {
                 Some(_) if have > checked_count(n) => {
                     let name = package::name(have - 1);
-                    let text = self.cluster.kubectl(
+                    let text = self.cluster.kube.ok(
                         &[
                             "get",
                             &package::resource_type(),

@@ -18,8 +18,8 @@ use super::live::Live;
 use super::measure::{pid_cpu_seconds, XorShift};
 use super::operators_report::render;
 use super::report::Report;
-use crate::e2e::operator::Operator;
-use crate::e2e::util::TempDir;
+use crate::support::temp_dir::TempDir;
+use crate::world::operator::Operator;
 
 /// What `cargo xtask bench` asked of this part.
 pub struct Options<'a> {
@@ -324,7 +324,7 @@ pub fn idle(
 
 pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()> {
     let sizes = Sizes::new(options.quick, options.sizes.clone());
-    let binary = crate::e2e::operator::build_profile(true)?;
+    let binary = crate::world::operator::build_profile(true)?;
     let flags = OperatorFlags::of(&binary)?;
     let contenders = select(
         options.contenders.as_deref(),

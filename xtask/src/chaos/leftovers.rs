@@ -4,16 +4,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{ensure, Result};
+use anyhow::ensure;
 
-use crate::e2e::suite::Suite;
-use crate::e2e::util::processes_mentioning;
-use crate::e2e::world::World;
-
-/// The operator's private temporary directory (its `TMPDIR`).
-pub fn operator_tmp(w: &World<'_>) -> PathBuf {
-    w.work.join("operator-tmp")
-}
+use crate::support::suite::Suite;
+use crate::world::World;
 
 /// Live processes started by an operator of this run: kubectl inherits
 /// the operator's private `KUBECACHEDIR`, nothing else here has it.
@@ -91,23 +85,13 @@ pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
     suite.check("no-kubectl-or-temp-file-left-by-the-operators", || {
         let procs = operator_processes(w);
         ensure!(procs.is_empty(), "processes left: {procs:?}");
-        let files = files_under(&operator_tmp(w));
+        let files = files_under(&w.operator_tmp());
         ensure!(files.is_empty(), "files left: {files:?}");
-        let dirs: Vec<_> = fs::read_dir(operator_tmp(w))?
+        let dirs: Vec<_> = fs::read_dir(w.operator_tmp())?
             .flatten()
             .map(|e| e.path())
             .collect();
         ensure!(dirs.is_empty(), "directories left: {dirs:?}");
         Ok(())
     });
-}
-
-/// After teardown: no process mentions the run's directories, which are gone.
-pub fn nothing_left(work: &Path, control_plane: Option<&Path>) -> Result<()> {
-    for dir in std::iter::once(work).chain(control_plane) {
-        let procs = processes_mentioning(dir);
-        ensure!(procs.is_empty(), "processes left behind: {procs:?}");
-        ensure!(!dir.exists(), "{} was not removed", dir.display());
-    }
-    Ok(())
 }

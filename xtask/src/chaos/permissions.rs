@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use super::fleet::Fleet;
 use super::{Figures, Profile};
-use crate::e2e::interrupt;
-use crate::e2e::manifests::SERVICE_ACCOUNT;
+use crate::cluster::manifests::SERVICE_ACCOUNT;
 use crate::e2e::steps::in_cluster::{request_token, write_token};
-use crate::e2e::suite::Suite;
-use crate::e2e::world::{World, POLL_MS};
+use crate::support::interrupt;
+use crate::support::suite::Suite;
+use crate::world::{World, POLL_MS};
 
 /// A kubectl that appends its arguments to `$CHAOS_CALLS`, then runs the real one.
 pub struct Counter {
@@ -25,7 +25,8 @@ pub struct Counter {
 
 impl Counter {
     pub fn install(work: &Path) -> Result<Self> {
-        let real = crate::control_plane::provision::which("kubectl").context("kubectl on PATH")?;
+        let real = crate::cluster::control_plane::provision::which("kubectl")
+            .context("kubectl on PATH")?;
         let dir = work.join("calls");
         fs::create_dir_all(&dir)?;
         let script = work.join("counting-kubectl");

@@ -11,8 +11,8 @@ use anyhow::{ensure, Context, Result};
 use serde_json::json;
 
 use super::{eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM};
-use crate::e2e::manifests::SERVICE_ACCOUNT;
-use crate::e2e::world::Transport;
+use crate::cluster::manifests::SERVICE_ACCOUNT;
+use crate::world::Transport;
 
 /// The operator runs with `--in-cluster`; its token file is rotated to a
 /// new valid token, then to an invalid one (calls fail: proof kubectl
@@ -89,7 +89,7 @@ pub(super) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<V
         "--service-port",
         &endpoint.port.to_string(),
         "--poll-ms",
-        &super::super::world::POLL_MS.to_string(),
+        &crate::world::POLL_MS.to_string(),
         "--transport",
         w.transport.as_str(),
     ]

@@ -14,9 +14,10 @@ pub(crate) mod watch;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use super::kube::LCM;
-use super::suite::{eventually, Suite, DEADLINE};
-use super::world::{condition, phase, World};
+use crate::support::interrupt;
+use crate::support::kube::LCM;
+use crate::support::suite::{eventually, Suite, DEADLINE};
+use crate::world::{condition, phase, World};
 
 /// The controller's finalizer.
 pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
@@ -158,14 +159,14 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
 /// one failure does not time out every later check.
 pub fn run_all(world: &mut World<'_>, suite: &mut Suite) {
     for (name, resource, check) in CHECKS {
-        if super::interrupt::requested() {
+        if interrupt::requested() {
             suite.check(name, || Ok(()));
             continue;
         }
-        if !suite.check(name, || check(world)) && !super::interrupt::requested() {
+        if !suite.check(name, || check(world)) && !interrupt::requested() {
             world.diagnose(*resource);
         }
-        if super::interrupt::requested() {
+        if interrupt::requested() {
             continue;
         }
         if let Err(err) = world.ensure_operator() {

@@ -8,8 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use super::{eventually, manifest, tamper, wait_data, wait_ready, World, DEADLINE};
-use crate::e2e::util::processes_mentioning;
-use crate::e2e::world::Transport;
+use crate::support::processes::processes_mentioning;
+use crate::world::Transport;
 
 /// The proxy directories (`blue-proxy-*`) in the operator's TMPDIR.
 fn proxy_dirs(w: &World<'_>) -> Vec<PathBuf> {

@@ -20,7 +20,7 @@ pub const SERVICE_ACCOUNT: &str = "local-configmap-operator";
 /// generated without them. Decided by a server-side dry run rather than the
 /// version number, which some builds (e.g. the local 1.20 one) do not
 /// report. Returns the document and whether CEL rules are in it.
-pub fn crd_for(kube: &super::kube::Kube) -> anyhow::Result<(String, bool)> {
+pub fn crd_for(kube: &crate::support::kube::Kube) -> anyhow::Result<(String, bool)> {
     let with_cel = crd_yaml(true).context("generating the CRD")?;
     let dry_run = kube.run(&["apply", "--dry-run=server", "-f", "-"], Some(&with_cel))?;
     if dry_run.ok {

@@ -51,11 +51,9 @@ impl ControlPlane {
                 );
             }
             let out = self
-                .kubectl()
-                .args(["--request-timeout=5s", "get", "--raw", "/readyz"])
-                .output()
-                .context("running kubectl")?;
-            if out.status.success() {
+                .kube()
+                .run(&["--request-timeout=5s", "get", "--raw", "/readyz"], None)?;
+            if out.ok {
                 return Ok(());
             }
             if Instant::now() > deadline {

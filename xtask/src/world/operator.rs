@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::control_plane::process::{kill_group, ManagedProcess, Watchdog};
+use crate::cluster::control_plane::process::{kill_group, ManagedProcess, Watchdog};
 
 /// Cargo package (and binary) name of the example operator.
 pub const PACKAGE: &str = "local-configmap-operator";
@@ -93,7 +93,7 @@ impl Operator {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let process = super::interrupt::with_default_mask(|| {
+        let process = crate::support::interrupt::with_default_mask(|| {
             ManagedProcess::spawn("operator", &mut cmd, log.to_path_buf(), None)
         })?;
         let pgid = process.pid();

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::kube::Kube;
+use crate::support::kube::Kube;
 
 /// The Lease the e2e and bench operators elect on.
 pub const LEASE: &str = "e2e-leader";
@@ -66,7 +66,7 @@ pub fn wait_holder(kube: &Kube, want: &str, since: Instant, timeout: Duration) -
         if now.as_deref() == Some(want) {
             return Ok(since.elapsed());
         }
-        if Instant::now() >= deadline || super::interrupt::requested() {
+        if Instant::now() >= deadline || crate::support::interrupt::requested() {
             return Err(anyhow::anyhow!("holder is {now:?}"))
                 .with_context(|| format!("{want} did not take the lease within {timeout:?}"));
         }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! let cp = ControlPlane::start()?;          // provisions the binaries if needed
-//! cp.kubectl().args(["get", "ns"]).status()?;
+//! cp.kube().ok(&["get", "ns"], None)?;
 //! // or: kubectl --kubeconfig <cp.kubeconfig_path()> --context <cp.context()> ...
 //! cp.stop()?;                                // also done on drop
 //! ```
@@ -34,6 +34,8 @@ use anyhow::{bail, Context, Result};
 
 use assets::Assets;
 use process::{kill_group, log_tail, ManagedProcess, Watchdog};
+
+use crate::support::kube::{kubectl_binary, Kube};
 
 /// The kubeconfig context (and cluster) name written for every control plane.
 pub const CONTEXT: &str = "blue-local";
@@ -112,7 +114,7 @@ impl ControlPlane {
         let dir = std::env::temp_dir().join(format!(
             "blue-cp-{}-{}",
             std::process::id(),
-            certs::random_hex(4)?
+            crate::support::random::random_hex(4)?
         ));
         {
             use std::os::unix::fs::DirBuilderExt;
@@ -250,18 +252,17 @@ impl ControlPlane {
         self.startup
     }
 
-    /// A `kubectl` command bound to this control plane: `--kubeconfig`,
-    /// `--context` and a private `--cache-dir` (so `~/.kube/cache` does not
-    /// fill with one discovery cache per random port).
-    pub fn kubectl(&self) -> Command {
-        let mut cmd = Command::new(&self.kubectl);
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--context")
-            .arg(CONTEXT)
-            .arg("--cache-dir")
-            .arg(self.dir.join("kube-cache"));
-        cmd
+    /// kubectl bound to this control plane and the `default` namespace,
+    /// with a private discovery cache (so `~/.kube/cache` does not fill with
+    /// one per random port).
+    pub fn kube(&self) -> Kube {
+        Kube::new(
+            self.kubectl.clone(),
+            Some(self.kubeconfig.clone()),
+            CONTEXT,
+            &self.dir.join("kube-cache"),
+            "default",
+        )
     }
 
     /// Stops both processes (SIGTERM, then SIGKILL after a grace period),
@@ -396,15 +397,13 @@ current-context: {CONTEXT}
             loop {
                 self.check_alive()?;
                 let out = self
-                    .kubectl()
-                    .args(["--request-timeout=5s", "get", "--raw", path])
-                    .output()
-                    .context("running kubectl")?;
-                if out.status.success() {
+                    .kube()
+                    .run(&["--request-timeout=5s", "get", "--raw", path], None)?;
+                if out.ok {
                     break;
                 }
                 if Instant::now() > deadline {
-                    let last = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                    let last = out.stderr;
                     bail!(
                         "kube-apiserver not ready ({path}) within {READY_TIMEOUT:?}: {last}\n{}",
                         self.logs("kube-apiserver")
@@ -423,12 +422,4 @@ impl Drop for ControlPlane {
             eprintln!("[control-plane] {err:#}");
         }
     }
-}
-
-/// `$KUBECTL`, else `kubectl` from `PATH`.
-fn kubectl_binary() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    provision::which("kubectl").context("kubectl not found in PATH (or set KUBECTL)")
 }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use super::interrupt;
 
@@ -86,9 +86,41 @@ impl Suite {
         self.outcomes.iter().filter(|o| o.skipped).count()
     }
 
-    /// All outcomes so far.
-    pub fn outcomes(&self) -> &[Outcome] {
-        &self.outcomes
+    /// Prints `<task>: N passed, N failed[, N skipped] <timing>` and fails
+    /// when a check failed or the run was interrupted.
+    pub fn finish(&self, task: &str, timing: &str) -> Result<()> {
+        let total = self.outcomes.len();
+        let (failed, skipped) = (self.failed(), self.skipped());
+        let skipped_text = if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        };
+        let timing = if timing.is_empty() {
+            String::new()
+        } else {
+            format!(" {timing}")
+        };
+        println!(
+            "{task}: {} passed, {failed} failed{skipped_text}{timing}",
+            total - failed - skipped
+        );
+        if interrupt::requested() {
+            bail!("interrupted");
+        }
+        if failed > 0 {
+            let names: Vec<&str> = self
+                .outcomes
+                .iter()
+                .filter(|o| o.failure.is_some())
+                .map(|o| o.name.as_str())
+                .collect();
+            bail!(
+                "{failed} of {total} {task} checks failed: {}",
+                names.join(", ")
+            );
+        }
+        Ok(())
     }
 }
 

@@ -1,5 +1,12 @@
 //! Everything a check needs: kubectl bound to the test namespace, the
-//! operator process (restartable), and scratch space.
+//! operator process (restartable), and scratch space; and the testbed that
+//! sets all of it up and tears it down.
+
+pub mod election;
+pub mod operator;
+mod testbed;
+
+pub use testbed::Testbed;
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -7,9 +14,9 @@ use std::process::ExitStatus;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::kube::{Kube, LCM};
-use super::operator::Operator;
-use super::target::Cluster;
+use crate::cluster::Cluster;
+use crate::support::kube::{Kube, LCM};
+use operator::Operator;
 
 /// The operator's poll period in the e2e: short, so checks are quick, but
 /// not so short that kubectl's ~0.1 s of CPU per call starves two cores.
@@ -175,7 +182,7 @@ impl World<'_> {
         );
         println!(
             "{}",
-            indent(&crate::control_plane::process::log_tail(
+            indent(&crate::cluster::control_plane::process::log_tail(
                 &self.operator_log(),
                 25
             ))
