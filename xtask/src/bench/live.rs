@@ -13,9 +13,10 @@ use blue_kubernetes_client::Client;
 use blue_testkit::FakeClock;
 use serde_json::json;
 
-use super::cluster::{start_controller, wait_for, wait_polls, Cluster};
+use super::api_server::{start_controller, wait_polls, ApiServer};
 use super::meter::Meter;
 use super::package;
+use crate::support::wait::until;
 
 /// How long to wait for a population to become Ready (kubectl-bound:
 /// roughly 3 calls per new resource).
@@ -37,7 +38,7 @@ pub fn checked_count(n: usize) -> usize {
 
 pub struct Live {
     pub rt: tokio::runtime::Runtime,
-    pub cluster: Cluster,
+    pub server: ApiServer,
     pub meter: Meter,
     pub client: Arc<dyn Client>,
     /// The controllers' clock per namespace. It only moves when a
@@ -57,12 +58,12 @@ impl Live {
             .enable_all()
             .build()
             .context("building the tokio runtime")?;
-        let cluster = Cluster::start()?;
+        let server = ApiServer::start()?;
         let meter = Meter::default();
-        let client = cluster.client(&meter)?;
+        let client = server.client(&meter)?;
         Ok(Self {
             rt,
-            cluster,
+            server,
             meter,
             client,
             clocks: Mutex::new(BTreeMap::new()),
@@ -76,9 +77,10 @@ impl Live {
     /// time from controller start to all Ready.
     pub fn make_ready(&self, namespace: &str, n: usize, workers: usize) -> Result<Duration> {
         let runtime = self.start_controller(namespace, workers, 500)?;
-        let took = wait_for(
+        let took = until(
             &format!("{n} Ready in {namespace}"),
             ready_timeout(n),
+            Duration::from_millis(10),
             || self.meter.ready_in(namespace) >= n,
         );
         // Resources finished while a list was in flight are listed stale and
@@ -141,7 +143,7 @@ impl Live {
             return Ok(ns.clone());
         }
         let ns = population_namespace(n);
-        self.cluster
+        self.server
             .create_resources(&ns, 0..n, |i| population_interval(n, i))?;
         let took = self.make_ready(&ns, n, 4)?;
         self.populations.insert(n, ns.clone());
@@ -170,10 +172,10 @@ impl Live {
     pub fn adopt_population(&mut self, n: usize, have: usize) -> Result<()> {
         let ns = population_namespace(n);
         if have < n {
-            let template = match &self.cluster.curl {
+            let template = match &self.server.curl {
                 Some(_) if have > checked_count(n) => {
                     let name = package::name(have - 1);
-                    let text = self.cluster.kube.ok(
+                    let text = self.server.kube.ok(
                         &[
                             "get",
                             &package::resource_type(),
@@ -190,9 +192,9 @@ impl Live {
                 }
                 _ => None,
             };
-            match (template, &self.cluster.curl) {
+            match (template, &self.server.curl) {
                 (Some(template), Some(curl)) => {
-                    self.cluster.create_resources_with(
+                    self.server.create_resources_with(
                         &ns,
                         have..n,
                         |i| population_interval(n, i),
@@ -225,7 +227,7 @@ impl Live {
                     );
                 }
                 _ => {
-                    self.cluster
+                    self.server
                         .create_resources(&ns, have..n, |i| population_interval(n, i))?;
                     let took = self.make_ready(&ns, n, 4)?;
                     self.origins.insert(

@@ -194,10 +194,10 @@ impl Bench<'_, '_> {
             self.h.wait_ready(&ns, n, ready_timeout(n))?;
             // Past the start-up pass over everything.
             std::thread::sleep(Duration::from_secs(5));
-            let before = Scrape::take(self.h.cluster)?;
+            let before = Scrape::take(self.h.server)?;
             let t = Instant::now();
             std::thread::sleep(window);
-            let served = Scrape::take(self.h.cluster)?.since(&before);
+            let served = Scrape::take(self.h.server)?.since(&before);
             Ok(served.count("GET", "configmaps") / t.elapsed().as_secs_f64())
         })
     }
@@ -207,7 +207,7 @@ impl Bench<'_, '_> {
         let (edits, creates, window) =
             (self.sizes.edits, self.sizes.creates, self.sizes.idle_window);
         let h = self.h;
-        let baseline = Scrape::take(h.cluster)?;
+        let baseline = Scrape::take(h.server)?;
         self.with(who, &ns, |op| {
             h.wait_ready(&ns, n, ready_timeout(n))?;
             settle(h, &ns)?;
@@ -274,10 +274,10 @@ fn ready_timeout(n: usize) -> Duration {
 /// resource first (kube-runtime reconciles all on start).
 fn settle(h: &Harness, ns: &str) -> Result<()> {
     let started = Instant::now();
-    let mut before = Scrape::take(h.cluster)?;
+    let mut before = Scrape::take(h.server)?;
     loop {
         std::thread::sleep(Duration::from_secs(2));
-        let now = Scrape::take(h.cluster)?;
+        let now = Scrape::take(h.server)?;
         if now.since(&before).per_resource(operator_resource) == 0.0 {
             return Ok(());
         }
@@ -300,17 +300,17 @@ pub fn idle(
 ) -> Result<Idle> {
     let cpu = || op.map_or(0.0, operator_cpu);
     let server = || {
-        h.cluster
+        h.server
             .server_pids
             .iter()
             .filter_map(|p| pid_cpu_seconds(*p))
             .sum::<f64>()
     };
-    let before = Scrape::take(h.cluster)?;
+    let before = Scrape::take(h.server)?;
     let (c0, s0, t0) = (cpu(), server(), Instant::now());
     std::thread::sleep(window);
     let (c1, s1, wall) = (cpu(), server(), t0.elapsed().as_secs_f64());
-    let after = Scrape::take(h.cluster)?;
+    let after = Scrape::take(h.server)?;
     let mut served = after.since(&before);
     served.watches = after.since(baseline).watches;
     Ok(Idle {
@@ -334,14 +334,14 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
         options.workers,
     )?;
     let work = TempDir::new("blue-bench-ops")?;
-    let h = Harness::new(&live.rt, &live.cluster, work.path())?;
+    let h = Harness::new(&live.rt, &live.server, work.path())?;
     let mut bench = Bench {
         h: &h,
         sizes,
         built: Built::new(),
     };
     // The API server's own cost, with no operator running.
-    let quiet = Scrape::take(&live.cluster)?;
+    let quiet = Scrape::take(&live.server)?;
     let baseline = idle(&h, None, bench.sizes.idle_window, &quiet)?;
     let mut results: Vec<(Contender, Outcome)> = Vec::new();
     for who in contenders {

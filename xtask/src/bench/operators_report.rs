@@ -25,8 +25,8 @@ pub fn render(
     }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut s = Section::new(
+        "operators",
         "The example operator end to end, against the peer",
-        &method(results, sizes),
         &header,
     );
     s.order = 6;
@@ -179,44 +179,6 @@ pub fn render(
     verdicts(results, ours.first().copied(), peer, sizes, report);
 }
 
-fn method(results: &[(Contender, Outcome)], sizes: &Sizes) -> String {
-    let who: Vec<String> = results
-        .iter()
-        .map(|(c, _)| {
-            let program = c.binary.file_name().unwrap_or_default().to_string_lossy();
-            format!("*{}* (`{program} {}`)", c.label, c.extra.join(" "))
-        })
-        .collect();
-    format!(
-        "Each contender runs as its own process on its own namespace: {}. Ours share \
-         populations (same finalizer); the peer builds its own. A harness in the bench \
-         process, with its own `kubectl proxy`, creates resources ({} requests in flight) \
-         and probes with a get every 5 ms, so watching costs the measured operator \
-         nothing. *New*: {} resources created, then the operator starts; timed until \
-         all are Ready for their generation. *Deletions*: {} Ready resources with \
-         `deletionPolicy: Destroy` deleted at once, timed until the last is gone. \
-         *Periodic checks*: {} Ready resources with a 1 s interval; ConfigMap GETs per \
-         second from the API server's `apiserver_request_total` over {} s. *Edit* ({} \
-         per size) and *create* ({} per size): at a random phase of any poll period, \
-         timed from the API server's answer until the resource reads Ready for the new \
-         generation, and (edits) until its ConfigMap holds the new data. *Idle*: after \
-         the operator made no per-resource request for 2 s, a {} s window: CPU of the \
-         operator's process tree (the proxy included) and of kube-apiserver + etcd from \
-         `/proc`, RSS at the end (VmRSS), and requests from the API server's metrics. \
-         RSS per resource: (RSS at the largest size - RSS at the smallest) / the \
-         difference in resources.",
-        who.join(", "),
-        16,
-        sizes.new,
-        sizes.deletions,
-        thousands(sizes.checks as f64),
-        sizes.checks_window.as_secs(),
-        sizes.edits,
-        sizes.creates,
-        sizes.idle_window.as_secs(),
-    )
-}
-
 fn requests_section(results: &[(Contender, Outcome)], baseline: &Idle, sizes: &Sizes) -> Section {
     let mut header = vec!["contender", "resources"];
     header.extend(VERBS);
@@ -226,15 +188,8 @@ fn requests_section(results: &[(Contender, Outcome)], baseline: &Idle, sizes: &S
         "API server's own (other resources)",
     ]);
     let mut s = Section::new(
+        "idle-requests",
         "API requests while idle, per minute",
-        "Completed requests by verb on the resources this job uses (LocalConfigMaps \
-         and their status, ConfigMaps, Events, Leases), from the API server's \
-         `apiserver_request_total` before and after each idle window above. A watch \
-         is counted when it ends; the open ones are the rise of \
-         `apiserver_longrunning_gauge{verb=\"WATCH\"}` from before the operator \
-         started to the end of the window (the harness's probes hold none). The last \
-         column is every other request with a resource: the API server's own loopback \
-         controllers (the first row: no operator at all).",
         &header,
     );
     s.order = 6;

@@ -419,19 +419,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     }
 
     let mut s = Section::new(
+        "overhead",
         "Controller overhead, no I/O",
-        &format!(
-            "In-memory `FakeCluster`, no-op package (observe READY, converge no-op), \
-             fake clock. Rates are decisions (or reconcile passes) per second, median \
-             of {reps} runs ({} at 10,000). *Idle*: every resource Ready and not due. *Due*: the clock \
-             is advanced past the 60 s interval so every resource needs its periodic \
-             check; each pass reads the object, observes READY and writes status once. \
-             Async callbacks run inline; sync ones go through `spawn_blocking`. \
-             `reconcile()` is the public one-resource entry point (it reads the object, \
-             then runs the pass, which re-reads it under the lock); the runtime columns \
-             are the polling runtime draining one poll's worth of due resources.",
-            reps.min(3)
-        ),
         &[
             "resources",
             "idle: is_due/s",
@@ -480,8 +469,6 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
         .iter()
         .map(SizeResult::due_best)
         .fold(f64::MAX, f64::min);
-    report.facts.idle_decisions_per_second = Some(min_idle);
-    report.facts.due_reconciles_per_second = Some(min_due);
     report.verdict(
         ">= 50,000 decisions/s, idle resources",
         format!("{} /s (slowest size)", thousands(min_idle)),
@@ -497,8 +484,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     );
 
     let mut p = Section::new(
+        "due-pass",
         "Where a due pass spends its time",
-        "Per-call cost of the pieces, on one Ready snapshot (release build).",
         &["piece", "time per call"],
     );
     p.order = 2;
@@ -545,13 +532,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     report.sections.push(p);
 
     let mut m = Section::new(
+        "memory",
         "Memory per idle resource",
-        "One fresh process per size: RSS (`VmRSS`) after warm-up, after storing N \
-         Ready resources in the `FakeCluster`, and after the polling runtime has run \
-         one poll cycle over them (measured while it runs). Counted: the fake \
-         cluster's stored objects (standing in for the API server's copy) plus the \
-         controller's transient list copy, which the allocator keeps resident. \
-         The controller itself keeps no per-resource state between polls.",
         &[
             "resources",
             "object JSON",
@@ -591,7 +573,6 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
          poll cycle costs",
     );
     report.sections.push(m);
-    report.facts.bytes_per_idle_resource = Some(worst_poll);
     report.verdict(
         "< 4 KiB per idle resource",
         format!(

@@ -12,7 +12,8 @@ use super::leftovers::operator_processes;
 use super::{Figures, Profile};
 use crate::support::interrupt;
 use crate::support::random::random_hex;
-use crate::support::suite::{eventually, Suite};
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
 use crate::world::World;
 
 pub fn run(

@@ -12,7 +12,8 @@ use super::{Figures, Profile};
 use crate::cluster::control_plane::process::ManagedProcess;
 use crate::cluster::control_plane::{Component, ControlPlane};
 use crate::support::interrupt;
-use crate::support::suite::{eventually, Suite};
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
 use crate::world::World;
 
 #[derive(Clone, Copy, Debug)]

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::e2e::steps::{manifest, FINALIZER, OWNER_ANNOTATION};
 use crate::support::kube::LCM;
-use crate::support::suite::eventually;
+use crate::support::wait::eventually;
 use crate::world::{phase, World};
 
 /// Name prefix of the fleet's resources.

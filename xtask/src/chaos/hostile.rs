@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 
 use crate::e2e::steps::{manifest, FINALIZER};
 use crate::support::kube::LCM;
-use crate::support::suite::{eventually, Suite};
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
 use crate::world::{condition, phase, World};
 
 /// Name, spec, the phase (and Ready reason) it must reach.

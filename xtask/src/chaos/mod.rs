@@ -26,7 +26,8 @@ use crate::cluster::{manifests, Mode};
 use crate::support::interrupt;
 use crate::support::kube::Kube;
 use crate::support::processes::nothing_left;
-use crate::support::suite::{eventually, Suite};
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
 use crate::world::{Testbed, Transport};
 use fleet::Fleet;
 

@@ -1,5 +1,5 @@
 //! What every task shares and nothing here depends on a cluster: signals,
-//! kubectl, the PASS/FAIL reporter, waiting, temporary files and processes.
+//! kubectl, the PASS/FAIL reporter, the wait loop, temporary files and processes.
 
 pub mod base64;
 pub mod interrupt;
@@ -8,3 +8,4 @@ pub mod processes;
 pub mod random;
 pub mod suite;
 pub mod temp_dir;
+pub mod wait;

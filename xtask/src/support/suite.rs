@@ -1,16 +1,11 @@
-//! Running checks: `PASS name (1.23s)` / `FAIL name (1.23s): reason`, with
-//! diagnostics on failure, and the `eventually` polling helper.
+//! Running checks: `PASS name (1.23s)` / `FAIL name (1.23s): reason`, and
+//! the verdict of a whole run.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Result};
 
 use super::interrupt;
-
-/// How often `eventually` probes.
-pub const PROBE_EVERY: Duration = Duration::from_millis(250);
-/// Default deadline of an "eventually" check.
-pub const DEADLINE: Duration = Duration::from_secs(30);
 
 /// One finished check.
 #[derive(Debug)]
@@ -121,27 +116,5 @@ impl Suite {
             );
         }
         Ok(())
-    }
-}
-
-/// Probes until `probe` succeeds or `timeout` passes. A probe error means
-/// "not yet"; the last one explains a timeout. Stops early when interrupted.
-pub fn eventually<T>(
-    what: &str,
-    timeout: Duration,
-    mut probe: impl FnMut() -> Result<T>,
-) -> Result<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let last = match probe() {
-            Ok(v) => return Ok(v),
-            Err(err) => err,
-        };
-        if Instant::now() >= deadline {
-            return Err(last.context(format!("not reached within {}s: {what}", timeout.as_secs())));
-        }
-        if interrupt::sleep(PROBE_EVERY) {
-            return Err(last.context(format!("interrupted while waiting: {what}")));
-        }
     }
 }

@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 
 use crate::support::interrupt;
 use crate::support::kube::LCM;
-use crate::support::suite::{eventually, Suite, DEADLINE};
+use crate::support::suite::Suite;
+use crate::support::wait::{eventually, DEADLINE};
 use crate::world::{condition, phase, World};
 
 /// The controller's finalizer.

@@ -1,6 +1,7 @@
-//! The real API server side: a local control plane with the bench CRD, the
-//! controller's kubectl client (through a [`Meter`]), population set-up and
-//! a direct HTTPS path (curl) for edits and the floor measurement.
+//! The real API server of the bench: a local control plane with the CRD the
+//! library generates for the no-op package, the controller's kubectl client
+//! (through a [`Meter`]), population set-up and a direct HTTPS path (curl)
+//! for edits and the floor measurement.
 
 use std::fs;
 use std::io::Write;
@@ -10,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use blue_kubernetes::{controller, start, Config, CrdOptions, Runtime};
 use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
 use blue_testkit::FakeClock;
@@ -21,12 +22,13 @@ use super::package::{self, resource_type, GROUP, PLURAL};
 use crate::cluster::control_plane::{provision::which, ControlPlane};
 use crate::support::kube::Kube;
 use crate::support::processes::processes_mentioning;
+use crate::support::wait::until;
 
 /// Objects per `kubectl apply` List document.
 const APPLY_BATCH: usize = 250;
 
 /// A running control plane prepared for the bench.
-pub struct Cluster {
+pub struct ApiServer {
     pub cp: ControlPlane,
     /// kubectl against it (namespaced calls name their namespace).
     pub kube: Kube,
@@ -36,7 +38,7 @@ pub struct Cluster {
     cache_dir: PathBuf,
 }
 
-impl Cluster {
+impl ApiServer {
     pub fn start() -> Result<Self> {
         let cp = ControlPlane::start()?;
         let cache_dir = cp.dir().join("kube-cache");
@@ -76,7 +78,7 @@ impl Cluster {
         self.create_resources_with(namespace, range, interval, &[])
     }
 
-    /// [`Cluster::create_resources`] with `finalizers` already set.
+    /// [`ApiServer::create_resources`] with `finalizers` already set.
     pub fn create_resources_with(
         &self,
         namespace: &str,
@@ -187,29 +189,11 @@ pub fn start_controller(
 /// cycle ends (the next list is a process that takes far longer than that).
 pub fn wait_polls(runtime: &Runtime, k: u64, timeout: Duration) -> Result<u64> {
     let target = runtime.stats().polls + k;
-    let deadline = Instant::now() + timeout;
-    loop {
-        let polls = runtime.stats().polls;
-        if polls >= target {
-            return Ok(polls);
-        }
-        if Instant::now() > deadline {
-            bail!("waited {timeout:?} for {k} poll cycles");
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// Waits until `cond` holds, checking every 10 ms.
-pub fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) -> Result<Duration> {
-    let started = Instant::now();
-    while !cond() {
-        if started.elapsed() > timeout {
-            bail!("timed out after {timeout:?} waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(started.elapsed())
+    let what = format!("{k} poll cycles");
+    until(&what, timeout, Duration::from_millis(1), || {
+        runtime.stats().polls >= target
+    })?;
+    Ok(runtime.stats().polls)
 }
 
 /// The etcd and kube-apiserver processes whose command line mentions

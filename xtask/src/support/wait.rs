@@ -1,0 +1,55 @@
+//! The one wait loop: probe until a condition holds or a deadline passes,
+//! stopping early on Ctrl-C.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{ensure, Result};
+
+use super::interrupt;
+
+/// How often `eventually` probes.
+pub const PROBE_EVERY: Duration = Duration::from_millis(250);
+/// Default deadline of an "eventually" check.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// Probes every [`PROBE_EVERY`] until `probe` succeeds or `timeout` passes.
+pub fn eventually<T>(what: &str, timeout: Duration, probe: impl FnMut() -> Result<T>) -> Result<T> {
+    poll(what, timeout, PROBE_EVERY, probe)
+}
+
+/// Probes every `every` until `probe` succeeds or `timeout` passes. A probe
+/// error means "not yet"; the last one explains a timeout.
+pub fn poll<T>(
+    what: &str,
+    timeout: Duration,
+    every: Duration,
+    mut probe: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let last = match probe() {
+            Ok(v) => return Ok(v),
+            Err(err) => err,
+        };
+        if Instant::now() >= deadline {
+            return Err(last.context(format!("not reached within {timeout:?}: {what}")));
+        }
+        if interrupt::sleep(every) {
+            return Err(last.context(format!("interrupted while waiting: {what}")));
+        }
+    }
+}
+
+/// Checks `cond` every `every` until it holds; returns how long that took.
+pub fn until(
+    what: &str,
+    timeout: Duration,
+    every: Duration,
+    mut cond: impl FnMut() -> bool,
+) -> Result<Duration> {
+    let started = Instant::now();
+    poll(what, timeout, every, || {
+        ensure!(cond(), "not yet");
+        Ok(started.elapsed())
+    })
+}
