@@ -370,23 +370,11 @@ pub fn run_throughput(
             core_pct(r.cpu.other, r.cpu.wall),
         ]);
     }
-    s.note(
-        "a new resource costs 3 calls (re-read, finalizer patch, status write); more \
-         than 3 per resource are re-reads of resources listed stale (finished while the \
-         list was in flight), see the periodic-check table",
-    );
     if !skipped.is_empty() {
         s.note(format!(
-            "not run: {} (left out to keep the whole bench under 15 minutes; the rows \
-             around it are CPU-bound already). `cargo xtask bench --full-matrix` adds it.",
+            "not run: {} (`cargo xtask bench --full-matrix` adds it)",
             skipped.join(", ")
         ));
-    }
-    if !quick {
-        s.note(
-            "the 100 x 8 and 500 x 8 runs' namespaces are reused afterwards as the 100- \
-             and 1,000-resource populations of the other tables",
-        );
     }
     report.sections.push(s);
     Ok(())

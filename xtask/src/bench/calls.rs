@@ -130,15 +130,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
         }
     }
     if !stale.is_empty() {
-        s.note(format!(
-            "extra GETs in the check ({}): a resource whose status write lands while a \
-             poll's `kubectl get` list is in flight is listed with its old status, looks \
-             due again and, no longer running, is queued again; the worker re-reads it \
-             under the lock, finds it not due and stops (no write). The queue could drop \
-             such entries by remembering the resourceVersion each finished reconcile \
-             started from and skipping a listed snapshot with that same version.",
-            stale.join(", ")
-        ));
+        s.note(format!("extra GETs in the check: {}", stale.join(", ")));
     }
     for (n, how) in &live.origins {
         if sizes.contains(n) {

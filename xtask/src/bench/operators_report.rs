@@ -164,7 +164,6 @@ pub fn render(
             &|v| format!("{} B", thousands(v)),
         );
     }
-    s.note("ratios below 1.0x mean ours is faster or smaller than the peer");
     s.note(format!(
         "with no operator running, kube-apiserver + etcd used {} of a core over {:.0} s \
          and served {:.0} requests per minute for its own loopback controllers",

@@ -452,13 +452,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
             .collect::<Vec<_>>(),
     );
     s.note(format!(
-        "sync callbacks cost {sync_ratio:.1}x async ones per due pass (three \
-         `spawn_blocking` hand-offs per pass: identity twice, observe once)"
+        "sync callbacks cost {sync_ratio:.1}x async ones per due pass"
     ));
-    s.note(
-        "\"poll cycle\" includes the fake cluster cloning every stored object for \
-         the list; with kubectl the list is a process plus JSON parsing instead",
-    );
     report.sections.push(s);
 
     let min_idle = results
@@ -499,35 +494,18 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
         let pass = 1.0 / r.due_seq_async;
         let options = 2.0 * build + 3.0 * clone;
         let fake = 4.0 * copy;
-        let mut note = format!(
-            "a due pass costs {} (async, `reconcile()`, 1,000 resources). The \
-             controller builds the callback options twice per pass (listed and re-read \
-             snapshot; each build copies the whole snapshot into them) and clones them \
-             for each of the three callback calls: {} together ({:.0}% of the pass). \
-             The fake cluster copies the object about four times per pass (two reads, \
-             the status write and its answer): about {} ({:.0}%). The rest is status \
-             rendering (it copies the previous status and rebuilds the conditions), \
-             dropping all those copies, the identity lock and hash: allocation and \
-             freeing of JSON maps dominate a CPU profile.",
+        p.note(format!(
+            "a due pass costs {} (async, `reconcile()`, 1,000 resources): building the \
+             options twice and cloning them three times {} ({:.0}%), the fake cluster's \
+             four copies of the object {} ({:.0}%); {:.2}% of one kubectl call's ~0.1 s \
+             of CPU",
             secs(pass),
             secs(options),
             100.0 * options / pass,
             secs(fake),
             100.0 * fake / pass,
-        );
-        if clone > copy / 2.0 {
-            note.push_str(
-                " Cloning the options deep-copies the snapshot; sharing it behind an \
-                 `Arc` would save three copies per pass.",
-            );
-        }
-        note.push_str(&format!(
-            " Either way a pass is {:.2}% of the ~0.1 s of CPU one kubectl call costs \
-             (SPEC section 5; measured below), so with kubectl this rate is never the \
-             limit.",
             100.0 * pass / 0.1
         ));
-        p.note(note);
     }
     report.sections.push(p);
 
@@ -563,15 +541,6 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
             format!("{} B", thousands(total)),
         ]);
     }
-    m.note(
-        "RSS moves in 4 KiB pages and allocator arenas, so the 100-resource row is \
-         noisy; the 1,000 and 10,000 rows are the meaningful ones",
-    );
-    m.note(
-        "a listed object is held as a `serde_json::Value` tree (maps of `String` keys), \
-         several times the size of its JSON text; that tree, one per resource, is what a \
-         poll cycle costs",
-    );
     report.sections.push(m);
     report.verdict(
         "< 4 KiB per idle resource",

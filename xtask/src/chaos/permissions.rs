@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::fleet::Fleet;
 use super::{Figures, Profile};
 use crate::cluster::manifests::SERVICE_ACCOUNT;
-use crate::e2e::steps::in_cluster::{request_token, write_token};
+use crate::e2e::steps::in_cluster::{in_cluster_args, request_token};
 use crate::support::interrupt;
 use crate::support::suite::Suite;
 use crate::world::{World, POLL_MS};
@@ -283,32 +283,13 @@ fn forbidden_window(
     w.kube.apply(&role(w.kube.namespace(), Some(missing)))?;
     w.stop_operator()?;
     let sa = w.scratch("serviceaccount-chaos");
-    fs::create_dir_all(&sa)?;
-    let endpoint = w.cluster.endpoint()?;
-    fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
-    fs::write(sa.join("namespace"), w.kube.namespace())?;
-    write_token(&sa, &request_token(w)?)?;
-    let args: Vec<String> = [
-        "--in-cluster",
-        "--service-account-dir",
-        &sa.display().to_string(),
-        "--service-host",
-        &endpoint.host,
-        "--service-port",
-        &endpoint.port.to_string(),
-        "--poll-ms",
-        &POLL_MS.to_string(),
-        // The preflight would (rightly) refuse to start without the
-        // permission; this measures what the running controller does when
-        // one goes missing later.
-        "--skip-preflight",
-        // One kubectl per request, so the counting wrapper sees every call.
-        "--transport",
-        "kubectl",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    // The world's transport is one kubectl per request, so the counting
+    // wrapper sees every call.
+    let mut args = in_cluster_args(w, &sa, &request_token(w)?)?;
+    // The preflight would (rightly) refuse to start without the permission;
+    // this measures what the running controller does when one goes missing
+    // later.
+    args.push("--skip-preflight".into());
     let admin_env = std::mem::replace(&mut w.operator_env, counter.env(missing.name));
     let started = w.start_operator(&args);
     w.operator_env = admin_env;

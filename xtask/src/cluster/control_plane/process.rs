@@ -104,13 +104,15 @@ impl ManagedProcess {
     /// SIGKILL at once (no chance to clean up), then reaps.
     pub fn kill(&mut self) -> Result<()> {
         if self.exit_status().is_none() {
-            let _ = self.child.kill();
-            self.exited = Some(
-                self.child
-                    .wait()
-                    .with_context(|| format!("reaping {}", self.name))?,
-            );
+            self.kill_and_reap()?;
         }
+        Ok(())
+    }
+
+    fn kill_and_reap(&mut self) -> Result<()> {
+        let _ = self.child.kill();
+        let status = self.child.wait();
+        self.exited = Some(status.with_context(|| format!("reaping {}", self.name))?);
         Ok(())
     }
 
@@ -134,13 +136,7 @@ impl ManagedProcess {
             "[control-plane] {} did not exit within {grace:?} of SIGTERM; sending SIGKILL",
             self.name
         );
-        let _ = self.child.kill();
-        self.exited = Some(
-            self.child
-                .wait()
-                .with_context(|| format!("reaping {}", self.name))?,
-        );
-        Ok(())
+        self.kill_and_reap()
     }
 }
 

@@ -74,7 +74,7 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
 
 /// Prepares service-account directory `sa` (CA, namespace, `token`) and
 /// returns the flags of an operator running "in-cluster" with it.
-pub(super) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<Vec<String>> {
+pub(crate) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<Vec<String>> {
     let endpoint = w.cluster.endpoint()?;
     fs::create_dir_all(sa)?;
     fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
