@@ -19,6 +19,7 @@ use super::measure::{pid_cpu_seconds, XorShift};
 use super::operators_report::render;
 use super::report::Report;
 use crate::support::temp_dir::TempDir;
+use crate::support::wait::poll;
 use crate::world::operator::Operator;
 
 /// What `cargo xtask bench` asked of this part.
@@ -273,20 +274,16 @@ fn ready_timeout(n: usize) -> Duration {
 /// lists and watches) for 2 s: a restarted operator may pass over every
 /// resource first (kube-runtime reconciles all on start).
 fn settle(h: &Harness, ns: &str) -> Result<()> {
-    let started = Instant::now();
     let mut before = Scrape::take(h.server)?;
-    loop {
+    let what = format!("the operator on {ns} goes idle");
+    poll(&what, Duration::from_secs(600), Duration::ZERO, || {
         std::thread::sleep(Duration::from_secs(2));
         let now = Scrape::take(h.server)?;
-        if now.since(&before).per_resource(operator_resource) == 0.0 {
-            return Ok(());
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(600),
-            "the operator on {ns} never went idle"
-        );
+        let busy = now.since(&before).per_resource(operator_resource);
         before = now;
-    }
+        anyhow::ensure!(busy == 0.0, "{busy} per-resource requests in 2 s");
+        Ok(())
+    })
 }
 
 /// The operator (none: the API server alone) left alone for `window`: its

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use blue_kubernetes::{controller, is_due, reconcile, start, Config, Controller, Options, Package};
 use blue_kubernetes::{Phase, Report as Outcome, FINALIZER};
 use blue_kubernetes_client::Client;
@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
 use super::report::{Report, Section};
+use crate::support::wait::until;
 
 const NS: &str = "default";
 /// One past the default 60 s interval: every Ready resource is due again.
@@ -116,18 +117,16 @@ impl Fixture {
             let _entered = rt.enter();
             start(controller(config)?)?
         };
-        let started = Instant::now();
-        let deadline = started + Duration::from_secs(300);
-        while {
-            let st = runtime.stats();
-            st.reconciles + st.reconcile_errors < self.n as u64
-        } {
-            if Instant::now() > deadline {
-                bail!("runtime did not reconcile {} due resources in time", self.n);
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let elapsed = started.elapsed();
+        let what = format!("the runtime reconciles {} due resources", self.n);
+        let elapsed = until(
+            &what,
+            Duration::from_secs(300),
+            Duration::from_micros(200),
+            || {
+                let st = runtime.stats();
+                st.reconciles + st.reconcile_errors >= self.n as u64
+            },
+        )?;
         rt.block_on(runtime.stop());
         let writes = self.cluster.calls().update_status;
         ensure!(
@@ -369,11 +368,10 @@ pub fn mem_probe(n: usize) -> Result<()> {
         let _entered = rt.enter();
         start(ctl)?
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while runtime.stats().polls < 1 {
-        ensure!(Instant::now() < deadline, "no poll cycle completed");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let one_poll = Duration::from_millis(1);
+    until("a poll cycle", Duration::from_secs(60), one_poll, || {
+        runtime.stats().polls >= 1
+    })?;
     let polled_kib = rss_kib();
     let stats = runtime.stats();
     rt.block_on(runtime.stop());

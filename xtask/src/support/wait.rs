@@ -17,8 +17,20 @@ pub fn eventually<T>(what: &str, timeout: Duration, probe: impl FnMut() -> Resul
     poll(what, timeout, PROBE_EVERY, probe)
 }
 
+/// Marks a probe error that ends the wait at once (e.g. the awaited
+/// process died) instead of meaning "not yet".
+#[derive(Debug)]
+pub struct GiveUp;
+
+impl std::fmt::Display for GiveUp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("gave up waiting")
+    }
+}
+
 /// Probes every `every` until `probe` succeeds or `timeout` passes. A probe
-/// error means "not yet"; the last one explains a timeout.
+/// error means "not yet" (unless it carries [`GiveUp`]); the last one
+/// explains a timeout.
 pub fn poll<T>(
     what: &str,
     timeout: Duration,
@@ -29,6 +41,7 @@ pub fn poll<T>(
     loop {
         let last = match probe() {
             Ok(v) => return Ok(v),
+            Err(err) if err.is::<GiveUp>() => return Err(err),
             Err(err) => err,
         };
         if Instant::now() >= deadline {

@@ -27,15 +27,15 @@ use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
 use assets::Assets;
 use process::{kill_group, log_tail, ManagedProcess, Watchdog};
 
 use crate::support::kube::{kubectl_binary, Kube};
+use crate::support::wait::{poll, GiveUp};
 
 /// The kubeconfig context (and cluster) name written for every control plane.
 pub const CONTEXT: &str = "blue-local";
@@ -368,25 +368,13 @@ current-context: {CONTEXT}
     }
 
     fn wait_for_port(&mut self, port: u16, what: &str) -> Result<()> {
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            self.check_alive()?;
-            if TcpStream::connect_timeout(
-                &(Ipv4Addr::LOCALHOST, port).into(),
-                Duration::from_millis(200),
-            )
-            .is_ok()
-            {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "{what} did not listen on port {port} within {READY_TIMEOUT:?}\n{}",
-                    self.logs(what)
-                );
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
+        let address = (Ipv4Addr::LOCALHOST, port).into();
+        let listening = poll(what, READY_TIMEOUT, Duration::from_millis(50), || {
+            self.check_alive().map_err(|e| e.context(GiveUp))?;
+            TcpStream::connect_timeout(&address, Duration::from_millis(200))
+                .with_context(|| format!("{what} does not listen on port {port}"))
+        });
+        listening.map(drop).map_err(|e| e.context(self.logs(what)))
     }
 
     /// Polls `/healthz` until `ok`, then waits for the `default` namespace
@@ -394,23 +382,17 @@ current-context: {CONTEXT}
     fn wait_until_ready(&mut self) -> Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;
         for path in ["/healthz", "/api/v1/namespaces/default"] {
-            loop {
-                self.check_alive()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let what = format!("kube-apiserver serves {path}");
+            let ready = poll(&what, left, Duration::from_millis(200), || {
+                self.check_alive().map_err(|e| e.context(GiveUp))?;
                 let out = self
                     .kube()
                     .run(&["--request-timeout=5s", "get", "--raw", path], None)?;
-                if out.ok {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    let last = out.stderr;
-                    bail!(
-                        "kube-apiserver not ready ({path}) within {READY_TIMEOUT:?}: {last}\n{}",
-                        self.logs("kube-apiserver")
-                    );
-                }
-                thread::sleep(Duration::from_millis(200));
-            }
+                ensure!(out.ok, "{}", out.stderr);
+                Ok(())
+            });
+            ready.map_err(|e| e.context(self.logs("kube-apiserver")))?;
         }
         Ok(())
     }

@@ -125,6 +125,8 @@ impl ManagedProcess {
         // ESRCH cannot happen before we reap, but a failure here only means
         // we escalate to SIGKILL below.
         let _ = signal::kill(pid, Signal::SIGTERM);
+        // Not support::wait, which ends early on Ctrl-C: a stop must still
+        // grant the grace period then.
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if self.exit_status().is_some() {
