@@ -265,17 +265,8 @@ impl<'a> Harness<'a> {
             namespace.into(),
         ];
         args.extend(who.extra.iter().cloned());
-        let tmp = self.work.join("tmp");
-        std::fs::create_dir_all(&tmp)?;
-        let env = [
-            (
-                "KUBECACHEDIR".to_string(),
-                self.work.join("kube-cache").display().to_string(),
-            ),
-            ("TMPDIR".to_string(), tmp.display().to_string()),
-        ];
         let log = self.work.join(format!("{}-{namespace}.log", who.label));
-        Operator::start(&who.binary, &args, &env, &log, self.work)
+        Operator::start(&who.binary, &args, &[], &log, self.work)
     }
 }
 

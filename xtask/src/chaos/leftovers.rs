@@ -7,15 +7,13 @@ use std::path::{Path, PathBuf};
 use anyhow::ensure;
 
 use crate::support::suite::Suite;
+use crate::world::operator::kube_cache_dir;
 use crate::world::World;
 
 /// Live processes started by an operator of this run: kubectl inherits
 /// the operator's private `KUBECACHEDIR`, nothing else here has it.
 pub fn operator_processes(w: &World<'_>) -> Vec<String> {
-    let marker = format!(
-        "KUBECACHEDIR={}",
-        w.work.join("operator-kube-cache").display()
-    );
+    let marker = format!("KUBECACHEDIR={}", kube_cache_dir(&w.work).display());
     let Ok(entries) = fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -94,7 +94,7 @@ impl World<'_> {
 
     /// The operator's TMPDIR (its private files and the proxy's directory).
     pub fn operator_tmp(&self) -> PathBuf {
-        self.work.join("operator-tmp")
+        operator::tmp_dir(&self.work)
     }
 
     /// Starts the operator with `args` (stopping a running one first).
@@ -110,21 +110,7 @@ impl World<'_> {
     /// Starts one more operator process with `args`, logging to `log`; the
     /// caller owns (and stops) it.
     pub fn spawn_operator(&self, args: &[String], log: &std::path::Path) -> Result<Operator> {
-        // kubectl honours KUBECACHEDIR: keep the discovery cache private.
-        // TMPDIR: the operator's private files (input documents, the
-        // in-cluster kubeconfig) land in the scratch dir, which is removed
-        // even if the operator is killed.
-        let tmp = self.operator_tmp();
-        std::fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
-        let mut env = vec![
-            (
-                "KUBECACHEDIR".to_string(),
-                self.work.join("operator-kube-cache").display().to_string(),
-            ),
-            ("TMPDIR".to_string(), tmp.display().to_string()),
-        ];
-        env.extend(self.operator_env.iter().cloned());
-        Operator::start(&self.binary, args, &env, log, &self.work)
+        Operator::start(&self.binary, args, &self.operator_env, log, &self.work)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.
