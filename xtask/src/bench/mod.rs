@@ -388,7 +388,7 @@ fn command(args: &Args) -> String {
     if let Some(who) = &args.contenders {
         c.push_str(&format!(" --contenders {}", who.join(",")));
     }
-    if !args.full() && !args.quick {
+    if args.parts.len() != PARTS.len() {
         let parts: Vec<&str> = args
             .parts
             .iter()

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::ensure;
 
+use crate::support::processes::{all, stat_fields};
 use crate::support::suite::Suite;
 use crate::world::operator::kube_cache_dir;
 use crate::world::World;
@@ -14,29 +15,17 @@ use crate::world::World;
 /// the operator's private `KUBECACHEDIR`, nothing else here has it.
 pub fn operator_processes(w: &World<'_>) -> Vec<String> {
     let marker = format!("KUBECACHEDIR={}", kube_cache_dir(&w.work).display());
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter(|e| {
-            fs::read(e.path().join("environ"))
+    all()
+        .into_iter()
+        .filter(|(_, path)| {
+            fs::read(path.join("environ"))
                 .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
         })
-        .filter_map(|e| {
-            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
-            // Zombies own nothing any more.
-            let state = stat.rsplit(')').next()?.split_whitespace().next()?;
-            (state != "Z").then(|| {
-                let cmd = fs::read(e.path().join("cmdline")).unwrap_or_default();
-                String::from_utf8_lossy(&cmd).replace('\0', " ")
-            })
+        // Zombies own nothing any more.
+        .filter(|(pid, _)| stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z")))
+        .map(|(_, path)| {
+            let cmd = fs::read(path.join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
         })
         .collect()
 }

@@ -1,8 +1,9 @@
 //! `cargo xtask chaos`: faults and hostile input against a real API server.
 //!
-//! Reuses e2e's cluster, operator and world helpers. Against a private local
-//! control plane whose CRD has no structural schema (so malformed input gets
-//! through, as on any cluster with a loose CRD), it stops and kills
+//! Set up and torn down by the same testbed as e2e, with e2e's check
+//! helpers where they fit. Against a private local control plane whose CRD
+//! has no structural schema (so malformed input gets through, as on any
+//! cluster with a loose CRD), it stops and kills
 //! kube-apiserver and etcd during batches of creates, edits and deletes,
 //! SIGKILLs the operator at random points, creates malformed and forged
 //! resources, and runs the operator with a ServiceAccount missing one

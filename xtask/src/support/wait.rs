@@ -66,3 +66,37 @@ pub fn until(
         Ok(started.elapsed())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::anyhow;
+
+    #[test]
+    fn a_probe_error_means_not_yet_unless_it_gives_up() {
+        let mut tries = 0;
+        let got = poll(
+            "three tries",
+            Duration::from_secs(5),
+            Duration::ZERO,
+            || {
+                tries += 1;
+                ensure!(tries == 3, "try {tries}");
+                Ok(tries)
+            },
+        );
+        assert_eq!(got.unwrap(), 3);
+
+        let mut tries = 0;
+        let err = poll("never", Duration::from_secs(5), Duration::ZERO, || {
+            tries += 1;
+            Err::<(), _>(anyhow!("the process died").context(GiveUp))
+        })
+        .unwrap_err();
+        assert_eq!(tries, 1);
+        assert!(format!("{err:#}").contains("the process died"));
+
+        let err = until("nothing", Duration::ZERO, Duration::ZERO, || false).unwrap_err();
+        assert!(format!("{err:#}").contains("not reached within 0ns: nothing"));
+    }
+}
