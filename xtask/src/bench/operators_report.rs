@@ -3,7 +3,7 @@
 
 use super::contender::{Contender, Family};
 use super::measure::{median, ms, percentile, secs, thousands};
-use super::operators::{operator_resource, Idle, Outcome, Sizes};
+use super::operators::{operator_resource, AtSize, Idle, Outcome, Sizes};
 use super::report::{Report, Section};
 
 const VERBS: [&str; 7] = ["LIST", "WATCH", "GET", "PUT", "PATCH", "POST", "DELETE"];
@@ -74,83 +74,48 @@ pub fn render(
         each(&|o| o.checks_per_second),
         &|v| format!("{v:.0}/s"),
     );
+    type Samples = fn(&AtSize) -> Vec<f64>;
+    let reactions: [(&str, Samples); 3] = [
+        ("edit to Ready status", |a| {
+            a.edits.iter().map(|r| r.ready).collect()
+        }),
+        ("edit to ConfigMap", |a| {
+            a.edits.iter().map(|r| r.config_map).collect()
+        }),
+        ("create to Ready", |a| a.creates.clone()),
+    ];
     for &n in &sizes.latency {
         let at = thousands(n as f64);
-        let samples = |f: &dyn Fn(&super::operators::AtSize) -> Vec<f64>,
-                       stat: &dyn Fn(&[f64]) -> f64| {
-            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&f(a))))
-        };
-        let ready = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.ready).collect();
-        let cm = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.config_map).collect();
-        let create = |a: &super::operators::AtSize| a.creates.clone();
-        let p50 = |v: &[f64]| median(v);
-        let p95 = |v: &[f64]| percentile(v, 95.0);
-        row(
-            format!("edit to Ready status at {at}: p50"),
-            samples(&ready, &p50),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to Ready status at {at}: p95"),
-            samples(&ready, &p95),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to ConfigMap at {at}: p50"),
-            samples(&cm, &p50),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to ConfigMap at {at}: p95"),
-            samples(&cm, &p95),
-            &|v| ms(v),
-        );
-        row(
-            format!("create to Ready at {at}: p50"),
-            samples(&create, &p50),
-            &|v| ms(v),
-        );
-        row(
-            format!("create to Ready at {at}: p95"),
-            samples(&create, &p95),
-            &|v| ms(v),
-        );
+        for (what, samples) in reactions {
+            for p in ["p50", "p95"] {
+                let stat = |v: &[f64]| match p {
+                    "p50" => median(v),
+                    _ => percentile(v, 95.0),
+                };
+                let values = each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&samples(a))));
+                row(format!("{what} at {at}: {p}"), values, &|v| ms(v));
+            }
+        }
     }
+    type Figure = (&'static str, fn(&Idle) -> f64, fn(f64) -> String);
+    let idle_figures: [Figure; 6] = [
+        ("operator + proxy CPU", |i| i.operator_cpu, pct),
+        ("API server + etcd CPU", |i| i.server_cpu, pct),
+        (
+            "API requests per minute",
+            |i| i.served.total(operator_resource) * 60.0 / i.wall.max(1e-9),
+            |v| format!("{v:.0}"),
+        ),
+        ("operator RSS", |i| i.rss.operator as f64, mib),
+        ("operator peak RSS", |i| i.rss.peak as f64, mib),
+        ("kubectl proxy RSS", |i| i.rss.children as f64, mib),
+    ];
     for &n in &sizes.latency {
         let at = thousands(n as f64);
-        let idle = |f: &dyn Fn(&super::operators::Idle) -> f64| {
-            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| f(&a.idle)))
-        };
-        row(
-            format!("idle at {at}: operator + proxy CPU"),
-            idle(&|i| i.operator_cpu),
-            &pct,
-        );
-        row(
-            format!("idle at {at}: API server + etcd CPU"),
-            idle(&|i| i.server_cpu),
-            &pct,
-        );
-        row(
-            format!("idle at {at}: API requests per minute"),
-            idle(&|i| i.served.total(operator_resource) * 60.0 / i.wall.max(1e-9)),
-            &|v| format!("{v:.0}"),
-        );
-        row(
-            format!("idle at {at}: operator RSS"),
-            idle(&|i| i.rss.operator as f64),
-            &mib,
-        );
-        row(
-            format!("idle at {at}: operator peak RSS"),
-            idle(&|i| i.rss.peak as f64),
-            &mib,
-        );
-        row(
-            format!("idle at {at}: kubectl proxy RSS"),
-            idle(&|i| i.rss.children as f64),
-            &mib,
-        );
+        for (what, figure, format) in idle_figures {
+            let values = each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| figure(&a.idle)));
+            row(format!("idle at {at}: {what}"), values, &format);
+        }
     }
     let per_resource: Vec<Option<(usize, f64)>> =
         results.iter().map(|(_, o)| rss_per_resource(o)).collect();
