@@ -118,9 +118,8 @@ fn throughput(live: &mut Live, n: usize, workers: usize) -> Result<Throughput> {
 /// controller's status write with that generation and phase Ready returned.
 fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     let ns = live.population(n)?;
-    let runtime = live.start_controller(&ns, 2, 500)?;
-    let result = (|| {
-        wait_polls(&runtime, 2, Duration::from_secs(60))?;
+    live.with_controller(&ns, 2, 500, |runtime| {
+        wait_polls(runtime, 2, Duration::from_secs(60))?;
         let since = Instant::now();
         let mut rng = XorShift::new(0x5eed ^ n as u64);
         let mut samples = Vec::new();
@@ -138,10 +137,8 @@ fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64
                 samples.push(ready.saturating_duration_since(edited).as_secs_f64());
             }
         }
-        Ok::<_, anyhow::Error>((samples, live.meter.walls(Op::List, since)))
-    })();
-    live.rt.block_on(runtime.stop());
-    result
+        Ok((samples, live.meter.walls(Op::List, since)))
+    })
 }
 
 struct ControllerIdle {
@@ -158,9 +155,8 @@ struct ControllerIdle {
 fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
     let ns = live.population(n)?;
     let rss_before_kib = rss_kib();
-    let runtime = live.start_controller(&ns, 2, 500)?;
-    let result = (|| {
-        wait_polls(&runtime, 2, Duration::from_secs(60))?;
+    live.with_controller(&ns, 2, 500, |runtime| {
+        wait_polls(runtime, 2, Duration::from_secs(60))?;
         let pids = &live.server.server_pids;
         let p0 = runtime.stats().polls;
         let before = live.meter.counts();
@@ -168,7 +164,7 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
         let cpu0 = CpuSnapshot::take(pids);
         std::thread::sleep(window);
         let cpu = cpu0.since(pids);
-        Ok::<_, anyhow::Error>(ControllerIdle {
+        Ok(ControllerIdle {
             n,
             polls: runtime.stats().polls - p0,
             calls: live.meter.counts().minus(&before),
@@ -177,9 +173,7 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
             rss_before_kib,
             list_wall: median(&live.meter.walls(Op::List, since)),
         })
-    })();
-    live.rt.block_on(runtime.stop());
-    result
+    })
 }
 
 /// Median wall and CPU per call of `kubectl args` run `times` times.

@@ -30,15 +30,14 @@ struct Row {
 fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
     let ns = live.population(n)?;
     let checked = checked_count(n);
-    let runtime = live.start_controller(&ns, 2, POLL_MS)?;
-    let result = (|| {
+    let row = live.with_controller(&ns, 2, POLL_MS, |runtime| {
         let poll_timeout = Duration::from_secs(120);
         // Counts are taken right after a cycle completes: cycles are then
         // whole, since the next list is a kubectl process that has not
         // finished yet.
-        let p0 = wait_polls(&runtime, 1, poll_timeout)?;
+        let p0 = wait_polls(runtime, 1, poll_timeout)?;
         let before = live.meter.counts();
-        let p1 = wait_polls(&runtime, idle_cycles, poll_timeout)?;
+        let p1 = wait_polls(runtime, idle_cycles, poll_timeout)?;
         let idle = live.meter.counts().minus(&before);
 
         let before = live.meter.counts();
@@ -51,10 +50,10 @@ fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
             || live.meter.counts().minus(&before).status >= checked as u64,
         )?;
         let check_wall = started.elapsed().as_secs_f64();
-        live.settle(&runtime)?;
+        live.settle(runtime)?;
         let check = live.meter.counts().minus(&before);
         let p2 = runtime.stats().polls;
-        Ok::<_, anyhow::Error>(Row {
+        Ok(Row {
             n,
             checked,
             cycles: p1 - p0,
@@ -63,9 +62,7 @@ fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
             check_polls: p2 - p1,
             check_wall,
         })
-    })();
-    live.rt.block_on(runtime.stop());
-    let row = result?;
+    })?;
     ensure!(
         row.idle.failed == 0 && row.check.failed == 0,
         "kubectl calls failed: {:?}",

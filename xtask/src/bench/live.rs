@@ -76,18 +76,18 @@ impl Live {
     /// `n` resources there are Ready and the queue has settled. Returns the
     /// time from controller start to all Ready.
     pub fn make_ready(&self, namespace: &str, n: usize, workers: usize) -> Result<Duration> {
-        let runtime = self.start_controller(namespace, workers, 500)?;
-        let took = until(
-            &format!("{n} Ready in {namespace}"),
-            ready_timeout(n),
-            Duration::from_millis(10),
-            || self.meter.ready_in(namespace) >= n,
-        );
-        // Resources finished while a list was in flight are listed stale and
-        // re-read once more (NotDue); let those drain before measuring.
-        let settled = took.and_then(|t| self.settle(&runtime).map(|()| t));
-        self.rt.block_on(runtime.stop());
-        settled
+        self.with_controller(namespace, workers, 500, |runtime| {
+            let took = until(
+                &format!("{n} Ready in {namespace}"),
+                ready_timeout(n),
+                Duration::from_millis(10),
+                || self.meter.ready_in(namespace) >= n,
+            )?;
+            // Resources finished while a list was in flight are listed stale
+            // and re-read once more (NotDue); let those drain before measuring.
+            self.settle(runtime)?;
+            Ok(took)
+        })
     }
 
     /// The clock of `namespace`'s controllers, starting at the real time.
@@ -120,6 +120,21 @@ impl Live {
             poll_ms,
             &self.clock(namespace),
         )
+    }
+
+    /// Runs `f` with the polling runtime of [`Live::start_controller`],
+    /// stopping it either way.
+    pub fn with_controller<T>(
+        &self,
+        namespace: &str,
+        workers: usize,
+        poll_ms: u64,
+        f: impl FnOnce(&blue_kubernetes::Runtime) -> Result<T>,
+    ) -> Result<T> {
+        let runtime = self.start_controller(namespace, workers, poll_ms)?;
+        let result = f(&runtime);
+        self.rt.block_on(runtime.stop());
+        result
     }
 
     /// Waits until a whole poll cycle passes with no per-resource call.
@@ -253,11 +268,10 @@ impl Live {
 
     /// Two whole poll cycles over `namespace` must make no per-resource call.
     fn check_idle(&self, namespace: &str) -> Result<()> {
-        let runtime = self.start_controller(namespace, 2, 500)?;
-        let result = (|| {
-            wait_polls(&runtime, 1, Duration::from_secs(60))?;
+        self.with_controller(namespace, 2, 500, |runtime| {
+            wait_polls(runtime, 1, Duration::from_secs(60))?;
             let before = self.meter.counts();
-            wait_polls(&runtime, 2, Duration::from_secs(60))?;
+            wait_polls(runtime, 2, Duration::from_secs(60))?;
             let calls = self.meter.counts().minus(&before);
             anyhow::ensure!(
                 calls.per_resource_calls() == 0,
@@ -265,9 +279,7 @@ impl Live {
                 calls.breakdown()
             );
             Ok(())
-        })();
-        self.rt.block_on(runtime.stop());
-        result
+        })
     }
 }
 
