@@ -33,6 +33,13 @@ impl TempDir {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The directory, no longer removed on drop: the caller removes it.
+    pub fn keep(mut self) -> PathBuf {
+        let path = std::mem::take(&mut self.path);
+        std::mem::forget(self);
+        path
+    }
 }
 
 impl Drop for TempDir {

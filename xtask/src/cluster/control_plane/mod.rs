@@ -35,6 +35,7 @@ use assets::Assets;
 use process::{kill_group, log_tail, ManagedProcess, Watchdog};
 
 use crate::support::kube::{kubectl_binary, Kube};
+use crate::support::temp_dir::TempDir;
 use crate::support::wait::{poll, GiveUp};
 
 /// The kubeconfig context (and cluster) name written for every control plane.
@@ -111,18 +112,8 @@ impl ControlPlane {
     fn try_start(assets: &Assets) -> Result<Self> {
         let started = Instant::now();
         let kubectl = kubectl_binary()?;
-        let dir = std::env::temp_dir().join(format!(
-            "blue-cp-{}-{}",
-            std::process::id(),
-            crate::support::random::random_hex(4)?
-        ));
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
-        }
+        // Removed by `shutdown`, after the processes using it have stopped.
+        let dir = TempDir::new("blue-cp")?.keep();
         // From here on, `cp`'s Drop cleans up whatever was started.
         let mut cp = ControlPlane {
             kubeconfig: dir.join("kubeconfig"),
