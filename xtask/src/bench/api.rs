@@ -14,6 +14,7 @@ use super::measure::{
 use super::meter::{Counts, Op};
 use super::package::{self, resource_type, GROUP, PLURAL};
 use super::report::{Report, Section};
+use super::timed;
 use crate::support::wait::until;
 
 pub struct ApiSizes {
@@ -314,12 +315,8 @@ pub fn run_throughput(
                 skipped.push(format!("{n} resources with {w} workers"));
                 continue;
             }
-            let started = Instant::now();
-            runs.push(throughput(live, n, w)?);
-            eprintln!(
-                "[bench] api: {n} new resources, {w} workers: {:.1}s",
-                started.elapsed().as_secs_f64()
-            );
+            let what = format!("api: {n} new resources, {w} workers");
+            runs.push(timed(&what, || throughput(live, n, w))?);
         }
     }
     let mut s = Section::new(
@@ -377,12 +374,7 @@ pub fn run_throughput(
 /// The floor, reaction latency and idle cost.
 pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let sizes = ApiSizes::new(quick);
-    let started = Instant::now();
-    floors(live, sizes.floor_list, report)?;
-    eprintln!(
-        "[bench] api: floors in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    timed("api: floors", || floors(live, sizes.floor_list, report))?;
 
     let mut l = Section::new(
         "latency",
@@ -398,12 +390,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     );
     l.order = 40;
     for &n in &sizes.latency {
-        let started = Instant::now();
-        let (samples, lists) = latency(live, n, sizes.edits)?;
-        eprintln!(
-            "[bench] api: latency at {n} in {:.1}s",
-            started.elapsed().as_secs_f64()
-        );
+        let what = format!("api: latency at {n}");
+        let (samples, lists) = timed(&what, || latency(live, n, sizes.edits))?;
         let (p50, p95) = (percentile(&samples, 50.0), percentile(&samples, 95.0));
         l.row(vec![
             thousands(n as f64),
@@ -416,12 +404,9 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     }
     report.sections.push(l);
 
-    let started = Instant::now();
-    let r = idle(live, sizes.idle, sizes.idle_window)?;
-    eprintln!(
-        "[bench] api: idle cost in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    let r = timed("api: idle cost", || {
+        idle(live, sizes.idle, sizes.idle_window)
+    })?;
     let mut i = Section::new(
         "idle-cost",
         &format!(

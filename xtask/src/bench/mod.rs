@@ -268,34 +268,24 @@ fn run(args: &Args) -> Result<()> {
         let result = (|| {
             // Throughput first: two of its runs build the populations the
             // calls part would otherwise build at a cost of minutes.
-            if args.parts.contains(&Part::Api) {
-                let t = Instant::now();
-                api::run_throughput(&mut live, args.quick, args.full_matrix, &mut report)?;
-                eprintln!(
-                    "[bench] throughput done in {:.0}s",
-                    t.elapsed().as_secs_f64()
-                );
+            let wants = |part| args.parts.contains(&part);
+            if wants(Part::Api) {
+                timed("throughput", || {
+                    api::run_throughput(&mut live, args.quick, args.full_matrix, &mut report)
+                })?;
             }
-            if args.parts.contains(&Part::Calls) {
-                let t = Instant::now();
-                calls::run(&mut live, args.quick, &mut report)?;
-                eprintln!("[bench] calls done in {:.0}s", t.elapsed().as_secs_f64());
+            if wants(Part::Calls) {
+                timed("calls", || calls::run(&mut live, args.quick, &mut report))?;
             }
-            if args.parts.contains(&Part::Api) {
-                let t = Instant::now();
-                api::run(&mut live, args.quick, &mut report)?;
-                eprintln!("[bench] api done in {:.0}s", t.elapsed().as_secs_f64());
+            if wants(Part::Api) {
+                timed("api", || api::run(&mut live, args.quick, &mut report))?;
             }
-            if args.parts.contains(&Part::Transport) {
-                let t = Instant::now();
-                transport::run(&mut live, args.quick, &mut report)?;
-                eprintln!(
-                    "[bench] transport done in {:.0}s",
-                    t.elapsed().as_secs_f64()
-                );
+            if wants(Part::Transport) {
+                timed("transport", || {
+                    transport::run(&mut live, args.quick, &mut report)
+                })?;
             }
-            if args.parts.contains(&Part::Operators) {
-                let t = Instant::now();
+            if wants(Part::Operators) {
                 let options = operators::Options {
                     quick: args.quick,
                     sizes: args.sizes.clone(),
@@ -303,11 +293,9 @@ fn run(args: &Args) -> Result<()> {
                     peer: args.peer.as_deref(),
                     workers: args.workers,
                 };
-                operators::run(&mut live, &options, &mut report)?;
-                eprintln!(
-                    "[bench] operators done in {:.0}s",
-                    t.elapsed().as_secs_f64()
-                );
+                timed("operators", || {
+                    operators::run(&mut live, &options, &mut report)
+                })?;
             }
             Ok::<_, anyhow::Error>(())
         })();
@@ -324,14 +312,11 @@ fn run(args: &Args) -> Result<()> {
         result?;
     }
     if args.parts.contains(&Part::Overhead) {
-        let t = Instant::now();
-        let (sections, verdicts) = (report.sections.len(), report.verdicts.len());
-        overhead::run(args.quick, &mut report)?;
+        let verdicts = report.verdicts.len();
+        timed("overhead", || overhead::run(args.quick, &mut report))?;
         // Its verdicts come first, as its sections do (by their order).
-        let _ = sections;
         let added = report.verdicts.len() - verdicts;
         report.verdicts.rotate_right(added);
-        eprintln!("[bench] overhead done in {:.0}s", t.elapsed().as_secs_f64());
     }
     report.sections.sort_by_key(|s| s.order);
     let total = started.elapsed().as_secs_f64();
@@ -356,6 +341,15 @@ fn run(args: &Args) -> Result<()> {
     write_blocks(&out, &blocks)?;
     eprintln!("[bench] wrote {} ({:.0}s in all)", out.display(), total);
     Ok(())
+}
+
+/// Runs `f` and logs how long `what` took.
+pub fn timed<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = Instant::now();
+    let result = f();
+    let took = started.elapsed().as_secs_f64();
+    eprintln!("[bench] {what} done in {took:.1}s");
+    result
 }
 
 /// Replaces (or appends) `blocks` in the Markdown file `out`, keeping
