@@ -200,16 +200,3 @@ impl Watchdog {
         let _ = self.child.wait();
     }
 }
-
-/// Blocks SIGINT and SIGTERM in the calling thread and waits for one of
-/// them. Call after the control plane started (children get a clean mask
-/// from `std::process::Command` anyway).
-pub fn wait_for_interrupt() -> Result<Signal> {
-    let mut set = signal::SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set.thread_block().context("blocking SIGINT/SIGTERM")?;
-    let sig = set.wait().context("waiting for SIGINT/SIGTERM")?;
-    set.thread_unblock().context("unblocking SIGINT/SIGTERM")?;
-    Ok(sig)
-}
