@@ -420,22 +420,14 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     i.row(vec!["poll cycles".into(), r.polls.to_string()]);
     i.row(vec!["kubectl calls".into(), r.calls.breakdown()]);
     i.row(vec!["list call wall (median)".into(), ms(r.list_wall)]);
-    i.row(vec![
-        "controller CPU (own process)".into(),
-        core_pct(r.cpu.own, r.cpu.wall) + " of a core",
-    ]);
-    i.row(vec![
-        "kubectl CPU (children)".into(),
-        core_pct(r.cpu.children, r.cpu.wall) + " of a core",
-    ]);
-    i.row(vec![
-        "kube-apiserver + etcd CPU".into(),
-        core_pct(r.cpu.server, r.cpu.wall) + " of a core",
-    ]);
-    i.row(vec![
-        "other processes on the machine".into(),
-        core_pct(r.cpu.other, r.cpu.wall) + " of a core",
-    ]);
+    for (what, cpu) in [
+        ("controller CPU (own process)", r.cpu.own),
+        ("kubectl CPU (children)", r.cpu.children),
+        ("kube-apiserver + etcd CPU", r.cpu.server),
+        ("other processes on the machine", r.cpu.other),
+    ] {
+        i.row(vec![what.into(), core_pct(cpu, r.cpu.wall) + " of a core"]);
+    }
     i.row(vec![
         "CPU per poll cycle (controller + kubectl)".into(),
         ms(cycle_cpu),
