@@ -13,6 +13,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
+use blue_kubernetes::REQUEST_ANNOTATION;
 use serde_json::json;
 
 use super::machine::{loadavg, Machine};
@@ -32,7 +33,6 @@ const DEFAULTS: Timing = Timing {
     retry_ms: 2_000,
 };
 const RESOURCE: &str = "failover-probe";
-const REQUEST: &str = "colors.getcolors.ai/reconcile-request";
 
 /// `--only failover` (alone) selects this bench.
 pub fn requested(args: &[String]) -> bool {
@@ -114,7 +114,7 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
         w.kube.merge_patch(
             LCM,
             RESOURCE,
-            &json!({"metadata": {"annotations": {REQUEST: token}}}),
+            &json!({"metadata": {"annotations": {REQUEST_ANNOTATION: token}}}),
         )?;
         let takeover = election::wait_holder(&w.kube, &follower_id, killed, deadline)?;
         row.takeover_ms.push(takeover.as_millis());
@@ -152,7 +152,9 @@ fn acknowledged(w: &World<'_>, token: &str, timeout: Duration) -> Result<()> {
     poll(&what, timeout, Duration::from_millis(50), || {
         let r = w.kube.get(LCM, RESOURCE)?.context("the probe vanished")?;
         let handled = r["status"]["lastHandledRequest"].as_str().unwrap_or("");
-        let wanted = r["metadata"]["annotations"][REQUEST].as_str().unwrap_or("");
+        let wanted = r["metadata"]["annotations"][REQUEST_ANNOTATION]
+            .as_str()
+            .unwrap_or("");
         ensure!(
             handled == wanted
                 && (token == "start" || handled == token)
