@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::e2e::steps::{manifest, FINALIZER, OWNER_ANNOTATION};
+use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION};
 use crate::support::kube::LCM;
 use crate::support::wait::eventually;
 use crate::world::{phase, World};

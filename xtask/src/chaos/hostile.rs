@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::e2e::steps::{manifest, FINALIZER};
+use crate::cluster::manifests::{manifest, FINALIZER};
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;

@@ -195,7 +195,8 @@ fn loosen_crd(kube: &Kube) -> Result<()> {
         "the loose schema is served",
         Duration::from_secs(30),
         || {
-            let probe = crate::e2e::steps::manifest("chaos-probe", serde_json::json!("text"));
+            let probe =
+                crate::cluster::manifests::manifest("chaos-probe", serde_json::json!("text"));
             let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
             anyhow::ensure!(run.ok, "a string spec is still refused");
             Ok(())

@@ -12,9 +12,9 @@ use serde_json::{json, Value};
 use super::fleet::Fleet;
 use super::{Figures, Profile};
 use crate::cluster::manifests::SERVICE_ACCOUNT;
-use crate::e2e::steps::in_cluster::{in_cluster_args, request_token};
 use crate::support::interrupt;
 use crate::support::suite::Suite;
+use crate::world::in_cluster::{in_cluster_args, request_token};
 use crate::world::{World, POLL_MS};
 
 /// A kubectl that appends its arguments to `$CHAOS_CALLS`, then runs the real one.

@@ -7,7 +7,7 @@
 //! Everything started is stopped and every temporary file removed, also on
 //! failure, panic or Ctrl-C (guards with `Drop`; watchdogs if xtask dies).
 
-pub(crate) mod steps;
+mod steps;
 
 use std::path::PathBuf;
 use std::time::Instant;

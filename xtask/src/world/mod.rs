@@ -3,6 +3,7 @@
 //! sets all of it up and tears it down.
 
 pub mod election;
+pub mod in_cluster;
 pub mod operator;
 mod testbed;
 

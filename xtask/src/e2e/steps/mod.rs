@@ -6,26 +6,20 @@ mod basics;
 mod deletion;
 mod drift;
 mod failover;
-pub(crate) mod in_cluster;
+mod in_cluster;
 mod observability;
 mod transport;
-pub(crate) mod watch;
+mod watch;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
+use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION, REQUEST_ANNOTATION};
 use crate::support::interrupt;
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::world::{condition, phase, World};
-
-/// The controller's finalizer.
-pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
-/// The controller's request annotation.
-pub const REQUEST_ANNOTATION: &str = "colors.getcolors.ai/reconcile-request";
-/// The example's owner annotation on ConfigMaps.
-pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
 
 type Check = fn(&mut World<'_>) -> Result<()>;
 
@@ -179,17 +173,6 @@ pub fn run_all(world: &mut World<'_>, suite: &mut Suite) {
 /// The data `alpha` holds after `config-update`.
 fn alpha_data() -> Value {
     json!({"greeting": "bonjour", "extra": "1"})
-}
-
-/// A LocalConfigMap manifest.
-pub(crate) fn manifest(name: &str, spec: Value) -> String {
-    json!({
-        "apiVersion": "examples.blue.dev/v1alpha1",
-        "kind": "LocalConfigMap",
-        "metadata": {"name": name},
-        "spec": spec,
-    })
-    .to_string()
 }
 
 /// The resource, which must exist.

@@ -12,9 +12,9 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use super::in_cluster::{in_cluster_args, request_token_for};
 use super::{eventually, get, uid, World, DEADLINE, LCM};
 use crate::cluster::manifests::{in_namespace, RBAC};
+use crate::world::in_cluster::{in_cluster_args, request_token_for};
 use crate::world::Transport;
 
 /// The component the example reports Events as.
