@@ -47,9 +47,9 @@ pub const USAGE: &str =
     "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
         [--peer BINARY] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
         [--out FILE]
-                        measure the controller; prints a table and writes
+                        measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
-  bench --only failover leader failover and graceful handover (writes its BENCHMARKS.md section)";
+  bench --only failover leader failover and graceful handover (its block of BENCHMARKS.md)";
 
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
