@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::e2e::interrupt;
-use crate::e2e::kube::{Kube, LCM};
-use crate::e2e::manifests::{crd_for, CRD_NAME, RBAC, SAMPLE};
-use crate::e2e::operator::{self, Operator};
-use crate::e2e::target::{Cluster, Mode};
-use crate::e2e::util::TempDir;
-use crate::e2e::world::Transport;
+use crate::cluster::manifests::SAMPLE;
+use crate::cluster::Mode;
+use crate::support::interrupt;
+use crate::support::kube::{Kube, LCM};
+use crate::world::operator::Operator;
+use crate::world::{Testbed, Transport};
 
 /// Usage of `cargo xtask demo`.
 pub const USAGE: &str = "\
@@ -44,16 +43,11 @@ enum Until {
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
     let (until, transport) = parse(args)?;
-    let work = TempDir::new("blue-demo")?;
-
-    say("building the example operator");
-    let binary = operator::build()?;
-    say("starting a local control plane (the very first run builds kube-apiserver, about 4 minutes)");
-    let cluster = Cluster::open(&Mode::Local, work.path())?;
-    say(&cluster.describe());
-    let kube = cluster.kube("default");
-    install(&kube)?;
-
+    say("the very first run builds kube-apiserver (about 4 minutes)");
+    let testbed = Testbed::up("demo", &Mode::Local, Some("default"))?;
+    let mut world = testbed.world(transport);
+    let kube = world.kube.clone();
+    // The operator's defaults (poll period and all), as a user would run it.
     let mut args = vec![
         "--context".to_string(),
         kube.context().to_string(),
@@ -65,20 +59,7 @@ pub fn main(args: &[String]) -> Result<()> {
     if let Some(k) = kube.kubeconfig() {
         args.extend(["--kubeconfig".to_string(), k.display().to_string()]);
     }
-    let log = work.path().join("operator.log");
-    let tmp = work.path().join("operator-tmp");
-    fs::create_dir_all(&tmp)?;
-    let env = [
-        (
-            "KUBECACHEDIR".to_string(),
-            work.path()
-                .join("operator-kube-cache")
-                .display()
-                .to_string(),
-        ),
-        ("TMPDIR".to_string(), tmp.display().to_string()),
-    ];
-    let mut op = Operator::start(&binary, &args, &env, &log, work.path())?;
+    world.start_operator(&args)?;
     say("operator started");
 
     kube.apply(SAMPLE)?;
@@ -86,14 +67,15 @@ pub fn main(args: &[String]) -> Result<()> {
     hints(&kube, until);
 
     let mut log_offset = 0;
-    let outcome = watch(&kube, &mut op, until, &mut log_offset);
-    print_new_log(&op, &mut log_offset, false);
+    let op = world.operator()?;
+    let outcome = watch(&kube, op, until, &mut log_offset);
+    print_new_log(op, &mut log_offset, false);
 
     say("cleaning up");
     let status = op.stop()?;
-    print_new_log(&op, &mut log_offset, true);
-    cluster.stop()?;
-    drop(work);
+    print_new_log(op, &mut log_offset, true);
+    drop(world);
+    testbed.down()?;
     say(&format!(
         "operator exited ({status}); control plane stopped; temporary files removed"
     ));
@@ -129,24 +111,6 @@ fn parse_until(args: &[String]) -> Result<Until> {
 
 fn say(message: &str) {
     println!("[demo] {message}");
-}
-
-/// The generated CRD (without CEL rules on pre-1.25 servers) and RBAC into `default`.
-fn install(kube: &Kube) -> Result<()> {
-    let (crd, _cel) = crd_for(kube)?;
-    kube.apply(&crd)?;
-    kube.ok(
-        &[
-            "wait",
-            "--for=condition=Established",
-            &format!("crd/{CRD_NAME}"),
-            "--timeout=60s",
-        ],
-        None,
-    )?;
-    kube.apply(RBAC)?;
-    say("installed the CRD and RBAC (examples/local-configmap/manifests)");
-    Ok(())
 }
 
 fn hints(kube: &Kube, until: Until) {

@@ -4,11 +4,12 @@
 
 mod bench;
 mod chaos;
-mod command_io;
-mod control_plane;
+mod cluster;
 mod demo;
 mod e2e;
+mod support;
 mod test_all;
+mod world;
 
 use std::process::ExitCode;
 
@@ -17,14 +18,14 @@ const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:";
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("control-plane") => control_plane::cli::main(&args[1..]),
+        Some("control-plane") => cluster::control_plane::cli::main(&args[1..]),
         Some("e2e") => e2e::main(&args[1..]),
         Some("demo") => demo::main(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
         Some("chaos") => chaos::main(&args[1..]),
         Some("test") => test_all::main(&args[1..]),
         _ => {
-            eprintln!("{USAGE}\n{}", control_plane::cli::USAGE);
+            eprintln!("{USAGE}\n{}", cluster::control_plane::cli::USAGE);
             eprintln!("{}\n{}", e2e::USAGE, demo::USAGE);
             eprintln!("{}", bench::USAGE);
             eprintln!("{}", chaos::USAGE);

@@ -6,16 +6,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Result};
 
-use super::cluster::{wait_for, wait_polls};
+use super::api_server::wait_polls;
 use super::live::{population_interval, population_namespace, Live};
 use super::measure::{
     core_pct, median, ms, percentile, rss_kib, secs, thousands, CpuSnapshot, CpuUse, XorShift,
 };
 use super::meter::{Counts, Op};
 use super::package::{self, resource_type, GROUP, PLURAL};
-use super::report::{IdleFacts, Report, Section};
+use super::report::{Report, Section};
+use super::timed;
+use crate::support::wait::until;
 
-pub struct Sizes {
+pub struct ApiSizes {
     pub throughput: Vec<usize>,
     pub workers: Vec<usize>,
     pub latency: Vec<usize>,
@@ -25,7 +27,7 @@ pub struct Sizes {
     pub floor_list: usize,
 }
 
-impl Sizes {
+impl ApiSizes {
     pub fn new(quick: bool) -> Self {
         if quick {
             Self {
@@ -82,15 +84,16 @@ fn throughput(live: &mut Live, n: usize, workers: usize) -> Result<Throughput> {
     .filter(|p| !live.has_population(*p));
     let ns = adopt.map_or_else(|| format!("new-{n}-w{workers}"), population_namespace);
     let interval = |i| adopt.map_or("1h", |p| population_interval(p, i));
-    live.cluster.create_resources(&ns, 0..n, interval)?;
-    let pids = &live.cluster.server_pids;
+    live.server.create_resources(&ns, 0..n, interval)?;
+    let pids = &live.server.server_pids;
     let before = live.meter.counts();
     let cpu0 = CpuSnapshot::take(pids);
     let started = Instant::now();
     let runtime = live.start_controller(&ns, workers, 500)?;
-    let done = wait_for(
+    let done = until(
         &format!("{n} new resources Ready with {workers} workers"),
         Duration::from_secs(120 + 2 * n as u64),
+        Duration::from_millis(10),
         || live.meter.ready_in(&ns) >= n,
     );
     let wall = started.elapsed().as_secs_f64();
@@ -116,32 +119,30 @@ fn throughput(live: &mut Live, n: usize, workers: usize) -> Result<Throughput> {
 /// controller's status write with that generation and phase Ready returned.
 fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64>)> {
     let ns = live.population(n)?;
-    let runtime = live.start_controller(&ns, 2, 500)?;
-    let result = (|| {
-        wait_polls(&runtime, 2, Duration::from_secs(60))?;
+    live.with_controller(&ns, 2, 500, |runtime| {
+        wait_polls(runtime, 2, Duration::from_secs(60))?;
         let since = Instant::now();
         let mut rng = XorShift::new(0x5eed ^ n as u64);
         let mut samples = Vec::new();
         for i in 0..edits {
             std::thread::sleep(Duration::from_millis(rng.below(500)));
             let name = package::name(i % n);
-            let (generation, edited) = live.cluster.edit(&ns, &name, 1_000 + i as u64)?;
-            wait_for(
+            let (generation, edited) = live.server.edit(&ns, &name, 1_000 + i as u64)?;
+            until(
                 &format!("{ns}/{name} Ready at generation {generation}"),
                 Duration::from_secs(60),
+                Duration::from_millis(10),
                 || live.meter.ready_at(&ns, &name, generation).is_some(),
             )?;
             if let Some(ready) = live.meter.ready_at(&ns, &name, generation) {
                 samples.push(ready.saturating_duration_since(edited).as_secs_f64());
             }
         }
-        Ok::<_, anyhow::Error>((samples, live.meter.walls(Op::List, since)))
-    })();
-    live.rt.block_on(runtime.stop());
-    result
+        Ok((samples, live.meter.walls(Op::List, since)))
+    })
 }
 
-struct Idle {
+struct ControllerIdle {
     n: usize,
     polls: u64,
     calls: Counts,
@@ -152,20 +153,19 @@ struct Idle {
 }
 
 /// The controller left alone with `n` idle resources for `window`.
-fn idle(live: &mut Live, n: usize, window: Duration) -> Result<Idle> {
+fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
     let ns = live.population(n)?;
     let rss_before_kib = rss_kib();
-    let runtime = live.start_controller(&ns, 2, 500)?;
-    let result = (|| {
-        wait_polls(&runtime, 2, Duration::from_secs(60))?;
-        let pids = &live.cluster.server_pids;
+    live.with_controller(&ns, 2, 500, |runtime| {
+        wait_polls(runtime, 2, Duration::from_secs(60))?;
+        let pids = &live.server.server_pids;
         let p0 = runtime.stats().polls;
         let before = live.meter.counts();
         let since = Instant::now();
         let cpu0 = CpuSnapshot::take(pids);
         std::thread::sleep(window);
         let cpu = cpu0.since(pids);
-        Ok::<_, anyhow::Error>(Idle {
+        Ok(ControllerIdle {
             n,
             polls: runtime.stats().polls - p0,
             calls: live.meter.counts().minus(&before),
@@ -174,19 +174,17 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<Idle> {
             rss_before_kib,
             list_wall: median(&live.meter.walls(Op::List, since)),
         })
-    })();
-    live.rt.block_on(runtime.stop());
-    result
+    })
 }
 
 /// Median wall and CPU per call of `kubectl args` run `times` times.
 fn kubectl_floor(live: &Live, args: &[&str], times: usize) -> Result<(f64, f64)> {
-    let pids = &live.cluster.server_pids;
+    let pids = &live.server.server_pids;
     let cpu0 = CpuSnapshot::take(pids);
     let mut walls = Vec::new();
     for _ in 0..times {
         let started = Instant::now();
-        live.cluster.kubectl(args, None)?;
+        live.server.kube.ok(args, None)?;
         walls.push(started.elapsed().as_secs_f64());
     }
     let cpu = cpu0.since(pids);
@@ -211,11 +209,11 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
     let list_args = ["get", &kind, "-n", &list_ns, "-o", "json"];
     // One unmeasured call first so discovery is cached, as it is for the
     // controller after its first call.
-    live.cluster.kubectl(&get_args, None)?;
+    live.server.kube.ok(&get_args, None)?;
     let (get_wall, get_cpu) = kubectl_floor(live, &get_args, 10)?;
     let (list_wall, list_cpu) = kubectl_floor(live, &list_args, 5)?;
     let peak_rss = |args: &[&str]| {
-        let mut cmd = live.cluster.cp.kubectl();
+        let mut cmd = live.server.kube.command();
         cmd.args(args);
         super::peak_rss_of(&cmd)
     };
@@ -230,10 +228,8 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         .collect::<Result<_, _>>()?;
 
     let mut s = Section::new(
+        "floor",
         "Floor: one kubectl call vs one direct HTTPS request",
-        "Same API server, same object. kubectl: median of 10 (lists: 5) after one \
-         warm-up call (discovery cached); CPU from `getrusage(RUSAGE_CHILDREN)`. \
-         curl: one process per request, timings from curl's own `-w` counters.",
         &["request", "wall (median)", "CPU per call", "notes"],
     );
     s.order = 20;
@@ -255,8 +251,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         ms(list_cpu),
         format!("peak RSS {} MiB", list_rss / 1024),
     ]);
-    live.facts_floor(report, get_wall, get_cpu, get_rss);
-    match &live.cluster.curl {
+    match &live.server.curl {
         Some(curl) => {
             let path = format!("/apis/{GROUP}/v1/namespaces/{ns}/{PLURAL}/{one}");
             let list_path = format!("/apis/{GROUP}/v1/namespaces/{list_ns}/{PLURAL}");
@@ -265,8 +260,8 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
             let list: Vec<_> = (0..5)
                 .map(|_| curl.get(&list_path))
                 .collect::<Result<_>>()?;
-            let med = |v: &[super::cluster::CurlTiming],
-                       f: fn(&super::cluster::CurlTiming) -> f64| {
+            let med = |v: &[super::api_server::CurlTiming],
+                       f: fn(&super::api_server::CurlTiming) -> f64| {
                 median(&v.iter().map(f).collect::<Vec<_>>())
             };
             let total = med(&one, |t| t.total);
@@ -292,20 +287,11 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
                 get_wall / total,
                 get_wall / med(&one, |t| t.request).max(1e-6)
             ));
-            report.facts.https_get_wall = Some(total);
         }
         None => s.note("curl unavailable: no direct HTTPS figures"),
     }
     report.sections.push(s);
     Ok(())
-}
-
-impl Live {
-    fn facts_floor(&self, report: &mut Report, wall: f64, cpu: f64, rss: u64) {
-        report.facts.kubectl_get_wall = Some(wall);
-        report.facts.kubectl_get_cpu = Some(cpu);
-        report.facts.kubectl_peak_rss_kib = Some(rss);
-    }
 }
 
 /// Time to Ready for new resources, by worker count. Runs before the other
@@ -320,7 +306,7 @@ pub fn run_throughput(
     full_matrix: bool,
     report: &mut Report,
 ) -> Result<()> {
-    let sizes = Sizes::new(quick);
+    let sizes = ApiSizes::new(quick);
     let mut skipped = Vec::new();
     let mut runs = Vec::new();
     for &n in &sizes.throughput {
@@ -329,21 +315,13 @@ pub fn run_throughput(
                 skipped.push(format!("{n} resources with {w} workers"));
                 continue;
             }
-            let started = Instant::now();
-            runs.push(throughput(live, n, w)?);
-            eprintln!(
-                "[bench] api: {n} new resources, {w} workers: {:.1}s",
-                started.elapsed().as_secs_f64()
-            );
+            let what = format!("api: {n} new resources, {w} workers");
+            runs.push(timed(&what, || throughput(live, n, w))?);
         }
     }
     let mut s = Section::new(
+        "throughput",
         "Time for new resources to reach Ready",
-        "N resources are created (not timed), then the controller starts (poll_ms 500) \
-         and is timed until every resource's status write returned Ready. One run per \
-         cell (each costs minutes of kubectl time); speed-up is against 1 worker at the \
-         same N in the same run. CPU columns are percent of one core over the run: the \
-         controller process, its kubectl children, kube-apiserver + etcd.",
         &[
             "resources",
             "workers",
@@ -360,9 +338,6 @@ pub fn run_throughput(
         ],
     );
     s.order = 30;
-    let mut server_cpu = 0.0;
-    let mut all_calls = 0u64;
-    let mut best: Option<(f64, usize, f64)> = None;
     for r in &runs {
         let base = runs
             .iter()
@@ -370,11 +345,6 @@ pub fn run_throughput(
             .map_or(f64::NAN, |b| b.wall);
         let rate = r.n as f64 / r.wall;
         let calls_per_s = r.calls.total() as f64 / r.wall;
-        server_cpu += r.cpu.server;
-        all_calls += r.calls.total();
-        if best.is_none_or(|(b, _, _)| rate > b) {
-            best = Some((rate, r.workers, calls_per_s));
-        }
         let [own, kids, server] = cpu_cells(&r.cpu);
         s.row(vec![
             thousands(r.n as f64),
@@ -391,55 +361,24 @@ pub fn run_throughput(
             core_pct(r.cpu.other, r.cpu.wall),
         ]);
     }
-    s.note(
-        "a new resource costs 3 calls (re-read, finalizer patch, status write); more \
-         than 3 per resource are re-reads of resources listed stale (finished while the \
-         list was in flight), see the periodic-check table",
-    );
     if !skipped.is_empty() {
         s.note(format!(
-            "not run: {} (left out to keep the whole bench under 15 minutes; the rows \
-             around it are CPU-bound already). `cargo xtask bench --full-matrix` adds it.",
+            "not run: {} (`cargo xtask bench --full-matrix` adds it)",
             skipped.join(", ")
         ));
     }
-    if !quick {
-        s.note(
-            "the 100 x 8 and 500 x 8 runs' namespaces are reused afterwards as the 100- \
-             and 1,000-resource populations of the other tables",
-        );
-    }
     report.sections.push(s);
-    if all_calls > 0 {
-        report.facts.server_cpu_per_call = Some(server_cpu / all_calls as f64);
-    }
-    report.facts.best_throughput = best.map(|(r, w, _)| (r, w));
-    report.facts.calls_per_second = best.map(|(_, _, c)| c);
-
     Ok(())
 }
 
 /// The floor, reaction latency and idle cost.
 pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
-    let sizes = Sizes::new(quick);
-    let started = Instant::now();
-    floors(live, sizes.floor_list, report)?;
-    eprintln!(
-        "[bench] api: floors in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    let sizes = ApiSizes::new(quick);
+    timed("api: floors", || floors(live, sizes.floor_list, report))?;
 
     let mut l = Section::new(
+        "latency",
         "Reaction latency: spec edit to Ready",
-        &format!(
-            "{} edits per row of idle Ready resources (poll_ms 500, 2 workers), one at a \
-             time, each after a random 0-500 ms pause so edits land at every phase of the \
-             poll period. Timed from the API server's answer to the edit (direct HTTPS) to \
-             the return of the controller's status write carrying the new observedGeneration \
-             and phase Ready. Expected: wait for the next poll (0-500 ms) + the list + \
-             re-read + status write.",
-            sizes.edits
-        ),
         &[
             "idle resources",
             "p50",
@@ -451,14 +390,9 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     );
     l.order = 40;
     for &n in &sizes.latency {
-        let started = Instant::now();
-        let (samples, lists) = latency(live, n, sizes.edits)?;
-        eprintln!(
-            "[bench] api: latency at {n} in {:.1}s",
-            started.elapsed().as_secs_f64()
-        );
+        let what = format!("api: latency at {n}");
+        let (samples, lists) = timed(&what, || latency(live, n, sizes.edits))?;
         let (p50, p95) = (percentile(&samples, 50.0), percentile(&samples, 95.0));
-        report.facts.latency.push((n, p50, p95));
         l.row(vec![
             thousands(n as f64),
             ms(p50),
@@ -470,27 +404,14 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     }
     report.sections.push(l);
 
-    let started = Instant::now();
-    let r = idle(live, sizes.idle, sizes.idle_window)?;
-    eprintln!(
-        "[bench] api: idle cost in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    let r = timed("api: idle cost", || {
+        idle(live, sizes.idle, sizes.idle_window)
+    })?;
     let mut i = Section::new(
+        "idle-cost",
         &format!(
             "Cost of staying idle with {} resources",
             thousands(r.n as f64)
-        ),
-        &format!(
-            "The controller (poll_ms 500, 2 workers) with {} Ready resources and nothing \
-             due, measured over {:.0} s. Controller CPU is this process's \
-             `getrusage(RUSAGE_SELF)` (controller threads, plus the harness, which only \
-             sleeps); kubectl CPU is `getrusage(RUSAGE_CHILDREN)`, i.e. the kubectl \
-             processes the controller ran and reaped in the window; they are separate \
-             processes, so they do not appear in the controller's own figures. RSS is this \
-             process's `VmRSS`.",
-            thousands(r.n as f64),
-            r.cpu.wall
         ),
         &["measure", "value"],
     );
@@ -499,22 +420,14 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     i.row(vec!["poll cycles".into(), r.polls.to_string()]);
     i.row(vec!["kubectl calls".into(), r.calls.breakdown()]);
     i.row(vec!["list call wall (median)".into(), ms(r.list_wall)]);
-    i.row(vec![
-        "controller CPU (own process)".into(),
-        core_pct(r.cpu.own, r.cpu.wall) + " of a core",
-    ]);
-    i.row(vec![
-        "kubectl CPU (children)".into(),
-        core_pct(r.cpu.children, r.cpu.wall) + " of a core",
-    ]);
-    i.row(vec![
-        "kube-apiserver + etcd CPU".into(),
-        core_pct(r.cpu.server, r.cpu.wall) + " of a core",
-    ]);
-    i.row(vec![
-        "other processes on the machine".into(),
-        core_pct(r.cpu.other, r.cpu.wall) + " of a core",
-    ]);
+    for (what, cpu) in [
+        ("controller CPU (own process)", r.cpu.own),
+        ("kubectl CPU (children)", r.cpu.children),
+        ("kube-apiserver + etcd CPU", r.cpu.server),
+        ("other processes on the machine", r.cpu.other),
+    ] {
+        i.row(vec![what.into(), core_pct(cpu, r.cpu.wall) + " of a core"]);
+    }
     i.row(vec![
         "CPU per poll cycle (controller + kubectl)".into(),
         ms(cycle_cpu),
@@ -528,13 +441,5 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
         ),
     ]);
     report.sections.push(i);
-    report.facts.idle = Some(IdleFacts {
-        n: r.n,
-        list_wall: r.list_wall,
-        list_cpu: r.cpu.children / r.polls.max(1) as f64,
-        kubectl_cores: r.cpu.children / r.cpu.wall,
-        server_cores: r.cpu.server / r.cpu.wall,
-        own_cores: r.cpu.own / r.cpu.wall,
-    });
     Ok(())
 }

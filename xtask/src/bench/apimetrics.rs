@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
-use super::cluster::Cluster;
+use super::api_server::ApiServer;
 
 /// Counters of one scrape: (verb, resource) -> completed requests, and
 /// resource -> open watches. Requests without a resource (`/metrics`,
@@ -69,9 +69,9 @@ impl Served {
 impl Scrape {
     /// Reads the API server's `/metrics` (one kubectl call, outside any
     /// measured operator).
-    pub fn take(cluster: &Cluster) -> Result<Self> {
+    pub fn take(server: &ApiServer) -> Result<Self> {
         Ok(Self::parse(
-            &cluster.kubectl(&["get", "--raw", "/metrics"], None)?,
+            &server.kube.ok(&["get", "--raw", "/metrics"], None)?,
         ))
     }
 

@@ -5,11 +5,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Result};
 
-use super::cluster::{wait_for, wait_polls};
+use super::api_server::wait_polls;
 use super::live::{checked_count, Live};
 use super::measure::{secs, thousands};
 use super::meter::Counts;
 use super::report::{Report, Section};
+use crate::support::wait::until;
 
 /// Past the checked resources' 1 s interval (not the others' 1 h): each is due once.
 const ADVANCE_MS: u64 = 2_000;
@@ -29,30 +30,30 @@ struct Row {
 fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
     let ns = live.population(n)?;
     let checked = checked_count(n);
-    let runtime = live.start_controller(&ns, 2, POLL_MS)?;
-    let result = (|| {
+    let row = live.with_controller(&ns, 2, POLL_MS, |runtime| {
         let poll_timeout = Duration::from_secs(120);
         // Counts are taken right after a cycle completes: cycles are then
         // whole, since the next list is a kubectl process that has not
         // finished yet.
-        let p0 = wait_polls(&runtime, 1, poll_timeout)?;
+        let p0 = wait_polls(runtime, 1, poll_timeout)?;
         let before = live.meter.counts();
-        let p1 = wait_polls(&runtime, idle_cycles, poll_timeout)?;
+        let p1 = wait_polls(runtime, idle_cycles, poll_timeout)?;
         let idle = live.meter.counts().minus(&before);
 
         let before = live.meter.counts();
         let started = Instant::now();
         live.clock(&ns).advance(ADVANCE_MS);
-        wait_for(
+        until(
             &format!("the periodic check of {checked} of {n} resources"),
             Duration::from_secs(120 + checked as u64),
+            Duration::from_millis(10),
             || live.meter.counts().minus(&before).status >= checked as u64,
         )?;
         let check_wall = started.elapsed().as_secs_f64();
-        live.settle(&runtime)?;
+        live.settle(runtime)?;
         let check = live.meter.counts().minus(&before);
         let p2 = runtime.stats().polls;
-        Ok::<_, anyhow::Error>(Row {
+        Ok(Row {
             n,
             checked,
             cycles: p1 - p0,
@@ -61,9 +62,7 @@ fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
             check_polls: p2 - p1,
             check_wall,
         })
-    })();
-    live.rt.block_on(runtime.stop());
-    let row = result?;
+    })?;
     ensure!(
         row.idle.failed == 0 && row.check.failed == 0,
         "kubectl calls failed: {:?}",
@@ -86,20 +85,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     }
 
     let mut s = Section::new(
+        "calls",
         "kubectl calls per poll cycle and per periodic check",
-        &format!(
-            "Real kube-apiserver 1.20.2 on loopback; the controller runs in-process with \
-             `KubectlClient` and a runner that counts every kubectl invocation by kind. One \
-             package type. Resources are created with `kubectl apply` (List batches of 250) \
-             with `reconcileInterval: 1s` and brought to Ready first; the controller's clock \
-             is a fake one that only moves when told, so nothing is due by accident. *Idle*: \
-             {idle_cycles} whole poll cycles (poll_ms {POLL_MS}) counted between cycle ends. \
-             *Periodic check*: the clock is advanced 2 s, past the interval of the due \
-             resources (all of them up to 100; of 1,000, the first 100 have a 1 s interval \
-             and the rest 1 h, so the list still holds 1,000), then calls are counted until \
-             every due resource has written status once and a whole cycle passes without \
-             per-resource calls; per resource = (all calls - lists) / due resources."
-        ),
         &[
             "resources",
             "idle: calls / cycle",
@@ -140,15 +127,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
         }
     }
     if !stale.is_empty() {
-        s.note(format!(
-            "extra GETs in the check ({}): a resource whose status write lands while a \
-             poll's `kubectl get` list is in flight is listed with its old status, looks \
-             due again and, no longer running, is queued again; the worker re-reads it \
-             under the lock, finds it not due and stops (no write). The queue could drop \
-             such entries by remembering the resourceVersion each finished reconcile \
-             started from and skipping a listed snapshot with that same version.",
-            stale.join(", ")
-        ));
+        s.note(format!("extra GETs in the check: {}", stale.join(", ")));
     }
     for (n, how) in &live.origins {
         if sizes.contains(n) {
@@ -161,10 +140,6 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
         idle_values.join("; "),
         idle_ok,
     );
-    if let Some(r) = rows.last() {
-        report.facts.check_calls =
-            Some((r.n, r.check.per_resource_calls() as f64 / r.checked as f64));
-    }
     report.verdict(
         "periodic check of matching infrastructure = 2 calls per resource",
         check_values.join("; "),

@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 use super::measure::{descendants, pid_status_kib, tree_cpu_seconds};
-use crate::e2e::operator::Operator;
+use crate::world::operator::Operator;
 
 /// How the example operator learns about changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,34 +8,31 @@
 //!   time until the other candidate holds the Lease;
 //!
 //! with controller-runtime's default timing and with the short timing the
-//! e2e uses. Writes its own section of BENCHMARKS.md (kept by full runs).
+//! e2e uses. Writes its own block of BENCHMARKS.md.
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
+use blue_kubernetes::REQUEST_ANNOTATION;
 use serde_json::json;
 
 use super::machine::{loadavg, Machine};
-use crate::control_plane::certs::random_hex;
-use crate::e2e::ha::{self, Timing, SHORT};
-use crate::e2e::kube::LCM;
-use crate::e2e::operator::{self, Operator};
-use crate::e2e::target::{Cluster, Mode};
-use crate::e2e::util::TempDir;
-use crate::e2e::world::World;
-use crate::e2e::Installation;
+use super::measure::median;
+use super::report::{markdown_table, Block};
+use crate::cluster::Mode;
+use crate::support::kube::LCM;
+use crate::support::wait::poll;
+use crate::world::election::{self, Timing, SHORT};
+use crate::world::operator::Operator;
+use crate::world::{Testbed, Transport, World};
 
 const ROUNDS: usize = 5;
-const START: &str = "<!-- failover:start -->";
-const END: &str = "<!-- failover:end -->";
 const DEFAULTS: Timing = Timing {
     lease_ms: 15_000,
     renew_ms: 10_000,
     retry_ms: 2_000,
 };
 const RESOURCE: &str = "failover-probe";
-const REQUEST: &str = "colors.getcolors.ai/reconcile-request";
 
 /// `--only failover` (alone) selects this bench.
 pub fn requested(args: &[String]) -> bool {
@@ -53,36 +50,20 @@ struct Row {
 pub fn main() -> Result<()> {
     let machine = Machine::gather();
     let started = Instant::now();
-    let work = TempDir::new("blue-bench-failover")?;
-    let binary = operator::build()?;
-    let cluster = Cluster::open(&Mode::Local, work.path())?;
-    let kube = cluster.kube(&format!("bench-ha-{}", random_hex(3)?));
-    let installed = Installation::install(&cluster, &kube)?;
-    let mut world = World {
-        cluster: &cluster,
-        kube,
-        binary,
-        work: work.path().to_path_buf(),
-        cel: installed.cel,
-        operator: None,
-        operator_env: Vec::new(),
-        transport: crate::e2e::world::Transport::Proxy,
-    };
+    let testbed = Testbed::up("bench-ha", &Mode::Local, None)?;
+    let mut world = testbed.world(Transport::Proxy);
     let rows = [DEFAULTS, SHORT]
         .into_iter()
         .map(|timing| measure(&mut world, timing))
         .collect::<Result<Vec<_>>>();
     drop(world);
-    installed.remove()?;
-    cluster.stop()?;
+    testbed.down()?;
     let rows = rows?;
-    let section = render(&machine, &rows, started.elapsed());
-    println!("{section}");
+    let block = block(&machine, &rows, started.elapsed());
+    println!("{}", block.body);
     let path = super::workspace_root().join("BENCHMARKS.md");
-    let old = std::fs::read_to_string(&path).unwrap_or_default();
-    std::fs::write(&path, with_section(&old, &section))
-        .with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("[bench] wrote the failover section of {}", path.display());
+    super::write_blocks(&path, &[block])?;
+    eprintln!("[bench] wrote the failover block of {}", path.display());
     Ok(())
 }
 
@@ -96,14 +77,14 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
         n += 1;
         let id = format!("bench-{}-{n}", timing.lease_ms);
         let mut args = w.admin_args();
-        args.extend(ha::election_args(&id, timing));
+        args.extend(election::election_args(&id, timing));
         let op = w.spawn_operator(&args, &w.scratch(&format!("{id}.log")))?;
         Ok((id, op))
     };
     let deadline = Duration::from_millis(timing.lease_ms * 3);
     // The first candidate leads; the probe resource is Ready before rounds.
     let (first, mut leader) = spawn(w)?;
-    ha::wait_holder(&w.kube, &first, Instant::now(), deadline)?;
+    election::wait_holder(&w.kube, &first, Instant::now(), deadline)?;
     if w.kube.get(LCM, RESOURCE)?.is_none() {
         w.kube.create(
             &json!({
@@ -133,9 +114,9 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
         w.kube.merge_patch(
             LCM,
             RESOURCE,
-            &json!({"metadata": {"annotations": {REQUEST: token}}}),
+            &json!({"metadata": {"annotations": {REQUEST_ANNOTATION: token}}}),
         )?;
-        let takeover = ha::wait_holder(&w.kube, &follower_id, killed, deadline)?;
+        let takeover = election::wait_holder(&w.kube, &follower_id, killed, deadline)?;
         row.takeover_ms.push(takeover.as_millis());
         acknowledged(w, &token, deadline)?;
         row.failover_ms.push(killed.elapsed().as_millis());
@@ -148,7 +129,7 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
             leader.stop()?.success(),
             "the leader failed its graceful stop"
         );
-        let took = ha::wait_holder(&w.kube, &follower_id, stopping, deadline)?;
+        let took = election::wait_holder(&w.kube, &follower_id, stopping, deadline)?;
         row.handover_ms.push(took.as_millis());
         leader = follower;
         (follower_id, follower) = spawn(w)?;
@@ -167,121 +148,73 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
 
 /// Waits until the probe's status acknowledges request `token`.
 fn acknowledged(w: &World<'_>, token: &str, timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
-    loop {
+    let what = format!("request {token} acknowledged");
+    poll(&what, timeout, Duration::from_millis(50), || {
         let r = w.kube.get(LCM, RESOURCE)?.context("the probe vanished")?;
         let handled = r["status"]["lastHandledRequest"].as_str().unwrap_or("");
-        let wanted = r["metadata"]["annotations"][REQUEST].as_str().unwrap_or("");
-        if handled == wanted
-            && (token == "start" || handled == token)
-            && r["status"]["phase"] == "Ready"
-        {
-            return Ok(());
-        }
+        let wanted = r["metadata"]["annotations"][REQUEST_ANNOTATION]
+            .as_str()
+            .unwrap_or("");
         ensure!(
-            Instant::now() < deadline,
-            "request {token} not acknowledged within {timeout:?}"
+            handled == wanted
+                && (token == "start" || handled == token)
+                && r["status"]["phase"] == "Ready",
+            "handled {handled:?}, phase {}",
+            r["status"]["phase"]
         );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        Ok(())
+    })
 }
 
-fn median(values: &[u128]) -> u128 {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    sorted[sorted.len() / 2]
-}
-
-fn render(m: &Machine, rows: &[Row], took: Duration) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{START}\n## Failover\n");
-    let _ = writeln!(
-        out,
-        "`cargo xtask bench --only failover` ({:.0} s; {}, commit {}, load {} at start, {} at end). \
-         Two replicas of the example operator (debug build, poll every 250 ms) against the local \
-         API server. *Takeover*: SIGKILL of the leader's process group until the Lease names the other \
-         replica. *Failover*: the same kill until the new leader has acknowledged a reconcile \
-         request annotated right after the kill (its first reconcile). \
-         *Handover*: SIGTERM of the leader (it drains, then releases the Lease) until the other \
-         replica holds the Lease. Median (min-max) of {ROUNDS} rounds each.\n",
-        took.as_secs_f64(),
-        m.date,
-        m.commit,
-        m.load_start,
-        loadavg()
-    );
-    let _ = writeln!(
-        out,
-        "| lease / renew deadline / retry | takeover, median (min-max) | bound: lease + retry | failover to first reconcile | graceful handover |\n|---|---|---|---|---|"
-    );
-    for r in rows {
-        let span = |v: &[u128]| {
-            format!(
-                "{} ms ({}-{})",
-                median(v),
-                v.iter().min().unwrap_or(&0),
-                v.iter().max().unwrap_or(&0)
-            )
-        };
-        let _ = writeln!(
-            out,
-            "| {} s / {} s / {} s | {} | {} ms | {} | {} |",
-            r.timing.lease_ms as f64 / 1000.0,
-            r.timing.renew_ms as f64 / 1000.0,
-            r.timing.retry_ms as f64 / 1000.0,
-            span(&r.takeover_ms),
-            r.timing.lease_ms + r.timing.retry_ms,
-            span(&r.failover_ms),
-            span(&r.handover_ms),
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\n- a follower takes over when it has seen the record unchanged for a lease duration, \
-         counted from when it first saw the leader's last renewal (at most one retry period after \
-         that renewal, which preceded the kill): so the Lease changes hands within lease + retry \
-         of the kill, plus kubectl latency (a Lease read and write per attempt, slower under \
-         load); the first reconcile then adds up to one poll, a list and the reconcile's own \
-         kubectl calls\n\
-         - handover needs no expiry: the follower finds the Lease released at its next attempt \
-         (at most one retry period), plus the time the stopping leader takes to drain and exit\n{END}"
-    );
-    out
-}
-
-/// `doc` with its failover section replaced by `section` (or appended).
-pub fn with_section(doc: &str, section: &str) -> String {
-    match (doc.find(START), doc.find(END)) {
-        (Some(s), Some(e)) if e > s => {
-            format!(
-                "{}{}{}",
-                &doc[..s],
-                section.trim_end(),
-                &doc[e + END.len()..]
-            )
-        }
-        _ => format!("{}\n\n{}", doc.trim_end(), section),
-    }
-}
-
-/// The failover section of `doc`, if any (a full bench run keeps it).
-pub fn section_of(doc: &str) -> Option<&str> {
-    let s = doc.find(START)?;
-    let e = doc.find(END)?;
-    (e > s).then(|| &doc[s..e + END.len()])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_section_is_replaced_in_place_or_appended() {
-        let section = format!("{START}\nnew\n{END}\n");
-        let doc = format!("# B\n\n{START}\nold\n{END}\n\n## Next\n");
-        let replaced = with_section(&doc, &section);
-        assert_eq!(replaced, format!("# B\n\n{START}\nnew\n{END}\n\n## Next\n"));
-        assert_eq!(section_of(&replaced), Some(section.trim_end()));
-        assert!(with_section("# B\n", &section).ends_with(&section));
+/// The `failover` block: when and where, then one row per timing.
+fn block(m: &Machine, rows: &[Row], took: Duration) -> Block {
+    let header = [
+        "lease / renew deadline / retry",
+        "takeover, median (min-max)",
+        "bound: lease + retry",
+        "failover to first reconcile",
+        "graceful handover",
+    ]
+    .map(String::from);
+    let span = |v: &[u128]| {
+        let median = median(&v.iter().map(|x| *x as f64).collect::<Vec<_>>());
+        let (min, max) = (v.iter().min(), v.iter().max());
+        format!(
+            "{median:.0} ms ({}-{})",
+            min.unwrap_or(&0),
+            max.unwrap_or(&0)
+        )
+    };
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let t = r.timing;
+            vec![
+                format!(
+                    "{} s / {} s / {} s",
+                    secs(t.lease_ms),
+                    secs(t.renew_ms),
+                    secs(t.retry_ms)
+                ),
+                span(&r.takeover_ms),
+                format!("{} ms", t.lease_ms + t.retry_ms),
+                span(&r.failover_ms),
+                span(&r.handover_ms),
+            ]
+        })
+        .collect();
+    Block {
+        key: "failover",
+        title: "Failover".into(),
+        body: format!(
+            "{ROUNDS} rounds in {:.0} s; {}, commit {}, load {} at start, {} at end.\n\n{}",
+            took.as_secs_f64(),
+            m.date,
+            m.commit,
+            m.load_start,
+            loadavg(),
+            markdown_table(&header, &rows)
+        ),
     }
 }

@@ -7,16 +7,17 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
 use blue_kubernetes_client::{
     proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PageRequest, PatchType,
     ProxyClient, ProxyOptions, RawApi, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
-use super::cluster::Cluster;
+use super::api_server::ApiServer;
 use super::contender::Contender;
-use crate::e2e::operator::Operator;
+use crate::support::wait::poll;
+use crate::world::operator::Operator;
 
 pub const GROUP: &str = "examples.blue.dev";
 pub const VERSION: &str = "v1alpha1";
@@ -79,7 +80,7 @@ pub struct Reaction {
 
 pub struct Harness<'a> {
     pub rt: &'a tokio::runtime::Runtime,
-    pub cluster: &'a Cluster,
+    pub server: &'a ApiServer,
     pub client: Arc<ProxyClient>,
     pub work: &'a Path,
 }
@@ -87,26 +88,17 @@ pub struct Harness<'a> {
 impl<'a> Harness<'a> {
     pub fn new(
         rt: &'a tokio::runtime::Runtime,
-        cluster: &'a Cluster,
+        server: &'a ApiServer,
         work: &'a Path,
     ) -> Result<Self> {
         // The local 1.20 server knows no CEL rules.
         let crd = local_configmap_operator::package::crd_yaml(false)?;
-        cluster.kubectl(&["apply", "-f", "-"], Some(&crd))?;
-        cluster.kubectl(
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                &format!("crd/{PLURAL}.{GROUP}"),
-            ],
-            None,
-        )?;
-        let client = Arc::new(proxy_client(ProxyOptions::new(cluster.kubectl_options()))?);
+        server.kube.apply_crd(&crd, &format!("{PLURAL}.{GROUP}"))?;
+        let client = Arc::new(proxy_client(ProxyOptions::new(server.kubectl_options()))?);
         rt.block_on(client.start())?;
         Ok(Self {
             rt,
-            cluster,
+            server,
             client,
             work,
         })
@@ -189,16 +181,11 @@ impl<'a> Harness<'a> {
             _ => 2_000,
         });
         let started = Instant::now();
-        loop {
-            if self.ready(namespace)? >= n {
-                return Ok(started.elapsed());
-            }
-            anyhow::ensure!(
-                started.elapsed() < timeout,
-                "{n} Ready in {namespace} not reached in {timeout:?}"
-            );
-            std::thread::sleep(every);
-        }
+        poll(&format!("{n} Ready in {namespace}"), timeout, every, || {
+            let ready = self.ready(namespace)?;
+            ensure!(ready >= n, "{ready} Ready");
+            Ok(started.elapsed())
+        })
     }
 
     /// Edits `name`'s data (a new generation); times, from the API
@@ -257,44 +244,29 @@ impl<'a> Harness<'a> {
                 ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(&name(i)), None)?;
             self.send(ApiRequest::new(Method::Delete, path))?;
         }
-        loop {
+        let what = format!("every resource in {namespace} gone");
+        poll(&what, REACTION_TIMEOUT, Duration::from_millis(20), || {
             let left = self
                 .rt
                 .block_on(self.client.list_resources(&descriptor(), namespace))?;
-            if left.is_empty() {
-                return Ok(started.elapsed().as_secs_f64());
-            }
-            anyhow::ensure!(
-                started.elapsed() < REACTION_TIMEOUT,
-                "{} resources in {namespace} never went away",
-                left.len()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            ensure!(left.is_empty(), "{} resources left", left.len());
+            Ok(started.elapsed().as_secs_f64())
+        })
     }
 
     /// Starts `who` on `namespace`, logging to the scratch directory.
     pub fn start(&self, who: &Contender, namespace: &str) -> Result<Operator> {
         let mut args = vec![
             "--context".to_string(),
-            self.cluster.cp.context().to_string(),
+            self.server.cp.context().to_string(),
             "--kubeconfig".into(),
-            self.cluster.cp.kubeconfig_path().display().to_string(),
+            self.server.cp.kubeconfig_path().display().to_string(),
             "--namespace".into(),
             namespace.into(),
         ];
         args.extend(who.extra.iter().cloned());
-        let tmp = self.work.join("tmp");
-        std::fs::create_dir_all(&tmp)?;
-        let env = [
-            (
-                "KUBECACHEDIR".to_string(),
-                self.work.join("kube-cache").display().to_string(),
-            ),
-            ("TMPDIR".to_string(), tmp.display().to_string()),
-        ];
         let log = self.work.join(format!("{}-{namespace}.log", who.label));
-        Operator::start(&who.binary, &args, &env, &log, self.work)
+        Operator::start(&who.binary, &args, &[], &log, self.work)
     }
 }
 

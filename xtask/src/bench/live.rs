@@ -13,9 +13,10 @@ use blue_kubernetes_client::Client;
 use blue_testkit::FakeClock;
 use serde_json::json;
 
-use super::cluster::{start_controller, wait_for, wait_polls, Cluster};
+use super::api_server::{start_controller, wait_polls, ApiServer};
 use super::meter::Meter;
 use super::package;
+use crate::support::wait::until;
 
 /// How long to wait for a population to become Ready (kubectl-bound:
 /// roughly 3 calls per new resource).
@@ -37,7 +38,7 @@ pub fn checked_count(n: usize) -> usize {
 
 pub struct Live {
     pub rt: tokio::runtime::Runtime,
-    pub cluster: Cluster,
+    pub server: ApiServer,
     pub meter: Meter,
     pub client: Arc<dyn Client>,
     /// The controllers' clock per namespace. It only moves when a
@@ -57,12 +58,12 @@ impl Live {
             .enable_all()
             .build()
             .context("building the tokio runtime")?;
-        let cluster = Cluster::start()?;
+        let server = ApiServer::start()?;
         let meter = Meter::default();
-        let client = cluster.client(&meter)?;
+        let client = server.client(&meter)?;
         Ok(Self {
             rt,
-            cluster,
+            server,
             meter,
             client,
             clocks: Mutex::new(BTreeMap::new()),
@@ -75,17 +76,18 @@ impl Live {
     /// `n` resources there are Ready and the queue has settled. Returns the
     /// time from controller start to all Ready.
     pub fn make_ready(&self, namespace: &str, n: usize, workers: usize) -> Result<Duration> {
-        let runtime = self.start_controller(namespace, workers, 500)?;
-        let took = wait_for(
-            &format!("{n} Ready in {namespace}"),
-            ready_timeout(n),
-            || self.meter.ready_in(namespace) >= n,
-        );
-        // Resources finished while a list was in flight are listed stale and
-        // re-read once more (NotDue); let those drain before measuring.
-        let settled = took.and_then(|t| self.settle(&runtime).map(|()| t));
-        self.rt.block_on(runtime.stop());
-        settled
+        self.with_controller(namespace, workers, 500, |runtime| {
+            let took = until(
+                &format!("{n} Ready in {namespace}"),
+                ready_timeout(n),
+                Duration::from_millis(10),
+                || self.meter.ready_in(namespace) >= n,
+            )?;
+            // Resources finished while a list was in flight are listed stale
+            // and re-read once more (NotDue); let those drain before measuring.
+            self.settle(runtime)?;
+            Ok(took)
+        })
     }
 
     /// The clock of `namespace`'s controllers, starting at the real time.
@@ -120,6 +122,21 @@ impl Live {
         )
     }
 
+    /// Runs `f` with the polling runtime of [`Live::start_controller`],
+    /// stopping it either way.
+    pub fn with_controller<T>(
+        &self,
+        namespace: &str,
+        workers: usize,
+        poll_ms: u64,
+        f: impl FnOnce(&blue_kubernetes::Runtime) -> Result<T>,
+    ) -> Result<T> {
+        let runtime = self.start_controller(namespace, workers, poll_ms)?;
+        let result = f(&runtime);
+        self.rt.block_on(runtime.stop());
+        result
+    }
+
     /// Waits until a whole poll cycle passes with no per-resource call.
     pub fn settle(&self, runtime: &blue_kubernetes::Runtime) -> Result<()> {
         for _ in 0..100 {
@@ -141,7 +158,7 @@ impl Live {
             return Ok(ns.clone());
         }
         let ns = population_namespace(n);
-        self.cluster
+        self.server
             .create_resources(&ns, 0..n, |i| population_interval(n, i))?;
         let took = self.make_ready(&ns, n, 4)?;
         self.populations.insert(n, ns.clone());
@@ -170,10 +187,10 @@ impl Live {
     pub fn adopt_population(&mut self, n: usize, have: usize) -> Result<()> {
         let ns = population_namespace(n);
         if have < n {
-            let template = match &self.cluster.curl {
+            let template = match &self.server.curl {
                 Some(_) if have > checked_count(n) => {
                     let name = package::name(have - 1);
-                    let text = self.cluster.kubectl(
+                    let text = self.server.kube.ok(
                         &[
                             "get",
                             &package::resource_type(),
@@ -190,9 +207,9 @@ impl Live {
                 }
                 _ => None,
             };
-            match (template, &self.cluster.curl) {
+            match (template, &self.server.curl) {
                 (Some(template), Some(curl)) => {
-                    self.cluster.create_resources_with(
+                    self.server.create_resources_with(
                         &ns,
                         have..n,
                         |i| population_interval(n, i),
@@ -225,7 +242,7 @@ impl Live {
                     );
                 }
                 _ => {
-                    self.cluster
+                    self.server
                         .create_resources(&ns, have..n, |i| population_interval(n, i))?;
                     let took = self.make_ready(&ns, n, 4)?;
                     self.origins.insert(
@@ -251,11 +268,10 @@ impl Live {
 
     /// Two whole poll cycles over `namespace` must make no per-resource call.
     fn check_idle(&self, namespace: &str) -> Result<()> {
-        let runtime = self.start_controller(namespace, 2, 500)?;
-        let result = (|| {
-            wait_polls(&runtime, 1, Duration::from_secs(60))?;
+        self.with_controller(namespace, 2, 500, |runtime| {
+            wait_polls(runtime, 1, Duration::from_secs(60))?;
             let before = self.meter.counts();
-            wait_polls(&runtime, 2, Duration::from_secs(60))?;
+            wait_polls(runtime, 2, Duration::from_secs(60))?;
             let calls = self.meter.counts().minus(&before);
             anyhow::ensure!(
                 calls.per_resource_calls() == 0,
@@ -263,9 +279,7 @@ impl Live {
                 calls.breakdown()
             );
             Ok(())
-        })();
-        self.rt.block_on(runtime.stop());
-        result
+        })
     }
 }
 

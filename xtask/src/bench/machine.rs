@@ -3,6 +3,8 @@
 use std::fs;
 use std::process::Command;
 
+use super::report::{markdown_table, Block};
+
 /// Facts about the machine and the build, read once at the start.
 #[derive(Debug)]
 pub struct Machine {
@@ -88,5 +90,44 @@ impl Machine {
             .unwrap_or_else(|| "?".into()),
             load_start: loadavg(),
         }
+    }
+}
+
+impl Machine {
+    /// The `machine` block: what ran, on what, under which load.
+    pub fn block(&self, command: &str, seconds: f64, other: Option<String>) -> Block {
+        let mut rows: Vec<Vec<String>> = vec![
+            vec!["command".into(), format!("`{command}`")],
+            vec!["date".into(), self.date.clone()],
+            vec!["commit".into(), self.commit.clone()],
+            vec!["CPU".into(), format!("{} x {}", self.cores, self.cpu_model)],
+            vec!["memory".into(), self.memory.clone()],
+            vec!["kernel".into(), self.kernel.clone()],
+            vec!["build".into(), format!("{}, {}", build(), self.rustc)],
+            vec!["kubectl".into(), self.kubectl.clone()],
+            vec![
+                "API server".into(),
+                "kube-apiserver 1.20.2 + etcd 3.4 on loopback (`xtask` control plane)".into(),
+            ],
+            vec![
+                "load average (1/5/15 min)".into(),
+                format!("{} at start, {} at end", self.load_start, loadavg()),
+            ],
+        ];
+        rows.extend(other.map(|o| vec!["other processes".into(), o]));
+        rows.push(vec!["duration".into(), format!("{seconds:.0} s")]);
+        Block {
+            key: "machine",
+            title: "Machine and run".into(),
+            body: markdown_table(&["".into(), "".into()], &rows),
+        }
+    }
+}
+
+fn build() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release (`cargo run --release`)"
     }
 }

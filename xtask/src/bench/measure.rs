@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use nix::sys::resource::{getrusage, UsageWho};
 
+use crate::support::processes::{all, stat_fields};
+
 /// Median of `values` (mean of the middle two for an even count); 0 when empty.
 pub fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
@@ -80,30 +82,22 @@ const TICKS_PER_SECOND: f64 = 100.0;
 
 /// utime + stime of `pid` (all its threads), seconds; `None` once it is gone.
 pub fn pid_cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields restart after ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 here.
-    let utime: u64 = fields.get(11)?.parse().ok()?;
-    let stime: u64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) as f64 / TICKS_PER_SECOND)
+    ticks(pid, 11..=12)
+}
+
+/// The sum of `/proc/PID/stat` fields `range` (after the command name), seconds.
+fn ticks(pid: u32, range: std::ops::RangeInclusive<usize>) -> Option<f64> {
+    let fields = stat_fields(pid)?;
+    let ticks: Option<u64> = range.map(|i| fields.get(i)?.parse::<u64>().ok()).sum();
+    Some(ticks? as f64 / TICKS_PER_SECOND)
 }
 
 /// The live descendants of `root` (children, grandchildren...), e.g. an
 /// operator's `kubectl proxy`.
 pub fn descendants(root: u32) -> Vec<u32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(u32, u32)> = dir
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
-            let ppid = stat[stat.rfind(')')? + 2..].split_whitespace().nth(1)?;
-            Some((pid, ppid.parse().ok()?))
-        })
+    let parents: Vec<(u32, u32)> = all()
+        .into_iter()
+        .filter_map(|(pid, _)| Some((pid, stat_fields(pid)?.get(1)?.parse().ok()?)))
         .collect();
     let mut found = Vec::new();
     let mut todo = vec![root];
@@ -123,36 +117,10 @@ pub fn descendants(root: u32) -> Vec<u32> {
 /// process tree's use is counted whether its kubectl children still run or
 /// have exited.
 pub fn tree_cpu_seconds(root: u32) -> f64 {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return 0.0;
-    };
-    // pid -> (parent, own + reaped children's seconds)
-    let procs: Vec<(u32, u32, f64)> = dir
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
-            let rest = &stat[stat.rfind(')')? + 2..];
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-            let ppid = u32::try_from(num(1)?).ok()?;
-            let ticks = num(11)? + num(12)? + num(13)? + num(14)?;
-            Some((pid, ppid, ticks as f64 / TICKS_PER_SECOND))
-        })
-        .collect();
-    let mut tree = vec![root];
-    let mut total = 0.0;
-    while let Some(pid) = tree.pop() {
-        for (child, parent, cpu) in &procs {
-            if *child == pid {
-                total += cpu;
-            }
-            if *parent == pid {
-                tree.push(*child);
-            }
-        }
-    }
-    total
+    std::iter::once(root)
+        .chain(descendants(root))
+        .filter_map(|pid| ticks(pid, 11..=14))
+        .sum()
 }
 
 /// Busy CPU time of the whole machine (all cores), seconds: every `/proc/stat`

@@ -18,8 +18,9 @@ use super::live::Live;
 use super::measure::{pid_cpu_seconds, XorShift};
 use super::operators_report::render;
 use super::report::Report;
-use crate::e2e::operator::Operator;
-use crate::e2e::util::TempDir;
+use crate::support::temp_dir::TempDir;
+use crate::support::wait::poll;
+use crate::world::operator::Operator;
 
 /// What `cargo xtask bench` asked of this part.
 pub struct Options<'a> {
@@ -194,10 +195,10 @@ impl Bench<'_, '_> {
             self.h.wait_ready(&ns, n, ready_timeout(n))?;
             // Past the start-up pass over everything.
             std::thread::sleep(Duration::from_secs(5));
-            let before = Scrape::take(self.h.cluster)?;
+            let before = Scrape::take(self.h.server)?;
             let t = Instant::now();
             std::thread::sleep(window);
-            let served = Scrape::take(self.h.cluster)?.since(&before);
+            let served = Scrape::take(self.h.server)?.since(&before);
             Ok(served.count("GET", "configmaps") / t.elapsed().as_secs_f64())
         })
     }
@@ -207,7 +208,7 @@ impl Bench<'_, '_> {
         let (edits, creates, window) =
             (self.sizes.edits, self.sizes.creates, self.sizes.idle_window);
         let h = self.h;
-        let baseline = Scrape::take(h.cluster)?;
+        let baseline = Scrape::take(h.server)?;
         self.with(who, &ns, |op| {
             h.wait_ready(&ns, n, ready_timeout(n))?;
             settle(h, &ns)?;
@@ -273,20 +274,16 @@ fn ready_timeout(n: usize) -> Duration {
 /// lists and watches) for 2 s: a restarted operator may pass over every
 /// resource first (kube-runtime reconciles all on start).
 fn settle(h: &Harness, ns: &str) -> Result<()> {
-    let started = Instant::now();
-    let mut before = Scrape::take(h.cluster)?;
-    loop {
+    let mut before = Scrape::take(h.server)?;
+    let what = format!("the operator on {ns} goes idle");
+    poll(&what, Duration::from_secs(600), Duration::ZERO, || {
         std::thread::sleep(Duration::from_secs(2));
-        let now = Scrape::take(h.cluster)?;
-        if now.since(&before).per_resource(operator_resource) == 0.0 {
-            return Ok(());
-        }
-        anyhow::ensure!(
-            started.elapsed() < Duration::from_secs(600),
-            "the operator on {ns} never went idle"
-        );
+        let now = Scrape::take(h.server)?;
+        let busy = now.since(&before).per_resource(operator_resource);
         before = now;
-    }
+        anyhow::ensure!(busy == 0.0, "{busy} per-resource requests in 2 s");
+        Ok(())
+    })
 }
 
 /// The operator (none: the API server alone) left alone for `window`: its
@@ -300,17 +297,17 @@ pub fn idle(
 ) -> Result<Idle> {
     let cpu = || op.map_or(0.0, operator_cpu);
     let server = || {
-        h.cluster
+        h.server
             .server_pids
             .iter()
             .filter_map(|p| pid_cpu_seconds(*p))
             .sum::<f64>()
     };
-    let before = Scrape::take(h.cluster)?;
+    let before = Scrape::take(h.server)?;
     let (c0, s0, t0) = (cpu(), server(), Instant::now());
     std::thread::sleep(window);
     let (c1, s1, wall) = (cpu(), server(), t0.elapsed().as_secs_f64());
-    let after = Scrape::take(h.cluster)?;
+    let after = Scrape::take(h.server)?;
     let mut served = after.since(&before);
     served.watches = after.since(baseline).watches;
     Ok(Idle {
@@ -324,7 +321,7 @@ pub fn idle(
 
 pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()> {
     let sizes = Sizes::new(options.quick, options.sizes.clone());
-    let binary = crate::e2e::operator::build_profile(true)?;
+    let binary = crate::world::operator::build_profile(true)?;
     let flags = OperatorFlags::of(&binary)?;
     let contenders = select(
         options.contenders.as_deref(),
@@ -334,14 +331,14 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
         options.workers,
     )?;
     let work = TempDir::new("blue-bench-ops")?;
-    let h = Harness::new(&live.rt, &live.cluster, work.path())?;
+    let h = Harness::new(&live.rt, &live.server, work.path())?;
     let mut bench = Bench {
         h: &h,
         sizes,
         built: Built::new(),
     };
     // The API server's own cost, with no operator running.
-    let quiet = Scrape::take(&live.cluster)?;
+    let quiet = Scrape::take(&live.server)?;
     let baseline = idle(&h, None, bench.sizes.idle_window, &quiet)?;
     let mut results: Vec<(Contender, Outcome)> = Vec::new();
     for who in contenders {

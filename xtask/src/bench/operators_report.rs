@@ -3,7 +3,7 @@
 
 use super::contender::{Contender, Family};
 use super::measure::{median, ms, percentile, secs, thousands};
-use super::operators::{operator_resource, Idle, Outcome, Sizes};
+use super::operators::{operator_resource, AtSize, Idle, Outcome, Sizes};
 use super::report::{Report, Section};
 
 const VERBS: [&str; 7] = ["LIST", "WATCH", "GET", "PUT", "PATCH", "POST", "DELETE"];
@@ -25,8 +25,8 @@ pub fn render(
     }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut s = Section::new(
+        "operators",
         "The example operator end to end, against the peer",
-        &method(results, sizes),
         &header,
     );
     s.order = 6;
@@ -74,83 +74,48 @@ pub fn render(
         each(&|o| o.checks_per_second),
         &|v| format!("{v:.0}/s"),
     );
+    type Samples = fn(&AtSize) -> Vec<f64>;
+    let reactions: [(&str, Samples); 3] = [
+        ("edit to Ready status", |a| {
+            a.edits.iter().map(|r| r.ready).collect()
+        }),
+        ("edit to ConfigMap", |a| {
+            a.edits.iter().map(|r| r.config_map).collect()
+        }),
+        ("create to Ready", |a| a.creates.clone()),
+    ];
     for &n in &sizes.latency {
         let at = thousands(n as f64);
-        let samples = |f: &dyn Fn(&super::operators::AtSize) -> Vec<f64>,
-                       stat: &dyn Fn(&[f64]) -> f64| {
-            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&f(a))))
-        };
-        let ready = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.ready).collect();
-        let cm = |a: &super::operators::AtSize| a.edits.iter().map(|r| r.config_map).collect();
-        let create = |a: &super::operators::AtSize| a.creates.clone();
-        let p50 = |v: &[f64]| median(v);
-        let p95 = |v: &[f64]| percentile(v, 95.0);
-        row(
-            format!("edit to Ready status at {at}: p50"),
-            samples(&ready, &p50),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to Ready status at {at}: p95"),
-            samples(&ready, &p95),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to ConfigMap at {at}: p50"),
-            samples(&cm, &p50),
-            &|v| ms(v),
-        );
-        row(
-            format!("edit to ConfigMap at {at}: p95"),
-            samples(&cm, &p95),
-            &|v| ms(v),
-        );
-        row(
-            format!("create to Ready at {at}: p50"),
-            samples(&create, &p50),
-            &|v| ms(v),
-        );
-        row(
-            format!("create to Ready at {at}: p95"),
-            samples(&create, &p95),
-            &|v| ms(v),
-        );
+        for (what, samples) in reactions {
+            for p in ["p50", "p95"] {
+                let stat = |v: &[f64]| match p {
+                    "p50" => median(v),
+                    _ => percentile(v, 95.0),
+                };
+                let values = each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&samples(a))));
+                row(format!("{what} at {at}: {p}"), values, &|v| ms(v));
+            }
+        }
     }
+    type Figure = (&'static str, fn(&Idle) -> f64, fn(f64) -> String);
+    let idle_figures: [Figure; 6] = [
+        ("operator + proxy CPU", |i| i.operator_cpu, pct),
+        ("API server + etcd CPU", |i| i.server_cpu, pct),
+        (
+            "API requests per minute",
+            |i| i.served.total(operator_resource) * 60.0 / i.wall.max(1e-9),
+            |v| format!("{v:.0}"),
+        ),
+        ("operator RSS", |i| i.rss.operator as f64, mib),
+        ("operator peak RSS", |i| i.rss.peak as f64, mib),
+        ("kubectl proxy RSS", |i| i.rss.children as f64, mib),
+    ];
     for &n in &sizes.latency {
         let at = thousands(n as f64);
-        let idle = |f: &dyn Fn(&super::operators::Idle) -> f64| {
-            each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| f(&a.idle)))
-        };
-        row(
-            format!("idle at {at}: operator + proxy CPU"),
-            idle(&|i| i.operator_cpu),
-            &pct,
-        );
-        row(
-            format!("idle at {at}: API server + etcd CPU"),
-            idle(&|i| i.server_cpu),
-            &pct,
-        );
-        row(
-            format!("idle at {at}: API requests per minute"),
-            idle(&|i| i.served.total(operator_resource) * 60.0 / i.wall.max(1e-9)),
-            &|v| format!("{v:.0}"),
-        );
-        row(
-            format!("idle at {at}: operator RSS"),
-            idle(&|i| i.rss.operator as f64),
-            &mib,
-        );
-        row(
-            format!("idle at {at}: operator peak RSS"),
-            idle(&|i| i.rss.peak as f64),
-            &mib,
-        );
-        row(
-            format!("idle at {at}: kubectl proxy RSS"),
-            idle(&|i| i.rss.children as f64),
-            &mib,
-        );
+        for (what, figure, format) in idle_figures {
+            let values = each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| figure(&a.idle)));
+            row(format!("idle at {at}: {what}"), values, &format);
+        }
     }
     let per_resource: Vec<Option<(usize, f64)>> =
         results.iter().map(|(_, o)| rss_per_resource(o)).collect();
@@ -164,7 +129,6 @@ pub fn render(
             &|v| format!("{} B", thousands(v)),
         );
     }
-    s.note("ratios below 1.0x mean ours is faster or smaller than the peer");
     s.note(format!(
         "with no operator running, kube-apiserver + etcd used {} of a core over {:.0} s \
          and served {:.0} requests per minute for its own loopback controllers",
@@ -179,44 +143,6 @@ pub fn render(
     verdicts(results, ours.first().copied(), peer, sizes, report);
 }
 
-fn method(results: &[(Contender, Outcome)], sizes: &Sizes) -> String {
-    let who: Vec<String> = results
-        .iter()
-        .map(|(c, _)| {
-            let program = c.binary.file_name().unwrap_or_default().to_string_lossy();
-            format!("*{}* (`{program} {}`)", c.label, c.extra.join(" "))
-        })
-        .collect();
-    format!(
-        "Each contender runs as its own process on its own namespace: {}. Ours share \
-         populations (same finalizer); the peer builds its own. A harness in the bench \
-         process, with its own `kubectl proxy`, creates resources ({} requests in flight) \
-         and probes with a get every 5 ms, so watching costs the measured operator \
-         nothing. *New*: {} resources created, then the operator starts; timed until \
-         all are Ready for their generation. *Deletions*: {} Ready resources with \
-         `deletionPolicy: Destroy` deleted at once, timed until the last is gone. \
-         *Periodic checks*: {} Ready resources with a 1 s interval; ConfigMap GETs per \
-         second from the API server's `apiserver_request_total` over {} s. *Edit* ({} \
-         per size) and *create* ({} per size): at a random phase of any poll period, \
-         timed from the API server's answer until the resource reads Ready for the new \
-         generation, and (edits) until its ConfigMap holds the new data. *Idle*: after \
-         the operator made no per-resource request for 2 s, a {} s window: CPU of the \
-         operator's process tree (the proxy included) and of kube-apiserver + etcd from \
-         `/proc`, RSS at the end (VmRSS), and requests from the API server's metrics. \
-         RSS per resource: (RSS at the largest size - RSS at the smallest) / the \
-         difference in resources.",
-        who.join(", "),
-        16,
-        sizes.new,
-        sizes.deletions,
-        thousands(sizes.checks as f64),
-        sizes.checks_window.as_secs(),
-        sizes.edits,
-        sizes.creates,
-        sizes.idle_window.as_secs(),
-    )
-}
-
 fn requests_section(results: &[(Contender, Outcome)], baseline: &Idle, sizes: &Sizes) -> Section {
     let mut header = vec!["contender", "resources"];
     header.extend(VERBS);
@@ -226,15 +152,8 @@ fn requests_section(results: &[(Contender, Outcome)], baseline: &Idle, sizes: &S
         "API server's own (other resources)",
     ]);
     let mut s = Section::new(
+        "idle-requests",
         "API requests while idle, per minute",
-        "Completed requests by verb on the resources this job uses (LocalConfigMaps \
-         and their status, ConfigMaps, Events, Leases), from the API server's \
-         `apiserver_request_total` before and after each idle window above. A watch \
-         is counted when it ends; the open ones are the rise of \
-         `apiserver_longrunning_gauge{verb=\"WATCH\"}` from before the operator \
-         started to the end of the window (the harness's probes hold none). The last \
-         column is every other request with a resource: the API server's own loopback \
-         controllers (the first row: no operator at all).",
         &header,
     );
     s.order = 6;

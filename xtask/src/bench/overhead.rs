@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use blue_kubernetes::{controller, is_due, reconcile, start, Config, Controller, Options, Package};
 use blue_kubernetes::{Phase, Report as Outcome, FINALIZER};
 use blue_kubernetes_client::Client;
@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
 use super::report::{Report, Section};
+use crate::support::wait::until;
 
 const NS: &str = "default";
 /// One past the default 60 s interval: every Ready resource is due again.
@@ -116,18 +117,16 @@ impl Fixture {
             let _entered = rt.enter();
             start(controller(config)?)?
         };
-        let started = Instant::now();
-        let deadline = started + Duration::from_secs(300);
-        while {
-            let st = runtime.stats();
-            st.reconciles + st.reconcile_errors < self.n as u64
-        } {
-            if Instant::now() > deadline {
-                bail!("runtime did not reconcile {} due resources in time", self.n);
-            }
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        let elapsed = started.elapsed();
+        let what = format!("the runtime reconciles {} due resources", self.n);
+        let elapsed = until(
+            &what,
+            Duration::from_secs(300),
+            Duration::from_micros(200),
+            || {
+                let st = runtime.stats();
+                st.reconciles + st.reconcile_errors >= self.n as u64
+            },
+        )?;
         rt.block_on(runtime.stop());
         let writes = self.cluster.calls().update_status;
         ensure!(
@@ -369,11 +368,10 @@ pub fn mem_probe(n: usize) -> Result<()> {
         let _entered = rt.enter();
         start(ctl)?
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while runtime.stats().polls < 1 {
-        ensure!(Instant::now() < deadline, "no poll cycle completed");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let one_poll = Duration::from_millis(1);
+    until("a poll cycle", Duration::from_secs(60), one_poll, || {
+        runtime.stats().polls >= 1
+    })?;
     let polled_kib = rss_kib();
     let stats = runtime.stats();
     rt.block_on(runtime.stop());
@@ -419,19 +417,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     }
 
     let mut s = Section::new(
+        "overhead",
         "Controller overhead, no I/O",
-        &format!(
-            "In-memory `FakeCluster`, no-op package (observe READY, converge no-op), \
-             fake clock. Rates are decisions (or reconcile passes) per second, median \
-             of {reps} runs ({} at 10,000). *Idle*: every resource Ready and not due. *Due*: the clock \
-             is advanced past the 60 s interval so every resource needs its periodic \
-             check; each pass reads the object, observes READY and writes status once. \
-             Async callbacks run inline; sync ones go through `spawn_blocking`. \
-             `reconcile()` is the public one-resource entry point (it reads the object, \
-             then runs the pass, which re-reads it under the lock); the runtime columns \
-             are the polling runtime draining one poll's worth of due resources.",
-            reps.min(3)
-        ),
         &[
             "resources",
             "idle: is_due/s",
@@ -463,13 +450,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
             .collect::<Vec<_>>(),
     );
     s.note(format!(
-        "sync callbacks cost {sync_ratio:.1}x async ones per due pass (three \
-         `spawn_blocking` hand-offs per pass: identity twice, observe once)"
+        "sync callbacks cost {sync_ratio:.1}x async ones per due pass"
     ));
-    s.note(
-        "\"poll cycle\" includes the fake cluster cloning every stored object for \
-         the list; with kubectl the list is a process plus JSON parsing instead",
-    );
     report.sections.push(s);
 
     let min_idle = results
@@ -480,8 +462,6 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
         .iter()
         .map(SizeResult::due_best)
         .fold(f64::MAX, f64::min);
-    report.facts.idle_decisions_per_second = Some(min_idle);
-    report.facts.due_reconciles_per_second = Some(min_due);
     report.verdict(
         ">= 50,000 decisions/s, idle resources",
         format!("{} /s (slowest size)", thousands(min_idle)),
@@ -497,8 +477,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     );
 
     let mut p = Section::new(
+        "due-pass",
         "Where a due pass spends its time",
-        "Per-call cost of the pieces, on one Ready snapshot (release build).",
         &["piece", "time per call"],
     );
     p.order = 2;
@@ -512,46 +492,24 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
         let pass = 1.0 / r.due_seq_async;
         let options = 2.0 * build + 3.0 * clone;
         let fake = 4.0 * copy;
-        let mut note = format!(
-            "a due pass costs {} (async, `reconcile()`, 1,000 resources). The \
-             controller builds the callback options twice per pass (listed and re-read \
-             snapshot; each build copies the whole snapshot into them) and clones them \
-             for each of the three callback calls: {} together ({:.0}% of the pass). \
-             The fake cluster copies the object about four times per pass (two reads, \
-             the status write and its answer): about {} ({:.0}%). The rest is status \
-             rendering (it copies the previous status and rebuilds the conditions), \
-             dropping all those copies, the identity lock and hash: allocation and \
-             freeing of JSON maps dominate a CPU profile.",
+        p.note(format!(
+            "a due pass costs {} (async, `reconcile()`, 1,000 resources): building the \
+             options twice and cloning them three times {} ({:.0}%), the fake cluster's \
+             four copies of the object {} ({:.0}%); {:.2}% of one kubectl call's ~0.1 s \
+             of CPU",
             secs(pass),
             secs(options),
             100.0 * options / pass,
             secs(fake),
             100.0 * fake / pass,
-        );
-        if clone > copy / 2.0 {
-            note.push_str(
-                " Cloning the options deep-copies the snapshot; sharing it behind an \
-                 `Arc` would save three copies per pass.",
-            );
-        }
-        note.push_str(&format!(
-            " Either way a pass is {:.2}% of the ~0.1 s of CPU one kubectl call costs \
-             (SPEC section 5; measured below), so with kubectl this rate is never the \
-             limit.",
             100.0 * pass / 0.1
         ));
-        p.note(note);
     }
     report.sections.push(p);
 
     let mut m = Section::new(
+        "memory",
         "Memory per idle resource",
-        "One fresh process per size: RSS (`VmRSS`) after warm-up, after storing N \
-         Ready resources in the `FakeCluster`, and after the polling runtime has run \
-         one poll cycle over them (measured while it runs). Counted: the fake \
-         cluster's stored objects (standing in for the API server's copy) plus the \
-         controller's transient list copy, which the allocator keeps resident. \
-         The controller itself keeps no per-resource state between polls.",
         &[
             "resources",
             "object JSON",
@@ -581,17 +539,7 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
             format!("{} B", thousands(total)),
         ]);
     }
-    m.note(
-        "RSS moves in 4 KiB pages and allocator arenas, so the 100-resource row is \
-         noisy; the 1,000 and 10,000 rows are the meaningful ones",
-    );
-    m.note(
-        "a listed object is held as a `serde_json::Value` tree (maps of `String` keys), \
-         several times the size of its JSON text; that tree, one per resource, is what a \
-         poll cycle costs",
-    );
     report.sections.push(m);
-    report.facts.bytes_per_idle_resource = Some(worst_poll);
     report.verdict(
         "< 4 KiB per idle resource",
         format!(

@@ -19,35 +19,6 @@ pub fn resource_type() -> String {
     format!("{PLURAL}.{GROUP}")
 }
 
-/// The CRD for a 1.20 API server: apiextensions v1, status subresource,
-/// free-form spec and status (the controller owns status' shape).
-pub const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: benchwidgets.bench.blue.dev
-spec:
-  group: bench.blue.dev
-  scope: Namespaced
-  names: {plural: benchwidgets, singular: benchwidget, kind: BenchWidget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    additionalPrinterColumns:
-    - {name: Phase, type: string, jsonPath: .status.phase}
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-          status:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
-"#;
-
 /// The resource names of a population, `w-00000`... (sorted = creation order).
 pub fn name(i: usize) -> String {
     format!("w-{i:05}")

@@ -1,14 +1,15 @@
 //! The results: sections of tables plus target verdicts, printed to the
-//! terminal and rendered as `BENCHMARKS.md`.
+//! terminal and written into `BENCHMARKS.md` as generated blocks, between
+//! which the explanations are written by hand.
 
 use std::fmt::Write as _;
 
-/// One table with its explanation.
+/// One table and what this run observed about it.
 #[derive(Debug, Default)]
 pub struct Section {
+    /// Names the section's block in `BENCHMARKS.md`.
+    pub key: &'static str,
     pub title: String,
-    /// What was measured and how; printed above the table in the file.
-    pub method: String,
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Observations printed below the table.
@@ -19,10 +20,10 @@ pub struct Section {
 }
 
 impl Section {
-    pub fn new(title: &str, method: &str, header: &[&str]) -> Self {
+    pub fn new(key: &'static str, title: &str, header: &[&str]) -> Self {
         Self {
+            key,
             title: title.into(),
-            method: method.into(),
             header: header.iter().map(|h| h.to_string()).collect(),
             ..Self::default()
         }
@@ -45,50 +46,11 @@ pub struct Verdict {
     pub met: bool,
 }
 
-/// Numbers the closing "Scaling limits" text is computed from; each is
-/// present only when the part that measures it ran.
-#[derive(Debug, Default)]
-pub struct Facts {
-    pub kubectl_get_wall: Option<f64>,
-    pub kubectl_get_cpu: Option<f64>,
-    pub kubectl_peak_rss_kib: Option<u64>,
-    pub https_get_wall: Option<f64>,
-    /// API server + etcd CPU per kubectl call, from the throughput runs.
-    pub server_cpu_per_call: Option<f64>,
-    /// Best resources/s to Ready, and at how many workers.
-    pub best_throughput: Option<(f64, usize)>,
-    /// Whole-machine kubectl calls/s achieved at that best throughput.
-    pub calls_per_second: Option<f64>,
-    /// Idle with N resources at poll_ms 500.
-    pub idle: Option<IdleFacts>,
-    /// (resources, kubectl calls per checked resource) at the largest N.
-    pub check_calls: Option<(usize, f64)>,
-    /// (resources, p50, p95) reaction latency, seconds.
-    pub latency: Vec<(usize, f64, f64)>,
-    pub idle_decisions_per_second: Option<f64>,
-    pub due_reconciles_per_second: Option<f64>,
-    pub bytes_per_idle_resource: Option<f64>,
-}
-
-/// The idle-cost measurement, for the scaling-limits text.
-#[derive(Debug, Clone, Copy)]
-pub struct IdleFacts {
-    pub n: usize,
-    pub list_wall: f64,
-    /// kubectl CPU per poll cycle, seconds.
-    pub list_cpu: f64,
-    /// Cores used on average: kubectl, API server + etcd, controller.
-    pub kubectl_cores: f64,
-    pub server_cores: f64,
-    pub own_cores: f64,
-}
-
 /// Everything one run produced.
 #[derive(Debug, Default)]
 pub struct Report {
     pub sections: Vec<Section>,
     pub verdicts: Vec<Verdict>,
-    pub facts: Facts,
 }
 
 impl Report {
@@ -180,42 +142,69 @@ pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// The sections and verdicts as Markdown (the caller adds the header and
-/// the scaling-limits text).
-pub fn markdown_body(report: &Report) -> String {
-    let mut out = String::new();
+/// A generated part of `BENCHMARKS.md`: `<!-- bench:KEY -->` ... `<!-- /bench:KEY -->`.
+pub struct Block {
+    pub key: &'static str,
+    /// The heading a new block is appended under.
+    pub title: String,
+    pub body: String,
+}
+
+/// The verdicts and the sections' tables and notes as blocks.
+pub fn blocks(report: &Report) -> Vec<Block> {
+    let mut out = Vec::new();
     if !report.verdicts.is_empty() {
-        let _ = writeln!(out, "## Targets\n");
         let rows: Vec<Vec<String>> = report
             .verdicts
             .iter()
             .map(|v| {
-                vec![
-                    v.target.clone(),
-                    v.measured.clone(),
-                    if v.met { "met" } else { "**missed**" }.into(),
-                ]
+                let verdict = if v.met { "met" } else { "**missed**" };
+                vec![v.target.clone(), v.measured.clone(), verdict.into()]
             })
             .collect();
-        out.push_str(&markdown_table(
-            &["target".into(), "measured".into(), "verdict".into()],
-            &rows,
-        ));
-        out.push('\n');
+        let header = ["target".into(), "measured".into(), "verdict".into()];
+        out.push(Block {
+            key: "targets",
+            title: "Targets".into(),
+            body: markdown_table(&header, &rows),
+        });
     }
     for s in &report.sections {
-        let _ = writeln!(out, "## {}\n", s.title);
-        if !s.method.is_empty() {
-            let _ = writeln!(out, "{}\n", s.method);
-        }
-        out.push_str(&markdown_table(&s.header, &s.rows));
+        let mut body = markdown_table(&s.header, &s.rows);
         if !s.notes.is_empty() {
-            out.push('\n');
+            body.push('\n');
             for n in &s.notes {
-                let _ = writeln!(out, "- {n}");
+                let _ = writeln!(body, "- {n}");
             }
         }
-        out.push('\n');
+        out.push(Block {
+            key: s.key,
+            title: s.title.clone(),
+            body,
+        });
+    }
+    out
+}
+
+/// `doc` with each of `blocks` replaced in place, or appended under its
+/// title when `doc` has none by that key yet (for a human to explain). The
+/// hand-written text around the blocks is kept as it is.
+pub fn with_blocks(doc: &str, blocks: &[Block]) -> String {
+    let mut out = doc.to_string();
+    for b in blocks {
+        let (open, close) = (
+            format!("<!-- bench:{} -->", b.key),
+            format!("<!-- /bench:{} -->", b.key),
+        );
+        let block = format!("{open}\n{}{close}", b.body);
+        match (out.find(&open), out.find(&close)) {
+            (Some(s), Some(e)) if e > s => out.replace_range(s..e + close.len(), &block),
+            _ => {
+                let before = out.trim_end();
+                let gap = if before.is_empty() { "" } else { "\n\n" };
+                out = format!("{before}{gap}## {}\n\n{block}\n", b.title);
+            }
+        }
     }
     out
 }
@@ -227,15 +216,33 @@ mod tests {
     #[test]
     fn tables_align_and_escape() {
         let mut r = Report::default();
-        let mut s = Section::new("T", "how", &["a", "long header"]);
+        let mut s = Section::new("t", "T", &["a", "long header"]);
         s.row(vec!["x|y".into(), "1".into()]);
         r.sections.push(s);
         r.verdict("t", "v".into(), true);
         let term = terminal(&r);
         assert!(term.contains("a    long header"));
         assert!(term.contains("MET"));
-        let md = markdown_body(&r);
-        assert!(md.contains("| x\\|y | 1 |"));
-        assert!(md.contains("|---|---|"));
+        let blocks = blocks(&r);
+        assert_eq!(blocks[0].key, "targets");
+        assert!(blocks[1].body.contains("| x\\|y | 1 |"));
+        assert!(blocks[1].body.contains("|---|---|"));
+    }
+
+    #[test]
+    fn blocks_are_replaced_in_place_or_appended_and_prose_is_kept() {
+        let block = |key, body: &str| Block {
+            key,
+            title: "New".into(),
+            body: body.into(),
+        };
+        let doc = "# B\n\nProse.\n<!-- bench:a -->\nold\n<!-- /bench:a -->\nMore prose.\n";
+        let out = with_blocks(doc, &[block("a", "new\n"), block("b", "fresh\n")]);
+        assert_eq!(
+            out,
+            "# B\n\nProse.\n<!-- bench:a -->\nnew\n<!-- /bench:a -->\nMore prose.\n\n\
+             ## New\n\n<!-- bench:b -->\nfresh\n<!-- /bench:b -->\n"
+        );
+        assert!(with_blocks("", &[block("b", "x\n")]).starts_with("## New"));
     }
 }

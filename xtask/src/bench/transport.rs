@@ -29,12 +29,12 @@ pub struct Cost {
 
 /// What a client's CPU is: this process, reaped children, and (proxy) the
 /// proxy process.
-struct Meter {
+struct ClientCpu {
     snapshot: CpuSnapshot,
     proxy: Option<(u32, f64)>,
 }
 
-impl Meter {
+impl ClientCpu {
     fn start(proxy_pid: Option<u32>) -> Self {
         Self {
             snapshot: CpuSnapshot::take(&[]),
@@ -62,7 +62,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
 {
-    let meter = Meter::start(proxy_pid);
+    let meter = ClientCpu::start(proxy_pid);
     let mut walls = Vec::with_capacity(times);
     for _ in 0..times {
         let started = Instant::now();
@@ -110,7 +110,7 @@ fn measure(
         .block_on(client.get_resource(&d, namespace, &one))?
         .context("missing")?;
     let status = {
-        let meter = Meter::start(proxy_pid);
+        let meter = ClientCpu::start(proxy_pid);
         let mut walls = Vec::new();
         for i in 0..reps.0 {
             let started = Instant::now();
@@ -129,7 +129,7 @@ fn measure(
 /// A started proxy client and its pid.
 fn proxy(live: &Live) -> Result<(Arc<ProxyClient>, u32)> {
     let client = Arc::new(proxy_client(ProxyOptions::new(
-        live.cluster.kubectl_options(),
+        live.server.kubectl_options(),
     ))?);
     live.rt.block_on(client.start())?;
     let pid = live.rt.block_on(client.pid()).context("no proxy pid")?;
@@ -139,8 +139,8 @@ fn proxy(live: &Live) -> Result<(Arc<ProxyClient>, u32)> {
 pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let n = if quick { 100 } else { 1_000 };
     let ns = format!("transport-{n}");
-    live.cluster.create_resources(&ns, 0..n, |_| "1h")?;
-    let kubectl = kubectl_client(live.cluster.kubectl_options())?;
+    live.server.create_resources(&ns, 0..n, |_| "1h")?;
+    let kubectl = kubectl_client(live.server.kubectl_options())?;
     let per_call = measure(
         live,
         &kubectl,
@@ -159,17 +159,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     live.rt.block_on(client.shutdown());
 
     let mut s = Section::new(
+        "transport",
         "Transports side by side: one request",
-        &format!(
-            "The same API server, the same objects, in one process: `KubectlClient` (one \
-             kubectl process per request) and `ProxyClient` (HTTP/1.1 keep-alive to one \
-             `kubectl proxy` on a Unix socket). *get*: one BenchWidget; *list*: all {} in \
-             a namespace; *status write*: a PUT to `/status` carrying the last \
-             resourceVersion. Wall = median; CPU = mean per call of this process plus the \
-             reaped kubectl processes (per-call) or plus the proxy process from \
-             `/proc/PID/stat` (proxy), 10 ms tick resolution averaged over the calls.",
-            thousands(n as f64)
-        ),
         &[
             "operation",
             "kubectl: wall",

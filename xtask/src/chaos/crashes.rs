@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 
 use super::fleet::Fleet;
-use super::leftovers::{operator_processes, operator_tmp};
+use super::leftovers::operator_processes;
 use super::{Figures, Profile};
-use crate::control_plane::certs::random_hex;
-use crate::e2e::interrupt;
-use crate::e2e::suite::{eventually, Suite};
-use crate::e2e::world::World;
+use crate::support::interrupt;
+use crate::support::random::random_hex;
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
+use crate::world::World;
 
 pub fn run(
     w: &mut World<'_>,
@@ -78,7 +79,7 @@ fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
         },
     )?;
     stats.slowest_kubectl_death = stats.slowest_kubectl_death.max(killed_at.elapsed());
-    let tmp = operator_tmp(w);
+    let tmp = w.operator_tmp();
     stats.dirs_left += fs::read_dir(&tmp).map_or(0, |d| d.count());
 
     let args = w.admin_args();

@@ -9,11 +9,12 @@ use nix::unistd::Pid;
 
 use super::fleet::Fleet;
 use super::{Figures, Profile};
-use crate::control_plane::process::ManagedProcess;
-use crate::control_plane::{Component, ControlPlane};
-use crate::e2e::interrupt;
-use crate::e2e::suite::{eventually, Suite};
-use crate::e2e::world::World;
+use crate::cluster::control_plane::process::ManagedProcess;
+use crate::cluster::control_plane::{Component, ControlPlane};
+use crate::support::interrupt;
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
+use crate::world::World;
 
 #[derive(Clone, Copy, Debug)]
 enum Fault {

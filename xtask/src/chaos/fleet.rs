@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::e2e::kube::LCM;
-use crate::e2e::steps::{manifest, FINALIZER, OWNER_ANNOTATION};
-use crate::e2e::suite::eventually;
-use crate::e2e::world::{phase, World};
+use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION};
+use crate::support::kube::LCM;
+use crate::support::wait::eventually;
+use crate::world::{phase, World};
 
 /// Name prefix of the fleet's resources.
 pub const PREFIX: &str = "chaos-";

@@ -8,10 +8,11 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::e2e::kube::LCM;
-use crate::e2e::steps::{manifest, FINALIZER};
-use crate::e2e::suite::{eventually, Suite};
-use crate::e2e::world::{condition, phase, World};
+use crate::cluster::manifests::{manifest, FINALIZER};
+use crate::support::kube::LCM;
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
+use crate::world::{condition, phase, World};
 
 /// Name, spec, the phase (and Ready reason) it must reach.
 fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {

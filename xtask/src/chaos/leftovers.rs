@@ -4,47 +4,28 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{ensure, Result};
+use anyhow::ensure;
 
-use crate::e2e::suite::Suite;
-use crate::e2e::util::processes_mentioning;
-use crate::e2e::world::World;
-
-/// The operator's private temporary directory (its `TMPDIR`).
-pub fn operator_tmp(w: &World<'_>) -> PathBuf {
-    w.work.join("operator-tmp")
-}
+use crate::support::processes::{all, stat_fields};
+use crate::support::suite::Suite;
+use crate::world::operator::kube_cache_dir;
+use crate::world::World;
 
 /// Live processes started by an operator of this run: kubectl inherits
 /// the operator's private `KUBECACHEDIR`, nothing else here has it.
 pub fn operator_processes(w: &World<'_>) -> Vec<String> {
-    let marker = format!(
-        "KUBECACHEDIR={}",
-        w.work.join("operator-kube-cache").display()
-    );
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .bytes()
-                .all(|b| b.is_ascii_digit())
-        })
-        .filter(|e| {
-            fs::read(e.path().join("environ"))
+    let marker = format!("KUBECACHEDIR={}", kube_cache_dir(&w.work).display());
+    all()
+        .into_iter()
+        .filter(|(_, path)| {
+            fs::read(path.join("environ"))
                 .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
         })
-        .filter_map(|e| {
-            let stat = fs::read_to_string(e.path().join("stat")).ok()?;
-            // Zombies own nothing any more.
-            let state = stat.rsplit(')').next()?.split_whitespace().next()?;
-            (state != "Z").then(|| {
-                let cmd = fs::read(e.path().join("cmdline")).unwrap_or_default();
-                String::from_utf8_lossy(&cmd).replace('\0', " ")
-            })
+        // Zombies own nothing any more.
+        .filter(|(pid, _)| stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z")))
+        .map(|(_, path)| {
+            let cmd = fs::read(path.join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
         })
         .collect()
 }
@@ -91,23 +72,13 @@ pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
     suite.check("no-kubectl-or-temp-file-left-by-the-operators", || {
         let procs = operator_processes(w);
         ensure!(procs.is_empty(), "processes left: {procs:?}");
-        let files = files_under(&operator_tmp(w));
+        let files = files_under(&w.operator_tmp());
         ensure!(files.is_empty(), "files left: {files:?}");
-        let dirs: Vec<_> = fs::read_dir(operator_tmp(w))?
+        let dirs: Vec<_> = fs::read_dir(w.operator_tmp())?
             .flatten()
             .map(|e| e.path())
             .collect();
         ensure!(dirs.is_empty(), "directories left: {dirs:?}");
         Ok(())
     });
-}
-
-/// After teardown: no process mentions the run's directories, which are gone.
-pub fn nothing_left(work: &Path, control_plane: Option<&Path>) -> Result<()> {
-    for dir in std::iter::once(work).chain(control_plane) {
-        let procs = processes_mentioning(dir);
-        ensure!(procs.is_empty(), "processes left behind: {procs:?}");
-        ensure!(!dir.exists(), "{} was not removed", dir.display());
-    }
-    Ok(())
 }

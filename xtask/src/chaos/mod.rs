@@ -1,8 +1,9 @@
 //! `cargo xtask chaos`: faults and hostile input against a real API server.
 //!
-//! Reuses e2e's cluster, operator and world helpers. Against a private local
-//! control plane whose CRD has no structural schema (so malformed input gets
-//! through, as on any cluster with a loose CRD), it stops and kills
+//! Set up and torn down by the same testbed as e2e, with e2e's check
+//! helpers where they fit. Against a private local control plane whose CRD
+//! has no structural schema (so malformed input gets through, as on any
+//! cluster with a loose CRD), it stops and kills
 //! kube-apiserver and etcd during batches of creates, edits and deletes,
 //! SIGKILLs the operator at random points, creates malformed and forged
 //! resources, and runs the operator with a ServiceAccount missing one
@@ -22,13 +23,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::control_plane::certs::random_hex;
-use crate::e2e::kube::Kube;
-use crate::e2e::suite::Suite;
-use crate::e2e::target::{Cluster, Mode};
-use crate::e2e::util::TempDir;
-use crate::e2e::world::World;
-use crate::e2e::{interrupt, manifests, operator, Installation};
+use crate::cluster::{manifests, Mode};
+use crate::support::interrupt;
+use crate::support::kube::Kube;
+use crate::support::processes::nothing_left;
+use crate::support::suite::Suite;
+use crate::support::wait::eventually;
+use crate::world::{Testbed, Transport};
 use fleet::Fleet;
 
 /// Usage of `cargo xtask chaos`.
@@ -88,36 +89,22 @@ pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
     let profile = Profile::parse(args)?;
     let started = Instant::now();
-    let work = TempDir::new("blue-chaos")?;
-    println!("building {}", operator::PACKAGE);
-    let binary = operator::build()?;
-    let cluster = Cluster::open(&Mode::Local, work.path())?;
-    let cp = cluster
+    let testbed = Testbed::up("chaos", &Mode::Local, None)?;
+    let cp = testbed
+        .cluster
         .control_plane()
         .context("chaos runs against its own local control plane")?;
-    println!("setup: {}", cluster.describe());
-    let namespace = format!("blue-chaos-{}", random_hex(3)?);
-    let kube = cluster.kube(&namespace);
-    let installed = Installation::install(&cluster, &kube)?;
-    loosen_crd(&kube)?;
-    let counter = permissions::Counter::install(work.path())?;
-    let recorder = order::Recorder::start(&kube);
-
-    let mut world = World {
-        cluster: &cluster,
-        kube,
-        binary,
-        work: work.path().to_path_buf(),
-        cel: false,
-        operator: None,
-        operator_env: counter.env("admin"),
-        // One kubectl per request, so the counting wrapper sees every call.
-        transport: crate::e2e::world::Transport::Kubectl,
-    };
+    // One kubectl per request, so the counting wrapper sees every call.
+    let mut world = testbed.world(Transport::Kubectl);
+    loosen_crd(&world.kube)?;
+    let counter = permissions::Counter::install(&world.work)?;
+    let recorder = order::Recorder::start(&world.kube);
+    world.cel = false;
+    world.operator_env = counter.env("admin");
     let args = world.admin_args();
     world.start_operator(&args)?;
     println!(
-        "setup: namespace {namespace}, schema-less CRD, operator log {} ({:.1}s)",
+        "setup: schema-less CRD, operator log {} ({:.1}s)",
         world.operator_log().display(),
         started.elapsed().as_secs_f64()
     );
@@ -174,32 +161,17 @@ pub fn main(args: &[String]) -> Result<()> {
     for mut p in respawned {
         let _ = p.stop(Duration::from_secs(10));
     }
-    let cp_dir = cluster.control_plane_dir();
-    installed.remove()?;
-    cluster.stop()?;
-    let work_dir = work.path().to_path_buf();
-    drop(work);
-    suite.run("cleanup", || {
-        leftovers::nothing_left(&work_dir, cp_dir.as_deref())
-    });
+    let gone = testbed.down()?;
+    suite.run("cleanup", || nothing_left(&gone));
 
     println!("figures:");
     for line in &figures.0 {
         println!("  {line}");
     }
-    let failed = suite.failed();
-    println!(
-        "chaos: {} passed, {failed} failed in {:.1}s",
-        suite.outcomes().len() - failed - suite.skipped(),
-        started.elapsed().as_secs_f64()
-    );
-    if interrupt::requested() {
-        bail!("interrupted");
-    }
-    if failed > 0 {
-        bail!("{failed} chaos checks failed");
-    }
-    Ok(())
+    suite.finish(
+        "chaos",
+        &format!("in {:.1}s", started.elapsed().as_secs_f64()),
+    )
 }
 
 /// Replaces the CRD's schema with "anything goes", as on a cluster whose
@@ -219,11 +191,12 @@ fn loosen_crd(kube: &Kube) -> Result<()> {
     }
     kube.ok(&["replace", "-f", "-"], Some(&crd.to_string()))?;
     // The API server serves the new schema after a moment.
-    crate::e2e::suite::eventually(
+    eventually(
         "the loose schema is served",
         Duration::from_secs(30),
         || {
-            let probe = crate::e2e::steps::manifest("chaos-probe", serde_json::json!("text"));
+            let probe =
+                crate::cluster::manifests::manifest("chaos-probe", serde_json::json!("text"));
             let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
             anyhow::ensure!(run.ok, "a string spec is still refused");
             Ok(())

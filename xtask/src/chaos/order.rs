@@ -15,8 +15,8 @@ use std::time::Duration;
 use anyhow::{ensure, Result};
 use serde_json::Value;
 
-use crate::e2e::kube::{Kube, LCM};
-use crate::e2e::steps::{FINALIZER, OWNER_ANNOTATION};
+use crate::cluster::manifests::{FINALIZER, OWNER_ANNOTATION};
+use crate::support::kube::{Kube, LCM};
 
 /// One watch event, reduced to what the order check needs.
 #[derive(Clone, Debug)]

@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use super::fleet::Fleet;
 use super::{Figures, Profile};
-use crate::e2e::interrupt;
-use crate::e2e::manifests::SERVICE_ACCOUNT;
-use crate::e2e::steps::in_cluster::{request_token, write_token};
-use crate::e2e::suite::Suite;
-use crate::e2e::world::{World, POLL_MS};
+use crate::cluster::manifests::SERVICE_ACCOUNT;
+use crate::support::interrupt;
+use crate::support::suite::Suite;
+use crate::world::in_cluster::{in_cluster_args, request_token};
+use crate::world::{World, POLL_MS};
 
 /// A kubectl that appends its arguments to `$CHAOS_CALLS`, then runs the real one.
 pub struct Counter {
@@ -25,7 +25,8 @@ pub struct Counter {
 
 impl Counter {
     pub fn install(work: &Path) -> Result<Self> {
-        let real = crate::control_plane::provision::which("kubectl").context("kubectl on PATH")?;
+        let real = crate::cluster::control_plane::provision::which("kubectl")
+            .context("kubectl on PATH")?;
         let dir = work.join("calls");
         fs::create_dir_all(&dir)?;
         let script = work.join("counting-kubectl");
@@ -282,32 +283,13 @@ fn forbidden_window(
     w.kube.apply(&role(w.kube.namespace(), Some(missing)))?;
     w.stop_operator()?;
     let sa = w.scratch("serviceaccount-chaos");
-    fs::create_dir_all(&sa)?;
-    let endpoint = w.cluster.endpoint()?;
-    fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
-    fs::write(sa.join("namespace"), w.kube.namespace())?;
-    write_token(&sa, &request_token(w)?)?;
-    let args: Vec<String> = [
-        "--in-cluster",
-        "--service-account-dir",
-        &sa.display().to_string(),
-        "--service-host",
-        &endpoint.host,
-        "--service-port",
-        &endpoint.port.to_string(),
-        "--poll-ms",
-        &POLL_MS.to_string(),
-        // The preflight would (rightly) refuse to start without the
-        // permission; this measures what the running controller does when
-        // one goes missing later.
-        "--skip-preflight",
-        // One kubectl per request, so the counting wrapper sees every call.
-        "--transport",
-        "kubectl",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    // The world's transport is one kubectl per request, so the counting
+    // wrapper sees every call.
+    let mut args = in_cluster_args(w, &sa, &request_token(w)?)?;
+    // The preflight would (rightly) refuse to start without the permission;
+    // this measures what the running controller does when one goes missing
+    // later.
+    args.push("--skip-preflight".into());
     let admin_env = std::mem::replace(&mut w.operator_env, counter.env(missing.name));
     let started = w.start_operator(&args);
     w.operator_env = admin_env;

@@ -7,28 +7,18 @@
 //! Everything started is stopped and every temporary file removed, also on
 //! failure, panic or Ctrl-C (guards with `Drop`; watchdogs if xtask dies).
 
-pub mod ha;
-pub mod interrupt;
-pub mod kube;
-pub mod manifests;
-pub mod operator;
-pub(crate) mod steps;
-pub mod suite;
-pub mod target;
-pub mod util;
-pub mod world;
+mod steps;
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{bail, Context, Result};
 
-use crate::control_plane::certs::random_hex;
-use kube::{Kube, LCM};
-use suite::Suite;
-use target::{Cluster, Mode};
-use util::TempDir;
-use world::{Transport, World};
+use crate::cluster::Mode;
+use crate::support::interrupt;
+use crate::support::processes::nothing_left;
+use crate::support::suite::Suite;
+use crate::world::{Testbed, Transport};
 
 /// Usage of `cargo xtask e2e`.
 pub const USAGE: &str = "\
@@ -44,45 +34,8 @@ pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
     let (mode, transport) = parse(args)?;
     let started = Instant::now();
-    let work = TempDir::new("blue-e2e")?;
-
-    let t = Instant::now();
-    println!("building {}", operator::PACKAGE);
-    let binary = operator::build()?;
-    println!("setup: operator built ({:.1}s)", t.elapsed().as_secs_f64());
-
-    let t = Instant::now();
-    let cluster = Cluster::open(&mode, work.path())?;
-    println!(
-        "setup: {} ({:.1}s)",
-        cluster.describe(),
-        t.elapsed().as_secs_f64()
-    );
-
-    let t = Instant::now();
-    let namespace = format!("blue-e2e-{}", random_hex(3)?);
-    let kube = cluster.kube(&namespace);
-    let installed = Installation::install(&cluster, &kube)?;
-    println!(
-        "setup: namespace {namespace}, CRD ({}) and RBAC installed ({:.1}s)",
-        if installed.cel {
-            "with CEL rules"
-        } else {
-            "generated without CEL rules for this pre-1.25 server"
-        },
-        t.elapsed().as_secs_f64()
-    );
-
-    let mut world = World {
-        cluster: &cluster,
-        kube,
-        binary,
-        work: work.path().to_path_buf(),
-        cel: installed.cel,
-        operator: None,
-        operator_env: Vec::new(),
-        transport,
-    };
+    let testbed = Testbed::up("e2e", &mode, None)?;
+    let mut world = testbed.world(transport);
     let args = world.admin_args();
     world.start_operator(&args)?;
     println!(
@@ -97,8 +50,6 @@ pub fn main(args: &[String]) -> Result<()> {
     let checks = t.elapsed();
 
     let t = Instant::now();
-    let mut leftovers = vec![work.path().to_path_buf()];
-    leftovers.extend(cluster.control_plane_dir());
     if let Some(mut op) = world.operator.take() {
         let status = op.stop()?;
         if !status.success() {
@@ -106,51 +57,19 @@ pub fn main(args: &[String]) -> Result<()> {
         }
     }
     drop(world);
-    installed.remove()?;
-    cluster.stop()?;
-    drop(work);
+    let gone = testbed.down()?;
     let teardown = t.elapsed();
-    suite.run("cleanup", || {
-        for dir in &leftovers {
-            let procs = util::processes_mentioning(dir);
-            ensure!(procs.is_empty(), "processes left behind: {procs:?}");
-            ensure!(!dir.exists(), "{} was not removed", dir.display());
-        }
-        Ok(())
-    });
-
-    let total = suite.outcomes().len();
-    let failed = suite.failed();
-    let skipped = suite.skipped();
-    println!(
-        "e2e: {} passed, {failed} failed{} in {:.1}s (setup {:.1}s, checks {:.1}s, teardown {:.1}s)",
-        total - failed - skipped,
-        if skipped > 0 {
-            format!(", {skipped} skipped")
-        } else {
-            String::new()
-        },
-        started.elapsed().as_secs_f64(),
-        setup.as_secs_f64(),
-        checks.as_secs_f64(),
-        teardown.as_secs_f64()
-    );
-    if interrupt::requested() {
-        bail!("interrupted");
-    }
-    if failed > 0 {
-        let names: Vec<&str> = suite
-            .outcomes()
-            .iter()
-            .filter(|o| o.failure.is_some())
-            .map(|o| o.name.as_str())
-            .collect();
-        bail!(
-            "{failed} of {total} e2e checks failed: {}",
-            names.join(", ")
-        );
-    }
-    Ok(())
+    suite.run("cleanup", || nothing_left(&gone));
+    suite.finish(
+        "e2e",
+        &format!(
+            "in {:.1}s (setup {:.1}s, checks {:.1}s, teardown {:.1}s)",
+            started.elapsed().as_secs_f64(),
+            setup.as_secs_f64(),
+            checks.as_secs_f64(),
+            teardown.as_secs_f64()
+        ),
+    )
 }
 
 fn parse(args: &[String]) -> Result<(Mode, Transport)> {
@@ -188,100 +107,6 @@ fn parse(args: &[String]) -> Result<(Mode, Transport)> {
         (Some(_), _, true) => bail!("--kind and --context exclude each other"),
     };
     Ok((mode, transport))
-}
-
-/// The namespace, CRD and RBAC of a run. On clusters that outlive the run,
-/// removes what it added (also on drop, e.g. after a failed setup).
-pub struct Installation {
-    kube: Kube,
-    disposable: bool,
-    created_crd: bool,
-    /// The server evaluates the CRD's CEL rules.
-    pub cel: bool,
-    removed: bool,
-}
-
-impl Installation {
-    /// Creates the namespace, applies the CRD (without CEL rules on servers
-    /// before 1.25), waits until it is established, and applies the RBAC.
-    pub fn install(cluster: &Cluster, kube: &Kube) -> Result<Self> {
-        let created_crd = kube.get("crd", manifests::CRD_NAME)?.is_none();
-        let mut this = Self {
-            kube: kube.clone(),
-            disposable: cluster.is_disposable(),
-            created_crd,
-            cel: false,
-            removed: false,
-        };
-        kube.ok(&["create", "namespace", kube.namespace()], None)?;
-        let (crd, cel) = manifests::crd_for(kube)?;
-        kube.apply(&crd)?;
-        kube.ok(
-            &[
-                "wait",
-                "--for=condition=Established",
-                &format!("crd/{}", manifests::CRD_NAME),
-                "--timeout=60s",
-            ],
-            None,
-        )?;
-        kube.apply(&manifests::in_namespace(manifests::RBAC, kube.namespace()))?;
-        this.cel = cel;
-        Ok(this)
-    }
-
-    /// On a cluster that outlives the run: drops the finalizers of leftover
-    /// resources (the operator is stopped by now), deletes the namespace
-    /// (and the watch checks' extra ones) and,
-    /// if this run created it, the CRD.
-    pub fn remove(mut self) -> Result<()> {
-        self.remove_now()
-    }
-
-    fn remove_now(&mut self) -> Result<()> {
-        if self.removed || self.disposable {
-            self.removed = true;
-            return Ok(());
-        }
-        self.removed = true;
-        let main = self.kube.namespace().to_string();
-        let [watched, ignored] = steps::watch::extra_namespaces(&main);
-        for ns in [main.clone(), watched, ignored] {
-            let kube = self.kube.in_namespace(&ns);
-            if ns != main && kube.get("namespace", &ns)?.is_none() {
-                continue;
-            }
-            let names = kube.ok(&["get", LCM, "-o", "name"], None)?;
-            for name in names.lines().filter(|l| !l.trim().is_empty()) {
-                kube.ok(
-                    &[
-                        "patch",
-                        name,
-                        "--type=merge",
-                        "-p",
-                        r#"{"metadata":{"finalizers":null}}"#,
-                    ],
-                    None,
-                )?;
-            }
-            kube.ok(&["delete", "namespace", &ns, "--wait=false"], None)?;
-        }
-        if self.created_crd {
-            self.kube.ok(
-                &["delete", "crd", manifests::CRD_NAME, "--wait=false"],
-                None,
-            )?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Installation {
-    fn drop(&mut self) {
-        if let Err(err) = self.remove_now() {
-            eprintln!("warning: cleaning up the test namespace: {err:#}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -10,9 +10,9 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
 use super::{config_map, eventually, wait_ready, World, DEADLINE, LCM, REQUEST_ANNOTATION};
-use crate::e2e::ha::{self, SHORT};
-use crate::e2e::operator::Operator;
-use crate::e2e::world::Transport;
+use crate::world::election::{self, SHORT};
+use crate::world::operator::Operator;
+use crate::world::Transport;
 
 /// Resources converged in the batch the leader dies in: enough that the
 /// leader is still converging when the check (polling through kubectl)
@@ -42,7 +42,7 @@ const CANDIDATE_WORKERS: &str = "2";
 /// A candidate operator: its own log and identity.
 fn candidate(w: &World<'_>, identity: &str) -> Result<(Operator, PathBuf)> {
     let mut args = w.admin_args();
-    args.extend(ha::election_args(identity, SHORT));
+    args.extend(election::election_args(identity, SHORT));
     args.extend(["--workers".to_string(), CANDIDATE_WORKERS.to_string()]);
     let log = w.scratch(&format!("operator-{identity}.log"));
     Ok((w.spawn_operator(&args, &log)?, log))
@@ -53,7 +53,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     ensure!(status.success(), "the operator exited with {status}");
 
     let (mut a, a_log) = candidate(w, "e2e-a")?;
-    ha::wait_holder(&w.kube, "e2e-a", Instant::now(), DEADLINE)?;
+    election::wait_holder(&w.kube, "e2e-a", Instant::now(), DEADLINE)?;
     let (b, b_log) = candidate(w, "e2e-b")?;
     let mut b = Some(b);
 
@@ -84,7 +84,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
         "the batch finished before the leader could be killed"
     );
 
-    let takeover = ha::wait_holder(&w.kube, "e2e-b", killed_at, DEADLINE)
+    let takeover = election::wait_holder(&w.kube, "e2e-b", killed_at, DEADLINE)
         .with_context(|| tail("follower", &b_log))?;
     let bound = Duration::from_millis(SHORT.lease_ms + SHORT.retry_ms) + SLACK;
     println!(
@@ -117,7 +117,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
         status.success(),
         "the leader exited with {status} on SIGTERM"
     );
-    let handover = ha::wait_holder(&w.kube, "e2e-c", stopping, DEADLINE)
+    let handover = election::wait_holder(&w.kube, "e2e-c", stopping, DEADLINE)
         .with_context(|| tail("third candidate", &c_log))?;
     println!("  graceful stop handed over in {} ms", handover.as_millis());
     ensure!(
@@ -193,6 +193,6 @@ fn check_single_effects(w: &World<'_>, logs: &[&Path]) -> Result<()> {
 fn tail(who: &str, log: &Path) -> String {
     format!(
         "{who}'s log:\n{}",
-        crate::control_plane::process::log_tail(log, 15)
+        crate::cluster::control_plane::process::log_tail(log, 15)
     )
 }

@@ -1,18 +1,13 @@
-//! In-cluster mode from outside the cluster: a service-account directory
-//! (`ca.crt`, `token`, `namespace`) and the service host/port overrides.
-//! The tokens are real ServiceAccount tokens (TokenRequest API) for the
-//! operator's ServiceAccount, so the shipped RBAC manifest is what
-//! authorizes it.
-
-use std::fs;
-use std::path::Path;
+//! The operator in-cluster (see `world::in_cluster`): the tokens are real
+//! ServiceAccount tokens for the operator's ServiceAccount, so the shipped
+//! RBAC manifest is what authorizes it, and rotating the token file works.
 
 use anyhow::{ensure, Context, Result};
 use serde_json::json;
 
 use super::{eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM};
-use crate::e2e::manifests::SERVICE_ACCOUNT;
-use crate::e2e::world::Transport;
+use crate::world::in_cluster::{in_cluster_args, request_token, write_token};
+use crate::world::Transport;
 
 /// The operator runs with `--in-cluster`; its token file is rotated to a
 /// new valid token, then to an invalid one (calls fail: proof kubectl
@@ -72,32 +67,6 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Prepares service-account directory `sa` (CA, namespace, `token`) and
-/// returns the flags of an operator running "in-cluster" with it.
-pub(super) fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<Vec<String>> {
-    let endpoint = w.cluster.endpoint()?;
-    fs::create_dir_all(sa)?;
-    fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
-    fs::write(sa.join("namespace"), w.kube.namespace())?;
-    write_token(sa, token)?;
-    Ok([
-        "--in-cluster",
-        "--service-account-dir",
-        &sa.display().to_string(),
-        "--service-host",
-        &endpoint.host,
-        "--service-port",
-        &endpoint.port.to_string(),
-        "--poll-ms",
-        &super::super::world::POLL_MS.to_string(),
-        "--transport",
-        w.transport.as_str(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect())
-}
-
 /// Changes echo's data and waits until the ConfigMap and status follow.
 fn update(w: &mut World<'_>, value: &str) -> Result<()> {
     update_within(w, value, DEADLINE)
@@ -119,49 +88,4 @@ fn update_within(w: &mut World<'_>, value: &str, deadline: std::time::Duration) 
         Ok(())
     })?;
     wait_ready(w, "echo").map(drop)
-}
-
-/// A fresh token for the operator's ServiceAccount (TokenRequest API).
-pub(crate) fn request_token(w: &World<'_>) -> Result<String> {
-    request_token_for(w, SERVICE_ACCOUNT)
-}
-
-/// A fresh token for ServiceAccount `account` (TokenRequest API).
-pub(super) fn request_token_for(w: &World<'_>, account: &str) -> Result<String> {
-    let path = format!(
-        "/api/v1/namespaces/{}/serviceaccounts/{account}/token",
-        w.kube.namespace()
-    );
-    let body = json!({
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600}
-    })
-    .to_string();
-    let out = w
-        .kube
-        .ok(&["create", "--raw", &path, "-f", "-"], Some(&body))?;
-    let response: serde_json::Value =
-        serde_json::from_str(&out).context("parsing the TokenRequest response")?;
-    response["status"]["token"]
-        .as_str()
-        .map(str::to_string)
-        .context("the TokenRequest response has no token")
-}
-
-/// Replaces the token file atomically, as the kubelet does, so kubectl
-/// never reads a half-written token.
-pub(crate) fn write_token(dir: &Path, token: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let tmp = dir.join("..token.tmp");
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(token.as_bytes())?;
-    file.sync_all()?;
-    fs::rename(&tmp, dir.join("token")).context("replacing the token file")
 }

@@ -6,24 +6,20 @@ mod basics;
 mod deletion;
 mod drift;
 mod failover;
-pub(crate) mod in_cluster;
+mod in_cluster;
 mod observability;
 mod transport;
-pub(crate) mod watch;
+mod watch;
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use super::kube::LCM;
-use super::suite::{eventually, Suite, DEADLINE};
-use super::world::{condition, phase, World};
-
-/// The controller's finalizer.
-pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
-/// The controller's request annotation.
-pub const REQUEST_ANNOTATION: &str = "colors.getcolors.ai/reconcile-request";
-/// The example's owner annotation on ConfigMaps.
-pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
+use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION, REQUEST_ANNOTATION};
+use crate::support::interrupt;
+use crate::support::kube::LCM;
+use crate::support::suite::Suite;
+use crate::support::wait::{eventually, DEADLINE};
+use crate::world::{condition, phase, World};
 
 type Check = fn(&mut World<'_>) -> Result<()>;
 
@@ -158,14 +154,14 @@ const CHECKS: &[(&str, Option<&str>, Check)] = &[
 /// one failure does not time out every later check.
 pub fn run_all(world: &mut World<'_>, suite: &mut Suite) {
     for (name, resource, check) in CHECKS {
-        if super::interrupt::requested() {
+        if interrupt::requested() {
             suite.check(name, || Ok(()));
             continue;
         }
-        if !suite.check(name, || check(world)) && !super::interrupt::requested() {
+        if !suite.check(name, || check(world)) && !interrupt::requested() {
             world.diagnose(*resource);
         }
-        if super::interrupt::requested() {
+        if interrupt::requested() {
             continue;
         }
         if let Err(err) = world.ensure_operator() {
@@ -177,17 +173,6 @@ pub fn run_all(world: &mut World<'_>, suite: &mut Suite) {
 /// The data `alpha` holds after `config-update`.
 fn alpha_data() -> Value {
     json!({"greeting": "bonjour", "extra": "1"})
-}
-
-/// A LocalConfigMap manifest.
-pub(crate) fn manifest(name: &str, spec: Value) -> String {
-    json!({
-        "apiVersion": "examples.blue.dev/v1alpha1",
-        "kind": "LocalConfigMap",
-        "metadata": {"name": name},
-        "spec": spec,
-    })
-    .to_string()
 }
 
 /// The resource, which must exist.

@@ -12,10 +12,10 @@ use std::time::Duration;
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::Value;
 
-use super::in_cluster::{in_cluster_args, request_token_for};
 use super::{eventually, get, uid, World, DEADLINE, LCM};
-use crate::e2e::manifests::{in_namespace, RBAC};
-use crate::e2e::world::Transport;
+use crate::cluster::manifests::{in_namespace, RBAC};
+use crate::world::in_cluster::{in_cluster_args, request_token_for};
+use crate::world::Transport;
 
 /// The component the example reports Events as.
 const COMPONENT: &str = "local-configmap-operator";

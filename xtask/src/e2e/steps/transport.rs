@@ -8,8 +8,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use super::{eventually, manifest, tamper, wait_data, wait_ready, World, DEADLINE};
-use crate::e2e::util::processes_mentioning;
-use crate::e2e::world::Transport;
+use crate::support::processes::processes_mentioning;
+use crate::world::Transport;
 
 /// The proxy directories (`blue-proxy-*`) in the operator's TMPDIR.
 fn proxy_dirs(w: &World<'_>) -> Vec<PathBuf> {
@@ -75,19 +75,10 @@ pub fn proxy_restarted_after_kill(w: &mut World<'_>) -> Result<()> {
     if skip_unless_proxy(w) {
         return Ok(());
     }
-    let before = proxy_pids(w);
-    ensure!(
-        before.len() == 1,
-        "expected one kubectl proxy, found {before:?}"
-    );
-    kill(before[0]);
+    let before = kill_the_proxy(w)?;
     tamper(w, "alpha")?;
     wait_data(w, "alpha", &super::alpha_data())?;
-    let after = proxy_pids(w);
-    ensure!(
-        after.len() == 1 && after != before,
-        "expected one new proxy, found {after:?} (was {before:?})"
-    );
+    proxy_replaced(w, &before)?;
     ensure!(
         proxy_dirs(w).len() == 1,
         "the killed proxy's directory remains"
@@ -162,9 +153,26 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     result
 }
 
-pub(super) fn kill(pid: i32) {
+/// SIGKILLs the operator's one kubectl proxy; returns its pid.
+pub(super) fn kill_the_proxy(w: &World<'_>) -> Result<Vec<i32>> {
+    let before = proxy_pids(w);
+    ensure!(
+        before.len() == 1,
+        "expected one kubectl proxy, found {before:?}"
+    );
     let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
+        nix::unistd::Pid::from_raw(before[0]),
         nix::sys::signal::Signal::SIGKILL,
     );
+    Ok(before)
+}
+
+/// Exactly one new proxy replaced the killed one.
+pub(super) fn proxy_replaced(w: &World<'_>, before: &[i32]) -> Result<()> {
+    let after = proxy_pids(w);
+    ensure!(
+        after.len() == 1 && after != before,
+        "expected one new proxy, found {after:?} (was {before:?})"
+    );
+    Ok(())
 }

@@ -9,22 +9,17 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use super::transport::{kill, proxy_pids, skip_unless_proxy};
+use super::transport::{kill_the_proxy, proxy_replaced, skip_unless_proxy};
 use super::{check_ready, eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM};
-use crate::control_plane::Component;
-use crate::e2e::kube::Kube;
+use crate::cluster::control_plane::Component;
+use crate::cluster::installation::extra_namespaces;
+use crate::support::kube::Kube;
 
 /// A poll period no check waits out: reactions come from watches.
 const HOUR_MS: &str = "3600000";
 
 /// The pid of the operator [`watching_operator`] started, to reuse it.
 static WATCHING_PID: AtomicU32 = AtomicU32::new(0);
-
-/// The second managed namespace and the ignored one, named after the run's
-/// (the installation removes them on clusters that outlive the run).
-pub(crate) fn extra_namespaces(main: &str) -> [String; 2] {
-    [format!("{main}-watched"), format!("{main}-ignored")]
-}
 
 /// The watching operator: reused while it runs, else started (the suite
 /// restarts a crashed operator with its usual flags, which poll).
@@ -99,21 +94,11 @@ pub fn proxy_killed_mid_watch_loses_nothing(w: &mut World<'_>) -> Result<()> {
         return Ok(());
     }
     watching_operator(w)?;
-    let before = proxy_pids(w);
-    ensure!(
-        before.len() == 1,
-        "expected one kubectl proxy, found {before:?}"
-    );
-    kill(before[0]);
+    let before = kill_the_proxy(w)?;
     edit_golf(w, "3")?;
     w.kube.create(&manifest("hotel", golf(json!({"v": "1"}))))?;
     wait_ready(w, "hotel")?;
-    let after = proxy_pids(w);
-    ensure!(
-        after.len() == 1 && after != before,
-        "expected one new proxy, found {after:?} (was {before:?})"
-    );
-    Ok(())
+    proxy_replaced(w, &before)
 }
 
 /// With the API server restarted under the watch, a later edit and create

@@ -1,78 +1,69 @@
-//! The real API server side: a local control plane with the bench CRD, the
-//! controller's kubectl client (through a [`Meter`]), population set-up and
-//! a direct HTTPS path (curl) for edits and the floor measurement.
+//! The real API server of the bench: a local control plane with the CRD the
+//! library generates for the no-op package, the controller's kubectl client
+//! (through a [`Meter`]), population set-up and a direct HTTPS path (curl)
+//! for edits and the floor measurement.
 
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, ensure, Context, Result};
-use blue_kubernetes::{controller, start, Config, Runtime};
+use anyhow::{ensure, Context, Result};
+use blue_kubernetes::{controller, start, Config, CrdOptions, Runtime};
 use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
 use blue_testkit::FakeClock;
 use serde_json::{json, Value};
 
 use super::meter::Meter;
-use super::package::{self, resource_type, CRD, GROUP, PLURAL};
-use crate::control_plane::{provision::which, ControlPlane};
+use super::package::{self, resource_type, GROUP, PLURAL};
+use crate::cluster::control_plane::{provision::which, ControlPlane};
+use crate::support::kube::Kube;
+use crate::support::processes::processes_mentioning;
+use crate::support::wait::until;
 
 /// Objects per `kubectl apply` List document.
 const APPLY_BATCH: usize = 250;
 
 /// A running control plane prepared for the bench.
-pub struct Cluster {
+pub struct ApiServer {
     pub cp: ControlPlane,
+    /// kubectl against it (namespaced calls name their namespace).
+    pub kube: Kube,
     /// kube-apiserver and etcd.
     pub server_pids: Vec<u32>,
     pub curl: Option<Curl>,
     cache_dir: PathBuf,
 }
 
-impl Cluster {
+impl ApiServer {
     pub fn start() -> Result<Self> {
         let cp = ControlPlane::start()?;
         let cache_dir = cp.dir().join("kube-cache");
-        let server_pids = server_pids(&cp.dir().display().to_string());
+        let server_pids = server_pids(cp.dir());
         ensure!(
             server_pids.len() == 2,
             "expected etcd and kube-apiserver, found {server_pids:?}"
         );
         let curl = Curl::new(&cp).context("setting up curl")?;
-        let cluster = Self {
+        let kube = cp.kube();
+        // The CRD the library generates for the no-op package; the local
+        // 1.20 server knows no CEL rules.
+        let options = CrdOptions {
+            cel: false,
+            ..CrdOptions::default()
+        };
+        let crd = blue_kubernetes::crd(&package::noop(false), &options)?;
+        kube.apply_crd(&crd.to_string(), &resource_type())?;
+        Ok(Self {
             cp,
+            kube,
             server_pids,
             curl,
             cache_dir,
-        };
-        cluster.kubectl(&["apply", "-f", "-"], Some(CRD))?;
-        cluster.kubectl(
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=60s",
-                &format!("crd/{PLURAL}.{GROUP}"),
-            ],
-            None,
-        )?;
-        Ok(cluster)
-    }
-
-    /// Runs kubectl against the control plane; requires success, returns stdout.
-    pub fn kubectl(&self, args: &[&str], stdin: Option<&str>) -> Result<String> {
-        let mut cmd = self.cp.kubectl();
-        cmd.args(args);
-        let out = crate::command_io::output_with_stdin(cmd, stdin)?;
-        ensure!(
-            out.status.success(),
-            "kubectl {} failed: {}",
-            args.first().unwrap_or(&""),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        })
     }
 
     /// Creates resources `w-<i>` for `i` in `range` in `namespace` (created
@@ -87,7 +78,7 @@ impl Cluster {
         self.create_resources_with(namespace, range, interval, &[])
     }
 
-    /// [`Cluster::create_resources`] with `finalizers` already set.
+    /// [`ApiServer::create_resources`] with `finalizers` already set.
     pub fn create_resources_with(
         &self,
         namespace: &str,
@@ -96,7 +87,7 @@ impl Cluster {
         finalizers: &[&str],
     ) -> Result<()> {
         if range.start == 0 {
-            self.kubectl(&["create", "namespace", namespace], None)?;
+            self.kube.ok(&["create", "namespace", namespace], None)?;
         }
         for batch in range.collect::<Vec<_>>().chunks(APPLY_BATCH) {
             let items: Vec<Value> = batch
@@ -115,7 +106,7 @@ impl Cluster {
                 })
                 .collect();
             let list = json!({"apiVersion": "v1", "kind": "List", "items": items});
-            self.kubectl(&["apply", "-f", "-"], Some(&list.to_string()))?;
+            self.kube.in_namespace(namespace).apply(&list.to_string())?;
         }
         Ok(())
     }
@@ -146,7 +137,7 @@ impl Cluster {
                 &format!("/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}/{name}"),
                 &body,
             )?,
-            None => self.kubectl(
+            None => self.kube.ok(
                 &[
                     "patch",
                     &resource_type(),
@@ -198,46 +189,23 @@ pub fn start_controller(
 /// cycle ends (the next list is a process that takes far longer than that).
 pub fn wait_polls(runtime: &Runtime, k: u64, timeout: Duration) -> Result<u64> {
     let target = runtime.stats().polls + k;
-    let deadline = Instant::now() + timeout;
-    loop {
-        let polls = runtime.stats().polls;
-        if polls >= target {
-            return Ok(polls);
-        }
-        if Instant::now() > deadline {
-            bail!("waited {timeout:?} for {k} poll cycles");
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
-
-/// Waits until `cond` holds, checking every 10 ms.
-pub fn wait_for(what: &str, timeout: Duration, mut cond: impl FnMut() -> bool) -> Result<Duration> {
-    let started = Instant::now();
-    while !cond() {
-        if started.elapsed() > timeout {
-            bail!("timed out after {timeout:?} waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(started.elapsed())
+    let what = format!("{k} poll cycles");
+    until(&what, timeout, Duration::from_millis(1), || {
+        runtime.stats().polls >= target
+    })?;
+    Ok(runtime.stats().polls)
 }
 
 /// The etcd and kube-apiserver processes whose command line mentions
-/// `needle` (the control plane's private directory).
-fn server_pids(needle: &str) -> Vec<u32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let raw = fs::read(e.path().join("cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&raw);
-            let program = cmdline.split('\0').next()?.rsplit('/').next()?;
-            (matches!(program, "etcd" | "kube-apiserver") && cmdline.contains(needle))
-                .then_some(pid)
+/// `dir` (the control plane's private directory).
+fn server_pids(dir: &Path) -> Vec<u32> {
+    processes_mentioning(dir)
+        .into_iter()
+        .filter(|(_, cmd)| {
+            let program = cmd.split(' ').next().unwrap_or_default();
+            matches!(program.rsplit('/').next(), Some("etcd" | "kube-apiserver"))
         })
+        .filter_map(|(pid, _)| u32::try_from(pid).ok())
         .collect()
 }
 

@@ -24,7 +24,7 @@ use super::assets::{self, cache_dir, ETCD, KUBERNETES_VERSION, KUBE_APISERVER};
 use super::process::log_tail;
 
 /// The vendored reflect2 v1.0.1 -> v1.0.2 map-iterator change (Go >= 1.18).
-const REFLECT2_PATCH: &str = include_str!("../../patches/reflect2-go118.patch");
+const REFLECT2_PATCH: &str = include_str!("../../../patches/reflect2-go118.patch");
 
 const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/blue-deb-src.sources";
 const STEPS: usize = 8;

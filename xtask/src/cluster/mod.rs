@@ -1,15 +1,21 @@
 //! The cluster under test: the local control plane (default), an existing
-//! cluster by context, or a throwaway kind cluster.
+//! cluster by context, or a throwaway kind cluster; and what a run installs
+//! into it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::interrupt;
-use super::kube::Kube;
-use super::util::base64_decode;
-use crate::control_plane::{certs::random_hex, provision::which, ControlPlane};
+pub mod control_plane;
+pub mod installation;
+mod kind;
+pub mod manifests;
+
+use crate::support::base64::base64_decode;
+use crate::support::interrupt;
+use crate::support::kube::{kubectl_binary, Kube};
+use control_plane::ControlPlane;
+use kind::KindCluster;
 
 /// Which cluster to use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -179,99 +185,6 @@ fn split_server(server: &str) -> Result<(String, u16)> {
             .to_string(),
         port,
     ))
-}
-
-/// `$KUBECTL`, else `kubectl` from `PATH`.
-pub fn kubectl_binary() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    which("kubectl").context("kubectl not found in PATH (or set KUBECTL)")
-}
-
-/// A kind cluster created for this run.
-struct KindCluster {
-    kind: PathBuf,
-    name: String,
-    kubeconfig: PathBuf,
-    deleted: bool,
-}
-
-impl KindCluster {
-    fn create(work: &Path) -> Result<Self> {
-        let kind = which("kind")
-            .context("--kind needs the `kind` CLI in PATH (https://kind.sigs.k8s.io)")?;
-        let docker = which("docker").context("--kind needs Docker (`docker` not in PATH)")?;
-        let info = Command::new(docker)
-            .args(["info", "--format", "{{.ServerVersion}}"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .context("running docker info")?;
-        ensure!(
-            info.success(),
-            "--kind needs a running Docker engine (`docker info` failed)"
-        );
-        let cluster = Self {
-            kind,
-            name: format!("blue-e2e-{}", random_hex(3)?),
-            kubeconfig: work.join("kind-kubeconfig"),
-            deleted: false,
-        };
-        println!("creating kind cluster {} (a minute or two)", cluster.name);
-        let status = Command::new(&cluster.kind)
-            .args([
-                "create",
-                "cluster",
-                "--name",
-                &cluster.name,
-                "--wait",
-                "120s",
-            ])
-            .arg("--kubeconfig")
-            .arg(&cluster.kubeconfig)
-            .stdin(Stdio::null())
-            .status()
-            .context("running kind create cluster")?;
-        if !status.success() {
-            // The Drop deletes whatever half-exists.
-            bail!("kind create cluster failed ({status})");
-        }
-        Ok(cluster)
-    }
-
-    fn context(&self) -> String {
-        format!("kind-{}", self.name)
-    }
-
-    fn delete(mut self) -> Result<()> {
-        self.delete_now()
-    }
-
-    fn delete_now(&mut self) -> Result<()> {
-        if self.deleted {
-            return Ok(());
-        }
-        self.deleted = true;
-        let status = Command::new(&self.kind)
-            .args(["delete", "cluster", "--name", &self.name])
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .stdin(Stdio::null())
-            .status()
-            .context("running kind delete cluster")?;
-        ensure!(status.success(), "kind delete cluster failed ({status})");
-        Ok(())
-    }
-}
-
-impl Drop for KindCluster {
-    fn drop(&mut self) {
-        if let Err(err) = self.delete_now() {
-            eprintln!("warning: {err:#}");
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,11 +2,12 @@
 //! (ECDSA P-256: fast to generate, accepted by kube-apiserver and kubectl).
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
+
+use crate::support::random::random_hex;
 
 /// Files written into the control plane's directory.
 #[derive(Debug, Clone)]
@@ -51,15 +52,6 @@ subjectAltName = IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kuber
 
 /// Name of the admin user in the token file.
 pub const ADMIN_USER: &str = "blue-admin";
-
-/// `n` random bytes from the kernel, hex-encoded.
-pub fn random_hex(n: usize) -> Result<String> {
-    let mut bytes = vec![0u8; n];
-    fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("reading /dev/urandom")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
 
 fn openssl(dir: &Path, args: &[&str]) -> Result<()> {
     let out = Command::new("openssl")

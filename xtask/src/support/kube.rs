@@ -2,8 +2,9 @@
 //! namespace and a private discovery cache, with a request deadline so a
 //! hung server fails a check instead of hanging the run.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -30,6 +31,15 @@ pub struct Run {
     pub stdout: String,
     /// stderr.
     pub stderr: String,
+}
+
+/// `$KUBECTL`, else `kubectl` from `PATH`.
+pub fn kubectl_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("KUBECTL").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    crate::cluster::control_plane::provision::which("kubectl")
+        .context("kubectl not found in PATH (or set KUBECTL)")
 }
 
 impl Kube {
@@ -111,7 +121,7 @@ impl Kube {
             status,
             stdout,
             stderr,
-        } = crate::command_io::output_with_stdin(cmd, stdin)?;
+        } = output_with_stdin(cmd, stdin)?;
         Ok(Run {
             ok: status.success(),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -153,10 +163,39 @@ impl Kube {
         self.ok(&["apply", "-f", "-"], Some(doc)).map(drop)
     }
 
+    /// Applies a CRD and waits until the API server serves it.
+    pub fn apply_crd(&self, doc: &str, name: &str) -> Result<()> {
+        self.apply(doc)?;
+        let crd = format!("crd/{name}");
+        self.ok(
+            &["wait", "--for=condition=Established", &crd, "--timeout=60s"],
+            None,
+        )
+        .map(drop)
+    }
+
     /// A JSON merge patch.
     pub fn merge_patch(&self, kind: &str, name: &str, patch: &Value) -> Result<()> {
         let patch = patch.to_string();
         self.ok(&["patch", kind, name, "--type=merge", "-p", &patch], None)
             .map(drop)
     }
+}
+
+/// Runs `cmd` to completion, feeding `stdin` when given (else stdin is null),
+/// and returns its output whatever the exit status.
+fn output_with_stdin(mut cmd: Command, stdin: Option<&str>) -> Result<Output> {
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().context("running kubectl")?;
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        pipe.write_all(text.as_bytes())
+            .context("writing kubectl's stdin")?;
+    }
+    child.wait_with_output().context("waiting for kubectl")
 }

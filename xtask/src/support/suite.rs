@@ -1,16 +1,11 @@
-//! Running checks: `PASS name (1.23s)` / `FAIL name (1.23s): reason`, with
-//! diagnostics on failure, and the `eventually` polling helper.
+//! Running checks: `PASS name (1.23s)` / `FAIL name (1.23s): reason`, and
+//! the verdict of a whole run.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use super::interrupt;
-
-/// How often `eventually` probes.
-pub const PROBE_EVERY: Duration = Duration::from_millis(250);
-/// Default deadline of an "eventually" check.
-pub const DEADLINE: Duration = Duration::from_secs(30);
 
 /// One finished check.
 #[derive(Debug)]
@@ -86,30 +81,40 @@ impl Suite {
         self.outcomes.iter().filter(|o| o.skipped).count()
     }
 
-    /// All outcomes so far.
-    pub fn outcomes(&self) -> &[Outcome] {
-        &self.outcomes
-    }
-}
-
-/// Probes until `probe` succeeds or `timeout` passes. A probe error means
-/// "not yet"; the last one explains a timeout. Stops early when interrupted.
-pub fn eventually<T>(
-    what: &str,
-    timeout: Duration,
-    mut probe: impl FnMut() -> Result<T>,
-) -> Result<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let last = match probe() {
-            Ok(v) => return Ok(v),
-            Err(err) => err,
+    /// Prints `<task>: N passed, N failed[, N skipped] <timing>` and fails
+    /// when a check failed or the run was interrupted.
+    pub fn finish(&self, task: &str, timing: &str) -> Result<()> {
+        let total = self.outcomes.len();
+        let (failed, skipped) = (self.failed(), self.skipped());
+        let skipped_text = if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
         };
-        if Instant::now() >= deadline {
-            return Err(last.context(format!("not reached within {}s: {what}", timeout.as_secs())));
+        let timing = if timing.is_empty() {
+            String::new()
+        } else {
+            format!(" {timing}")
+        };
+        println!(
+            "{task}: {} passed, {failed} failed{skipped_text}{timing}",
+            total - failed - skipped
+        );
+        if interrupt::requested() {
+            bail!("interrupted");
         }
-        if interrupt::sleep(PROBE_EVERY) {
-            return Err(last.context(format!("interrupted while waiting: {what}")));
+        if failed > 0 {
+            let names: Vec<&str> = self
+                .outcomes
+                .iter()
+                .filter(|o| o.failure.is_some())
+                .map(|o| o.name.as_str())
+                .collect();
+            bail!(
+                "{failed} of {total} {task} checks failed: {}",
+                names.join(", ")
+            );
         }
+        Ok(())
     }
 }

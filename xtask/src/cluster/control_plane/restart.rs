@@ -5,12 +5,13 @@ use std::fs;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, ensure, Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use super::process::{log_tail, ManagedProcess};
 use super::{Component, ControlPlane, READY_TIMEOUT};
+use crate::support::wait::{poll, GiveUp};
 
 /// How long a stopped component may drain before SIGKILL. Short: an API
 /// server with open watches does not exit within 10 s of SIGTERM anyway,
@@ -41,31 +42,25 @@ impl ControlPlane {
     }
 
     fn wait_serving(&self, fresh: &mut ManagedProcess) -> Result<()> {
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
+        let what = format!(
+            "the API server serves again after restarting {}",
+            fresh.name()
+        );
+        poll(&what, READY_TIMEOUT, Duration::from_millis(200), || {
             if let Some(status) = fresh.exit_status() {
-                bail!(
-                    "restarted {} exited ({status})\n{}",
-                    fresh.name(),
-                    log_tail(fresh.log(), 30)
-                );
+                let log = log_tail(fresh.log(), 30);
+                return Err(anyhow!(
+                    "restarted {} exited ({status})\n{log}",
+                    fresh.name()
+                ))
+                .context(GiveUp);
             }
             let out = self
-                .kubectl()
-                .args(["--request-timeout=5s", "get", "--raw", "/readyz"])
-                .output()
-                .context("running kubectl")?;
-            if out.status.success() {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "the API server did not serve again within {READY_TIMEOUT:?} of restarting {}",
-                    fresh.name()
-                );
-            }
-            thread::sleep(Duration::from_millis(200));
-        }
+                .kube()
+                .run(&["--request-timeout=5s", "get", "--raw", "/readyz"], None)?;
+            ensure!(out.ok, "{}", out.stderr);
+            Ok(())
+        })
     }
 }
 
@@ -76,6 +71,8 @@ fn stop_unreaped(pid: u32, name: &str) -> Result<()> {
     let pid = Pid::from_raw(i32::try_from(pid).context("pid out of range")?);
     for (signal, wait) in [(Signal::SIGTERM, STOP_GRACE), (Signal::SIGKILL, STOP_GRACE)] {
         let _ = kill(pid, signal);
+        // Not support::wait, which ends early on Ctrl-C: a stop must still
+        // grant the grace period then.
         let deadline = Instant::now() + wait;
         while Instant::now() < deadline {
             if exited(pid) {

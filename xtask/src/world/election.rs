@@ -4,9 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Result};
 
-use super::kube::Kube;
+use crate::support::kube::Kube;
+use crate::support::wait::poll;
 
 /// The Lease the e2e and bench operators elect on.
 pub const LEASE: &str = "e2e-leader";
@@ -60,16 +61,10 @@ pub fn holder(kube: &Kube) -> Result<Option<String>> {
 /// Polls (as fast as kubectl allows) until `want` holds the Lease; returns
 /// the time since `since`.
 pub fn wait_holder(kube: &Kube, want: &str, since: Instant, timeout: Duration) -> Result<Duration> {
-    let deadline = Instant::now() + timeout;
-    loop {
+    let what = format!("{want} takes the lease");
+    poll(&what, timeout, Duration::from_millis(50), || {
         let now = holder(kube)?;
-        if now.as_deref() == Some(want) {
-            return Ok(since.elapsed());
-        }
-        if Instant::now() >= deadline || super::interrupt::requested() {
-            return Err(anyhow::anyhow!("holder is {now:?}"))
-                .with_context(|| format!("{want} did not take the lease within {timeout:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        ensure!(now.as_deref() == Some(want), "holder is {now:?}");
+        Ok(since.elapsed())
+    })
 }

@@ -1,8 +1,11 @@
 //! `cargo xtask control-plane <provision|run|smoke>`.
 
+use std::time::Duration;
+
 use anyhow::{bail, Result};
 
-use super::{process, provision, smoke, ControlPlane};
+use super::{provision, smoke, ControlPlane};
+use crate::support::interrupt;
 
 /// Usage text for the `control-plane` subcommands.
 pub const USAGE: &str = "\
@@ -21,7 +24,8 @@ pub fn main(args: &[String]) -> Result<()> {
 }
 
 fn run() -> Result<()> {
-    let cp = ControlPlane::start()?;
+    interrupt::install()?;
+    let cp = interrupt::with_default_mask(ControlPlane::start)?;
     println!(
         "control plane ready in {:.1}s at {}",
         cp.startup_time().as_secs_f64(),
@@ -36,8 +40,7 @@ fn run() -> Result<()> {
         cp.context()
     );
     println!("press Ctrl-C to stop");
-    let sig = process::wait_for_interrupt()?;
-    println!("received {sig}, stopping");
+    while !interrupt::sleep(Duration::from_secs(3600)) {}
     cp.stop()?;
     println!("stopped");
     Ok(())

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::control_plane::process::{kill_group, ManagedProcess, Watchdog};
+use crate::cluster::control_plane::process::{kill_group, ManagedProcess, Watchdog};
 
 /// Cargo package (and binary) name of the example operator.
 pub const PACKAGE: &str = "local-configmap-operator";
@@ -61,6 +61,16 @@ pub fn build_profile(release: bool) -> Result<PathBuf> {
     binary.context("cargo build reported no operator executable")
 }
 
+/// The TMPDIR of the operators started with scratch directory `work`.
+pub fn tmp_dir(work: &Path) -> PathBuf {
+    work.join("operator-tmp")
+}
+
+/// Their KUBECACHEDIR: kubectl inherits it, so it marks their children.
+pub fn kube_cache_dir(work: &Path) -> PathBuf {
+    work.join("operator-kube-cache")
+}
+
 /// A running operator. Stopped (SIGTERM, then SIGKILL) on drop.
 #[derive(Debug)]
 pub struct Operator {
@@ -73,15 +83,22 @@ pub struct Operator {
 
 impl Operator {
     /// Starts `binary args...` in its own process group with stdout and
-    /// stderr appended to `log`. A watchdog kills the group (and removes
-    /// `cleanup_dir`) if xtask dies without stopping it.
+    /// stderr appended to `log`, its private files under `work`: kubectl
+    /// honours KUBECACHEDIR, so the discovery cache stays private, and
+    /// TMPDIR takes the operator's files (input documents, the in-cluster
+    /// kubeconfig, the proxy's directory), removed with `work` even if the
+    /// operator is killed. A watchdog kills the group (and removes `work`)
+    /// if xtask dies without stopping it.
     pub fn start(
         binary: &Path,
         args: &[String],
-        env: &[(String, String)],
+        extra_env: &[(String, String)],
         log: &Path,
-        cleanup_dir: &Path,
+        work: &Path,
     ) -> Result<Self> {
+        let tmp = tmp_dir(work);
+        fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
+        let cache = kube_cache_dir(work);
         let mut header = fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -89,15 +106,15 @@ impl Operator {
             .with_context(|| format!("opening {}", log.display()))?;
         writeln!(header, "=== {} {}", binary.display(), args.join(" "))?;
         let mut cmd = Command::new(binary);
-        cmd.args(args);
-        for (k, v) in env {
+        cmd.args(args).env("KUBECACHEDIR", cache).env("TMPDIR", tmp);
+        for (k, v) in extra_env {
             cmd.env(k, v);
         }
-        let process = super::interrupt::with_default_mask(|| {
+        let process = crate::support::interrupt::with_default_mask(|| {
             ManagedProcess::spawn("operator", &mut cmd, log.to_path_buf(), None)
         })?;
         let pgid = process.pid();
-        let watchdog = Watchdog::arm(pgid, cleanup_dir)?;
+        let watchdog = Watchdog::arm(pgid, work)?;
         Ok(Self {
             process: Some(process),
             watchdog: Some(watchdog),

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! let cp = ControlPlane::start()?;          // provisions the binaries if needed
-//! cp.kubectl().args(["get", "ns"]).status()?;
+//! cp.kube().ok(&["get", "ns"], None)?;
 //! // or: kubectl --kubeconfig <cp.kubeconfig_path()> --context <cp.context()> ...
 //! cp.stop()?;                                // also done on drop
 //! ```
@@ -27,13 +27,16 @@ use std::net::{Ipv4Addr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
-use std::thread;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
 use assets::Assets;
 use process::{kill_group, log_tail, ManagedProcess, Watchdog};
+
+use crate::support::kube::{kubectl_binary, Kube};
+use crate::support::temp_dir::TempDir;
+use crate::support::wait::{poll, GiveUp};
 
 /// The kubeconfig context (and cluster) name written for every control plane.
 pub const CONTEXT: &str = "blue-local";
@@ -109,18 +112,8 @@ impl ControlPlane {
     fn try_start(assets: &Assets) -> Result<Self> {
         let started = Instant::now();
         let kubectl = kubectl_binary()?;
-        let dir = std::env::temp_dir().join(format!(
-            "blue-cp-{}-{}",
-            std::process::id(),
-            certs::random_hex(4)?
-        ));
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .with_context(|| format!("creating {}", dir.display()))?;
-        }
+        // Removed by `shutdown`, after the processes using it have stopped.
+        let dir = TempDir::new("blue-cp")?.keep();
         // From here on, `cp`'s Drop cleans up whatever was started.
         let mut cp = ControlPlane {
             kubeconfig: dir.join("kubeconfig"),
@@ -250,18 +243,17 @@ impl ControlPlane {
         self.startup
     }
 
-    /// A `kubectl` command bound to this control plane: `--kubeconfig`,
-    /// `--context` and a private `--cache-dir` (so `~/.kube/cache` does not
-    /// fill with one discovery cache per random port).
-    pub fn kubectl(&self) -> Command {
-        let mut cmd = Command::new(&self.kubectl);
-        cmd.arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .arg("--context")
-            .arg(CONTEXT)
-            .arg("--cache-dir")
-            .arg(self.dir.join("kube-cache"));
-        cmd
+    /// kubectl bound to this control plane and the `default` namespace,
+    /// with a private discovery cache (so `~/.kube/cache` does not fill with
+    /// one per random port).
+    pub fn kube(&self) -> Kube {
+        Kube::new(
+            self.kubectl.clone(),
+            Some(self.kubeconfig.clone()),
+            CONTEXT,
+            &self.dir.join("kube-cache"),
+            "default",
+        )
     }
 
     /// Stops both processes (SIGTERM, then SIGKILL after a grace period),
@@ -367,25 +359,13 @@ current-context: {CONTEXT}
     }
 
     fn wait_for_port(&mut self, port: u16, what: &str) -> Result<()> {
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            self.check_alive()?;
-            if TcpStream::connect_timeout(
-                &(Ipv4Addr::LOCALHOST, port).into(),
-                Duration::from_millis(200),
-            )
-            .is_ok()
-            {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "{what} did not listen on port {port} within {READY_TIMEOUT:?}\n{}",
-                    self.logs(what)
-                );
-            }
-            thread::sleep(Duration::from_millis(50));
-        }
+        let address = (Ipv4Addr::LOCALHOST, port).into();
+        let listening = poll(what, READY_TIMEOUT, Duration::from_millis(50), || {
+            self.check_alive().map_err(|e| e.context(GiveUp))?;
+            TcpStream::connect_timeout(&address, Duration::from_millis(200))
+                .with_context(|| format!("{what} does not listen on port {port}"))
+        });
+        listening.map(drop).map_err(|e| e.context(self.logs(what)))
     }
 
     /// Polls `/healthz` until `ok`, then waits for the `default` namespace
@@ -393,25 +373,17 @@ current-context: {CONTEXT}
     fn wait_until_ready(&mut self) -> Result<()> {
         let deadline = Instant::now() + READY_TIMEOUT;
         for path in ["/healthz", "/api/v1/namespaces/default"] {
-            loop {
-                self.check_alive()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let what = format!("kube-apiserver serves {path}");
+            let ready = poll(&what, left, Duration::from_millis(200), || {
+                self.check_alive().map_err(|e| e.context(GiveUp))?;
                 let out = self
-                    .kubectl()
-                    .args(["--request-timeout=5s", "get", "--raw", path])
-                    .output()
-                    .context("running kubectl")?;
-                if out.status.success() {
-                    break;
-                }
-                if Instant::now() > deadline {
-                    let last = String::from_utf8_lossy(&out.stderr).trim().to_string();
-                    bail!(
-                        "kube-apiserver not ready ({path}) within {READY_TIMEOUT:?}: {last}\n{}",
-                        self.logs("kube-apiserver")
-                    );
-                }
-                thread::sleep(Duration::from_millis(200));
-            }
+                    .kube()
+                    .run(&["--request-timeout=5s", "get", "--raw", path], None)?;
+                ensure!(out.ok, "{}", out.stderr);
+                Ok(())
+            });
+            ready.map_err(|e| e.context(self.logs("kube-apiserver")))?;
         }
         Ok(())
     }
@@ -423,12 +395,4 @@ impl Drop for ControlPlane {
             eprintln!("[control-plane] {err:#}");
         }
     }
-}
-
-/// `$KUBECTL`, else `kubectl` from `PATH`.
-fn kubectl_binary() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("KUBECTL").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    provision::which("kubectl").context("kubectl not found in PATH (or set KUBECTL)")
 }

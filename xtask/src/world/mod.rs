@@ -1,5 +1,13 @@
 //! Everything a check needs: kubectl bound to the test namespace, the
-//! operator process (restartable), and scratch space.
+//! operator process (restartable), and scratch space; and the testbed that
+//! sets all of it up and tears it down.
+
+pub mod election;
+pub mod in_cluster;
+pub mod operator;
+mod testbed;
+
+pub use testbed::Testbed;
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -7,9 +15,9 @@ use std::process::ExitStatus;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::kube::{Kube, LCM};
-use super::operator::Operator;
-use super::target::Cluster;
+use crate::cluster::Cluster;
+use crate::support::kube::{Kube, LCM};
+use operator::Operator;
 
 /// The operator's poll period in the e2e: short, so checks are quick, but
 /// not so short that kubectl's ~0.1 s of CPU per call starves two cores.
@@ -87,7 +95,7 @@ impl World<'_> {
 
     /// The operator's TMPDIR (its private files and the proxy's directory).
     pub fn operator_tmp(&self) -> PathBuf {
-        self.work.join("operator-tmp")
+        operator::tmp_dir(&self.work)
     }
 
     /// Starts the operator with `args` (stopping a running one first).
@@ -103,21 +111,7 @@ impl World<'_> {
     /// Starts one more operator process with `args`, logging to `log`; the
     /// caller owns (and stops) it.
     pub fn spawn_operator(&self, args: &[String], log: &std::path::Path) -> Result<Operator> {
-        // kubectl honours KUBECACHEDIR: keep the discovery cache private.
-        // TMPDIR: the operator's private files (input documents, the
-        // in-cluster kubeconfig) land in the scratch dir, which is removed
-        // even if the operator is killed.
-        let tmp = self.operator_tmp();
-        std::fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
-        let mut env = vec![
-            (
-                "KUBECACHEDIR".to_string(),
-                self.work.join("operator-kube-cache").display().to_string(),
-            ),
-            ("TMPDIR".to_string(), tmp.display().to_string()),
-        ];
-        env.extend(self.operator_env.iter().cloned());
-        Operator::start(&self.binary, args, &env, log, &self.work)
+        Operator::start(&self.binary, args, &self.operator_env, log, &self.work)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.
@@ -175,7 +169,7 @@ impl World<'_> {
         );
         println!(
             "{}",
-            indent(&crate::control_plane::process::log_tail(
+            indent(&crate::cluster::control_plane::process::log_tail(
                 &self.operator_log(),
                 25
             ))

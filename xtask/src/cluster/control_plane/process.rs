@@ -104,13 +104,15 @@ impl ManagedProcess {
     /// SIGKILL at once (no chance to clean up), then reaps.
     pub fn kill(&mut self) -> Result<()> {
         if self.exit_status().is_none() {
-            let _ = self.child.kill();
-            self.exited = Some(
-                self.child
-                    .wait()
-                    .with_context(|| format!("reaping {}", self.name))?,
-            );
+            self.kill_and_reap()?;
         }
+        Ok(())
+    }
+
+    fn kill_and_reap(&mut self) -> Result<()> {
+        let _ = self.child.kill();
+        let status = self.child.wait();
+        self.exited = Some(status.with_context(|| format!("reaping {}", self.name))?);
         Ok(())
     }
 
@@ -123,6 +125,8 @@ impl ManagedProcess {
         // ESRCH cannot happen before we reap, but a failure here only means
         // we escalate to SIGKILL below.
         let _ = signal::kill(pid, Signal::SIGTERM);
+        // Not support::wait, which ends early on Ctrl-C: a stop must still
+        // grant the grace period then.
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
             if self.exit_status().is_some() {
@@ -134,13 +138,7 @@ impl ManagedProcess {
             "[control-plane] {} did not exit within {grace:?} of SIGTERM; sending SIGKILL",
             self.name
         );
-        let _ = self.child.kill();
-        self.exited = Some(
-            self.child
-                .wait()
-                .with_context(|| format!("reaping {}", self.name))?,
-        );
-        Ok(())
+        self.kill_and_reap()
     }
 }
 
@@ -201,17 +199,4 @@ impl Watchdog {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Blocks SIGINT and SIGTERM in the calling thread and waits for one of
-/// them. Call after the control plane started (children get a clean mask
-/// from `std::process::Command` anyway).
-pub fn wait_for_interrupt() -> Result<Signal> {
-    let mut set = signal::SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set.thread_block().context("blocking SIGINT/SIGTERM")?;
-    let sig = set.wait().context("waiting for SIGINT/SIGTERM")?;
-    set.thread_unblock().context("unblocking SIGINT/SIGTERM")?;
-    Ok(sig)
 }

@@ -1,0 +1,95 @@
+//! Setup and teardown of a run, written once for e2e, chaos, the failover
+//! bench and the demo: build the operator, open the cluster, install the
+//! example into a namespace; afterwards stop and remove everything, in
+//! reverse order, also when the run failed.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::{operator, Transport, World};
+use crate::cluster::installation::Installation;
+use crate::cluster::{Cluster, Mode};
+use crate::support::random::random_hex;
+use crate::support::temp_dir::TempDir;
+
+/// The built operator, the cluster and the installation of one run.
+pub struct Testbed {
+    // Fields drop in declaration order: the installation before the cluster
+    // it lives in, the scratch directory (the control plane may live in it
+    // for kind) last.
+    pub installation: Installation,
+    pub cluster: Cluster,
+    binary: PathBuf,
+    work: TempDir,
+}
+
+impl Testbed {
+    /// Sets up for `task` (it names the scratch directory and, unless
+    /// `namespace` is given, a fresh namespace `blue-<task>-<random>`),
+    /// printing a `setup:` line per step.
+    pub fn up(task: &str, mode: &Mode, namespace: Option<&str>) -> Result<Self> {
+        let work = TempDir::new(&format!("blue-{task}"))?;
+        let t = Instant::now();
+        println!("building {}", operator::PACKAGE);
+        let binary = operator::build()?;
+        println!("setup: operator built ({:.1}s)", t.elapsed().as_secs_f64());
+
+        let t = Instant::now();
+        let cluster = Cluster::open(mode, work.path())?;
+        println!(
+            "setup: {} ({:.1}s)",
+            cluster.describe(),
+            t.elapsed().as_secs_f64()
+        );
+
+        let t = Instant::now();
+        let namespace = match namespace {
+            Some(ns) => ns.to_string(),
+            None => format!("blue-{task}-{}", random_hex(3)?),
+        };
+        let installation = Installation::install(&cluster, &cluster.kube(&namespace))?;
+        println!(
+            "setup: namespace {namespace}, CRD ({}) and RBAC installed ({:.1}s)",
+            if installation.cel {
+                "with CEL rules"
+            } else {
+                "generated without CEL rules for this pre-1.25 server"
+            },
+            t.elapsed().as_secs_f64()
+        );
+        Ok(Self {
+            installation,
+            cluster,
+            binary,
+            work,
+        })
+    }
+
+    /// The shared state of the checks; no operator runs yet.
+    pub fn world(&self, transport: Transport) -> World<'_> {
+        World {
+            cluster: &self.cluster,
+            kube: self.installation.kube().clone(),
+            binary: self.binary.clone(),
+            work: self.work.path().to_path_buf(),
+            cel: self.installation.cel,
+            operator: None,
+            operator_env: Vec::new(),
+            transport,
+        }
+    }
+
+    /// Removes the installation, stops the cluster and deletes the scratch
+    /// directory (stop the operators first: drop the world). Returns the
+    /// directories no process may mention any more, for the cleanup check.
+    pub fn down(self) -> Result<Vec<PathBuf>> {
+        let mut gone = vec![self.work.path().to_path_buf()];
+        gone.extend(self.cluster.control_plane_dir());
+        self.installation.remove()?;
+        self.cluster.stop()?;
+        drop(self.work);
+        Ok(gone)
+    }
+}
