@@ -51,10 +51,7 @@ impl ApiServer {
         let kube = cp.kube();
         // The CRD the library generates for the no-op package; the local
         // 1.20 server knows no CEL rules.
-        let options = CrdOptions {
-            cel: false,
-            ..CrdOptions::default()
-        };
+        let options = CrdOptions::default().with_cel(false);
         let crd = blue_kubernetes::crd(&package::noop(false), &options)?;
         kube.apply_crd(&crd.to_string(), &resource_type())?;
         Ok(Self {
