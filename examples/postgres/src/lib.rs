@@ -1,0 +1,32 @@
+//! An example infrastructure operator built on blue-kubernetes.
+//!
+//! A `PostgresDatabase` (`postgresdatabases.postgres.blue.example/v1alpha1`)
+//! declares a database and the role that owns it on a PostgreSQL server
+//! named in its config (host, port, and a Secret with admin credentials).
+//! `converge` creates both; the controller's connection Secret holds host,
+//! port, database, user and a generated password; `observe` reports drift
+//! (database gone, owner changed, the role cannot log in with the Secret's
+//! password); `deletionPolicy: Destroy` drops them, `Retain` keeps them;
+//! `status.outputs` records the server version and the database's OID,
+//! owner and size.
+//!
+//! - [`config`]: the typed `spec.config`;
+//! - [`desired`]: validation, identity and the resolved target (pure);
+//! - [`sql`]: identifier and literal quoting;
+//! - [`password`]: generated passwords;
+//! - [`admin`]: reading the admin Secret (the package's one Kubernetes read);
+//! - [`server`]: the SQL, over tokio-postgres;
+//! - [`outputs`]: what `status.outputs` holds;
+//! - [`package`]: the callbacks and the CRD;
+//! - [`cli`], [`logging`]: the binary's flags and log.
+
+pub mod admin;
+pub mod cli;
+pub mod config;
+pub mod desired;
+pub mod logging;
+pub mod outputs;
+pub mod package;
+pub mod password;
+pub mod server;
+pub mod sql;
