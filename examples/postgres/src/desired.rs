@@ -230,7 +230,10 @@ mod tests {
         ] {
             let errors = validate(&config(extra.clone()), &opts(name));
             // A bad database name is also the default role's.
-            assert!(!errors.is_empty() && errors.len() <= 2, "{extra}: {errors:?}");
+            assert!(
+                !errors.is_empty() && errors.len() <= 2,
+                "{extra}: {errors:?}"
+            );
             assert!(errors[0].starts_with(field), "{extra}: {errors:?}");
             for value in ["Bad", "pg_monitor", "drop", "Not_A_Name", "a/b", "9lives"] {
                 assert!(!errors.concat().contains(value), "{errors:?}");
