@@ -1,0 +1,172 @@
+//! What every package test needs: a real PostgreSQL server ([`pg`]), the
+//! fake API server with Secrets ([`secrets`]) and the controller around
+//! the package ([`Rig`]).
+#![allow(dead_code)]
+
+pub mod pg;
+pub mod secrets;
+
+use base64::Engine;
+use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
+use blue_testkit::{FakeClock, FakeCluster};
+use pg::Postgres;
+use postgres_operator::desired::Target;
+use postgres_operator::package;
+use postgres_operator::server::{self, ServerError};
+use secrets::{Secrets, WithSecrets};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub const NS: &str = "team-a";
+pub const ADMIN_SECRET: &str = "pg-admin";
+
+/// One test's world: server, cluster, Secrets, clock, controller.
+pub struct Rig {
+    pub pg: Postgres,
+    pub cluster: FakeCluster,
+    pub secrets: Secrets,
+    pub clock: FakeClock,
+    pub package: Package,
+    pub controller: Controller,
+}
+
+fn encoded(text: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+impl Rig {
+    pub fn new() -> Self {
+        let pg = Postgres::start();
+        let clock = FakeClock::default();
+        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let secrets = Secrets::default();
+        let package = package::package(Arc::new(secrets.clone())).unwrap();
+        cluster.install_crd(&package::crd(false).unwrap(), package::VERSION);
+        secrets.put(json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": ADMIN_SECRET, "namespace": NS},
+            "data": {"username": encoded(pg::ADMIN), "password": encoded(pg::ADMIN_PASSWORD)},
+        }));
+        let client = WithSecrets {
+            cluster: cluster.clone(),
+            secrets: secrets.clone(),
+        };
+        let config = Config::new(Arc::new(client), vec![package.clone()])
+            .with_names(package::names())
+            .with_namespace(NS)
+            .with_clock(clock.as_fn());
+        Rig {
+            pg,
+            cluster,
+            secrets,
+            clock,
+            package,
+            controller: controller(config).unwrap(),
+        }
+    }
+
+    /// `spec.config` pointing at this rig's server.
+    pub fn config(&self) -> Value {
+        json!({"host": "127.0.0.1", "port": self.pg.port, "adminSecretRef": {"name": ADMIN_SECRET}})
+    }
+
+    /// Creates a `PostgresDatabase` with `spec` (its `config` filled in).
+    pub fn create(&self, name: &str, mut spec: Value) -> Value {
+        let mut config = self.config();
+        if let Some(extra) = spec["config"].as_object() {
+            config.as_object_mut().unwrap().extend(extra.clone());
+        }
+        spec["config"] = config;
+        self.cluster.create(&package::descriptor(), NS, name, spec)
+    }
+
+    pub async fn reconcile(&self, name: &str) -> Report {
+        reconcile(&self.controller, &self.package, NS, name)
+            .await
+            .unwrap()
+    }
+
+    /// Past the next periodic check (interval 60 s plus up to 10% jitter).
+    pub fn next_check(&self) {
+        self.clock.advance(70_000);
+    }
+
+    pub fn resource(&self, name: &str) -> Option<Value> {
+        self.cluster.get(&package::descriptor(), NS, name)
+    }
+
+    pub fn delete(&self, name: &str) {
+        self.cluster.delete(&package::descriptor(), NS, name);
+    }
+
+    pub fn secret_path(name: &str) -> String {
+        format!("/api/v1/namespaces/{NS}/secrets/{name}")
+    }
+
+    /// The connection Secret's decoded `key`.
+    pub fn connection_value(&self, secret: &str, key: &str) -> Option<String> {
+        let secret = self.secrets.get(&Self::secret_path(secret))?;
+        let text = secret["data"][key].as_str()?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// An admin session on the server.
+    pub async fn admin(&self) -> tokio_postgres::Client {
+        self.login(pg::ADMIN, pg::ADMIN_PASSWORD, "postgres")
+            .await
+            .unwrap()
+    }
+
+    /// A session as `user`; the error is the server's refusal.
+    pub async fn login(
+        &self,
+        user: &str,
+        password: &str,
+        database: &str,
+    ) -> Result<tokio_postgres::Client, ServerError> {
+        let target = Target {
+            host: "127.0.0.1".into(),
+            port: self.pg.port,
+            database: database.into(),
+            role: user.into(),
+            namespace: NS.into(),
+            mark: String::new(),
+        };
+        server::connect(&target, user, password, database).await
+    }
+
+    /// Logs in as an application would: only with the connection Secret.
+    pub async fn app_login(&self, secret: &str) -> Result<tokio_postgres::Client, ServerError> {
+        let value = |k| self.connection_value(secret, k).expect(k);
+        assert_eq!(value("host"), "127.0.0.1");
+        assert_eq!(value("port"), self.pg.port.to_string());
+        self.login(&value("user"), &value("password"), &value("database"))
+            .await
+    }
+
+    /// Whether `database` exists, and its owner.
+    pub async fn owner_of(&self, database: &str) -> Option<String> {
+        let row = self
+            .admin()
+            .await
+            .query_opt(
+                "SELECT pg_get_userbyid(datdba)::text FROM pg_database WHERE datname = $1",
+                &[&database],
+            )
+            .await
+            .unwrap();
+        row.map(|r| r.get(0))
+    }
+
+    pub async fn role_exists(&self, role: &str) -> bool {
+        let admin = self.admin().await;
+        let row = admin
+            .query_opt("SELECT 1 FROM pg_roles WHERE rolname = $1", &[&role])
+            .await
+            .unwrap();
+        row.is_some()
+    }
+}
