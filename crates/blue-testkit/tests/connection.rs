@@ -45,7 +45,9 @@ fn secret_path(name: &str) -> String {
 fn decoded(secret: &Value, key: &str) -> Option<String> {
     use base64::Engine;
     let text = secret["data"][key].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(text).ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
     String::from_utf8(bytes).ok()
 }
 
@@ -137,8 +139,14 @@ async fn the_secret_is_named_owned_and_labelled() {
     s["writeConnectionSecretToRef"] = json!({"name": "app-db"});
     let created = r.cluster.create(&widgets(), NS, "db", s);
     r.reconcile("db").await;
-    assert!(r.cluster.get_object(&secret_path("db-connection")).is_none());
-    let secret = r.cluster.get_object(&secret_path("app-db")).expect("named by the ref");
+    assert!(r
+        .cluster
+        .get_object(&secret_path("db-connection"))
+        .is_none());
+    let secret = r
+        .cluster
+        .get_object(&secret_path("app-db"))
+        .expect("named by the ref");
     let owner = &secret["metadata"]["ownerReferences"][0];
     assert_eq!(owner["uid"], created["metadata"]["uid"]);
     assert_eq!(owner["kind"], "Widget");
@@ -176,9 +184,16 @@ async fn a_deleted_secret_comes_back_with_the_same_password() {
     // A periodic check: no converge, only the restore.
     r.edit("db", json!(1));
     r.reconcile("db").await;
-    let secret = r.cluster.get_object(&secret_path("db-connection")).expect("restored");
+    let secret = r
+        .cluster
+        .get_object(&secret_path("db-connection"))
+        .expect("restored");
     assert_eq!(decoded(&secret, "password").as_deref(), Some(MARKER));
-    assert_eq!(r.seen.generated.load(Ordering::Relaxed), 1, "never regenerated");
+    assert_eq!(
+        r.seen.generated.load(Ordering::Relaxed),
+        1,
+        "never regenerated"
+    );
 }
 
 #[tokio::test]
@@ -216,7 +231,10 @@ async fn a_secret_of_that_name_that_is_not_ours_is_left_alone_and_the_pass_fails
     let secret = r.cluster.get_object(&secret_path("db-connection")).unwrap();
     assert_eq!(decoded(&secret, "password").as_deref(), Some("theirs"));
     assert!(secret["metadata"].get("ownerReferences").is_none());
-    assert!(r.seen.passwords.lock().unwrap().is_empty(), "converge never ran");
+    assert!(
+        r.seen.passwords.lock().unwrap().is_empty(),
+        "converge never ran"
+    );
 }
 
 #[tokio::test]
