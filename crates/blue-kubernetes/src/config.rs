@@ -65,8 +65,9 @@ pub struct Config {
     pub retry_base_ms: u64,
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
-    /// Log the Display text of a failed callback's error (and validation
-    /// messages) in the operator's log (default true). Turn it off for
+    /// Log the text of a failed callback's error, with its whole `source()`
+    /// chain (`outer: middle: inner`, as `anyhow`'s `{:#}` prints it), and
+    /// validation messages in the operator's log (default true). Turn it off for
     /// packages whose errors may carry secrets: the failure is still logged,
     /// without the text. The text never reaches status or Events either way.
     pub log_callback_errors: bool,

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 /// The error a callback returns. Its text is never copied into status,
 /// Events, errors or `Debug` output; it reaches only the operator's log (one
-/// WARN line per failure), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
+/// WARN line per failure, carrying the error and its `source()` chain
+/// joined as `outer: middle: inner`), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
 /// is false.
 pub type CallbackError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -65,7 +65,10 @@ pub(crate) fn options_for(
     map.retain(|k, _| !reserved(k, names));
     match (config.decode)(Value::Object(map)) {
         Ok(typed) => (options.with_typed(typed), None),
-        Err(e) => (options, Some(redact(&e.to_string()))),
+        Err(e) => (
+            options,
+            Some(redact(&crate::telemetry::log::error_chain(&e))),
+        ),
     }
 }
 
