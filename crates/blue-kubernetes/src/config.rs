@@ -69,11 +69,16 @@ pub struct Config {
     /// chain (`outer: middle: inner`, as `anyhow`'s `{:#}` prints it), and
     /// validation messages in the operator's log (default true). Turn it off for
     /// packages whose errors may carry secrets: the failure is still logged,
-    /// without the text. The text never reaches status or Events either way.
+    /// without the text. The text never reaches status or Events either way;
+    /// only validation messages marked [`UserFacingMessage`](crate::UserFacingMessage)
+    /// reach an Event, whatever this switch says.
     pub log_callback_errors: bool,
     /// Write Kubernetes Events on phase transitions and failures, reported
     /// by this component name (default `None`: no Events, so no extra
-    /// requests and no `create events` permission needed).
+    /// requests and no `create events` permission needed). Their text is
+    /// generic, except the validation messages a package marks
+    /// [`UserFacingMessage`](crate::UserFacingMessage); the crate docs
+    /// ("Observing it") list exactly what an Event can say.
     pub event_component: Option<String>,
     /// The finalizer, request annotation and destroy-protection key
     /// (default: the reference's, see [`Names`]).

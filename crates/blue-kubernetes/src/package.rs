@@ -2,7 +2,7 @@
 
 use crate::callback::Callback;
 use crate::typed::{ConfigType, TypedPackageBuilder};
-use crate::{Error, Options};
+use crate::{Error, Options, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -83,7 +83,7 @@ pub struct Package {
 pub(crate) struct PackageInner {
     pub(crate) descriptor: ResourceDescriptor,
     pub(crate) config: Option<ConfigType>,
-    pub(crate) validate: Option<Callback<Vec<String>>>,
+    pub(crate) validate: Option<Callback<ValidationErrors>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
     pub(crate) converge: Callback<WorkflowOutcome>,
@@ -128,7 +128,7 @@ impl std::fmt::Debug for Package {
 pub struct PackageBuilder {
     descriptor: ResourceDescriptor,
     config: Option<ConfigType>,
-    validate: Option<Callback<Vec<String>>>,
+    validate: Option<Callback<ValidationErrors>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
     converge: Option<Callback<WorkflowOutcome>>,
@@ -170,12 +170,33 @@ impl PackageBuilder {
         TypedPackageBuilder::new(self)
     }
 
-    setters!(
-        validate,
-        validate_async,
-        Vec<String>,
-        "the errors in the options, empty when valid."
-    );
+    /// Sets `validate` to a synchronous callback: the errors in the
+    /// options, empty when valid. Return a `Vec<String>` (every message for
+    /// the operator's log only) or [`ValidationErrors`], which can mark
+    /// messages as safe for the resource's users.
+    pub fn validate<F, V>(mut self, f: F) -> Self
+    where
+        F: Fn(&Options) -> CallbackResult<V> + Send + Sync + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.validate = Some(Callback::sync(move |opts: &Options| f(opts).map(V::into)));
+        self
+    }
+
+    /// Sets `validate` to an asynchronous callback: the errors in the
+    /// options, empty when valid; see [`validate`](Self::validate).
+    pub fn validate_async<F, Fut, V>(mut self, f: F) -> Self
+    where
+        F: Fn(Options) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CallbackResult<V>> + Send + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.validate = Some(Callback::asynchronous(move |opts| {
+            let found = f(opts);
+            async move { found.await.map(V::into) }
+        }));
+        self
+    }
     setters!(
         identity,
         identity_async,

@@ -4,7 +4,7 @@
 
 use crate::callback::Failure;
 use crate::domain::resource;
-use crate::{Phase, Reason};
+use crate::{Phase, Reason, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 
@@ -82,7 +82,7 @@ pub(crate) fn callback_failed(s: Subject<'_>, call: &FailedCall<'_>, with_text: 
     }
 }
 
-pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &[String], with_text: bool) {
+pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &ValidationErrors, with_text: bool) {
     macro_rules! info_with {
         ($($errors:tt)*) => {
             tracing::info!(
@@ -92,13 +92,14 @@ pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &[String], with_te
                 name = resource::name(s.object),
                 uid = s.uid(),
                 count = messages.len(),
+                user_facing = messages.user_facing_count(),
                 $($errors)*
                 "configuration invalid"
             )
         };
     }
     if with_text {
-        let errors = messages.join("; ");
+        let errors = messages.texts().collect::<Vec<_>>().join("; ");
         info_with!(errors,);
     } else {
         info_with!();
