@@ -81,7 +81,9 @@ pub struct Config {
     /// ("Observing it") list exactly what an Event can say.
     pub event_component: Option<String>,
     /// The finalizer, request annotation and destroy-protection key
-    /// (default: the reference's, see [`Names`]).
+    /// (default: the reference's, see [`Names`]; [`start`](crate::start)
+    /// warns once when running with them). Set your own before the first
+    /// install: [`Names::for_domain`].
     pub names: Names,
     /// Leader election among replicas (default `None`: this process acts
     /// alone, and must be the only one per cluster scope).

@@ -9,7 +9,7 @@ use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::sightings::Sightings;
 use blue_kubernetes::{
-    CallbackResult, CrdOptions, Event, Observation, Options, Package, PrinterColumn,
+    CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
     WorkflowOutcome,
 };
 use blue_kubernetes_client::{
@@ -143,6 +143,17 @@ pub fn package_for(
         .build()
 }
 
+/// The operator's finalizer, request annotation and destroy-protection key.
+///
+/// A new operator takes its own before its first install, e.g.
+/// `Names::for_domain("examples.blue.dev")`. This one keeps the
+/// reference's names on purpose ([`Names::reference`], so no warning at
+/// start): its README, manifests and end-to-end suite name them, and
+/// renaming would orphan the finalizers on resources already installed.
+pub fn names() -> Names {
+    Names::reference()
+}
+
 /// The `LocalConfigMap` CRD, as `local-configmap-operator crd` prints it and
 /// `manifests/crd.yaml` holds it. `cel: false` leaves out the CEL
 /// immutability rules, for Kubernetes before 1.25.
@@ -151,6 +162,7 @@ pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
     let client = kubectl_client(KubectlOptions::for_context("crd-generation"))?;
     let package = package(Arc::new(client), Arc::new(|_: &Effect| {}))?;
     let options = CrdOptions::default()
+        .with_names(names())
         .with_cel(cel)
         .with_short_names(vec!["lcm".into()])
         .with_categories(vec!["infrastructure".into()])

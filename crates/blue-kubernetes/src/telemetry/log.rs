@@ -57,6 +57,30 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// At start, when `config` runs with the reference's names without having
+/// chosen them: one WARN naming the packages, the way to change them and
+/// what a later rename costs.
+pub(crate) fn reference_names(config: &crate::Config) {
+    let fields = config.names.unchosen_reference();
+    if fields.is_empty() {
+        return;
+    }
+    let packages: Vec<String> = config
+        .packages
+        .iter()
+        .map(|p| p.descriptor().qualified_plural())
+        .collect();
+    tracing::warn!(
+        packages = %packages.join(","),
+        names = %fields.join(","),
+        "running with the reference's names (colors.getcolors.ai/...): set \
+         Config::names to Names::for_domain(\"<a domain you own>\") before the \
+         first install; renaming later orphans the finalizers already on \
+         resources (their deletion hangs until removed by hand); \
+         Names::reference() keeps these names on purpose, without this warning"
+    );
+}
+
 pub(crate) fn callback_failed(s: Subject<'_>, call: &FailedCall<'_>, with_text: bool) {
     let text = call.failure.text.as_deref().filter(|_| with_text);
     macro_rules! warn_with {
