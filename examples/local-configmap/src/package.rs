@@ -10,7 +10,7 @@ use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::sightings::Sightings;
 use blue_kubernetes::{
     CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
-    WorkflowOutcome,
+    UserFacingMessage, ValidationErrors, WorkflowOutcome,
 };
 use blue_kubernetes_client::{
     kubectl_client, ApiPath, ApiRequest, ErrorKind, KubectlOptions, Method, RawApi,
@@ -126,7 +126,7 @@ pub fn package_for(
     let (e1, e2) = (on_effect.clone(), on_effect);
     Package::builder(descriptor)
         .config::<LocalConfigMapConfig>()
-        .validate(|config, opts| Ok(desired::validate(config, opts)))
+        .validate(|config, opts| Ok(for_users(desired::validate(config, opts))))
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {
             let (client, seen) = (c1.clone(), s1.clone());
@@ -141,6 +141,18 @@ pub fn package_for(
             async move { delete(client.as_ref(), &seen, &config, &opts, sink.as_ref()).await }
         })
         .build()
+}
+
+/// Every validation message, marked safe for the resource's users: each
+/// names a field of their own config and never echoes a value, so they may
+/// read it (in the `InvalidConfiguration` Warning Event; status stays
+/// generic).
+pub fn for_users(messages: Vec<String>) -> ValidationErrors {
+    let mut errors = ValidationErrors::new();
+    for message in messages {
+        errors.push_user_facing(UserFacingMessage::new(message));
+    }
+    errors
 }
 
 /// The operator's finalizer, request annotation and destroy-protection key.

@@ -1,6 +1,8 @@
 //! The operator's log lines about resources: phase transitions (INFO),
-//! callback failures (WARN, with the author's error text unless turned off)
-//! and validation messages (INFO). kubectl output and options never appear.
+//! callback failures (WARN, with the author's error text and its source
+//! chain unless turned off) and validation messages (INFO); and, once at
+//! start, a WARN about running with the reference's names. kubectl output
+//! and options never appear.
 
 use crate::callback::Failure;
 use crate::domain::resource;
