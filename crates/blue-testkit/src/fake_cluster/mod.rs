@@ -14,6 +14,7 @@ mod history;
 mod leases;
 mod metadata;
 mod pages;
+mod raw;
 mod schema;
 mod store;
 mod user;
