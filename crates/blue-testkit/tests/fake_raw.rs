@@ -450,9 +450,72 @@ async fn custom_resources_of_other_kinds_and_cluster_scoped_objects_are_answered
 }
 
 #[tokio::test]
-async fn events_and_leases_are_not_answered_twice() {
+async fn a_lease_is_the_electors_lease_and_events_are_not_answered_twice() {
+    use blue_kubernetes_client::{Lease, LeaseSpec};
     let cluster = FakeCluster::new();
     let lease = "/apis/coordination.k8s.io/v1/namespaces/dev/leases/op";
     let e = send(&cluster, Method::Get, lease, None).await.unwrap_err();
-    assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+    assert_eq!(http(&e), ("GET", 404, ErrorKind::NotFound));
+    let taken = cluster
+        .create_lease(&Lease::new("dev", "op", LeaseSpec::default()))
+        .await
+        .unwrap();
+    let read = send(&cluster, Method::Get, lease, None).await.unwrap();
+    assert_eq!(read, taken.to_object());
+
+    let mut stale = read.clone();
+    stale["metadata"]["resourceVersion"] = json!("0");
+    let e = send(&cluster, Method::Put, lease, Some(stale))
+        .await
+        .unwrap_err();
+    assert_eq!(http(&e), ("PUT", 409, ErrorKind::Conflict));
+    let collection = "/apis/coordination.k8s.io/v1/namespaces/dev/leases";
+    let again = send(&cluster, Method::Post, collection, Some(read))
+        .await
+        .unwrap_err();
+    assert_eq!(http(&again), ("POST", 409, ErrorKind::Other));
+
+    let list = send(&cluster, Method::Get, collection, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(list, Error::Unsupported { .. }), "{list}");
+    let events = send(&cluster, Method::Get, "/api/v1/namespaces/dev/events", None)
+        .await
+        .unwrap_err();
+    assert!(matches!(events, Error::Unsupported { .. }), "{events}");
+}
+
+#[tokio::test]
+async fn the_client_face_lists_and_watches_the_secrets_written_through_raw_requests() {
+    use futures::StreamExt;
+    let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
+    let cluster = FakeCluster::new();
+    let mut stream = cluster
+        .watch(
+            &secrets,
+            "dev",
+            &blue_kubernetes_client::WatchRequest {
+                resource_version: "0".into(),
+                timeout_seconds: 60,
+                bookmarks: false,
+            },
+        )
+        .await
+        .unwrap();
+    send(
+        &cluster,
+        Method::Post,
+        SECRETS,
+        Some(secret("db", json!({}))),
+    )
+    .await
+    .unwrap();
+    let listed = cluster.list_resources(&secrets, "dev").await.unwrap();
+    assert_eq!(listed, [cluster.get_object(DB).unwrap()]);
+    match stream.next().await {
+        Some(Ok(blue_kubernetes_client::WatchEvent::Added(object))) => {
+            assert_eq!(object["metadata"]["name"], "db")
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -84,8 +84,9 @@ struct State {
 /// as the proxy transport returns them; [`Operation::RAW`] faults fail
 /// requests, which are in [`FakeCluster::call_log`] but not in
 /// [`CallCounts`]. Not emulated: garbage collection of owned objects,
-/// watches over raw paths, `deletecollection`, Events and Leases (they
-/// have their own calls; a raw request for them is `Unsupported`). The
+/// watches over raw paths, `deletecollection`. Leases are the elector's
+/// (`GET`, `POST` and `PUT` of one are answered, the rest is
+/// `Unsupported`); Events keep their own calls (raw: `Unsupported`). The
 /// user side: [`FakeCluster::objects`], [`FakeCluster::get_object`],
 /// [`FakeCluster::create_object`], [`FakeCluster::edit_object`],
 /// [`FakeCluster::delete_object`].

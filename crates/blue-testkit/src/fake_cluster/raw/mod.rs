@@ -9,6 +9,7 @@
 //! [`Error::Http`] with the status code and the [`ErrorKind`] the proxy
 //! transport derives from the server's `Status` reason.
 
+mod leases;
 mod objects;
 mod patch;
 mod paths;
@@ -108,11 +109,10 @@ impl RawApi for FakeCluster {
     async fn send(&self, request: ApiRequest) -> Result<ApiResponse, Error> {
         let method = request.method;
         let target = Target::parse(request.path.as_str()).map_err(|r| r.error(method))?;
-        if target.is_event_or_lease() {
-            // They have their own stores; answering here would split them.
-            return Err(Error::Unsupported {
-                operation: "a raw request for Events or Leases on FakeCluster",
-            });
+        if target.is_event() {
+            // Events have their own store and calls; answering here would
+            // split them.
+            return Err(unsupported());
         }
         let operation = objects::operation(method, &target);
         let call = Call::new(
@@ -124,7 +124,11 @@ impl RawApi for FakeCluster {
         self.begin_call(call).await?;
         let now = self.now();
         let mut state = self.lock();
-        let answered = objects::answer(&mut state, method, &target, request.body.as_ref(), &now);
+        let body = request.body.as_ref();
+        let answered = match target.is_lease() {
+            true => leases::answer(&mut state, method, &target, body).ok_or_else(unsupported)?,
+            false => objects::answer(&mut state, method, &target, body, &now),
+        };
         // Like the server's 422, a schema's refusal names no field to the client.
         state.store.last_rejection.clear();
         let (status, body) = answered.map_err(|r| r.error(method))?;
@@ -132,5 +136,11 @@ impl RawApi for FakeCluster {
             status,
             body: Some(body),
         })
+    }
+}
+
+fn unsupported() -> Error {
+    Error::Unsupported {
+        operation: "this raw request for Events or Leases on FakeCluster",
     }
 }

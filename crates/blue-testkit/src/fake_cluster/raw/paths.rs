@@ -64,13 +64,24 @@ impl Target {
         }
     }
 
-    /// Whether the path is one the fake keeps outside the object store:
-    /// Events and Leases have their own stores and rules.
-    pub(crate) fn is_event_or_lease(&self) -> bool {
+    /// Whether the path is one of Events, which the fake keeps outside
+    /// the object store with their own rules.
+    pub(crate) fn is_event(&self) -> bool {
         matches!(
             (self.group.as_str(), self.plural.as_str()),
-            ("" | "events.k8s.io", "events") | ("coordination.k8s.io", "leases")
+            ("" | "events.k8s.io", "events")
         )
+    }
+
+    /// Whether the path is one of Leases, which the fake keeps in their
+    /// own store for leader election.
+    pub(crate) fn is_lease(&self) -> bool {
+        self.group == "coordination.k8s.io" && self.plural == "leases"
+    }
+
+    /// Either: paths outside the object store.
+    pub(crate) fn is_event_or_lease(&self) -> bool {
+        self.is_event() || self.is_lease()
     }
 }
 
