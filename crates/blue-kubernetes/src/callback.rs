@@ -112,7 +112,7 @@ impl<T: Send + 'static> Callback<T> {
         };
         result.map_err(|e| Failure {
             kind: FailureKind::Errored,
-            text: Some(e.to_string()),
+            text: Some(crate::telemetry::log::error_chain(&*e)),
         })
     }
 }

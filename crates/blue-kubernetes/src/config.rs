@@ -65,17 +65,25 @@ pub struct Config {
     pub retry_base_ms: u64,
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
-    /// Log the Display text of a failed callback's error (and validation
-    /// messages) in the operator's log (default true). Turn it off for
+    /// Log the text of a failed callback's error, with its whole `source()`
+    /// chain (`outer: middle: inner`, as `anyhow`'s `{:#}` prints it), and
+    /// validation messages in the operator's log (default true). Turn it off for
     /// packages whose errors may carry secrets: the failure is still logged,
-    /// without the text. The text never reaches status or Events either way.
+    /// without the text. The text never reaches status or Events either way;
+    /// only validation messages marked [`UserFacingMessage`](crate::UserFacingMessage)
+    /// reach an Event, whatever this switch says.
     pub log_callback_errors: bool,
     /// Write Kubernetes Events on phase transitions and failures, reported
     /// by this component name (default `None`: no Events, so no extra
-    /// requests and no `create events` permission needed).
+    /// requests and no `create events` permission needed). Their text is
+    /// generic, except the validation messages a package marks
+    /// [`UserFacingMessage`](crate::UserFacingMessage); the crate docs
+    /// ("Observing it") list exactly what an Event can say.
     pub event_component: Option<String>,
     /// The finalizer, request annotation and destroy-protection key
-    /// (default: the reference's, see [`Names`]).
+    /// (default: the reference's, see [`Names`]; [`start`](crate::start)
+    /// warns once when running with them). Set your own before the first
+    /// install: [`Names::for_domain`].
     pub names: Names,
     /// Leader election among replicas (default `None`: this process acts
     /// alone, and must be the only one per cluster scope).

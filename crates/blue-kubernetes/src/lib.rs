@@ -11,8 +11,10 @@
 //!   and the one client every part of the controller uses (request
 //!   metrics, then the leader-election fence), built once in
 //!   `client_stack::client_stack`.
-//! - `package`, `typed`, `callback`: [`Package`]s, typed configs, and how
-//!   a callback runs (blocking threads for sync ones, panics caught).
+//! - `package`, `typed`, `callback`, `validation`: [`Package`]s, typed
+//!   configs, how a callback runs (blocking threads for sync ones, panics
+//!   caught), and what `validate` returns (log-only and user-facing
+//!   messages).
 //! - `domain/`: the rules of SPEC section 5 without I/O: `due`, `spec`,
 //!   `status`, `names`, `resource`, `options`, `time`.
 //! - `reconcile/`: one pass: `mod` (due check, identity lock, snapshot),
@@ -61,6 +63,7 @@ mod runtime;
 mod setters;
 mod telemetry;
 mod typed;
+mod validation;
 
 pub use config::{system_clock, Clock, Config};
 pub use connection::{Connection, ConnectionError, Sensitive};
@@ -88,6 +91,7 @@ pub use reconcile::{reconcile, Report};
 pub use runtime::{start, Health, Runtime, Stats};
 pub use telemetry::Metrics;
 pub use typed::TypedPackageBuilder;
+pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 /// The elector and the identity lock, for the controller's own behaviour
 /// tests (the `testing` feature); not part of the supported API.
 #[cfg(feature = "testing")]

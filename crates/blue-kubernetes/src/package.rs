@@ -3,7 +3,7 @@
 use crate::callback::Callback;
 use crate::outputs::OutputsType;
 use crate::typed::{ConfigType, TypedPackageBuilder};
-use crate::{Error, Options};
+use crate::{Error, Options, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 /// The error a callback returns. Its text is never copied into status,
 /// Events, errors or `Debug` output; it reaches only the operator's log (one
-/// WARN line per failure), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
+/// WARN line per failure, carrying the error and its `source()` chain
+/// joined as `outer: middle: inner`), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
 /// is false.
 pub type CallbackError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -170,7 +171,7 @@ pub(crate) struct PackageInner {
     pub(crate) config: Option<ConfigType>,
     pub(crate) outputs: Option<OutputsType>,
     pub(crate) connection: bool,
-    pub(crate) validate: Option<Callback<Vec<String>>>,
+    pub(crate) validate: Option<Callback<ValidationErrors>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
     pub(crate) converge: Callback<WorkflowOutcome>,
@@ -219,7 +220,7 @@ pub struct PackageBuilder {
     config: Option<ConfigType>,
     outputs: Option<OutputsType>,
     connection: bool,
-    validate: Option<Callback<Vec<String>>>,
+    validate: Option<Callback<ValidationErrors>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
     converge: Option<Callback<WorkflowOutcome>>,
@@ -283,12 +284,34 @@ impl PackageBuilder {
         self
     }
 
-    setters!(
-        validate,
-        validate_async,
-        Vec<String>,
-        "the errors in the options, empty when valid."
-    );
+    /// Sets `validate` to a synchronous callback: the errors in the
+    /// options, empty when valid. Return a `Vec<String>` (every message for
+    /// the operator's log only) or [`ValidationErrors`], which can mark
+    /// messages as safe for the resource's users.
+    pub fn validate<F, V>(mut self, f: F) -> Self
+    where
+        F: Fn(&Options) -> CallbackResult<V> + Send + Sync + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.validate = Some(Callback::sync(move |opts: &Options| f(opts).map(V::into)));
+        self
+    }
+
+    /// Sets `validate` to an asynchronous callback: the errors in the
+    /// options, empty when valid; see [`validate`](Self::validate).
+    pub fn validate_async<F, Fut, V>(mut self, f: F) -> Self
+    where
+        F: Fn(Options) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CallbackResult<V>> + Send + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.validate = Some(Callback::asynchronous(move |opts| {
+            let found = f(opts);
+            async move { found.await.map(V::into) }
+        }));
+        self
+    }
+
     setters!(
         identity,
         identity_async,

@@ -2,7 +2,7 @@
 //! type once per pass, handed to callbacks beside the [`Options`].
 
 use crate::package::{CallbackResult, PackageBuilder, WorkflowOutcome};
-use crate::{Error, Names, Observation, Options, Package};
+use crate::{Error, Names, Observation, Options, Package, ValidationErrors};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -68,7 +68,10 @@ pub(crate) fn options_for(
     map.retain(|k, _| !reserved(k, names));
     match (config.decode)(Value::Object(map)) {
         Ok(typed) => (options.with_typed(typed), None),
-        Err(e) => (options, Some(redact(&e.to_string()))),
+        Err(e) => (
+            options,
+            Some(redact(&crate::telemetry::log::error_chain(&e))),
+        ),
     }
 }
 
@@ -193,12 +196,35 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         }
     }
 
-    typed_setters!(
-        validate,
-        validate_async,
-        Vec<String>,
-        "the errors in the config, empty when valid."
-    );
+    /// Sets `validate` to a synchronous callback: the errors in the config,
+    /// empty when valid. Return a `Vec<String>` (every message for the
+    /// operator's log only) or [`ValidationErrors`], which can mark messages
+    /// as safe for the resource's users.
+    pub fn validate<F, V>(mut self, f: F) -> Self
+    where
+        F: Fn(&C, &Options) -> CallbackResult<V> + Send + Sync + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.inner = self
+            .inner
+            .validate(move |opts| f(typed::<C>(opts)?.as_ref(), opts));
+        self
+    }
+
+    /// Sets `validate` to an asynchronous callback: the errors in the
+    /// config, empty when valid; see [`validate`](Self::validate).
+    pub fn validate_async<F, Fut, V>(mut self, f: F) -> Self
+    where
+        F: Fn(Arc<C>, Options) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CallbackResult<V>> + Send + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.inner = self.inner.validate_async(move |opts| {
+            let started = typed::<C>(&opts).map(|config| f(config, opts));
+            async move { started?.await }
+        });
+        self
+    }
     typed_setters!(
         identity,
         identity_async,

@@ -293,3 +293,124 @@
 //! drop(c); // checks `times(1)`
 //! # }
 //! ```
+//!
+//! ## 7. A package that writes a Secret
+//!
+//! Packages manage their own objects (Secrets, ConfigMaps, custom resources
+//! of other kinds) through [`RawApi`](blue_kubernetes_client::RawApi), the
+//! same transport the controller uses; the package captures one when it is
+//! built. [`FakeCluster`](crate::FakeCluster) is one: it answers any object
+//! path as the API server does (resourceVersions, `AlreadyExists`,
+//! `Conflict`, `NotFound` as [`Error::Http`](blue_kubernetes_client::Error::Http),
+//! a Secret's `stringData` stored base64-encoded in `data`), and
+//! `Operation::Raw*` faults fail its requests. No hand-written fake for
+//! Secrets: assert on the stored object, and play the user who deletes it.
+//!
+//! ```
+//! use blue_kubernetes::{controller, reconcile, Config, Observation, Options};
+//! use blue_kubernetes::{CallbackResult, Package, Phase, Reason, Report, WorkflowOutcome};
+//! use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, RawApi, ResourceDescriptor};
+//! use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
+//! use serde_json::{json, Value};
+//! use std::sync::Arc;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct DatabaseConfig {
+//!     user: String,
+//! }
+//!
+//! /// `NAMESPACE/secrets[/NAME-credentials]` of the resource in `opts`.
+//! fn secrets(opts: &Options, item: bool) -> Result<ApiPath, blue_kubernetes_client::Error> {
+//!     let meta = &opts.resource()["metadata"];
+//!     let namespace = meta["namespace"].as_str().unwrap_or("default");
+//!     let name = format!("{}-credentials", meta["name"].as_str().unwrap_or_default());
+//!     ApiPath::namespaced("", "v1", namespace, "secrets", item.then_some(name.as_str()), None)
+//! }
+//!
+//! async fn read(api: &dyn RawApi, opts: &Options) -> CallbackResult<Option<Value>> {
+//!     match api.send(ApiRequest::get(secrets(opts, true)?)).await {
+//!         Ok(found) => Ok(found.body),
+//!         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+//!         Err(e) => Err(e.into()),
+//!     }
+//! }
+//!
+//! fn package(api: Arc<dyn RawApi>) -> Package {
+//!     let descriptor = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
+//!     let (observe, converge) = (api.clone(), api);
+//!     Package::builder(descriptor)
+//!         .config::<DatabaseConfig>()
+//!         .identity(|_config, opts| Ok(vec![Some(opts.profile().into())]))
+//!         .observe_async(move |_config, opts| {
+//!             let api = observe.clone();
+//!             async move {
+//!                 let exists = read(api.as_ref(), &opts).await?.is_some();
+//!                 Ok(Observation { exists, matches: exists, ready: exists })
+//!             }
+//!         })
+//!         .converge_async(move |config, opts| {
+//!             let api = converge.clone();
+//!             async move {
+//!                 let name = secrets(&opts, true)?.as_str().rsplit('/').next().unwrap().to_owned();
+//!                 let secret = json!({
+//!                     "apiVersion": "v1", "kind": "Secret",
+//!                     "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "db"}},
+//!                     "stringData": {"user": config.user, "password": "generated-once"},
+//!                 });
+//!                 let create = ApiRequest::new(Method::Post, secrets(&opts, false)?).with_body(secret);
+//!                 match api.send(create).await {
+//!                     // Someone created it meanwhile: it is there, which is what we wanted.
+//!                     Err(e) if e.http_status() == Some(409) && !e.is_conflict() => {}
+//!                     written => drop(written?),
+//!                 }
+//!                 Ok(WorkflowOutcome::new())
+//!             }
+//!         })
+//!         .delete(|_config, _opts| Ok(WorkflowOutcome::new()))
+//!         .build()
+//!         .unwrap()
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let clock = FakeClock::default();
+//! let cluster = FakeCluster::new().with_clock(clock.clone());
+//! // The fake is the package's raw API and the controller's client at once.
+//! let package = package(Arc::new(cluster.clone()));
+//! let d = package.descriptor().clone();
+//! let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
+//! config.now = clock.as_fn();
+//! let c = controller(config).unwrap();
+//!
+//! cluster.create(&d, "dev", "orders", json!({"config": {"user": "app"}}));
+//! let report = reconcile(&c, &package, "dev", "orders").await.unwrap();
+//! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+//! let path = "/api/v1/namespaces/dev/secrets/orders-credentials";
+//! let stored = cluster.get_object(path).unwrap();
+//! assert_eq!(stored["data"]["user"], "YXBw", "stringData is stored base64-encoded");
+//! assert!(stored.get("stringData").is_none());
+//!
+//! // A user deletes the Secret: the next periodic check restores it.
+//! cluster.delete_object(path);
+//! clock.advance(60_000);
+//! reconcile(&c, &package, "dev", "orders").await.unwrap();
+//! assert!(cluster.get_object(path).is_some());
+//!
+//! // The API server refuses the create: the resource fails and retries.
+//! cluster.delete_object(path);
+//! clock.advance(60_000);
+//! cluster.inject(Operation::RawCreate, Fault::Unavailable);
+//! let report = reconcile(&c, &package, "dev", "orders").await.unwrap();
+//! assert_eq!(report, Report::Reconciled(Phase::Failed, Reason::ExecutionFailed));
+//! assert!(cluster.objects("/api/v1/namespaces/dev/secrets").is_empty());
+//! # }
+//! ```
+//!
+//! Every raw request is in [`FakeCluster::call_log`](crate::FakeCluster::call_log)
+//! (as `Operation::RawGet`, `RawCreate`...), not in
+//! [`CallCounts`](crate::CallCounts), which counts the controller's calls.
+//! To seed or alter an object as a user would, use
+//! [`FakeCluster::create_object`](crate::FakeCluster::create_object) and
+//! [`edit_object`](crate::FakeCluster::edit_object). Watches over raw
+//! paths are not served (the [`Client`](blue_kubernetes_client::Client)
+//! watch of a Secret descriptor sees the same objects).

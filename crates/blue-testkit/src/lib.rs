@@ -6,7 +6,9 @@
 //!   resourceVersion, generation, finalizer and deletion rules, paginated
 //!   lists and watch streams over a bounded change history, Leases with
 //!   guarded updates (for leader election), fault injection (watch faults
-//!   included), latency and call accounting.
+//!   included), latency and call accounting; and a
+//!   [`RawApi`](blue_kubernetes_client::RawApi) answering any object path
+//!   (Secrets, ConfigMaps, other kinds) as the API server does.
 //! - [`FakeKubectl`]: a [`Runner`](blue_kubernetes_client::Runner) that
 //!   answers the kubectl command lines of the transport from a [`FakeCluster`],
 //!   so the real kubectl client can be tested without a server.

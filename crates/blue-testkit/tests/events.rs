@@ -246,3 +246,119 @@ async fn stop_gives_up_on_events_it_cannot_write_after_five_seconds() {
     assert!(waited < std::time::Duration::from_secs(6), "{waited:?}");
     assert!(cluster.events().is_empty());
 }
+
+/// A database package whose validation marks one message user-facing and
+/// keeps a detail (holding a planted secret) for the operator's log.
+fn database_package() -> blue_kubernetes::Package {
+    use blue_kubernetes::{UserFacingMessage, ValidationErrors};
+    blue_kubernetes::Package::builder(widgets())
+        .validate(|opts| {
+            let mut errors = ValidationErrors::new();
+            match opts.get("database").and_then(Value::as_str) {
+                Some("postgres") => {
+                    errors.push_user_facing(UserFacingMessage::new(
+                        "config.database must not be a system database",
+                    ));
+                    errors.push(format!("pg_database lists it: {PLANTED_SECRET}"));
+                }
+                Some("") => errors
+                    .push_user_facing(UserFacingMessage::new("config.database must not be empty")),
+                Some("hidden") => errors.push(format!("log only: {PLANTED_SECRET}")),
+                _ => {}
+            }
+            Ok(errors)
+        })
+        .identity(|o| Ok(vec![Some(o.profile().to_string())]))
+        .observe(|_| Ok(blue_kubernetes::Observation::READY))
+        .converge(|_| Ok(blue_kubernetes::WorkflowOutcome::new()))
+        .delete(|_| Ok(blue_kubernetes::WorkflowOutcome::new()))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_user_facing_validation_message_is_the_invalid_warning_event_and_never_status() {
+    let w = with_events();
+    let package = database_package();
+    let controller = build(&w.cluster, w.clock.as_fn(), vec![package.clone()], |c| {
+        c.event_component = Some("widget-operator".into())
+    });
+    let reconcile = |name: &'static str| {
+        let (controller, package) = (controller.clone(), package.clone());
+        async move {
+            blue_kubernetes::reconcile(&controller, &package, NS, name)
+                .await
+                .unwrap()
+        }
+    };
+    let invalid = Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration);
+    w.create("marked", json!({"config": {"database": "postgres"}}));
+    w.create("unmarked", json!({"config": {"database": "hidden"}}));
+    assert_eq!(reconcile("marked").await, invalid);
+    assert_eq!(reconcile("unmarked").await, invalid);
+
+    let about = |name: &str| {
+        let uid = w.get(name)["metadata"]["uid"].clone();
+        let events: Vec<Value> = w
+            .cluster
+            .events()
+            .into_iter()
+            .filter(|e| e["involvedObject"]["uid"] == uid)
+            .collect();
+        summary(&events)
+    };
+    let warning = |message: &str, count| {
+        (
+            "Warning".to_string(),
+            "InvalidConfiguration".to_string(),
+            message.to_string(),
+            count,
+        )
+    };
+    assert_eq!(
+        about("marked"),
+        [warning("config.database must not be a system database", 1)]
+    );
+    assert_eq!(
+        about("unmarked"),
+        [warning("configuration is invalid; edit the resource", 1)]
+    );
+
+    // Status stays generic: the marked resource's status is the unmarked one's.
+    let generic = |name: &str| {
+        let mut status = w.status(name);
+        status["conditions"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .for_each(|c| c["lastTransitionTime"] = Value::Null);
+        status["lastReconcileTime"] = Value::Null;
+        status
+    };
+    assert_eq!(generic("marked"), generic("unmarked"));
+    let all = serde_json::to_string(&w.cluster.list(&widgets(), NS)).unwrap();
+    assert!(!all.contains("system database"), "{all}");
+    let events = serde_json::to_string(&w.cluster.events()).unwrap();
+    assert!(!events.contains(PLANTED_SECRET), "{events}");
+
+    // Still Invalid after an edit: the new message is news, on the same series.
+    w.edit("marked", |s| s["config"]["database"] = json!(""));
+    assert_eq!(reconcile("marked").await, invalid);
+    assert_eq!(
+        about("marked"),
+        [warning("config.database must not be empty", 2)]
+    );
+}
+
+#[tokio::test]
+async fn without_a_component_a_user_facing_message_writes_no_event() {
+    let w = World::new();
+    let package = database_package();
+    let controller = build(&w.cluster, w.clock.as_fn(), vec![package.clone()], |_| {});
+    w.create("marked", json!({"config": {"database": "postgres"}}));
+    blue_kubernetes::reconcile(&controller, &package, NS, "marked")
+        .await
+        .unwrap();
+    assert_eq!(w.status("marked")["phase"], "Invalid");
+    assert!(w.cluster.events().is_empty());
+}

@@ -183,3 +183,60 @@ fn an_identity_failure_that_no_status_records_is_still_logged() {
     );
     assert!(failures[0].1.contains(PLANTED_SECRET), "{}", failures[0].1);
 }
+
+/// An error that names only what failed and keeps why in `source()`, as
+/// tokio-postgres's `db error` does.
+#[derive(Debug)]
+struct Layered(&'static str, Option<Box<Layered>>);
+
+impl std::fmt::Display for Layered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for Layered {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.1.as_deref().map(|e| e as _)
+    }
+}
+
+fn db_error() -> Layered {
+    let inner = Layered("password authentication failed for user \"app\"", None);
+    let middle = Layered("connecting to db-1:5432", Some(Box::new(inner)));
+    Layered("db error", Some(Box::new(middle)))
+}
+
+#[test]
+fn the_warn_line_carries_the_whole_source_chain_of_a_callback_error() {
+    let plain = World::new();
+    let package = blue_kubernetes::Package::builder(widgets())
+        .identity(|o| Ok(vec![Some(o.profile().to_string())]))
+        .observe(|_| Ok(blue_kubernetes::Observation::ABSENT))
+        .converge(|_| Err(db_error().into()))
+        .delete(|_| Ok(blue_kubernetes::WorkflowOutcome::new()))
+        .build()
+        .unwrap();
+    for with_text in [true, false] {
+        let controller = build(
+            &plain.cluster,
+            plain.clock.as_fn(),
+            vec![package.clone()],
+            |c| c.log_callback_errors = with_text,
+        );
+        let name = if with_text { "db" } else { "quiet-db" };
+        plain.create(name, spec(json!(1)));
+        let (_, lines) = logged(async {
+            blue_kubernetes::reconcile(&controller, &package, NS, name)
+                .await
+                .unwrap()
+        });
+        let failures = with_message(&lines, "callback failed");
+        assert_eq!(failures.len(), 1, "{}", all_text(&lines));
+        let chain = "db error: connecting to db-1:5432: password authentication failed";
+        let line = &failures[0].1;
+        assert_eq!(line.contains(chain), with_text, "{line}");
+        assert_eq!(line.contains("password"), with_text, "{line}");
+        assert!(!plain.get(name).to_string().contains("password"));
+    }
+}

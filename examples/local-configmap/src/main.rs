@@ -121,6 +121,7 @@ async fn run(args: Args) -> Result<()> {
     )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespaces.clone();
+    config.names = package::names();
     config.watch = !args.no_watch;
     if let Some(poll_ms) = args.poll_ms {
         config.poll_ms = poll_ms;

@@ -9,8 +9,8 @@ use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::sightings::Sightings;
 use blue_kubernetes::{
-    CallbackResult, CrdOptions, Event, Observation, Options, Package, PrinterColumn,
-    WorkflowOutcome,
+    CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
+    UserFacingMessage, ValidationErrors, WorkflowOutcome,
 };
 use blue_kubernetes_client::{
     kubectl_client, ApiPath, ApiRequest, ErrorKind, KubectlOptions, Method, RawApi,
@@ -126,7 +126,7 @@ pub fn package_for(
     let (e1, e2) = (on_effect.clone(), on_effect);
     Package::builder(descriptor)
         .config::<LocalConfigMapConfig>()
-        .validate(|config, opts| Ok(desired::validate(config, opts)))
+        .validate(|config, opts| Ok(for_users(desired::validate(config, opts))))
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {
             let (client, seen) = (c1.clone(), s1.clone());
@@ -143,6 +143,29 @@ pub fn package_for(
         .build()
 }
 
+/// Every validation message, marked safe for the resource's users: each
+/// names a field of their own config and never echoes a value, so they may
+/// read it (in the `InvalidConfiguration` Warning Event; status stays
+/// generic).
+pub fn for_users(messages: Vec<String>) -> ValidationErrors {
+    let mut errors = ValidationErrors::new();
+    for message in messages {
+        errors.push_user_facing(UserFacingMessage::new(message));
+    }
+    errors
+}
+
+/// The operator's finalizer, request annotation and destroy-protection key.
+///
+/// A new operator takes its own before its first install, e.g.
+/// `Names::for_domain("examples.blue.dev")`. This one keeps the
+/// reference's names on purpose ([`Names::reference`], so no warning at
+/// start): its README, manifests and end-to-end suite name them, and
+/// renaming would orphan the finalizers on resources already installed.
+pub fn names() -> Names {
+    Names::reference()
+}
+
 /// The `LocalConfigMap` CRD, as `local-configmap-operator crd` prints it and
 /// `manifests/crd.yaml` holds it. `cel: false` leaves out the CEL
 /// immutability rules, for Kubernetes before 1.25.
@@ -151,6 +174,7 @@ pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
     let client = kubectl_client(KubectlOptions::for_context("crd-generation"))?;
     let package = package(Arc::new(client), Arc::new(|_: &Effect| {}))?;
     let options = CrdOptions::default()
+        .with_names(names())
         .with_cel(cel)
         .with_short_names(vec!["lcm".into()])
         .with_categories(vec!["infrastructure".into()])

@@ -17,17 +17,30 @@ pub const DESTROY_PROTECTION_KEY: &str = "compute-prevent-destroy";
 /// | `request_annotation` | `colors.getcolors.ai/reconcile-request` | `metadata.annotations` |
 /// | `destroy_protection_key` | `compute-prevent-destroy` | `spec.config` |
 ///
-/// Two controllers with different finalizers never release each other's
-/// resources. Changing a name on a running installation orphans what the
-/// old name guarded: remove the old finalizers by hand.
+/// Choose your own before the first install, with
+/// [`Names::for_domain`]: two controllers with different finalizers never
+/// release each other's resources, and a user reading
+/// `metadata.finalizers` sees whose it is. The defaults stay the
+/// reference's so that installations carrying them keep working; a
+/// controller started with them logs one WARN saying how to change them
+/// ([`Names::reference`] keeps them on purpose, without the warning).
+///
+/// Changing a name on a running installation orphans what the old name
+/// guarded: resources keep the old finalizer (their deletion hangs until
+/// it is removed by hand) and the old request annotation stops working.
 ///
 /// ```
 /// use blue_kubernetes::Names;
+/// let names = Names::for_domain("db.example.com");
+/// assert_eq!(names.finalizer, "db.example.com/infrastructure");
+/// assert_eq!(names.request_annotation, "db.example.com/reconcile-request");
+/// assert_eq!(names.destroy_protection_key, "prevent-destroy");
+///
 /// let names = Names::default().with_finalizer("widgets.example.com/infrastructure");
 /// assert_eq!(names.request_annotation, "colors.getcolors.ai/reconcile-request");
 /// assert_eq!(names.destroy_protection_key, "compute-prevent-destroy");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Names {
     /// The finalizer added before the first effect and removed on release:
@@ -40,14 +53,30 @@ pub struct Names {
     /// packages see it in [`Options`](crate::Options) but a typed config
     /// never receives it.
     pub destroy_protection_key: String,
+    /// The reference's names were kept on purpose ([`Names::reference`]):
+    /// no warning at start.
+    chosen: bool,
 }
 
+/// Equal names are equal however they were chosen.
+impl PartialEq for Names {
+    fn eq(&self, other: &Self) -> bool {
+        self.finalizer == other.finalizer
+            && self.request_annotation == other.request_annotation
+            && self.destroy_protection_key == other.destroy_protection_key
+    }
+}
+
+impl Eq for Names {}
+
 impl Default for Names {
+    /// The reference's names; a controller started with them warns once.
     fn default() -> Self {
         Self {
             finalizer: FINALIZER.into(),
             request_annotation: REQUEST_ANNOTATION.into(),
             destroy_protection_key: DESTROY_PROTECTION_KEY.into(),
+            chosen: false,
         }
     }
 }
@@ -62,6 +91,49 @@ crate::setters::setters!(Names {
 });
 
 impl Names {
+    /// Names in your own domain (a DNS subdomain you control, e.g.
+    /// `db.example.com`): finalizer `<domain>/infrastructure`, request
+    /// annotation `<domain>/reconcile-request`, and destroy-protection key
+    /// `prevent-destroy` (a key of the resource's own `spec.config`, where
+    /// no other controller's key can collide, so it needs no domain).
+    /// [`controller`](crate::controller) refuses a domain that is not a
+    /// lowercase DNS subdomain, naming `names.finalizer`.
+    pub fn for_domain(domain: &str) -> Self {
+        Self {
+            finalizer: format!("{domain}/infrastructure"),
+            request_annotation: format!("{domain}/reconcile-request"),
+            destroy_protection_key: "prevent-destroy".into(),
+            chosen: true,
+        }
+    }
+
+    /// The reference's names, kept on purpose: for an installation whose
+    /// resources already carry them (renaming would orphan their
+    /// finalizers). The same values as [`Names::default`], without the
+    /// warning at start.
+    pub fn reference() -> Self {
+        Self {
+            chosen: true,
+            ..Self::default()
+        }
+    }
+
+    /// The fields still holding the reference's domain-qualified values
+    /// without that having been chosen: what the start warning names.
+    pub(crate) fn unchosen_reference(&self) -> Vec<&'static str> {
+        if self.chosen {
+            return Vec::new();
+        }
+        let mut fields = Vec::new();
+        if self.finalizer == FINALIZER {
+            fields.push("finalizer");
+        }
+        if self.request_annotation == REQUEST_ANNOTATION {
+            fields.push("request_annotation");
+        }
+        fields
+    }
+
     /// The first unusable field and why, if any.
     pub(crate) fn problem(&self) -> Option<(&'static str, &'static str)> {
         if !is_qualified_name(&self.finalizer) {
@@ -112,6 +184,39 @@ mod tests {
     #[test]
     fn reference_names_are_valid_defaults() {
         assert_eq!(Names::default().problem(), None);
+    }
+
+    #[test]
+    fn a_domain_derives_all_three_names_and_they_are_valid() {
+        let names = Names::for_domain("db.example.com");
+        assert_eq!(names.finalizer, "db.example.com/infrastructure");
+        assert_eq!(names.request_annotation, "db.example.com/reconcile-request");
+        assert_eq!(names.destroy_protection_key, "prevent-destroy");
+        assert_eq!(names.problem(), None);
+        assert_eq!(
+            Names::for_domain("Not A Domain").problem().map(|p| p.0),
+            Some("names.finalizer")
+        );
+    }
+
+    #[test]
+    fn only_unchosen_reference_names_are_reported() {
+        let default = Names::default();
+        assert_eq!(
+            default.unchosen_reference(),
+            ["finalizer", "request_annotation"]
+        );
+        assert_eq!(Names::reference(), default);
+        assert!(Names::reference().unchosen_reference().is_empty());
+        assert!(Names::for_domain("db.example.com")
+            .unchosen_reference()
+            .is_empty());
+        let half = Names::default().with_finalizer("db.example.com/infrastructure");
+        assert_eq!(half.unchosen_reference(), ["request_annotation"]);
+        // A domain chosen, then a setter back to the reference's value:
+        // still a deliberate choice.
+        let back = Names::for_domain("db.example.com").with_finalizer(FINALIZER);
+        assert!(back.unchosen_reference().is_empty());
     }
 
     #[test]

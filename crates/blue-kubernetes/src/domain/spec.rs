@@ -112,26 +112,37 @@ pub(crate) fn suspended(resource: &Value) -> bool {
 
 /// `spec.deletionPolicy` (absent: Retain), or `None` when malformed.
 pub(crate) fn deletion_policy(resource: &Value) -> Option<DeletionPolicy> {
-    match at(resource, &["spec", "deletionPolicy"]).filter(|v| !v.is_null()) {
-        None => Some(DeletionPolicy::Retain),
-        Some(v) => match v.as_str()? {
-            "Retain" => Some(DeletionPolicy::Retain),
-            "Destroy" => Some(DeletionPolicy::Destroy),
-            _ => None,
-        },
+    use DeletionPolicy::*;
+    one_of(
+        resource,
+        "deletionPolicy",
+        &[("Retain", Retain), ("Destroy", Destroy)],
+    )
+}
+
+/// `spec.<field>`: the first of `values` when absent (or null), the value
+/// named, or `None` when it names none of them.
+fn one_of<T: Copy>(resource: &Value, field: &str, values: &[(&str, T)]) -> Option<T> {
+    match at(resource, &["spec", field]).filter(|v| !v.is_null()) {
+        None => values.first().map(|(_, v)| *v),
+        Some(v) => {
+            let named = v.as_str()?;
+            values
+                .iter()
+                .find(|(name, _)| *name == named)
+                .map(|(_, v)| *v)
+        }
     }
 }
 
 /// `spec.managementPolicy` (absent: Full), or `None` when malformed.
 pub(crate) fn management_policy(resource: &Value) -> Option<ManagementPolicy> {
-    match at(resource, &["spec", "managementPolicy"]).filter(|v| !v.is_null()) {
-        None => Some(ManagementPolicy::Full),
-        Some(v) => match v.as_str()? {
-            "Full" => Some(ManagementPolicy::Full),
-            "Observe" => Some(ManagementPolicy::Observe),
-            _ => None,
-        },
-    }
+    use ManagementPolicy::*;
+    one_of(
+        resource,
+        "managementPolicy",
+        &[("Full", Full), ("Observe", Observe)],
+    )
 }
 
 /// A positive integer followed by `ms`, `s`, `m` or `h`, in milliseconds, at

@@ -41,6 +41,9 @@ pub(super) struct Pass<'a> {
     pub(super) failure: super::reporting::LastFailure,
     /// Why a typed package's config did not decode (values redacted).
     pub(super) config_error: Option<String>,
+    /// The validation messages the package marked user-facing, joined: the
+    /// message of the Warning Event of this pass's Invalid write.
+    pub(super) user_facing: Option<String>,
     /// Reconciling (or Deleting) was published in this pass.
     pub(super) published: bool,
     /// Outputs a callback reported, until a status write records them.
@@ -72,6 +75,7 @@ impl<'a> Pass<'a> {
             identity,
             failure: None,
             config_error: None,
+            user_facing: None,
             published: false,
             outputs: None,
         }

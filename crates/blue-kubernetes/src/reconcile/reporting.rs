@@ -9,7 +9,7 @@ use crate::domain::time::parse_ms;
 use crate::package::PackageInner;
 use crate::telemetry::log::{self, FailedCall, Subject};
 use crate::telemetry::EventType;
-use crate::{Controller, Options, Package, Phase, Reason};
+use crate::{Controller, Options, Package, Phase, Reason, ValidationErrors};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -59,7 +59,7 @@ impl Pass<'_> {
     }
 
     /// Logs validation messages (the author's text, unless turned off).
-    pub(super) fn log_invalid(&self, messages: &[String]) {
+    pub(super) fn log_invalid(&self, messages: &ValidationErrors) {
         let with_text = self.controller.telemetry.log_callback_errors;
         log::configuration_invalid(self.subject(), messages, with_text);
     }
@@ -102,18 +102,27 @@ impl Pass<'_> {
         let Some(recorder) = &telemetry.events else {
             return;
         };
+        // Marked validation messages are news on every Invalid write (each
+        // follows an edit), not only on a change of phase.
+        let for_users = self
+            .user_facing
+            .as_ref()
+            .filter(|_| t.phase == Phase::Invalid);
         // A retry publishes Reconciling again after Failed: the Failed
         // series already tells that story (with its count).
         let retry = previous.as_deref() == Some(Phase::Failed.as_str())
             && matches!(t.phase, Phase::Reconciling | Phase::Deleting);
-        if retry || (!changed && t.phase != Phase::Failed) {
+        if for_users.is_none() && (retry || (!changed && t.phase != Phase::Failed)) {
             return;
         }
         let kind = match t.phase {
             Phase::Failed | Phase::Invalid | Phase::Blocked => EventType::Warning,
             _ => EventType::Normal,
         };
-        let message = self.event_message(t, status);
+        let message = match for_users {
+            Some(text) => text.clone(),
+            None => self.event_message(t, status),
+        };
         recorder.record(
             self.package.descriptor(),
             &self.snapshot,
@@ -124,7 +133,8 @@ impl Pass<'_> {
     }
 
     /// Generic text only: the callback's name and the retry schedule, or the
-    /// status condition's fixed message.
+    /// status condition's fixed message. (The one exception, the package's
+    /// user-facing validation messages, is chosen in `after_write`.)
     fn event_message(&self, t: &Transition, status: &Value) -> String {
         let generic = status["conditions"][0]["message"]
             .as_str()

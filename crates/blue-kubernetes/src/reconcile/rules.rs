@@ -9,7 +9,9 @@ use crate::domain::status::{Next, Transition};
 use crate::{Names, Phase, Reason};
 use serde_json::Value;
 
-fn validate_of(c: &crate::package::PackageInner) -> &crate::callback::Callback<Vec<String>> {
+fn validate_of(
+    c: &crate::package::PackageInner,
+) -> &crate::callback::Callback<crate::ValidationErrors> {
     // Only called after checking that the package has one.
     c.validate.as_ref().expect("validate is set")
 }
@@ -67,12 +69,14 @@ impl Pass<'_> {
             return self.invalid().await;
         }
 
-        // 4 and 5. The package's validation; its messages are dropped here.
+        // 4 and 5. The package's validation: its messages go to the log,
+        // and only those it marked user-facing to the Invalid write's Event.
         if self.package.callbacks().validate.is_some() {
             match self.run_callback("validate", validate_of).await {
                 None => return self.fail(Reason::ValidationFailed).await,
                 Some(errors) if !errors.is_empty() => {
                     self.log_invalid(&errors);
+                    self.user_facing = errors.for_users();
                     return self.invalid().await;
                 }
                 Some(_) => {}

@@ -108,7 +108,9 @@ impl Shared {
 
 /// Starts the reflectors (one per package type and namespace, or one per
 /// type for all namespaces and cluster-scoped types), the timer loop and
-/// the workers. Must be called inside a running tokio runtime.
+/// the workers. Must be called inside a running tokio runtime. Logs one
+/// WARN when the controller runs with the reference's
+/// [`Names`](crate::Names) without having chosen them.
 ///
 /// With [`Config::leader_election`](crate::Config::leader_election) set, an
 /// elector runs alongside: only while this process holds the Lease do the
@@ -124,6 +126,7 @@ impl Shared {
 /// ```
 pub fn start(controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+    crate::telemetry::log::reference_names(&controller.config);
     let workers = controller.config.workers;
     let election = election::begin(&controller, &handle)?;
     let config = &controller.config;

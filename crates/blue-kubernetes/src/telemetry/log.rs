@@ -1,10 +1,12 @@
 //! The operator's log lines about resources: phase transitions (INFO),
-//! callback failures (WARN, with the author's error text unless turned off)
-//! and validation messages (INFO). kubectl output and options never appear.
+//! callback failures (WARN, with the author's error text and its source
+//! chain unless turned off) and validation messages (INFO); and, once at
+//! start, a WARN about running with the reference's names. kubectl output
+//! and options never appear.
 
 use crate::callback::Failure;
 use crate::domain::resource;
-use crate::{Phase, Reason};
+use crate::{Phase, Reason, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 
@@ -43,6 +45,44 @@ pub(crate) struct FailedCall<'a> {
     pub(crate) next_retry: &'a str,
 }
 
+/// `error` and its whole `source()` chain, joined the way `anyhow`'s `{:#}`
+/// joins them (`outer: middle: inner`): a wrapper's Display often names only
+/// what failed (`db error`) and keeps why in its source.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// At start, when `config` runs with the reference's names without having
+/// chosen them: one WARN naming the packages, the way to change them and
+/// what a later rename costs.
+pub(crate) fn reference_names(config: &crate::Config) {
+    let fields = config.names.unchosen_reference();
+    if fields.is_empty() {
+        return;
+    }
+    let packages: Vec<String> = config
+        .packages
+        .iter()
+        .map(|p| p.descriptor().qualified_plural())
+        .collect();
+    tracing::warn!(
+        packages = %packages.join(","),
+        names = %fields.join(","),
+        "running with the reference's names (colors.getcolors.ai/...): set \
+         Config::names to Names::for_domain(\"<a domain you own>\") before the \
+         first install; renaming later orphans the finalizers already on \
+         resources (their deletion hangs until removed by hand); \
+         Names::reference() keeps these names on purpose, without this warning"
+    );
+}
+
 pub(crate) fn callback_failed(s: Subject<'_>, call: &FailedCall<'_>, with_text: bool) {
     let text = call.failure.text.as_deref().filter(|_| with_text);
     macro_rules! warn_with {
@@ -68,7 +108,7 @@ pub(crate) fn callback_failed(s: Subject<'_>, call: &FailedCall<'_>, with_text: 
     }
 }
 
-pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &[String], with_text: bool) {
+pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &ValidationErrors, with_text: bool) {
     macro_rules! info_with {
         ($($errors:tt)*) => {
             tracing::info!(
@@ -78,15 +118,48 @@ pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &[String], with_te
                 name = resource::name(s.object),
                 uid = s.uid(),
                 count = messages.len(),
+                user_facing = messages.user_facing_count(),
                 $($errors)*
                 "configuration invalid"
             )
         };
     }
     if with_text {
-        let errors = messages.join("; ");
+        let errors = messages.texts().collect::<Vec<_>>().join("; ");
         info_with!(errors,);
     } else {
         info_with!();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl std::fmt::Display for Layer {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|l| l as _)
+        }
+    }
+
+    #[test]
+    fn a_chain_is_joined_outer_first_like_anyhow_alternate() {
+        let inner = Layer("password authentication failed", None);
+        let middle = Layer("connecting to db-1", Some(Box::new(inner)));
+        let outer = Layer("db error", Some(Box::new(middle)));
+        assert_eq!(
+            error_chain(&outer),
+            "db error: connecting to db-1: password authentication failed"
+        );
+        assert_eq!(error_chain(&Layer("alone", None)), "alone");
     }
 }

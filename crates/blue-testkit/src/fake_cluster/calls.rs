@@ -46,7 +46,10 @@ impl Call {
     }
 }
 
-/// How many calls of each operation were made, faulted ones included.
+/// How many calls of each [`Client`](blue_kubernetes_client::Client)
+/// operation were made, faulted ones included. Raw requests (a package's
+/// own, through [`RawApi`](blue_kubernetes_client::RawApi)) are not
+/// counted here; they are in [`FakeCluster::call_log`](crate::FakeCluster::call_log).
 ///
 /// ```
 /// use blue_testkit::CallCounts;
@@ -121,6 +124,14 @@ impl CallCounts {
                 Operation::GetLease | Operation::CreateLease | Operation::UpdateLease => {
                     counts.leases += 1
                 }
+                // A package's own requests: in the call log, not in the
+                // controller's cost counts.
+                Operation::RawGet
+                | Operation::RawList
+                | Operation::RawCreate
+                | Operation::RawReplace
+                | Operation::RawPatch
+                | Operation::RawDelete => {}
             }
         }
         counts

@@ -24,11 +24,17 @@ impl FakeCluster {
         namespace: &str,
         name: Option<&str>,
     ) -> Result<(), Error> {
+        let call = Call::new(operation, d.qualified_plural(), namespace, name);
+        self.begin_call(call).await
+    }
+
+    /// Records `call`, waits the latency, then applies any fault of its
+    /// operation.
+    pub(super) async fn begin_call(&self, call: Call) -> Result<(), Error> {
+        let operation = call.operation;
         let latency = {
             let mut state = self.lock();
-            state
-                .log
-                .push(Call::new(operation, d.qualified_plural(), namespace, name));
+            state.log.push(call);
             state.latency
         };
         if !latency.is_zero() {

@@ -29,6 +29,11 @@ impl Extras {
             self.served.push(d.clone());
         }
     }
+
+    /// The custom resource types the cluster serves.
+    pub(crate) fn served(&self) -> &[ResourceDescriptor] {
+        &self.served
+    }
 }
 
 impl FakeCluster {

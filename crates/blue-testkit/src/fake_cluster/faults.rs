@@ -5,7 +5,8 @@ use std::collections::{HashMap, VecDeque};
 
 /// One [`Client`](blue_kubernetes_client::Client) operation: the four on
 /// resources every transport has, the two a list-and-watch cache is fed by,
-/// and the three on Leases.
+/// and the three on Leases; or one kind of [`RawApi`](blue_kubernetes_client::RawApi)
+/// request, the six `Raw*` ones (a package's own objects: Secrets, ConfigMaps...).
 ///
 /// ```
 /// use blue_testkit::Operation;
@@ -13,6 +14,7 @@ use std::collections::{HashMap, VecDeque};
 /// assert_eq!(Operation::ALL.len(), 4);
 /// assert_eq!(Operation::WATCHING.len(), 2);
 /// assert_eq!(Operation::LEASES.len(), 3);
+/// assert_eq!(Operation::RAW.len(), 6);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {
@@ -35,6 +37,18 @@ pub enum Operation {
     CreateLease,
     /// `update_lease` and `release_lease` (`kubectl replace --raw .../leases/NAME -f FILE`).
     UpdateLease,
+    /// A raw `GET` of one object.
+    RawGet,
+    /// A raw `GET` of a collection (a list).
+    RawList,
+    /// A raw `POST` (create).
+    RawCreate,
+    /// A raw `PUT` (replace).
+    RawReplace,
+    /// A raw `PATCH`.
+    RawPatch,
+    /// A raw `DELETE`.
+    RawDelete,
 }
 
 impl Operation {
@@ -69,6 +83,38 @@ impl Operation {
         Operation::UpdateLease,
     ];
 
+    /// Every raw request operation, in declaration order.
+    ///
+    /// ```
+    /// assert_eq!(blue_testkit::Operation::RAW[2], blue_testkit::Operation::RawCreate);
+    /// ```
+    pub const RAW: [Operation; 6] = [
+        Operation::RawGet,
+        Operation::RawList,
+        Operation::RawCreate,
+        Operation::RawReplace,
+        Operation::RawPatch,
+        Operation::RawDelete,
+    ];
+
+    /// The HTTP method of a raw operation; `None` for the others.
+    ///
+    /// ```
+    /// use blue_testkit::Operation;
+    /// assert_eq!(Operation::RawDelete.http_method(), Some("DELETE"));
+    /// assert_eq!(Operation::Get.http_method(), None);
+    /// ```
+    pub fn http_method(self) -> Option<&'static str> {
+        Some(match self {
+            Operation::RawGet | Operation::RawList => "GET",
+            Operation::RawCreate => "POST",
+            Operation::RawReplace => "PUT",
+            Operation::RawPatch => "PATCH",
+            Operation::RawDelete => "DELETE",
+            _ => return None,
+        })
+    }
+
     /// The kubectl verb of this operation, which is the `operation` its
     /// errors carry (`get`, `replace` or `patch`).
     ///
@@ -83,10 +129,13 @@ impl Operation {
             | Operation::Get
             | Operation::GetLease
             | Operation::ListPage
-            | Operation::Watch => "get",
-            Operation::UpdateStatus | Operation::UpdateLease => "replace",
-            Operation::UpdateFinalizers => "patch",
-            Operation::CreateLease => "create",
+            | Operation::Watch
+            | Operation::RawGet
+            | Operation::RawList => "get",
+            Operation::UpdateStatus | Operation::UpdateLease | Operation::RawReplace => "replace",
+            Operation::UpdateFinalizers | Operation::RawPatch => "patch",
+            Operation::CreateLease | Operation::RawCreate => "create",
+            Operation::RawDelete => "delete",
         }
     }
 }
@@ -124,16 +173,28 @@ impl Fault {
         }
     }
 
-    /// The error a call of `operation` failing with this fault returns.
+    /// The error a call of `operation` failing with this fault returns: a
+    /// kubectl failure for a [`Client`](blue_kubernetes_client::Client)
+    /// operation, and for a raw one the [`Error::Http`] the proxy
+    /// transport returns (`Conflict` is 409, `Unavailable` 503, `NotFound`
+    /// 404, `Forbidden` 403, `Invalid` 422, `Other` 500...).
     ///
     /// ```
     /// use blue_testkit::{Fault, Operation};
     /// let e = Fault::Conflict.error(Operation::UpdateFinalizers);
     /// assert!(e.is_conflict());
     /// assert_eq!(e.to_string(), "kubectl patch failed with exit code 1 (conflict)");
+    /// let raw = Fault::Unavailable.error(Operation::RawCreate);
+    /// assert_eq!(raw.to_string(), "POST request failed with http status 503 (unavailable)");
     /// ```
     pub fn error(self, operation: Operation) -> Error {
-        Error::kubectl(operation.kubectl_verb(), self.kind())
+        match operation.http_method() {
+            Some(method) => {
+                let http = super::raw::Refused::of_kind(self.kind());
+                http.error_named(method)
+            }
+            None => Error::kubectl(operation.kubectl_verb(), self.kind()),
+        }
     }
 }
 

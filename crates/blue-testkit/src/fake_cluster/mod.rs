@@ -14,6 +14,7 @@ mod history;
 mod leases;
 mod metadata;
 mod pages;
+mod raw;
 mod schema;
 mod store;
 mod user;
@@ -54,6 +55,41 @@ struct State {
 /// continued list pages are served from; see [`FakeCluster::watch_stats`]
 /// and the watch faults ([`FakeCluster::drop_watch_events`] and its
 /// neighbours) for testing a list-and-watch cache.
+///
+/// # Raw requests
+///
+/// As a [`RawApi`](blue_kubernetes_client::RawApi) (what packages use for
+/// their own objects) it answers any object path like kube-apiserver:
+/// `/api/v1[/namespaces/NS]/PLURAL[/NAME]` and
+/// `/apis/GROUP/VERSION[/namespaces/NS]/PLURAL[/NAME]`, plus `NAME/status`.
+///
+/// - `GET` an object (`404 NotFound` when absent) or a collection (a
+///   `KindList` with `items` and `metadata.resourceVersion`; equality
+///   `labelSelector`s apply; without `namespaces/NS`, every namespace).
+/// - `POST` creates: uid, resourceVersion, creationTimestamp and namespace
+///   assigned, `metadata.generateName` honoured, `409 AlreadyExists`
+///   (kind `Other`) when the name is taken.
+/// - `PUT` replaces: a stale `metadata.resourceVersion` or `uid` is `409
+///   Conflict`; without a resourceVersion the update is unconditional.
+/// - `PATCH` with a merge patch; a resourceVersion in it is a precondition.
+///   JSON and strategic patches are `415`.
+/// - `DELETE`, with optional `DeleteOptions` `preconditions` (`409` when
+///   they do not hold); finalizers hold the object (`202`) as usual.
+/// - Secrets: `stringData` is merged into `data` (base64); `data` values
+///   must be base64 (`422 Invalid`).
+///
+/// Objects of a managed custom resource type are the very objects of the
+/// [`Client`](blue_kubernetes_client::Client) face; core types get no
+/// `metadata.generation`. Failures are [`Error::Http`](blue_kubernetes_client::Error::Http)
+/// as the proxy transport returns them; [`Operation::RAW`] faults fail
+/// requests, which are in [`FakeCluster::call_log`] but not in
+/// [`CallCounts`]. Not emulated: garbage collection of owned objects,
+/// watches over raw paths, `deletecollection`. Leases are the elector's
+/// (`GET`, `POST` and `PUT` of one are answered, the rest is
+/// `Unsupported`); Events keep their own calls (raw: `Unsupported`). The
+/// user side: [`FakeCluster::objects`], [`FakeCluster::get_object`],
+/// [`FakeCluster::create_object`], [`FakeCluster::edit_object`],
+/// [`FakeCluster::delete_object`].
 ///
 /// Clones share one cluster. The lock is a std mutex never held across an
 /// await point.

@@ -119,12 +119,26 @@ impl Store {
         });
     }
 
-    /// Creates `object`; `Conflict` when it exists, `Invalid` without a name.
+    /// Creates `object` of a custom resource type; `Conflict` when it
+    /// exists, `Invalid` without a name.
     pub(crate) fn create(
+        &mut self,
+        d: &ResourceDescriptor,
+        object: Value,
+        now: &str,
+    ) -> Result<Value, Refusal> {
+        self.create_object(d, object, now, true)
+    }
+
+    /// Creates `object`; `custom` (a served custom resource) defaults its
+    /// `spec` to `{}` for the controller's sake. Every type but the core
+    /// group's (whose Secrets and ConfigMaps have none) gets a generation.
+    pub(crate) fn create_object(
         &mut self,
         d: &ResourceDescriptor,
         mut object: Value,
         now: &str,
+        custom: bool,
     ) -> Result<Value, Refusal> {
         let name = meta_str(&object, "name")
             .filter(|n| !n.is_empty())
@@ -150,7 +164,7 @@ impl Store {
         );
         object["apiVersion"] = json!(d.api_version());
         object["kind"] = json!(d.kind);
-        if object.get("spec").is_none() {
+        if custom && object.get("spec").is_none() {
             object["spec"] = json!({});
         }
         let meta = &mut object["metadata"];
@@ -161,7 +175,9 @@ impl Store {
             _ => meta["namespace"] = json!(namespace),
         }
         meta["uid"] = json!(uid);
-        meta["generation"] = json!(1);
+        if custom || !d.group.is_empty() {
+            meta["generation"] = json!(1);
+        }
         meta["creationTimestamp"] = json!(now);
         if let Some(meta) = meta.as_object_mut() {
             meta.remove("deletionTimestamp");
@@ -215,8 +231,11 @@ impl Store {
         if let Err(refusal) = self.admit(d, &mut after) {
             return Some(Err(refusal));
         }
-        if desired_state(&after) != desired_state(&before) {
-            let generation = before["metadata"]["generation"].as_u64().unwrap_or(1);
+        // Types without a generation (core Secrets, ConfigMaps) get none.
+        let generation = before["metadata"]["generation"].as_u64();
+        if let Some(generation) =
+            generation.filter(|_| desired_state(&after) != desired_state(&before))
+        {
             after["metadata"]["generation"] = json!(generation + 1);
         }
         let list = finalizers(&after);

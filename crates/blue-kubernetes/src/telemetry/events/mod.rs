@@ -122,7 +122,8 @@ impl EventRecorder {
     }
 
     /// Records one occurrence on `object` (of type `d`). `reason` and
-    /// `message` must be generic: never callback text, options or output.
+    /// `message` must be generic: never callback text, options or output,
+    /// except the validation messages a package marked user-facing.
     /// Only queues the write; see [`flush`](Self::flush).
     pub(crate) fn record(
         &self,
