@@ -59,6 +59,15 @@ fn refused(operation: Operation, kind: ErrorKind) -> Error {
 
 #[async_trait::async_trait]
 impl Client for FakeCluster {
+    /// The same request as [`RawApi::send`](blue_kubernetes_client::RawApi::send):
+    /// the controller's connection Secrets land among the raw objects.
+    async fn send_raw(
+        &self,
+        request: blue_kubernetes_client::ApiRequest,
+    ) -> Result<blue_kubernetes_client::ApiResponse, Error> {
+        blue_kubernetes_client::RawApi::send(self, request).await
+    }
+
     async fn list_resources(
         &self,
         d: &ResourceDescriptor,

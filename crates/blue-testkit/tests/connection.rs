@@ -1,0 +1,311 @@
+//! Connection Secrets (SPEC section 8): one Secret per resource, owned and
+//! labelled, generated values stored before they are used, restored when
+//! deleted or altered, never taken from someone else, and never leaking a
+//! value anywhere else.
+
+mod common;
+
+use blue_kubernetes::{controller, reconcile, Config, Package, Phase, Reason, Report};
+use blue_kubernetes::{Observation, WorkflowOutcome};
+use blue_kubernetes_client::Client;
+use blue_testkit::{FakeClock, FakeCluster};
+use common::{spec, widgets, NS};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The value every generated password takes: tests search for it.
+const MARKER: &str = "pw-3f9c2e-marker";
+
+/// Rigs of parallel tests must not share identities (one process-wide lock).
+static RIGS: AtomicU64 = AtomicU64::new(0);
+
+/// What the package's converge saw and did, for one resource's world.
+#[derive(Clone, Default)]
+struct Seen {
+    /// The identity's first element: one per world, shared by the
+    /// processes a test restarts.
+    world: String,
+    /// The password converge was handed, each time.
+    passwords: Arc<Mutex<Vec<String>>>,
+    /// How often a password was generated.
+    generated: Arc<AtomicUsize>,
+    /// The stored Secret at the moment `get_or_create` returned.
+    stored_when_returned: Arc<Mutex<Vec<Option<Value>>>>,
+    /// The `value` the infrastructure holds: converge applies the config's.
+    applied: Arc<Mutex<Option<Value>>>,
+}
+
+struct Rig {
+    cluster: FakeCluster,
+    seen: Seen,
+    package: Package,
+    controller: blue_kubernetes::Controller,
+}
+
+fn secret_path(name: &str) -> String {
+    format!("/api/v1/namespaces/{NS}/secrets/{name}")
+}
+
+fn decoded(secret: &Value, key: &str) -> Option<String> {
+    use base64::Engine;
+    let text = secret["data"][key].as_str()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+fn package(cluster: &FakeCluster, seen: &Seen) -> Package {
+    let world = seen.world.clone();
+    let (cluster, seen, observed) = (cluster.clone(), seen.clone(), seen.clone());
+    Package::builder(widgets())
+        .connection_secret()
+        .identity(move |opts| Ok(vec![Some(world.clone()), Some(opts.profile().into())]))
+        // A new config value is drift: converge runs on every such edit.
+        .observe(move |opts| {
+            let matches = observed.applied.lock().unwrap().as_ref() == opts.get("value");
+            Ok(Observation::new(true, matches, true))
+        })
+        .converge_async(move |opts| {
+            let (cluster, seen) = (cluster.clone(), seen.clone());
+            async move {
+                let connection = opts.connection().expect("declared");
+                connection.set("host", "db.internal").await?;
+                let generated = seen.generated.clone();
+                let password = connection
+                    .get_or_create("password", move || {
+                        generated.fetch_add(1, Ordering::Relaxed);
+                        MARKER.to_string()
+                    })
+                    .await?;
+                let stored = cluster.get_object(&secret_path(connection.secret_name()));
+                seen.stored_when_returned.lock().unwrap().push(stored);
+                seen.passwords
+                    .lock()
+                    .unwrap()
+                    .push(password.expose().to_string());
+                *seen.applied.lock().unwrap() = opts.get("value").cloned();
+                Ok(WorkflowOutcome::new())
+            }
+        })
+        .delete(|_| Ok(WorkflowOutcome::new()))
+        .build()
+        .unwrap()
+}
+
+fn rig_on(cluster: &FakeCluster, seen: &Seen) -> Rig {
+    let package = package(cluster, seen);
+    let client: Arc<dyn Client> = Arc::new(cluster.clone());
+    let config = Config::new(client, vec![package.clone()])
+        .with_namespace(NS)
+        .with_clock(FakeClock::default().as_fn())
+        .with_event_component("widgets-operator".to_string());
+    Rig {
+        cluster: cluster.clone(),
+        seen: seen.clone(),
+        package,
+        controller: controller(config).unwrap(),
+    }
+}
+
+impl Seen {
+    fn new() -> Self {
+        Self {
+            world: format!("connection-{}", RIGS.fetch_add(1, Ordering::Relaxed)),
+            ..Self::default()
+        }
+    }
+}
+
+fn rig() -> Rig {
+    rig_on(&FakeCluster::new(), &Seen::new())
+}
+
+impl Rig {
+    async fn reconcile(&self, name: &str) -> Report {
+        reconcile(&self.controller, &self.package, NS, name)
+            .await
+            .unwrap()
+    }
+
+    /// A new desired state, so converge runs again.
+    fn edit(&self, name: &str, value: Value) {
+        self.cluster
+            .edit_spec(&widgets(), NS, name, |s| s["config"]["value"] = value);
+    }
+}
+
+#[tokio::test]
+async fn a_generated_password_is_stored_before_converge_gets_it() {
+    let r = rig();
+    r.cluster.create(&widgets(), NS, "db", spec(json!(1)));
+    assert_eq!(
+        r.reconcile("db").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    let stored = r.seen.stored_when_returned.lock().unwrap()[0].clone();
+    let stored = stored.expect("the Secret existed when the value was returned");
+    assert_eq!(decoded(&stored, "password").as_deref(), Some(MARKER));
+    assert_eq!(decoded(&stored, "host").as_deref(), Some("db.internal"));
+}
+
+#[tokio::test]
+async fn the_secret_is_named_owned_and_labelled() {
+    let r = rig();
+    let mut s = spec(json!(1));
+    s["writeConnectionSecretToRef"] = json!({"name": "app-db"});
+    let created = r.cluster.create(&widgets(), NS, "db", s);
+    r.reconcile("db").await;
+    assert!(r
+        .cluster
+        .get_object(&secret_path("db-connection"))
+        .is_none());
+    let secret = r
+        .cluster
+        .get_object(&secret_path("app-db"))
+        .expect("named by the ref");
+    let owner = &secret["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["uid"], created["metadata"]["uid"]);
+    assert_eq!(owner["kind"], "Widget");
+    assert_eq!(owner["controller"], true);
+    assert_eq!(
+        secret["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "blue-kubernetes"
+    );
+}
+
+#[tokio::test]
+async fn after_a_restart_the_stored_password_comes_back_and_nothing_is_generated() {
+    let cluster = FakeCluster::new();
+    let seen = Seen::new();
+    let first = rig_on(&cluster, &seen);
+    cluster.create(&widgets(), NS, "db", spec(json!(1)));
+    first.reconcile("db").await;
+    drop(first);
+
+    // A new process: nothing in memory, the Secret is the record.
+    let second = rig_on(&cluster, &seen);
+    second.edit("db", json!(2));
+    let report = second.reconcile("db").await;
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(*seen.passwords.lock().unwrap(), [MARKER, MARKER]);
+    assert_eq!(seen.generated.load(Ordering::Relaxed), 1);
+}
+
+#[tokio::test]
+async fn a_deleted_secret_comes_back_with_the_same_password() {
+    let r = rig();
+    r.cluster.create(&widgets(), NS, "db", spec(json!(1)));
+    r.reconcile("db").await;
+    r.cluster.delete_object(&secret_path("db-connection"));
+
+    // A check asked for by the request annotation: nothing to converge,
+    // only the restore.
+    r.cluster.set_annotation(
+        &widgets(),
+        NS,
+        "db",
+        blue_kubernetes::REQUEST_ANNOTATION,
+        "check-1",
+    );
+    r.reconcile("db").await;
+    assert_eq!(
+        r.seen.passwords.lock().unwrap().len(),
+        1,
+        "converge ran once"
+    );
+    let secret = r
+        .cluster
+        .get_object(&secret_path("db-connection"))
+        .expect("restored");
+    assert_eq!(decoded(&secret, "password").as_deref(), Some(MARKER));
+    assert_eq!(
+        r.seen.generated.load(Ordering::Relaxed),
+        1,
+        "never regenerated"
+    );
+}
+
+#[tokio::test]
+async fn an_altered_secret_is_repaired() {
+    let r = rig();
+    r.cluster.create(&widgets(), NS, "db", spec(json!(1)));
+    r.reconcile("db").await;
+    r.cluster.edit_object(&secret_path("db-connection"), |s| {
+        s["data"]["password"] = json!("d3Jvbmc="); // "wrong"
+        s["data"]["extra"] = json!("eA==");
+    });
+    r.edit("db", json!(2));
+    r.reconcile("db").await;
+    let secret = r.cluster.get_object(&secret_path("db-connection")).unwrap();
+    assert_eq!(decoded(&secret, "password").as_deref(), Some(MARKER));
+    assert!(secret["data"].get("extra").is_none(), "{secret}");
+    assert_eq!(*r.seen.passwords.lock().unwrap(), [MARKER, MARKER]);
+}
+
+#[tokio::test]
+async fn a_secret_of_that_name_that_is_not_ours_is_left_alone_and_the_pass_fails() {
+    let r = rig();
+    let theirs = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "db-connection", "namespace": NS},
+        "data": {"password": "dGhlaXJz"},
+    });
+    r.cluster
+        .create_object(&format!("/api/v1/namespaces/{NS}/secrets"), theirs);
+    r.cluster.create(&widgets(), NS, "db", spec(json!(1)));
+    assert_eq!(
+        r.reconcile("db").await,
+        Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
+    );
+    let secret = r.cluster.get_object(&secret_path("db-connection")).unwrap();
+    assert_eq!(decoded(&secret, "password").as_deref(), Some("theirs"));
+    assert!(secret["metadata"].get("ownerReferences").is_none());
+    assert!(
+        r.seen.passwords.lock().unwrap().is_empty(),
+        "converge never ran"
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_secret_name_is_invalid() {
+    let r = rig();
+    let mut s = spec(json!(1));
+    s["writeConnectionSecretToRef"] = json!({"name": "Not_A_Name"});
+    r.cluster.create(&widgets(), NS, "db", s);
+    assert_eq!(
+        r.reconcile("db").await,
+        Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
+    );
+}
+
+#[test]
+fn the_password_reaches_no_status_event_log_or_metric() {
+    // A current-thread runtime, so every event of the passes is logged on
+    // this thread, where the capture listens.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r = runtime.block_on(async { rig() });
+    r.cluster.create(&widgets(), NS, "db", spec(json!(1)));
+    let (_, lines) = common::log::capture(|| {
+        runtime.block_on(async {
+            r.reconcile("db").await;
+            r.cluster.delete_object(&secret_path("db-connection"));
+            r.edit("db", json!(2));
+            r.reconcile("db").await;
+        })
+    });
+    assert_eq!(*r.seen.passwords.lock().unwrap(), [MARKER, MARKER]);
+    let object = r.cluster.get(&widgets(), NS, "db").unwrap();
+    assert!(!object.to_string().contains(MARKER), "status: {object}");
+    let events = format!("{:?}", r.cluster.events());
+    assert!(!events.contains(MARKER), "{events}");
+    let logged = format!("{lines:?}");
+    assert!(!logged.is_empty() && !logged.contains(MARKER), "{logged}");
+    let metrics = r.controller.metrics().encode();
+    assert!(!metrics.contains(MARKER));
+    assert!(!format!("{:?}", r.controller).contains(MARKER));
+}
