@@ -43,8 +43,8 @@ async fn an_existing_database_is_imported_without_being_changed() {
         .unwrap();
     assert_eq!(mark.get::<_, Option<String>>(0), None);
     assert!(r
-        .secrets
-        .get(&Rig::secret_path("legacy-connection"))
+        .cluster
+        .get_object(&Rig::secret_path("legacy-connection"))
         .is_none());
 
     // Deleting the resource never drops what was imported.

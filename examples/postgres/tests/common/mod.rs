@@ -1,10 +1,9 @@
 //! What every package test needs: a real PostgreSQL server ([`pg`]), the
-//! fake API server with Secrets ([`secrets`]) and the controller around
-//! the package ([`Rig`]).
+//! testkit's fake API server (which also keeps Secrets) and the
+//! controller around the package ([`Rig`]).
 #![allow(dead_code)]
 
 pub mod pg;
-pub mod secrets;
 
 use base64::Engine;
 use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
@@ -13,18 +12,16 @@ use pg::Postgres;
 use postgres_operator::desired::Target;
 use postgres_operator::package;
 use postgres_operator::server::{self, ServerError};
-use secrets::{Secrets, WithSecrets};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 pub const NS: &str = "team-a";
 pub const ADMIN_SECRET: &str = "pg-admin";
 
-/// One test's world: server, cluster, Secrets, clock, controller.
+/// One test's world: server, cluster (with Secrets), clock, controller.
 pub struct Rig {
     pub pg: Postgres,
     pub cluster: FakeCluster,
-    pub secrets: Secrets,
     pub clock: FakeClock,
     pub package: Package,
     pub controller: Controller,
@@ -39,26 +36,24 @@ impl Rig {
         let pg = Postgres::start();
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
-        let secrets = Secrets::default();
-        let package = package::package(Arc::new(secrets.clone())).unwrap();
+        let package = package::package(Arc::new(cluster.clone())).unwrap();
         cluster.install_crd(&package::crd(false).unwrap(), package::VERSION);
-        secrets.put(json!({
-            "apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": ADMIN_SECRET, "namespace": NS},
-            "data": {"username": encoded(pg::ADMIN), "password": encoded(pg::ADMIN_PASSWORD)},
-        }));
-        let client = WithSecrets {
-            cluster: cluster.clone(),
-            secrets: secrets.clone(),
-        };
-        let config = Config::new(Arc::new(client), vec![package.clone()])
+        let secrets = format!("/api/v1/namespaces/{NS}/secrets");
+        cluster.create_object(
+            &secrets,
+            json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": ADMIN_SECRET, "namespace": NS},
+                "data": {"username": encoded(pg::ADMIN), "password": encoded(pg::ADMIN_PASSWORD)},
+            }),
+        );
+        let config = Config::new(Arc::new(cluster.clone()), vec![package.clone()])
             .with_names(package::names())
             .with_namespace(NS)
             .with_clock(clock.as_fn());
         Rig {
             pg,
             cluster,
-            secrets,
             clock,
             package,
             controller: controller(config).unwrap(),
@@ -105,7 +100,7 @@ impl Rig {
 
     /// The connection Secret's decoded `key`.
     pub fn connection_value(&self, secret: &str, key: &str) -> Option<String> {
-        let secret = self.secrets.get(&Self::secret_path(secret))?;
+        let secret = self.cluster.get_object(&Self::secret_path(secret))?;
         let text = secret["data"][key].as_str()?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text)
