@@ -50,12 +50,12 @@ pub fn descriptor() -> ResourceDescriptor {
     ResourceDescriptor::new(GROUP, VERSION, PLURAL, KIND)
 }
 
-/// The controller's names for this operator: its own finalizer and
-/// request annotation, so it never releases another operator's resources.
+/// The controller's names for this operator, in its own domain: the
+/// finalizer [`FINALIZER`], the request annotation [`REQUEST_ANNOTATION`]
+/// and the destroy-protection key `prevent-destroy` in `spec.config`, so it
+/// never releases another operator's resources.
 pub fn names() -> Names {
-    Names::default()
-        .with_finalizer(FINALIZER.to_string())
-        .with_request_annotation(REQUEST_ANNOTATION.to_string())
+    Names::for_domain(GROUP)
 }
 
 /// Builds the package; `api` reads the admin Secrets.
@@ -238,4 +238,35 @@ fn resource(opts: &Options) -> String {
     let meta = &opts.resource()["metadata"];
     let text = |k: &str| meta[k].as_str().unwrap_or("").to_string();
     format!("postgresdatabase {}/{}", text("namespace"), text("name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::DatabaseFacts;
+
+    #[test]
+    fn the_names_are_in_the_operators_own_domain() {
+        let names = names();
+        assert_eq!(names.finalizer, FINALIZER);
+        assert_eq!(names.request_annotation, REQUEST_ANNOTATION);
+    }
+
+    #[test]
+    fn outputs_round_the_size_down_to_whole_mib() {
+        let mut facts = Facts {
+            server_version: "15.8".into(),
+            role: None,
+            database: None,
+        };
+        assert_eq!(outputs(&facts).database_oid, None);
+        facts.database = Some(DatabaseFacts {
+            oid: 16384,
+            owner: "app".into(),
+            size_bytes: 3 * 1024 * 1024 - 1,
+        });
+        let out = outputs(&facts);
+        assert_eq!((out.database_oid, out.size_mib), (Some(16384), Some(2)));
+        assert_eq!(out.owner.as_deref(), Some("app"));
+    }
 }

@@ -50,7 +50,8 @@ impl Rig {
         let config = Config::new(Arc::new(cluster.clone()), vec![package.clone()])
             .with_names(package::names())
             .with_namespace(NS)
-            .with_clock(clock.as_fn());
+            .with_clock(clock.as_fn())
+            .with_event_component(Some("postgres-operator".to_string()));
         Rig {
             pg,
             cluster,
