@@ -345,7 +345,7 @@
 //!             let api = observe.clone();
 //!             async move {
 //!                 let exists = read(api.as_ref(), &opts).await?.is_some();
-//!                 Ok(Observation { exists, matches: exists, ready: exists })
+//!                 Ok(Observation::new(exists, exists, exists))
 //!             }
 //!         })
 //!         .converge_async(move |config, opts| {
