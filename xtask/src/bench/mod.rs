@@ -1,16 +1,5 @@
-//! `cargo xtask bench`: what the controller costs and how it scales.
-//!
-//! Five parts, each selectable with `--only`:
-//! - `overhead`: the controller alone (FakeCluster, no-op package, no I/O);
-//! - `calls`: kubectl invocations per idle poll and per periodic check,
-//!   counted through the runner against a real local API server;
-//! - `api`: real API server throughput, reaction latency, idle cost, and the
-//!   floor (one kubectl call, one direct HTTPS request);
-//! - `transport`: the per-call and the proxy transport side by side, per
-//!   request;
-//! - `operators`: the example operator end to end, watching and polling
-//!   (`--contenders`), at each of `--sizes`, and a peer operator with
-//!   `--peer BINARY`.
+//! `cargo xtask bench`: what the controller costs and how it scales. The
+//! parts (`--only`) and what each measures: `USAGE` and `BENCHMARKS.md`.
 //!
 //! Measurements need optimised code, while `cargo xtask` runs a debug build,
 //! so a debug `bench` re-runs itself as `cargo run --release`.
