@@ -24,7 +24,6 @@ pub enum Mode {
     Local,
     /// An existing cluster: this context (in this kubeconfig, if given).
     Context {
-        /// kubeconfig context.
         context: String,
         /// kubeconfig file; kubectl's default lookup when `None`.
         kubeconfig: Option<PathBuf>,
@@ -38,7 +37,6 @@ pub enum Mode {
 pub struct Endpoint {
     /// Host name or IP.
     pub host: String,
-    /// Port.
     pub port: u16,
     /// PEM of the CA that signed the server certificate.
     pub ca_pem: Vec<u8>,

@@ -27,9 +27,7 @@ pub struct Kube {
 pub struct Run {
     /// Exit status was success.
     pub ok: bool,
-    /// stdout.
     pub stdout: String,
-    /// stderr.
     pub stderr: String,
 }
 
@@ -65,7 +63,6 @@ impl Kube {
         self.kubeconfig.as_deref()
     }
 
-    /// The context.
     pub fn context(&self) -> &str {
         &self.context
     }

@@ -10,7 +10,6 @@ use super::interrupt;
 /// One finished check.
 #[derive(Debug)]
 pub struct Outcome {
-    /// The check's name.
     pub name: String,
     /// `None` when it passed (or was skipped).
     pub failure: Option<String>,
@@ -71,12 +70,10 @@ impl Suite {
         passed
     }
 
-    /// Number of failed checks.
     pub fn failed(&self) -> usize {
         self.outcomes.iter().filter(|o| o.failure.is_some()).count()
     }
 
-    /// Number of skipped checks.
     pub fn skipped(&self) -> usize {
         self.outcomes.iter().filter(|o| o.skipped).count()
     }

@@ -20,9 +20,7 @@ pub const ETCD: &str = "etcd";
 /// Paths of the two binaries a control plane needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assets {
-    /// The kube-apiserver executable.
     pub kube_apiserver: PathBuf,
-    /// The etcd executable.
     pub etcd: PathBuf,
 }
 

@@ -16,7 +16,6 @@ pub struct Pki {
     pub ca_cert: PathBuf,
     /// Serving certificate for 127.0.0.1 / localhost.
     pub serving_cert: PathBuf,
-    /// Serving key.
     pub serving_key: PathBuf,
     /// Service-account signing key (private).
     pub sa_key: PathBuf,

@@ -54,14 +54,11 @@ pub struct ControlPlane {
 /// One of the control plane's processes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Component {
-    /// etcd.
     Etcd,
-    /// kube-apiserver.
     ApiServer,
 }
 
 impl Component {
-    /// The process name.
     pub fn name(self) -> &'static str {
         match self {
             Component::Etcd => "etcd",

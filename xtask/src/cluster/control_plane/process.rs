@@ -88,7 +88,6 @@ impl ManagedProcess {
         self.name
     }
 
-    /// The log file.
     pub fn log(&self) -> &Path {
         &self.log
     }

@@ -196,7 +196,6 @@ fn tamper(w: &World<'_>, name: &str) -> Result<()> {
     )
 }
 
-/// The resource's UID.
 fn uid(r: &Value) -> Result<String> {
     r["metadata"]["uid"]
         .as_str()
