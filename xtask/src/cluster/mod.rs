@@ -124,14 +124,6 @@ impl Cluster {
         }
     }
 
-    /// The local control plane's directory, if this is one.
-    pub fn control_plane_dir(&self) -> Option<PathBuf> {
-        match &self.backing {
-            Backing::Local(cp) => Some(cp.dir().to_path_buf()),
-            _ => None,
-        }
-    }
-
     /// The API server endpoint and CA from the kubeconfig, for running the
     /// operator "in-cluster" from outside.
     pub fn endpoint(&self) -> Result<Endpoint> {
