@@ -15,6 +15,7 @@ use super::meter::{Counts, Op};
 use super::package::{self, resource_type, GROUP, PLURAL};
 use super::report::{Report, Section};
 use super::timed;
+use crate::support::kube::Kube;
 use crate::support::wait::until;
 
 pub struct ApiSizes {
@@ -178,13 +179,13 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
 }
 
 /// Median wall and CPU per call of `kubectl args` run `times` times.
-fn kubectl_floor(live: &Live, args: &[&str], times: usize) -> Result<(f64, f64)> {
+fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Result<(f64, f64)> {
     let pids = &live.server.server_pids;
     let cpu0 = CpuSnapshot::take(pids);
     let mut walls = Vec::new();
     for _ in 0..times {
         let started = Instant::now();
-        live.server.kube.ok(args, None)?;
+        kube.ok(args, None)?;
         walls.push(started.elapsed().as_secs_f64());
     }
     let cpu = cpu0.since(pids);
@@ -196,28 +197,26 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
     let list_ns = live.population(list_n)?;
     let kind = resource_type();
     let one = package::name(0);
-    let get_args = [
-        "get",
-        &kind,
-        &one,
-        "-n",
-        &ns,
-        "--ignore-not-found",
-        "-o",
-        "json",
-    ];
-    let list_args = ["get", &kind, "-n", &list_ns, "-o", "json"];
+    let get_args = ["get", &kind, &one, "--ignore-not-found", "-o", "json"];
+    let list_args = ["get", &kind, "-o", "json"];
     // One unmeasured call first so discovery is cached, as it is for the
     // controller after its first call.
-    live.server.kube.ok(&get_args, None)?;
-    let (get_wall, get_cpu) = kubectl_floor(live, &get_args, 10)?;
-    let (list_wall, list_cpu) = kubectl_floor(live, &list_args, 5)?;
-    let peak_rss = |args: &[&str]| {
-        let mut cmd = live.server.kube.command();
+    let (in_ns, in_list_ns) = (
+        live.server.kube.in_namespace(&ns),
+        live.server.kube.in_namespace(&list_ns),
+    );
+    in_ns.ok(&get_args, None)?;
+    let (get_wall, get_cpu) = kubectl_floor(live, &in_ns, &get_args, 10)?;
+    let (list_wall, list_cpu) = kubectl_floor(live, &in_list_ns, &list_args, 5)?;
+    let peak_rss = |kube: &Kube, args: &[&str]| {
+        let mut cmd = kube.command();
         cmd.args(args);
         super::peak_rss_of(&cmd)
     };
-    let (get_rss, list_rss) = (peak_rss(&get_args)?, peak_rss(&list_args)?);
+    let (get_rss, list_rss) = (
+        peak_rss(&in_ns, &get_args)?,
+        peak_rss(&in_list_ns, &list_args)?,
+    );
     let client_walls: Vec<f64> = (0..10)
         .map(|_| {
             let started = Instant::now();

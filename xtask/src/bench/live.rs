@@ -190,19 +190,10 @@ impl Live {
             let template = match &self.server.curl {
                 Some(_) if have > checked_count(n) => {
                     let name = package::name(have - 1);
-                    let text = self.server.kube.ok(
-                        &[
-                            "get",
-                            &package::resource_type(),
-                            &name,
-                            "-n",
-                            &ns,
-                            "-o",
-                            "json",
-                        ],
-                        None,
-                    )?;
-                    let v: serde_json::Value = serde_json::from_str(&text)?;
+                    let kube = self.server.kube.in_namespace(&ns);
+                    let v = kube
+                        .get(&package::resource_type(), &name)?
+                        .unwrap_or_default();
                     Some(v["status"].clone()).filter(|s| s["phase"] == "Ready")
                 }
                 _ => None,
