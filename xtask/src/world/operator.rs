@@ -179,18 +179,27 @@ impl Operator {
 
     /// Current length of the log, to look for lines written after it.
     pub fn log_offset(&self) -> u64 {
-        fs::metadata(&self.log).map_or(0, |m| m.len())
+        log_len(&self.log)
     }
 
     /// True when a line containing `needle` was written after `offset`.
     pub fn logged_since(&self, offset: u64, needle: &str) -> bool {
-        fs::read(&self.log).is_ok_and(|bytes| {
-            let start = usize::try_from(offset)
-                .unwrap_or(usize::MAX)
-                .min(bytes.len());
-            String::from_utf8_lossy(&bytes[start..]).contains(needle)
-        })
+        log_since(&self.log, offset).contains(needle)
     }
+}
+
+/// Current length of the log at `path`.
+pub fn log_len(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// What was written to the log at `path` after `offset` ("" if unreadable).
+pub fn log_since(path: &Path, offset: u64) -> String {
+    let bytes = fs::read(path).unwrap_or_default();
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
 }
 
 impl Drop for Operator {

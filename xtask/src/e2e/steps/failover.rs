@@ -136,7 +136,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     ensure!(status.success(), "the third candidate exited with {status}");
     // Leave the single operator running for later checks, started for real
     // (signal handlers installed) before the next check can stop it.
-    let offset = std::fs::metadata(w.operator_log()).map_or(0, |m| m.len());
+    let offset = crate::world::operator::log_len(&w.operator_log());
     let args = w.admin_args();
     w.start_operator(&args)?;
     eventually("the single operator running again", DEADLINE, || {
