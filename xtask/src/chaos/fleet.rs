@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION};
+use crate::cluster::manifests::{manifest, owner_uid, FINALIZER};
 use crate::support::kube::LCM;
 use crate::support::wait::eventually;
 use crate::world::{phase, World};
@@ -115,23 +115,11 @@ impl Fleet {
             .iter()
             .map(|r| (r["metadata"]["name"].as_str().unwrap_or(""), r))
             .collect();
-        let maps = items(
-            w,
-            &[
-                "get",
-                "configmaps",
-                "-l",
-                "app.kubernetes.io/managed-by=local-configmap-operator",
-                "-o",
-                "json",
-            ],
-        )?;
+        let managed = "app.kubernetes.io/managed-by=local-configmap-operator";
+        let maps = items(w, &["get", "configmaps", "-l", managed, "-o", "json"])?;
         let mut maps_by_owner: HashMap<&str, Vec<&Value>> = HashMap::new();
         for cm in &maps {
-            let owner = cm["metadata"]["annotations"][OWNER_ANNOTATION]
-                .as_str()
-                .unwrap_or("");
-            maps_by_owner.entry(owner).or_default().push(cm);
+            maps_by_owner.entry(owner_uid(cm)).or_default().push(cm);
         }
         for (name, version) in &self.live {
             let r = by_name
@@ -176,11 +164,8 @@ impl Fleet {
                 .is_some_and(|n| n.starts_with(PREFIX))
         });
         for cm in fleet_maps {
-            let owner = cm["metadata"]["annotations"][OWNER_ANNOTATION]
-                .as_str()
-                .unwrap_or("");
             ensure!(
-                live_uids.contains(&owner),
+                live_uids.contains(&owner_uid(cm)),
                 "ConfigMap {} outlived its resource",
                 cm["metadata"]["name"]
             );

@@ -14,7 +14,7 @@ mod watch;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION, REQUEST_ANNOTATION};
+use crate::cluster::manifests::{manifest, owner_uid, FINALIZER, REQUEST_ANNOTATION};
 use crate::support::interrupt;
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
@@ -201,11 +201,4 @@ fn uid(r: &Value) -> Result<String> {
         .as_str()
         .map(str::to_string)
         .context("resource has no uid")
-}
-
-/// The owner annotation of a ConfigMap.
-fn owner(cm: &Value) -> &str {
-    cm["metadata"]["annotations"][OWNER_ANNOTATION]
-        .as_str()
-        .unwrap_or("")
 }
