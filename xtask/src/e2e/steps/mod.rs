@@ -11,6 +11,8 @@ mod observability;
 mod transport;
 mod watch;
 
+use std::time::Duration;
+
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
@@ -175,15 +177,34 @@ fn wait_phase(w: &World<'_>, name: &str, want: &str, reason: &str) -> Result<Val
 
 /// Waits until ConfigMap `name` exists with exactly `expected` data.
 fn wait_data(w: &World<'_>, name: &str, expected: &Value) -> Result<Value> {
+    wait_data_within(w, name, expected, DEADLINE)
+}
+
+fn wait_data_within(
+    w: &World<'_>,
+    name: &str,
+    expected: &Value,
+    deadline: Duration,
+) -> Result<Value> {
     eventually(
         &format!("configmap {name} data {expected}"),
-        DEADLINE,
+        deadline,
         || {
             let cm = config_map(w, name)?.with_context(|| format!("configmap {name} is absent"))?;
             ensure!(data(&cm) == *expected, "data is {}", data(&cm));
             Ok(cm)
         },
     )
+}
+
+/// Sets `name`'s data to `{"v": value}` and waits until the ConfigMap
+/// (within `deadline`) and the status follow.
+fn edit_v(w: &World<'_>, name: &str, value: &str, deadline: Duration) -> Result<()> {
+    let data = json!({"v": value});
+    w.kube
+        .merge_patch(LCM, name, &json!({"spec": {"config": {"data": data}}}))?;
+    wait_data_within(w, name, &data, deadline)?;
+    wait_ready(w, name).map(drop)
 }
 
 /// Edits the ConfigMap behind the operator's back: one changed and one
