@@ -159,11 +159,7 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
 /// The operator refuses to start with a context the kubeconfig lacks.
 pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
-    let at = args
-        .iter()
-        .position(|a| a == "--context")
-        .context("no --context")?;
-    args[at + 1] = "no-such-context".into();
+    super::watch::set_flag(&mut args, "--context", "no-such-context")?;
     refused(
         w,
         &args,

@@ -49,8 +49,8 @@ fn watching_operator(w: &mut World<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Replaces the value after `flag`.
-fn set_flag(args: &mut [String], flag: &str, value: &str) -> Result<()> {
+/// Replaces the value after `flag` in an operator's flags.
+pub(super) fn set_flag(args: &mut [String], flag: &str, value: &str) -> Result<()> {
     let at = args
         .iter()
         .position(|a| a == flag)
