@@ -14,7 +14,7 @@ use super::measure::{
 use super::meter::{Counts, Op};
 use super::package::{self, resource_type, GROUP, PLURAL};
 use super::report::{Report, Section};
-use super::timed;
+use super::{pick, timed};
 use crate::support::kube::Kube;
 use crate::support::wait::until;
 
@@ -30,26 +30,14 @@ pub struct ApiSizes {
 
 impl ApiSizes {
     pub fn new(quick: bool) -> Self {
-        if quick {
-            Self {
-                throughput: vec![20],
-                workers: vec![1, 2, 4, 8],
-                latency: vec![10, 30],
-                edits: 6,
-                idle: 30,
-                idle_window: Duration::from_secs(3),
-                floor_list: 30,
-            }
-        } else {
-            Self {
-                throughput: vec![100, 500],
-                workers: vec![1, 2, 4, 8],
-                latency: vec![10, 1_000],
-                edits: 20,
-                idle: 1_000,
-                idle_window: Duration::from_secs(10),
-                floor_list: 1_000,
-            }
+        Self {
+            throughput: pick(quick, vec![20], vec![100, 500]),
+            workers: vec![1, 2, 4, 8],
+            latency: vec![10, pick(quick, 30, 1_000)],
+            edits: pick(quick, 6, 20),
+            idle: pick(quick, 30, 1_000),
+            idle_window: Duration::from_secs(pick(quick, 3, 10)),
+            floor_list: pick(quick, 30, 1_000),
         }
     }
 }

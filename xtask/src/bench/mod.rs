@@ -326,6 +326,15 @@ fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// `quick_value` in a `--quick` run, else `full_value`.
+pub fn pick<T>(quick: bool, quick_value: T, full_value: T) -> T {
+    if quick {
+        quick_value
+    } else {
+        full_value
+    }
+}
+
 /// Runs `f` and logs how long `what` took.
 pub fn timed<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     let started = Instant::now();

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
+use super::pick;
 use super::report::{Report, Section};
 use crate::support::wait::until;
 
@@ -391,11 +392,10 @@ pub fn mem_probe(n: usize) -> Result<()> {
 pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let rt = tokio_runtime()?;
     let sizes = [100usize, 1_000, 10_000];
-    let (reps, min) = if quick {
-        (2, Duration::from_millis(50))
-    } else {
-        (5, Duration::from_millis(200))
-    };
+    let (reps, min) = (
+        pick(quick, 2, 5),
+        Duration::from_millis(pick(quick, 50, 200)),
+    );
     // Warm-up: the first passes in a process pay for lazy statics, thread
     // start-up and page faults, which belong to no size.
     {
