@@ -217,7 +217,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "floor",
         "Floor: one kubectl call vs one direct HTTPS request",
-        &["request", "wall (median)", "CPU per call", "notes"],
+        "request | wall (median) | CPU per call | notes",
     );
     s.order = 20;
     s.row(vec![
@@ -309,20 +309,10 @@ pub fn run_throughput(
     let mut s = Section::new(
         "throughput",
         "Time for new resources to reach Ready",
-        &[
-            "resources",
-            "workers",
-            "time to all Ready",
-            "Ready/s",
-            "speed-up vs 1 worker",
-            "calls / resource (excl. lists)",
-            "lists",
-            "kubectl calls/s",
-            "controller CPU",
-            "kubectl CPU",
-            "apiserver+etcd CPU",
-            "other processes CPU",
-        ],
+        "resources | workers | time to all Ready | Ready/s | \
+         speed-up vs 1 worker | calls / resource (excl. lists) | lists | \
+         kubectl calls/s | controller CPU | kubectl CPU | \
+         apiserver+etcd CPU | other processes CPU",
     );
     s.order = 30;
     for r in &runs {
@@ -366,14 +356,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let mut l = Section::new(
         "latency",
         "Reaction latency: spec edit to Ready",
-        &[
-            "idle resources",
-            "p50",
-            "p95",
-            "min",
-            "max",
-            "list call wall (median)",
-        ],
+        "idle resources | p50 | p95 | min | max | list call wall (median)",
     );
     l.order = 40;
     for &n in &sizes.latency {
@@ -400,7 +383,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
             "Cost of staying idle with {} resources",
             thousands(r.n as f64)
         ),
-        &["measure", "value"],
+        "measure | value",
     );
     i.order = 50;
     let cycle_cpu = (r.cpu.children + r.cpu.own) / r.polls.max(1) as f64;

@@ -419,16 +419,10 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "overhead",
         "Controller overhead, no I/O",
-        &[
-            "resources",
-            "idle: is_due/s",
-            "idle: poll cycle (list+decide)/s",
-            "due: reconcile()/s async",
-            "due: reconcile()/s sync",
-            "due: runtime, 1 worker/s",
-            "due: runtime, 2 workers/s",
-            "first reconcile/s",
-        ],
+        "resources | idle: is_due/s | idle: poll cycle (list+decide)/s | \
+         due: reconcile()/s async | due: reconcile()/s sync | \
+         due: runtime, 1 worker/s | due: runtime, 2 workers/s | \
+         first reconcile/s",
     );
     s.order = 1;
     for r in &results {
@@ -479,7 +473,7 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let mut p = Section::new(
         "due-pass",
         "Where a due pass spends its time",
-        &["piece", "time per call"],
+        "piece | time per call",
     );
     p.order = 2;
     let costs = pieces(&rt, reps, min)?;
@@ -510,13 +504,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let mut m = Section::new(
         "memory",
         "Memory per idle resource",
-        &[
-            "resources",
-            "object JSON",
-            "stored / resource",
-            "poll cycle adds / resource",
-            "total / resource",
-        ],
+        "resources | object JSON | stored / resource | \
+         poll cycle adds / resource | total / resource",
     );
     m.order = 3;
     let mut worst_total = 0.0f64;

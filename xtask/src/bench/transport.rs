@@ -142,15 +142,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "transport",
         "Transports side by side: one request",
-        &[
-            "operation",
-            "kubectl: wall",
-            "kubectl: CPU",
-            "proxy: wall",
-            "proxy: CPU",
-            "wall ratio",
-            "CPU ratio",
-        ],
+        "operation | kubectl: wall | kubectl: CPU | proxy: wall | \
+         proxy: CPU | wall ratio | CPU ratio",
     );
     s.order = 5;
     let rows = [
