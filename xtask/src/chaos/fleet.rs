@@ -110,13 +110,13 @@ impl Fleet {
 
     /// One look at the cluster; the first broken invariant is the error.
     pub fn check(&self, w: &World<'_>) -> Result<()> {
-        let resources = items(w, &["get", LCM, "-o", "json"])?;
+        let resources = w.kube.items(&["get", LCM])?;
         let by_name: HashMap<&str, &Value> = resources
             .iter()
             .map(|r| (r["metadata"]["name"].as_str().unwrap_or(""), r))
             .collect();
         let managed = "app.kubernetes.io/managed-by=local-configmap-operator";
-        let maps = items(w, &["get", "configmaps", "-l", managed, "-o", "json"])?;
+        let maps = w.kube.items(&["get", "configmaps", "-l", managed])?;
         let mut maps_by_owner: HashMap<&str, Vec<&Value>> = HashMap::new();
         for cm in &maps {
             maps_by_owner.entry(owner_uid(cm)).or_default().push(cm);
@@ -172,10 +172,4 @@ impl Fleet {
         }
         Ok(())
     }
-}
-
-/// `items` of a kubectl list.
-pub fn items(w: &World<'_>, args: &[&str]) -> Result<Vec<Value>> {
-    let list = w.kube.json(args)?;
-    Ok(list["items"].as_array().cloned().unwrap_or_default())
 }

@@ -144,6 +144,12 @@ impl Kube {
         serde_json::from_str(&out).with_context(|| format!("parsing kubectl {}", args.join(" ")))
     }
 
+    /// The `items` of the list `kubectl args -o json` prints.
+    pub fn items(&self, args: &[&str]) -> Result<Vec<Value>> {
+        let list = self.json(&[args, &["-o", "json"]].concat())?;
+        Ok(list["items"].as_array().cloned().unwrap_or_default())
+    }
+
     /// One object, `None` when it does not exist.
     pub fn get(&self, kind: &str, name: &str) -> Result<Option<Value>> {
         let v = self.json(&["get", kind, name, "--ignore-not-found", "-o", "json"])?;

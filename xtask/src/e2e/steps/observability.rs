@@ -43,10 +43,9 @@ pub fn failure_explained(w: &mut World<'_>) -> Result<()> {
     let charlie = get(w, "charlie")?;
     let selector = format!("involvedObject.uid={}", uid(&charlie)?);
     let events = eventually("charlie's Events", DEADLINE, || {
-        let list = w
+        let items = w
             .kube
-            .json(&["get", "events", "--field-selector", &selector, "-o", "json"])?;
-        let items = list["items"].as_array().cloned().unwrap_or_default();
+            .items(&["get", "events", "--field-selector", &selector])?;
         let has = |kind: &str, reason: &str| {
             items
                 .iter()
@@ -229,7 +228,7 @@ fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
 
 /// Starts the usual operator and waits until it works (its startup line),
 /// so the next check never signals a process still starting up.
-fn restart_normally(w: &mut World<'_>) -> Result<()> {
+pub(super) fn restart_normally(w: &mut World<'_>) -> Result<()> {
     let offset = log_len(&w.operator_log());
     w.start_operator(&w.admin_args())?;
     eventually("the operator to start watching", DEADLINE, || {
