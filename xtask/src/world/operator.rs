@@ -28,14 +28,8 @@ pub fn build() -> Result<PathBuf> {
 pub fn build_profile(release: bool) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(cargo)
-        .args([
-            "build",
-            "--package",
-            PACKAGE,
-            "--bin",
-            PACKAGE,
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(["build", "--package", PACKAGE, "--bin", PACKAGE])
+        .arg("--message-format=json-render-diagnostics")
         .args(release.then_some("--release"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
