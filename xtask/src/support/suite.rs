@@ -83,19 +83,13 @@ impl Suite {
     pub fn finish(&self, task: &str, timing: &str) -> Result<()> {
         let total = self.outcomes.len();
         let (failed, skipped) = (self.failed(), self.skipped());
-        let skipped_text = if skipped > 0 {
-            format!(", {skipped} skipped")
-        } else {
-            String::new()
-        };
-        let timing = if timing.is_empty() {
-            String::new()
-        } else {
-            format!(" {timing}")
-        };
+        let skipped_text = (skipped > 0).then(|| format!(", {skipped} skipped"));
+        let timing = (!timing.is_empty()).then(|| format!(" {timing}"));
         println!(
-            "{task}: {} passed, {failed} failed{skipped_text}{timing}",
-            total - failed - skipped
+            "{task}: {} passed, {failed} failed{}{}",
+            total - failed - skipped,
+            skipped_text.unwrap_or_default(),
+            timing.unwrap_or_default()
         );
         if interrupt::requested() {
             bail!("interrupted");
