@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use blue_identity::state_identity_hash;
 use blue_kubernetes::FINALIZER;
 use blue_kubernetes_client::Client;
@@ -54,10 +54,7 @@ pub struct Live {
 
 impl Live {
     pub fn start() -> Result<Self> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("building the tokio runtime")?;
+        let rt = super::tokio_runtime()?;
         let server = ApiServer::start()?;
         let meter = Meter::default();
         let client = server.client(&meter)?;

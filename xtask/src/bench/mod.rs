@@ -326,6 +326,14 @@ fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// A multi-threaded runtime for the in-process controllers.
+pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("building the tokio runtime")
+}
+
 /// `quick_value` in a `--quick` run, else `full_value`.
 pub fn pick<T>(quick: bool, quick_value: T, full_value: T) -> T {
     if quick {

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
-use super::pick;
 use super::report::{Report, Section};
+use super::{pick, tokio_runtime};
 use crate::support::wait::until;
 
 const NS: &str = "default";
@@ -25,13 +25,6 @@ const NS: &str = "default";
 const PAST_INTERVAL_MS: u64 = 61_000;
 const TARGET_DECISIONS: f64 = 50_000.0;
 const TARGET_BYTES: f64 = 4096.0;
-
-fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("building the tokio runtime")
-}
 
 fn spec() -> Value {
     json!({"reconcileInterval": "60s", "config": {"size": 1}})
