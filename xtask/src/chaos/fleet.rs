@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{manifest, owner_uid, FINALIZER};
+use crate::cluster::manifests::{has_finalizer, manifest, owner_uid};
 use crate::support::kube::LCM;
 use crate::support::wait::eventually;
 use crate::world::{phase, World};
@@ -132,12 +132,7 @@ impl Fleet {
                 phase(r),
                 r["status"]["observedGeneration"]
             );
-            ensure!(
-                r["metadata"]["finalizers"]
-                    .as_array()
-                    .is_some_and(|f| f.iter().any(|f| f == FINALIZER)),
-                "{name} lacks the finalizer"
-            );
+            ensure!(has_finalizer(r), "{name} lacks the finalizer");
             let uid = r["metadata"]["uid"].as_str().unwrap_or("");
             let owned = maps_by_owner.get(uid).map_or(&[][..], Vec::as_slice);
             ensure!(owned.len() == 1, "{name} owns {} ConfigMaps", owned.len());

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{manifest, FINALIZER};
+use crate::cluster::manifests::{has_finalizer, manifest};
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
@@ -124,12 +124,7 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
                 Duration::from_secs(60),
                 || {
                     let r = wait_for(w, forged, "Ready", "Converged")?;
-                    ensure!(
-                        r["metadata"]["finalizers"]
-                            .as_array()
-                            .is_some_and(|f| f.iter().any(|f| f == FINALIZER)),
-                        "no finalizer was added"
-                    );
+                    ensure!(has_finalizer(&r), "no finalizer was added");
                     ensure!(
                         r["status"]["stateIdentity"].is_string(),
                         "no state identity recorded"

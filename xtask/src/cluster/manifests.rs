@@ -41,6 +41,13 @@ pub fn owner_uid(cm: &serde_json::Value) -> &str {
         .unwrap_or("")
 }
 
+/// Whether a resource carries the controller's finalizer.
+pub fn has_finalizer(r: &serde_json::Value) -> bool {
+    r["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
+}
+
 /// The generated CRD as this server accepts it: with its CEL rules when the
 /// server knows `x-kubernetes-validations` (Kubernetes >= 1.25), else
 /// generated without them. Decided by a server-side dry run rather than the
