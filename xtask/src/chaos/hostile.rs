@@ -115,8 +115,7 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
                 ],
                 None,
             )?;
-            let args = w.admin_args();
-            w.start_operator(&args)?;
+            w.start_operator(&w.admin_args())?;
             // The forgery already reads Ready/Converged: wait for what only a
             // real pass leaves, the finalizer and the state identity.
             eventually(

@@ -92,8 +92,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let recorder = order::Recorder::start(&world.kube);
     world.cel = false;
     world.operator_env = counter.env("admin");
-    let args = world.admin_args();
-    world.start_operator(&args)?;
+    world.start_operator(&world.admin_args())?;
     println!(
         "setup: schema-less CRD, operator log {} ({:.1}s)",
         world.operator_log().display(),

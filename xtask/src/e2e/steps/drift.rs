@@ -155,8 +155,7 @@ pub fn controller_restart(w: &mut World<'_>) -> Result<()> {
         bail!("the operator did not log a graceful stop");
     }
     tamper(w, "alpha")?;
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     wait_data(w, "alpha", &alpha_data())?;
     wait_ready(w, "alpha").map(drop)
 }

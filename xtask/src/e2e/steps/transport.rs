@@ -126,8 +126,7 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     let main = w.transport;
     w.transport = Transport::Kubectl;
     let result = (|| {
-        let args = w.admin_args();
-        w.start_operator(&args)?;
+        w.start_operator(&w.admin_args())?;
         ensure!(
             proxy_pids(w).is_empty(),
             "the kubectl transport started a proxy"
@@ -140,8 +139,7 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
         wait_data(w, "foxtrot", &json!({"via": "kubectl"})).map(drop)
     })();
     w.transport = main;
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     result
 }
 

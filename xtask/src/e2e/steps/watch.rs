@@ -160,8 +160,7 @@ pub fn only_the_managed_namespaces(w: &mut World<'_>) -> Result<()> {
         ignored.ok(&["delete", LCM, "juliet", "--timeout=30s"], None)?;
         Ok(())
     })();
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     result
 }
 
