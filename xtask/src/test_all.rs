@@ -4,6 +4,8 @@
 //! unit, property and doc tests, then the end-to-end run against a real API
 //! server, which provisions the local control plane on first use, and the
 //! short chaos profile (faults and hostile input, about 3 minutes).
+//! PostgreSQL's binaries (for the PostgreSQL example's tests, which start
+//! private servers) are installed from Debian first when missing.
 
 use anyhow::{bail, Context, Result};
 use std::process::Command;
@@ -24,6 +26,7 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    crate::support::postgres::ensure_installed()?;
     let steps: [Step; 6] = [
         ("fmt", "fmt --all -- --check", &[]),
         (
