@@ -4,6 +4,8 @@
 //! unit, property and doc tests, then the end-to-end run against a real API
 //! server, which provisions the local control plane on first use, and the
 //! short chaos profile (faults and hostile input, about 3 minutes).
+//! PostgreSQL's binaries (for the PostgreSQL example's tests, which start
+//! private servers) are installed from Debian first when missing.
 
 use anyhow::{bail, Context, Result};
 use std::process::Command;
@@ -12,10 +14,10 @@ use std::time::Instant;
 pub const USAGE: &str =
     "  test                 fmt, clippy, docs, cargo test --workspace, e2e, then the short chaos profile";
 
-/// A step: its name, cargo's arguments and extra environment.
+/// A step: its name, cargo's arguments (split at spaces) and extra environment.
 type Step = (
     &'static str,
-    &'static [&'static str],
+    &'static str,
     &'static [(&'static str, &'static str)],
 );
 
@@ -24,38 +26,28 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    crate::support::postgres::ensure_installed()?;
     let steps: [Step; 6] = [
-        ("fmt", &["fmt", "--all", "--", "--check"], &[]),
+        ("fmt", "fmt --all -- --check", &[]),
         (
             "clippy",
-            &[
-                "clippy",
-                "--workspace",
-                "--all-targets",
-                "--",
-                "-D",
-                "warnings",
-            ],
+            "clippy --workspace --all-targets -- -D warnings",
             &[],
         ),
         (
             "doc",
-            &["doc", "--workspace", "--no-deps", "--exclude", "xtask"],
+            "doc --workspace --no-deps --exclude xtask",
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
-        (
-            "unit, property and doc tests",
-            &["test", "--workspace"],
-            &[],
-        ),
-        ("e2e", &["xtask", "e2e"], &[]),
-        ("chaos (short profile)", &["xtask", "chaos"], &[]),
+        ("unit, property and doc tests", "test --workspace", &[]),
+        ("e2e", "xtask e2e", &[]),
+        ("chaos (short profile)", "xtask chaos", &[]),
     ];
     for (name, args, env) in steps {
-        println!("==> {name}: cargo {}", args.join(" "));
+        println!("==> {name}: cargo {args}");
         let started = Instant::now();
         let status = Command::new(&cargo)
-            .args(args)
+            .args(args.split(' '))
             .envs(env.iter().copied())
             .status()
             .with_context(|| format!("running cargo for {name}"))?;

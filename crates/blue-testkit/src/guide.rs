@@ -345,7 +345,7 @@
 //!             let api = observe.clone();
 //!             async move {
 //!                 let exists = read(api.as_ref(), &opts).await?.is_some();
-//!                 Ok(Observation { exists, matches: exists, ready: exists })
+//!                 Ok(Observation::new(exists, exists, exists))
 //!             }
 //!         })
 //!         .converge_async(move |config, opts| {
@@ -414,3 +414,70 @@
 //! [`edit_object`](crate::FakeCluster::edit_object). Watches over raw
 //! paths are not served (the [`Client`](blue_kubernetes_client::Client)
 //! watch of a Secret descriptor sees the same objects).
+//!
+//! ## 8. Connection Secrets and outputs
+//!
+//! A package that declares connection details
+//! ([`connection_secret`](blue_kubernetes::PackageBuilder::connection_secret))
+//! gets the resource's Secret through `opts.connection()`; the fake answers
+//! it like an API server, so a test can read the Secret, delete it as a
+//! user would, and see the next pass put it back with the same password.
+//!
+//! ```
+//! use base64::Engine;
+//! use blue_kubernetes::{controller, outcome_with_outputs, reconcile, Config, Observation};
+//! use blue_kubernetes::{Package, Phase, Reason, Report, REQUEST_ANNOTATION};
+//! use blue_kubernetes_client::ResourceDescriptor;
+//! use blue_testkit::FakeCluster;
+//! use serde_json::json;
+//! use std::sync::Arc;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let d = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
+//! let made = Arc::new(std::sync::Mutex::new(false));
+//! let (seen, done) = (made.clone(), made);
+//! let package = Package::builder(d.clone())
+//!     .connection_secret()
+//!     .identity(|opts| Ok(vec![Some("guide-8".into()), Some(opts.profile().into())]))
+//!     .observe(move |_| {
+//!         let made = *seen.lock().unwrap();
+//!         Ok(Observation::new(made, made, made))
+//!     })
+//!     .converge_async(move |opts| {
+//!         let done = done.clone();
+//!         async move {
+//!             let connection = opts.connection().expect("declared");
+//!             connection.set("user", "app").await?;
+//!             // Stored before it is returned: safe to set on the database now.
+//!             let _password = connection.get_or_create("password", || "s3cret".into()).await?;
+//!             *done.lock().unwrap() = true;
+//!             outcome_with_outputs(&json!({"port": 5432}))
+//!         }
+//!     })
+//!     .delete(|_| Ok(Default::default()))
+//!     .build()
+//!     .unwrap();
+//!
+//! let cluster = FakeCluster::new();
+//! cluster.create(&d, "default", "app", json!({"config": {}}));
+//! let c = controller(Config::new(Arc::new(cluster.clone()), vec![package.clone()])).unwrap();
+//! let report = reconcile(&c, &package, "default", "app").await.unwrap();
+//! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+//! assert_eq!(cluster.get(&d, "default", "app").unwrap()["status"]["outputs"]["port"], 5432);
+//!
+//! let path = "/api/v1/namespaces/default/secrets/app-connection";
+//! let password = |cluster: &FakeCluster| {
+//!     let secret = cluster.get_object(path)?;
+//!     let b64 = secret["data"]["password"].as_str()?.to_string();
+//!     base64::engine::general_purpose::STANDARD.decode(b64).ok()
+//! };
+//! assert_eq!(password(&cluster).as_deref(), Some(&b"s3cret"[..]));
+//!
+//! // A user deletes the Secret; the next pass (here asked for with the
+//! // request annotation) restores it, same password, without converging.
+//! cluster.delete_object(path);
+//! cluster.set_annotation(&d, "default", "app", REQUEST_ANNOTATION, "1");
+//! reconcile(&c, &package, "default", "app").await.unwrap();
+//! assert_eq!(password(&cluster).as_deref(), Some(&b"s3cret"[..]));
+//! # }
+//! ```

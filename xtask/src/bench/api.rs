@@ -14,7 +14,8 @@ use super::measure::{
 use super::meter::{Counts, Op};
 use super::package::{self, resource_type, GROUP, PLURAL};
 use super::report::{Report, Section};
-use super::timed;
+use super::{pick, timed};
+use crate::support::kube::Kube;
 use crate::support::wait::until;
 
 pub struct ApiSizes {
@@ -29,26 +30,14 @@ pub struct ApiSizes {
 
 impl ApiSizes {
     pub fn new(quick: bool) -> Self {
-        if quick {
-            Self {
-                throughput: vec![20],
-                workers: vec![1, 2, 4, 8],
-                latency: vec![10, 30],
-                edits: 6,
-                idle: 30,
-                idle_window: Duration::from_secs(3),
-                floor_list: 30,
-            }
-        } else {
-            Self {
-                throughput: vec![100, 500],
-                workers: vec![1, 2, 4, 8],
-                latency: vec![10, 1_000],
-                edits: 20,
-                idle: 1_000,
-                idle_window: Duration::from_secs(10),
-                floor_list: 1_000,
-            }
+        Self {
+            throughput: pick(quick, vec![20], vec![100, 500]),
+            workers: vec![1, 2, 4, 8],
+            latency: vec![10, pick(quick, 30, 1_000)],
+            edits: pick(quick, 6, 20),
+            idle: pick(quick, 30, 1_000),
+            idle_window: Duration::from_secs(pick(quick, 3, 10)),
+            floor_list: pick(quick, 30, 1_000),
         }
     }
 }
@@ -178,13 +167,13 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
 }
 
 /// Median wall and CPU per call of `kubectl args` run `times` times.
-fn kubectl_floor(live: &Live, args: &[&str], times: usize) -> Result<(f64, f64)> {
+fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Result<(f64, f64)> {
     let pids = &live.server.server_pids;
     let cpu0 = CpuSnapshot::take(pids);
     let mut walls = Vec::new();
     for _ in 0..times {
         let started = Instant::now();
-        live.server.kube.ok(args, None)?;
+        kube.ok(args, None)?;
         walls.push(started.elapsed().as_secs_f64());
     }
     let cpu = cpu0.since(pids);
@@ -196,28 +185,26 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
     let list_ns = live.population(list_n)?;
     let kind = resource_type();
     let one = package::name(0);
-    let get_args = [
-        "get",
-        &kind,
-        &one,
-        "-n",
-        &ns,
-        "--ignore-not-found",
-        "-o",
-        "json",
-    ];
-    let list_args = ["get", &kind, "-n", &list_ns, "-o", "json"];
+    let get_args = ["get", &kind, &one, "--ignore-not-found", "-o", "json"];
+    let list_args = ["get", &kind, "-o", "json"];
     // One unmeasured call first so discovery is cached, as it is for the
     // controller after its first call.
-    live.server.kube.ok(&get_args, None)?;
-    let (get_wall, get_cpu) = kubectl_floor(live, &get_args, 10)?;
-    let (list_wall, list_cpu) = kubectl_floor(live, &list_args, 5)?;
-    let peak_rss = |args: &[&str]| {
-        let mut cmd = live.server.kube.command();
+    let (in_ns, in_list_ns) = (
+        live.server.kube.in_namespace(&ns),
+        live.server.kube.in_namespace(&list_ns),
+    );
+    in_ns.ok(&get_args, None)?;
+    let (get_wall, get_cpu) = kubectl_floor(live, &in_ns, &get_args, 10)?;
+    let (list_wall, list_cpu) = kubectl_floor(live, &in_list_ns, &list_args, 5)?;
+    let peak_rss = |kube: &Kube, args: &[&str]| {
+        let mut cmd = kube.command();
         cmd.args(args);
         super::peak_rss_of(&cmd)
     };
-    let (get_rss, list_rss) = (peak_rss(&get_args)?, peak_rss(&list_args)?);
+    let (get_rss, list_rss) = (
+        peak_rss(&in_ns, &get_args)?,
+        peak_rss(&in_list_ns, &list_args)?,
+    );
     let client_walls: Vec<f64> = (0..10)
         .map(|_| {
             let started = Instant::now();
@@ -230,7 +217,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "floor",
         "Floor: one kubectl call vs one direct HTTPS request",
-        &["request", "wall (median)", "CPU per call", "notes"],
+        "request | wall (median) | CPU per call | notes",
     );
     s.order = 20;
     s.row(vec![
@@ -322,20 +309,10 @@ pub fn run_throughput(
     let mut s = Section::new(
         "throughput",
         "Time for new resources to reach Ready",
-        &[
-            "resources",
-            "workers",
-            "time to all Ready",
-            "Ready/s",
-            "speed-up vs 1 worker",
-            "calls / resource (excl. lists)",
-            "lists",
-            "kubectl calls/s",
-            "controller CPU",
-            "kubectl CPU",
-            "apiserver+etcd CPU",
-            "other processes CPU",
-        ],
+        "resources | workers | time to all Ready | Ready/s | \
+         speed-up vs 1 worker | calls / resource (excl. lists) | lists | \
+         kubectl calls/s | controller CPU | kubectl CPU | \
+         apiserver+etcd CPU | other processes CPU",
     );
     s.order = 30;
     for r in &runs {
@@ -379,14 +356,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let mut l = Section::new(
         "latency",
         "Reaction latency: spec edit to Ready",
-        &[
-            "idle resources",
-            "p50",
-            "p95",
-            "min",
-            "max",
-            "list call wall (median)",
-        ],
+        "idle resources | p50 | p95 | min | max | list call wall (median)",
     );
     l.order = 40;
     for &n in &sizes.latency {
@@ -413,7 +383,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
             "Cost of staying idle with {} resources",
             thousands(r.n as f64)
         ),
-        &["measure", "value"],
+        "measure | value",
     );
     i.order = 50;
     let cycle_cpu = (r.cpu.children + r.cpu.own) / r.polls.max(1) as f64;

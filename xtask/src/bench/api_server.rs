@@ -275,19 +275,12 @@ impl Curl {
     /// GET `path`, discarding the body; timings.
     pub fn get(&self, path: &str) -> Result<CurlTiming> {
         let started = Instant::now();
-        let out = self
-            .base()
-            .args(["-o", "/dev/null", "-w", "%{time_appconnect} %{time_total}"])
-            .arg(format!("{}{path}", self.server))
-            .output()
-            .context("running curl")?;
+        let text = self.run(
+            "GET",
+            path,
+            &["-o", "/dev/null", "-w", "%{time_appconnect} %{time_total}"],
+        )?;
         let process = started.elapsed().as_secs_f64();
-        ensure!(
-            out.status.success(),
-            "curl GET failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
         let nums: Vec<f64> = text
             .split_whitespace()
             .filter_map(|x| x.parse().ok())
@@ -302,22 +295,25 @@ impl Curl {
 
     /// A JSON merge patch of `path`; returns the response body.
     pub fn patch(&self, path: &str, body: &str) -> Result<String> {
+        let json = "Content-Type: application/merge-patch+json";
+        self.run(
+            "PATCH",
+            path,
+            &["-X", "PATCH", "-H", json, "--data-binary", body],
+        )
+    }
+
+    /// curl `args` against `path`; its stdout. `what` names it in errors.
+    fn run(&self, what: &str, path: &str, args: &[&str]) -> Result<String> {
         let out = self
             .base()
-            .args([
-                "-X",
-                "PATCH",
-                "-H",
-                "Content-Type: application/merge-patch+json",
-                "--data-binary",
-                body,
-            ])
+            .args(args)
             .arg(format!("{}{path}", self.server))
             .output()
             .context("running curl")?;
         ensure!(
             out.status.success(),
-            "curl PATCH failed: {}",
+            "curl {what} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())

@@ -87,14 +87,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "calls",
         "kubectl calls per poll cycle and per periodic check",
-        &[
-            "resources",
-            "idle: calls / cycle",
-            "idle: counted",
-            "check: calls / resource",
-            "check: counted",
-            "check: wall",
-        ],
+        "resources | idle: calls / cycle | idle: counted | \
+         check: calls / resource | check: counted | check: wall",
     );
     s.order = 10;
     let mut idle_ok = true;

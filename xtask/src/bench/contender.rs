@@ -96,12 +96,10 @@ impl Contender {
         } else {
             "proxy"
         };
-        let mut extra: Vec<String> = vec![
-            "--workers".into(),
-            workers.to_string(),
-            "--transport".into(),
-            transport.into(),
-        ];
+        let workers = workers.to_string();
+        let mut extra: Vec<String> = ["--workers", &workers, "--transport", transport]
+            .map(String::from)
+            .to_vec();
         if mode != Mode::Watch && flags.no_watch {
             extra.push("--no-watch".into());
         }

@@ -19,6 +19,7 @@ use serde_json::json;
 use super::machine::{loadavg, Machine};
 use super::measure::median;
 use super::report::{markdown_table, Block};
+use crate::cluster::manifests::manifest;
 use crate::cluster::Mode;
 use crate::support::kube::LCM;
 use crate::support::wait::poll;
@@ -86,15 +87,10 @@ fn measure(w: &mut World<'_>, timing: Timing) -> Result<Row> {
     let (first, mut leader) = spawn(w)?;
     election::wait_holder(&w.kube, &first, Instant::now(), deadline)?;
     if w.kube.get(LCM, RESOURCE)?.is_none() {
-        w.kube.create(
-            &json!({
-                "apiVersion": "examples.blue.dev/v1alpha1",
-                "kind": "LocalConfigMap",
-                "metadata": {"name": RESOURCE},
-                "spec": {"config": {"data": {"probe": "1"}}},
-            })
-            .to_string(),
-        )?;
+        w.kube.create(&manifest(
+            RESOURCE,
+            json!({"config": {"data": {"probe": "1"}}}),
+        ))?;
     }
     let (mut follower_id, mut follower) = spawn(w)?;
     acknowledged(w, "start", deadline)?;

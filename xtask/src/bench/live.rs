@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use blue_identity::state_identity_hash;
 use blue_kubernetes::FINALIZER;
 use blue_kubernetes_client::Client;
@@ -54,10 +54,7 @@ pub struct Live {
 
 impl Live {
     pub fn start() -> Result<Self> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .context("building the tokio runtime")?;
+        let rt = super::tokio_runtime()?;
         let server = ApiServer::start()?;
         let meter = Meter::default();
         let client = server.client(&meter)?;
@@ -190,19 +187,10 @@ impl Live {
             let template = match &self.server.curl {
                 Some(_) if have > checked_count(n) => {
                     let name = package::name(have - 1);
-                    let text = self.server.kube.ok(
-                        &[
-                            "get",
-                            &package::resource_type(),
-                            &name,
-                            "-n",
-                            &ns,
-                            "-o",
-                            "json",
-                        ],
-                        None,
-                    )?;
-                    let v: serde_json::Value = serde_json::from_str(&text)?;
+                    let kube = self.server.kube.in_namespace(&ns);
+                    let v = kube
+                        .get(&package::resource_type(), &name)?
+                        .unwrap_or_default();
                     Some(v["status"].clone()).filter(|s| s["phase"] == "Ready")
                 }
                 _ => None,

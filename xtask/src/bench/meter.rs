@@ -212,54 +212,24 @@ fn ready_of(stdout: &str) -> Option<ReadyNote> {
 mod tests {
     use super::*;
 
-    fn argv(args: &[&str]) -> Vec<String> {
-        [
-            "kubectl",
-            "--kubeconfig",
-            "k",
-            "--context",
-            "c",
-            "--request-timeout=30s",
-        ]
-        .iter()
-        .chain(args)
-        .map(|s| s.to_string())
-        .collect()
+    /// The client's argv for `args` (split at spaces), after its flags.
+    fn argv(args: &str) -> Vec<String> {
+        let flags = "kubectl --kubeconfig k --context c --request-timeout=30s";
+        format!("{flags} {args}")
+            .split(' ')
+            .map(String::from)
+            .collect()
     }
 
     #[test]
     fn classifies_the_clients_command_lines() {
-        assert_eq!(
-            Op::of(&argv(&["get", "w.g", "-n", "ns", "-o", "json"])),
-            Op::List
-        );
-        assert_eq!(
-            Op::of(&argv(&[
-                "get",
-                "w.g",
-                "a",
-                "-n",
-                "ns",
-                "--ignore-not-found",
-                "-o",
-                "json"
-            ])),
-            Op::Get
-        );
-        assert_eq!(
-            Op::of(&argv(&[
-                "replace",
-                "--raw",
-                "/apis/x/status",
-                "-f",
-                "/tmp/f"
-            ])),
-            Op::Status
-        );
-        assert_eq!(
-            Op::of(&argv(&["patch", "w.g", "a", "--type=merge"])),
-            Op::Finalizers
-        );
+        assert_eq!(Op::of(&argv("get w.g -n ns -o json")), Op::List);
+        let get = argv("get w.g a -n ns --ignore-not-found -o json");
+        assert_eq!(Op::of(&get), Op::Get);
+        let status = argv("replace --raw /apis/x/status -f /tmp/f");
+        assert_eq!(Op::of(&status), Op::Status);
+        let patch = argv("patch w.g a --type=merge");
+        assert_eq!(Op::of(&patch), Op::Finalizers);
     }
 
     #[test]

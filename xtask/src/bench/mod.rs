@@ -1,16 +1,5 @@
-//! `cargo xtask bench`: what the controller costs and how it scales.
-//!
-//! Five parts, each selectable with `--only`:
-//! - `overhead`: the controller alone (FakeCluster, no-op package, no I/O);
-//! - `calls`: kubectl invocations per idle poll and per periodic check,
-//!   counted through the runner against a real local API server;
-//! - `api`: real API server throughput, reaction latency, idle cost, and the
-//!   floor (one kubectl call, one direct HTTPS request);
-//! - `transport`: the per-call and the proxy transport side by side, per
-//!   request;
-//! - `operators`: the example operator end to end, watching and polling
-//!   (`--contenders`), at each of `--sizes`, and a peer operator with
-//!   `--peer BINARY`.
+//! `cargo xtask bench`: what the controller costs and how it scales. The
+//! parts (`--only`) and what each measures: `USAGE` and `BENCHMARKS.md`.
 //!
 //! Measurements need optimised code, while `cargo xtask` runs a debug build,
 //! so a debug `bench` re-runs itself as `cargo run --release`.
@@ -71,7 +60,7 @@ const PARTS: [(&str, Part); 5] = [
     ("operators", Part::Operators),
 ];
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Args {
     quick: bool,
     full_matrix: bool,
@@ -90,15 +79,9 @@ struct Args {
 impl Args {
     fn parse(args: &[String]) -> Result<Self> {
         let mut parsed = Args {
-            quick: false,
-            full_matrix: false,
             parts: PARTS.iter().map(|(_, p)| *p).collect(),
-            out: None,
-            mem_probe: None,
-            peer: None,
-            sizes: None,
-            contenders: None,
             workers: local_configmap_operator::cli::DEFAULT_WORKERS,
+            ..Args::default()
         };
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -114,43 +97,29 @@ impl Args {
                     parsed.parts = value("--only")?
                         .split(',')
                         .map(|p| {
-                            PARTS
-                                .iter()
-                                .find(|(name, _)| *name == p.trim())
-                                .map(|(_, part)| *part)
+                            part(p.trim())
                                 .with_context(|| format!("unknown part {p:?} (see --help)"))
                         })
                         .collect::<Result<_>>()?;
                 }
-                "--peer" => {
-                    let peer = PathBuf::from(value("--peer")?);
-                    // The release re-run changes nothing about the path, but
-                    // a relative one must not depend on the directory.
-                    parsed.peer = Some(std::path::absolute(&peer)?);
-                }
+                // The release re-run changes nothing about the path, but a
+                // relative one must not depend on the directory.
+                "--peer" => parsed.peer = Some(std::path::absolute(value("--peer")?)?),
                 "--workers" => {
-                    parsed.workers = value("--workers")?
-                        .parse()
-                        .ok()
+                    parsed.workers = (value("--workers")?.parse().ok())
                         .filter(|w| *w > 0)
                         .context("--workers needs a number above 0")?;
                 }
                 "--sizes" => {
-                    parsed.sizes = Some(
-                        value("--sizes")?
-                            .split(',')
-                            .map(|n| n.trim().replace('_', "").parse::<usize>())
-                            .collect::<Result<_, _>>()
-                            .context("--sizes needs numbers, e.g. 10,1000,10000")?,
-                    );
+                    let sizes = value("--sizes")?;
+                    let sizes = sizes.split(',').map(|n| n.trim().replace('_', "").parse());
+                    let sizes = sizes.collect::<Result<_, _>>();
+                    parsed.sizes =
+                        Some(sizes.context("--sizes needs numbers, e.g. 10,1000,10000")?);
                 }
                 "--contenders" => {
-                    parsed.contenders = Some(
-                        value("--contenders")?
-                            .split(',')
-                            .map(|c| c.trim().to_string())
-                            .collect(),
-                    );
+                    let names = value("--contenders")?;
+                    parsed.contenders = Some(names.split(',').map(|c| c.trim().into()).collect());
                 }
                 "--out" => parsed.out = Some(PathBuf::from(value("--out")?)),
                 // Internal: one memory measurement in a fresh process.
@@ -164,6 +133,20 @@ impl Args {
     fn full(&self) -> bool {
         !self.quick && self.parts.len() == PARTS.len()
     }
+}
+
+fn part(name: &str) -> Option<Part> {
+    PARTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, part)| *part)
+}
+
+fn part_name(part: Part) -> &'static str {
+    PARTS
+        .iter()
+        .find(|(_, p)| *p == part)
+        .map_or("?", |(name, _)| name)
 }
 
 fn workspace_root() -> PathBuf {
@@ -343,6 +326,23 @@ fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// A multi-threaded runtime for the in-process controllers.
+pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("building the tokio runtime")
+}
+
+/// `quick_value` in a `--quick` run, else `full_value`.
+pub fn pick<T>(quick: bool, quick_value: T, full_value: T) -> T {
+    if quick {
+        quick_value
+    } else {
+        full_value
+    }
+}
+
 /// Runs `f` and logs how long `what` took.
 pub fn timed<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     let started = Instant::now();
@@ -383,11 +383,7 @@ fn command(args: &Args) -> String {
         c.push_str(&format!(" --contenders {}", who.join(",")));
     }
     if args.parts.len() != PARTS.len() {
-        let parts: Vec<&str> = args
-            .parts
-            .iter()
-            .filter_map(|p| PARTS.iter().find(|(_, q)| q == p).map(|(name, _)| *name))
-            .collect();
+        let parts: Vec<&str> = args.parts.iter().map(|p| part_name(*p)).collect();
         c.push_str(&format!(" --only {}", parts.join(",")));
     }
     c

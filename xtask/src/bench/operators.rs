@@ -17,6 +17,7 @@ use super::harness::{name, Harness, Reaction, Spec};
 use super::live::Live;
 use super::measure::{pid_cpu_seconds, XorShift};
 use super::operators_report::render;
+use super::pick;
 use super::report::Report;
 use crate::support::temp_dir::TempDir;
 use crate::support::wait::poll;
@@ -49,28 +50,16 @@ pub struct Sizes {
 
 impl Sizes {
     pub fn new(quick: bool, latency: Option<Vec<usize>>) -> Self {
-        if quick {
-            Self {
-                new: 20,
-                deletions: 5,
-                checks: 50,
-                checks_window: Duration::from_secs(5),
-                latency: latency.unwrap_or_else(|| vec![10, 100]),
-                edits: 5,
-                creates: 3,
-                idle_window: Duration::from_secs(5),
-            }
-        } else {
-            Self {
-                new: 100,
-                deletions: 20,
-                checks: 1_000,
-                checks_window: Duration::from_secs(10),
-                latency: latency.unwrap_or_else(|| vec![10, 1_000, 10_000]),
-                edits: 20,
-                creates: 10,
-                idle_window: Duration::from_secs(30),
-            }
+        let default_latency = pick(quick, vec![10, 100], vec![10, 1_000, 10_000]);
+        Self {
+            new: pick(quick, 20, 100),
+            deletions: pick(quick, 5, 20),
+            checks: pick(quick, 50, 1_000),
+            checks_window: Duration::from_secs(pick(quick, 5, 10)),
+            latency: latency.unwrap_or(default_latency),
+            edits: pick(quick, 5, 20),
+            creates: pick(quick, 3, 10),
+            idle_window: Duration::from_secs(pick(quick, 5, 30)),
         }
     }
 }

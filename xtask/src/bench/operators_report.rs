@@ -23,11 +23,10 @@ pub fn render(
             header.push(format!("{} / {}", results[i].0.label, results[p].0.label));
         }
     }
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut s = Section::new(
         "operators",
         "The example operator end to end, against the peer",
-        &header,
+        &header.join(" | "),
     );
     s.order = 6;
     // NaN: not measured (that size failed); shown as "-".
@@ -154,7 +153,7 @@ fn requests_section(results: &[(Contender, Outcome)], baseline: &Idle, sizes: &S
     let mut s = Section::new(
         "idle-requests",
         "API requests while idle, per minute",
-        &header,
+        &header.join(" | "),
     );
     s.order = 6;
     let mut line = |label: &str, n: &str, idle: &Idle| {

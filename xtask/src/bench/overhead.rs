@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
 use super::report::{Report, Section};
+use super::{pick, tokio_runtime};
 use crate::support::wait::until;
 
 const NS: &str = "default";
@@ -24,13 +25,6 @@ const NS: &str = "default";
 const PAST_INTERVAL_MS: u64 = 61_000;
 const TARGET_DECISIONS: f64 = 50_000.0;
 const TARGET_BYTES: f64 = 4096.0;
-
-fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("building the tokio runtime")
-}
 
 fn spec() -> Value {
     json!({"reconcileInterval": "60s", "config": {"size": 1}})
@@ -391,11 +385,10 @@ pub fn mem_probe(n: usize) -> Result<()> {
 pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let rt = tokio_runtime()?;
     let sizes = [100usize, 1_000, 10_000];
-    let (reps, min) = if quick {
-        (2, Duration::from_millis(50))
-    } else {
-        (5, Duration::from_millis(200))
-    };
+    let (reps, min) = (
+        pick(quick, 2, 5),
+        Duration::from_millis(pick(quick, 50, 200)),
+    );
     // Warm-up: the first passes in a process pay for lazy statics, thread
     // start-up and page faults, which belong to no size.
     {
@@ -419,16 +412,10 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "overhead",
         "Controller overhead, no I/O",
-        &[
-            "resources",
-            "idle: is_due/s",
-            "idle: poll cycle (list+decide)/s",
-            "due: reconcile()/s async",
-            "due: reconcile()/s sync",
-            "due: runtime, 1 worker/s",
-            "due: runtime, 2 workers/s",
-            "first reconcile/s",
-        ],
+        "resources | idle: is_due/s | idle: poll cycle (list+decide)/s | \
+         due: reconcile()/s async | due: reconcile()/s sync | \
+         due: runtime, 1 worker/s | due: runtime, 2 workers/s | \
+         first reconcile/s",
     );
     s.order = 1;
     for r in &results {
@@ -479,7 +466,7 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let mut p = Section::new(
         "due-pass",
         "Where a due pass spends its time",
-        &["piece", "time per call"],
+        "piece | time per call",
     );
     p.order = 2;
     let costs = pieces(&rt, reps, min)?;
@@ -510,13 +497,8 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     let mut m = Section::new(
         "memory",
         "Memory per idle resource",
-        &[
-            "resources",
-            "object JSON",
-            "stored / resource",
-            "poll cycle adds / resource",
-            "total / resource",
-        ],
+        "resources | object JSON | stored / resource | \
+         poll cycle adds / resource | total / resource",
     );
     m.order = 3;
     let mut worst_total = 0.0f64;

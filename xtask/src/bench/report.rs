@@ -20,11 +20,12 @@ pub struct Section {
 }
 
 impl Section {
-    pub fn new(key: &'static str, title: &str, header: &[&str]) -> Self {
+    /// `header`: the column names, separated by ` | `.
+    pub fn new(key: &'static str, title: &str, header: &str) -> Self {
         Self {
             key,
             title: title.into(),
-            header: header.iter().map(|h| h.to_string()).collect(),
+            header: header.split(" | ").map(String::from).collect(),
             ..Self::default()
         }
     }
@@ -216,7 +217,7 @@ mod tests {
     #[test]
     fn tables_align_and_escape() {
         let mut r = Report::default();
-        let mut s = Section::new("t", "T", &["a", "long header"]);
+        let mut s = Section::new("t", "T", "a | long header");
         s.row(vec!["x|y".into(), "1".into()]);
         r.sections.push(s);
         r.verdict("t", "v".into(), true);

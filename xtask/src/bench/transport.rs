@@ -52,21 +52,12 @@ impl ClientCpu {
 }
 
 /// Runs `op` `times` times; wall is the median, CPU the mean.
-fn cost<F, Fut>(
-    rt: &tokio::runtime::Runtime,
-    proxy_pid: Option<u32>,
-    times: usize,
-    mut op: F,
-) -> Result<Cost>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<()>>,
-{
+fn cost(proxy_pid: Option<u32>, times: usize, mut op: impl FnMut() -> Result<()>) -> Result<Cost> {
     let meter = ClientCpu::start(proxy_pid);
     let mut walls = Vec::with_capacity(times);
     for _ in 0..times {
         let started = Instant::now();
-        rt.block_on(op())?;
+        op()?;
         walls.push(started.elapsed().as_secs_f64());
     }
     Ok(Cost {
@@ -95,34 +86,24 @@ fn measure(
     let rt = &live.rt;
     // Warm-up: discovery cache, connections.
     rt.block_on(client.get_resource(&d, namespace, &one))?;
-    let get = cost(rt, proxy_pid, reps.0, || async {
-        client
-            .get_resource(&d, namespace, &one)
-            .await?
+    let get = cost(proxy_pid, reps.0, || {
+        rt.block_on(client.get_resource(&d, namespace, &one))?
             .context("missing")?;
         Ok(())
     })?;
-    let list = cost(rt, proxy_pid, reps.1, || async {
-        client.list_resources(&d, namespace).await?;
+    let list = cost(proxy_pid, reps.1, || {
+        rt.block_on(client.list_resources(&d, namespace))?;
         Ok(())
     })?;
     let mut current: Value = rt
         .block_on(client.get_resource(&d, namespace, &one))?
         .context("missing")?;
-    let status = {
-        let meter = ClientCpu::start(proxy_pid);
-        let mut walls = Vec::new();
-        for i in 0..reps.0 {
-            let started = Instant::now();
-            current = rt.block_on(client.update_status(&d, &current, &json!({"bench": i})))?;
-            walls.push(started.elapsed().as_secs_f64());
-        }
-        Cost {
-            wall: median(&walls),
-            cpu: meter.cpu() / reps.0 as f64,
-            calls: reps.0,
-        }
-    };
+    let mut i = 0;
+    let status = cost(proxy_pid, reps.0, || {
+        i += 1;
+        current = rt.block_on(client.update_status(&d, &current, &json!({"bench": i})))?;
+        Ok(())
+    })?;
     Ok(Costs { get, list, status })
 }
 
@@ -161,15 +142,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let mut s = Section::new(
         "transport",
         "Transports side by side: one request",
-        &[
-            "operation",
-            "kubectl: wall",
-            "kubectl: CPU",
-            "proxy: wall",
-            "proxy: CPU",
-            "wall ratio",
-            "CPU ratio",
-        ],
+        "operation | kubectl: wall | kubectl: CPU | proxy: wall | \
+         proxy: CPU | wall ratio | CPU ratio",
     );
     s.order = 5;
     let rows = [

@@ -82,8 +82,7 @@ fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
     let tmp = w.operator_tmp();
     stats.dirs_left += fs::read_dir(&tmp).map_or(0, |d| d.count());
 
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     let pid = w.operator()?.pid().context("the operator started")?;
     // The new operator's client sweeps at startup: only its own directory
     // (named after its pid) may remain.

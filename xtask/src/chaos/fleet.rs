@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION};
+use crate::cluster::manifests::{has_finalizer, manifest, owner_uid};
 use crate::support::kube::LCM;
 use crate::support::wait::eventually;
 use crate::world::{phase, World};
@@ -110,28 +110,16 @@ impl Fleet {
 
     /// One look at the cluster; the first broken invariant is the error.
     pub fn check(&self, w: &World<'_>) -> Result<()> {
-        let resources = items(w, &["get", LCM, "-o", "json"])?;
+        let resources = w.kube.items(&["get", LCM])?;
         let by_name: HashMap<&str, &Value> = resources
             .iter()
             .map(|r| (r["metadata"]["name"].as_str().unwrap_or(""), r))
             .collect();
-        let maps = items(
-            w,
-            &[
-                "get",
-                "configmaps",
-                "-l",
-                "app.kubernetes.io/managed-by=local-configmap-operator",
-                "-o",
-                "json",
-            ],
-        )?;
+        let managed = "app.kubernetes.io/managed-by=local-configmap-operator";
+        let maps = w.kube.items(&["get", "configmaps", "-l", managed])?;
         let mut maps_by_owner: HashMap<&str, Vec<&Value>> = HashMap::new();
         for cm in &maps {
-            let owner = cm["metadata"]["annotations"][OWNER_ANNOTATION]
-                .as_str()
-                .unwrap_or("");
-            maps_by_owner.entry(owner).or_default().push(cm);
+            maps_by_owner.entry(owner_uid(cm)).or_default().push(cm);
         }
         for (name, version) in &self.live {
             let r = by_name
@@ -144,12 +132,7 @@ impl Fleet {
                 phase(r),
                 r["status"]["observedGeneration"]
             );
-            ensure!(
-                r["metadata"]["finalizers"]
-                    .as_array()
-                    .is_some_and(|f| f.iter().any(|f| f == FINALIZER)),
-                "{name} lacks the finalizer"
-            );
+            ensure!(has_finalizer(r), "{name} lacks the finalizer");
             let uid = r["metadata"]["uid"].as_str().unwrap_or("");
             let owned = maps_by_owner.get(uid).map_or(&[][..], Vec::as_slice);
             ensure!(owned.len() == 1, "{name} owns {} ConfigMaps", owned.len());
@@ -176,21 +159,12 @@ impl Fleet {
                 .is_some_and(|n| n.starts_with(PREFIX))
         });
         for cm in fleet_maps {
-            let owner = cm["metadata"]["annotations"][OWNER_ANNOTATION]
-                .as_str()
-                .unwrap_or("");
             ensure!(
-                live_uids.contains(&owner),
+                live_uids.contains(&owner_uid(cm)),
                 "ConfigMap {} outlived its resource",
                 cm["metadata"]["name"]
             );
         }
         Ok(())
     }
-}
-
-/// `items` of a kubectl list.
-pub fn items(w: &World<'_>, args: &[&str]) -> Result<Vec<Value>> {
-    let list = w.kube.json(args)?;
-    Ok(list["items"].as_array().cloned().unwrap_or_default())
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{ensure, Result};
 use serde_json::Value;
 
-use crate::cluster::manifests::{FINALIZER, OWNER_ANNOTATION};
+use crate::cluster::manifests::{has_finalizer, owner_uid};
 use crate::support::kube::{Kube, LCM};
 
 /// One watch event, reduced to what the order check needs.
@@ -135,18 +135,11 @@ impl Drop for Recorder {
 /// Runs one `kubectl get -w` until it ends, recording its events.
 fn watch_once(kube: &Kube, kind: &str, events: &Mutex<Vec<Event>>, children: &Mutex<Vec<Child>>) {
     let mut cmd = kube.command();
-    cmd.args([
-        "get",
-        kind,
-        "--watch",
-        "--output-watch-events",
-        "-o",
-        "json",
-    ])
-    .arg("--request-timeout=0")
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    cmd.args(["get", kind, "--watch", "--output-watch-events"])
+        .args(["-o", "json", "--request-timeout=0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     let Ok(mut child) = cmd.spawn() else {
         return;
     };
@@ -177,21 +170,17 @@ fn reduce(config_map: bool, event: &Value) -> Option<Event> {
         deleted: event["type"] == "DELETED",
         name: meta["name"].as_str()?.to_string(),
         uid: meta["uid"].as_str().unwrap_or("").to_string(),
-        owner: meta["annotations"][OWNER_ANNOTATION]
-            .as_str()
-            .unwrap_or("")
-            .to_string(),
+        owner: owner_uid(object).to_string(),
         revision: meta["resourceVersion"].as_str()?.parse().ok()?,
         deleting: !meta["deletionTimestamp"].is_null(),
-        has_finalizer: meta["finalizers"]
-            .as_array()
-            .is_some_and(|f| f.iter().any(|f| f == FINALIZER)),
+        has_finalizer: has_finalizer(object),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::manifests::{FINALIZER, OWNER_ANNOTATION};
     use serde_json::json;
 
     fn event(kind: &str, config_map: bool, revision: u64, finalizers: Value) -> Event {

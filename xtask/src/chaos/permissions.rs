@@ -229,8 +229,7 @@ pub fn run(
             if w.operator.is_some() {
                 w.stop_operator()?;
             }
-            let args = w.admin_args();
-            w.start_operator(&args)
+            w.start_operator(&w.admin_args())
         })();
         if let Err(err) = restore {
             println!("  (restoring the Role and the operator failed: {err:#})");

@@ -3,6 +3,7 @@
 //! setup.
 
 use anyhow::Result;
+use serde_json::json;
 
 use super::{manifests, Cluster};
 use crate::support::kube::{Kube, LCM};
@@ -78,17 +79,9 @@ impl Installation {
                 continue;
             }
             let names = kube.ok(&["get", LCM, "-o", "name"], None)?;
-            for name in names.lines().filter(|l| !l.trim().is_empty()) {
-                kube.ok(
-                    &[
-                        "patch",
-                        name,
-                        "--type=merge",
-                        "-p",
-                        r#"{"metadata":{"finalizers":null}}"#,
-                    ],
-                    None,
-                )?;
+            // `-o name` prints TYPE/NAME.
+            for (_, name) in names.lines().filter_map(|l| l.trim().rsplit_once('/')) {
+                kube.merge_patch(LCM, name, &json!({"metadata": {"finalizers": null}}))?;
             }
             kube.ok(&["delete", "namespace", &ns, "--wait=false"], None)?;
         }

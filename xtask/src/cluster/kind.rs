@@ -40,15 +40,8 @@ impl KindCluster {
         };
         println!("creating kind cluster {} (a minute or two)", cluster.name);
         let status = Command::new(&cluster.kind)
-            .args([
-                "create",
-                "cluster",
-                "--name",
-                &cluster.name,
-                "--wait",
-                "120s",
-            ])
-            .arg("--kubeconfig")
+            .args(["create", "cluster", "--name", &cluster.name])
+            .args(["--wait", "120s", "--kubeconfig"])
             .arg(&cluster.kubeconfig)
             .stdin(Stdio::null())
             .status()

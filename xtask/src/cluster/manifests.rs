@@ -34,6 +34,20 @@ pub fn manifest(name: &str, spec: serde_json::Value) -> String {
     .to_string()
 }
 
+/// The owner annotation of a ConfigMap ("" when it has none).
+pub fn owner_uid(cm: &serde_json::Value) -> &str {
+    cm["metadata"]["annotations"][OWNER_ANNOTATION]
+        .as_str()
+        .unwrap_or("")
+}
+
+/// Whether a resource carries the controller's finalizer.
+pub fn has_finalizer(r: &serde_json::Value) -> bool {
+    r["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
+}
+
 /// The generated CRD as this server accepts it: with its CEL rules when the
 /// server knows `x-kubernetes-validations` (Kubernetes >= 1.25), else
 /// generated without them. Decided by a server-side dry run rather than the

@@ -24,7 +24,6 @@ pub enum Mode {
     Local,
     /// An existing cluster: this context (in this kubeconfig, if given).
     Context {
-        /// kubeconfig context.
         context: String,
         /// kubeconfig file; kubectl's default lookup when `None`.
         kubeconfig: Option<PathBuf>,
@@ -38,7 +37,6 @@ pub enum Mode {
 pub struct Endpoint {
     /// Host name or IP.
     pub host: String,
-    /// Port.
     pub port: u16,
     /// PEM of the CA that signed the server certificate.
     pub ca_pem: Vec<u8>,
@@ -122,14 +120,6 @@ impl Cluster {
     pub fn control_plane(&self) -> Option<&ControlPlane> {
         match &self.backing {
             Backing::Local(cp) => Some(cp),
-            _ => None,
-        }
-    }
-
-    /// The local control plane's directory, if this is one.
-    pub fn control_plane_dir(&self) -> Option<PathBuf> {
-        match &self.backing {
-            Backing::Local(cp) => Some(cp.dir().to_path_buf()),
             _ => None,
         }
     }

@@ -36,8 +36,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let started = Instant::now();
     let testbed = Testbed::up("e2e", &mode, None)?;
     let mut world = testbed.world(transport);
-    let args = world.admin_args();
-    world.start_operator(&args)?;
+    world.start_operator(&world.admin_args())?;
     println!(
         "setup: operator started, log {}",
         world.operator_log().display()

@@ -27,9 +27,7 @@ pub struct Kube {
 pub struct Run {
     /// Exit status was success.
     pub ok: bool,
-    /// stdout.
     pub stdout: String,
-    /// stderr.
     pub stderr: String,
 }
 
@@ -65,7 +63,6 @@ impl Kube {
         self.kubeconfig.as_deref()
     }
 
-    /// The context.
     pub fn context(&self) -> &str {
         &self.context
     }
@@ -145,6 +142,12 @@ impl Kube {
             return Ok(Value::Null);
         }
         serde_json::from_str(&out).with_context(|| format!("parsing kubectl {}", args.join(" ")))
+    }
+
+    /// The `items` of the list `kubectl args -o json` prints.
+    pub fn items(&self, args: &[&str]) -> Result<Vec<Value>> {
+        let list = self.json(&[args, &["-o", "json"]].concat())?;
+        Ok(list["items"].as_array().cloned().unwrap_or_default())
     }
 
     /// One object, `None` when it does not exist.

@@ -4,6 +4,7 @@
 pub mod base64;
 pub mod interrupt;
 pub mod kube;
+pub mod postgres;
 pub mod processes;
 pub mod random;
 pub mod suite;

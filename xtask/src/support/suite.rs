@@ -10,7 +10,6 @@ use super::interrupt;
 /// One finished check.
 #[derive(Debug)]
 pub struct Outcome {
-    /// The check's name.
     pub name: String,
     /// `None` when it passed (or was skipped).
     pub failure: Option<String>,
@@ -71,12 +70,10 @@ impl Suite {
         passed
     }
 
-    /// Number of failed checks.
     pub fn failed(&self) -> usize {
         self.outcomes.iter().filter(|o| o.failure.is_some()).count()
     }
 
-    /// Number of skipped checks.
     pub fn skipped(&self) -> usize {
         self.outcomes.iter().filter(|o| o.skipped).count()
     }
@@ -86,19 +83,13 @@ impl Suite {
     pub fn finish(&self, task: &str, timing: &str) -> Result<()> {
         let total = self.outcomes.len();
         let (failed, skipped) = (self.failed(), self.skipped());
-        let skipped_text = if skipped > 0 {
-            format!(", {skipped} skipped")
-        } else {
-            String::new()
-        };
-        let timing = if timing.is_empty() {
-            String::new()
-        } else {
-            format!(" {timing}")
-        };
+        let skipped_text = (skipped > 0).then(|| format!(", {skipped} skipped"));
+        let timing = (!timing.is_empty()).then(|| format!(" {timing}"));
         println!(
-            "{task}: {} passed, {failed} failed{skipped_text}{timing}",
-            total - failed - skipped
+            "{task}: {} passed, {failed} failed{}{}",
+            total - failed - skipped,
+            skipped_text.unwrap_or_default(),
+            timing.unwrap_or_default()
         );
         if interrupt::requested() {
             bail!("interrupted");

@@ -30,22 +30,21 @@ pub const SHORT: Timing = Timing {
     retry_ms: 500,
 };
 
-/// Flags that make the example operator a candidate named `identity`.
+/// Flags that make the example operator a candidate named `identity` (no
+/// spaces: the flags are split at them).
 pub fn election_args(identity: &str, timing: Timing) -> Vec<String> {
-    [
-        "--leader-elect".to_string(),
-        "--lease-name".into(),
-        LEASE.into(),
-        "--leader-identity".into(),
-        identity.into(),
-        "--lease-duration-ms".into(),
-        timing.lease_ms.to_string(),
-        "--renew-deadline-ms".into(),
-        timing.renew_ms.to_string(),
-        "--retry-period-ms".into(),
-        timing.retry_ms.to_string(),
-    ]
-    .to_vec()
+    let Timing {
+        lease_ms,
+        renew_ms,
+        retry_ms,
+    } = timing;
+    format!(
+        "--leader-elect --lease-name {LEASE} --leader-identity {identity} \
+         --lease-duration-ms {lease_ms} --renew-deadline-ms {renew_ms} --retry-period-ms {retry_ms}"
+    )
+    .split_whitespace()
+    .map(String::from)
+    .collect()
 }
 
 /// The Lease's current holder (`None` when absent or released).

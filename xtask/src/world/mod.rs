@@ -51,17 +51,14 @@ impl Transport {
 
 /// Shared state of one e2e run.
 pub struct World<'a> {
-    /// The cluster.
     pub cluster: &'a Cluster,
     /// kubectl in the test namespace.
     pub kube: Kube,
-    /// The operator binary.
     pub binary: PathBuf,
     /// Scratch directory (removed at the end).
     pub work: PathBuf,
     /// Whether the API server enforces the CRD's CEL rules.
     pub cel: bool,
-    /// The running operator, if any.
     pub operator: Option<Operator>,
     /// Extra environment for the operator (e.g. chaos's counting `KUBECTL`).
     pub operator_env: Vec<(String, String)>,
@@ -70,7 +67,6 @@ pub struct World<'a> {
 }
 
 impl World<'_> {
-    /// The operator's log file.
     pub fn operator_log(&self) -> PathBuf {
         self.work.join("operator.log")
     }
@@ -133,7 +129,6 @@ impl World<'_> {
         self.start_operator(&args)
     }
 
-    /// The running operator.
     pub fn operator(&mut self) -> Result<&mut Operator> {
         self.operator.as_mut().context("no operator is running")
     }

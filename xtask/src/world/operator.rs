@@ -28,14 +28,8 @@ pub fn build() -> Result<PathBuf> {
 pub fn build_profile(release: bool) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut child = Command::new(cargo)
-        .args([
-            "build",
-            "--package",
-            PACKAGE,
-            "--bin",
-            PACKAGE,
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(["build", "--package", PACKAGE, "--bin", PACKAGE])
+        .arg("--message-format=json-render-diagnostics")
         .args(release.then_some("--release"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -179,18 +173,27 @@ impl Operator {
 
     /// Current length of the log, to look for lines written after it.
     pub fn log_offset(&self) -> u64 {
-        fs::metadata(&self.log).map_or(0, |m| m.len())
+        log_len(&self.log)
     }
 
     /// True when a line containing `needle` was written after `offset`.
     pub fn logged_since(&self, offset: u64, needle: &str) -> bool {
-        fs::read(&self.log).is_ok_and(|bytes| {
-            let start = usize::try_from(offset)
-                .unwrap_or(usize::MAX)
-                .min(bytes.len());
-            String::from_utf8_lossy(&bytes[start..]).contains(needle)
-        })
+        log_since(&self.log, offset).contains(needle)
     }
+}
+
+/// Current length of the log at `path`.
+pub fn log_len(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// What was written to the log at `path` after `offset` ("" if unreadable).
+pub fn log_since(path: &Path, offset: u64) -> String {
+    let bytes = fs::read(path).unwrap_or_default();
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
 }
 
 impl Drop for Operator {

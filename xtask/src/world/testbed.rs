@@ -86,7 +86,11 @@ impl Testbed {
     /// directories no process may mention any more, for the cleanup check.
     pub fn down(self) -> Result<Vec<PathBuf>> {
         let mut gone = vec![self.work.path().to_path_buf()];
-        gone.extend(self.cluster.control_plane_dir());
+        gone.extend(
+            self.cluster
+                .control_plane()
+                .map(|cp| cp.dir().to_path_buf()),
+        );
         self.installation.remove()?;
         self.cluster.stop()?;
         drop(self.work);

@@ -1,12 +1,6 @@
-//! Where the control-plane binaries come from.
-//!
-//! Resolution order, per binary (the same variables as controller-runtime's
-//! envtest):
-//! 1. `TEST_ASSET_KUBE_APISERVER` / `TEST_ASSET_ETCD` (a file path);
-//! 2. `$KUBEBUILDER_ASSETS/kube-apiserver` / `$KUBEBUILDER_ASSETS/etcd`;
-//! 3. the cache, `~/.cache/blue-kubernetes/assets/<version>/` (honours
-//!    `XDG_CACHE_HOME`), filled by `cargo xtask control-plane provision`;
-//!    etcd there is a symlink to Debian's `/usr/bin/etcd`.
+//! Where the control-plane binaries come from: the envtest variables, then
+//! the cache `cargo xtask control-plane provision` fills (the order is in
+//! `xtask/README.md`, "Where the binaries come from").
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -26,9 +20,7 @@ pub const ETCD: &str = "etcd";
 /// Paths of the two binaries a control plane needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Assets {
-    /// The kube-apiserver executable.
     pub kube_apiserver: PathBuf,
-    /// The etcd executable.
     pub etcd: PathBuf,
 }
 

@@ -16,7 +16,6 @@ pub struct Pki {
     pub ca_cert: PathBuf,
     /// Serving certificate for 127.0.0.1 / localhost.
     pub serving_cert: PathBuf,
-    /// Serving key.
     pub serving_key: PathBuf,
     /// Service-account signing key (private).
     pub sa_key: PathBuf,
@@ -53,9 +52,11 @@ subjectAltName = IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kuber
 /// Name of the admin user in the token file.
 pub const ADMIN_USER: &str = "blue-admin";
 
-fn openssl(dir: &Path, args: &[&str]) -> Result<()> {
+/// Runs `openssl` in `dir` with `command_line` split at whitespace (no
+/// argument here contains any).
+fn openssl(dir: &Path, command_line: &str) -> Result<()> {
     let out = Command::new("openssl")
-        .args(args)
+        .args(command_line.split_whitespace())
         .current_dir(dir)
         .output()
         .context(
@@ -64,8 +65,7 @@ fn openssl(dir: &Path, args: &[&str]) -> Result<()> {
         )?;
     if !out.status.success() {
         bail!(
-            "openssl {} failed: {}",
-            args.join(" "),
+            "openssl {command_line} failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
@@ -76,79 +76,34 @@ fn openssl(dir: &Path, args: &[&str]) -> Result<()> {
 /// token file in `dir`.
 pub fn generate(dir: &Path) -> Result<Pki> {
     fs::write(dir.join("openssl.cnf"), OPENSSL_CNF)?;
-    let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
-    let mut ca = vec![
-        "req",
-        "-x509",
-        "-config",
-        "openssl.cnf",
-        "-extensions",
-        "ca_ext",
-    ];
-    ca.extend(ec);
-    ca.extend([
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "30",
-        "-subj",
-        "/CN=blue-local-ca",
-    ]);
-    openssl(dir, &ca)?;
-
-    let mut csr = vec!["req", "-new", "-config", "openssl.cnf"];
-    csr.extend(ec);
-    csr.extend([
-        "-nodes",
-        "-keyout",
-        "serving.key",
-        "-out",
-        "serving.csr",
-        "-subj",
-        "/CN=kube-apiserver",
-    ]);
-    openssl(dir, &csr)?;
+    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    openssl(
+        dir,
+        &format!(
+            "req -x509 -config openssl.cnf -extensions ca_ext {ec} \
+             -keyout ca.key -out ca.crt -days 30 -subj /CN=blue-local-ca"
+        ),
+    )?;
+    openssl(
+        dir,
+        &format!(
+            "req -new -config openssl.cnf {ec} \
+             -keyout serving.key -out serving.csr -subj /CN=kube-apiserver"
+        ),
+    )?;
     let serial = format!("0x{}", random_hex(8)?);
     openssl(
         dir,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "serving.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-set_serial",
-            &serial,
-            "-days",
-            "30",
-            "-extfile",
-            "openssl.cnf",
-            "-extensions",
-            "serving_ext",
-            "-out",
-            "serving.crt",
-        ],
+        &format!(
+            "x509 -req -in serving.csr -CA ca.crt -CAkey ca.key -set_serial {serial} \
+             -days 30 -extfile openssl.cnf -extensions serving_ext -out serving.crt"
+        ),
     )?;
-
     openssl(
         dir,
-        &[
-            "genpkey",
-            "-algorithm",
-            "EC",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-out",
-            "sa.key",
-        ],
+        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out sa.key",
     )?;
-    openssl(dir, &["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"])?;
+    openssl(dir, "pkey -in sa.key -pubout -out sa.pub")?;
 
     let token = random_hex(24)?;
     let token_file = dir.join("tokens.csv");

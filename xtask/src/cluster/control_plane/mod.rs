@@ -1,18 +1,6 @@
 //! A local Kubernetes control plane, envtest-style: etcd and kube-apiserver
-//! as plain processes on loopback, in a private temporary directory.
-//!
-//! ```text
-//! let cp = ControlPlane::start()?;          // provisions the binaries if needed
-//! cp.kube().ok(&["get", "ns"], None)?;
-//! // or: kubectl --kubeconfig <cp.kubeconfig_path()> --context <cp.context()> ...
-//! cp.stop()?;                                // also done on drop
-//! ```
-//!
-//! Cleanup: `stop()`/`Drop` sends SIGTERM (apiserver first, then etcd),
-//! waits, then SIGKILLs and reaps, and removes the directory. Both processes
-//! run in their own process group (so a terminal Ctrl-C does not hit them
-//! first), and a small `sh` watchdog kills that group and removes the
-//! directory if xtask dies without stopping them (even on SIGKILL).
+//! as plain processes on loopback, in a private temporary directory. Usage,
+//! cleanup and the watchdog: `xtask/README.md`, "Using it from Rust".
 
 pub mod assets;
 pub mod certs;
@@ -66,14 +54,11 @@ pub struct ControlPlane {
 /// One of the control plane's processes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Component {
-    /// etcd.
     Etcd,
-    /// kube-apiserver.
     ApiServer,
 }
 
 impl Component {
-    /// The process name.
     pub fn name(self) -> &'static str {
         match self {
             Component::Etcd => "etcd",
@@ -273,13 +258,8 @@ impl ControlPlane {
                 errors.push(format!("{err:#}"));
             }
         }
-        if let Some(mut p) = self.apiserver.take() {
-            if let Err(err) = p.stop(Duration::from_secs(10)) {
-                errors.push(format!("{err:#}"));
-            }
-        }
-        if let Some(mut p) = self.etcd.take() {
-            if let Err(err) = p.stop(Duration::from_secs(5)) {
+        for (p, grace) in [(self.apiserver.take(), 10), (self.etcd.take(), 5)] {
+            if let Err(err) = p.map_or(Ok(()), |mut p| p.stop(Duration::from_secs(grace))) {
                 errors.push(format!("{err:#}"));
             }
         }

@@ -88,7 +88,6 @@ impl ManagedProcess {
         self.name
     }
 
-    /// The log file.
     pub fn log(&self) -> &Path {
         &self.log
     }
@@ -125,14 +124,8 @@ impl ManagedProcess {
         // ESRCH cannot happen before we reap, but a failure here only means
         // we escalate to SIGKILL below.
         let _ = signal::kill(pid, Signal::SIGTERM);
-        // Not support::wait, which ends early on Ctrl-C: a stop must still
-        // grant the grace period then.
-        let deadline = Instant::now() + grace;
-        while Instant::now() < deadline {
-            if self.exit_status().is_some() {
-                return Ok(());
-            }
-            thread::sleep(Duration::from_millis(50));
+        if exits_within(grace, || self.exit_status().is_some()) {
+            return Ok(());
         }
         eprintln!(
             "[control-plane] {} did not exit within {grace:?} of SIGTERM; sending SIGKILL",
@@ -140,6 +133,20 @@ impl ManagedProcess {
         );
         self.kill_and_reap()
     }
+}
+
+/// Checks `exited` every 50 ms for up to `grace`; true once it holds. Not
+/// support::wait, which ends early on Ctrl-C: a stop must still grant the
+/// grace period then.
+pub fn exits_within(grace: Duration, mut exited: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if exited() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    false
 }
 
 impl Drop for ManagedProcess {

@@ -1,15 +1,6 @@
-//! Build kube-apiserver from Debian's `kubernetes` source package and cache it.
-//!
-//! Steps (each prints a progress line):
-//! 1. check for apt-get (else: tell the user to set `KUBEBUILDER_ASSETS`);
-//! 2. enable deb-src (`/etc/apt/sources.list.d/blue-deb-src.sources`) and `apt-get update`;
-//! 3. `apt-get install etcd-server golang-go rsync dpkg-dev patch make openssl`;
-//! 4. `apt-get source --download-only kubernetes` into a temporary work dir;
-//! 5. `dpkg-source -x` to `$GOPATH/src/k8s.io/kubernetes` (checks the version);
-//! 6. patch the vendored reflect2 for Go >= 1.18 (`xtask/patches/reflect2-go118.patch`);
-//! 7. `make gen_openapi` (GOPATH mode, offline);
-//! 8. `go build k8s.io/kubernetes/cmd/kube-apiserver`, install into the cache,
-//!    link etcd, delete the work dir.
+//! Build kube-apiserver from Debian's `kubernetes` source package and cache
+//! it, in the eight steps `xtask/README.md` describes (each prints a
+//! progress line).
 
 use std::fs;
 use std::io::Write;
@@ -28,15 +19,7 @@ const REFLECT2_PATCH: &str = include_str!("../../../patches/reflect2-go118.patch
 
 const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/blue-deb-src.sources";
 const STEPS: usize = 8;
-const APT_PACKAGES: &[&str] = &[
-    "etcd-server",
-    "golang-go",
-    "rsync",
-    "dpkg-dev",
-    "patch",
-    "make",
-    "openssl",
-];
+const APT_PACKAGES: &str = "etcd-server golang-go rsync dpkg-dev patch make openssl";
 
 fn step(n: usize, what: &str) {
     println!("[provision {n}/{STEPS}] {what}");
@@ -110,10 +93,10 @@ pub fn provision() -> Result<()> {
     }
     done(t);
 
-    step(3, &format!("apt-get install {}", APT_PACKAGES.join(" ")));
+    step(3, &format!("apt-get install {APT_PACKAGES}"));
     let t = Instant::now();
     let mut install = vec!["install", "-y", "--no-install-recommends"];
-    install.extend_from_slice(APT_PACKAGES);
+    install.extend(APT_PACKAGES.split(' '));
     apt(sudo, &install, &logs.join("apt-install.log"))?;
     done(t);
 

@@ -2,14 +2,13 @@
 //! data), for checks that what runs against the control plane survives it.
 
 use std::fs;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
-use super::process::{log_tail, ManagedProcess};
+use super::process::{exits_within, log_tail, ManagedProcess};
 use super::{Component, ControlPlane, READY_TIMEOUT};
 use crate::support::wait::{poll, GiveUp};
 
@@ -71,14 +70,8 @@ fn stop_unreaped(pid: u32, name: &str) -> Result<()> {
     let pid = Pid::from_raw(i32::try_from(pid).context("pid out of range")?);
     for (signal, wait) in [(Signal::SIGTERM, STOP_GRACE), (Signal::SIGKILL, STOP_GRACE)] {
         let _ = kill(pid, signal);
-        // Not support::wait, which ends early on Ctrl-C: a stop must still
-        // grant the grace period then.
-        let deadline = Instant::now() + wait;
-        while Instant::now() < deadline {
-            if exited(pid) {
-                return Ok(());
-            }
-            thread::sleep(Duration::from_millis(50));
+        if exits_within(wait, || exited(pid)) {
+            return Ok(());
         }
     }
     bail!("{name} did not exit after SIGKILL")

@@ -77,17 +77,9 @@ fn exercise(cp: &ControlPlane, suite: &mut Suite) -> bool {
     let kube = cp.kube();
     let rv = std::cell::RefCell::new(String::new());
     let get = |path: &str| {
-        ok(
-            &kube,
-            &[
-                "get",
-                "widgets.smoke.blue.dev",
-                "w1",
-                "-o",
-                &format!("jsonpath={{{path}}}"),
-            ],
-            None,
-        )
+        let jsonpath = format!("jsonpath={{{path}}}");
+        let args = ["get", "widgets.smoke.blue.dev", "w1", "-o", &jsonpath];
+        ok(&kube, &args, None)
     };
     suite.check("kubectl get ns", || {
         let out = ok(&kube, &["get", "ns", "-o", "name"], None)?;

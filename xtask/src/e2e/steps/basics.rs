@@ -5,8 +5,9 @@ use anyhow::{bail, ensure, Context, Result};
 use serde_json::json;
 
 use super::{
-    alpha_data, check_acknowledged, condition, config_map, eventually, get, manifest, owner, phase,
-    uid, wait_data, wait_phase, wait_ready, World, DEADLINE, FINALIZER, LCM, REQUEST_ANNOTATION,
+    alpha_data, check_acknowledged, condition, config_map, eventually, get, manifest, owner_uid,
+    phase, uid, wait_data, wait_phase, wait_ready, World, DEADLINE, FINALIZER, LCM,
+    REQUEST_ANNOTATION,
 };
 
 /// The server's schema (not the operator) rejects malformed common fields
@@ -67,9 +68,9 @@ pub fn initial_convergence(w: &mut World<'_>) -> Result<()> {
     let r = wait_ready(w, "alpha")?;
     let cm = wait_data(w, "alpha", &json!({"greeting": "hello", "color": "blue"}))?;
     ensure!(
-        owner(&cm) == uid(&r)?,
+        owner_uid(&cm) == uid(&r)?,
         "configmap owner is {:?}",
-        owner(&cm)
+        owner_uid(&cm)
     );
     ensure!(
         cm["metadata"].get("ownerReferences").is_none(),

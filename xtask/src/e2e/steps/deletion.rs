@@ -4,7 +4,7 @@ use anyhow::{ensure, Context, Result};
 use serde_json::json;
 
 use super::{
-    alpha_data, condition, config_map, data, eventually, get, manifest, owner, wait_data,
+    alpha_data, condition, config_map, data, eventually, get, manifest, owner_uid, wait_data,
     wait_phase, wait_ready, World, DEADLINE, LCM,
 };
 
@@ -67,7 +67,7 @@ pub fn retain_keeps_configmap(w: &mut World<'_>) -> Result<()> {
     let cm = config_map(w, "alpha")?.context("the retained configmap is gone")?;
     ensure!(data(&cm) == alpha_data(), "retained data is {}", data(&cm));
     ensure!(
-        owner(&cm) == uid,
+        owner_uid(&cm) == uid,
         "retained configmap lost its owner annotation"
     );
     Ok(())

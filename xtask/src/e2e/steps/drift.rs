@@ -5,8 +5,8 @@ use serde_json::json;
 use std::time::{Duration, SystemTime};
 
 use super::{
-    alpha_data, condition, config_map, data, eventually, get, manifest, owner, phase, tamper, uid,
-    wait_data, wait_phase, wait_ready, World, DEADLINE, LCM,
+    alpha_data, condition, config_map, data, eventually, get, manifest, owner_uid, phase, tamper,
+    uid, wait_data, wait_phase, wait_ready, World, DEADLINE, LCM,
 };
 
 /// An edit behind the operator's back is undone within the interval.
@@ -22,7 +22,10 @@ pub fn stop_start(w: &mut World<'_>) -> Result<()> {
     w.kube
         .merge_patch(LCM, "alpha", &json!({"spec": {"state": "stopped"}}))?;
     let cm = wait_data(w, "alpha", &json!({}))?;
-    ensure!(owner(&cm) == uid(&r)?, "stopped configmap lost its owner");
+    ensure!(
+        owner_uid(&cm) == uid(&r)?,
+        "stopped configmap lost its owner"
+    );
     wait_ready(w, "alpha")?;
     w.kube
         .merge_patch(LCM, "alpha", &json!({"spec": {"state": "running"}}))?;
@@ -87,7 +90,7 @@ pub fn ownership_conflict(w: &mut World<'_>) -> Result<()> {
         &json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
-            "metadata": {"name": "taken", "annotations": {super::OWNER_ANNOTATION: "someone-else"}},
+            "metadata": {"name": "taken", "annotations": {crate::cluster::manifests::OWNER_ANNOTATION: "someone-else"}},
             "data": theirs,
         })
         .to_string(),
@@ -124,7 +127,7 @@ pub fn ownership_conflict(w: &mut World<'_>) -> Result<()> {
     }
     let cm = config_map(w, "taken")?.context("the foreign configmap vanished")?;
     ensure!(
-        owner(&cm) == "someone-else" && data(&cm) == theirs,
+        owner_uid(&cm) == "someone-else" && data(&cm) == theirs,
         "the foreign configmap was modified"
     );
 
@@ -133,7 +136,7 @@ pub fn ownership_conflict(w: &mut World<'_>) -> Result<()> {
     ensure!(r["status"]["retryCount"] == 0, "retryCount not reset");
     let cm = wait_data(w, "taken", &json!({"mine": "1"}))?;
     ensure!(
-        owner(&cm) == uid(&r)?,
+        owner_uid(&cm) == uid(&r)?,
         "recreated configmap not owned by charlie"
     );
     Ok(())
@@ -152,8 +155,7 @@ pub fn controller_restart(w: &mut World<'_>) -> Result<()> {
         bail!("the operator did not log a graceful stop");
     }
     tamper(w, "alpha")?;
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     wait_data(w, "alpha", &alpha_data())?;
     wait_ready(w, "alpha").map(drop)
 }

@@ -134,25 +134,13 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     wait_ready(w, &name(0))?;
     let status = c.take().context("third candidate")?.stop()?;
     ensure!(status.success(), "the third candidate exited with {status}");
-    // Leave the single operator running for later checks, started for real
-    // (signal handlers installed) before the next check can stop it.
-    let offset = std::fs::metadata(w.operator_log()).map_or(0, |m| m.len());
-    let args = w.admin_args();
-    w.start_operator(&args)?;
-    eventually("the single operator running again", DEADLINE, || {
-        ensure!(
-            w.operator()?.logged_since(offset, "watching"),
-            "not started yet"
-        );
-        Ok(())
-    })
-    .map(drop)
+    // Leave the single operator running for later checks.
+    super::observability::restart_normally(w)
 }
 
 /// ConfigMaps of the batch that exist now.
 fn written(w: &World<'_>) -> Result<usize> {
-    let list = w.kube.json(&["get", "configmaps", "-o", "json"])?;
-    let items = list["items"].as_array().cloned().unwrap_or_default();
+    let items = w.kube.items(&["get", "configmaps"])?;
     Ok(items
         .iter()
         .filter(|cm| {

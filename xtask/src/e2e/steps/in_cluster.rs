@@ -2,10 +2,10 @@
 //! ServiceAccount tokens for the operator's ServiceAccount, so the shipped
 //! RBAC manifest is what authorizes it, and rotating the token file works.
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use serde_json::json;
 
-use super::{eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM};
+use super::{edit_v, eventually, manifest, wait_data, wait_ready, World, DEADLINE};
 use crate::world::in_cluster::{in_cluster_args, request_token, write_token};
 use crate::world::Transport;
 
@@ -32,7 +32,7 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
 
     // Rotation to a second valid token.
     write_token(&sa, &request_token(w)?)?;
-    update(w, "2")?;
+    edit_v(w, "echo", "2", DEADLINE)?;
 
     // An invalid token: the operator's calls must start failing.
     let offset = w.operator()?.log_offset();
@@ -55,7 +55,7 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     // A fresh valid token: calls work again without a restart.
     let offset = w.operator()?.log_offset();
     write_token(&sa, &request_token(w)?)?;
-    update_within(w, "3", noticed)?;
+    edit_v(w, "echo", "3", noticed)?;
     eventually("the operator reporting recovery", DEADLINE, || {
         ensure!(
             w.operator()?.logged_since(offset, "succeeding again"),
@@ -65,27 +65,4 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     })?;
     ensure!(w.operator()?.is_running(), "the in-cluster operator exited");
     Ok(())
-}
-
-/// Changes echo's data and waits until the ConfigMap and status follow.
-fn update(w: &mut World<'_>, value: &str) -> Result<()> {
-    update_within(w, value, DEADLINE)
-}
-
-fn update_within(w: &mut World<'_>, value: &str, deadline: std::time::Duration) -> Result<()> {
-    w.kube.merge_patch(
-        LCM,
-        "echo",
-        &json!({"spec": {"config": {"data": {"v": value}}}}),
-    )?;
-    let want = json!({ "v": value });
-    eventually(&format!("configmap echo data {want}"), deadline, || {
-        let cm = w
-            .kube
-            .get("configmap", "echo")?
-            .context("configmap echo is absent")?;
-        ensure!(cm["data"] == want, "data is {}", cm["data"]);
-        Ok(())
-    })?;
-    wait_ready(w, "echo").map(drop)
 }

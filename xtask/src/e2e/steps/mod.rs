@@ -11,10 +11,12 @@ mod observability;
 mod transport;
 mod watch;
 
+use std::time::Duration;
+
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{manifest, FINALIZER, OWNER_ANNOTATION, REQUEST_ANNOTATION};
+use crate::cluster::manifests::{manifest, owner_uid, FINALIZER, REQUEST_ANNOTATION};
 use crate::support::interrupt;
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
@@ -23,131 +25,47 @@ use crate::world::{condition, phase, World};
 
 type Check = fn(&mut World<'_>) -> Result<()>;
 
-/// Name, resource to show on failure, check.
-const CHECKS: &[(&str, Option<&str>, Check)] = &[
-    (
-        "crd-rejects-invalid-config",
-        None,
-        basics::crd_rejects_invalid_config,
-    ),
-    (
-        "initial-convergence",
-        Some("alpha"),
-        basics::initial_convergence,
-    ),
-    (
-        "finalizer-present",
-        Some("alpha"),
-        basics::finalizer_present,
-    ),
-    (
-        "kubectl-wait-ready",
-        Some("bravo"),
-        basics::kubectl_wait_ready,
-    ),
-    (
-        "profile-immutable",
-        Some("alpha"),
-        basics::profile_immutable,
-    ),
-    ("config-update", Some("alpha"), basics::config_update),
-    ("request-burst", Some("alpha"), basics::request_burst),
-    ("drift-repair", Some("alpha"), drift::drift_repair),
-    ("stop-start", Some("alpha"), drift::stop_start),
-    ("suspend-resume", Some("alpha"), drift::suspend_resume),
-    (
-        "ownership-conflict",
-        Some("charlie"),
-        drift::ownership_conflict,
-    ),
-    (
-        "failure-explained",
-        Some("charlie"),
-        observability::failure_explained,
-    ),
-    (
-        "controller-restart",
-        Some("alpha"),
-        drift::controller_restart,
-    ),
-    ("metrics-scrape", None, observability::metrics_scrape),
-    (
-        "proxy-socket-is-private",
-        None,
-        transport::proxy_socket_is_private,
-    ),
-    (
-        "proxy-restarted-after-kill",
-        Some("alpha"),
-        transport::proxy_restarted_after_kill,
-    ),
-    (
-        "proxy-dies-with-a-killed-operator",
-        Some("alpha"),
-        transport::proxy_dies_with_a_killed_operator,
-    ),
-    (
-        "watch-edit-handled-without-polling",
-        Some("golf"),
-        watch::edit_handled_without_polling,
-    ),
-    (
-        "watch-proxy-killed-loses-nothing",
-        Some("hotel"),
-        watch::proxy_killed_mid_watch_loses_nothing,
-    ),
-    (
-        "watch-api-server-restart-loses-nothing",
-        Some("india"),
-        watch::api_server_restart_loses_nothing,
-    ),
-    (
-        "watch-only-the-managed-namespaces",
-        None,
-        watch::only_the_managed_namespaces,
-    ),
-    (
-        "kubectl-transport-smoke",
-        Some("foxtrot"),
-        transport::kubectl_transport_smoke,
-    ),
-    (
-        "destroy-blocked-then-destroyed",
-        Some("delta"),
-        deletion::destroy_blocked_then_destroyed,
-    ),
-    (
-        "retain-keeps-configmap",
-        Some("alpha"),
-        deletion::retain_keeps_configmap,
-    ),
-    (
-        "preflight-unknown-context",
-        None,
-        observability::preflight_unknown_context,
-    ),
-    (
-        "preflight-missing-crd",
-        None,
-        observability::preflight_missing_crd,
-    ),
-    (
-        "preflight-wrong-version",
-        None,
-        observability::preflight_wrong_version,
-    ),
-    (
-        "preflight-missing-status-rbac",
-        None,
-        observability::preflight_missing_status_rbac,
-    ),
-    (
-        "in-cluster-token-rotation",
-        Some("echo"),
-        in_cluster::in_cluster_token_rotation,
-    ),
-    ("leader-failover", Some("ha-0"), failover::leader_failover),
-];
+/// `"name" [on "resource to show on failure"] => check`, in order.
+macro_rules! checks {
+    ($($name:literal $(on $show:literal)? => $check:path,)*) => {
+        &[$(($name, checks!(@show $($show)?), $check as Check)),*]
+    };
+    (@show $show:literal) => { Some($show) };
+    (@show) => { None };
+}
+
+const CHECKS: &[(&str, Option<&str>, Check)] = checks! {
+    "crd-rejects-invalid-config" => basics::crd_rejects_invalid_config,
+    "initial-convergence" on "alpha" => basics::initial_convergence,
+    "finalizer-present" on "alpha" => basics::finalizer_present,
+    "kubectl-wait-ready" on "bravo" => basics::kubectl_wait_ready,
+    "profile-immutable" on "alpha" => basics::profile_immutable,
+    "config-update" on "alpha" => basics::config_update,
+    "request-burst" on "alpha" => basics::request_burst,
+    "drift-repair" on "alpha" => drift::drift_repair,
+    "stop-start" on "alpha" => drift::stop_start,
+    "suspend-resume" on "alpha" => drift::suspend_resume,
+    "ownership-conflict" on "charlie" => drift::ownership_conflict,
+    "failure-explained" on "charlie" => observability::failure_explained,
+    "controller-restart" on "alpha" => drift::controller_restart,
+    "metrics-scrape" => observability::metrics_scrape,
+    "proxy-socket-is-private" => transport::proxy_socket_is_private,
+    "proxy-restarted-after-kill" on "alpha" => transport::proxy_restarted_after_kill,
+    "proxy-dies-with-a-killed-operator" on "alpha" => transport::proxy_dies_with_a_killed_operator,
+    "watch-edit-handled-without-polling" on "golf" => watch::edit_handled_without_polling,
+    "watch-proxy-killed-loses-nothing" on "hotel" => watch::proxy_killed_mid_watch_loses_nothing,
+    "watch-api-server-restart-loses-nothing" on "india" => watch::api_server_restart_loses_nothing,
+    "watch-only-the-managed-namespaces" => watch::only_the_managed_namespaces,
+    "kubectl-transport-smoke" on "foxtrot" => transport::kubectl_transport_smoke,
+    "destroy-blocked-then-destroyed" on "delta" => deletion::destroy_blocked_then_destroyed,
+    "retain-keeps-configmap" on "alpha" => deletion::retain_keeps_configmap,
+    "preflight-unknown-context" => observability::preflight_unknown_context,
+    "preflight-missing-crd" => observability::preflight_missing_crd,
+    "preflight-wrong-version" => observability::preflight_wrong_version,
+    "preflight-missing-status-rbac" => observability::preflight_missing_status_rbac,
+    "in-cluster-token-rotation" on "echo" => in_cluster::in_cluster_token_rotation,
+    "leader-failover" on "ha-0" => failover::leader_failover,
+};
 
 /// Runs every check, printing diagnostics after each failure. A check that
 /// left no operator running (e.g. a failed restart) gets it restarted, so
@@ -259,15 +177,34 @@ fn wait_phase(w: &World<'_>, name: &str, want: &str, reason: &str) -> Result<Val
 
 /// Waits until ConfigMap `name` exists with exactly `expected` data.
 fn wait_data(w: &World<'_>, name: &str, expected: &Value) -> Result<Value> {
+    wait_data_within(w, name, expected, DEADLINE)
+}
+
+fn wait_data_within(
+    w: &World<'_>,
+    name: &str,
+    expected: &Value,
+    deadline: Duration,
+) -> Result<Value> {
     eventually(
         &format!("configmap {name} data {expected}"),
-        DEADLINE,
+        deadline,
         || {
             let cm = config_map(w, name)?.with_context(|| format!("configmap {name} is absent"))?;
             ensure!(data(&cm) == *expected, "data is {}", data(&cm));
             Ok(cm)
         },
     )
+}
+
+/// Sets `name`'s data to `{"v": value}` and waits until the ConfigMap
+/// (within `deadline`) and the status follow.
+fn edit_v(w: &World<'_>, name: &str, value: &str, deadline: Duration) -> Result<()> {
+    let data = json!({"v": value});
+    w.kube
+        .merge_patch(LCM, name, &json!({"spec": {"config": {"data": data}}}))?;
+    wait_data_within(w, name, &data, deadline)?;
+    wait_ready(w, name).map(drop)
 }
 
 /// Edits the ConfigMap behind the operator's back: one changed and one
@@ -280,17 +217,9 @@ fn tamper(w: &World<'_>, name: &str) -> Result<()> {
     )
 }
 
-/// The resource's UID.
 fn uid(r: &Value) -> Result<String> {
     r["metadata"]["uid"]
         .as_str()
         .map(str::to_string)
         .context("resource has no uid")
-}
-
-/// The owner annotation of a ConfigMap.
-fn owner(cm: &Value) -> &str {
-    cm["metadata"]["annotations"][OWNER_ANNOTATION]
-        .as_str()
-        .unwrap_or("")
 }

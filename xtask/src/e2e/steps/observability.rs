@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::{eventually, get, uid, World, DEADLINE, LCM};
 use crate::cluster::manifests::{in_namespace, RBAC};
 use crate::world::in_cluster::{in_cluster_args, request_token_for};
+use crate::world::operator::{log_len, log_since};
 use crate::world::Transport;
 
 /// The component the example reports Events as.
@@ -42,10 +43,9 @@ pub fn failure_explained(w: &mut World<'_>) -> Result<()> {
     let charlie = get(w, "charlie")?;
     let selector = format!("involvedObject.uid={}", uid(&charlie)?);
     let events = eventually("charlie's Events", DEADLINE, || {
-        let list = w
+        let items = w
             .kube
-            .json(&["get", "events", "--field-selector", &selector, "-o", "json"])?;
-        let items = list["items"].as_array().cloned().unwrap_or_default();
+            .items(&["get", "events", "--field-selector", &selector])?;
         let has = |kind: &str, reason: &str| {
             items
                 .iter()
@@ -101,12 +101,12 @@ fn summary(events: &[Value]) -> String {
 /// Restarts the operator with `--metrics-bind 127.0.0.1:0`, finds the
 /// address in its log and scrapes `/metrics`, `/healthz` and `/readyz`.
 pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
-    let offset = log_len(w);
+    let offset = log_len(&w.operator_log());
     let mut args = w.admin_args();
     args.extend(["--metrics-bind".into(), "127.0.0.1:0".into()]);
     w.start_operator(&args)?;
     let address = eventually("the operator's listener address", DEADLINE, || {
-        let log = log_since(w, offset)?;
+        let log = log_since(&w.operator_log(), offset);
         let line = log
             .lines()
             .find(|l| l.contains("serving /metrics"))
@@ -158,11 +158,7 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
 /// The operator refuses to start with a context the kubeconfig lacks.
 pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
-    let at = args
-        .iter()
-        .position(|a| a == "--context")
-        .context("no --context")?;
-    args[at + 1] = "no-such-context".into();
+    super::watch::set_flag(&mut args, "--context", "no-such-context")?;
     refused(
         w,
         &args,
@@ -213,10 +209,10 @@ pub fn preflight_missing_status_rbac(w: &mut World<'_>) -> Result<()> {
 /// Starts the operator with `args`, expects it to exit non-zero within the
 /// deadline having logged `expected`, then restarts the normal operator.
 fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
-    let offset = log_len(w);
+    let offset = log_len(&w.operator_log());
     w.start_operator(args)?;
     let status = wait_exit(w)?;
-    let log = log_since(w, offset)?;
+    let log = log_since(&w.operator_log(), offset);
     restart_normally(w)?;
     ensure!(!status.success(), "the operator started anyway ({status})");
     let problems: Vec<&str> = log
@@ -232,11 +228,14 @@ fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
 
 /// Starts the usual operator and waits until it works (its startup line),
 /// so the next check never signals a process still starting up.
-fn restart_normally(w: &mut World<'_>) -> Result<()> {
-    let offset = log_len(w);
+pub(super) fn restart_normally(w: &mut World<'_>) -> Result<()> {
+    let offset = log_len(&w.operator_log());
     w.start_operator(&w.admin_args())?;
     eventually("the operator to start watching", DEADLINE, || {
-        ensure!(log_since(w, offset)?.contains("watching"), "not yet");
+        ensure!(
+            log_since(&w.operator_log(), offset).contains("watching"),
+            "not yet"
+        );
         Ok(())
     })
 }
@@ -247,18 +246,6 @@ fn wait_exit(w: &mut World<'_>) -> Result<ExitStatus> {
         Ok(())
     })?;
     w.stop_operator()
-}
-
-fn log_len(w: &World<'_>) -> u64 {
-    fs::metadata(w.operator_log()).map_or(0, |m| m.len())
-}
-
-fn log_since(w: &World<'_>, offset: u64) -> Result<String> {
-    let bytes = fs::read(w.operator_log()).context("reading the operator log")?;
-    let start = usize::try_from(offset)
-        .unwrap_or(usize::MAX)
-        .min(bytes.len());
-    Ok(String::from_utf8_lossy(&bytes[start..]).into_owned())
 }
 
 /// One HTTP/1.1 GET: the status code and the body.

@@ -2,7 +2,7 @@
 //! its restart after it is killed, its death with a SIGKILLed operator, and
 //! a smoke pass of the per-call kubectl transport.
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -49,11 +49,7 @@ pub fn proxy_socket_is_private(w: &mut World<'_>) -> Result<()> {
     if skip_unless_proxy(w) {
         return Ok(());
     }
-    let pids = proxy_pids(w);
-    ensure!(
-        pids.len() == 1,
-        "expected one kubectl proxy, found {pids:?}"
-    );
+    the_proxy(w)?;
     let dirs = proxy_dirs(w);
     ensure!(
         dirs.len() == 1,
@@ -92,11 +88,7 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
     if skip_unless_proxy(w) {
         return Ok(());
     }
-    let proxies = proxy_pids(w);
-    ensure!(
-        proxies.len() == 1,
-        "expected one kubectl proxy, found {proxies:?}"
-    );
+    the_proxy(w)?;
     // SIGKILL to the operator alone (its proxy must die by itself), reaped
     // here: the proxy can die before the operator is a zombie, and a
     // check that still saw it running would not restart it.
@@ -134,8 +126,7 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     let main = w.transport;
     w.transport = Transport::Kubectl;
     let result = (|| {
-        let args = w.admin_args();
-        w.start_operator(&args)?;
+        w.start_operator(&w.admin_args())?;
         ensure!(
             proxy_pids(w).is_empty(),
             "the kubectl transport started a proxy"
@@ -148,23 +139,26 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
         wait_data(w, "foxtrot", &json!({"via": "kubectl"})).map(drop)
     })();
     w.transport = main;
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     result
+}
+
+/// The pid of the operator's one kubectl proxy.
+fn the_proxy(w: &World<'_>) -> Result<i32> {
+    match proxy_pids(w)[..] {
+        [pid] => Ok(pid),
+        ref pids => bail!("expected one kubectl proxy, found {pids:?}"),
+    }
 }
 
 /// SIGKILLs the operator's one kubectl proxy; returns its pid.
 pub(super) fn kill_the_proxy(w: &World<'_>) -> Result<Vec<i32>> {
-    let before = proxy_pids(w);
-    ensure!(
-        before.len() == 1,
-        "expected one kubectl proxy, found {before:?}"
-    );
+    let pid = the_proxy(w)?;
     let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(before[0]),
+        nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,
     );
-    Ok(before)
+    Ok(vec![pid])
 }
 
 /// Exactly one new proxy replaced the killed one.

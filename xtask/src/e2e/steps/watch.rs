@@ -10,7 +10,9 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
 use super::transport::{kill_the_proxy, proxy_replaced, skip_unless_proxy};
-use super::{check_ready, eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM};
+use super::{
+    check_ready, edit_v, eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM,
+};
 use crate::cluster::control_plane::Component;
 use crate::cluster::installation::extra_namespaces;
 use crate::support::kube::Kube;
@@ -47,8 +49,8 @@ fn watching_operator(w: &mut World<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Replaces the value after `flag`.
-fn set_flag(args: &mut [String], flag: &str, value: &str) -> Result<()> {
+/// Replaces the value after `flag` in an operator's flags.
+pub(super) fn set_flag(args: &mut [String], flag: &str, value: &str) -> Result<()> {
     let at = args
         .iter()
         .position(|a| a == flag)
@@ -63,17 +65,6 @@ fn golf(data: Value) -> Value {
     json!({"reconcileInterval": "1h", "config": {"data": data}})
 }
 
-/// Edits `golf`'s data and waits until the ConfigMap and status follow.
-fn edit_golf(w: &World<'_>, value: &str) -> Result<()> {
-    w.kube.merge_patch(
-        LCM,
-        "golf",
-        &json!({"spec": {"config": {"data": {"v": value}}}}),
-    )?;
-    wait_data(w, "golf", &json!({"v": value}))?;
-    wait_ready(w, "golf").map(drop)
-}
-
 /// A create and then an edit are handled although no list is due for an
 /// hour.
 pub fn edit_handled_without_polling(w: &mut World<'_>) -> Result<()> {
@@ -84,7 +75,7 @@ pub fn edit_handled_without_polling(w: &mut World<'_>) -> Result<()> {
     w.kube.create(&manifest("golf", golf(json!({"v": "1"}))))?;
     wait_ready(w, "golf")?;
     wait_data(w, "golf", &json!({"v": "1"}))?;
-    edit_golf(w, "2")
+    edit_v(w, "golf", "2", DEADLINE)
 }
 
 /// With the proxy killed under the watch, a later edit and create are
@@ -95,7 +86,7 @@ pub fn proxy_killed_mid_watch_loses_nothing(w: &mut World<'_>) -> Result<()> {
     }
     watching_operator(w)?;
     let before = kill_the_proxy(w)?;
-    edit_golf(w, "3")?;
+    edit_v(w, "golf", "3", DEADLINE)?;
     w.kube.create(&manifest("hotel", golf(json!({"v": "1"}))))?;
     wait_ready(w, "hotel")?;
     proxy_replaced(w, &before)
@@ -113,7 +104,7 @@ pub fn api_server_restart_loses_nothing(w: &mut World<'_>) -> Result<()> {
     };
     watching_operator(w)?;
     control_plane.restart(Component::ApiServer)?;
-    edit_golf(w, "4")?;
+    edit_v(w, "golf", "4", DEADLINE)?;
     // Both namespaces: each has its own watch to resume.
     let [watched, _] = extra_namespaces(w.kube.namespace());
     let watched = w.kube.in_namespace(&watched);
@@ -169,8 +160,7 @@ pub fn only_the_managed_namespaces(w: &mut World<'_>) -> Result<()> {
         ignored.ok(&["delete", LCM, "juliet", "--timeout=30s"], None)?;
         Ok(())
     })();
-    let args = w.admin_args();
-    w.start_operator(&args)?;
+    w.start_operator(&w.admin_args())?;
     result
 }
 

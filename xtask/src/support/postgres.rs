@@ -1,0 +1,66 @@
+//! PostgreSQL 15 from Debian, for the PostgreSQL example's tests: each test
+//! starts a private server of its own (see examples/postgres/tests), so
+//! here only the binaries are installed, and no system service is created
+//! or started.
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+use std::process::Command;
+
+/// Where Debian puts the server binaries the tests run.
+pub const BIN_DIR: &str = "/usr/lib/postgresql/15/bin";
+
+/// Keeps the package's post-install from creating and starting a system
+/// cluster (which would outlive the tests on port 5432).
+const NO_MAIN_CLUSTER: (&str, &str) = (
+    "/etc/postgresql-common/createcluster.d/blue-no-main-cluster.conf",
+    "create_main_cluster = false\n",
+);
+const NO_SERVICE_START: &str = "/usr/sbin/policy-rc.d";
+
+/// Installs the `postgresql` package unless its binaries are there.
+pub fn ensure_installed() -> Result<()> {
+    if Path::new(BIN_DIR).join("initdb").exists() {
+        return Ok(());
+    }
+    println!("==> postgresql: installing Debian's postgresql (binaries only, no service)");
+    let (conf, text) = NO_MAIN_CLUSTER;
+    std::fs::create_dir_all(Path::new(conf).parent().expect("a directory"))?;
+    std::fs::write(conf, text).with_context(|| format!("writing {conf} (run as root)"))?;
+    let guard = !Path::new(NO_SERVICE_START).exists();
+    if guard {
+        std::fs::write(NO_SERVICE_START, "#!/bin/sh\nexit 101\n")?;
+        set_executable(NO_SERVICE_START)?;
+    }
+    let installed =
+        apt(&["install", "-y", "--no-install-recommends", "postgresql"]).or_else(|_| {
+            apt(&["update"])
+                .and_then(|()| apt(&["install", "-y", "--no-install-recommends", "postgresql"]))
+        });
+    if guard {
+        let _ = std::fs::remove_file(NO_SERVICE_START);
+    }
+    installed?;
+    if !Path::new(BIN_DIR).join("initdb").exists() {
+        bail!("apt-get installed postgresql, but {BIN_DIR}/initdb is missing");
+    }
+    Ok(())
+}
+
+fn apt(args: &[&str]) -> Result<()> {
+    let status = Command::new("apt-get")
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .status()
+        .context("running apt-get (PostgreSQL comes from Debian's packages)")?;
+    match status.success() {
+        true => Ok(()),
+        false => bail!("apt-get {} failed ({status})", args.join(" ")),
+    }
+}
+
+fn set_executable(path: &str) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
