@@ -94,7 +94,7 @@ pub async fn reconcile(
     {
         None => Ok(Report::NotFound),
         Some(snapshot) => {
-            let outcome = reconcile_snapshot(controller, package, snapshot).await;
+            let outcome = reconcile_snapshot(controller, package, snapshot, Snapshot::Listed).await;
             // The runtime's passes leave their Events to the background
             // writer; a direct call returns with its Events written.
             if let Some(events) = &controller.telemetry.events {
@@ -105,14 +105,30 @@ pub async fn reconcile(
     }
 }
 
-/// Reconciles from a snapshot already read (e.g. listed by the poller), so an
-/// idle resource costs no request of its own.
+/// How fresh the object a pass starts from is (SPEC section 7, "A pass
+/// acts on the freshest snapshot at hand").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Snapshot {
+    /// Read before the lock was taken (the one-shot [`reconcile`]): re-read
+    /// under the lock, the reference behaviour.
+    Listed,
+    /// The freshest at hand: delivered by the watch event that queued the
+    /// pass, or read by the worker just before. Acting on it is as safe as
+    /// a re-read: every write carries its resourceVersion, so against a
+    /// newer version the first write fails with Conflict and no effect
+    /// runs, and `observe` is read-only.
+    Fresh,
+}
+
+/// Reconciles from a snapshot already read (listed, read or delivered by a
+/// watch), so an idle resource costs no request of its own.
 pub(crate) async fn reconcile_snapshot(
     controller: &Controller,
     package: &Package,
     listed: Value,
+    kind: Snapshot,
 ) -> PassOutcome {
-    match check(controller, package, listed).await {
+    match check(controller, package, listed, kind).await {
         Ok(Checked::Run(lock, pass)) => {
             let outcome = pass.run().await;
             drop(lock);
@@ -123,11 +139,13 @@ pub(crate) async fn reconcile_snapshot(
     }
 }
 
-/// The due check, the identity lock and the re-read.
+/// The due check, the identity lock and, for a [`Snapshot::Listed`] one,
+/// the re-read.
 async fn check<'a>(
     controller: &'a Controller,
     package: &'a Package,
     listed: Value,
+    kind: Snapshot,
 ) -> Result<Checked<'a>, Error> {
     let names = &controller.config.names;
     if !controller.is_due(&listed) {
@@ -136,15 +154,13 @@ async fn check<'a>(
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
     let releasing = rules::releases_without_callbacks(&listed, names);
+    let (listed_options, listed_config_error) = options_for(package, &listed, names);
     let (identity, listed_failure) = match releasing {
         true => (None, None),
-        false => {
-            let options = options_for(package, &listed, names).0;
-            match identify(controller, package, &options).await {
-                Ok(id) => (Some(id), None),
-                Err(failure) => (None, Some(failure)),
-            }
-        }
+        false => match identify(controller, package, &listed_options).await {
+            Ok(id) => (Some(id), None),
+            Err(failure) => (None, Some(failure)),
+        },
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -153,6 +169,12 @@ async fn check<'a>(
     let Some(lock) = try_acquire(key) else {
         return Ok(Checked::Done(Report::Busy));
     };
+    if kind == Snapshot::Fresh {
+        let mut pass = pass::Pass::new(controller, package, listed, listed_options, identity);
+        pass.failure = listed_failure.map(|f| ("identity", f));
+        pass.config_error = listed_config_error;
+        return Ok(Checked::Run(lock, pass));
+    }
     let descriptor = package.descriptor();
     let fresh = controller
         .config

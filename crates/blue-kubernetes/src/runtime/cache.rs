@@ -4,8 +4,9 @@
 //!
 //! An entry keeps only what scheduling needs (uid, resourceVersion, phase,
 //! the time the due rules computed when the version arrived, and a hold),
-//! not the object: a pass re-reads the object under its lock anyway
-//! (SPEC section 5), so a full copy would only cost memory.
+//! not the object: a pass acts on the object its watch event delivered
+//! (held by the queue, not here) or reads it, so a full copy would only
+//! cost memory.
 //!
 //! A *hold* keeps a resource from being dispatched again after a pass,
 //! until its version changes: a pass that wrote (or found the cache stale)

@@ -2,8 +2,11 @@
 //! finished update the cache, and the dispatch loop fires the timers.
 //!
 //! # Guarantees
-//! - A resource found due when its version arrives is queued at once, with
-//!   the object at hand (no extra read).
+//! - A resource found due when its version arrives is queued at once; a
+//!   watch event's object goes with it, so the pass acts on it without a
+//!   read (a newer event replaces it in the queue). A listed object is not
+//!   kept: a list holds every resource, and the worker reads the few due
+//!   ones, as it does when a timer fires.
 //! - Otherwise its timer fires when the due rules say (interval, retry
 //!   time), pushed back by write backoff or a hold; the loop wakes at least
 //!   every `poll_ms` so a clock that jumps (or a fake one) is noticed.
@@ -53,7 +56,8 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         set_phase_gauges(shared, &book.cache, key.package(), phases);
         (key, ready, version)
     };
-    decide(shared, key.clone(), ready, Some(object), version, now);
+    let delivered = in_order.then_some(object);
+    decide(shared, key.clone(), ready, delivered, version, now);
     key
 }
 
@@ -160,8 +164,8 @@ fn decide(
 
 /// Queued entries that may keep the object they were decided on. Beyond
 /// it, entries carry only their key and the worker reads the object (about
-/// a millisecond through the proxy): a first list of 10,000 new resources
-/// must not hold 10,000 objects in the queue (and the allocator's pages
+/// a millisecond through the proxy): a burst of 10,000 watch events must
+/// not hold 10,000 objects in the queue (and the allocator's pages
 /// afterwards), and an object that waited long is better read fresh anyway.
 const QUEUED_SNAPSHOTS: usize = 256;
 

@@ -1,6 +1,8 @@
 //! A worker: takes the next resource from the queue, reads it if the
-//! queue did not keep its object, runs one pass, and hands the outcome to
-//! the dispatcher. A bug anywhere in a pass costs one attempt, not the
+//! queue did not keep the object its watch event delivered (a timer fired,
+//! a list found it due, or the queue was long), runs one pass on it, and
+//! hands the outcome to the dispatcher. Either way the pass acts on that
+//! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
 //! worker.
 
 use super::dispatch::{after_pass, set_queue_depth};
@@ -8,7 +10,7 @@ use super::failure_log::Failure;
 use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{reconcile_snapshot, PassOutcome};
+use crate::reconcile::{reconcile_snapshot, PassOutcome, Snapshot};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -37,7 +39,7 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Reads the object a timer fired for. `Err(hold)` when there is nothing
+/// Reads the object a timer (or a list) queued. `Err(hold)` when there is nothing
 /// to reconcile now: gone (its deletion event follows), or unreadable
 /// (backed off like a failed write).
 async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<u64>> {
@@ -84,9 +86,14 @@ async fn pass(
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
     // A bug anywhere in a pass must cost one attempt, not a worker.
-    let caught = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
-        .catch_unwind()
-        .await;
+    let caught = AssertUnwindSafe(reconcile_snapshot(
+        &shared.controller,
+        package,
+        snapshot,
+        Snapshot::Fresh,
+    ))
+    .catch_unwind()
+    .await;
     let (result, written) = match caught {
         Ok(PassOutcome { report, written }) => (Ok(report), written),
         Err(panic) => (Err(panic), None),
