@@ -108,9 +108,10 @@
 //! // Nothing is due until the reconcile interval (60s by default) passes.
 //! assert_eq!(reconcile(&c, &package, "default", "logs").await.unwrap(), Report::NotDue);
 //!
-//! // Drift is repaired at the next periodic check.
+//! // Drift is repaired at the next periodic check (the interval, stretched
+//! // by under a tenth from the uid so that resources spread out).
 //! buckets.sizes.lock().unwrap().insert("default--logs".into(), 1);
-//! clock.advance(60_000);
+//! clock.advance(66_000);
 //! reconcile(&c, &package, "default", "logs").await.unwrap();
 //! assert_eq!(buckets.sizes.lock().unwrap()["default--logs"], 10);
 //!

@@ -226,6 +226,57 @@ pub(crate) fn render_named(
     Value::Object(s)
 }
 
+/// The fields that only schedule the next check: a status differing from
+/// the stored one in these alone says nothing new.
+const SCHEDULE: [&str; 2] = ["lastReconcileTime", "nextReconcileTime"];
+
+/// The next check a rendered status records.
+pub(crate) fn next_check(status: &Value) -> Option<u64> {
+    status
+        .get("nextReconcileTime")
+        .and_then(Value::as_str)
+        .and_then(crate::domain::time::parse_ms)
+}
+
+/// A quiet periodic check (SPEC section 7): `status`, rendered for
+/// `snapshot` by `t`, would differ from the stored status only in its
+/// schedule, and the stored `lastReconcileTime` is no older than
+/// `heartbeat_ms` (0: every check writes, as the reference does). Then
+/// nothing is written. A Failed attempt always writes (its retry count and
+/// backoff are the record of it), and so does a changed desired state (its
+/// acknowledgement is new).
+pub(crate) fn is_quiet(
+    snapshot: &Value,
+    t: &Transition,
+    status: &Value,
+    now_ms: u64,
+    heartbeat_ms: u64,
+) -> bool {
+    let Some(stored) = resource::status(snapshot) else {
+        return false;
+    };
+    let heartbeat_due = stored
+        .get("lastReconcileTime")
+        .and_then(Value::as_str)
+        .and_then(crate::domain::time::parse_ms)
+        .is_none_or(|last| now_ms.saturating_sub(last) >= heartbeat_ms);
+    // A stored next check later than this one's (a forged record, say)
+    // would delay whoever trusts it: rewritten.
+    let stored_later = next_check(stored) > next_check(status);
+    if heartbeat_due || stored_later || t.phase == Phase::Failed || !t.acknowledge {
+        return false;
+    }
+    let (Some(stored), Some(new)) = (stored.as_object(), status.as_object()) else {
+        return false;
+    };
+    let other = |k: &&String| !SCHEDULE.contains(&k.as_str());
+    stored.keys().filter(other).count() == new.keys().filter(other).count()
+        && new
+            .iter()
+            .filter(|(k, _)| other(k))
+            .all(|(k, v)| stored.get(k) == Some(v))
+}
+
 fn conditions(previous: &Value, t: &Transition, generation: i64, now_ms: u64) -> Value {
     let reconciling = matches!(
         t.phase,

@@ -5,12 +5,12 @@
 //! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
 //! worker.
 
-use super::dispatch::{after_pass, set_queue_depth};
+use super::dispatch::{after_pass, set_queue_depth, Ended};
 use super::failure_log::Failure;
 use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{reconcile_snapshot, PassOutcome, Snapshot};
+use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -28,14 +28,18 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 Ok(snapshot) => snapshot,
                 Err(hold) => {
                     shared.queue.done(&work.key);
-                    after_pass(&shared, &work, hold, None);
+                    let ended = Ended {
+                        hold,
+                        ..Ended::default()
+                    };
+                    after_pass(&shared, &work, ended);
                     continue;
                 }
             },
         };
-        let (hold, written) = pass(&shared, &work, snapshot).await;
+        let ended = pass(&shared, &work, snapshot).await;
         shared.queue.done(&work.key);
-        after_pass(&shared, &work, hold, written.as_deref());
+        after_pass(&shared, &work, ended);
     }
 }
 
@@ -72,13 +76,9 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
     }
 }
 
-/// One pass over `snapshot`, measured and recorded; returns the hold and
-/// the last written version for [`after_pass`].
-async fn pass(
-    shared: &Shared,
-    work: &Work,
-    snapshot: serde_json::Value,
-) -> (Option<u64>, Option<String>) {
+/// One pass over `snapshot`, measured and recorded; returns what
+/// [`after_pass`] needs.
+async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Ended {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.package()];
     let label = [("controller", package.descriptor().qualified_plural())];
@@ -90,13 +90,17 @@ async fn pass(
         &shared.controller,
         package,
         snapshot,
-        Snapshot::Fresh,
+        Origin::Runtime,
     ))
     .catch_unwind()
     .await;
-    let (result, written) = match caught {
-        Ok(PassOutcome { report, written }) => (Ok(report), written),
-        Err(panic) => (Err(panic), None),
+    let (result, written, next_check) = match caught {
+        Ok(PassOutcome {
+            report,
+            written,
+            next_check,
+        }) => (Ok(report), written, next_check),
+        Err(panic) => (Err(panic), None, None),
     };
     if let Ok(Ok(report)) = &result {
         tracing::debug!(subject = %outcome::subject(shared, &work.key), ?report, "reconciled");
@@ -110,5 +114,9 @@ async fn pass(
         .observe(started.elapsed().as_secs_f64());
     let [(_, controller)] = &label;
     shared.counters.pass_ended(controller, &verdict);
-    (hold, written)
+    Ended {
+        hold,
+        written,
+        next_check,
+    }
 }
