@@ -387,6 +387,45 @@ mod tests {
         }
     }
 
+    /// A resource Ready since `at_ms`, due again at `at_ms + 60 s`.
+    fn ready_since(at_ms: u64) -> Value {
+        let mut snapshot = json!({"metadata": {"generation": 1}});
+        let t = Transition::new(Phase::Ready, Reason::Converged, Next::After(60_000));
+        snapshot["status"] = render(&snapshot, &t, at_ms, RETRY);
+        snapshot
+    }
+
+    fn check(snapshot: &Value, now_ms: u64, heartbeat_ms: u64) -> bool {
+        let t = Transition::new(Phase::Ready, Reason::Converged, Next::After(60_000));
+        let status = render(snapshot, &t, now_ms, RETRY);
+        is_quiet(snapshot, &t, &status, now_ms, heartbeat_ms)
+    }
+
+    #[test]
+    fn a_check_changing_only_the_schedule_is_quiet_until_the_heartbeat() {
+        let snapshot = ready_since(0);
+        assert!(check(&snapshot, 60_000, 600_000));
+        assert!(check(&snapshot, 599_999, 600_000));
+        assert!(!check(&snapshot, 600_000, 600_000), "the heartbeat");
+        assert!(!check(&snapshot, 60_000, 0), "0: every check writes");
+    }
+
+    #[test]
+    fn a_check_that_changes_anything_else_or_fails_writes() {
+        let mut edited = ready_since(0);
+        edited["metadata"]["generation"] = json!(2);
+        assert!(!check(&edited, 60_000, 600_000), "new desired state");
+        let snapshot = ready_since(0);
+        let failed = Transition::new(Phase::Failed, Reason::NotReady, Next::Backoff);
+        let status = render(&snapshot, &failed, 60_000, RETRY);
+        assert!(!is_quiet(&snapshot, &failed, &status, 60_000, 600_000));
+        let mut forged = ready_since(0);
+        forged["status"]["nextReconcileTime"] = json!("2999-01-01T00:00:00Z");
+        assert!(!check(&forged, 60_000, 600_000), "a later stored time");
+        let never = json!({"metadata": {"generation": 1}});
+        assert!(!check(&never, 60_000, 600_000), "no status yet");
+    }
+
     #[test]
     fn publish_keeps_acknowledged_state_and_is_due_at_once() {
         let snapshot = json!({
