@@ -65,6 +65,12 @@ pub struct Config {
     pub retry_base_ms: u64,
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
+    /// A periodic check that finds nothing new writes no status (a quiet
+    /// check: SPEC section 7), unless the stored `lastReconcileTime` is at
+    /// least this old; then it writes once, a heartbeat that shows the
+    /// controller still checks (default 600000, i.e. 10 minutes; 0 writes
+    /// every check, as the reference does; at most 365 days).
+    pub status_heartbeat_ms: u64,
     /// Log the text of a failed callback's error, with its whole `source()`
     /// chain (`outer: middle: inner`, as `anyhow`'s `{:#}` prints it), and
     /// validation messages in the operator's log (default true). Turn it off for
@@ -105,6 +111,7 @@ impl Config {
             now: system_clock(),
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
+            status_heartbeat_ms: 600_000,
             log_callback_errors: true,
             event_component: None,
             names: Names::default(),
@@ -146,6 +153,9 @@ impl Config {
         if self.retry_max_ms < self.retry_base_ms {
             return invalid("retry_max_ms", "must be at least retry_base_ms");
         }
+        if self.status_heartbeat_ms > crate::MAX_RECONCILE_INTERVAL_MS {
+            return invalid("status_heartbeat_ms", "must be at most 365 days");
+        }
         if let Some(component) = &self.event_component {
             let ok = |b: u8| b.is_ascii_alphanumeric() || b"-._/".contains(&b);
             if component.is_empty() || component.len() > 128 || !component.bytes().all(ok) {
@@ -183,6 +193,7 @@ impl std::fmt::Debug for Config {
             .field("page_limit", &self.page_limit)
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
+            .field("status_heartbeat_ms", &self.status_heartbeat_ms)
             .field("log_callback_errors", &self.log_callback_errors)
             .field("event_component", &self.event_component)
             .field("names", &self.names)
@@ -210,6 +221,8 @@ crate::setters::setters!(Config {
     with_retry_base_ms(retry_base_ms: u64),
     /// Sets [`retry_max_ms`](Config::retry_max_ms).
     with_retry_max_ms(retry_max_ms: u64),
+    /// Sets [`status_heartbeat_ms`](Config::status_heartbeat_ms).
+    with_status_heartbeat_ms(status_heartbeat_ms: u64),
     /// Sets [`log_callback_errors`](Config::log_callback_errors).
     with_log_callback_errors(log_callback_errors: bool),
     /// Sets [`event_component`](Config::event_component).

@@ -74,10 +74,11 @@ impl Controller {
         (self.config.now)()
     }
 
-    /// When `resource` becomes due (see `due::due_at_named`), judged now
-    /// with this controller's names and retry settings.
-    pub(crate) fn due_at(&self, resource: &serde_json::Value) -> Option<u64> {
-        crate::domain::due::due_at_named(
+    /// When and by which rule `resource` becomes due (see
+    /// `due::due_named`), judged now with this controller's names and retry
+    /// settings.
+    pub(crate) fn due(&self, resource: &serde_json::Value) -> crate::domain::due::Due {
+        crate::domain::due::due_named(
             resource,
             self.now(),
             &self.config.names,

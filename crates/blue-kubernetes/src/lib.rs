@@ -16,7 +16,8 @@
 //!   caught), and what `validate` returns (log-only and user-facing
 //!   messages).
 //! - `domain/`: the rules of SPEC section 5 without I/O: `due`, `spec`,
-//!   `status`, `names`, `resource`, `options`, `time`.
+//!   `status` (and when a check is quiet), `names`, `resource`, `options`,
+//!   `time`, `jitter` (each interval's uid-derived stretch).
 //! - `reconcile/`: one pass: `mod` (due check, identity lock, snapshot),
 //!   `rules` (the ordered rules), `act` (observe, converge or destroy,
 //!   publishing first), `pass` (the guarded writes), `reporting` (logs,
@@ -34,13 +35,15 @@
 //! A watch event reaches `runtime::reflector`, which hands the object to
 //! `runtime::dispatch` (`take_in`): the cache records it, and if it is due
 //! (`domain::due`) its key goes on the `queue` (else `scheduler` sets a
-//! timer). A `worker` takes the key and runs `reconcile` under the
+//! timer). A `worker` takes the key, with the object the watch event
+//! delivered (else it reads it once), and runs `reconcile` under the
 //! identity `lock`; the pass applies `reconcile::rules` in order and, for
 //! rule 8, `reconcile::act` observes and converges. Every status and
 //! finalizer write goes through `reconcile::pass` with the snapshot's
 //! resourceVersion, over the client stack. The worker classifies the
-//! returned outcome once (`runtime::outcome`) and the dispatcher schedules
-//! the resource's next check.
+//! returned outcome once (`runtime::outcome`) and the dispatcher keeps the
+//! resource's next check in memory (`runtime::cache`), whether the pass
+//! wrote it or, a quiet check, wrote nothing.
 
 mod callback;
 mod client_stack;

@@ -104,9 +104,10 @@
 //! // Nothing is due until the reconcile interval (60s by default) passes.
 //! assert_eq!(reconcile(&c, &package, "default", "logs").await.unwrap(), Report::NotDue);
 //!
-//! // Drift is repaired at the next periodic check.
+//! // Drift is repaired at the next periodic check (the interval, stretched
+//! // by under a tenth from the uid so that resources spread out).
 //! buckets.sizes.lock().unwrap().insert("default--logs".into(), 1);
-//! clock.advance(60_000);
+//! clock.advance(66_000);
 //! reconcile(&c, &package, "default", "logs").await.unwrap();
 //! assert_eq!(buckets.sizes.lock().unwrap()["default--logs"], 10);
 //!
@@ -390,15 +391,16 @@
 //! assert_eq!(stored["data"]["user"], "YXBw", "stringData is stored base64-encoded");
 //! assert!(stored.get("stringData").is_none());
 //!
-//! // A user deletes the Secret: the next periodic check restores it.
+//! // A user deletes the Secret: the next periodic check (after the
+//! // interval and its uid stretch of up to 10%) restores it.
 //! cluster.delete_object(path);
-//! clock.advance(60_000);
+//! clock.advance(66_000);
 //! reconcile(&c, &package, "dev", "orders").await.unwrap();
 //! assert!(cluster.get_object(path).is_some());
 //!
 //! // The API server refuses the create: the resource fails and retries.
 //! cluster.delete_object(path);
-//! clock.advance(60_000);
+//! clock.advance(66_000);
 //! cluster.inject(Operation::RawCreate, Fault::Unavailable);
 //! let report = reconcile(&c, &package, "dev", "orders").await.unwrap();
 //! assert_eq!(report, Report::Reconciled(Phase::Failed, Reason::ExecutionFailed));

@@ -49,13 +49,18 @@ async fn lifecycle(cluster: &FakeCluster) -> Vec<Value> {
     cluster.delete(&d, NS, "web");
     run().await.unwrap();
     step(cluster);
-    // Each FakeInfra has its own backend, so identities differ between runs.
+    // Each FakeInfra has its own backend, so identities differ between
+    // runs; each cluster its own uids, so the intervals' stretch does too.
     let mut statuses: Vec<Value> = statuses.into_iter().flatten().collect();
     for status in &mut statuses {
         let identity = status
             .as_object_mut()
             .and_then(|s| s.remove("stateIdentity"));
         assert!(identity.is_some_and(|i| i.is_string()));
+        let next = status
+            .as_object_mut()
+            .and_then(|s| s.remove("nextReconcileTime"));
+        assert!(next.is_none_or(|n| n.is_string()));
     }
     statuses
 }

@@ -75,7 +75,7 @@ async fn destroy_is_blocked_by_protection_even_while_suspended() {
 
     // Rechecked after the interval, still blocked.
     assert_eq!(w.reconcile("web").await, Report::NotDue);
-    w.clock.advance(60_000);
+    w.clock.advance(stretched(60_000));
     assert_eq!(
         w.reconcile("web").await,
         Report::Reconciled(Phase::Blocked, Reason::DestructionProtected)

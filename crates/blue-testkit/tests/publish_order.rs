@@ -147,7 +147,7 @@ async fn a_periodic_check_observes_before_publishing_anything() {
     let (first, _) = reconcile_watching_phase(&cluster, &controller, &package, &probe).await;
     assert_eq!(first, Report::Reconciled(Phase::Ready, Reason::Converged));
 
-    clock.advance(60_000);
+    clock.advance(stretched(60_000));
     cluster.reset_calls();
     let (report, published) =
         reconcile_watching_phase(&cluster, &controller, &package, &probe).await;

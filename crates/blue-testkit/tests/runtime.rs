@@ -85,7 +85,7 @@ async fn idle_poll_cycle_costs_one_list_per_type_regardless_of_resource_count() 
 }
 
 #[tokio::test(start_paused = true)]
-async fn periodic_check_of_matching_infrastructure_is_one_reread_and_one_status_write() {
+async fn periodic_check_of_matching_infrastructure_is_one_read_and_no_status_write() {
     let r = rig(|i| vec![i.package(widgets())], |_| {});
     let n = 10;
     for i in 0..n {
@@ -94,10 +94,10 @@ async fn periodic_check_of_matching_infrastructure_is_one_reread_and_one_status_
     }
     polls(4).await;
     r.cluster.reset_calls();
-    polls(60).await; // 30 s: every resource passes its interval once
+    polls(66).await; // 33 s: every resource passes its stretched interval once
     let calls = r.cluster.calls();
     assert_eq!(calls.get, n);
-    assert_eq!(calls.update_status, n);
+    assert_eq!(calls.update_status, 0, "quiet checks");
     assert_eq!(calls.update_finalizers, 0);
     assert_eq!(r.infra.count(Step::Converge), n, "only the first converge");
     r.runtime.stop().await;

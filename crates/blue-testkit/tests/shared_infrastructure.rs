@@ -153,7 +153,8 @@ async fn a_second_resource_claiming_one_role_ends_invalid_visibly_instead_of_fig
     // No fight: periodic checks leave the first's password alone, and the
     // second waits for an edit.
     for _ in 0..5 {
-        w.clock.advance(60_000);
+        // The interval plus its largest uid stretch (10%).
+        w.clock.advance(66_000);
         assert_eq!(
             reconcile("first").await,
             Report::Reconciled(Phase::Ready, Reason::Converged)

@@ -23,6 +23,10 @@ namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
   --poll-ms N         list period without watches, in milliseconds (default 500)
   --resync-ms N       full list while watching, the backstop for lost
                       events, in milliseconds (default 300000)
+  --status-heartbeat-ms N
+                      a periodic check that finds nothing new writes no
+                      status unless lastReconcileTime is this old, in
+                      milliseconds (default 600000; 0: write every check)
   --workers N         concurrent reconciles (default 16)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
                       unix socket; kubectl: one kubectl process per request
@@ -81,6 +85,8 @@ pub struct Args {
     pub poll_ms: Option<u64>,
     /// `--resync-ms`.
     pub resync_ms: Option<u64>,
+    /// `--status-heartbeat-ms`.
+    pub status_heartbeat_ms: Option<u64>,
     /// `--workers`.
     pub workers: Option<usize>,
     /// `--metrics-bind`.
@@ -179,6 +185,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--poll-ms" => parsed.poll_ms = Some(number(&value("--poll-ms")?, "--poll-ms")?),
             "--resync-ms" => {
                 parsed.resync_ms = Some(number(&value("--resync-ms")?, "--resync-ms")?)
+            }
+            "--status-heartbeat-ms" => {
+                let flag = "--status-heartbeat-ms";
+                parsed.status_heartbeat_ms = Some(number(&value(flag)?, flag)?)
             }
             "--workers" => parsed.workers = Some(number(&value("--workers")?, "--workers")?),
             "--transport" => {
@@ -493,6 +503,9 @@ mod tests {
         .unwrap();
         assert!(a.no_watch);
         assert_eq!((a.resync_ms, a.poll_ms), (Some(60_000), Some(3_600_000)));
+        assert_eq!(a.status_heartbeat_ms, None);
+        let a = run(&["--context", "x", "--status-heartbeat-ms", "0"]).unwrap();
+        assert_eq!(a.status_heartbeat_ms, Some(0));
     }
 
     #[test]

@@ -129,6 +129,9 @@ async fn run(args: Args) -> Result<()> {
     if let Some(resync_ms) = args.resync_ms {
         config.resync_ms = resync_ms;
     }
+    if let Some(heartbeat_ms) = args.status_heartbeat_ms {
+        config.status_heartbeat_ms = heartbeat_ms;
+    }
     config.workers = args.workers.unwrap_or(cli::DEFAULT_WORKERS);
     config.log_callback_errors = !args.hide_callback_errors;
     if !args.no_events {

@@ -32,9 +32,15 @@ pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool
 ///   (which can be written before any effect), without our finalizer or
 ///   without a recorded `profile` and `stateIdentity`;
 /// - `Suspended` while `spec.suspend` is not true;
-/// - a `nextReconcileTime` later than now plus the interval plus the
-///   largest retry delay (60 s here; the controller uses its configured
+/// - a `nextReconcileTime` later than now plus the interval stretched by
+///   a tenth (the most the uid-derived stretch adds) plus the largest
+///   retry delay (60 s here; the controller uses its configured
 ///   `retry_max_ms`).
+///
+/// This is the stored record's answer, which is all a one-shot
+/// reconcile has. A running controller keeps each resource's next check
+/// in memory and lets `nextReconcileTime` decide only for a resource it
+/// has no schedule for yet: a quiet periodic check does not rewrite it.
 ///
 /// ```
 /// use blue_kubernetes::is_due;
@@ -74,7 +80,35 @@ pub(crate) fn due_at_named(
     names: &Names,
     retry_max_ms: u64,
 ) -> Option<u64> {
-    let now = Some(now_ms);
+    match due_named(resource, now_ms, names, retry_max_ms) {
+        Due::Now => Some(now_ms),
+        Due::Stored { at_ms, .. } => Some(at_ms),
+        Due::OnEdit => None,
+    }
+}
+
+/// Why and when a resource, as it is, becomes due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Due {
+    /// Now, by a rule of the object itself (desired state changed, an
+    /// unobserved deletion, a record that contradicts the object, no
+    /// plausible stored time).
+    Now,
+    /// At the stored `nextReconcileTime`: the periodic check (or retry)
+    /// that a process which keeps its own schedule decides instead.
+    Stored {
+        /// The stored time.
+        at_ms: u64,
+        /// The resource's reconcile interval (the default when malformed).
+        interval_ms: u64,
+    },
+    /// Only a change to the object can make it due.
+    OnEdit,
+}
+
+/// [`due_at_named`], saying which rule decided.
+pub(crate) fn due_named(resource: &Value, now_ms: u64, names: &Names, retry_max_ms: u64) -> Due {
+    let now = Due::Now;
     if desired_state_changed(resource, &names.request_annotation) {
         return now;
     }
@@ -88,8 +122,9 @@ pub(crate) fn due_at_named(
     }
     let phase = status_str(resource, "phase");
     match phase {
-        Some("Invalid") => return None,
-        Some("Suspended") => return (!spec::suspended(resource)).then_some(now_ms),
+        Some("Invalid") => return Due::OnEdit,
+        Some("Suspended") if spec::suspended(resource) => return Due::OnEdit,
+        Some("Suspended") => return now,
         Some("Failed") => {}
         _ if !deleting && !records_an_effect(resource, &names.finalizer) => return now,
         _ => {}
@@ -98,12 +133,20 @@ pub(crate) fn due_at_named(
         return now;
     };
     let interval = spec::parse(resource).map_or(spec::DEFAULT_INTERVAL_MS, |c| c.interval_ms);
-    let latest_plausible = now_ms.saturating_add(interval).saturating_add(retry_max_ms);
+    // The interval as stretched (`jitter`, under a tenth more) or the
+    // largest retry delay, whichever the record was written for.
+    let latest_plausible = now_ms
+        .saturating_add(interval)
+        .saturating_add(interval / 10)
+        .saturating_add(retry_max_ms);
     // An implausibly late time is a forged record: due at once. A plausible
     // one stays plausible as time passes, so the answer holds for later `t`.
     match next > latest_plausible {
         true => now,
-        false => Some(next),
+        false => Due::Stored {
+            at_ms: next,
+            interval_ms: interval,
+        },
     }
 }
 
@@ -177,13 +220,13 @@ mod tests {
 
     #[test]
     fn next_time_beyond_interval_plus_maximum_backoff_is_implausible_and_due() {
-        // 10 s interval + 60 s largest backoff from now.
-        assert!(!is_due(&ready_until(75_000), 5_000));
-        assert!(is_due(&ready_until(75_001), 5_000));
+        // 10 s interval + 1 s largest stretch + 60 s largest backoff from now.
+        assert!(!is_due(&ready_until(76_000), 5_000));
+        assert!(is_due(&ready_until(76_001), 5_000));
         assert!(is_due(&ready_until(u64::MAX), 5_000));
         let names = Names::default();
         assert!(
-            !is_due_named(&ready_until(75_001), 5_000, &names, 3_600_000),
+            !is_due_named(&ready_until(76_001), 5_000, &names, 3_600_000),
             "configured max"
         );
     }

@@ -1,10 +1,12 @@
 //! The domain rules of SPEC section 5, free of I/O: when a resource is due
 //! (`due`), what its common spec fields mean (`spec`), the status a pass
 //! writes (`status`), the names we own (`names`), reading a resource's
-//! metadata (`resource`), the options callbacks receive (`options`), and
-//! time as status stores it (`time`).
+//! metadata (`resource`), the options callbacks receive (`options`), time
+//! as status stores it (`time`), and each resource's interval stretch
+//! (`jitter`).
 
 pub(crate) mod due;
+pub(crate) mod jitter;
 pub(crate) mod names;
 pub(crate) mod options;
 pub(crate) mod resource;

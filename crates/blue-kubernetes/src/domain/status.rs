@@ -237,6 +237,57 @@ pub(crate) fn render_named(
     Value::Object(s)
 }
 
+/// The fields that only schedule the next check: a status differing from
+/// the stored one in these alone says nothing new.
+const SCHEDULE: [&str; 2] = ["lastReconcileTime", "nextReconcileTime"];
+
+/// The next check a rendered status records.
+pub(crate) fn next_check(status: &Value) -> Option<u64> {
+    status
+        .get("nextReconcileTime")
+        .and_then(Value::as_str)
+        .and_then(crate::domain::time::parse_ms)
+}
+
+/// A quiet periodic check (SPEC section 7): `status`, rendered for
+/// `snapshot` by `t`, would differ from the stored status only in its
+/// schedule, and the stored `lastReconcileTime` is no older than
+/// `heartbeat_ms` (0: every check writes, as the reference does). Then
+/// nothing is written. A Failed attempt always writes (its retry count and
+/// backoff are the record of it), and so does a changed desired state (its
+/// acknowledgement is new).
+pub(crate) fn is_quiet(
+    snapshot: &Value,
+    t: &Transition,
+    status: &Value,
+    now_ms: u64,
+    heartbeat_ms: u64,
+) -> bool {
+    let Some(stored) = resource::status(snapshot) else {
+        return false;
+    };
+    let heartbeat_due = stored
+        .get("lastReconcileTime")
+        .and_then(Value::as_str)
+        .and_then(crate::domain::time::parse_ms)
+        .is_none_or(|last| now_ms.saturating_sub(last) >= heartbeat_ms);
+    // A stored next check later than this one's (a forged record, say)
+    // would delay whoever trusts it: rewritten.
+    let stored_later = next_check(stored) > next_check(status);
+    if heartbeat_due || stored_later || t.phase == Phase::Failed || !t.acknowledge {
+        return false;
+    }
+    let (Some(stored), Some(new)) = (stored.as_object(), status.as_object()) else {
+        return false;
+    };
+    let other = |k: &&String| !SCHEDULE.contains(&k.as_str());
+    stored.keys().filter(other).count() == new.keys().filter(other).count()
+        && new
+            .iter()
+            .filter(|(k, _)| other(k))
+            .all(|(k, v)| stored.get(k) == Some(v))
+}
+
 fn conditions(previous: &Value, t: &Transition, generation: i64, now_ms: u64) -> Value {
     let reconciling = matches!(
         t.phase,
@@ -346,6 +397,45 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A resource Ready since `at_ms`, due again at `at_ms + 60 s`.
+    fn ready_since(at_ms: u64) -> Value {
+        let mut snapshot = json!({"metadata": {"generation": 1}});
+        let t = Transition::new(Phase::Ready, Reason::Converged, Next::After(60_000));
+        snapshot["status"] = render(&snapshot, &t, at_ms, RETRY);
+        snapshot
+    }
+
+    fn check(snapshot: &Value, now_ms: u64, heartbeat_ms: u64) -> bool {
+        let t = Transition::new(Phase::Ready, Reason::Converged, Next::After(60_000));
+        let status = render(snapshot, &t, now_ms, RETRY);
+        is_quiet(snapshot, &t, &status, now_ms, heartbeat_ms)
+    }
+
+    #[test]
+    fn a_check_changing_only_the_schedule_is_quiet_until_the_heartbeat() {
+        let snapshot = ready_since(0);
+        assert!(check(&snapshot, 60_000, 600_000));
+        assert!(check(&snapshot, 599_999, 600_000));
+        assert!(!check(&snapshot, 600_000, 600_000), "the heartbeat");
+        assert!(!check(&snapshot, 60_000, 0), "0: every check writes");
+    }
+
+    #[test]
+    fn a_check_that_changes_anything_else_or_fails_writes() {
+        let mut edited = ready_since(0);
+        edited["metadata"]["generation"] = json!(2);
+        assert!(!check(&edited, 60_000, 600_000), "new desired state");
+        let snapshot = ready_since(0);
+        let failed = Transition::new(Phase::Failed, Reason::NotReady, Next::Backoff);
+        let status = render(&snapshot, &failed, 60_000, RETRY);
+        assert!(!is_quiet(&snapshot, &failed, &status, 60_000, 600_000));
+        let mut forged = ready_since(0);
+        forged["status"]["nextReconcileTime"] = json!("2999-01-01T00:00:00Z");
+        assert!(!check(&forged, 60_000, 600_000), "a later stored time");
+        let never = json!({"metadata": {"generation": 1}});
+        assert!(!check(&never, 60_000, 600_000), "no status yet");
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub enum Report {
     /// Our finalizer was removed (or was already absent) from a deleting
     /// resource; for Destroy only after absence was observed.
     Released,
-    /// Status was written with this phase and reason.
+    /// Status records this phase and reason: written by this pass, or,
+    /// for a quiet periodic check (SPEC section 7), already stored and
+    /// left alone because only its schedule would have changed.
     Reconciled(Phase, Reason),
 }
 
@@ -44,6 +46,9 @@ pub(crate) struct PassOutcome {
     /// The resourceVersion of the pass's last successful write, so the
     /// runtime can tell its own intermediate writes from news.
     pub(crate) written: Option<String>,
+    /// The next check the pass decided, whether it wrote it to
+    /// `nextReconcileTime` or (a quiet check) not.
+    pub(crate) next_check: Option<u64>,
 }
 
 impl PassOutcome {
@@ -51,6 +56,7 @@ impl PassOutcome {
         Self {
             report,
             written: None,
+            next_check: None,
         }
     }
 }
@@ -96,7 +102,7 @@ pub async fn reconcile(
     {
         None => Ok(Report::NotFound),
         Some(snapshot) => {
-            let outcome = reconcile_snapshot(controller, package, snapshot).await;
+            let outcome = reconcile_snapshot(controller, package, snapshot, Origin::OneShot).await;
             // The runtime's passes leave their Events to the background
             // writer; a direct call returns with its Events written.
             if let Some(events) = &controller.telemetry.events {
@@ -107,14 +113,32 @@ pub async fn reconcile(
     }
 }
 
-/// Reconciles from a snapshot already read (e.g. listed by the poller), so an
-/// idle resource costs no request of its own.
+/// Who runs a pass, which decides how fresh its object is and whether a
+/// check may be quiet (SPEC section 7, "Reaction and scale").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The one-shot [`reconcile`]: the object was read before the lock was
+    /// taken and is re-read under it, and, with no schedule kept anywhere
+    /// but in status, every check writes (the reference behaviour).
+    OneShot,
+    /// The runtime: the object is the freshest at hand, delivered by the
+    /// watch event that queued the pass or read by the worker just before.
+    /// Acting on it is as safe as a re-read: every write carries its
+    /// resourceVersion, so against a newer version the first write fails
+    /// with Conflict and no effect runs, and `observe` is read-only. The
+    /// runtime keeps each next check in memory, so a check may be quiet.
+    Runtime,
+}
+
+/// Reconciles from a snapshot already read (listed, read or delivered by a
+/// watch), so an idle resource costs no request of its own.
 pub(crate) async fn reconcile_snapshot(
     controller: &Controller,
     package: &Package,
     listed: Value,
+    origin: Origin,
 ) -> PassOutcome {
-    match check(controller, package, listed).await {
+    match check(controller, package, listed, origin).await {
         Ok(Checked::Run(lock, pass)) => {
             let outcome = pass.run().await;
             drop(lock);
@@ -125,11 +149,13 @@ pub(crate) async fn reconcile_snapshot(
     }
 }
 
-/// The due check, the identity lock and the re-read.
+/// The due check, the identity lock and, for a one-shot pass, the
+/// re-read.
 async fn check<'a>(
     controller: &'a Controller,
     package: &'a Package,
     listed: Value,
+    origin: Origin,
 ) -> Result<Checked<'a>, Error> {
     let names = &controller.config.names;
     if !controller.is_due(&listed) {
@@ -138,15 +164,13 @@ async fn check<'a>(
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
     let releasing = rules::releases_without_callbacks(&listed, names);
+    let (listed_options, listed_config_error) = options_for(package, &listed, names);
     let (identity, listed_failure) = match releasing {
         true => (None, None),
-        false => {
-            let options = options_for(package, &listed, names).0;
-            match identify(controller, package, &options).await {
-                Ok(id) => (Some(id), None),
-                Err(failure) => (None, Some(failure)),
-            }
-        }
+        false => match identify(controller, package, &listed_options).await {
+            Ok(id) => (Some(id), None),
+            Err(failure) => (None, Some(failure)),
+        },
     };
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
@@ -155,6 +179,13 @@ async fn check<'a>(
     let Some(lock) = try_acquire(key) else {
         return Ok(Checked::Done(Report::Busy));
     };
+    if origin == Origin::Runtime {
+        let mut pass = pass::Pass::new(controller, package, listed, listed_options, identity);
+        pass.failure = listed_failure.map(|f| ("identity", f));
+        pass.config_error = listed_config_error;
+        pass.may_be_quiet = true;
+        return Ok(Checked::Run(lock, pass));
+    }
     let descriptor = package.descriptor();
     let fresh = controller
         .config

@@ -2,8 +2,8 @@
 //! that advance it.
 
 use super::{PassOutcome, Report};
-use crate::domain::resource;
 use crate::domain::status::{self, Next, Retry, Transition};
+use crate::domain::{jitter, resource};
 use crate::outputs::{accept, Rejected};
 use crate::package::Outputs;
 use crate::telemetry::EventType;
@@ -48,6 +48,12 @@ pub(super) struct Pass<'a> {
     pub(super) published: bool,
     /// Outputs a callback reported, until a status write records them.
     pub(super) outputs: Option<Outputs>,
+    /// The next check of the latest status written or quietly kept.
+    pub(super) next_check: Option<u64>,
+    /// The runtime keeps the next check in memory, so a check that would
+    /// change only the schedule may write nothing; a one-shot pass has
+    /// only status to remember it by and always writes.
+    pub(super) may_be_quiet: bool,
 }
 
 impl<'a> Pass<'a> {
@@ -78,6 +84,8 @@ impl<'a> Pass<'a> {
             user_facing: None,
             published: false,
             outputs: None,
+            next_check: None,
+            may_be_quiet: false,
         }
     }
 
@@ -93,10 +101,12 @@ impl<'a> Pass<'a> {
         PassOutcome {
             report,
             written: now.filter(|now| Some(now) != started.as_ref()),
+            next_check: self.next_check,
         }
     }
 
-    /// Writes a status computed from the current snapshot.
+    /// Writes a status computed from the current snapshot, unless it is a
+    /// quiet periodic check (see [`status::is_quiet`]).
     pub(super) async fn write(&mut self, mut t: Transition) -> Result<Report, Halt> {
         if let Some(outputs) = self.outputs.take() {
             match accept(self.package.callbacks().outputs.as_ref(), outputs) {
@@ -109,13 +119,24 @@ impl<'a> Pass<'a> {
             base_ms: config.retry_base_ms,
             max_ms: config.retry_max_ms,
         };
+        if let Next::After(interval_ms) = t.next {
+            let uid = resource::uid(&self.snapshot).unwrap_or_default();
+            t.next = Next::After(jitter::stretch(interval_ms, uid));
+        }
+        let now = self.controller.now();
         let status = status::render_named(
             &self.snapshot,
             &t,
-            self.controller.now(),
+            now,
             retry,
             &config.names.request_annotation,
         );
+        let next_check = status::next_check(&status);
+        let heartbeat_ms = config.status_heartbeat_ms;
+        if self.may_be_quiet && status::is_quiet(&self.snapshot, &t, &status, now, heartbeat_ms) {
+            self.next_check = next_check;
+            return Ok(Report::Reconciled(t.phase, t.reason));
+        }
         self.before_write(&t, &status);
         let previous = super::reporting::phase_of(&self.snapshot);
         self.snapshot = config
@@ -123,6 +144,7 @@ impl<'a> Pass<'a> {
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await
             .inspect_err(|e| self.report_fenced(e))?;
+        self.next_check = next_check;
         self.after_write(previous, &t, &status);
         Ok(Report::Reconciled(t.phase, t.reason))
     }

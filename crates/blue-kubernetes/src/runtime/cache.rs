@@ -4,8 +4,9 @@
 //!
 //! An entry keeps only what scheduling needs (uid, resourceVersion, phase,
 //! the time the due rules computed when the version arrived, and a hold),
-//! not the object: a pass re-reads the object under its lock anyway
-//! (SPEC section 5), so a full copy would only cost memory.
+//! not the object: a pass acts on the object its watch event delivered
+//! (held by the queue, not here) or reads it, so a full copy would only
+//! cost memory.
 //!
 //! A *hold* keeps a resource from being dispatched again after a pass,
 //! until its version changes: a pass that wrote (or found the cache stale)
@@ -16,6 +17,8 @@
 
 use super::key::{Key, Namespaces};
 use super::token::{Spelled, Token};
+use crate::domain::due::Due;
+use crate::domain::jitter;
 use crate::domain::resource::{self, status_str};
 use crate::Phase;
 use serde_json::Value;
@@ -35,12 +38,21 @@ enum Hold {
     Until(u64),
 }
 
-/// One resource: 112 bytes, with no allocation of its own when its
-/// uid and resourceVersion have the usual shape (see [`Token`]).
+/// One resource, with no allocation of its own when its uid and
+/// resourceVersion have the usual shape (see [`Token`]).
 struct Entry {
     uid: Token,
     version: Token,
     due_ms: Option<u64>,
+    /// `due_ms` is the stored `nextReconcileTime` ([`Due::Stored`]), which
+    /// `scheduled` overrides.
+    periodic: bool,
+    /// This process's own next check of this uid: set when the resource is
+    /// first seen (the stored time, or, when that has passed, a spread
+    /// moment soon after), then by every pass that wrote or quietly kept a
+    /// status. A quiet check does not rewrite `nextReconcileTime`, so after
+    /// one the stored time is behind and only this is right.
+    scheduled: Option<u64>,
     hold: Option<Hold>,
     /// The version our last pass wrote, while a watch has not yet brought
     /// it: versions before it are our own intermediate writes (or older),
@@ -78,6 +90,21 @@ pub(crate) fn slot_label(slot: u8) -> &'static str {
     }
 }
 
+/// The first check this process makes of a periodic resource it has no
+/// schedule for: the stored time, or, when that has passed (a start after
+/// a while, or quiet checks that left it behind), soon after now, spread
+/// by the uid's stretch of its interval so thousands of resources found
+/// due at a start are not queued at once behind one another.
+fn first_check(due: Due, uid: &str, now_ms: u64) -> Option<u64> {
+    match due {
+        Due::Stored { at_ms, .. } if at_ms > now_ms => Some(at_ms),
+        Due::Stored { interval_ms, .. } => {
+            Some(now_ms.saturating_add(jitter::extra_ms(interval_ms, uid)))
+        }
+        Due::Now | Due::OnEdit => None,
+    }
+}
+
 fn version_of(object: &Value) -> &str {
     object
         .pointer("/metadata/resourceVersion")
@@ -97,9 +124,15 @@ impl Cache {
         &mut self,
         key: Key,
         object: &Value,
-        due_ms: Option<u64>,
+        due: Due,
         in_order: bool,
+        now_ms: u64,
     ) -> (Key, [Option<u8>; 2]) {
+        let (due_ms, periodic) = match due {
+            Due::Now => (Some(now_ms), false),
+            Due::Stored { at_ms, .. } => (Some(at_ms), true),
+            Due::OnEdit => (None, false),
+        };
         let version = version_of(object);
         let uid = resource::uid(object).unwrap_or_default();
         let phase = phase_slot(object);
@@ -116,8 +149,17 @@ impl Cache {
                 }
                 if !entry.uid.is(uid) {
                     entry.uid = Token::new(uid);
+                    entry.scheduled = None;
                 }
                 entry.due_ms = due_ms;
+                entry.periodic = periodic;
+                // Never earlier than the stored time: a check it would
+                // find not due yet would hold the resource until it changes.
+                entry.scheduled = match (entry.scheduled, due) {
+                    (Some(at), Due::Stored { at_ms, .. }) => Some(at.max(at_ms)),
+                    (Some(at), _) => Some(at),
+                    (None, _) => first_check(due, uid, now_ms),
+                };
                 let old_phase = std::mem::replace(&mut entry.phase, phase);
                 (slot.key().clone(), old_phase)
             }
@@ -127,6 +169,8 @@ impl Cache {
                     uid: Token::new(uid),
                     version: Token::new(version),
                     due_ms,
+                    periodic,
+                    scheduled: first_check(due, uid, now_ms),
                     hold: None,
                     awaiting: None,
                     phase,
@@ -190,7 +234,10 @@ impl Cache {
         if entry.awaiting.is_some() {
             return None;
         }
-        let mut at = entry.due_ms?;
+        let mut at = match (entry.periodic, entry.scheduled) {
+            (true, Some(scheduled)) => scheduled,
+            _ => entry.due_ms?,
+        };
         match entry.hold {
             Some(Hold::UntilNewer) => return None,
             Some(Hold::Until(until)) => at = at.max(until),
@@ -210,6 +257,14 @@ impl Cache {
             if entry.version.is(version) {
                 entry.hold = Some(until_ms.map_or(Hold::UntilNewer, Hold::Until));
             }
+        }
+    }
+
+    /// A pass over `key` decided (and wrote, or quietly kept) its next
+    /// check at `at_ms`.
+    pub(crate) fn schedule(&mut self, key: &Key, at_ms: u64) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.scheduled = Some(at_ms);
         }
     }
 
@@ -261,13 +316,26 @@ mod tests {
 
     const NO_BACKOFF: fn(&str) -> Option<u64> = |_| None;
 
+    fn stored(at_ms: u64) -> Due {
+        Due::Stored {
+            at_ms,
+            interval_ms: 60_000,
+        }
+    }
+
     #[test]
     fn cached_keys_share_one_namespace_and_fresh_keys_find_them() {
         let mut c = Cache::default();
-        let (a, _) = c.record(key(), &at("1", "Pending"), Some(0), true);
-        let (b, _) = c.record(Key::new(0, "ns", "b"), &at("1", "Pending"), None, true);
+        let (a, _) = c.record(key(), &at("1", "Pending"), Due::Now, true, 0);
+        let (b, _) = c.record(
+            Key::new(0, "ns", "b"),
+            &at("1", "Pending"),
+            Due::OnEdit,
+            true,
+            0,
+        );
         assert!(a.shares_namespace_with(&b));
-        let (again, _) = c.record(key(), &at("2", "Ready"), None, false);
+        let (again, _) = c.record(key(), &at("2", "Ready"), Due::OnEdit, false, 0);
         assert!(
             again.shares_namespace_with(&b),
             "the cached key, not the fresh one"
@@ -281,7 +349,7 @@ mod tests {
         let mut c = Cache::default();
         let uid = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
         let object = json!({"metadata": {"uid": uid, "resourceVersion": "0042"}});
-        c.record(key(), &object, Some(0), true);
+        c.record(key(), &object, Due::Now, true, 0);
         assert_eq!(c.uid(&key()).as_deref(), Some(uid));
         assert_eq!(c.version(&key()).as_deref(), Some("0042"));
         c.hold(&key(), "42", None);
@@ -293,27 +361,27 @@ mod tests {
     #[test]
     fn a_hold_lasts_until_a_newer_version_arrives() {
         let mut c = Cache::default();
-        c.record(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Due::Now, true, 0);
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
-        c.record(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Due::Now, true, 0);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
             "a relist of the same version"
         );
-        c.record(key(), &at("2", "Ready"), Some(60_000), true);
+        c.record(key(), &at("2", "Ready"), stored(60_000), true, 0);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
     }
 
     #[test]
     fn a_timed_hold_and_a_backoff_push_the_due_time_back() {
         let mut c = Cache::default();
-        c.record(key(), &at("1", "Pending"), Some(100), true);
+        c.record(key(), &at("1", "Pending"), stored(100), true, 0);
         c.hold(&key(), "1", Some(500));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500));
         assert_eq!(c.ready_at(&key(), |_| Some(9_000)), Some(9_000));
-        c.record(key(), &at("1", "Pending"), None, true);
+        c.record(key(), &at("1", "Pending"), Due::OnEdit, true, 0);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             None,
@@ -324,7 +392,7 @@ mod tests {
     #[test]
     fn a_hold_on_an_older_version_than_cached_is_ignored() {
         let mut c = Cache::default();
-        c.record(key(), &at("2", "Pending"), Some(0), true);
+        c.record(key(), &at("2", "Pending"), Due::Now, true, 0);
         c.hold(&key(), "1", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
     }
@@ -333,11 +401,23 @@ mod tests {
     fn phases_are_counted_per_package_and_follow_changes_and_removals() {
         let mut c = Cache::default();
         let ready = Phase::ALL.iter().position(|p| *p == Phase::Ready).unwrap() as u8 + 1;
-        c.record(key(), &at("1", "Ready"), None, true);
-        c.record(Key::new(0, "ns", "b"), &at("1", "Ready"), None, true);
-        c.record(Key::new(1, "ns", "a"), &at("1", "Ready"), None, true);
+        c.record(key(), &at("1", "Ready"), Due::OnEdit, true, 0);
+        c.record(
+            Key::new(0, "ns", "b"),
+            &at("1", "Ready"),
+            Due::OnEdit,
+            true,
+            0,
+        );
+        c.record(
+            Key::new(1, "ns", "a"),
+            &at("1", "Ready"),
+            Due::OnEdit,
+            true,
+            0,
+        );
         assert_eq!(c.count(0, ready), 2);
-        c.record(key(), &at("2", "Bogus"), None, true);
+        c.record(key(), &at("2", "Bogus"), Due::OnEdit, true, 0);
         assert_eq!(c.count(0, ready), 1, "unknown text is not counted");
         c.remove(&Key::new(0, "ns", "b"));
         assert_eq!(c.count(0, ready), 0);
@@ -350,7 +430,13 @@ mod tests {
     fn keys_missing_from_a_list_are_found_within_its_scope_only() {
         let mut c = Cache::default();
         for (ns, name) in [("a", "x"), ("a", "y"), ("b", "z")] {
-            c.record(Key::new(0, ns, name), &at("1", "Ready"), None, true);
+            c.record(
+                Key::new(0, ns, name),
+                &at("1", "Ready"),
+                Due::OnEdit,
+                true,
+                0,
+            );
         }
         let listed: HashSet<Key> = [Key::new(0, "a", "x")].into();
         assert_eq!(c.missing_from(0, "a", &listed), vec![Key::new(0, "a", "y")]);
@@ -363,13 +449,13 @@ mod tests {
     #[test]
     fn versions_before_our_last_write_decide_nothing_until_it_arrives() {
         let mut c = Cache::default();
-        c.record(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Due::Now, true, 0);
         c.await_version(&key(), "3");
-        c.record(key(), &at("2", "Reconciling"), Some(0), true);
+        c.record(key(), &at("2", "Reconciling"), Due::Now, true, 0);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "our own publish");
-        c.record(key(), &at("3", "Ready"), Some(60_000), true);
+        c.record(key(), &at("3", "Ready"), stored(60_000), true, 0);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000));
-        c.record(key(), &at("4", "Ready"), Some(0), true);
+        c.record(key(), &at("4", "Ready"), Due::Now, true, 0);
         assert_eq!(
             c.ready_at(&key(), NO_BACKOFF),
             Some(0),
@@ -378,11 +464,37 @@ mod tests {
     }
 
     #[test]
+    fn the_process_schedule_decides_once_set_and_a_later_stored_time_moves_it() {
+        let mut c = Cache::default();
+        c.record(key(), &at("1", "Ready"), stored(60_000), true, 0);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(60_000), "first seen");
+        c.schedule(&key(), 130_000);
+        c.record(key(), &at("1", "Ready"), stored(60_000), false, 70_000);
+        assert_eq!(
+            c.ready_at(&key(), NO_BACKOFF),
+            Some(130_000),
+            "a quiet check left the stored time behind"
+        );
+        c.record(key(), &at("2", "Ready"), stored(200_000), true, 80_000);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(200_000));
+        c.record(key(), &at("3", "Ready"), Due::Now, true, 90_000);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(90_000), "an edit");
+    }
+
+    #[test]
+    fn a_stored_time_already_passed_when_first_seen_is_spread_by_the_uid() {
+        let mut c = Cache::default();
+        c.record(key(), &at("1", "Ready"), stored(1_000), true, 500_000);
+        let spread = jitter::extra_ms(60_000, "u");
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500_000 + spread));
+    }
+
+    #[test]
     fn a_list_ends_the_wait_for_a_written_version() {
         let mut c = Cache::default();
-        c.record(key(), &at("1", "Pending"), Some(0), true);
+        c.record(key(), &at("1", "Pending"), Due::Now, true, 0);
         c.await_version(&key(), "3");
-        c.record(key(), &at("5", "Pending"), Some(0), false);
+        c.record(key(), &at("5", "Pending"), Due::Now, false, 0);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
         c.await_version(&key(), "5");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0), "already cached");

@@ -2,8 +2,11 @@
 //! finished update the cache, and the dispatch loop fires the timers.
 //!
 //! # Guarantees
-//! - A resource found due when its version arrives is queued at once, with
-//!   the object at hand (no extra read).
+//! - A resource found due when its version arrives is queued at once; a
+//!   watch event's object goes with it, so the pass acts on it without a
+//!   read (a newer event replaces it in the queue). A listed object is not
+//!   kept: a list holds every resource, and the worker reads the few due
+//!   ones, as it does when a timer fires.
 //! - Otherwise its timer fires when the due rules say (interval, retry
 //!   time), pushed back by write backoff or a hold; the loop wakes at least
 //!   every `poll_ms` so a clock that jumps (or a fake one) is noticed.
@@ -44,16 +47,17 @@ pub(super) fn key_of(package: usize, object: &Value) -> Key {
 pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) -> Key {
     let now = shared.controller.now();
     shared.backoff.forget_if_edited(&object, now);
-    let due = shared.controller.due_at(&object);
+    let due = shared.controller.due(&object);
     let (key, ready, version) = {
         let mut book = book(shared);
-        let (key, phases) = book.cache.record(key, &object, due, in_order);
+        let (key, phases) = book.cache.record(key, &object, due, in_order, now);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default();
         set_phase_gauges(shared, &book.cache, key.package(), phases);
         (key, ready, version)
     };
-    decide(shared, key.clone(), ready, Some(object), version, now);
+    let delivered = in_order.then_some(object);
+    decide(shared, key.clone(), ready, delivered, version, now);
     key
 }
 
@@ -113,18 +117,38 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
     }
 }
 
-/// A pass over `work` ended. `hold` says how long the version it started
-/// from keeps the resource from being dispatched again: `None` until a
-/// newer version arrives, or until a time. `written`: the version of its
-/// last successful write, whose arrival the earlier versions (its own
-/// Reconciling publish, say) must not pre-empt.
-pub(super) fn after_pass(shared: &Shared, work: &Work, hold: Option<u64>, written: Option<&str>) {
+/// What a finished pass tells the dispatcher.
+#[derive(Default)]
+pub(super) struct Ended {
+    /// How long the version it started from keeps the resource from being
+    /// dispatched again: `None` until a newer version arrives, or until a
+    /// time.
+    pub(super) hold: Option<u64>,
+    /// The version of its last successful write, whose arrival the earlier
+    /// versions (its own Reconciling publish, say) must not pre-empt.
+    pub(super) written: Option<String>,
+    /// The next check it decided, written or (a quiet check) kept only
+    /// here.
+    pub(super) next_check: Option<u64>,
+}
+
+/// A pass over `work` ended: hold, await its write, and keep its next
+/// check in memory.
+pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
     let now = shared.controller.now();
+    // A quiet check wrote nothing, so no newer version will come: its
+    // next check, not a hold, keeps it from running again at once.
+    let quiet = ended.written.is_none() && ended.next_check.is_some();
     let (ready, version) = {
         let mut book = book(shared);
-        book.cache.hold(&work.key, &work.version, hold);
-        if let Some(written) = written {
+        if !quiet {
+            book.cache.hold(&work.key, &work.version, ended.hold);
+        }
+        if let Some(written) = &ended.written {
             book.cache.await_version(&work.key, written);
+        }
+        if let Some(at) = ended.next_check {
+            book.cache.schedule(&work.key, at);
         }
         let ready = book
             .cache
@@ -160,8 +184,8 @@ fn decide(
 
 /// Queued entries that may keep the object they were decided on. Beyond
 /// it, entries carry only their key and the worker reads the object (about
-/// a millisecond through the proxy): a first list of 10,000 new resources
-/// must not hold 10,000 objects in the queue (and the allocator's pages
+/// a millisecond through the proxy): a burst of 10,000 watch events must
+/// not hold 10,000 objects in the queue (and the allocator's pages
 /// afterwards), and an object that waited long is better read fresh anyway.
 const QUEUED_SNAPSHOTS: usize = 256;
 

@@ -13,8 +13,9 @@ pub(crate) use super::key::Key;
 #[derive(Debug, PartialEq)]
 pub(crate) struct Work {
     pub(crate) key: Key,
-    /// The object as a watch event or list delivered it, when at hand;
-    /// `None` when a timer fired (the worker reads it).
+    /// The object the watch event that queued this entry delivered, held
+    /// only until the pass takes it; `None` when a timer fired or a list
+    /// found it due (the worker reads it).
     pub(crate) snapshot: Option<Value>,
     /// The cached resourceVersion the decision was made on.
     pub(crate) version: String,

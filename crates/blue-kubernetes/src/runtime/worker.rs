@@ -1,14 +1,16 @@
 //! A worker: takes the next resource from the queue, reads it if the
-//! queue did not keep its object, runs one pass, and hands the outcome to
-//! the dispatcher. A bug anywhere in a pass costs one attempt, not the
+//! queue did not keep the object its watch event delivered (a timer fired,
+//! a list found it due, or the queue was long), runs one pass on it, and
+//! hands the outcome to the dispatcher. Either way the pass acts on that
+//! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
 //! worker.
 
-use super::dispatch::{after_pass, set_queue_depth};
+use super::dispatch::{after_pass, set_queue_depth, Ended};
 use super::failure_log::Failure;
 use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{reconcile_snapshot, PassOutcome};
+use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -26,18 +28,22 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 Ok(snapshot) => snapshot,
                 Err(hold) => {
                     shared.queue.done(&work.key);
-                    after_pass(&shared, &work, hold, None);
+                    let ended = Ended {
+                        hold,
+                        ..Ended::default()
+                    };
+                    after_pass(&shared, &work, ended);
                     continue;
                 }
             },
         };
-        let (hold, written) = pass(&shared, &work, snapshot).await;
+        let ended = pass(&shared, &work, snapshot).await;
         shared.queue.done(&work.key);
-        after_pass(&shared, &work, hold, written.as_deref());
+        after_pass(&shared, &work, ended);
     }
 }
 
-/// Reads the object a timer fired for. `Err(hold)` when there is nothing
+/// Reads the object a timer (or a list) queued. `Err(hold)` when there is nothing
 /// to reconcile now: gone (its deletion event follows), or unreadable
 /// (backed off like a failed write).
 async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<u64>> {
@@ -70,13 +76,9 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
     }
 }
 
-/// One pass over `snapshot`, measured and recorded; returns the hold and
-/// the last written version for [`after_pass`].
-async fn pass(
-    shared: &Shared,
-    work: &Work,
-    snapshot: serde_json::Value,
-) -> (Option<u64>, Option<String>) {
+/// One pass over `snapshot`, measured and recorded; returns what
+/// [`after_pass`] needs.
+async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Ended {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.package()];
     let label = [("controller", package.descriptor().qualified_plural())];
@@ -84,12 +86,21 @@ async fn pass(
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
     // A bug anywhere in a pass must cost one attempt, not a worker.
-    let caught = AssertUnwindSafe(reconcile_snapshot(&shared.controller, package, snapshot))
-        .catch_unwind()
-        .await;
-    let (result, written) = match caught {
-        Ok(PassOutcome { report, written }) => (Ok(report), written),
-        Err(panic) => (Err(panic), None),
+    let caught = AssertUnwindSafe(reconcile_snapshot(
+        &shared.controller,
+        package,
+        snapshot,
+        Origin::Runtime,
+    ))
+    .catch_unwind()
+    .await;
+    let (result, written, next_check) = match caught {
+        Ok(PassOutcome {
+            report,
+            written,
+            next_check,
+        }) => (Ok(report), written, next_check),
+        Err(panic) => (Err(panic), None, None),
     };
     if let Ok(Ok(report)) = &result {
         tracing::debug!(subject = %outcome::subject(shared, &work.key), ?report, "reconciled");
@@ -103,5 +114,9 @@ async fn pass(
         .observe(started.elapsed().as_secs_f64());
     let [(_, controller)] = &label;
     shared.counters.pass_ended(controller, &verdict);
-    (hold, written)
+    Ended {
+        hold,
+        written,
+        next_check,
+    }
 }

@@ -156,7 +156,7 @@ impl Metrics {
             );
             r.register(
                 "blue_events",
-                "Kubernetes Events per result (created, aggregated, dropped, failed).",
+                "Kubernetes Events per result (created, aggregated, dropped, superseded, failed).",
                 m.events.clone(),
             );
             r.register(

@@ -76,6 +76,11 @@ impl World {
             .expect("no transport failure")
     }
 
+    /// Milliseconds from the clock to the stored `nextReconcileTime`.
+    pub fn until_next_check(&self, name: &str) -> u64 {
+        ms_of(&self.status(name)["nextReconcileTime"]) - self.clock.now_ms()
+    }
+
     pub fn profile(name: &str) -> String {
         format!("{NS}--{name}")
     }
@@ -117,4 +122,17 @@ pub fn finalizers(object: &Value) -> Vec<String> {
         .as_array()
         .map(|a| a.iter().map(|f| f.as_str().unwrap().to_string()).collect())
         .unwrap_or_default()
+}
+
+/// Milliseconds since the epoch of an RFC 3339 time in status.
+pub fn ms_of(time: &Value) -> u64 {
+    let t = humantime::parse_rfc3339_weak(time.as_str().expect("a time")).expect("RFC 3339");
+    t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// The longest an interval of `ms` is stretched to (SPEC section 7: by
+/// under a tenth, from the uid), so a clock advanced by it finds any
+/// resource's periodic check due.
+pub fn stretched(ms: u64) -> u64 {
+    ms + ms / 10
 }

@@ -12,7 +12,7 @@ use crate::Clock;
 use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
 use outbox::Outbox;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -64,7 +64,16 @@ struct State {
     series: HashMap<SeriesKey, Series>,
     buckets: HashMap<String, Bucket>,
     sequence: u64,
+    /// Object uid -> the sequence of its Normal Reconciling Event while it
+    /// waits in the outbox (not yet taken by the writer).
+    queued_reconciling: HashMap<String, u64>,
+    /// Sequences of queued Events the writer skips: a Reconciling with its
+    /// object's outcome queued behind it.
+    superseded: HashSet<u64>,
 }
+
+/// The reason whose queued Event an outcome behind it replaces.
+const RECONCILING: &str = "Reconciling";
 
 /// Writes Events for one controller, reported as `component`.
 pub(crate) struct EventRecorder {
@@ -84,6 +93,8 @@ struct Shared {
 /// One admitted occurrence, waiting to be written.
 struct Outgoing {
     key: SeriesKey,
+    /// Its place in the order of admitted Events.
+    sequence: u64,
     namespace: String,
     /// The Event to create when its series has none stored yet.
     fresh: Value,
@@ -173,7 +184,9 @@ impl EventRecorder {
                 return;
             }
             state.sequence += 1;
-            (count, first_ms, state.sequence)
+            let sequence = state.sequence;
+            state.supersede(&key, sequence);
+            (count, first_ms, sequence)
         };
         let fresh = json!({
             "apiVersion": "v1",
@@ -202,6 +215,7 @@ impl EventRecorder {
         });
         let outgoing = Outgoing {
             key,
+            sequence,
             namespace,
             fresh,
             count,
@@ -209,8 +223,55 @@ impl EventRecorder {
             now_ms: now,
         };
         if !self.outbox.push(&self.shared, outgoing) {
+            // Not queued, so nothing will take it: forget it as waiting.
+            shared
+                .lock()
+                .take(&(uid, kind, reason.to_string()), sequence);
             shared.metrics.event("dropped");
         }
+    }
+}
+
+impl State {
+    /// Event `sequence` of series `key` was admitted. A Normal Reconciling
+    /// one waits as its object's; any other Event of that object makes a
+    /// Reconciling still waiting superseded: the writer skips it, so the
+    /// outcome is what `kubectl describe` shows, as aggregation would show
+    /// the last occurrence, and a new resource costs one Event write fewer.
+    /// Its count and token are given back, as if it had never been
+    /// recorded.
+    fn supersede(&mut self, key: &SeriesKey, sequence: u64) {
+        let (uid, kind, reason) = key;
+        if *kind == EventType::Normal && reason == RECONCILING {
+            self.queued_reconciling.insert(uid.clone(), sequence);
+            return;
+        }
+        let Some(waiting) = self.queued_reconciling.remove(uid) else {
+            return;
+        };
+        self.superseded.insert(waiting);
+        let reconciling = (uid.clone(), EventType::Normal, RECONCILING.to_string());
+        if let Some(series) = self.series.get_mut(&reconciling) {
+            series.count = series.count.saturating_sub(1);
+            if series.count == 0 && series.stored.is_none() {
+                self.series.remove(&reconciling);
+            }
+        }
+        if let Some(bucket) = self.buckets.get_mut(uid) {
+            bucket.tokens = (bucket.tokens + 1).min(BURST);
+        }
+    }
+
+    /// The writer takes Event `sequence` of `key`: false when it was
+    /// superseded. Once taken it can no longer be.
+    fn take(&mut self, key: &SeriesKey, sequence: u64) -> bool {
+        if self.superseded.remove(&sequence) {
+            return false;
+        }
+        if self.queued_reconciling.get(&key.0) == Some(&sequence) {
+            self.queued_reconciling.remove(&key.0);
+        }
+        true
     }
 }
 
@@ -223,11 +284,15 @@ impl Shared {
     /// Event, or creates the Event. Looked up now, not when queued, so a
     /// repeat queued behind its series' first write aggregates onto it.
     async fn write(&self, o: Outgoing) {
-        let stored = self
-            .lock()
-            .series
-            .get(&o.key)
-            .and_then(|s| s.stored.clone());
+        let stored = {
+            let mut state = self.lock();
+            if !state.take(&o.key, o.sequence) {
+                drop(state);
+                self.metrics.event("superseded");
+                return;
+            }
+            state.series.get(&o.key).and_then(|s| s.stored.clone())
+        };
         let event = match stored {
             Some(mut event) => {
                 event["count"] = json!(o.count);
@@ -335,5 +400,25 @@ mod tests {
             take_token(&mut buckets, "other", 0),
             "buckets are per object"
         );
+    }
+
+    fn key(uid: &str, kind: EventType, reason: &str) -> SeriesKey {
+        (uid.into(), kind, reason.into())
+    }
+
+    #[test]
+    fn a_waiting_reconciling_is_superseded_by_its_objects_outcome_only() {
+        let mut state = State::default();
+        let reconciling = |uid| key(uid, EventType::Normal, RECONCILING);
+        state.supersede(&reconciling("a"), 1);
+        state.supersede(&reconciling("b"), 2);
+        state.supersede(&key("a", EventType::Normal, "Converged"), 3);
+        assert!(!state.take(&reconciling("a"), 1), "a's outcome came behind");
+        assert!(state.take(&reconciling("b"), 2), "b's did not");
+        assert!(state.take(&key("a", EventType::Normal, "Converged"), 3));
+        // Taken, it can no longer be superseded.
+        state.supersede(&key("b", EventType::Warning, "ExecutionFailed"), 4);
+        assert!(state.superseded.is_empty());
+        assert!(state.queued_reconciling.is_empty());
     }
 }
