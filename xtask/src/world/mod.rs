@@ -12,11 +12,12 @@ pub use testbed::Testbed;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
 use serde_json::Value;
 
 use crate::cluster::Cluster;
 use crate::support::kube::{Kube, LCM};
+use crate::support::wait::eventually;
 use operator::Operator;
 
 /// The operator's poll period in the e2e: short, so checks are quick, but
@@ -169,6 +170,30 @@ impl World<'_> {
                 25
             ))
         );
+    }
+
+    /// Waits up to `deadline` for resource `name` to reach phase `want`
+    /// with the Ready condition's `reason` and to pass `also`.
+    pub fn wait_phase(
+        &self,
+        name: &str,
+        (want, reason): (&str, &str),
+        deadline: std::time::Duration,
+        also: impl Fn(&Value) -> Result<()>,
+    ) -> Result<Value> {
+        eventually(&format!("{name} {want}/{reason}"), deadline, || {
+            let r = self.kube.get(LCM, name)?;
+            let r = r.with_context(|| format!("localconfigmap {name} does not exist"))?;
+            let got = condition(&r, "Ready").map(|c| c["reason"].clone());
+            ensure!(
+                phase(&r) == want && got.as_ref().is_some_and(|g| g == reason),
+                "phase is {:?}, Ready reason {}",
+                phase(&r),
+                got.unwrap_or(Value::Null)
+            );
+            also(&r)?;
+            Ok(r)
+        })
     }
 
     /// A path in the scratch directory.
