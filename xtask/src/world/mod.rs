@@ -117,6 +117,12 @@ impl World<'_> {
         op.stop()
     }
 
+    /// Stops the operator and requires a graceful exit 0.
+    pub fn stop_operator_cleanly(&mut self) -> Result<()> {
+        let mut op = self.operator.take().context("no operator is running")?;
+        op.stop_cleanly("the operator")
+    }
+
     /// Restarts the operator (context mode) if it is not running.
     pub fn ensure_operator(&mut self) -> Result<()> {
         if self.operator.as_mut().is_some_and(Operator::is_running) {
