@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
 use super::report::{Report, Section};
-use super::{pick, tokio_runtime};
+use super::{pick, timed, tokio_runtime};
 use crate::support::wait::until;
 
 const NS: &str = "default";
@@ -402,14 +402,10 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     }
     let mut results = Vec::new();
     for n in sizes {
-        let started = Instant::now();
         // 10,000 due passes take seconds per repetition; fewer suffice there.
         let reps = if n >= 10_000 { reps.min(3) } else { reps };
-        results.push(measure_size(&rt, n, reps, min)?);
-        eprintln!(
-            "[bench] overhead: {n} resources in {:.1}s",
-            started.elapsed().as_secs_f64()
-        );
+        let what = format!("overhead: {n} resources");
+        results.push(timed(&what, || measure_size(&rt, n, reps, min))?);
     }
 
     let header = format!("resources | {}", RATES.join(" | "));
