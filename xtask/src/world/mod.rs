@@ -72,8 +72,16 @@ impl World<'_> {
         self.work.join("operator.log")
     }
 
-    /// Flags connecting the operator the way this run's kubectl connects.
+    /// Flags connecting the operator the way this run's kubectl connects,
+    /// polling every [`POLL_MS`].
     pub fn admin_args(&self) -> Vec<String> {
+        let mut args = self.connect_args();
+        args.extend(["--poll-ms".into(), POLL_MS.to_string()]);
+        args
+    }
+
+    /// [`World::admin_args`] with the operator's default poll period.
+    pub fn connect_args(&self) -> Vec<String> {
         let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
         if let Some(k) = self.kube.kubeconfig() {
             args.push("--kubeconfig".into());
@@ -82,8 +90,6 @@ impl World<'_> {
         args.extend([
             "--namespace".into(),
             self.kube.namespace().to_string(),
-            "--poll-ms".into(),
-            POLL_MS.to_string(),
             "--transport".into(),
             self.transport.as_str().into(),
         ]);
