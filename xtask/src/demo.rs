@@ -48,18 +48,7 @@ pub fn main(args: &[String]) -> Result<()> {
     let mut world = testbed.world(transport);
     let kube = world.kube.clone();
     // The operator's defaults (poll period and all), as a user would run it.
-    let mut args = vec![
-        "--context".to_string(),
-        kube.context().to_string(),
-        "--namespace".into(),
-        "default".into(),
-        "--transport".into(),
-        transport.as_str().into(),
-    ];
-    if let Some(k) = kube.kubeconfig() {
-        args.extend(["--kubeconfig".to_string(), k.display().to_string()]);
-    }
-    world.start_operator(&args)?;
+    world.start_operator(&world.connect_args())?;
     say("operator started");
 
     kube.apply(SAMPLE)?;

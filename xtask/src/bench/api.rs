@@ -73,7 +73,7 @@ fn throughput(live: &mut Live, n: usize, workers: usize) -> Result<Throughput> {
     .filter(|p| !live.has_population(*p));
     let ns = adopt.map_or_else(|| format!("new-{n}-w{workers}"), population_namespace);
     let interval = |i| adopt.map_or("1h", |p| population_interval(p, i));
-    live.server.create_resources(&ns, 0..n, interval)?;
+    live.server.create_resources(&ns, 0..n, interval, &[])?;
     let pids = &live.server.server_pids;
     let before = live.meter.counts();
     let cpu0 = CpuSnapshot::take(pids);

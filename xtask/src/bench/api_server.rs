@@ -65,18 +65,9 @@ impl ApiServer {
 
     /// Creates resources `w-<i>` for `i` in `range` in `namespace` (created
     /// first when `range` starts at 0) with `spec.reconcileInterval` =
-    /// `interval(i)`, using `kubectl apply -f -` with List batches.
+    /// `interval(i)` and `finalizers` already set, using `kubectl apply -f -`
+    /// with List batches.
     pub fn create_resources(
-        &self,
-        namespace: &str,
-        range: std::ops::Range<usize>,
-        interval: impl Fn(usize) -> &'static str,
-    ) -> Result<()> {
-        self.create_resources_with(namespace, range, interval, &[])
-    }
-
-    /// [`ApiServer::create_resources`] with `finalizers` already set.
-    pub fn create_resources_with(
         &self,
         namespace: &str,
         range: std::ops::Range<usize>,
@@ -265,13 +256,6 @@ impl Curl {
         }))
     }
 
-    fn base(&self) -> Command {
-        let mut cmd = Command::new("curl");
-        cmd.args(["-sS", "--fail", "--cacert", &self.ca, "-H"])
-            .arg(format!("@{}", self.header_file.display()));
-        cmd
-    }
-
     /// GET `path`, discarding the body; timings.
     pub fn get(&self, path: &str) -> Result<CurlTiming> {
         let started = Instant::now();
@@ -305,8 +289,9 @@ impl Curl {
 
     /// curl `args` against `path`; its stdout. `what` names it in errors.
     fn run(&self, what: &str, path: &str, args: &[&str]) -> Result<String> {
-        let out = self
-            .base()
+        let out = Command::new("curl")
+            .args(["-sS", "--fail", "--cacert", &self.ca, "-H"])
+            .arg(format!("@{}", self.header_file.display()))
             .args(args)
             .arg(format!("{}{path}", self.server))
             .output()

@@ -10,6 +10,7 @@ use super::live::{checked_count, Live};
 use super::measure::{secs, thousands};
 use super::meter::Counts;
 use super::report::{Report, Section};
+use super::timed;
 use crate::support::wait::until;
 
 /// Past the checked resources' 1 s interval (not the others' 1 h): each is due once.
@@ -76,12 +77,8 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let idle_cycles = if quick { 3 } else { 5 };
     let mut rows = Vec::new();
     for &n in sizes {
-        let started = Instant::now();
-        rows.push(measure(live, n, idle_cycles)?);
-        eprintln!(
-            "[bench] calls: {n} resources in {:.1}s",
-            started.elapsed().as_secs_f64()
-        );
+        let what = format!("calls: {n} resources");
+        rows.push(timed(&what, || measure(live, n, idle_cycles))?);
     }
 
     let mut s = Section::new(

@@ -200,17 +200,16 @@ impl<'a> Harness<'a> {
         let generation = edited["metadata"]["generation"]
             .as_i64()
             .context("no generation")?;
-        let ready = self.rt.spawn(until_ready(
+        let ready = self
+            .rt
+            .spawn(self.until_ready(namespace, name, generation)?);
+        let cm_path = ApiPath::namespaced("", "v1", namespace, "configmaps", Some(name), None)?;
+        let value = value.to_string();
+        let config_map = self.rt.spawn(probe(
             self.client.clone(),
-            namespace.to_string(),
-            name.to_string(),
-            generation,
-        ));
-        let config_map = self.rt.spawn(until_config_map(
-            self.client.clone(),
-            namespace.to_string(),
-            name.to_string(),
-            value.to_string(),
+            cm_path,
+            format!("the ConfigMap of {name} never held the edit"),
+            move |cm| cm["data"]["v"] == value.as_str(),
         ));
         let ready = self.rt.block_on(ready).context("probe panicked")??;
         let config_map = self.rt.block_on(config_map).context("probe panicked")??;
@@ -220,18 +219,32 @@ impl<'a> Harness<'a> {
         })
     }
 
+    /// A probe for `name` Ready for `generation` (or a later one).
+    fn until_ready(
+        &self,
+        namespace: &str,
+        name: &str,
+        generation: i64,
+    ) -> Result<impl std::future::Future<Output = Result<Instant>>> {
+        let path = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(name), None)?;
+        Ok(probe(
+            self.client.clone(),
+            path,
+            format!("{name} never Ready for generation {generation}"),
+            move |r| {
+                r["status"]["phase"] == "Ready"
+                    && r["status"]["observedGeneration"].as_i64() >= Some(generation)
+            },
+        ))
+    }
+
     /// Creates `name` (idle spec); times, from the API server's answer,
     /// until it is Ready.
     pub fn create_reaction(&self, namespace: &str, name: &str) -> Result<f64> {
         let body = Spec::IDLE.body(name, "0");
         self.send(ApiRequest::new(Method::Post, Self::collection(namespace)?).with_body(body))?;
         let at = Instant::now();
-        let ready = self.rt.block_on(until_ready(
-            self.client.clone(),
-            namespace.to_string(),
-            name.to_string(),
-            1,
-        ))?;
+        let ready = self.rt.block_on(self.until_ready(namespace, name, 1)?)?;
         Ok(ready.saturating_duration_since(at).as_secs_f64())
     }
 
@@ -270,54 +283,26 @@ impl<'a> Harness<'a> {
     }
 }
 
-async fn until_ready(
+/// Gets `path` every [`PROBE`] until `done` holds for the object (a
+/// missing one counts as not yet); returns when it did, or fails with
+/// `never` after [`REACTION_TIMEOUT`].
+async fn probe(
     client: Arc<ProxyClient>,
-    namespace: String,
-    name: String,
-    generation: i64,
+    path: ApiPath,
+    never: String,
+    done: impl Fn(&Value) -> bool,
 ) -> Result<Instant> {
-    let started = Instant::now();
-    loop {
-        let r = client
-            .get_resource(&descriptor(), &namespace, &name)
-            .await?;
-        if r.as_ref().is_some_and(|r| {
-            r["status"]["phase"] == "Ready"
-                && r["status"]["observedGeneration"].as_i64() >= Some(generation)
-        }) {
-            return Ok(Instant::now());
-        }
-        anyhow::ensure!(
-            started.elapsed() < REACTION_TIMEOUT,
-            "{name} never Ready for generation {generation}"
-        );
-        tokio::time::sleep(PROBE).await;
-    }
-}
-
-async fn until_config_map(
-    client: Arc<ProxyClient>,
-    namespace: String,
-    name: String,
-    value: String,
-) -> Result<Instant> {
-    let path = ApiPath::namespaced("", "v1", &namespace, "configmaps", Some(&name), None)?;
     let started = Instant::now();
     loop {
         match client.send(ApiRequest::get(path.clone())).await {
-            Ok(found) => {
-                let data = found.body.unwrap_or(Value::Null);
-                if data["data"]["v"] == value.as_str() {
-                    return Ok(Instant::now());
-                }
+            Ok(found) if done(found.body.as_ref().unwrap_or(&Value::Null)) => {
+                return Ok(Instant::now())
             }
+            Ok(_) => {}
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => return Err(e.into()),
         }
-        anyhow::ensure!(
-            started.elapsed() < REACTION_TIMEOUT,
-            "the ConfigMap of {name} never held the edit"
-        );
+        ensure!(started.elapsed() < REACTION_TIMEOUT, "{never}");
         tokio::time::sleep(PROBE).await;
     }
 }

@@ -156,7 +156,7 @@ impl Live {
         }
         let ns = population_namespace(n);
         self.server
-            .create_resources(&ns, 0..n, |i| population_interval(n, i))?;
+            .create_resources(&ns, 0..n, |i| population_interval(n, i), &[])?;
         let took = self.make_ready(&ns, n, 4)?;
         self.populations.insert(n, ns.clone());
         self.origins.insert(
@@ -197,7 +197,7 @@ impl Live {
             };
             match (template, &self.server.curl) {
                 (Some(template), Some(curl)) => {
-                    self.server.create_resources_with(
+                    self.server.create_resources(
                         &ns,
                         have..n,
                         |i| population_interval(n, i),
@@ -230,8 +230,12 @@ impl Live {
                     );
                 }
                 _ => {
-                    self.server
-                        .create_resources(&ns, have..n, |i| population_interval(n, i))?;
+                    self.server.create_resources(
+                        &ns,
+                        have..n,
+                        |i| population_interval(n, i),
+                        &[],
+                    )?;
                     let took = self.make_ready(&ns, n, 4)?;
                     self.origins.insert(
                         n,
@@ -243,8 +247,7 @@ impl Live {
                     );
                 }
             }
-        }
-        if have == n {
+        } else {
             self.origins.insert(
                 n,
                 format!("all {n} made Ready by the controller in a throughput run"),

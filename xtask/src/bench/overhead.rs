@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use super::measure::{median, rss_kib, secs, thousands, time_per_call};
 use super::package::{self, descriptor};
 use super::report::{Report, Section};
-use super::{pick, tokio_runtime};
+use super::{pick, timed, tokio_runtime};
 use crate::support::wait::until;
 
 const NS: &str = "default";
@@ -133,24 +133,35 @@ impl Fixture {
     }
 }
 
-/// Medians per population size.
+/// The measured rates (per second), in the table's column order after the
+/// resource count.
+const RATES: [&str; 7] = [
+    "idle: is_due/s",
+    "idle: poll cycle (list+decide)/s",
+    "due: reconcile()/s async",
+    "due: reconcile()/s sync",
+    "due: runtime, 1 worker/s",
+    "due: runtime, 2 workers/s",
+    "first reconcile/s",
+];
+// Indices into `RATES`.
+const IDLE_DECIDE: usize = 0;
+const DUE_ASYNC: usize = 2;
+const DUE_SYNC: usize = 3;
+const DUE_RUNTIME1: usize = 4;
+const DUE_RUNTIME2: usize = 5;
+
+/// Medians per population size, one per [`RATES`] column.
 struct SizeResult {
     n: usize,
-    first: f64,
-    idle_decide: f64,
-    idle_poll: f64,
-    due_seq_async: f64,
-    due_seq_sync: f64,
-    due_runtime1: f64,
-    due_runtime2: f64,
+    rates: [f64; 7],
 }
 
 impl SizeResult {
     /// The fastest way the controller completed due passes at this size.
     fn due_best(&self) -> f64 {
-        self.due_seq_async
-            .max(self.due_runtime1)
-            .max(self.due_runtime2)
+        let r = &self.rates;
+        r[DUE_ASYNC].max(r[DUE_RUNTIME1]).max(r[DUE_RUNTIME2])
     }
 }
 
@@ -170,12 +181,8 @@ fn measure_size(
         snapshots.iter().all(|r| !is_due(r, now)),
         "freshly reconciled resources must not be due"
     );
-    let mut idle_decide = Vec::new();
-    let mut idle_poll = Vec::new();
-    let mut due_seq_async = Vec::new();
-    let mut due_seq_sync = Vec::new();
-    let mut due_runtime1 = Vec::new();
-    let mut due_runtime2 = Vec::new();
+    // Samples of the first six rates, as durations per `n` resources.
+    let mut samples: [Vec<Duration>; 6] = Default::default();
     for _ in 0..reps {
         // Idle: the decision itself, over already-listed snapshots.
         let per = time_per_call(min, || {
@@ -183,7 +190,7 @@ fn measure_size(
                 black_box(is_due(black_box(r), now));
             }
         });
-        idle_decide.push(n as f64 / per.as_secs_f64());
+        samples[0].push(per);
 
         // Idle: a whole poll cycle as the runtime does it (list through the
         // Client, decide each); the list copy is the fake cluster's cost.
@@ -199,29 +206,25 @@ fn measure_size(
             Ok::<_, anyhow::Error>(started.elapsed() / cycles)
         })?;
         fx.cluster.reset_calls();
-        idle_poll.push(n as f64 / per.as_secs_f64());
+        samples[1].push(per);
 
         // Due: every resource's interval has passed; each pass re-reads,
         // observes (READY) and writes Ready status once.
-        fx.clock.advance(PAST_INTERVAL_MS);
-        due_seq_async.push(n as f64 / rt.block_on(fx.reconcile_all(false))?.as_secs_f64());
-        fx.clock.advance(PAST_INTERVAL_MS);
-        due_seq_sync.push(n as f64 / rt.block_on(fx.reconcile_all(true))?.as_secs_f64());
-        fx.clock.advance(PAST_INTERVAL_MS);
-        due_runtime1.push(n as f64 / fx.runtime_drain(rt, 1)?.as_secs_f64());
-        fx.clock.advance(PAST_INTERVAL_MS);
-        due_runtime2.push(n as f64 / fx.runtime_drain(rt, 2)?.as_secs_f64());
+        for (i, sync) in [(DUE_ASYNC, false), (DUE_SYNC, true)] {
+            fx.clock.advance(PAST_INTERVAL_MS);
+            samples[i].push(rt.block_on(fx.reconcile_all(sync))?);
+        }
+        for (i, workers) in [(DUE_RUNTIME1, 1), (DUE_RUNTIME2, 2)] {
+            fx.clock.advance(PAST_INTERVAL_MS);
+            samples[i].push(fx.runtime_drain(rt, workers)?);
+        }
     }
-    Ok(SizeResult {
-        n,
-        first: n as f64 / first.as_secs_f64(),
-        idle_decide: median(&idle_decide),
-        idle_poll: median(&idle_poll),
-        due_seq_async: median(&due_seq_async),
-        due_seq_sync: median(&due_seq_sync),
-        due_runtime1: median(&due_runtime1),
-        due_runtime2: median(&due_runtime2),
-    })
+    let rate = |d: &Duration| n as f64 / d.as_secs_f64();
+    let mut rates = [rate(&first); 7];
+    for (r, s) in rates.iter_mut().zip(&samples) {
+        *r = median(&s.iter().map(rate).collect::<Vec<_>>());
+    }
+    Ok(SizeResult { n, rates })
 }
 
 /// Per-call costs of the pieces a reconcile pass is made of, on one Ready
@@ -399,41 +402,23 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     }
     let mut results = Vec::new();
     for n in sizes {
-        let started = Instant::now();
         // 10,000 due passes take seconds per repetition; fewer suffice there.
         let reps = if n >= 10_000 { reps.min(3) } else { reps };
-        results.push(measure_size(&rt, n, reps, min)?);
-        eprintln!(
-            "[bench] overhead: {n} resources in {:.1}s",
-            started.elapsed().as_secs_f64()
-        );
+        let what = format!("overhead: {n} resources");
+        results.push(timed(&what, || measure_size(&rt, n, reps, min))?);
     }
 
-    let mut s = Section::new(
-        "overhead",
-        "Controller overhead, no I/O",
-        "resources | idle: is_due/s | idle: poll cycle (list+decide)/s | \
-         due: reconcile()/s async | due: reconcile()/s sync | \
-         due: runtime, 1 worker/s | due: runtime, 2 workers/s | \
-         first reconcile/s",
-    );
+    let header = format!("resources | {}", RATES.join(" | "));
+    let mut s = Section::new("overhead", "Controller overhead, no I/O", &header);
     s.order = 1;
     for r in &results {
-        s.row(vec![
-            thousands(r.n as f64),
-            thousands(r.idle_decide),
-            thousands(r.idle_poll),
-            thousands(r.due_seq_async),
-            thousands(r.due_seq_sync),
-            thousands(r.due_runtime1),
-            thousands(r.due_runtime2),
-            thousands(r.first),
-        ]);
+        let cells = std::iter::once(r.n as f64).chain(r.rates);
+        s.row(cells.map(thousands).collect());
     }
     let sync_ratio = median(
         &results
             .iter()
-            .map(|r| r.due_seq_async / r.due_seq_sync)
+            .map(|r| r.rates[DUE_ASYNC] / r.rates[DUE_SYNC])
             .collect::<Vec<_>>(),
     );
     s.note(format!(
@@ -443,7 +428,7 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
 
     let min_idle = results
         .iter()
-        .map(|r| r.idle_decide)
+        .map(|r| r.rates[IDLE_DECIDE])
         .fold(f64::MAX, f64::min);
     let min_due = results
         .iter()
@@ -476,7 +461,7 @@ pub fn run(quick: bool, report: &mut Report) -> Result<()> {
     // Pieces 1-3: a snapshot copy, Options::from_resource, an Options clone.
     let (copy, build, clone) = (costs[1].1, costs[2].1, costs[3].1);
     if let Some(r) = results.iter().find(|r| r.n == 1_000) {
-        let pass = 1.0 / r.due_seq_async;
+        let pass = 1.0 / r.rates[DUE_ASYNC];
         let options = 2.0 * build + 3.0 * clone;
         let fake = 4.0 * copy;
         p.note(format!(

@@ -120,7 +120,7 @@ fn proxy(live: &Live) -> Result<(Arc<ProxyClient>, u32)> {
 pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
     let n = if quick { 100 } else { 1_000 };
     let ns = format!("transport-{n}");
-    live.server.create_resources(&ns, 0..n, |_| "1h")?;
+    live.server.create_resources(&ns, 0..n, |_| "1h", &[])?;
     let kubectl = kubectl_client(live.server.kubectl_options())?;
     let per_call = measure(
         live,

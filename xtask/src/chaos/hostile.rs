@@ -5,14 +5,17 @@
 
 use std::time::Duration;
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Context};
 use serde_json::{json, Value};
 
 use crate::cluster::manifests::{has_finalizer, manifest};
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
-use crate::world::{condition, phase, World};
+use crate::world::World;
+
+/// How long a hostile resource may take to reach its phase.
+const DEADLINE: Duration = Duration::from_secs(60);
 
 /// Name, spec, the phase (and Ready reason) it must reach.
 fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
@@ -78,7 +81,7 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
             w.kube.create(&manifest(name, spec))?;
         }
         for (name, _, want_phase, want_reason) in cases() {
-            wait_for(w, name, want_phase, want_reason)?;
+            w.wait_phase(name, (want_phase, want_reason), DEADLINE, |_| Ok(()))?;
         }
         ensure!(w.operator()?.is_running(), "the operator exited");
         Ok(())
@@ -118,19 +121,15 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
             w.start_operator(&w.admin_args())?;
             // The forgery already reads Ready/Converged: wait for what only a
             // real pass leaves, the finalizer and the state identity.
-            eventually(
-                "the forged resource to be managed",
-                Duration::from_secs(60),
-                || {
-                    let r = wait_for(w, forged, "Ready", "Converged")?;
-                    ensure!(has_finalizer(&r), "no finalizer was added");
-                    ensure!(
-                        r["status"]["stateIdentity"].is_string(),
-                        "no state identity recorded"
-                    );
-                    Ok(())
-                },
-            )?;
+            eventually("the forged resource to be managed", DEADLINE, || {
+                let r = w.wait_phase(forged, ("Ready", "Converged"), DEADLINE, |_| Ok(()))?;
+                ensure!(has_finalizer(&r), "no finalizer was added");
+                ensure!(
+                    r["status"]["stateIdentity"].is_string(),
+                    "no state identity recorded"
+                );
+                Ok(())
+            })?;
             let cm = w
                 .kube
                 .get("configmap", forged)?
@@ -153,37 +152,11 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
         for name in &names {
             w.kube.ok(&["delete", LCM, name, "--wait=false"], None)?;
         }
-        eventually(
-            "the malformed resources gone",
-            Duration::from_secs(60),
-            || {
-                for name in &names {
-                    ensure!(w.kube.get(LCM, name)?.is_none(), "{name} still exists");
-                }
-                Ok(())
-            },
-        )
+        eventually("the malformed resources gone", DEADLINE, || {
+            for name in &names {
+                ensure!(w.kube.get(LCM, name)?.is_none(), "{name} still exists");
+            }
+            Ok(())
+        })
     });
-}
-
-/// Waits until `name` reaches `want` with Ready reason `reason`.
-fn wait_for(w: &World<'_>, name: &str, want: &str, reason: &str) -> Result<Value> {
-    eventually(
-        &format!("{name} {want}/{reason}"),
-        Duration::from_secs(60),
-        || {
-            let r = w
-                .kube
-                .get(LCM, name)?
-                .with_context(|| format!("{name} is gone"))?;
-            let got = condition(&r, "Ready").map(|c| c["reason"].clone());
-            ensure!(
-                phase(&r) == want && got.as_ref().is_some_and(|g| g == reason),
-                "{name} is {:?} with reason {}",
-                phase(&r),
-                got.unwrap_or(Value::Null)
-            );
-            Ok(r)
-        },
-    )
 }

@@ -54,9 +54,7 @@ pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
             w.operator.as_mut().is_some_and(|o| o.is_running()),
             "the operator is not running"
         );
-        let status = w.stop_operator()?;
-        ensure!(status.success(), "the operator stopped with {status}");
-        Ok(())
+        w.stop_operator_cleanly()
     });
     suite.check("no-panic-in-the-operator-log", || {
         let log = fs::read_to_string(w.operator_log())?;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::fleet::Fleet;
 use super::{Figures, Profile};
-use crate::cluster::manifests::SERVICE_ACCOUNT;
+use crate::cluster::manifests::{in_namespace, RBAC};
 use crate::support::interrupt;
 use crate::support::suite::Suite;
 use crate::world::in_cluster::{in_cluster_args, request_token};
@@ -136,41 +136,30 @@ fn cases(every: bool) -> Vec<Missing> {
     list
 }
 
-/// The shipped Role's rules without `missing`.
-fn role(namespace: &str, missing: Option<&Missing>) -> String {
-    let rules = [
-        (
-            "examples.blue.dev",
-            "localconfigmaps",
-            vec!["get", "list", "patch"],
-        ),
-        (
-            "examples.blue.dev",
-            "localconfigmaps/status",
-            vec!["get", "update"],
-        ),
-        ("", "configmaps", vec!["get", "create", "update", "delete"]),
-    ];
-    let rules: Vec<Value> = rules
-        .into_iter()
-        .map(|(group, resource, verbs)| {
-            let verbs: Vec<&str> = verbs
-                .into_iter()
-                .filter(|v| {
-                    !missing
-                        .is_some_and(|m| m.group == group && m.resource == resource && m.verb == *v)
-                })
-                .collect();
-            json!({"apiGroups": [group], "resources": [resource], "verbs": verbs})
-        })
-        .collect();
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "Role",
-        "metadata": {"name": SERVICE_ACCOUNT, "namespace": namespace},
-        "rules": rules,
-    })
-    .to_string()
+/// The shipped Role (`rbac.yaml`) in the world's namespace, without `missing`.
+fn role(w: &World<'_>, missing: Option<&Missing>) -> Result<String> {
+    let doc = RBAC.split("\n---\n").find(|d| d.contains("\nkind: Role\n"));
+    let doc = in_namespace(doc.context("no Role in rbac.yaml")?, w.kube.namespace());
+    let dry_run = ["create", "--dry-run=client", "-o", "json", "-f", "-"];
+    let mut role: Value = serde_json::from_str(&w.kube.ok(&dry_run, Some(&doc))?)?;
+    if let Some(m) = missing {
+        let rule = role["rules"].as_array_mut().and_then(|rules| {
+            rules.iter_mut().find(|r| {
+                r["apiGroups"] == json!([m.group]) && r["resources"] == json!([m.resource])
+            })
+        });
+        let verbs = rule.and_then(|r| r["verbs"].as_array_mut());
+        let verbs = verbs.with_context(|| format!("no rule for {} in rbac.yaml", m.resource))?;
+        let before = verbs.len();
+        verbs.retain(|v| v != m.verb);
+        ensure!(
+            verbs.len() < before,
+            "the Role does not allow {} {}",
+            m.verb,
+            m.resource
+        );
+    }
+    Ok(role.to_string())
 }
 
 pub fn run(
@@ -225,7 +214,7 @@ pub fn run(
         }
         // Whatever happened: full permissions and the admin operator again.
         let restore = (|| -> Result<()> {
-            w.kube.apply(&role(w.kube.namespace(), None))?;
+            w.kube.apply(&role(w, None)?)?;
             if w.operator.is_some() {
                 w.stop_operator()?;
             }
@@ -279,7 +268,7 @@ fn forbidden_window(
     profile: &Profile,
     missing: &Missing,
 ) -> Result<Window> {
-    w.kube.apply(&role(w.kube.namespace(), Some(missing)))?;
+    w.kube.apply(&role(w, Some(missing))?)?;
     w.stop_operator()?;
     let sa = w.scratch("serviceaccount-chaos");
     // The world's transport is one kubectl per request, so the counting

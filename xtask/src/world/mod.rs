@@ -12,11 +12,12 @@ pub use testbed::Testbed;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
 use serde_json::Value;
 
 use crate::cluster::Cluster;
 use crate::support::kube::{Kube, LCM};
+use crate::support::wait::eventually;
 use operator::Operator;
 
 /// The operator's poll period in the e2e: short, so checks are quick, but
@@ -71,8 +72,16 @@ impl World<'_> {
         self.work.join("operator.log")
     }
 
-    /// Flags connecting the operator the way this run's kubectl connects.
+    /// Flags connecting the operator the way this run's kubectl connects,
+    /// polling every [`POLL_MS`].
     pub fn admin_args(&self) -> Vec<String> {
+        let mut args = self.connect_args();
+        args.extend(["--poll-ms".into(), POLL_MS.to_string()]);
+        args
+    }
+
+    /// [`World::admin_args`] with the operator's default poll period.
+    pub fn connect_args(&self) -> Vec<String> {
         let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
         if let Some(k) = self.kube.kubeconfig() {
             args.push("--kubeconfig".into());
@@ -81,8 +90,6 @@ impl World<'_> {
         args.extend([
             "--namespace".into(),
             self.kube.namespace().to_string(),
-            "--poll-ms".into(),
-            POLL_MS.to_string(),
             "--transport".into(),
             self.transport.as_str().into(),
         ]);
@@ -114,6 +121,12 @@ impl World<'_> {
     pub fn stop_operator(&mut self) -> Result<ExitStatus> {
         let mut op = self.operator.take().context("no operator is running")?;
         op.stop()
+    }
+
+    /// Stops the operator and requires a graceful exit 0.
+    pub fn stop_operator_cleanly(&mut self) -> Result<()> {
+        let mut op = self.operator.take().context("no operator is running")?;
+        op.stop_cleanly("the operator")
     }
 
     /// Restarts the operator (context mode) if it is not running.
@@ -169,6 +182,30 @@ impl World<'_> {
                 25
             ))
         );
+    }
+
+    /// Waits up to `deadline` for resource `name` to reach phase `want`
+    /// with the Ready condition's `reason` and to pass `also`.
+    pub fn wait_phase(
+        &self,
+        name: &str,
+        (want, reason): (&str, &str),
+        deadline: std::time::Duration,
+        also: impl Fn(&Value) -> Result<()>,
+    ) -> Result<Value> {
+        eventually(&format!("{name} {want}/{reason}"), deadline, || {
+            let r = self.kube.get(LCM, name)?;
+            let r = r.with_context(|| format!("localconfigmap {name} does not exist"))?;
+            let got = condition(&r, "Ready").map(|c| c["reason"].clone());
+            ensure!(
+                phase(&r) == want && got.as_ref().is_some_and(|g| g == reason),
+                "phase is {:?}, Ready reason {}",
+                phase(&r),
+                got.unwrap_or(Value::Null)
+            );
+            also(&r)?;
+            Ok(r)
+        })
     }
 
     /// A path in the scratch directory.

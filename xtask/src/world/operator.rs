@@ -142,6 +142,14 @@ impl Operator {
 
     /// SIGTERM, wait for the drain (SIGKILL after a grace period), reap,
     /// kill anything left in its group. Returns the exit status.
+    /// Stops it like [`Operator::stop`] and requires exit status 0 (a
+    /// graceful drain); `who` names it in the error.
+    pub fn stop_cleanly(&mut self, who: &str) -> Result<()> {
+        let status = self.stop()?;
+        anyhow::ensure!(status.success(), "{who} exited with {status} on SIGTERM");
+        Ok(())
+    }
+
     pub fn stop(&mut self) -> Result<ExitStatus> {
         if let Some(mut p) = self.process.take() {
             p.stop(STOP_GRACE)?;

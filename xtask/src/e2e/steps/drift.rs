@@ -145,11 +145,7 @@ pub fn ownership_conflict(w: &mut World<'_>) -> Result<()> {
 /// SIGTERM drains and exits 0; drift made while the operator is down is
 /// repaired by the next one.
 pub fn controller_restart(w: &mut World<'_>) -> Result<()> {
-    let status = w.stop_operator()?;
-    ensure!(
-        status.success(),
-        "the operator exited with {status} on SIGTERM"
-    );
+    w.stop_operator_cleanly()?;
     let log = std::fs::read_to_string(w.operator_log()).unwrap_or_default();
     if !log.trim_end().ends_with("stopped") {
         bail!("the operator did not log a graceful stop");

@@ -49,8 +49,7 @@ fn candidate(w: &World<'_>, identity: &str) -> Result<(Operator, PathBuf)> {
 }
 
 pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
-    let status = w.stop_operator()?;
-    ensure!(status.success(), "the operator exited with {status}");
+    w.stop_operator_cleanly()?;
 
     let (mut a, a_log) = candidate(w, "e2e-a")?;
     election::wait_holder(&w.kube, "e2e-a", Instant::now(), DEADLINE)?;
@@ -112,11 +111,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
         Ok(())
     })?;
     let stopping = Instant::now();
-    let status = b.take().context("follower")?.stop()?;
-    ensure!(
-        status.success(),
-        "the leader exited with {status} on SIGTERM"
-    );
+    b.take().context("follower")?.stop_cleanly("the leader")?;
     let handover = election::wait_holder(&w.kube, "e2e-c", stopping, DEADLINE)
         .with_context(|| tail("third candidate", &c_log))?;
     println!("  graceful stop handed over in {} ms", handover.as_millis());
@@ -132,8 +127,9 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
         &json!({"metadata": {"annotations": {REQUEST_ANNOTATION: "after-handover"}}}),
     )?;
     wait_ready(w, &name(0))?;
-    let status = c.take().context("third candidate")?.stop()?;
-    ensure!(status.success(), "the third candidate exited with {status}");
+    c.take()
+        .context("third candidate")?
+        .stop_cleanly("the third candidate")?;
     // Leave the single operator running for later checks.
     super::observability::restart_normally(w)
 }

@@ -13,11 +13,7 @@ use crate::world::Transport;
 /// new valid token, then to an invalid one (calls fail: proof kubectl
 /// rereads the file), then to a valid one again (calls work again).
 pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
-    let status = w.stop_operator()?;
-    ensure!(
-        status.success(),
-        "the operator exited with {status} on SIGTERM"
-    );
+    w.stop_operator_cleanly()?;
 
     let sa = w.scratch("serviceaccount");
     let args = in_cluster_args(w, &sa, &request_token(w)?)?;

@@ -161,18 +161,7 @@ fn wait_ready(w: &World<'_>, name: &str) -> Result<Value> {
 /// Waits for `phase` with the Ready condition's `reason`, for the current
 /// generation.
 fn wait_phase(w: &World<'_>, name: &str, want: &str, reason: &str) -> Result<Value> {
-    eventually(&format!("{name} {want}/{reason}"), DEADLINE, || {
-        let r = get(w, name)?;
-        let got = condition(&r, "Ready").map(|c| c["reason"].clone());
-        ensure!(
-            phase(&r) == want && got.as_ref().is_some_and(|g| g == reason),
-            "phase is {:?}, Ready reason {}",
-            phase(&r),
-            got.unwrap_or(Value::Null)
-        );
-        check_acknowledged(&r)?;
-        Ok(r)
-    })
+    w.wait_phase(name, (want, reason), DEADLINE, check_acknowledged)
 }
 
 /// Waits until ConfigMap `name` exists with exactly `expected` data.
