@@ -29,6 +29,8 @@ pub fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<Vec<Stri
         &endpoint.port.to_string(),
         "--poll-ms",
         &super::POLL_MS.to_string(),
+        super::EVERY_CHECK_WRITES[0],
+        super::EVERY_CHECK_WRITES[1],
         "--transport",
         w.transport.as_str(),
     ]

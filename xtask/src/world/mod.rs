@@ -23,6 +23,10 @@ use operator::Operator;
 /// The operator's poll period in the e2e: short, so checks are quick, but
 /// not so short that kubectl's ~0.1 s of CPU per call starves two cores.
 pub const POLL_MS: u64 = 250;
+/// The checks judge each periodic check by the `lastReconcileTime` it
+/// records, so the operator writes status on every check (heartbeat 0, as
+/// the reference does); quiet checks are the testkit's (tests/quiet_checks.rs).
+pub const EVERY_CHECK_WRITES: [&str; 2] = ["--status-heartbeat-ms", "0"];
 
 /// The operator's transport (`--transport`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +81,7 @@ impl World<'_> {
     pub fn admin_args(&self) -> Vec<String> {
         let mut args = self.connect_args();
         args.extend(["--poll-ms".into(), POLL_MS.to_string()]);
+        args.extend(EVERY_CHECK_WRITES.map(String::from));
         args
     }
 
