@@ -147,11 +147,10 @@ impl Connection {
             if let Some(value) = stored.as_ref().and_then(|s| s.data.get(key)) {
                 return Ok(Sensitive::new(value.clone()));
             }
-            let value = match (&generated, generate.take()) {
-                (Some(v), _) => v.clone(),
-                (None, Some(generate)) => generated.insert(generate()).clone(),
-                (None, None) => unreachable!("generate is taken once"),
-            };
+            // Generated once: a retry after a lost race offers the same value.
+            let value = generated
+                .get_or_insert_with(|| generate.take().map(|g| g()).unwrap_or_default())
+                .clone();
             if self.write_key(stored, key, &value).await? {
                 return Ok(Sensitive::new(value));
             }
