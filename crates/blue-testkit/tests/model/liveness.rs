@@ -214,7 +214,8 @@ impl World {
 
         // Cost budget: a periodic check that finds the infrastructure
         // matching and ready observes only and writes status once.
-        self.clock.advance(120_000);
+        // The longest interval (2m) plus its largest uid stretch (< 10%).
+        self.clock.advance(132_000);
         for slot in Slot::all() {
             let Some(object) = self.get(slot) else {
                 continue;
