@@ -2,7 +2,7 @@
 //!
 //! Register trusted [`Package`]s (one per custom resource kind, with a
 //! typed config via [`PackageBuilder::config`]), generate their CRDs with
-//! [`crd`], build a [`Controller`] with [`controller`], and either
+//! [`crd`] (from a [`ResourceSchema`]: the types alone, no callbacks), build a [`Controller`] with [`controller`], and either
 //! [`reconcile`] one resource or [`start`] the [`Runtime`] (watches where the
 //! client can watch, periodic lists otherwise).
 //!
@@ -11,7 +11,8 @@
 //!   and the one client every part of the controller uses (request
 //!   metrics, then the leader-election fence), built once in
 //!   `client_stack::client_stack`.
-//! - `package`, `typed`, `callback`, `validation`: [`Package`]s, typed
+//! - `schema`, `package`, `typed`, `callback`, `validation`: the
+//!   [`ResourceSchema`] a package is built around, [`Package`]s, typed
 //!   configs, how a callback runs (blocking threads for sync ones, panics
 //!   caught), and what `validate` returns (log-only and user-facing
 //!   messages).
@@ -63,6 +64,7 @@ mod package;
 mod preflight;
 mod reconcile;
 mod runtime;
+mod schema;
 mod setters;
 mod telemetry;
 mod typed;
@@ -92,6 +94,7 @@ pub use preflight::{preflight, Problem};
 pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
 pub use runtime::{start, Health, Runtime, Stats};
+pub use schema::ResourceSchema;
 pub use telemetry::Metrics;
 pub use typed::TypedPackageBuilder;
 pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};

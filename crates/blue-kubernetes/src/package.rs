@@ -1,9 +1,8 @@
 //! Packages: a resource type plus the trusted callbacks that manage its infrastructure.
 
 use crate::callback::Callback;
-use crate::outputs::OutputsType;
-use crate::typed::{ConfigType, TypedPackageBuilder};
-use crate::{Error, Options, ValidationErrors};
+use crate::typed::TypedPackageBuilder;
+use crate::{Error, Options, ResourceSchema, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -167,10 +166,7 @@ pub struct Package {
 }
 
 pub(crate) struct PackageInner {
-    pub(crate) descriptor: ResourceDescriptor,
-    pub(crate) config: Option<ConfigType>,
-    pub(crate) outputs: Option<OutputsType>,
-    pub(crate) connection: bool,
+    pub(crate) schema: ResourceSchema,
     pub(crate) validate: Option<Callback<ValidationErrors>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
@@ -182,10 +178,7 @@ impl Package {
     /// Starts building a package for `descriptor`.
     pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
         PackageBuilder {
-            descriptor,
-            config: None,
-            outputs: None,
-            connection: false,
+            schema: ResourceSchema::new(descriptor),
             validate: None,
             identity: None,
             observe: None,
@@ -196,7 +189,12 @@ impl Package {
 
     /// The resource type this package manages.
     pub fn descriptor(&self) -> &ResourceDescriptor {
-        &self.inner.descriptor
+        &self.inner.schema.descriptor
+    }
+
+    /// The schema the package was built with: what its CRD describes.
+    pub(crate) fn schema(&self) -> &ResourceSchema {
+        &self.inner.schema
     }
 
     pub(crate) fn callbacks(&self) -> &PackageInner {
@@ -204,10 +202,16 @@ impl Package {
     }
 }
 
+impl AsRef<ResourceSchema> for Package {
+    fn as_ref(&self) -> &ResourceSchema {
+        self.schema()
+    }
+}
+
 impl std::fmt::Debug for Package {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Package")
-            .field("descriptor", &self.inner.descriptor)
+            .field("descriptor", self.descriptor())
             .finish_non_exhaustive()
     }
 }
@@ -216,10 +220,7 @@ impl std::fmt::Debug for Package {
 /// other callbacks are required. Methods without suffix take synchronous
 /// closures, `_async` ones take closures returning futures.
 pub struct PackageBuilder {
-    descriptor: ResourceDescriptor,
-    config: Option<ConfigType>,
-    outputs: Option<OutputsType>,
-    connection: bool,
+    schema: ResourceSchema,
     validate: Option<Callback<ValidationErrors>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
@@ -258,7 +259,7 @@ impl PackageBuilder {
     where
         C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
     {
-        self.config = Some(ConfigType::of::<C>());
+        self.schema = self.schema.config::<C>();
         TypedPackageBuilder::new(self)
     }
 
@@ -271,7 +272,7 @@ impl PackageBuilder {
     where
         O: DeserializeOwned + JsonSchema + 'static,
     {
-        self.outputs = Some(OutputsType::of::<O>());
+        self.schema = self.schema.outputs::<O>();
         self
     }
 
@@ -280,7 +281,7 @@ impl PackageBuilder {
     /// gains `spec.writeConnectionSecretToRef.name`, and callbacks reach
     /// the Secret through [`Options::connection`](crate::Options::connection).
     pub fn connection_secret(mut self) -> Self {
-        self.connection = true;
+        self.schema = self.schema.connection_secret();
         self
     }
 
@@ -341,10 +342,7 @@ impl PackageBuilder {
     pub fn build(self) -> Result<Package, Error> {
         Ok(Package {
             inner: Arc::new(PackageInner {
-                descriptor: self.descriptor,
-                config: self.config,
-                outputs: self.outputs,
-                connection: self.connection,
+                schema: self.schema,
                 validate: self.validate,
                 identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
@@ -352,5 +350,11 @@ impl PackageBuilder {
                 delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
             }),
         })
+    }
+}
+
+impl AsRef<ResourceSchema> for PackageBuilder {
+    fn as_ref(&self) -> &ResourceSchema {
+        &self.schema
     }
 }

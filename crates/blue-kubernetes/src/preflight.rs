@@ -166,7 +166,7 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
                 AccessCheck::new(ns, "update", &d.group, &d.plural).with_subresource("status"),
             );
             // The connection Secret: read, created once, replaced when restored.
-            if package.callbacks().connection {
+            if package.schema().connection {
                 for verb in ["get", "create", "update"] {
                     checks.push(AccessCheck::new(ns, verb, "", "secrets"));
                 }

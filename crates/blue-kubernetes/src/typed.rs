@@ -2,7 +2,7 @@
 //! type once per pass, handed to callbacks beside the [`Options`].
 
 use crate::package::{CallbackResult, PackageBuilder, WorkflowOutcome};
-use crate::{Error, Names, Observation, Options, Package, ValidationErrors};
+use crate::{Error, Names, Observation, Options, Package, ResourceSchema, ValidationErrors};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -57,7 +57,7 @@ pub(crate) fn options_for(
     names: &Names,
 ) -> (Options, Option<String>) {
     let options = Options::from_resource(resource);
-    let Some(config) = &package.callbacks().config else {
+    let Some(config) = &package.schema().config else {
         return (options, None);
     };
     let mut map = resource
@@ -268,6 +268,12 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
     /// Finishes the package, naming the first missing required callback.
     pub fn build(self) -> Result<Package, Error> {
         self.inner.build()
+    }
+}
+
+impl<C> AsRef<ResourceSchema> for TypedPackageBuilder<C> {
+    fn as_ref(&self) -> &ResourceSchema {
+        self.inner.as_ref()
     }
 }
 

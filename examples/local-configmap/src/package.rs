@@ -10,12 +10,9 @@ use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::sightings::Sightings;
 use blue_kubernetes::{
     CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
-    UserFacingMessage, ValidationErrors, WorkflowOutcome,
+    TypedPackageBuilder, UserFacingMessage, ValidationErrors, WorkflowOutcome,
 };
-use blue_kubernetes_client::{
-    kubectl_client, ApiPath, ApiRequest, ErrorKind, KubectlOptions, Method, RawApi,
-    ResourceDescriptor,
-};
+use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, RawApi, ResourceDescriptor};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -124,8 +121,7 @@ pub fn package_for(
     let (c1, c2, c3) = (client.clone(), client.clone(), client);
     let (s1, s2, s3) = (seen.clone(), seen.clone(), seen);
     let (e1, e2) = (on_effect.clone(), on_effect);
-    Package::builder(descriptor)
-        .config::<LocalConfigMapConfig>()
+    declared(descriptor)
         .validate(|config, opts| Ok(for_users(desired::validate(config, opts))))
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {
@@ -141,6 +137,13 @@ pub fn package_for(
             async move { delete(client.as_ref(), &seen, &config, &opts, sink.as_ref()).await }
         })
         .build()
+}
+
+/// The package as far as its CRD goes: the resource type and its config
+/// type, before any callback. [`crd`] is generated from it alone and
+/// [`package_for`] adds the callbacks to it, so the two cannot disagree.
+fn declared(descriptor: ResourceDescriptor) -> TypedPackageBuilder<LocalConfigMapConfig> {
+    Package::builder(descriptor).config::<LocalConfigMapConfig>()
 }
 
 /// Every validation message, marked safe for the resource's users: each
@@ -169,11 +172,16 @@ pub fn names() -> Names {
 /// The `LocalConfigMap` CRD, as `local-configmap-operator crd` prints it and
 /// `manifests/crd.yaml` holds it. `cel: false` leaves out the CEL
 /// immutability rules, for Kubernetes before 1.25.
+///
+/// It needs no client: only the descriptor and the config type.
 pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
-    // Generating a CRD calls no callback, so the client is never used.
-    let client = kubectl_client(KubectlOptions::for_context("crd-generation"))?;
-    let package = package(Arc::new(client), Arc::new(|_: &Effect| {}))?;
-    let options = CrdOptions::default()
+    blue_kubernetes::crd(&declared(descriptor()), &crd_options(cel))
+}
+
+/// What [`crd`] adds beyond the types: names, CEL rules, short names,
+/// category, immutable fields, columns.
+pub fn crd_options(cel: bool) -> CrdOptions {
+    CrdOptions::default()
         .with_names(names())
         .with_cel(cel)
         .with_short_names(vec!["lcm".into()])
@@ -182,8 +190,7 @@ pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
         .with_printer_columns(vec![PrinterColumn::wide(
             "ConfigMap",
             ".spec.config.configMapName",
-        )]);
-    blue_kubernetes::crd(&package, &options)
+        )])
 }
 
 /// [`crd`] as the YAML document `manifests/crd.yaml` holds.

@@ -27,3 +27,14 @@ fn the_crd_carries_the_outputs_and_the_connection_secret_reference() {
     );
     assert!(!crd.to_string().contains("x-kubernetes-validations"));
 }
+
+#[test]
+fn the_crd_from_the_types_is_the_built_packages() {
+    use postgres_operator::package::{crd_options, package};
+    use std::sync::Arc;
+    let built = package(Arc::new(blue_testkit::FakeCluster::new())).unwrap();
+    for cel in [true, false] {
+        let from_package = blue_kubernetes::crd(&built, &crd_options(cel)).unwrap();
+        assert_eq!(crd(cel).unwrap(), from_package, "cel: {cel}");
+    }
+}

@@ -10,7 +10,7 @@ pub use yaml::to_yaml;
 
 use crate::outputs;
 
-use crate::{Error, Names, Package};
+use crate::{Error, Names, ResourceSchema};
 use serde_json::{json, Map, Value};
 
 /// An extra `kubectl get` column.
@@ -38,7 +38,7 @@ impl PrinterColumn {
     }
 }
 
-/// What [`crd`] adds beyond the package: start from
+/// What [`crd`] adds beyond the resource schema: start from
 /// `CrdOptions::default()` and chain the `with_*` setters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -89,17 +89,25 @@ crate::setters::setters!(CrdOptions {
     with_printer_columns(printer_columns: Vec<PrinterColumn>),
 });
 
-/// The complete CRD for `package`'s resource type, as a JSON document
-/// ready for `kubectl apply` (render it with [`to_yaml`]).
+/// The complete CRD of a resource type, as a JSON document ready for
+/// `kubectl apply` (render it with [`to_yaml`]).
 ///
-/// `spec.config` is the package's typed config schema (see
+/// `resource` is anything that holds a [`ResourceSchema`]: the schema
+/// itself, a [`PackageBuilder`](crate::PackageBuilder) or
+/// [`TypedPackageBuilder`](crate::TypedPackageBuilder) with or without its
+/// callbacks, or a built [`Package`](crate::Package). Only the descriptor
+/// and the declared types are read, so printing a CRD needs no client and
+/// no callback, and a package's CRD is the one of the schema it was built
+/// with.
+///
+/// `spec.config` is the config type's schema (see
 /// [`PackageBuilder::config`](crate::PackageBuilder::config)) plus the
 /// reserved `profile` and destroy-protection keys; an untyped package's
 /// config keeps unknown fields. Fails with [`Error::NotStructural`] when
 /// the config type cannot be described structurally.
 ///
 /// ```
-/// use blue_kubernetes::{crd, CrdOptions, Observation, Package, WorkflowOutcome};
+/// use blue_kubernetes::{crd, CrdOptions, Package};
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -107,16 +115,11 @@ crate::setters::setters!(CrdOptions {
 ///     size: u32,
 /// }
 ///
-/// let package = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
-///     .config::<WidgetConfig>()
-///     .identity(|_c, opts| Ok(vec![Some(opts.profile().into())]))
-///     .observe(|_c, _opts| Ok(Observation::ABSENT))
-///     .converge(|_c, _opts| Ok(WorkflowOutcome::new()))
-///     .delete(|_c, _opts| Ok(WorkflowOutcome::new()))
-///     .build()
-///     .unwrap();
+/// // The package as far as its CRD goes: no callbacks yet.
+/// let declared = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     .config::<WidgetConfig>();
 /// let options = CrdOptions::default().with_short_names(vec!["wdg".into()]);
-/// let crd = crd(&package, &options).unwrap();
+/// let crd = crd(&declared, &options).unwrap();
 /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
 /// let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
 /// let config = &schema["properties"]["spec"]["properties"]["config"];
@@ -124,9 +127,10 @@ crate::setters::setters!(CrdOptions {
 /// assert_eq!(config["required"][0], "size");
 /// assert_eq!(schema["properties"]["status"]["properties"]["phase"]["type"], "string");
 /// ```
-pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
-    let d = package.descriptor();
-    let config = config_schema(package, options)?;
+pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Result<Value, Error> {
+    let resource = resource.as_ref();
+    let d = resource.descriptor();
+    let config = config_schema(resource, options)?;
     let singular = d.kind.to_lowercase();
     let mut names = json!({
         "plural": d.plural,
@@ -147,8 +151,8 @@ pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
             "apiVersion": {"type": "string"},
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
-            "spec": schemas::spec(config, package.callbacks().connection),
-            "status": schemas::status(outputs::status_schema(package.callbacks().outputs.as_ref())),
+            "spec": schemas::spec(config, resource.connection),
+            "status": schemas::status(outputs::status_schema(resource.outputs.as_ref())),
         },
     });
     Ok(json!({
@@ -171,8 +175,8 @@ pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
     }))
 }
 
-fn config_schema(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
-    let mut config = match &package.callbacks().config {
+fn config_schema(resource: &ResourceSchema, options: &CrdOptions) -> Result<Value, Error> {
+    let mut config = match &resource.config {
         Some(typed) => {
             let mut schema = (typed.schema)();
             structural::rewrite(&mut schema, "spec.config")?;

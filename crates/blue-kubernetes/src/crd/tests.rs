@@ -1,7 +1,7 @@
 //! CRD generation from typed and untyped packages.
 
 use super::*;
-use crate::{Observation, WorkflowOutcome};
+use crate::{Observation, Package, WorkflowOutcome};
 use blue_kubernetes_client::ResourceDescriptor;
 use std::collections::BTreeMap;
 
@@ -162,4 +162,44 @@ fn a_cluster_scoped_descriptor_generates_a_cluster_scoped_crd() {
     let scope = |p: &Package| crd(p, &CrdOptions::default()).unwrap()["spec"]["scope"].clone();
     assert_eq!(scope(&build(d.clone())), "Namespaced");
     assert_eq!(scope(&build(d.cluster_scoped())), "Cluster");
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct Endpoint {
+    host: String,
+}
+
+#[test]
+fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
+    let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    let schema = ResourceSchema::new(d.clone())
+        .config::<Rich>()
+        .outputs::<Endpoint>()
+        .connection_secret();
+    let declared = Package::builder(d)
+        .config::<Rich>()
+        .outputs::<Endpoint>()
+        .connection_secret();
+    let options = CrdOptions::default().with_immutable_config(vec!["tier".into()]);
+    let from_types = crd(&schema, &options).unwrap();
+    assert_eq!(crd(&declared, &options).unwrap(), from_types);
+    let built = declared
+        .identity(|_c, _o| Ok(vec![]))
+        .observe(|_c, _o| Ok(Observation::ABSENT))
+        .converge(|_c, _o| Ok(WorkflowOutcome::new()))
+        .delete(|_c, _o| Ok(WorkflowOutcome::new()))
+        .build()
+        .unwrap();
+    assert_eq!(crd(&built, &options).unwrap(), from_types);
+    // Each declared part is in it: a schema without them differs.
+    let spec = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties";
+    assert!(from_types
+        .pointer(&format!("{spec}/writeConnectionSecretToRef"))
+        .is_some());
+    let untyped = crd(&ResourceSchema::new(built.descriptor().clone()), &options).unwrap();
+    assert_ne!(untyped, from_types);
+    assert!(untyped
+        .pointer(&format!("{spec}/writeConnectionSecretToRef"))
+        .is_none());
 }

@@ -36,7 +36,7 @@ impl Pass<'_> {
 
     /// The resource is released: nothing needs to remember its Secret.
     pub(super) fn forget_connection(&self) {
-        if self.package.callbacks().connection {
+        if self.package.schema().connection {
             let uid = self.snapshot["metadata"]["uid"]
                 .as_str()
                 .unwrap_or_default();

@@ -64,7 +64,7 @@ impl<'a> Pass<'a> {
         options: Options,
         identity: Option<Vec<Option<String>>>,
     ) -> Self {
-        let options = match package.callbacks().connection {
+        let options = match package.schema().connection {
             true => options.with_connection(crate::Connection::new(
                 controller.config.client.clone(),
                 package.descriptor(),
@@ -109,7 +109,7 @@ impl<'a> Pass<'a> {
     /// quiet periodic check (see [`status::is_quiet`]).
     pub(super) async fn write(&mut self, mut t: Transition) -> Result<Report, Halt> {
         if let Some(outputs) = self.outputs.take() {
-            match accept(self.package.callbacks().outputs.as_ref(), outputs) {
+            match accept(self.package.schema().outputs.as_ref(), outputs) {
                 Ok(value) => t.outputs = Some(value),
                 Err(rejected) => t = self.outputs_rejected(t, rejected),
             }

@@ -53,7 +53,7 @@ impl Pass<'_> {
         if !spec::protection_well_typed(&self.snapshot, &names.destroy_protection_key) {
             return self.invalid().await;
         }
-        if self.package.callbacks().connection && !secret_ref_valid(&self.snapshot) {
+        if self.package.schema().connection && !secret_ref_valid(&self.snapshot) {
             return self.invalid().await;
         }
 

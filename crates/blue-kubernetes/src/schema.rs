@@ -1,0 +1,108 @@
+//! A package's resource schema: its type and the types that shape it
+//! (config, outputs, connection Secret), without any callback. The CRD is
+//! generated from it alone, and every [`Package`](crate::Package) is built
+//! around one, so the two cannot describe different resources.
+
+use crate::outputs::OutputsType;
+use crate::typed::ConfigType;
+use blue_kubernetes_client::ResourceDescriptor;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+/// What [`crd`](crate::crd) needs of a package, and nothing that runs: the
+/// resource type, the config type, the outputs type and whether resources
+/// have a connection Secret.
+///
+/// Declare it on its own, or take it from a [`PackageBuilder`](crate::PackageBuilder)
+/// before (or without) its callbacks: both implement `AsRef<ResourceSchema>`,
+/// as does [`Package`](crate::Package). Printing a CRD then needs no client
+/// and none of the callbacks' dependencies.
+///
+/// ```
+/// use blue_kubernetes::{crd, CrdOptions, ResourceSchema};
+/// use blue_kubernetes_client::ResourceDescriptor;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct WidgetConfig { size: u32 }
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct WidgetOutputs { serial: String }
+///
+/// let schema = ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     .config::<WidgetConfig>()
+///     .outputs::<WidgetOutputs>()
+///     .connection_secret();
+/// let crd = crd(&schema, &CrdOptions::default()).unwrap();
+/// let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
+/// assert_eq!(root["spec"]["properties"]["config"]["properties"]["size"]["type"], "integer");
+/// assert_eq!(root["status"]["properties"]["outputs"]["properties"]["serial"]["type"], "string");
+/// assert!(root["spec"]["properties"]["writeConnectionSecretToRef"].is_object());
+/// ```
+#[derive(Clone)]
+pub struct ResourceSchema {
+    pub(crate) descriptor: ResourceDescriptor,
+    pub(crate) config: Option<ConfigType>,
+    pub(crate) outputs: Option<OutputsType>,
+    pub(crate) connection: bool,
+}
+
+impl ResourceSchema {
+    /// The schema of an untyped package for `descriptor`: any config, any
+    /// outputs, no connection Secret.
+    pub fn new(descriptor: ResourceDescriptor) -> Self {
+        Self {
+            descriptor,
+            config: None,
+            outputs: None,
+            connection: false,
+        }
+    }
+
+    /// Describes `spec.config` with `C`'s schema; see
+    /// [`PackageBuilder::config`](crate::PackageBuilder::config).
+    pub fn config<C>(mut self) -> Self
+    where
+        C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+    {
+        self.config = Some(ConfigType::of::<C>());
+        self
+    }
+
+    /// Describes `status.outputs` with `O`'s schema; see
+    /// [`PackageBuilder::outputs`](crate::PackageBuilder::outputs).
+    pub fn outputs<O>(mut self) -> Self
+    where
+        O: DeserializeOwned + JsonSchema + 'static,
+    {
+        self.outputs = Some(OutputsType::of::<O>());
+        self
+    }
+
+    /// Declares a connection Secret per resource (`spec.writeConnectionSecretToRef`);
+    /// see [`PackageBuilder::connection_secret`](crate::PackageBuilder::connection_secret).
+    pub fn connection_secret(mut self) -> Self {
+        self.connection = true;
+        self
+    }
+
+    /// The resource type.
+    pub fn descriptor(&self) -> &ResourceDescriptor {
+        &self.descriptor
+    }
+}
+
+impl AsRef<ResourceSchema> for ResourceSchema {
+    fn as_ref(&self) -> &ResourceSchema {
+        self
+    }
+}
+
+impl std::fmt::Debug for ResourceSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceSchema")
+            .field("descriptor", &self.descriptor)
+            .field("typed_config", &self.config.is_some())
+            .field("typed_outputs", &self.outputs.is_some())
+            .field("connection_secret", &self.connection)
+            .finish()
+    }
+}
