@@ -30,6 +30,10 @@ pub enum PatchType {
     Json,
     /// `application/strategic-merge-patch+json` (built-in types only).
     Strategic,
+    /// `application/apply-patch+yaml`: server-side apply (JSON is YAML);
+    /// the path's `fieldManager` query names the manager. Not sent by the
+    /// per-call kubectl transport, which has no raw apply.
+    Apply,
 }
 
 impl Method {
@@ -50,6 +54,7 @@ impl Method {
             Method::Patch(PatchType::Merge) => "application/merge-patch+json",
             Method::Patch(PatchType::Json) => "application/json-patch+json",
             Method::Patch(PatchType::Strategic) => "application/strategic-merge-patch+json",
+            Method::Patch(PatchType::Apply) => "application/apply-patch+yaml",
             _ => "application/json",
         }
     }

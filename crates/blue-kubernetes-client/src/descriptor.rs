@@ -73,8 +73,20 @@ impl ResourceDescriptor {
         format!("{}.{}.{}", self.plural, self.version, self.group)
     }
 
-    /// `group/version`, the `apiVersion` of objects of this type.
+    /// `group/version`, the `apiVersion` of objects of this type (just
+    /// `version` for the core group).
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// assert_eq!(widgets.api_version(), "example.com/v1");
+    /// let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
+    /// assert_eq!(secrets.api_version(), "v1");
+    /// ```
     pub fn api_version(&self) -> String {
-        format!("{}/{}", self.group, self.version)
+        match self.group.as_str() {
+            "" => self.version.clone(),
+            group => format!("{group}/{}", self.version),
+        }
     }
 }

@@ -128,6 +128,8 @@ mod proxy;
 mod scope;
 mod scratch;
 mod transport;
+#[cfg(feature = "k8s-openapi")]
+pub mod typed;
 mod watch;
 mod watch_format;
 mod watch_stream;

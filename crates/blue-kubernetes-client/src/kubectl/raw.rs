@@ -89,6 +89,12 @@ fn patch_args(path: &ApiPath, kind: PatchType, patch: &str) -> Result<Vec<String
         PatchType::Merge => "merge",
         PatchType::Json => "json",
         PatchType::Strategic => "strategic",
+        // kubectl has no raw server-side apply.
+        PatchType::Apply => {
+            return Err(Error::Unsupported {
+                operation: "apply patch",
+            })
+        }
     };
     args.extend([format!("--type={kind}"), "-p".to_owned(), patch.to_owned()]);
     Ok(args)
@@ -132,5 +138,7 @@ mod tests {
             .contains(&"--subresource=status".to_owned()));
         let list = ApiPath::parse("/api/v1/namespaces/dev/configmaps").unwrap();
         assert!(patch_args(&list, PatchType::Merge, "{}").is_err());
+        let apply = patch_args(&p, PatchType::Apply, "{}").unwrap_err();
+        assert!(matches!(apply, Error::Unsupported { .. }), "{apply}");
     }
 }

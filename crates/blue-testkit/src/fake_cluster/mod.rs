@@ -72,7 +72,10 @@ struct State {
 /// - `PUT` replaces: a stale `metadata.resourceVersion` or `uid` is `409
 ///   Conflict`; without a resourceVersion the update is unconditional.
 /// - `PATCH` with a merge patch; a resourceVersion in it is a precondition.
-///   JSON and strategic patches are `415`.
+///   A server-side apply patch creates the object if absent, else merges
+///   like a merge patch (no field ownership: no apply conflicts, no removal
+///   of fields a manager stopped applying). JSON and strategic patches are
+///   `415`.
 /// - `DELETE`, with optional `DeleteOptions` `preconditions` (`409` when
 ///   they do not hold); finalizers hold the object (`202`) as usual.
 /// - Secrets: `stringData` is merged into `data` (base64); `data` values

@@ -1,6 +1,11 @@
 //! What the API server does with one raw request on an object or a
-//! collection: read, list, create, replace, merge-patch, delete, with
-//! resourceVersion and uid preconditions.
+//! collection: read, list, create, replace, merge-patch, apply, delete,
+//! with resourceVersion and uid preconditions.
+//!
+//! A server-side apply is approximated: it creates the object if absent and
+//! otherwise merges the applied fields like a merge patch. The fake keeps no
+//! field ownership, so it never answers an apply with a conflict and never
+//! removes a field a manager stopped applying.
 
 use super::paths::{matches, resolve, Resolved, Target};
 use super::{patch, secrets, Refused};
@@ -195,6 +200,15 @@ fn item(
                 None => Ok((200, stored)),
             }
         }
+        Method::Patch(PatchType::Apply) if stored.is_none() => {
+            if body.and_then(|b| meta_str(b, "name")) != Some(name) {
+                return Err(Refused::bad_request());
+            }
+            let mut collection = target.clone();
+            collection.name = None;
+            let (_, created) = create(state, &collection, resolved, body, now)?;
+            Ok((201, created))
+        }
         Method::Put | Method::Patch(_) => {
             let stored = stored.ok_or_else(Refused::not_found)?;
             let mut next = written(method, body, &stored)?;
@@ -214,11 +228,14 @@ fn item(
     }
 }
 
-/// The whole object a `PUT` or merge `PATCH` asks for, once its
+/// The whole object a `PUT`, merge `PATCH` or apply asks for, once its
 /// preconditions hold. A `PUT` without a resourceVersion is unconditional,
 /// like on the real server.
 fn written(method: Method, body: Option<&Value>, stored: &Value) -> Result<Value, Refused> {
-    if matches!(method, Method::Patch(kind) if kind != PatchType::Merge) {
+    if matches!(
+        method,
+        Method::Patch(PatchType::Json | PatchType::Strategic)
+    ) {
         return Err(Refused::unsupported_media_type());
     }
     let body = body
