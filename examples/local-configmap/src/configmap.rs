@@ -1,5 +1,5 @@
-//! The ConfigMap side, as pure functions over JSON: who owns a ConfigMap,
-//! what `observe` reports, and what `converge` and `delete` should send.
+//! The ConfigMap side, as pure functions over typed ConfigMaps: who owns
+//! one, what `observe` reports, and what `converge` and `delete` should send.
 //!
 //! Ownership is an annotation holding the owning resource's UID, not an
 //! `ownerReference`: Kubernetes' garbage collector would delete an owned
@@ -7,8 +7,9 @@
 
 use crate::desired::Desired;
 use blue_kubernetes::Observation;
-use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use blue_kubernetes_client::typed::preconditions_of;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Preconditions};
 
 /// Annotation naming the UID of the `LocalConfigMap` that owns a ConfigMap.
 pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
@@ -22,21 +23,14 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const MANAGED_BY: &str = "local-configmap-operator";
 
 /// The owner UID recorded on `config_map`, if any.
-pub fn owner_of(config_map: &Value) -> Option<&str> {
-    config_map["metadata"]["annotations"][OWNER_ANNOTATION].as_str()
+pub fn owner_of(config_map: &ConfigMap) -> Option<&str> {
+    let annotations = config_map.metadata.annotations.as_ref()?;
+    annotations.get(OWNER_ANNOTATION).map(String::as_str)
 }
 
-/// `data` as a string map; absent (as the API server prints an empty
-/// ConfigMap) means empty. `None` when some value is not a string.
-pub fn data_of(config_map: &Value) -> Option<BTreeMap<String, String>> {
-    match config_map.get("data") {
-        None | Some(Value::Null) => Some(BTreeMap::new()),
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-            .collect(),
-        Some(_) => None,
-    }
+/// Whether `config_map` is the one `desired` owns.
+fn is_ours(config_map: &ConfigMap, desired: &Desired) -> bool {
+    owner_of(config_map) == Some(desired.owner_uid.as_str())
 }
 
 /// What `observe` reports for the ConfigMap currently at the desired name.
@@ -44,48 +38,46 @@ pub fn data_of(config_map: &Value) -> Option<BTreeMap<String, String>> {
 /// Only a ConfigMap owned by this resource counts as its infrastructure: a
 /// foreign one is reported absent (so deletion never touches it, and
 /// `converge` runs and reports the conflict). An owned one matches when its
-/// data equals the desired data and it has no `binaryData`; it is ready as
+/// data equals the desired data (absent data, as the API server prints an
+/// empty ConfigMap, is empty) and it has no `binaryData`; it is ready as
 /// soon as it exists.
 ///
 /// ```
+/// use k8s_openapi::api::core::v1::ConfigMap;
 /// use local_configmap_operator::configmap::{observe, OWNER_ANNOTATION};
 /// use local_configmap_operator::desired::Desired;
 /// let desired = Desired {
 ///     namespace: "dev".into(), name: "app".into(), owner_uid: "u-1".into(),
 ///     data: [("k".to_string(), "v".to_string())].into(),
 /// };
-/// let cm = serde_json::json!({
+/// let cm: ConfigMap = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"annotations": {OWNER_ANNOTATION: "u-1"}},
 ///     "data": {"k": "changed"}
-/// });
+/// })).unwrap();
 /// let seen = observe(Some(&cm), &desired);
 /// assert!(seen.exists && seen.ready && !seen.matches);
 /// assert!(!observe(None, &desired).exists);
 /// ```
-pub fn observe(existing: Option<&Value>, desired: &Desired) -> Observation {
-    let Some(cm) = existing.filter(|cm| owner_of(cm) == Some(desired.owner_uid.as_str())) else {
+pub fn observe(existing: Option<&ConfigMap>, desired: &Desired) -> Observation {
+    let Some(cm) = existing.filter(|cm| is_ours(cm, desired)) else {
         return Observation::ABSENT;
     };
-    let no_binary = match cm.get("binaryData") {
-        None | Some(Value::Null) => true,
-        Some(Value::Object(map)) => map.is_empty(),
-        Some(_) => false,
+    let no_binary = cm.binary_data.as_ref().is_none_or(|b| b.is_empty());
+    let data_matches = match &cm.data {
+        Some(data) => *data == desired.data,
+        None => desired.data.is_empty(),
     };
-    Observation::new(
-        true,
-        no_binary && data_of(cm).as_ref() == Some(&desired.data),
-        true,
-    )
+    Observation::new(true, no_binary && data_matches, true)
 }
 
 /// What `converge` must do.
 #[derive(Clone, PartialEq)]
 pub enum ConvergePlan {
     /// No ConfigMap exists: create this one.
-    Create(Value),
+    Create(ConfigMap),
     /// Ours exists: replace it with this one (guarded by its resourceVersion,
     /// so a concurrent edit makes the write fail and the next pass retries).
-    Replace(Value),
+    Replace(ConfigMap),
     /// A ConfigMap with that name exists but belongs to someone else (another
     /// resource, or nobody): never adopted, never overwritten.
     OwnershipConflict,
@@ -103,12 +95,10 @@ impl std::fmt::Debug for ConvergePlan {
 }
 
 /// Decides how to make the ConfigMap match `desired`, given what exists now.
-pub fn plan_converge(existing: Option<&Value>, desired: &Desired) -> ConvergePlan {
+pub fn plan_converge(existing: Option<&ConfigMap>, desired: &Desired) -> ConvergePlan {
     match existing {
         None => ConvergePlan::Create(manifest(desired, None)),
-        Some(cm) if owner_of(cm) == Some(desired.owner_uid.as_str()) => {
-            ConvergePlan::Replace(manifest(desired, Some(cm)))
-        }
+        Some(cm) if is_ours(cm, desired) => ConvergePlan::Replace(manifest(desired, Some(cm))),
         Some(_) => ConvergePlan::OwnershipConflict,
     }
 }
@@ -116,82 +106,54 @@ pub fn plan_converge(existing: Option<&Value>, desired: &Desired) -> ConvergePla
 /// The ConfigMap to write. When replacing, labels and annotations others
 /// added are kept and the existing resourceVersion guards the write; data is
 /// replaced exactly (keys added behind our back are drift too).
-pub fn manifest(desired: &Desired, existing: Option<&Value>) -> Value {
-    let kept = |field: &str| -> Map<String, Value> {
-        existing
-            .and_then(|cm| cm["metadata"][field].as_object())
-            .cloned()
-            .unwrap_or_default()
-    };
-    let mut labels = kept("labels");
-    labels.insert(MANAGED_BY_LABEL.into(), json!(MANAGED_BY));
-    let mut annotations = kept("annotations");
-    annotations.insert(OWNER_ANNOTATION.into(), json!(desired.owner_uid));
-    let writes = existing
-        .and_then(|cm| cm["metadata"]["annotations"][WRITES_ANNOTATION].as_str())
+pub fn manifest(desired: &Desired, existing: Option<&ConfigMap>) -> ConfigMap {
+    let meta = existing.map(|cm| &cm.metadata);
+    let mut labels = meta.and_then(|m| m.labels.clone()).unwrap_or_default();
+    labels.insert(MANAGED_BY_LABEL.into(), MANAGED_BY.into());
+    let mut annotations = meta.and_then(|m| m.annotations.clone()).unwrap_or_default();
+    let writes = annotations
+        .get(WRITES_ANNOTATION)
         .and_then(|n| n.parse::<u64>().ok())
         .unwrap_or(0);
-    annotations.insert(WRITES_ANNOTATION.into(), json!((writes + 1).to_string()));
-    let mut metadata = json!({
-        "name": desired.name,
-        "namespace": desired.namespace,
-        "labels": labels,
-        "annotations": annotations,
-    });
-    if let Some(rv) = existing.and_then(|cm| cm["metadata"]["resourceVersion"].as_str()) {
-        metadata["resourceVersion"] = json!(rv);
+    annotations.insert(OWNER_ANNOTATION.into(), desired.owner_uid.clone());
+    annotations.insert(WRITES_ANNOTATION.into(), (writes + 1).to_string());
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(desired.name.clone()),
+            namespace: Some(desired.namespace.clone()),
+            labels: Some(labels),
+            annotations: Some(annotations),
+            resource_version: meta.and_then(|m| m.resource_version.clone()),
+            ..ObjectMeta::default()
+        },
+        data: Some(desired.data.clone()),
+        ..ConfigMap::default()
     }
-    json!({
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": metadata,
-        "data": desired.data,
-    })
 }
 
 /// What `delete` must do.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum DeletePlan {
     /// Nothing of ours exists (absent, or someone else's): leave it.
     Nothing,
-    /// Delete exactly the ConfigMap we observed: these `DeleteOptions`
-    /// preconditions make the server refuse if it was replaced or changed.
-    Delete {
-        /// The API path of the ConfigMap.
-        path: String,
-        /// The `DeleteOptions` body with uid and resourceVersion preconditions.
-        body: String,
-    },
+    /// Delete exactly the ConfigMap we observed: these preconditions (its
+    /// uid and resourceVersion) make the server refuse if it was replaced
+    /// or changed.
+    Delete(Preconditions),
 }
 
-/// Decides whether `existing` may be deleted on behalf of `owner_uid`.
-pub fn plan_delete(existing: Option<&Value>, desired: &Desired) -> DeletePlan {
-    let Some(cm) = existing.filter(|cm| owner_of(cm) == Some(desired.owner_uid.as_str())) else {
-        return DeletePlan::Nothing;
-    };
-    let body = json!({
-        "apiVersion": "v1",
-        "kind": "DeleteOptions",
-        "preconditions": {
-            "uid": cm["metadata"]["uid"],
-            "resourceVersion": cm["metadata"]["resourceVersion"],
-        },
-    });
-    DeletePlan::Delete {
-        path: config_map_path(&desired.namespace, &desired.name),
-        body: body.to_string(),
+/// Decides whether `existing` may be deleted on behalf of `desired`'s owner.
+pub fn plan_delete(existing: Option<&ConfigMap>, desired: &Desired) -> DeletePlan {
+    match existing.filter(|cm| is_ours(cm, desired)) {
+        Some(cm) => DeletePlan::Delete(preconditions_of(cm)),
+        None => DeletePlan::Nothing,
     }
-}
-
-/// `/api/v1/namespaces/NS/configmaps/NAME`. Both parts are validated DNS
-/// names, so they need no escaping.
-pub fn config_map_path(namespace: &str, name: &str) -> String {
-    format!("/api/v1/namespaces/{namespace}/configmaps/{name}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value};
 
     fn desired(data: &[(&str, &str)]) -> Desired {
         Desired {
@@ -205,7 +167,7 @@ mod tests {
         }
     }
 
-    fn config_map(owner: Option<&str>, data: Value) -> Value {
+    fn config_map(owner: Option<&str>, data: Value) -> ConfigMap {
         let mut cm = json!({
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -219,7 +181,15 @@ mod tests {
         if let Some(owner) = owner {
             cm["metadata"]["annotations"][OWNER_ANNOTATION] = json!(owner);
         }
-        cm
+        serde_json::from_value(cm).unwrap()
+    }
+
+    fn annotation<'a>(cm: &'a ConfigMap, key: &str) -> Option<&'a str> {
+        cm.metadata
+            .annotations
+            .as_ref()?
+            .get(key)
+            .map(String::as_str)
     }
 
     #[test]
@@ -238,21 +208,21 @@ mod tests {
             json!({"k": "x"}),
             json!({"k": "v", "extra": "1"}),
             json!({}),
-            json!({"k": 1}),
         ] {
             let seen = observe(Some(&config_map(Some("uid-1"), data.clone())), &want);
             assert!(seen.exists && seen.ready && !seen.matches, "{data}");
         }
         let mut binary = config_map(Some("uid-1"), json!({"k": "v"}));
-        binary["binaryData"] = json!({"b": "AA=="});
+        binary.binary_data = Some([("b".to_string(), k8s_openapi::ByteString(vec![0]))].into());
         assert!(!observe(Some(&binary), &want).matches);
     }
 
     #[test]
     fn empty_desired_data_matches_a_config_map_without_data() {
         let mut cm = config_map(Some("uid-1"), json!({}));
-        cm.as_object_mut().unwrap().remove("data");
+        cm.data = None;
         assert_eq!(observe(Some(&cm), &desired(&[])), Observation::READY);
+        assert!(!observe(Some(&cm), &desired(&[("k", "v")])).matches);
     }
 
     #[test]
@@ -274,13 +244,21 @@ mod tests {
         let ConvergePlan::Create(m) = plan_converge(None, &desired(&[("k", "v")])) else {
             panic!("expected create");
         };
-        assert_eq!(m["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
-        assert_eq!(m["metadata"]["labels"][MANAGED_BY_LABEL], MANAGED_BY);
-        assert_eq!(m["metadata"]["namespace"], "dev");
-        assert_eq!(m["data"], json!({"k": "v"}));
-        assert!(m["metadata"].get("resourceVersion").is_none());
-        assert!(m["metadata"].get("ownerReferences").is_none());
-        assert_eq!(m["metadata"]["annotations"][WRITES_ANNOTATION], "1");
+        assert_eq!(annotation(&m, OWNER_ANNOTATION), Some("uid-1"));
+        assert_eq!(
+            m.metadata.labels.as_ref().unwrap()[MANAGED_BY_LABEL],
+            MANAGED_BY
+        );
+        assert_eq!(m.metadata.namespace.as_deref(), Some("dev"));
+        assert_eq!(m.data, Some([("k".to_string(), "v".to_string())].into()));
+        assert!(m.metadata.resource_version.is_none());
+        assert!(m.metadata.owner_references.is_none());
+        assert_eq!(annotation(&m, WRITES_ANNOTATION), Some("1"));
+        let body = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            (&body["apiVersion"], &body["kind"]),
+            (&json!("v1"), &json!("ConfigMap"))
+        );
     }
 
     #[test]
@@ -289,17 +267,21 @@ mod tests {
         let ConvergePlan::Replace(m) = plan_converge(Some(&cm), &desired(&[("k", "v")])) else {
             panic!("expected replace");
         };
-        assert_eq!(m["metadata"]["resourceVersion"], "42");
-        assert_eq!(m["metadata"]["labels"]["team"], "a");
-        assert_eq!(m["metadata"]["annotations"]["note"], "keep me");
-        assert_eq!(m["data"], json!({"k": "v"}));
+        assert_eq!(m.metadata.resource_version.as_deref(), Some("42"));
+        assert_eq!(m.metadata.labels.as_ref().unwrap()["team"], "a");
+        assert_eq!(annotation(&m, "note"), Some("keep me"));
+        assert_eq!(m.data, Some([("k".to_string(), "v".to_string())].into()));
         let mut counted = cm.clone();
-        counted["metadata"]["annotations"][WRITES_ANNOTATION] = json!("4");
+        counted
+            .metadata
+            .annotations
+            .get_or_insert_default()
+            .insert(WRITES_ANNOTATION.into(), "4".into());
         let ConvergePlan::Replace(m) = plan_converge(Some(&counted), &desired(&[("k", "v")]))
         else {
             panic!("expected replace");
         };
-        assert_eq!(m["metadata"]["annotations"][WRITES_ANNOTATION], "5");
+        assert_eq!(annotation(&m, WRITES_ANNOTATION), Some("5"));
     }
 
     #[test]
@@ -307,14 +289,10 @@ mod tests {
         let want = desired(&[]);
         assert_eq!(plan_delete(None, &want), DeletePlan::Nothing);
         let cm = config_map(Some("uid-1"), json!({}));
-        let DeletePlan::Delete { path, body } = plan_delete(Some(&cm), &want) else {
+        let DeletePlan::Delete(preconditions) = plan_delete(Some(&cm), &want) else {
             panic!("expected delete");
         };
-        assert_eq!(path, "/api/v1/namespaces/dev/configmaps/app");
-        let body: Value = serde_json::from_str(&body).unwrap();
-        assert_eq!(
-            body["preconditions"],
-            json!({"uid": "cm-uid", "resourceVersion": "42"})
-        );
+        assert_eq!(preconditions.uid.as_deref(), Some("cm-uid"));
+        assert_eq!(preconditions.resource_version.as_deref(), Some("42"));
     }
 }

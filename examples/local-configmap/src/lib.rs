@@ -13,8 +13,8 @@
 //! else owns is never adopted or overwritten.
 //!
 //! - [`desired`]: validation, identity and the desired ConfigMap (pure);
-//! - [`configmap`]: observation and write plans over ConfigMap JSON (pure);
-//! - [`package`]: the callbacks, through the kubectl transport;
+//! - [`configmap`]: observation and write plans over typed ConfigMaps (pure);
+//! - [`package`]: the callbacks, through the client's typed helpers;
 //! - [`sightings`]: what `observe` read, for the write right after it;
 //! - [`cli`]: the binary's flags;
 //! - [`logging`]: the binary's `tracing` subscriber.

@@ -1,5 +1,6 @@
 //! The `LocalConfigMap` package: its resource type and the callbacks that
-//! manage the ConfigMap through the library's raw request API.
+//! manage the ConfigMap, a typed k8s-openapi `ConfigMap` read and written
+//! through the client's [`TypedApi`].
 //!
 //! Every callback shares one [`RawApi`], the same transport the controller
 //! uses (per-call kubectl or the persistent proxy), so the context or
@@ -12,8 +13,10 @@ use blue_kubernetes::{
     CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
     TypedPackageBuilder, UserFacingMessage, ValidationErrors, WorkflowOutcome,
 };
-use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, RawApi, ResourceDescriptor};
-use serde_json::{json, Value};
+use blue_kubernetes_client::typed::TypedApi;
+use blue_kubernetes_client::{ErrorKind, RawApi, ResourceDescriptor};
+use k8s_openapi::api::core::v1::ConfigMap;
+use serde_json::json;
 use std::sync::Arc;
 
 /// API group of `LocalConfigMap`.
@@ -246,29 +249,30 @@ pub async fn converge(
 async fn converge_from(
     client: &dyn RawApi,
     desired: &Desired,
-    existing: Option<Value>,
+    existing: Option<ConfigMap>,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<Result<WorkflowOutcome, blue_kubernetes_client::Error>> {
     let target = Target::of(opts);
-    let (operation, manifest, effect) = match configmap::plan_converge(existing.as_ref(), desired) {
-        ConvergePlan::Create(m) => ("create", m, Effect::Created(target)),
-        ConvergePlan::Replace(m) => ("replace", m, Effect::Replaced(target)),
+    let config_maps = config_maps(client, desired);
+    // `create` fails if someone created it meanwhile and `replace` carries the
+    // resourceVersion we read: neither can overwrite a concurrent change.
+    let (operation, written, effect) = match configmap::plan_converge(existing.as_ref(), desired) {
+        ConvergePlan::Create(m) => (
+            "create",
+            config_maps.create(&m).await,
+            Effect::Created(target),
+        ),
+        ConvergePlan::Replace(m) => (
+            "replace",
+            config_maps.replace(&m).await,
+            Effect::Replaced(target),
+        ),
         ConvergePlan::OwnershipConflict => {
             on_effect(&Effect::OwnershipConflict(target));
             return Err(OwnershipConflict.into());
         }
     };
-    // `create` fails if someone created it meanwhile and `replace` carries the
-    // resourceVersion we read: neither can overwrite a concurrent change.
-    let request = if operation == "create" {
-        let collection =
-            ApiPath::namespaced("", "v1", &desired.namespace, "configmaps", None, None)?;
-        ApiRequest::new(Method::Post, collection)
-    } else {
-        ApiRequest::new(Method::Put, desired_path(desired)?)
-    };
-    let written = client.send(request.with_body(manifest)).await;
     Ok(written.map(|_| {
         on_effect(&effect);
         outcome(operation)
@@ -293,18 +297,18 @@ pub async fn delete(
 async fn delete_from(
     client: &dyn RawApi,
     desired: &Desired,
-    existing: Option<Value>,
+    existing: Option<ConfigMap>,
     opts: &Options,
     on_effect: &(dyn Fn(&Effect) + Send + Sync),
 ) -> CallbackResult<Result<WorkflowOutcome, blue_kubernetes_client::Error>> {
-    let DeletePlan::Delete { path, body } = configmap::plan_delete(existing.as_ref(), desired)
-    else {
+    let DeletePlan::Delete(exactly) = configmap::plan_delete(existing.as_ref(), desired) else {
         return Ok(Ok(outcome("none")));
     };
-    let body: Value = serde_json::from_str(&body)?;
-    let request = ApiRequest::new(Method::Delete, ApiPath::parse(&path)?).with_body(body);
-    match client.send(request).await {
-        Ok(_) => {}
+    match config_maps(client, desired)
+        .delete(&desired.name, &exactly)
+        .await
+    {
+        Ok(()) => {}
         Err(e) if e.kind() == ErrorKind::NotFound => {}
         Err(e) => return Ok(Err(e)),
     }
@@ -364,24 +368,13 @@ fn sighting_key(opts: &Options, desired: &Desired) -> (String, String, String) {
 }
 
 /// The ConfigMap at the desired name, if any.
-async fn fetch(client: &dyn RawApi, desired: &Desired) -> CallbackResult<Option<Value>> {
-    match client.send(ApiRequest::get(desired_path(desired)?)).await {
-        Ok(found) => Ok(found.body),
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+async fn fetch(client: &dyn RawApi, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
+    Ok(config_maps(client, desired).get_opt(&desired.name).await?)
 }
 
-/// The desired ConfigMap's path, from validated names.
-fn desired_path(desired: &Desired) -> Result<ApiPath, blue_kubernetes_client::Error> {
-    ApiPath::namespaced(
-        "",
-        "v1",
-        &desired.namespace,
-        "configmaps",
-        Some(&desired.name),
-        None,
-    )
+/// The ConfigMaps of the desired namespace (a validated name).
+fn config_maps<'a>(client: &'a dyn RawApi, desired: &Desired) -> TypedApi<'a, ConfigMap> {
+    TypedApi::namespaced(client, &desired.namespace)
 }
 
 fn outcome(action: &str) -> WorkflowOutcome {

@@ -14,7 +14,7 @@
 //! leaves one when an effect will follow (so a healthy periodic check keeps
 //! no copy of the ConfigMap).
 
-use serde_json::Value;
+use k8s_openapi::api::core::v1::ConfigMap;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -30,12 +30,12 @@ type Key = (String, String, String);
 /// Recent reads, per resource and ConfigMap.
 #[derive(Debug, Default)]
 pub struct Sightings {
-    seen: Mutex<HashMap<Key, (Instant, Option<Value>)>>,
+    seen: Mutex<HashMap<Key, (Instant, Option<ConfigMap>)>>,
 }
 
 impl Sightings {
     /// Remembers that `key` read `found` (`None`: absent) just now.
-    pub fn remember(&self, key: Key, found: Option<Value>) {
+    pub fn remember(&self, key: Key, found: Option<ConfigMap>) {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if seen.len() >= SWEEP_ABOVE {
             seen.retain(|_, (at, _)| at.elapsed() < FRESH_FOR);
@@ -45,7 +45,7 @@ impl Sightings {
 
     /// The sighting of `key`, if fresh; it is used up either way.
     /// `Some(None)` is a fresh sighting of absence.
-    pub fn take(&self, key: &Key) -> Option<Option<Value>> {
+    pub fn take(&self, key: &Key) -> Option<Option<ConfigMap>> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let (at, found) = seen.remove(key)?;
         (at.elapsed() < FRESH_FOR).then_some(found)
@@ -55,7 +55,6 @@ impl Sightings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn key() -> Key {
         ("uid-1".into(), "dev".into(), "app".into())
@@ -64,8 +63,8 @@ mod tests {
     #[test]
     fn a_sighting_is_used_once() {
         let s = Sightings::default();
-        s.remember(key(), Some(json!({"data": {}})));
-        assert_eq!(s.take(&key()), Some(Some(json!({"data": {}}))));
+        s.remember(key(), Some(ConfigMap::default()));
+        assert_eq!(s.take(&key()), Some(Some(ConfigMap::default())));
         assert_eq!(s.take(&key()), None);
     }
 

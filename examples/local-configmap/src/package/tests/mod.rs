@@ -7,6 +7,7 @@ mod kubectl;
 use super::*;
 use crate::configmap::OWNER_ANNOTATION;
 use kubectl::Fixture;
+use serde_json::Value;
 
 fn options(state: &str, data: Value) -> (LocalConfigMapConfig, Options) {
     let config = json!({"data": data});
