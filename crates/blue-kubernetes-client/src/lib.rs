@@ -16,6 +16,11 @@
 //! - `error`, `http_status`: [`Error`], and the API server's status code and
 //!   `reason` as an [`ErrorKind`]. `scratch`: private directories, and the
 //!   sweep of those a killed process left.
+//! - `typed` (feature `k8s-openapi`): `TypedApi`, typed k8s-openapi
+//!   objects over any [`RawApi`]: get, list, create, a replace guarded by
+//!   resourceVersion, merge and apply patches, deletes with uid and
+//!   resourceVersion preconditions. Self-contained: it only sends
+//!   [`ApiRequest`]s.
 //! - `layer`: [`Layered`], one generic [`Client`] over another that runs a
 //!   [`Hook`] before and after every call: how the controller adds request
 //!   metrics and leader-election fencing, and tests add faults or audits,
@@ -136,6 +141,11 @@ mod watch_stream;
 mod writes;
 
 pub use api::{ApiRequest, ApiResponse, Method, PatchType, RawApi, Transport};
+
+// The README's examples compile (the typed one needs the feature).
+#[cfg(all(doctest, feature = "k8s-openapi"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 pub use api_path::ApiPath;
 
 pub use client::Client;
