@@ -408,6 +408,11 @@
 //! # }
 //! ```
 //!
+//! With the client's `k8s-openapi` feature, `blue_kubernetes_client::typed::TypedApi`
+//! sends the same requests for typed objects (a `Secret` with its `data`
+//! as bytes, a replace guarded by resourceVersion, a delete with
+//! preconditions), and the fake answers them alike.
+//!
 //! Every raw request is in [`FakeCluster::call_log`](crate::FakeCluster::call_log)
 //! (as `Operation::RawGet`, `RawCreate`...), not in
 //! [`CallCounts`](crate::CallCounts), which counts the controller's calls.
