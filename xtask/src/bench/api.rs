@@ -1,6 +1,6 @@
-//! Part 3: the controller against the real API server: throughput to Ready
-//! by worker count, reaction latency, the cost of staying idle, and the
-//! floor (one kubectl call, one direct HTTPS request).
+//! Part `api`: the controller against the real API server: throughput to
+//! Ready by worker count, reaction latency, the cost of staying idle, and
+//! the floor (one kubectl call, one direct HTTPS request).
 
 use std::time::{Duration, Instant};
 

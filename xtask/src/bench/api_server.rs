@@ -52,7 +52,7 @@ impl ApiServer {
         // The CRD the library generates for the no-op package; the local
         // 1.20 server knows no CEL rules.
         let options = CrdOptions::default().with_cel(false);
-        let crd = blue_kubernetes::crd(&package::noop(false), &options)?;
+        let crd = blue_kubernetes::crd(&package::noop(), &options)?;
         kube.apply_crd(&crd.to_string(), &resource_type())?;
         Ok(Self {
             cp,
@@ -159,7 +159,7 @@ pub fn start_controller(
     poll_ms: u64,
     clock: &FakeClock,
 ) -> Result<Runtime> {
-    let mut config = Config::new(client, vec![package::noop(false)]);
+    let mut config = Config::new(client, vec![package::noop()]);
     config.namespace = namespace.into();
     config.workers = workers;
     config.poll_ms = poll_ms;

@@ -1,5 +1,5 @@
-//! Part 2: kubectl invocations per idle poll cycle and per periodic check,
-//! counted through the runner against the real API server.
+//! Part `calls`: kubectl invocations per idle poll cycle and per periodic
+//! check, counted through the runner against the real API server.
 
 use std::time::{Duration, Instant};
 

@@ -95,7 +95,7 @@ impl Machine {
 
 impl Machine {
     /// The `machine` block: what ran, on what, under which load.
-    pub fn block(&self, command: &str, seconds: f64, other: Option<String>) -> Block {
+    pub fn block(&self, command: &str, seconds: f64, other: String) -> Block {
         let mut rows: Vec<Vec<String>> = vec![
             vec!["command".into(), format!("`{command}`")],
             vec!["date".into(), self.date.clone()],
@@ -114,7 +114,7 @@ impl Machine {
                 format!("{} at start, {} at end", self.load_start, loadavg()),
             ],
         ];
-        rows.extend(other.map(|o| vec!["other processes".into(), o]));
+        rows.push(vec!["other processes".into(), other]);
         rows.push(vec!["duration".into(), format!("{seconds:.0} s")]);
         Block {
             key: "machine",

@@ -1,7 +1,7 @@
 //! Small measuring tools: statistics, process memory and CPU accounting.
 
 use std::fs;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::sys::resource::{getrusage, UsageWho};
 
@@ -27,25 +27,6 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     }
     let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
     v[rank.clamp(1, v.len()) - 1]
-}
-
-/// Runs `f` repeatedly until at least `min` has passed; returns the time per
-/// call. Batches grow so the clock is read rarely compared to the work.
-pub fn time_per_call(min: Duration, mut f: impl FnMut()) -> Duration {
-    let mut batch = 1u64;
-    let mut calls = 0u64;
-    let started = Instant::now();
-    loop {
-        for _ in 0..batch {
-            f();
-        }
-        calls += batch;
-        let elapsed = started.elapsed();
-        if elapsed >= min {
-            return elapsed / u32::try_from(calls).unwrap_or(u32::MAX);
-        }
-        batch = batch.saturating_mul(2);
-    }
 }
 
 /// A `key:   123 kB` line of `/proc/self/status`, in KiB.
