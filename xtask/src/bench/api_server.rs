@@ -166,6 +166,10 @@ pub fn start_controller(
     // These parts count kubectl calls per poll cycle: the per-call
     // transport cannot watch, so its runtime lists every poll_ms.
     config.watch = false;
+    // Every check writes status, as the reference does: the calls part
+    // counts a periodic check's re-read and write, which a quiet check
+    // (the default between heartbeats) leaves at the re-read.
+    config.status_heartbeat_ms = 0;
     config.now = clock.as_fn();
     let ctl = controller(config)?;
     let _entered = rt.enter();
