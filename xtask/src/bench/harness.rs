@@ -118,14 +118,10 @@ impl<'a> Harness<'a> {
         )?)
     }
 
-    /// A namespace holding `n` idle LocalConfigMaps `r-00000`...
-    pub fn populate(&self, namespace: &str, n: usize) -> Result<()> {
-        self.populate_with(namespace, n, Spec::IDLE)
-    }
-
-    /// A new namespace holding `n` LocalConfigMaps with `spec`, created
-    /// [`CREATE_CONCURRENCY`] at a time through the harness's proxy, so
-    /// 10,000 take seconds, not the minutes one kubectl call each would.
+    /// A new namespace holding `n` LocalConfigMaps `r-00000`... with
+    /// `spec`, created [`CREATE_CONCURRENCY`] at a time through the
+    /// harness's proxy, so 10,000 take seconds, not the minutes one kubectl
+    /// call each would.
     pub fn populate_with(&self, namespace: &str, n: usize, spec: Spec) -> Result<()> {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
         self.send(

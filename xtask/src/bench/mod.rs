@@ -41,26 +41,14 @@ pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
-    Calls,
-    Api,
-    Transport,
-    Operators,
-}
-
-const PARTS: [(&str, Part); 4] = [
-    ("calls", Part::Calls),
-    ("api", Part::Api),
-    ("transport", Part::Transport),
-    ("operators", Part::Operators),
-];
+/// The parts `--only` names; a full run measures them all.
+const PARTS: [&str; 4] = ["calls", "api", "transport", "operators"];
 
 #[derive(Debug, Default)]
 struct Args {
     quick: bool,
     full_matrix: bool,
-    parts: Vec<Part>,
+    parts: Vec<&'static str>,
     out: Option<PathBuf>,
     peer: Option<PathBuf>,
     /// `operators`: population sizes for latency and idle cost.
@@ -74,7 +62,7 @@ struct Args {
 impl Args {
     fn parse(args: &[String]) -> Result<Self> {
         let mut parsed = Args {
-            parts: PARTS.iter().map(|(_, p)| *p).collect(),
+            parts: PARTS.to_vec(),
             workers: local_configmap_operator::cli::DEFAULT_WORKERS,
             ..Args::default()
         };
@@ -92,8 +80,8 @@ impl Args {
                     parsed.parts = value("--only")?
                         .split(',')
                         .map(|p| {
-                            part(p.trim())
-                                .with_context(|| format!("unknown part {p:?} (see --help)"))
+                            let known = PARTS.into_iter().find(|name| *name == p.trim());
+                            known.with_context(|| format!("unknown part {p:?} (see --help)"))
                         })
                         .collect::<Result<_>>()?;
                 }
@@ -126,20 +114,6 @@ impl Args {
     fn full(&self) -> bool {
         !self.quick && self.parts.len() == PARTS.len()
     }
-}
-
-fn part(name: &str) -> Option<Part> {
-    PARTS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, part)| *part)
-}
-
-fn part_name(part: Part) -> &'static str {
-    PARTS
-        .iter()
-        .find(|(_, p)| *p == part)
-        .map_or("?", |(name, _)| name)
 }
 
 fn workspace_root() -> PathBuf {
@@ -235,23 +209,23 @@ fn run(args: &Args) -> Result<()> {
         // Throughput first: two of its runs build the populations the
         // calls part would otherwise build at a cost of minutes.
         let wants = |part| args.parts.contains(&part);
-        if wants(Part::Api) {
+        if wants("api") {
             timed("throughput", || {
                 api::run_throughput(&mut live, args.quick, args.full_matrix, &mut report)
             })?;
         }
-        if wants(Part::Calls) {
+        if wants("calls") {
             timed("calls", || calls::run(&mut live, args.quick, &mut report))?;
         }
-        if wants(Part::Api) {
+        if wants("api") {
             timed("api", || api::run(&mut live, args.quick, &mut report))?;
         }
-        if wants(Part::Transport) {
+        if wants("transport") {
             timed("transport", || {
                 transport::run(&mut live, args.quick, &mut report)
             })?;
         }
-        if wants(Part::Operators) {
+        if wants("operators") {
             let options = operators::Options {
                 quick: args.quick,
                 sizes: args.sizes.clone(),
@@ -350,8 +324,7 @@ fn command(args: &Args) -> String {
         c.push_str(&format!(" --contenders {}", who.join(",")));
     }
     if args.parts.len() != PARTS.len() {
-        let parts: Vec<&str> = args.parts.iter().map(|p| part_name(*p)).collect();
-        c.push_str(&format!(" --only {}", parts.join(",")));
+        c.push_str(&format!(" --only {}", args.parts.join(",")));
     }
     c
 }
@@ -364,11 +337,11 @@ mod tests {
     fn parses_parts_and_flags() {
         let a = Args::parse(&["--quick".into(), "--only".into(), "calls,api".into()]).unwrap();
         assert!(a.quick);
-        assert_eq!(a.parts, vec![Part::Calls, Part::Api]);
+        assert_eq!(a.parts, ["calls", "api"]);
         assert!(!a.full());
         assert!(Args::parse(&["--only".into(), "nope".into()]).is_err());
         let t = Args::parse(&["--only".into(), "transport,operators".into()]).unwrap();
-        assert_eq!(t.parts, vec![Part::Transport, Part::Operators]);
+        assert_eq!(t.parts, ["transport", "operators"]);
         assert!(Args::parse(&[]).unwrap().full());
         let s = Args::parse(&["--sizes".into(), "10, 1_000,10000".into()]).unwrap();
         assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));

@@ -150,7 +150,7 @@ impl Bench<'_, '_> {
     fn new_resources(&self, who: &Contender) -> Result<(f64, f64)> {
         let n = self.sizes.new;
         let ns = format!("{}-new-{n}", who.label);
-        self.h.populate(&ns, n)?;
+        self.h.populate_with(&ns, n, Spec::IDLE)?;
         self.with(who, &ns, |op| {
             let cpu0 = operator_cpu(op);
             let took = self.h.wait_ready(&ns, n, ready_timeout(n))?;
