@@ -29,32 +29,18 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     v[rank.clamp(1, v.len()) - 1]
 }
 
-/// A `key:   123 kB` line of `/proc/self/status`, in KiB.
-fn proc_status_kib(key: &str) -> u64 {
-    status_kib("/proc/self/status", key)
-}
-
 /// A `key:   123 kB` line (`VmRSS:`, `VmHWM:`) of `pid`'s status, in KiB;
 /// 0 once it is gone.
 pub fn pid_status_kib(pid: u32, key: &str) -> u64 {
-    status_kib(&format!("/proc/{pid}/status"), key)
-}
-
-fn status_kib(file: &str, key: &str) -> u64 {
-    fs::read_to_string(file)
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(key));
+    line.and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
         .unwrap_or(0)
 }
 
 /// Resident set size of this process, KiB (`VmRSS`).
 pub fn rss_kib() -> u64 {
-    proc_status_kib("VmRSS:")
+    pid_status_kib(std::process::id(), "VmRSS:")
 }
 
 /// Linux reports `/proc` CPU times in USER_HZ ticks, which the kernel ABI
@@ -204,20 +190,15 @@ pub fn children_peak_rss_kib() -> u64 {
 /// `1234567` -> `1,234,567`.
 pub fn thousands(n: f64) -> String {
     let n = n.round() as i128;
-    let mut rest = n.unsigned_abs();
-    let mut groups = Vec::new();
-    loop {
-        let group = rest % 1000;
-        rest /= 1000;
-        if rest == 0 {
-            groups.push(group.to_string());
-            break;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::from(if n < 0 { "-" } else { "" });
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
         }
-        groups.push(format!("{group:03}"));
+        out.push(digit);
     }
-    groups.reverse();
-    let sign = if n < 0 { "-" } else { "" };
-    format!("{sign}{}", groups.join(","))
+    out
 }
 
 /// Seconds as `850 µs`, `12.3 ms` or `4.56 s`.
@@ -280,6 +261,7 @@ mod tests {
     fn formatting() {
         assert_eq!(thousands(1_234_567.0), "1,234,567");
         assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(-1_000.4), "-1,000");
         assert_eq!(secs(0.000_85), "850.0 µs");
         assert_eq!(secs(0.0123), "12.3 ms");
         assert_eq!(secs(4.561), "4.56 s");
