@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Result};
 
-use super::api_server::wait_polls;
+use super::api_server::{wait_polls, CurlTiming};
 use super::live::{population_interval, population_namespace, Live};
 use super::measure::{
     core_pct, median, ms, percentile, rss_kib, secs, thousands, CpuSnapshot, CpuUse, XorShift,
@@ -166,8 +166,9 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
     })
 }
 
-/// Median wall and CPU per call of `kubectl args` run `times` times.
-fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Result<(f64, f64)> {
+/// `kubectl args` run `times` times: the median wall, the CPU per call,
+/// then the peak RSS (MiB) of one more run.
+fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Result<[f64; 3]> {
     let pids = &live.server.server_pids;
     let cpu0 = CpuSnapshot::take(pids);
     let mut walls = Vec::new();
@@ -177,7 +178,10 @@ fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Resul
         walls.push(started.elapsed().as_secs_f64());
     }
     let cpu = cpu0.since(pids);
-    Ok((median(&walls), cpu.children / times as f64))
+    let mut cmd = kube.command();
+    cmd.args(args);
+    let peak_mib = super::peak_rss_of(&cmd)? / 1024;
+    Ok([median(&walls), cpu.children / times as f64, peak_mib as f64])
 }
 
 fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
@@ -194,17 +198,8 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         live.server.kube.in_namespace(&list_ns),
     );
     in_ns.ok(&get_args, None)?;
-    let (get_wall, get_cpu) = kubectl_floor(live, &in_ns, &get_args, 10)?;
-    let (list_wall, list_cpu) = kubectl_floor(live, &in_list_ns, &list_args, 5)?;
-    let peak_rss = |kube: &Kube, args: &[&str]| {
-        let mut cmd = kube.command();
-        cmd.args(args);
-        super::peak_rss_of(&cmd)
-    };
-    let (get_rss, list_rss) = (
-        peak_rss(&in_ns, &get_args)?,
-        peak_rss(&in_list_ns, &list_args)?,
-    );
+    let [get_wall, get_cpu, get_rss] = kubectl_floor(live, &in_ns, &get_args, 10)?;
+    let [list_wall, list_cpu, list_rss] = kubectl_floor(live, &in_list_ns, &list_args, 5)?;
     let client_walls: Vec<f64> = (0..10)
         .map(|_| {
             let started = Instant::now();
@@ -224,7 +219,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         "kubectl get (one object)".into(),
         ms(get_wall),
         ms(get_cpu),
-        format!("peak RSS {} MiB", get_rss / 1024),
+        format!("peak RSS {get_rss} MiB"),
     ]);
     s.row(vec![
         "KubectlClient::get_resource (the controller's path)".into(),
@@ -236,7 +231,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         format!("kubectl get (list of {list_n})"),
         ms(list_wall),
         ms(list_cpu),
-        format!("peak RSS {} MiB", list_rss / 1024),
+        format!("peak RSS {list_rss} MiB"),
     ]);
     match &live.server.curl {
         Some(curl) => {
@@ -247,8 +242,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
             let list: Vec<_> = (0..5)
                 .map(|_| curl.get(&list_path))
                 .collect::<Result<_>>()?;
-            let med = |v: &[super::api_server::CurlTiming],
-                       f: fn(&super::api_server::CurlTiming) -> f64| {
+            let med = |v: &[CurlTiming], f: fn(&CurlTiming) -> f64| {
                 median(&v.iter().map(f).collect::<Vec<_>>())
             };
             let total = med(&one, |t| t.total);
