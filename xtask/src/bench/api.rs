@@ -107,8 +107,7 @@ fn throughput(live: &mut Live, n: usize, workers: usize) -> Result<Throughput> {
 /// poll period; each timed from the server's answer to the edit until the
 /// controller's status write with that generation and phase Ready returned.
 fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64>)> {
-    let ns = live.population(n)?;
-    live.with_controller(&ns, 2, 500, |runtime| {
+    live.on_population(n, |live, ns, runtime| {
         wait_polls(runtime, 2, Duration::from_secs(60))?;
         let since = Instant::now();
         let mut rng = XorShift::new(0x5eed ^ n as u64);
@@ -116,14 +115,14 @@ fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64
         for i in 0..edits {
             std::thread::sleep(Duration::from_millis(rng.below(500)));
             let name = package::name(i % n);
-            let (generation, edited) = live.server.edit(&ns, &name, 1_000 + i as u64)?;
+            let (generation, edited) = live.server.edit(ns, &name, 1_000 + i as u64)?;
             until(
                 &format!("{ns}/{name} Ready at generation {generation}"),
                 Duration::from_secs(60),
                 Duration::from_millis(10),
-                || live.meter.ready_at(&ns, &name, generation).is_some(),
+                || live.meter.ready_at(ns, &name, generation).is_some(),
             )?;
-            if let Some(ready) = live.meter.ready_at(&ns, &name, generation) {
+            if let Some(ready) = live.meter.ready_at(ns, &name, generation) {
                 samples.push(ready.saturating_duration_since(edited).as_secs_f64());
             }
         }
@@ -132,7 +131,6 @@ fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64
 }
 
 struct ControllerIdle {
-    n: usize,
     polls: u64,
     calls: Counts,
     cpu: CpuUse,
@@ -155,7 +153,6 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
         std::thread::sleep(window);
         let cpu = cpu0.since(pids);
         Ok(ControllerIdle {
-            n,
             polls: runtime.stats().polls - p0,
             calls: live.meter.counts().minus(&before),
             cpu,
@@ -375,7 +372,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
         "idle-cost",
         &format!(
             "Cost of staying idle with {} resources",
-            thousands(r.n as f64)
+            thousands(sizes.idle as f64)
         ),
         "measure | value",
     );

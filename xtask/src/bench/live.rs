@@ -134,6 +134,18 @@ impl Live {
         result
     }
 
+    /// Runs `f` with the polling runtime (2 workers, poll_ms 500) over the
+    /// Ready population of `n` ([`Live::population`]) and its namespace,
+    /// stopping it either way.
+    pub fn on_population<T>(
+        &mut self,
+        n: usize,
+        f: impl FnOnce(&Live, &str, &blue_kubernetes::Runtime) -> Result<T>,
+    ) -> Result<T> {
+        let ns = self.population(n)?;
+        self.with_controller(&ns, 2, 500, |runtime| f(self, &ns, runtime))
+    }
+
     /// Waits until a whole poll cycle passes with no per-resource call.
     pub fn settle(&self, runtime: &blue_kubernetes::Runtime) -> Result<()> {
         for _ in 0..100 {
