@@ -17,6 +17,7 @@ use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
 use blue_testkit::FakeClock;
 use serde_json::{json, Value};
 
+use super::measure::field;
 use super::meter::Meter;
 use super::package::{self, resource_type, GROUP, PLURAL};
 use crate::cluster::control_plane::{provision::which, ControlPlane};
@@ -238,14 +239,12 @@ impl Curl {
             }
         }
         let kubeconfig = fs::read_to_string(cp.kubeconfig_path())?;
-        let field = |key: &str| {
-            kubeconfig
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
-                .with_context(|| format!("no {key} in the kubeconfig"))
+        let value = |key: &str| {
+            let found = field(&kubeconfig, key).map(str::to_string);
+            found.with_context(|| format!("no {key} in the kubeconfig"))
         };
-        let token = field("token:")?;
-        let ca = field("certificate-authority:")?;
+        let token = value("token:")?;
+        let ca = value("certificate-authority:")?;
         let header_file = cp.dir().join("bench-auth-header");
         fs::OpenOptions::new()
             .write(true)

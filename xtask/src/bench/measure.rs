@@ -29,13 +29,21 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     v[rank.clamp(1, v.len()) - 1]
 }
 
+/// The value of the first `key: value` line of `text` (leading blanks and
+/// blanks around the `:` ignored): `/proc` files, kubeconfig, YAML.
+pub fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let rest = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(key))?;
+    Some(rest.trim_start().trim_start_matches(':').trim())
+}
+
 /// A `key:   123 kB` line (`VmRSS:`, `VmHWM:`) of `pid`'s status, in KiB;
 /// 0 once it is gone.
 pub fn pid_status_kib(pid: u32, key: &str) -> u64 {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let line = status.lines().find(|l| l.starts_with(key));
-    line.and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        .unwrap_or(0)
+    let kib = field(&status, key).and_then(|v| v.split_whitespace().next()?.parse().ok());
+    kib.unwrap_or(0)
 }
 
 /// Resident set size of this process, KiB (`VmRSS`).
@@ -275,6 +283,14 @@ mod tests {
         assert!(tree_cpu_seconds(std::process::id()) >= own);
         assert!(pid_status_kib(std::process::id(), "VmRSS:") > 0);
         assert_eq!(pid_status_kib(std::process::id(), "NoSuchKey:"), 0);
+        assert_eq!(
+            field("model name\t: AMD EPYC\n", "model name"),
+            Some("AMD EPYC")
+        );
+        assert_eq!(
+            field("  gitVersion: v1.32.4\n", "gitVersion:"),
+            Some("v1.32.4")
+        );
         let child = std::process::Command::new("sleep")
             .arg("5")
             .spawn()
