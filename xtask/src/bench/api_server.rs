@@ -126,21 +126,20 @@ impl ApiServer {
                 &format!("/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}/{name}"),
                 &body,
             )?,
-            None => self.kube.ok(
-                &[
+            None => {
+                let kind = resource_type();
+                let args = [
                     "patch",
-                    &resource_type(),
+                    &kind,
                     name,
-                    "-n",
-                    namespace,
                     "--type=merge",
                     "-p",
                     &body,
                     "-o",
                     "json",
-                ],
-                None,
-            )?,
+                ];
+                self.kube.in_namespace(namespace).ok(&args, None)?
+            }
         };
         let at = Instant::now();
         let v: Value = serde_json::from_str(&text).context("edit response")?;

@@ -102,18 +102,10 @@ pub fn tree_cpu_seconds(root: u32) -> f64 {
 /// counter except idle and iowait.
 fn machine_busy_seconds() -> f64 {
     let stat = fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(cpu) = stat.lines().next() else {
-        return 0.0;
-    };
-    let v: Vec<u64> = cpu
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let cpu = stat.lines().next().unwrap_or_default().split_whitespace();
+    let ticks = cpu.skip(1).filter_map(|x| x.parse::<u64>().ok()).take(8);
     // user nice system idle iowait irq softirq steal (guest time is already in user).
-    let busy: u64 = v
-        .iter()
-        .take(8)
+    let busy: u64 = ticks
         .enumerate()
         .filter(|(i, _)| *i != 3 && *i != 4)
         .map(|(_, x)| x)
