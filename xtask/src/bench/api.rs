@@ -1,12 +1,12 @@
-//! Part 3: the controller against the real API server: throughput to Ready
-//! by worker count, reaction latency, the cost of staying idle, and the
-//! floor (one kubectl call, one direct HTTPS request).
+//! Part `api`: the controller against the real API server: throughput to
+//! Ready by worker count, reaction latency, the cost of staying idle, and
+//! the floor (one kubectl call, one direct HTTPS request).
 
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Result};
 
-use super::api_server::wait_polls;
+use super::api_server::{wait_polls, CurlTiming};
 use super::live::{population_interval, population_namespace, Live};
 use super::measure::{
     core_pct, median, ms, percentile, rss_kib, secs, thousands, CpuSnapshot, CpuUse, XorShift,
@@ -107,8 +107,7 @@ fn throughput(live: &mut Live, n: usize, workers: usize) -> Result<Throughput> {
 /// poll period; each timed from the server's answer to the edit until the
 /// controller's status write with that generation and phase Ready returned.
 fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64>)> {
-    let ns = live.population(n)?;
-    live.with_controller(&ns, 2, 500, |runtime| {
+    live.on_population(n, |live, ns, runtime| {
         wait_polls(runtime, 2, Duration::from_secs(60))?;
         let since = Instant::now();
         let mut rng = XorShift::new(0x5eed ^ n as u64);
@@ -116,14 +115,14 @@ fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64
         for i in 0..edits {
             std::thread::sleep(Duration::from_millis(rng.below(500)));
             let name = package::name(i % n);
-            let (generation, edited) = live.server.edit(&ns, &name, 1_000 + i as u64)?;
+            let (generation, edited) = live.server.edit(ns, &name, 1_000 + i as u64)?;
             until(
                 &format!("{ns}/{name} Ready at generation {generation}"),
                 Duration::from_secs(60),
                 Duration::from_millis(10),
-                || live.meter.ready_at(&ns, &name, generation).is_some(),
+                || live.meter.ready_at(ns, &name, generation).is_some(),
             )?;
-            if let Some(ready) = live.meter.ready_at(&ns, &name, generation) {
+            if let Some(ready) = live.meter.ready_at(ns, &name, generation) {
                 samples.push(ready.saturating_duration_since(edited).as_secs_f64());
             }
         }
@@ -132,7 +131,6 @@ fn latency(live: &mut Live, n: usize, edits: usize) -> Result<(Vec<f64>, Vec<f64
 }
 
 struct ControllerIdle {
-    n: usize,
     polls: u64,
     calls: Counts,
     cpu: CpuUse,
@@ -155,7 +153,6 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
         std::thread::sleep(window);
         let cpu = cpu0.since(pids);
         Ok(ControllerIdle {
-            n,
             polls: runtime.stats().polls - p0,
             calls: live.meter.counts().minus(&before),
             cpu,
@@ -166,8 +163,9 @@ fn idle(live: &mut Live, n: usize, window: Duration) -> Result<ControllerIdle> {
     })
 }
 
-/// Median wall and CPU per call of `kubectl args` run `times` times.
-fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Result<(f64, f64)> {
+/// `kubectl args` run `times` times: the median wall, the CPU per call,
+/// then the peak RSS (MiB) of one more run.
+fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Result<[f64; 3]> {
     let pids = &live.server.server_pids;
     let cpu0 = CpuSnapshot::take(pids);
     let mut walls = Vec::new();
@@ -177,7 +175,10 @@ fn kubectl_floor(live: &Live, kube: &Kube, args: &[&str], times: usize) -> Resul
         walls.push(started.elapsed().as_secs_f64());
     }
     let cpu = cpu0.since(pids);
-    Ok((median(&walls), cpu.children / times as f64))
+    let mut cmd = kube.command();
+    cmd.args(args);
+    let peak_mib = super::peak_rss_of(&cmd)? / 1024;
+    Ok([median(&walls), cpu.children / times as f64, peak_mib as f64])
 }
 
 fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
@@ -194,17 +195,8 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         live.server.kube.in_namespace(&list_ns),
     );
     in_ns.ok(&get_args, None)?;
-    let (get_wall, get_cpu) = kubectl_floor(live, &in_ns, &get_args, 10)?;
-    let (list_wall, list_cpu) = kubectl_floor(live, &in_list_ns, &list_args, 5)?;
-    let peak_rss = |kube: &Kube, args: &[&str]| {
-        let mut cmd = kube.command();
-        cmd.args(args);
-        super::peak_rss_of(&cmd)
-    };
-    let (get_rss, list_rss) = (
-        peak_rss(&in_ns, &get_args)?,
-        peak_rss(&in_list_ns, &list_args)?,
-    );
+    let [get_wall, get_cpu, get_rss] = kubectl_floor(live, &in_ns, &get_args, 10)?;
+    let [list_wall, list_cpu, list_rss] = kubectl_floor(live, &in_list_ns, &list_args, 5)?;
     let client_walls: Vec<f64> = (0..10)
         .map(|_| {
             let started = Instant::now();
@@ -224,7 +216,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         "kubectl get (one object)".into(),
         ms(get_wall),
         ms(get_cpu),
-        format!("peak RSS {} MiB", get_rss / 1024),
+        format!("peak RSS {get_rss} MiB"),
     ]);
     s.row(vec![
         "KubectlClient::get_resource (the controller's path)".into(),
@@ -236,7 +228,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
         format!("kubectl get (list of {list_n})"),
         ms(list_wall),
         ms(list_cpu),
-        format!("peak RSS {} MiB", list_rss / 1024),
+        format!("peak RSS {list_rss} MiB"),
     ]);
     match &live.server.curl {
         Some(curl) => {
@@ -247,8 +239,7 @@ fn floors(live: &mut Live, list_n: usize, report: &mut Report) -> Result<()> {
             let list: Vec<_> = (0..5)
                 .map(|_| curl.get(&list_path))
                 .collect::<Result<_>>()?;
-            let med = |v: &[super::api_server::CurlTiming],
-                       f: fn(&super::api_server::CurlTiming) -> f64| {
+            let med = |v: &[CurlTiming], f: fn(&CurlTiming) -> f64| {
                 median(&v.iter().map(f).collect::<Vec<_>>())
             };
             let total = med(&one, |t| t.total);
@@ -381,7 +372,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
         "idle-cost",
         &format!(
             "Cost of staying idle with {} resources",
-            thousands(r.n as f64)
+            thousands(sizes.idle as f64)
         ),
         "measure | value",
     );

@@ -17,6 +17,7 @@ use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
 use blue_testkit::FakeClock;
 use serde_json::{json, Value};
 
+use super::measure::field;
 use super::meter::Meter;
 use super::package::{self, resource_type, GROUP, PLURAL};
 use crate::cluster::control_plane::{provision::which, ControlPlane};
@@ -52,7 +53,7 @@ impl ApiServer {
         // The CRD the library generates for the no-op package; the local
         // 1.20 server knows no CEL rules.
         let options = CrdOptions::default().with_cel(false);
-        let crd = blue_kubernetes::crd(&package::noop(false), &options)?;
+        let crd = blue_kubernetes::crd(&package::noop(), &options)?;
         kube.apply_crd(&crd.to_string(), &resource_type())?;
         Ok(Self {
             cp,
@@ -125,21 +126,20 @@ impl ApiServer {
                 &format!("/apis/{GROUP}/v1/namespaces/{namespace}/{PLURAL}/{name}"),
                 &body,
             )?,
-            None => self.kube.ok(
-                &[
+            None => {
+                let kind = resource_type();
+                let args = [
                     "patch",
-                    &resource_type(),
+                    &kind,
                     name,
-                    "-n",
-                    namespace,
                     "--type=merge",
                     "-p",
                     &body,
                     "-o",
                     "json",
-                ],
-                None,
-            )?,
+                ];
+                self.kube.in_namespace(namespace).ok(&args, None)?
+            }
         };
         let at = Instant::now();
         let v: Value = serde_json::from_str(&text).context("edit response")?;
@@ -159,13 +159,17 @@ pub fn start_controller(
     poll_ms: u64,
     clock: &FakeClock,
 ) -> Result<Runtime> {
-    let mut config = Config::new(client, vec![package::noop(false)]);
+    let mut config = Config::new(client, vec![package::noop()]);
     config.namespace = namespace.into();
     config.workers = workers;
     config.poll_ms = poll_ms;
     // These parts count kubectl calls per poll cycle: the per-call
     // transport cannot watch, so its runtime lists every poll_ms.
     config.watch = false;
+    // Every check writes status, as the reference does: the calls part
+    // counts a periodic check's re-read and write, which a quiet check
+    // (the default between heartbeats) leaves at the re-read.
+    config.status_heartbeat_ms = 0;
     config.now = clock.as_fn();
     let ctl = controller(config)?;
     let _entered = rt.enter();
@@ -234,14 +238,12 @@ impl Curl {
             }
         }
         let kubeconfig = fs::read_to_string(cp.kubeconfig_path())?;
-        let field = |key: &str| {
-            kubeconfig
-                .lines()
-                .find_map(|l| l.trim().strip_prefix(key).map(|v| v.trim().to_string()))
-                .with_context(|| format!("no {key} in the kubeconfig"))
+        let value = |key: &str| {
+            let found = field(&kubeconfig, key).map(str::to_string);
+            found.with_context(|| format!("no {key} in the kubeconfig"))
         };
-        let token = field("token:")?;
-        let ca = field("certificate-authority:")?;
+        let token = value("token:")?;
+        let ca = value("certificate-authority:")?;
         let header_file = cp.dir().join("bench-auth-header");
         fs::OpenOptions::new()
             .write(true)

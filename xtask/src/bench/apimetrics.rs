@@ -108,25 +108,17 @@ impl Scrape {
     /// What was served since `before` (this scrape is the later one), and
     /// the watches opened since then and still open.
     pub fn since(&self, before: &Scrape) -> Served {
-        let requests = self
-            .requests
-            .iter()
-            .map(|(k, n)| {
-                (
-                    k.clone(),
-                    n - before.requests.get(k).copied().unwrap_or(0.0),
-                )
-            })
-            .filter(|(_, n)| *n > 0.0)
-            .collect();
-        let watches = self
-            .watches
-            .iter()
-            .map(|(k, n)| (k.clone(), n - before.watches.get(k).copied().unwrap_or(0.0)))
-            .filter(|(_, n)| *n > 0.0)
-            .collect();
-        Served { requests, watches }
+        Served {
+            requests: grown(&self.requests, &before.requests),
+            watches: grown(&self.watches, &before.watches),
+        }
     }
+}
+
+/// The counters of `after` that grew since `before`, by how much.
+fn grown<K: Ord + Clone>(after: &BTreeMap<K, f64>, before: &BTreeMap<K, f64>) -> BTreeMap<K, f64> {
+    let rise = |(k, n): (&K, &f64)| (k.clone(), n - before.get(k).copied().unwrap_or(0.0));
+    after.iter().map(rise).filter(|(_, n)| *n > 0.0).collect()
 }
 
 /// `name{a="x",b="y"} 12` -> (name, labels, 12); `None` for comments and

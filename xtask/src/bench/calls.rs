@@ -1,5 +1,5 @@
-//! Part 2: kubectl invocations per idle poll cycle and per periodic check,
-//! counted through the runner against the real API server.
+//! Part `calls`: kubectl invocations per idle poll cycle and per periodic
+//! check, counted through the runner against the real API server.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,6 @@ use crate::support::wait::until;
 
 /// Past the checked resources' 1 s interval (not the others' 1 h): each is due once.
 const ADVANCE_MS: u64 = 2_000;
-const POLL_MS: u64 = 500;
 
 struct Row {
     n: usize,
@@ -29,9 +28,8 @@ struct Row {
 }
 
 fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
-    let ns = live.population(n)?;
     let checked = checked_count(n);
-    let row = live.with_controller(&ns, 2, POLL_MS, |runtime| {
+    let row = live.on_population(n, |live, ns, runtime| {
         let poll_timeout = Duration::from_secs(120);
         // Counts are taken right after a cycle completes: cycles are then
         // whole, since the next list is a kubectl process that has not
@@ -43,7 +41,7 @@ fn measure(live: &mut Live, n: usize, idle_cycles: u64) -> Result<Row> {
 
         let before = live.meter.counts();
         let started = Instant::now();
-        live.clock(&ns).advance(ADVANCE_MS);
+        live.clock(ns).advance(ADVANCE_MS);
         until(
             &format!("the periodic check of {checked} of {n} resources"),
             Duration::from_secs(120 + checked as u64),

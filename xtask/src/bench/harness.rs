@@ -112,26 +112,23 @@ impl<'a> Harness<'a> {
             .unwrap_or(Value::Null))
     }
 
-    fn collection(namespace: &str) -> Result<ApiPath> {
+    /// The LocalConfigMaps of `namespace`, or the one called `name`.
+    fn path(namespace: &str, name: Option<&str>) -> Result<ApiPath> {
         Ok(ApiPath::namespaced(
-            GROUP, VERSION, namespace, PLURAL, None, None,
+            GROUP, VERSION, namespace, PLURAL, name, None,
         )?)
     }
 
-    /// A namespace holding `n` idle LocalConfigMaps `r-00000`...
-    pub fn populate(&self, namespace: &str, n: usize) -> Result<()> {
-        self.populate_with(namespace, n, Spec::IDLE)
-    }
-
-    /// A new namespace holding `n` LocalConfigMaps with `spec`, created
-    /// [`CREATE_CONCURRENCY`] at a time through the harness's proxy, so
-    /// 10,000 take seconds, not the minutes one kubectl call each would.
+    /// A new namespace holding `n` LocalConfigMaps `r-00000`... with
+    /// `spec`, created [`CREATE_CONCURRENCY`] at a time through the
+    /// harness's proxy, so 10,000 take seconds, not the minutes one kubectl
+    /// call each would.
     pub fn populate_with(&self, namespace: &str, n: usize, spec: Spec) -> Result<()> {
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
         self.send(
             ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns),
         )?;
-        let collection = Self::collection(namespace)?;
+        let collection = Self::path(namespace, None)?;
         let tasks: Vec<_> = (0..CREATE_CONCURRENCY)
             .map(|lane| {
                 let client = self.client.clone();
@@ -192,7 +189,7 @@ impl<'a> Harness<'a> {
     /// server's answer, until it is Ready for that generation and until its
     /// ConfigMap holds the new data (two probes, each a get every 5 ms).
     pub fn edit_reaction(&self, namespace: &str, name: &str, value: &str) -> Result<Reaction> {
-        let path = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(name), None)?;
+        let path = Self::path(namespace, Some(name))?;
         let patch = json!({"spec": {"config": {"data": {"v": value}}}});
         let edited =
             self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
@@ -226,7 +223,7 @@ impl<'a> Harness<'a> {
         name: &str,
         generation: i64,
     ) -> Result<impl std::future::Future<Output = Result<Instant>>> {
-        let path = ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(name), None)?;
+        let path = Self::path(namespace, Some(name))?;
         Ok(probe(
             self.client.clone(),
             path,
@@ -242,7 +239,7 @@ impl<'a> Harness<'a> {
     /// until it is Ready.
     pub fn create_reaction(&self, namespace: &str, name: &str) -> Result<f64> {
         let body = Spec::IDLE.body(name, "0");
-        self.send(ApiRequest::new(Method::Post, Self::collection(namespace)?).with_body(body))?;
+        self.send(ApiRequest::new(Method::Post, Self::path(namespace, None)?).with_body(body))?;
         let at = Instant::now();
         let ready = self.rt.block_on(self.until_ready(namespace, name, 1)?)?;
         Ok(ready.saturating_duration_since(at).as_secs_f64())
@@ -253,8 +250,7 @@ impl<'a> Harness<'a> {
     pub fn delete_all(&self, namespace: &str, n: usize) -> Result<f64> {
         let started = Instant::now();
         for i in 0..n {
-            let path =
-                ApiPath::namespaced(GROUP, VERSION, namespace, PLURAL, Some(&name(i)), None)?;
+            let path = Self::path(namespace, Some(&name(i)))?;
             self.send(ApiRequest::new(Method::Delete, path))?;
         }
         let what = format!("every resource in {namespace} gone");

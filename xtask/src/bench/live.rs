@@ -134,6 +134,18 @@ impl Live {
         result
     }
 
+    /// Runs `f` with the polling runtime (2 workers, poll_ms 500) over the
+    /// Ready population of `n` ([`Live::population`]) and its namespace,
+    /// stopping it either way.
+    pub fn on_population<T>(
+        &mut self,
+        n: usize,
+        f: impl FnOnce(&Live, &str, &blue_kubernetes::Runtime) -> Result<T>,
+    ) -> Result<T> {
+        let ns = self.population(n)?;
+        self.with_controller(&ns, 2, 500, |runtime| f(self, &ns, runtime))
+    }
+
     /// Waits until a whole poll cycle passes with no per-resource call.
     pub fn settle(&self, runtime: &blue_kubernetes::Runtime) -> Result<()> {
         for _ in 0..100 {
@@ -172,89 +184,63 @@ impl Live {
 
     /// Completes a population of `n` whose first `have` resources were
     /// created (with [`population_interval`]) and made Ready elsewhere, e.g.
-    /// by a throughput run.
-    ///
-    /// The rest are *filler*: created with our finalizer and given, by one
-    /// direct HTTPS status patch each, a copy of the Ready status the
-    /// controller wrote on resource `have - 1` (with their own profile and
-    /// state-identity hash), so they list exactly like idle Ready resources.
-    /// None of them is ever due or measured; building them through the
-    /// controller would cost 3 kubectl calls each, minutes of the time budget.
-    /// The controller then polls twice and must find nothing to do.
+    /// by a throughput run: with filler resources where it can
+    /// ([`Live::fill_with_copies`]), else through the controller.
     pub fn adopt_population(&mut self, n: usize, have: usize) -> Result<()> {
         let ns = population_namespace(n);
-        if have < n {
-            let template = match &self.server.curl {
-                Some(_) if have > checked_count(n) => {
-                    let name = package::name(have - 1);
-                    let kube = self.server.kube.in_namespace(&ns);
-                    let v = kube
-                        .get(&package::resource_type(), &name)?
-                        .unwrap_or_default();
-                    Some(v["status"].clone()).filter(|s| s["phase"] == "Ready")
-                }
-                _ => None,
-            };
-            match (template, &self.server.curl) {
-                (Some(template), Some(curl)) => {
-                    self.server.create_resources(
-                        &ns,
-                        have..n,
-                        |i| population_interval(n, i),
-                        &[FINALIZER],
-                    )?;
-                    for i in have..n {
-                        let name = package::name(i);
-                        let profile = format!("{ns}--{name}");
-                        let mut status = template.clone();
-                        status["stateIdentity"] =
-                            json!(state_identity_hash(&[Some(profile.clone())]));
-                        status["profile"] = json!(profile);
-                        curl.patch(
-                            &format!(
-                                "/apis/{}/v1/namespaces/{ns}/{}/{name}/status",
-                                package::GROUP,
-                                package::PLURAL
-                            ),
-                            &json!({ "status": status }).to_string(),
-                        )?;
-                    }
-                    self.check_idle(&ns)?;
-                    self.origins.insert(
-                        n,
-                        format!(
-                            "{have} made Ready by the controller in a throughput run, \
-                             {} filler resources with a copied Ready status",
-                            n - have
-                        ),
-                    );
-                }
-                _ => {
-                    self.server.create_resources(
-                        &ns,
-                        have..n,
-                        |i| population_interval(n, i),
-                        &[],
-                    )?;
-                    let took = self.make_ready(&ns, n, 4)?;
-                    self.origins.insert(
-                        n,
-                        format!(
-                            "{have} made Ready by the controller in a throughput run, \
-                             {} more by the controller (4 workers) in {took:.1?}",
-                            n - have
-                        ),
-                    );
-                }
-            }
+        let made = "made Ready by the controller in a throughput run";
+        let how = if have >= n {
+            format!("all {n} {made}")
+        } else if self.fill_with_copies(&ns, n, have)? {
+            let fillers = n - have;
+            format!("{have} {made}, {fillers} filler resources with a copied Ready status")
         } else {
-            self.origins.insert(
-                n,
-                format!("all {n} made Ready by the controller in a throughput run"),
-            );
-        }
+            let interval = |i| population_interval(n, i);
+            self.server.create_resources(&ns, have..n, interval, &[])?;
+            let took = self.make_ready(&ns, n, 4)?;
+            let more = n - have;
+            format!("{have} {made}, {more} more by the controller (4 workers) in {took:.1?}")
+        };
+        self.origins.insert(n, how);
         self.populations.insert(n, ns);
         Ok(())
+    }
+
+    /// Creates resources `have..n` of `namespace` with our finalizer and
+    /// gives each, by one direct HTTPS status patch, a copy of the Ready
+    /// status the controller wrote on resource `have - 1` (with their own
+    /// profile and state-identity hash), so they list exactly like idle
+    /// Ready resources. None of them is ever due or measured; building them
+    /// through the controller would cost 3 kubectl calls each, minutes of
+    /// the time budget. The controller then polls twice and must find
+    /// nothing to do. False (and nothing created) without curl or without
+    /// a Ready resource `have - 1` of the 1 h interval to copy.
+    fn fill_with_copies(&self, namespace: &str, n: usize, have: usize) -> Result<bool> {
+        let curl = match &self.server.curl {
+            Some(curl) if have > checked_count(n) => curl,
+            _ => return Ok(false),
+        };
+        let kube = self.server.kube.in_namespace(namespace);
+        let last = kube.get(&package::resource_type(), &package::name(have - 1))?;
+        let template = last.unwrap_or_default()["status"].clone();
+        if template["phase"] != "Ready" {
+            return Ok(false);
+        }
+        let interval = |i| population_interval(n, i);
+        self.server
+            .create_resources(namespace, have..n, interval, &[FINALIZER])?;
+        for i in have..n {
+            let name = package::name(i);
+            let profile = format!("{namespace}--{name}");
+            let mut status = template.clone();
+            status["stateIdentity"] = json!(state_identity_hash(&[Some(profile.clone())]));
+            status["profile"] = json!(profile);
+            let (group, plural) = (package::GROUP, package::PLURAL);
+            let path = format!("/apis/{group}/v1/namespaces/{namespace}/{plural}/{name}/status");
+            curl.patch(&path, &json!({ "status": status }).to_string())?;
+        }
+        self.check_idle(namespace)?;
+        Ok(true)
     }
 
     /// Two whole poll cycles over `namespace` must make no per-resource call.

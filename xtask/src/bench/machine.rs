@@ -3,6 +3,7 @@
 use std::fs;
 use std::process::Command;
 
+use super::measure::field;
 use super::report::{markdown_table, Block};
 
 /// Facts about the machine and the build, read once at the start.
@@ -36,23 +37,14 @@ pub fn loadavg() -> String {
 
 impl Machine {
     pub fn gather() -> Self {
-        let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu_model = cpuinfo
-            .lines()
-            .find(|l| l.starts_with("model name"))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-            .unwrap_or_else(|| "unknown".into());
-        let memory = fs::read_to_string("/proc/meminfo")
-            .ok()
-            .and_then(|m| {
-                m.lines()
-                    .find(|l| l.starts_with("MemTotal:"))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|kb| kb.parse::<f64>().ok())
-            })
-            .map(|kb| format!("{:.1} GiB", kb / 1024.0 / 1024.0))
-            .unwrap_or_else(|| "?".into());
+        let read = |path| fs::read_to_string(path).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = field(&cpuinfo, "model name").unwrap_or("unknown").into();
+        let meminfo = read("/proc/meminfo");
+        let kib = field(&meminfo, "MemTotal:").and_then(|v| v.split(' ').next()?.parse().ok());
+        let memory = kib.map_or("?".into(), |kib: f64| {
+            format!("{:.1} GiB", kib / 1024.0 / 1024.0)
+        });
         // Uncommitted changes to tracked files (also other engineers' work in
         // progress) are compiled into the bench, so name them.
         let dirty: Vec<String> = command_line("git", &["diff", "--name-only", "HEAD"])
@@ -81,12 +73,7 @@ impl Machine {
                 &std::env::var("KUBECTL").unwrap_or_else(|_| "kubectl".into()),
                 &["version", "--client", "-o", "yaml"],
             )
-            .and_then(|y| {
-                y.lines()
-                    .find(|l| l.trim_start().starts_with("gitVersion:"))
-                    .and_then(|l| l.split_once(':'))
-                    .map(|(_, v)| v.trim().to_string())
-            })
+            .and_then(|yaml| Some(field(&yaml, "gitVersion:")?.to_string()))
             .unwrap_or_else(|| "?".into()),
             load_start: loadavg(),
         }
@@ -95,7 +82,7 @@ impl Machine {
 
 impl Machine {
     /// The `machine` block: what ran, on what, under which load.
-    pub fn block(&self, command: &str, seconds: f64, other: Option<String>) -> Block {
+    pub fn block(&self, command: &str, seconds: f64, other: String) -> Block {
         let mut rows: Vec<Vec<String>> = vec![
             vec!["command".into(), format!("`{command}`")],
             vec!["date".into(), self.date.clone()],
@@ -114,7 +101,7 @@ impl Machine {
                 format!("{} at start, {} at end", self.load_start, loadavg()),
             ],
         ];
-        rows.extend(other.map(|o| vec!["other processes".into(), o]));
+        rows.push(vec!["other processes".into(), other]);
         rows.push(vec!["duration".into(), format!("{seconds:.0} s")]);
         Block {
             key: "machine",

@@ -1,7 +1,7 @@
 //! Small measuring tools: statistics, process memory and CPU accounting.
 
 use std::fs;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use nix::sys::resource::{getrusage, UsageWho};
 
@@ -29,51 +29,26 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     v[rank.clamp(1, v.len()) - 1]
 }
 
-/// Runs `f` repeatedly until at least `min` has passed; returns the time per
-/// call. Batches grow so the clock is read rarely compared to the work.
-pub fn time_per_call(min: Duration, mut f: impl FnMut()) -> Duration {
-    let mut batch = 1u64;
-    let mut calls = 0u64;
-    let started = Instant::now();
-    loop {
-        for _ in 0..batch {
-            f();
-        }
-        calls += batch;
-        let elapsed = started.elapsed();
-        if elapsed >= min {
-            return elapsed / u32::try_from(calls).unwrap_or(u32::MAX);
-        }
-        batch = batch.saturating_mul(2);
-    }
-}
-
-/// A `key:   123 kB` line of `/proc/self/status`, in KiB.
-fn proc_status_kib(key: &str) -> u64 {
-    status_kib("/proc/self/status", key)
+/// The value of the first `key: value` line of `text` (leading blanks and
+/// blanks around the `:` ignored): `/proc` files, kubeconfig, YAML.
+pub fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let rest = text
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix(key))?;
+    Some(rest.trim_start().trim_start_matches(':').trim())
 }
 
 /// A `key:   123 kB` line (`VmRSS:`, `VmHWM:`) of `pid`'s status, in KiB;
 /// 0 once it is gone.
 pub fn pid_status_kib(pid: u32, key: &str) -> u64 {
-    status_kib(&format!("/proc/{pid}/status"), key)
-}
-
-fn status_kib(file: &str, key: &str) -> u64 {
-    fs::read_to_string(file)
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(key))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kib = field(&status, key).and_then(|v| v.split_whitespace().next()?.parse().ok());
+    kib.unwrap_or(0)
 }
 
 /// Resident set size of this process, KiB (`VmRSS`).
 pub fn rss_kib() -> u64 {
-    proc_status_kib("VmRSS:")
+    pid_status_kib(std::process::id(), "VmRSS:")
 }
 
 /// Linux reports `/proc` CPU times in USER_HZ ticks, which the kernel ABI
@@ -127,18 +102,10 @@ pub fn tree_cpu_seconds(root: u32) -> f64 {
 /// counter except idle and iowait.
 fn machine_busy_seconds() -> f64 {
     let stat = fs::read_to_string("/proc/stat").unwrap_or_default();
-    let Some(cpu) = stat.lines().next() else {
-        return 0.0;
-    };
-    let v: Vec<u64> = cpu
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let cpu = stat.lines().next().unwrap_or_default().split_whitespace();
+    let ticks = cpu.skip(1).filter_map(|x| x.parse::<u64>().ok()).take(8);
     // user nice system idle iowait irq softirq steal (guest time is already in user).
-    let busy: u64 = v
-        .iter()
-        .take(8)
+    let busy: u64 = ticks
         .enumerate()
         .filter(|(i, _)| *i != 3 && *i != 4)
         .map(|(_, x)| x)
@@ -223,20 +190,15 @@ pub fn children_peak_rss_kib() -> u64 {
 /// `1234567` -> `1,234,567`.
 pub fn thousands(n: f64) -> String {
     let n = n.round() as i128;
-    let mut rest = n.unsigned_abs();
-    let mut groups = Vec::new();
-    loop {
-        let group = rest % 1000;
-        rest /= 1000;
-        if rest == 0 {
-            groups.push(group.to_string());
-            break;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::from(if n < 0 { "-" } else { "" });
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
         }
-        groups.push(format!("{group:03}"));
+        out.push(digit);
     }
-    groups.reverse();
-    let sign = if n < 0 { "-" } else { "" };
-    format!("{sign}{}", groups.join(","))
+    out
 }
 
 /// Seconds as `850 µs`, `12.3 ms` or `4.56 s`.
@@ -299,6 +261,7 @@ mod tests {
     fn formatting() {
         assert_eq!(thousands(1_234_567.0), "1,234,567");
         assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(-1_000.4), "-1,000");
         assert_eq!(secs(0.000_85), "850.0 µs");
         assert_eq!(secs(0.0123), "12.3 ms");
         assert_eq!(secs(4.561), "4.56 s");
@@ -312,6 +275,14 @@ mod tests {
         assert!(tree_cpu_seconds(std::process::id()) >= own);
         assert!(pid_status_kib(std::process::id(), "VmRSS:") > 0);
         assert_eq!(pid_status_kib(std::process::id(), "NoSuchKey:"), 0);
+        assert_eq!(
+            field("model name\t: AMD EPYC\n", "model name"),
+            Some("AMD EPYC")
+        );
+        assert_eq!(
+            field("  gitVersion: v1.32.4\n", "gitVersion:"),
+            Some("v1.32.4")
+        );
         let child = std::process::Command::new("sleep")
             .arg("5")
             .spawn()

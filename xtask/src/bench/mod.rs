@@ -17,7 +17,6 @@ mod measure;
 mod meter;
 mod operators;
 mod operators_report;
-mod overhead;
 mod package;
 mod report;
 mod transport;
@@ -32,8 +31,7 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str =
-    "  bench [--quick] [--only overhead,calls,api,transport,operators] [--full-matrix]
+pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators] [--full-matrix]
         [--peer BINARY] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
@@ -43,30 +41,15 @@ pub const USAGE: &str =
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
-    Overhead,
-    Calls,
-    Api,
-    Transport,
-    Operators,
-}
-
-const PARTS: [(&str, Part); 5] = [
-    ("overhead", Part::Overhead),
-    ("calls", Part::Calls),
-    ("api", Part::Api),
-    ("transport", Part::Transport),
-    ("operators", Part::Operators),
-];
+/// The parts `--only` names; a full run measures them all.
+const PARTS: [&str; 4] = ["calls", "api", "transport", "operators"];
 
 #[derive(Debug, Default)]
 struct Args {
     quick: bool,
     full_matrix: bool,
-    parts: Vec<Part>,
+    parts: Vec<&'static str>,
     out: Option<PathBuf>,
-    mem_probe: Option<usize>,
     peer: Option<PathBuf>,
     /// `operators`: population sizes for latency and idle cost.
     sizes: Option<Vec<usize>>,
@@ -79,7 +62,7 @@ struct Args {
 impl Args {
     fn parse(args: &[String]) -> Result<Self> {
         let mut parsed = Args {
-            parts: PARTS.iter().map(|(_, p)| *p).collect(),
+            parts: PARTS.to_vec(),
             workers: local_configmap_operator::cli::DEFAULT_WORKERS,
             ..Args::default()
         };
@@ -97,8 +80,8 @@ impl Args {
                     parsed.parts = value("--only")?
                         .split(',')
                         .map(|p| {
-                            part(p.trim())
-                                .with_context(|| format!("unknown part {p:?} (see --help)"))
+                            let known = PARTS.into_iter().find(|name| *name == p.trim());
+                            known.with_context(|| format!("unknown part {p:?} (see --help)"))
                         })
                         .collect::<Result<_>>()?;
                 }
@@ -122,8 +105,6 @@ impl Args {
                     parsed.contenders = Some(names.split(',').map(|c| c.trim().into()).collect());
                 }
                 "--out" => parsed.out = Some(PathBuf::from(value("--out")?)),
-                // Internal: one memory measurement in a fresh process.
-                "--mem-probe" => parsed.mem_probe = Some(value("--mem-probe")?.parse()?),
                 other => bail!("unknown bench argument {other:?}\n{USAGE}"),
             }
         }
@@ -133,20 +114,6 @@ impl Args {
     fn full(&self) -> bool {
         !self.quick && self.parts.len() == PARTS.len()
     }
-}
-
-fn part(name: &str) -> Option<Part> {
-    PARTS
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, part)| *part)
-}
-
-fn part_name(part: Part) -> &'static str {
-    PARTS
-        .iter()
-        .find(|(_, p)| *p == part)
-        .map_or("?", |(name, _)| name)
 }
 
 fn workspace_root() -> PathBuf {
@@ -163,9 +130,6 @@ pub fn main(args: &[String]) -> Result<()> {
         return failover::main();
     }
     let parsed = Args::parse(args)?;
-    if let Some(n) = parsed.mem_probe {
-        return overhead::mem_probe(n);
-    }
     if cfg!(debug_assertions) && std::env::var_os(RELEASE_GUARD).is_none() {
         return rerun_release(args);
     }
@@ -222,7 +186,6 @@ fn run(args: &Args) -> Result<()> {
     let started = Instant::now();
     let machine = Machine::gather();
     let mut report = Report::default();
-    let mut load_note = None;
     eprintln!(
         "[bench] {} build, {} cores, load {}{}",
         if cfg!(debug_assertions) {
@@ -235,72 +198,51 @@ fn run(args: &Args) -> Result<()> {
         if args.quick { ", quick mode" } else { "" }
     );
     let cpu0 = CpuSnapshot::take(&[]);
-    // The real-API-server parts run first, in a process that has not yet
-    // grown with the overhead part's 10,000-resource fixtures, so the
-    // controller RSS they report is meaningful.
-    let wants_live = args.parts.iter().any(|p| *p != Part::Overhead);
-    if wants_live {
-        let t = Instant::now();
-        let mut live = live::Live::start()?;
-        let live_cpu0 = CpuSnapshot::take(&live.server.server_pids);
-        eprintln!(
-            "[bench] control plane ready at {} in {:.1}s",
-            live.server.cp.server(),
-            t.elapsed().as_secs_f64()
-        );
-        let result = (|| {
-            // Throughput first: two of its runs build the populations the
-            // calls part would otherwise build at a cost of minutes.
-            let wants = |part| args.parts.contains(&part);
-            if wants(Part::Api) {
-                timed("throughput", || {
-                    api::run_throughput(&mut live, args.quick, args.full_matrix, &mut report)
-                })?;
-            }
-            if wants(Part::Calls) {
-                timed("calls", || calls::run(&mut live, args.quick, &mut report))?;
-            }
-            if wants(Part::Api) {
-                timed("api", || api::run(&mut live, args.quick, &mut report))?;
-            }
-            if wants(Part::Transport) {
-                timed("transport", || {
-                    transport::run(&mut live, args.quick, &mut report)
-                })?;
-            }
-            if wants(Part::Operators) {
-                let options = operators::Options {
-                    quick: args.quick,
-                    sizes: args.sizes.clone(),
-                    contenders: args.contenders.clone(),
-                    peer: args.peer.as_deref(),
-                    workers: args.workers,
-                };
-                timed("operators", || {
-                    operators::run(&mut live, &options, &mut report)
-                })?;
-            }
-            Ok::<_, anyhow::Error>(())
-        })();
-        let cpu = live_cpu0.since(&live.server.server_pids);
-        load_note = Some(format!(
-            "during the real-API-server parts ({:.0} s) other processes used {} of a core \
-             on average",
-            cpu.wall,
-            core_pct(cpu.other, cpu.wall)
-        ));
-        let live::Live { rt, server, .. } = live;
-        drop(rt);
-        server.cp.stop()?;
-        result?;
-    }
-    if args.parts.contains(&Part::Overhead) {
-        let verdicts = report.verdicts.len();
-        timed("overhead", || overhead::run(args.quick, &mut report))?;
-        // Its verdicts come first, as its sections do (by their order).
-        let added = report.verdicts.len() - verdicts;
-        report.verdicts.rotate_right(added);
-    }
+    let t = Instant::now();
+    let mut live = live::Live::start()?;
+    eprintln!(
+        "[bench] control plane ready at {} in {:.1}s",
+        live.server.cp.server(),
+        t.elapsed().as_secs_f64()
+    );
+    let result = (|| {
+        // Throughput first: two of its runs build the populations the
+        // calls part would otherwise build at a cost of minutes.
+        let wants = |part| args.parts.contains(&part);
+        if wants("api") {
+            timed("throughput", || {
+                api::run_throughput(&mut live, args.quick, args.full_matrix, &mut report)
+            })?;
+        }
+        if wants("calls") {
+            timed("calls", || calls::run(&mut live, args.quick, &mut report))?;
+        }
+        if wants("api") {
+            timed("api", || api::run(&mut live, args.quick, &mut report))?;
+        }
+        if wants("transport") {
+            timed("transport", || {
+                transport::run(&mut live, args.quick, &mut report)
+            })?;
+        }
+        if wants("operators") {
+            let options = operators::Options {
+                quick: args.quick,
+                sizes: args.sizes.clone(),
+                contenders: args.contenders.clone(),
+                peer: args.peer.as_deref(),
+                workers: args.workers,
+            };
+            timed("operators", || {
+                operators::run(&mut live, &options, &mut report)
+            })?;
+        }
+        Ok::<_, anyhow::Error>(())
+    })();
+    let live::Live { rt, server, .. } = live;
+    drop(rt);
+    server.cp.stop()?;
+    result?;
     report.sections.sort_by_key(|s| s.order);
     let total = started.elapsed().as_secs_f64();
     let whole = cpu0.since(&[]);
@@ -308,11 +250,10 @@ fn run(args: &Args) -> Result<()> {
     let text = report::terminal(&report);
     println!("{text}");
     let other = format!(
-        "{} of a core on average over the whole run{}",
-        core_pct(whole.other, whole.wall),
-        load_note.map(|n| format!("; {n}")).unwrap_or_default()
+        "{} of a core on average over the whole run",
+        core_pct(whole.other, whole.wall)
     );
-    let mut blocks = vec![machine.block(&command(args), total, Some(other))];
+    let mut blocks = vec![machine.block(&command(args), total, other)];
     blocks.extend(report::blocks(&report));
     let out = args.out.clone().unwrap_or_else(|| {
         if args.full() {
@@ -383,8 +324,7 @@ fn command(args: &Args) -> String {
         c.push_str(&format!(" --contenders {}", who.join(",")));
     }
     if args.parts.len() != PARTS.len() {
-        let parts: Vec<&str> = args.parts.iter().map(|p| part_name(*p)).collect();
-        c.push_str(&format!(" --only {}", parts.join(",")));
+        c.push_str(&format!(" --only {}", args.parts.join(",")));
     }
     c
 }
@@ -397,11 +337,11 @@ mod tests {
     fn parses_parts_and_flags() {
         let a = Args::parse(&["--quick".into(), "--only".into(), "calls,api".into()]).unwrap();
         assert!(a.quick);
-        assert_eq!(a.parts, vec![Part::Calls, Part::Api]);
+        assert_eq!(a.parts, ["calls", "api"]);
         assert!(!a.full());
         assert!(Args::parse(&["--only".into(), "nope".into()]).is_err());
         let t = Args::parse(&["--only".into(), "transport,operators".into()]).unwrap();
-        assert_eq!(t.parts, vec![Part::Transport, Part::Operators]);
+        assert_eq!(t.parts, ["transport", "operators"]);
         assert!(Args::parse(&[]).unwrap().full());
         let s = Args::parse(&["--sizes".into(), "10, 1_000,10000".into()]).unwrap();
         assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));

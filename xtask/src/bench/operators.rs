@@ -17,8 +17,8 @@ use super::harness::{name, Harness, Reaction, Spec};
 use super::live::Live;
 use super::measure::{pid_cpu_seconds, XorShift};
 use super::operators_report::render;
-use super::pick;
 use super::report::Report;
+use super::{pick, timed};
 use crate::support::temp_dir::TempDir;
 use crate::support::wait::poll;
 use crate::world::operator::Operator;
@@ -150,7 +150,7 @@ impl Bench<'_, '_> {
     fn new_resources(&self, who: &Contender) -> Result<(f64, f64)> {
         let n = self.sizes.new;
         let ns = format!("{}-new-{n}", who.label);
-        self.h.populate(&ns, n)?;
+        self.h.populate_with(&ns, n, Spec::IDLE)?;
         self.with(who, &ns, |op| {
             let cpu0 = operator_cpu(op);
             let took = self.h.wait_ready(&ns, n, ready_timeout(n))?;
@@ -223,33 +223,25 @@ impl Bench<'_, '_> {
     }
 
     fn measure(&mut self, who: &Contender) -> Result<Outcome> {
-        let t = Instant::now();
-        let mut out = Outcome {
-            new: self.new_resources(who)?,
-            deletions: self.deletions(who)?,
-            checks_per_second: self.checks(who)?,
-            ..Outcome::default()
-        };
-        eprintln!(
-            "[bench] operators: {} new, deletions, checks in {:.0}s",
-            who.label,
-            t.elapsed().as_secs_f64()
-        );
+        let what = format!("operators: {} new, deletions, checks", who.label);
+        let mut out = timed(&what, || {
+            Ok(Outcome {
+                new: self.new_resources(who)?,
+                deletions: self.deletions(who)?,
+                checks_per_second: self.checks(who)?,
+                ..Outcome::default()
+            })
+        })?;
         for n in self.sizes.latency.clone() {
-            let t = Instant::now();
             // A size that fails (a timeout at 10,000 on a loaded machine)
             // leaves its cells empty instead of losing the whole run.
-            match self.at_size(who, n) {
+            let what = format!("operators: {} at {n}", who.label);
+            match timed(&what, || self.at_size(who, n)) {
                 Ok(at) => {
                     out.sizes.insert(n, at);
                 }
                 Err(e) => eprintln!("[bench] operators: {} at {n} FAILED: {e:#}", who.label),
             }
-            eprintln!(
-                "[bench] operators: {} at {n} in {:.0}s",
-                who.label,
-                t.elapsed().as_secs_f64()
-            );
         }
         Ok(out)
     }

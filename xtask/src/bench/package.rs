@@ -24,23 +24,15 @@ pub fn name(i: usize) -> String {
     format!("w-{i:05}")
 }
 
-/// A no-op package. `sync` selects synchronous callbacks, which the
-/// controller runs on `spawn_blocking` threads; async ones run inline.
-pub fn noop(sync: bool) -> Package {
-    let builder = Package::builder(descriptor());
-    let builder = if sync {
-        builder
-            .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-            .observe(|_| Ok(Observation::READY))
-            .converge(|_| Ok(WorkflowOutcome::new()))
-            .delete(|_| Ok(WorkflowOutcome::new()))
-    } else {
-        builder
-            .identity_async(|opts| async move { Ok(vec![Some(opts.profile().into())]) })
-            .observe_async(|_| async { Ok(Observation::READY) })
-            .converge_async(|_| async { Ok(WorkflowOutcome::new()) })
-            .delete_async(|_| async { Ok(WorkflowOutcome::new()) })
-    };
+/// A no-op package, with async callbacks (run inline, not on
+/// `spawn_blocking` threads).
+pub fn noop() -> Package {
+    let package = Package::builder(descriptor())
+        .identity_async(|opts| async move { Ok(vec![Some(opts.profile().into())]) })
+        .observe_async(|_| async { Ok(Observation::READY) })
+        .converge_async(|_| async { Ok(WorkflowOutcome::new()) })
+        .delete_async(|_| async { Ok(WorkflowOutcome::new()) })
+        .build();
     // Every required callback is set above, so build cannot fail.
-    builder.build().expect("complete package")
+    package.expect("complete package")
 }

@@ -27,42 +27,22 @@ pub struct Cost {
     pub calls: usize,
 }
 
-/// What a client's CPU is: this process, reaped children, and (proxy) the
-/// proxy process.
-struct ClientCpu {
-    snapshot: CpuSnapshot,
-    proxy: Option<(u32, f64)>,
-}
-
-impl ClientCpu {
-    fn start(proxy_pid: Option<u32>) -> Self {
-        Self {
-            snapshot: CpuSnapshot::take(&[]),
-            proxy: proxy_pid.map(|p| (p, pid_cpu_seconds(p).unwrap_or(0.0))),
-        }
-    }
-
-    fn cpu(&self) -> f64 {
-        let used = self.snapshot.since(&[]);
-        let proxy = self
-            .proxy
-            .map_or(0.0, |(p, at)| pid_cpu_seconds(p).unwrap_or(at) - at);
-        used.own + used.children + proxy
-    }
-}
-
-/// Runs `op` `times` times; wall is the median, CPU the mean.
+/// Runs `op` `times` times; wall is the median, CPU the mean: this
+/// process, reaped children (kubectl) and, given its pid, the proxy.
 fn cost(proxy_pid: Option<u32>, times: usize, mut op: impl FnMut() -> Result<()>) -> Result<Cost> {
-    let meter = ClientCpu::start(proxy_pid);
+    let proxy_cpu = |gone: f64| proxy_pid.and_then(pid_cpu_seconds).unwrap_or(gone);
+    let (cpu0, proxy0) = (CpuSnapshot::take(&[]), proxy_cpu(0.0));
     let mut walls = Vec::with_capacity(times);
     for _ in 0..times {
         let started = Instant::now();
         op()?;
         walls.push(started.elapsed().as_secs_f64());
     }
+    let used = cpu0.since(&[]);
+    let cpu = used.own + used.children + proxy_cpu(proxy0) - proxy0;
     Ok(Cost {
         wall: median(&walls),
-        cpu: meter.cpu() / times as f64,
+        cpu: cpu / times as f64,
         calls: times,
     })
 }

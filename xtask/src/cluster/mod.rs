@@ -5,13 +5,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, ensure, Context, Result};
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 
 pub mod control_plane;
 pub mod installation;
 mod kind;
 pub mod manifests;
 
-use crate::support::base64::base64_decode;
 use crate::support::interrupt;
 use crate::support::kube::{kubectl_binary, Kube};
 use control_plane::ControlPlane;
@@ -136,7 +137,9 @@ impl Cluster {
             .context("the kubeconfig names no server")?;
         let (host, port) = split_server(server)?;
         let ca_pem = if let Some(data) = cluster["certificate-authority-data"].as_str() {
-            base64_decode(data).context("decoding certificate-authority-data")?
+            STANDARD
+                .decode(data.trim())
+                .context("decoding certificate-authority-data")?
         } else if let Some(path) = cluster["certificate-authority"].as_str() {
             std::fs::read(path).with_context(|| format!("reading {path}"))?
         } else {

@@ -19,14 +19,16 @@ use nix::sys::signal::{SigSet, Signal};
 static REQUESTED: AtomicBool = AtomicBool::new(false);
 static INSTALLED: OnceLock<()> = OnceLock::new();
 
+fn signals() -> SigSet {
+    SigSet::from_iter([Signal::SIGINT, Signal::SIGTERM])
+}
+
 /// Blocks SIGINT/SIGTERM and starts the waiting thread (once per process).
 pub fn install() -> Result<()> {
     if INSTALLED.get().is_some() {
         return Ok(());
     }
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
+    let set = signals();
     set.thread_block().context("blocking SIGINT/SIGTERM")?;
     thread::Builder::new()
         .name("interrupt".into())
@@ -49,9 +51,7 @@ pub fn with_default_mask<T>(f: impl FnOnce() -> T) -> T {
     if INSTALLED.get().is_none() {
         return f();
     }
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
+    let set = signals();
     let unblocked = set.thread_unblock().is_ok();
     let result = f();
     if unblocked {

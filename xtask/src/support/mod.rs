@@ -1,7 +1,6 @@
 //! What every task shares and nothing here depends on a cluster: signals,
 //! kubectl, the PASS/FAIL reporter, the wait loop, temporary files and processes.
 
-pub mod base64;
 pub mod interrupt;
 pub mod kube;
 pub mod postgres;

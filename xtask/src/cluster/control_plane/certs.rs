@@ -77,33 +77,25 @@ fn openssl(dir: &Path, command_line: &str) -> Result<()> {
 pub fn generate(dir: &Path) -> Result<Pki> {
     fs::write(dir.join("openssl.cnf"), OPENSSL_CNF)?;
     let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
-    openssl(
-        dir,
-        &format!(
+    let serial = format!("0x{}", random_hex(8)?);
+    for command_line in [
+        format!(
             "req -x509 -config openssl.cnf -extensions ca_ext {ec} \
              -keyout ca.key -out ca.crt -days 30 -subj /CN=blue-local-ca"
         ),
-    )?;
-    openssl(
-        dir,
-        &format!(
+        format!(
             "req -new -config openssl.cnf {ec} \
              -keyout serving.key -out serving.csr -subj /CN=kube-apiserver"
         ),
-    )?;
-    let serial = format!("0x{}", random_hex(8)?);
-    openssl(
-        dir,
-        &format!(
+        format!(
             "x509 -req -in serving.csr -CA ca.crt -CAkey ca.key -set_serial {serial} \
              -days 30 -extfile openssl.cnf -extensions serving_ext -out serving.crt"
         ),
-    )?;
-    openssl(
-        dir,
-        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out sa.key",
-    )?;
-    openssl(dir, "pkey -in sa.key -pubout -out sa.pub")?;
+        "genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out sa.key".into(),
+        "pkey -in sa.key -pubout -out sa.pub".into(),
+    ] {
+        openssl(dir, &command_line)?;
+    }
 
     let token = random_hex(24)?;
     let token_file = dir.join("tokens.csv");

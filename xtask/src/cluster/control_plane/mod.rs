@@ -70,18 +70,14 @@ impl Component {
 impl ControlPlane {
     /// Provisions the binaries if needed ([`assets::ensure_provisioned`]),
     /// then starts a fresh control plane and waits until it serves requests.
+    /// Retries with new ports when one was taken between picking and
+    /// binding it.
     pub fn start() -> Result<Self> {
         let assets = assets::ensure_provisioned()?;
-        Self::start_with(&assets)
-    }
-
-    /// Starts a control plane from the given binaries. Retries with new ports
-    /// when one was taken between picking and binding it.
-    pub fn start_with(assets: &Assets) -> Result<Self> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match Self::try_start(assets) {
+            match Self::try_start(&assets) {
                 Ok(cp) => return Ok(cp),
                 Err(err)
                     if attempt < START_ATTEMPTS

@@ -3,7 +3,6 @@
 //! progress line).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
@@ -11,8 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::assets::{self, cache_dir, ETCD, KUBERNETES_VERSION, KUBE_APISERVER};
+use super::assets::{self, cache_dir, is_executable, ETCD, KUBERNETES_VERSION, KUBE_APISERVER};
 use super::process::log_tail;
+use crate::support::temp_dir::TempDir;
 
 /// The vendored reflect2 v1.0.1 -> v1.0.2 map-iterator change (Go >= 1.18).
 const REFLECT2_PATCH: &str = include_str!("../../../patches/reflect2-go118.patch");
@@ -21,32 +21,16 @@ const DEB_SRC_FILE: &str = "/etc/apt/sources.list.d/blue-deb-src.sources";
 const STEPS: usize = 8;
 const APT_PACKAGES: &str = "etcd-server golang-go rsync dpkg-dev patch make openssl";
 
-fn step(n: usize, what: &str) {
+/// Step `n` of [`STEPS`]: its progress line, `f`, then how long it took.
+fn step<T>(n: usize, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     println!("[provision {n}/{STEPS}] {what}");
-}
-
-fn done(started: Instant) {
+    let started = Instant::now();
+    let out = f()?;
     println!(
         "               done in {:.1}s",
         started.elapsed().as_secs_f64()
     );
-}
-
-/// Temporary work directory, deleted on drop (success or failure).
-struct WorkDir(PathBuf);
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        if self.0.exists() {
-            println!("[provision] removing work dir {}", self.0.display());
-            if let Err(err) = fs::remove_dir_all(&self.0) {
-                eprintln!(
-                    "[provision] warning: cannot remove {}: {err}",
-                    self.0.display()
-                );
-            }
-        }
-    }
+    Ok(out)
 }
 
 /// Makes the cached binaries exist. Idempotent: returns at once when the
@@ -63,7 +47,7 @@ pub fn provision() -> Result<()> {
     let cache = cache_dir()?;
     let total = Instant::now();
 
-    step(1, "checking for apt-get (Debian)");
+    println!("[provision 1/{STEPS}] checking for apt-get (Debian)");
     if which("apt-get").is_none() {
         bail!(
             "provisioning builds kube-apiserver {KUBERNETES_VERSION} from Debian's source package and \
@@ -73,36 +57,29 @@ pub fn provision() -> Result<()> {
              (or set TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD to the two binaries)."
         );
     }
-    let sudo = !is_root()?;
+    let sudo = !nix::unistd::geteuid().is_root();
     if sudo && which("sudo").is_none() {
         bail!("provisioning runs apt-get and must run as root (or with sudo available)");
     }
+    // Removed on drop, whether provisioning succeeds or fails.
+    let work = TempDir::new("blue-provision")?;
+    let work = work.path();
 
-    let work = WorkDir(std::env::temp_dir().join(format!("blue-provision-{}", std::process::id())));
-    if work.0.exists() {
-        fs::remove_dir_all(&work.0)?;
-    }
-    fs::create_dir_all(&work.0)?;
-    let logs = &work.0;
-
-    step(2, "enabling deb-src apt sources");
-    let t = Instant::now();
-    let added = ensure_deb_src(sudo)?;
-    if added || !has_source_index(logs)? {
-        apt(sudo, &["update"], &logs.join("apt-update.log"))?;
-    }
-    done(t);
-
-    step(3, &format!("apt-get install {APT_PACKAGES}"));
-    let t = Instant::now();
-    let mut install = vec!["install", "-y", "--no-install-recommends"];
-    install.extend(APT_PACKAGES.split(' '));
-    apt(sudo, &install, &logs.join("apt-install.log"))?;
-    done(t);
+    step(2, "enabling deb-src apt sources", || {
+        if ensure_deb_src(sudo, work)? || !has_source_index(work)? {
+            apt(sudo, &["update"], &work.join("apt-update.log"))?;
+        }
+        Ok(())
+    })?;
+    step(3, &format!("apt-get install {APT_PACKAGES}"), || {
+        let mut install = vec!["install", "-y", "--no-install-recommends"];
+        install.extend(APT_PACKAGES.split(' '));
+        apt(sudo, &install, &work.join("apt-install.log"))
+    })?;
 
     let cached_apiserver = cache.join(KUBE_APISERVER);
     if !cached_apiserver.exists() {
-        build_kube_apiserver(&work.0, &cached_apiserver)?;
+        build_kube_apiserver(work, &cached_apiserver)?;
     }
 
     let etcd_link = cache.join(ETCD);
@@ -118,7 +95,6 @@ pub fn provision() -> Result<()> {
             etcd.display()
         );
     }
-    drop(work);
     println!(
         "[provision] ready in {:.1}s: {}",
         total.elapsed().as_secs_f64(),
@@ -129,70 +105,53 @@ pub fn provision() -> Result<()> {
 
 /// Steps 4 to 8.
 fn build_kube_apiserver(work: &Path, target: &Path) -> Result<()> {
-    step(4, "apt-get source --download-only kubernetes");
-    let t = Instant::now();
     let dl = work.join("dl");
-    fs::create_dir_all(&dl)?;
-    run_logged(
-        Command::new("apt-get")
-            .args(["source", "--download-only", "-q", "kubernetes"])
-            .current_dir(&dl),
-        &work.join("apt-source.log"),
-    )?;
-    done(t);
+    step(4, "apt-get source --download-only kubernetes", || {
+        fs::create_dir_all(&dl)?;
+        run_logged(
+            Command::new("apt-get")
+                .args(["source", "--download-only", "-q", "kubernetes"])
+                .current_dir(&dl),
+            &work.join("apt-source.log"),
+        )
+    })?;
 
-    step(5, "unpacking the source (dpkg-source -x)");
-    let t = Instant::now();
-    let dsc = fs::read_dir(&dl)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|e| e == "dsc"))
-        .context("apt-get source produced no .dsc file")?;
-    let version = dsc_version(&dsc)?;
-    ensure!(
-        upstream_version(&version) == KUBERNETES_VERSION,
-        "Debian's kubernetes source is version {version}, expected upstream {KUBERNETES_VERSION} \
-         (Debian bookworm); set KUBEBUILDER_ASSETS to use other binaries"
-    );
     let gopath = work.join("gopath");
     let src = gopath.join("src/k8s.io/kubernetes");
-    fs::create_dir_all(src.parent().context("source path has a parent")?)?;
-    run_logged(
-        Command::new("dpkg-source").arg("-x").arg(&dsc).arg(&src),
-        &work.join("dpkg-source.log"),
-    )?;
-    fs::remove_dir_all(&dl)?;
-    println!("               source package version {version}");
-    done(t);
-
-    step(
-        6,
-        "patching vendored github.com/modern-go/reflect2 for Go >= 1.18",
-    );
-    let t = Instant::now();
-    let log = work.join("patch.log");
-    let log_file = fs::File::create(&log)?;
-    let mut child = Command::new("patch")
-        .args(["-p1", "--forward", "--batch"])
-        .current_dir(&src)
-        .stdin(Stdio::piped())
-        .stdout(log_file.try_clone()?)
-        .stderr(log_file)
-        .spawn()
-        .context("running patch")?;
-    child
-        .stdin
-        .take()
-        .context("patch stdin")?
-        .write_all(REFLECT2_PATCH.as_bytes())?;
-    if !child.wait()?.success() {
-        bail!(
-            "applying reflect2-go118.patch failed:\n{}",
-            log_tail(&log, 20)
+    step(5, "unpacking the source (dpkg-source -x)", || {
+        let dsc = fs::read_dir(&dl)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|e| e == "dsc"))
+            .context("apt-get source produced no .dsc file")?;
+        let version = dsc_version(&dsc)?;
+        ensure!(
+            upstream_version(&version) == KUBERNETES_VERSION,
+            "Debian's kubernetes source is version {version}, expected upstream \
+             {KUBERNETES_VERSION} (Debian bookworm); set KUBEBUILDER_ASSETS to use other binaries"
         );
-    }
-    done(t);
+        fs::create_dir_all(src.parent().context("source path has a parent")?)?;
+        run_logged(
+            Command::new("dpkg-source").arg("-x").arg(&dsc).arg(&src),
+            &work.join("dpkg-source.log"),
+        )?;
+        fs::remove_dir_all(&dl)?;
+        println!("               source package version {version}");
+        Ok(())
+    })?;
 
-    let go_env = |cmd: &mut Command| {
+    let patching = "patching vendored github.com/modern-go/reflect2 for Go >= 1.18";
+    step(6, patching, || {
+        let patch = work.join("reflect2-go118.patch");
+        fs::write(&patch, REFLECT2_PATCH)?;
+        let mut cmd = Command::new("patch");
+        cmd.args(["-p1", "--forward", "--batch", "-i"])
+            .arg(&patch)
+            .current_dir(&src);
+        run_logged(&mut cmd, &work.join("patch.log"))
+    })?;
+
+    let go = |program: &str| {
+        let mut cmd = Command::new(program);
         let mut path = std::env::var("PATH").unwrap_or_default();
         if Path::new("/usr/lib/go/bin/go").exists() {
             path = format!("/usr/lib/go/bin:{path}");
@@ -206,35 +165,27 @@ fn build_kube_apiserver(work: &Path, target: &Path) -> Result<()> {
             .env("GOPROXY", "off")
             .env("GOTOOLCHAIN", "local")
             .env("CGO_ENABLED", "0");
+        cmd
     };
+    step(7, "make gen_openapi", || {
+        run_logged(go("make").arg("gen_openapi"), &work.join("gen-openapi.log"))
+    })?;
 
-    step(7, "make gen_openapi");
-    let t = Instant::now();
-    let mut make = Command::new("make");
-    make.arg("gen_openapi");
-    go_env(&mut make);
-    run_logged(&mut make, &work.join("gen-openapi.log"))?;
-    done(t);
-
-    step(
-        8,
-        "go build k8s.io/kubernetes/cmd/kube-apiserver (about 5 minutes on 2 cores)",
-    );
-    let t = Instant::now();
-    let pkg = "k8s.io/kubernetes/vendor/k8s.io/component-base/version";
-    let ldflags = format!(
-        "-s -w -X {pkg}.gitVersion=v{KUBERNETES_VERSION} -X {pkg}.gitMajor=1 \
-         -X {pkg}.gitMinor=20 -X {pkg}.gitTreeState=clean"
-    );
+    let building = "go build k8s.io/kubernetes/cmd/kube-apiserver (about 5 minutes on 2 cores)";
     let built = work.join(KUBE_APISERVER);
-    let mut build = Command::new("go");
-    build
-        .args(["build", "-trimpath", "-ldflags", &ldflags, "-o"])
-        .arg(&built)
-        .arg("k8s.io/kubernetes/cmd/kube-apiserver");
-    go_env(&mut build);
-    run_logged(&mut build, &work.join("go-build.log"))?;
-    done(t);
+    step(8, building, || {
+        let pkg = "k8s.io/kubernetes/vendor/k8s.io/component-base/version";
+        let ldflags = format!(
+            "-s -w -X {pkg}.gitVersion=v{KUBERNETES_VERSION} -X {pkg}.gitMajor=1 \
+             -X {pkg}.gitMinor=20 -X {pkg}.gitTreeState=clean"
+        );
+        let mut build = go("go");
+        build
+            .args(["build", "-trimpath", "-ldflags", &ldflags, "-o"])
+            .arg(&built)
+            .arg("k8s.io/kubernetes/cmd/kube-apiserver");
+        run_logged(&mut build, &work.join("go-build.log"))
+    })?;
 
     let out = Command::new(&built).arg("--version").output()?;
     let reported = String::from_utf8_lossy(&out.stdout);
@@ -306,20 +257,23 @@ fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `program` as root: through sudo unless we are root already.
+fn as_root(sudo: bool, program: &str) -> Command {
+    if !sudo {
+        return Command::new(program);
+    }
+    let mut cmd = Command::new("sudo");
+    cmd.arg(program);
+    cmd
+}
+
 /// apt-get with retries while another apt/dpkg holds the lock.
 fn apt(sudo: bool, args: &[&str], log: &Path) -> Result<()> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let mut cmd = if sudo {
-            let mut c = Command::new("sudo");
-            c.args(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]);
-            c
-        } else {
-            let mut c = Command::new("apt-get");
-            c.env("DEBIAN_FRONTEND", "noninteractive");
-            c
-        };
+        let mut cmd = as_root(sudo, "env");
+        cmd.args(["DEBIAN_FRONTEND=noninteractive", "apt-get"]);
         cmd.args(["-q", "-o", "DPkg::Lock::Timeout=600"]).args(args);
         match run_logged(&mut cmd, log) {
             Ok(()) => return Ok(()),
@@ -345,23 +299,19 @@ fn has_source_index(logs: &Path) -> Result<bool> {
     Ok(out.status.success() && !out.stdout.is_empty())
 }
 
-/// Adds deb-src entries mirroring the existing `deb` ones. Returns whether
-/// anything was written.
-fn ensure_deb_src(sudo: bool) -> Result<bool> {
-    let mut paths: Vec<PathBuf> = vec![PathBuf::from("/etc/apt/sources.list")];
-    if let Ok(dir) = fs::read_dir("/etc/apt/sources.list.d") {
-        let mut more: Vec<PathBuf> = dir.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        more.sort();
-        paths.extend(more);
-    }
+/// Adds deb-src entries mirroring the existing `deb` ones (written in
+/// `work`, then copied as root). Returns whether anything was written.
+fn ensure_deb_src(sudo: bool, work: &Path) -> Result<bool> {
+    let mut paths: Vec<PathBuf> = fs::read_dir("/etc/apt/sources.list.d")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .collect();
+    paths.sort();
+    paths.insert(0, PathBuf::from("/etc/apt/sources.list"));
     let files: Vec<(String, String)> = paths
         .iter()
-        .filter_map(|p| {
-            Some((
-                p.to_string_lossy().into_owned(),
-                fs::read_to_string(p).ok()?,
-            ))
-        })
+        .filter_map(|p| Some((p.display().to_string(), fs::read_to_string(p).ok()?)))
         .collect();
     match plan_deb_src(&files) {
         DebSrc::Present(name) => {
@@ -369,7 +319,10 @@ fn ensure_deb_src(sudo: bool) -> Result<bool> {
             Ok(false)
         }
         DebSrc::Write(path, content) => {
-            write_as_root(&path, &content, sudo)?;
+            let draft = work.join("deb-src");
+            fs::write(&draft, content)?;
+            let mut cp = as_root(sudo, "cp");
+            run_logged(cp.arg(&draft).arg(&path), &work.join("cp.log"))?;
             println!("               wrote {}", path.display());
             Ok(true)
         }
@@ -444,44 +397,12 @@ fn plan_deb_src(files: &[(String, String)]) -> DebSrc {
     }
 }
 
-fn write_as_root(path: &Path, content: &str, sudo: bool) -> Result<()> {
-    if !sudo {
-        return fs::write(path, content).with_context(|| format!("writing {}", path.display()));
-    }
-    let mut child = Command::new("sudo")
-        .arg("tee")
-        .arg(path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()?;
-    child
-        .stdin
-        .take()
-        .context("tee stdin")?
-        .write_all(content.as_bytes())?;
-    ensure!(
-        child.wait()?.success(),
-        "sudo tee {} failed",
-        path.display()
-    );
-    Ok(())
-}
-
-fn is_root() -> Result<bool> {
-    let out = Command::new("id")
-        .arg("-u")
-        .output()
-        .context("running id -u")?;
-    Ok(String::from_utf8_lossy(&out.stdout).trim() == "0")
-}
-
 /// First executable `name` in `PATH`.
 pub fn which(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
-        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+        .find(|p| is_executable(p))
 }
 
 #[cfg(test)]

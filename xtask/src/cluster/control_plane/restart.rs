@@ -1,7 +1,6 @@
 //! Restarting one component in place (same command line, ports and etcd
 //! data), for checks that what runs against the control plane survives it.
 
-use std::fs;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context, Result};
@@ -10,6 +9,7 @@ use nix::unistd::Pid;
 
 use super::process::{exits_within, log_tail, ManagedProcess};
 use super::{Component, ControlPlane, READY_TIMEOUT};
+use crate::support::processes::stat_fields;
 use crate::support::wait::{poll, GiveUp};
 
 /// How long a stopped component may drain before SIGKILL. Short: an API
@@ -77,14 +77,10 @@ fn stop_unreaped(pid: u32, name: &str) -> Result<()> {
     bail!("{name} did not exit after SIGKILL")
 }
 
-/// The process is gone or a zombie (`/proc/PID/stat`'s state after the
-/// command name is `Z`).
+/// The process is gone or a zombie (its state in `/proc/PID/stat` is `Z`).
 fn exited(pid: Pid) -> bool {
-    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return true;
-    };
-    stat.rsplit_once(')')
-        .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
+    let fields = u32::try_from(pid.as_raw()).ok().and_then(stat_fields);
+    fields.is_none_or(|f| f.first().is_some_and(|state| state.starts_with(['Z', 'X'])))
 }
 
 #[cfg(test)]
