@@ -74,7 +74,11 @@ impl Steady {
 /// Writes (by [`WRITES`] verbs) on the operator's resources.
 pub fn writes(served: &Served) -> f64 {
     let verbs = served.by_verb(operator_resource);
-    WRITES.iter().filter_map(|v| verbs.get(*v)).sum()
+    // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0".
+    WRITES
+        .iter()
+        .filter_map(|v| verbs.get(*v))
+        .fold(0.0, |a, n| a + n)
 }
 
 /// CPU seconds so far: kube-apiserver and etcd apart.
