@@ -15,6 +15,8 @@ use super::api_server::ApiServer;
 pub struct Scrape {
     requests: BTreeMap<(String, String), f64>,
     watches: BTreeMap<String, f64>,
+    /// `apiserver_current_inflight_requests`, read-only and mutating.
+    in_flight: f64,
 }
 
 /// Requests completed between two scrapes, and the watches open at the end.
@@ -84,6 +86,10 @@ impl Scrape {
                 None => continue,
             };
             let label = |key: &str| labels.get(key).cloned().unwrap_or_default();
+            if metric == "apiserver_current_inflight_requests" {
+                out.in_flight += value;
+                continue;
+            }
             let mut resource = label("resource");
             if resource.is_empty() {
                 continue;
@@ -103,6 +109,12 @@ impl Scrape {
             }
         }
         out
+    }
+
+    /// Requests the API server was serving at the scrape (its own
+    /// `/metrics` request included).
+    pub fn in_flight(&self) -> f64 {
+        self.in_flight
     }
 
     /// What was served since `before` (this scrape is the later one), and
@@ -159,6 +171,8 @@ apiserver_request_total{code="200",component="apiserver",contentType="applicatio
 apiserver_request_total{code="200",component="",contentType="text/plain",dry_run="",group="",resource="",scope="",subresource="/metrics",verb="GET",version=""} 4
 apiserver_longrunning_gauge{component="apiserver",group="examples.blue.dev",resource="localconfigmaps",scope="namespace",subresource="",verb="WATCH",version="v1alpha1"} 2
 apiserver_longrunning_gauge{component="apiserver",group="",resource="configmaps",scope="namespace",subresource="",verb="WATCH",version="v1"} 1
+apiserver_current_inflight_requests{request_kind="mutating"} 2
+apiserver_current_inflight_requests{request_kind="readOnly"} 5
 "#;
 
     #[test]
@@ -188,5 +202,11 @@ apiserver_longrunning_gauge{component="apiserver",group="",resource="configmaps"
         // Watches already open at the earlier scrape are not new.
         let after = Scrape::parse(AFTER);
         assert_eq!(after.since(&after).open_watches().to_string(), "0");
+    }
+
+    #[test]
+    fn requests_in_flight_add_read_only_and_mutating() {
+        assert_eq!(Scrape::parse(AFTER).in_flight(), 7.0);
+        assert_eq!(Scrape::parse(BEFORE).in_flight(), 0.0);
     }
 }

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes_client::{
-    proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PageRequest, PatchType,
-    ProxyClient, ProxyOptions, RawApi, ResourceDescriptor,
+    proxy_client, ApiPath, ApiRequest, Client, Method, PageRequest, PatchType, ProxyClient,
+    ProxyOptions, RawApi, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
 use super::api_server::ApiServer;
+use super::changes::{named, Changes};
 use super::contender::Contender;
 use crate::support::wait::poll;
 use crate::world::operator::Operator;
@@ -29,9 +30,6 @@ const CREATE_CONCURRENCY: usize = 16;
 
 /// Items per page when the harness lists.
 const LIST_PAGE: u32 = 500;
-
-/// How often a reaction probe reads the object (and the ConfigMap).
-const PROBE: Duration = Duration::from_millis(5);
 
 /// How long one reaction may take before the run fails.
 const REACTION_TIMEOUT: Duration = Duration::from_secs(300);
@@ -185,64 +183,78 @@ impl<'a> Harness<'a> {
         })
     }
 
-    /// Edits `name`'s data (a new generation); times, from the API
-    /// server's answer, until it is Ready for that generation and until its
-    /// ConfigMap holds the new data (two probes, each a get every 5 ms).
+    /// Edits `name`'s data (a new generation); times, from the harness's
+    /// watch event of the edit, until the watch shows it Ready for that
+    /// generation and until the ConfigMap watch shows the new data.
     pub fn edit_reaction(&self, namespace: &str, name: &str, value: &str) -> Result<Reaction> {
+        let (mut resources, mut config_maps) = self.watch_both(namespace)?;
         let path = Self::path(namespace, Some(name))?;
         let patch = json!({"spec": {"config": {"data": {"v": value}}}});
         let edited =
             self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
-        let at = Instant::now();
         let generation = edited["metadata"]["generation"]
             .as_i64()
             .context("no generation")?;
-        let ready = self
-            .rt
-            .spawn(self.until_ready(namespace, name, generation)?);
-        let cm_path = ApiPath::namespaced("", "v1", namespace, "configmaps", Some(name), None)?;
-        let value = value.to_string();
-        let config_map = self.rt.spawn(probe(
-            self.client.clone(),
-            cm_path,
-            format!("the ConfigMap of {name} never held the edit"),
-            move |cm| cm["data"]["v"] == value.as_str(),
-        ));
-        let ready = self.rt.block_on(ready).context("probe panicked")??;
-        let config_map = self.rt.block_on(config_map).context("probe panicked")??;
+        let (edit, ready, config_map) = self.rt.block_on(async {
+            let edit = resources
+                .until(
+                    &format!("the watch never showed {name}'s edit"),
+                    REACTION_TIMEOUT,
+                    |r| named(r, name) && r["metadata"]["generation"].as_i64() >= Some(generation),
+                )
+                .await?;
+            let ready = resources
+                .until(
+                    &format!("{name} never Ready for generation {generation}"),
+                    REACTION_TIMEOUT,
+                    |r| named(r, name) && ready_for(r, generation),
+                )
+                .await?;
+            let config_map = config_maps
+                .until(
+                    &format!("the ConfigMap of {name} never held the edit"),
+                    REACTION_TIMEOUT,
+                    |cm| named(cm, name) && cm["data"]["v"] == value,
+                )
+                .await?;
+            anyhow::Ok((edit, ready, config_map))
+        })?;
         Ok(Reaction {
-            ready: ready.saturating_duration_since(at).as_secs_f64(),
-            config_map: config_map.saturating_duration_since(at).as_secs_f64(),
+            ready: ready.saturating_duration_since(edit).as_secs_f64(),
+            config_map: config_map.saturating_duration_since(edit).as_secs_f64(),
         })
     }
 
-    /// A probe for `name` Ready for `generation` (or a later one).
-    fn until_ready(
-        &self,
-        namespace: &str,
-        name: &str,
-        generation: i64,
-    ) -> Result<impl std::future::Future<Output = Result<Instant>>> {
-        let path = Self::path(namespace, Some(name))?;
-        Ok(probe(
-            self.client.clone(),
-            path,
-            format!("{name} never Ready for generation {generation}"),
-            move |r| {
-                r["status"]["phase"] == "Ready"
-                    && r["status"]["observedGeneration"].as_i64() >= Some(generation)
-            },
-        ))
+    /// Watches of the resources and of the ConfigMaps of `namespace`.
+    fn watch_both(&self, namespace: &str) -> Result<(Changes, Changes)> {
+        let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+        self.rt.block_on(async {
+            let resources = Changes::open(self.client.clone(), &descriptor(), namespace).await?;
+            let config_maps = Changes::open(self.client.clone(), &config_maps, namespace).await?;
+            Ok((resources, config_maps))
+        })
     }
 
-    /// Creates `name` (idle spec); times, from the API server's answer,
-    /// until it is Ready.
+    /// Creates `name` (idle spec); times, from the harness's watch event of
+    /// the create, until the watch shows it Ready.
     pub fn create_reaction(&self, namespace: &str, name: &str) -> Result<f64> {
+        let (mut resources, _) = self.watch_both(namespace)?;
         let body = Spec::IDLE.body(name, "0");
         self.send(ApiRequest::new(Method::Post, Self::path(namespace, None)?).with_body(body))?;
-        let at = Instant::now();
-        let ready = self.rt.block_on(self.until_ready(namespace, name, 1)?)?;
-        Ok(ready.saturating_duration_since(at).as_secs_f64())
+        let (created, ready) = self.rt.block_on(async {
+            let never = format!("the watch never showed {name} created");
+            let created = resources
+                .until(&never, REACTION_TIMEOUT, |r| named(r, name))
+                .await?;
+            let never = format!("{name} never Ready");
+            let ready = resources
+                .until(&never, REACTION_TIMEOUT, |r| {
+                    named(r, name) && ready_for(r, 1)
+                })
+                .await?;
+            anyhow::Ok((created, ready))
+        })?;
+        Ok(ready.saturating_duration_since(created).as_secs_f64())
     }
 
     /// Deletes every resource of `namespace`; times until the last one is
@@ -279,28 +291,10 @@ impl<'a> Harness<'a> {
     }
 }
 
-/// Gets `path` every [`PROBE`] until `done` holds for the object (a
-/// missing one counts as not yet); returns when it did, or fails with
-/// `never` after [`REACTION_TIMEOUT`].
-async fn probe(
-    client: Arc<ProxyClient>,
-    path: ApiPath,
-    never: String,
-    done: impl Fn(&Value) -> bool,
-) -> Result<Instant> {
-    let started = Instant::now();
-    loop {
-        match client.send(ApiRequest::get(path.clone())).await {
-            Ok(found) if done(found.body.as_ref().unwrap_or(&Value::Null)) => {
-                return Ok(Instant::now())
-            }
-            Ok(_) => {}
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(e.into()),
-        }
-        ensure!(started.elapsed() < REACTION_TIMEOUT, "{never}");
-        tokio::time::sleep(PROBE).await;
-    }
+/// Ready for `generation` or a later one.
+fn ready_for(r: &Value, generation: i64) -> bool {
+    r["status"]["phase"] == "Ready"
+        && r["status"]["observedGeneration"].as_i64() >= Some(generation)
 }
 
 pub fn name(i: usize) -> String {

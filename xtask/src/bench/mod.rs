@@ -8,6 +8,7 @@ mod api;
 mod api_server;
 mod apimetrics;
 mod calls;
+mod changes;
 mod contender;
 mod failover;
 mod harness;
@@ -18,7 +19,10 @@ mod meter;
 mod operators;
 mod operators_report;
 mod package;
+mod peer;
 mod report;
+mod steady;
+mod steady_report;
 mod transport;
 
 use std::path::{Path, PathBuf};
@@ -32,7 +36,7 @@ use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
 pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators] [--full-matrix]
-        [--peer BINARY] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
+        [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
@@ -51,6 +55,8 @@ struct Args {
     parts: Vec<&'static str>,
     out: Option<PathBuf>,
     peer: Option<PathBuf>,
+    /// `--peer` without a binary.
+    build_peer: bool,
     /// `operators`: population sizes for latency and idle cost.
     sizes: Option<Vec<usize>>,
     /// `operators`: who is measured, in order.
@@ -66,7 +72,7 @@ impl Args {
             workers: local_configmap_operator::cli::DEFAULT_WORKERS,
             ..Args::default()
         };
-        let mut it = args.iter();
+        let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let mut value = |name: &str| {
                 it.next()
@@ -87,7 +93,11 @@ impl Args {
                 }
                 // The release re-run changes nothing about the path, but a
                 // relative one must not depend on the directory.
-                "--peer" => parsed.peer = Some(std::path::absolute(value("--peer")?)?),
+                // Without a binary: built from `../shared/peer-kube-rs`.
+                "--peer" => match it.next_if(|v| !v.starts_with("--")) {
+                    Some(path) => parsed.peer = Some(std::path::absolute(path)?),
+                    None => parsed.build_peer = true,
+                },
                 "--workers" => {
                     parsed.workers = (value("--workers")?.parse().ok())
                         .filter(|w| *w > 0)
@@ -226,11 +236,15 @@ fn run(args: &Args) -> Result<()> {
             })?;
         }
         if wants("operators") {
+            let built = match args.build_peer {
+                true => Some(peer::build(&workspace_root())?),
+                false => None,
+            };
             let options = operators::Options {
                 quick: args.quick,
                 sizes: args.sizes.clone(),
                 contenders: args.contenders.clone(),
-                peer: args.peer.as_deref(),
+                peer: args.peer.as_deref().or(built.as_deref()),
                 workers: args.workers,
             };
             timed("operators", || {
@@ -313,8 +327,8 @@ fn command(args: &Args) -> String {
     if args.full_matrix {
         c.push_str(" --full-matrix");
     }
-    if args.peer.is_some() {
-        c.push_str(" --peer PEER");
+    if args.peer.is_some() || args.build_peer {
+        c.push_str(" --peer");
     }
     if let Some(sizes) = &args.sizes {
         let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
@@ -351,5 +365,16 @@ mod tests {
             c.contenders,
             Some(vec!["poll".to_string(), "peer".to_string()])
         );
+    }
+
+    #[test]
+    fn peer_without_a_binary_is_built_and_with_one_is_taken() {
+        let built = Args::parse(&["--peer".into(), "--quick".into()]).unwrap();
+        assert!(built.build_peer && built.quick && built.peer.is_none());
+        let last = Args::parse(&["--peer".into()]).unwrap();
+        assert!(last.build_peer);
+        let given = Args::parse(&["--peer".into(), "bin/peer".into()]).unwrap();
+        assert!(!given.build_peer);
+        assert!(given.peer.unwrap().ends_with("bin/peer"));
     }
 }

@@ -18,6 +18,7 @@ use super::live::Live;
 use super::measure::{pid_cpu_seconds, XorShift};
 use super::operators_report::render;
 use super::report::Report;
+use super::steady::{self, writes, Restart, Steady};
 use super::{pick, timed};
 use crate::support::temp_dir::TempDir;
 use crate::support::wait::poll;
@@ -39,13 +40,15 @@ pub struct Options<'a> {
 pub struct Sizes {
     pub new: usize,
     pub deletions: usize,
-    /// Resources due every second for the periodic-check rate.
-    pub checks: usize,
-    pub checks_window: Duration,
     pub latency: Vec<usize>,
     pub edits: usize,
     pub creates: usize,
     pub idle_window: Duration,
+    /// (resources, interval in seconds) of each steady-state window.
+    pub steady: Vec<(usize, u64)>,
+    pub steady_window: Duration,
+    /// The steady population restarted.
+    pub restart: (usize, u64),
 }
 
 impl Sizes {
@@ -54,12 +57,17 @@ impl Sizes {
         Self {
             new: pick(quick, 20, 100),
             deletions: pick(quick, 5, 20),
-            checks: pick(quick, 50, 1_000),
-            checks_window: Duration::from_secs(pick(quick, 5, 10)),
             latency: latency.unwrap_or(default_latency),
             edits: pick(quick, 5, 20),
             creates: pick(quick, 3, 10),
             idle_window: Duration::from_secs(pick(quick, 5, 30)),
+            steady: pick(
+                quick,
+                vec![(50, 10)],
+                vec![(1_000, 10), (10_000, 10), (1_000, 60), (10_000, 60)],
+            ),
+            steady_window: Duration::from_secs(pick(quick, 10, 60)),
+            restart: pick(quick, (50, 10), (10_000, 60)),
         }
     }
 }
@@ -89,10 +97,14 @@ pub struct AtSize {
 pub struct Outcome {
     /// (seconds until all Ready, operator CPU seconds).
     pub new: (f64, f64),
+    /// Writes (the operator's, on its resources) per new resource.
+    pub new_writes: f64,
     /// Seconds from the first delete until the last resource was gone.
     pub deletions: f64,
-    /// ConfigMap reads per second with every resource due each second.
-    pub checks_per_second: f64,
+    /// Writes per Destroy deletion, the harness's DELETE not counted.
+    pub deletion_writes: f64,
+    pub steady: Vec<Steady>,
+    pub restart: Option<Restart>,
     pub sizes: BTreeMap<usize, AtSize>,
 }
 
@@ -147,18 +159,26 @@ impl Bench<'_, '_> {
         Ok(ns)
     }
 
-    fn new_resources(&self, who: &Contender) -> Result<(f64, f64)> {
+    /// (wall, operator CPU) until `sizes.new` new resources are Ready, and
+    /// the writes per resource once the operator went idle.
+    fn new_resources(&self, who: &Contender) -> Result<((f64, f64), f64)> {
         let n = self.sizes.new;
         let ns = format!("{}-new-{n}", who.label);
         self.h.populate_with(&ns, n, Spec::IDLE)?;
+        let before = Scrape::take(self.h.server)?;
         self.with(who, &ns, |op| {
             let cpu0 = operator_cpu(op);
             let took = self.h.wait_ready(&ns, n, ready_timeout(n))?;
-            Ok((took.as_secs_f64(), operator_cpu(op) - cpu0))
+            let cpu = operator_cpu(op) - cpu0;
+            settle(self.h, &ns)?;
+            let written = writes(&Scrape::take(self.h.server)?.since(&before));
+            Ok(((took.as_secs_f64(), cpu), written / n as f64))
         })
     }
 
-    fn deletions(&self, who: &Contender) -> Result<f64> {
+    /// Seconds until `sizes.deletions` Destroy deletions finished, and the
+    /// operator's writes per deletion.
+    fn deletions(&self, who: &Contender) -> Result<(f64, f64)> {
         let n = self.sizes.deletions;
         let ns = format!("{}-delete-{n}", who.label);
         let spec = Spec {
@@ -168,28 +188,79 @@ impl Bench<'_, '_> {
         self.h.populate_with(&ns, n, spec)?;
         self.with(who, &ns, |_| {
             self.h.wait_ready(&ns, n, ready_timeout(n))?;
-            self.h.delete_all(&ns, n)
+            settle(self.h, &ns)?;
+            let before = Scrape::take(self.h.server)?;
+            let took = self.h.delete_all(&ns, n)?;
+            settle(self.h, &ns)?;
+            let written = writes(&Scrape::take(self.h.server)?.since(&before)) - n as f64;
+            Ok((took, written / n as f64))
         })
     }
 
-    fn checks(&mut self, who: &Contender) -> Result<f64> {
-        let n = self.sizes.checks;
+    /// Each steady-state window, then the restart of one population. A
+    /// window that fails (a timeout at 10,000 on a loaded machine) is left
+    /// out instead of losing the whole run.
+    fn steady(&mut self, who: &Contender) -> (Vec<Steady>, Option<Restart>) {
+        let mut out = Vec::new();
+        for (n, interval) in self.sizes.steady.clone() {
+            match self.steady_window(who, n, interval) {
+                Ok(steady) => out.push(steady),
+                Err(e) => eprintln!(
+                    "[bench] operators: {} steady at {n} every {interval}s FAILED: {e:#}",
+                    who.label
+                ),
+            }
+        }
+        let (n, interval) = self.sizes.restart;
+        let restart = self.restart(who, n, interval);
+        if let Err(e) = &restart {
+            eprintln!(
+                "[bench] operators: {} restart at {n} FAILED: {e:#}",
+                who.label
+            );
+        }
+        (out, restart.ok())
+    }
+
+    fn steady_window(&mut self, who: &Contender, n: usize, interval: u64) -> Result<Steady> {
+        let ns = self.steady_population(who, n, interval)?;
+        let window = self.sizes.steady_window;
+        self.with(who, &ns, |op| {
+            self.h.wait_ready(&ns, n, ready_timeout(n))?;
+            // Past the start-up checks of everything due and one whole
+            // (stretched) interval, so the window sees the steady rate.
+            std::thread::sleep(Duration::from_secs(interval * 11 / 10 + 5));
+            steady::window(self.h.server, op, (n, interval), window)
+        })
+    }
+
+    /// `who` started on a Ready population whose checks are all past due.
+    fn restart(&mut self, who: &Contender, n: usize, interval: u64) -> Result<Restart> {
+        let ns = self.steady_population(who, n, interval)?;
+        let before = Scrape::take(self.h.server)?;
+        let mut op = self.h.start(who, &ns)?;
+        let timeout = Duration::from_secs(interval * 3);
+        let restart = steady::restart(
+            self.h.server,
+            (before, Instant::now()),
+            (n, interval),
+            timeout,
+        );
+        op.stop()?;
+        restart
+    }
+
+    fn steady_population(&mut self, who: &Contender, n: usize, interval: u64) -> Result<String> {
+        let every: &'static str = match interval {
+            10 => "10s",
+            60 => "60s",
+            other => anyhow::bail!("no steady population due every {other}s"),
+        };
         let spec = Spec {
-            interval: "1s",
+            interval: every,
             ..Spec::IDLE
         };
-        let ns = self.population(who, "checks", n, spec)?;
-        let window = self.sizes.checks_window;
-        self.with(who, &ns, |_| {
-            self.h.wait_ready(&ns, n, ready_timeout(n))?;
-            // Past the start-up pass over everything.
-            std::thread::sleep(Duration::from_secs(5));
-            let before = Scrape::take(self.h.server)?;
-            let t = Instant::now();
-            std::thread::sleep(window);
-            let served = Scrape::take(self.h.server)?.since(&before);
-            Ok(served.count("GET", "configmaps") / t.elapsed().as_secs_f64())
-        })
+        self.population(who, &format!("steady{every}"), n, spec)
     }
 
     fn at_size(&mut self, who: &Contender, n: usize) -> Result<AtSize> {
@@ -223,15 +294,19 @@ impl Bench<'_, '_> {
     }
 
     fn measure(&mut self, who: &Contender) -> Result<Outcome> {
-        let what = format!("operators: {} new, deletions, checks", who.label);
+        let what = format!("operators: {} new, deletions", who.label);
         let mut out = timed(&what, || {
+            let (new, new_writes) = self.new_resources(who)?;
+            let (deletions, deletion_writes) = self.deletions(who)?;
             Ok(Outcome {
-                new: self.new_resources(who)?,
-                deletions: self.deletions(who)?,
-                checks_per_second: self.checks(who)?,
+                new,
+                new_writes,
+                deletions,
+                deletion_writes,
                 ..Outcome::default()
             })
         })?;
+        (out.steady, out.restart) = self.steady(who);
         for n in self.sizes.latency.clone() {
             // A size that fails (a timeout at 10,000 on a loaded machine)
             // leaves its cells empty instead of losing the whole run.

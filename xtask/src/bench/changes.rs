@@ -1,0 +1,90 @@
+//! Reactions timed from watch streams. The harness watches the measured
+//! objects itself, and a reaction runs from the event that shows the change
+//! (an edit's new generation, a create) to the event that shows the
+//! operator's answer, each stamped when it arrived. A probe that reads every
+//! few milliseconds adds up to its period to every figure and loads the API
+//! server it measures; a watch event arrives as soon as etcd has the write.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use blue_kubernetes_client::{
+    Client, PageRequest, ProxyClient, ResourceDescriptor, WatchEvent, WatchRequest,
+};
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// The changes to one type in one namespace since [`Changes::open`], in
+/// the order the API server sent them.
+pub struct Changes {
+    events: mpsc::UnboundedReceiver<(Instant, Value)>,
+    reader: JoinHandle<()>,
+}
+
+impl Changes {
+    /// Watches `descriptor` in `namespace` from its current
+    /// resourceVersion: every later change arrives, nothing earlier.
+    pub async fn open(
+        client: Arc<ProxyClient>,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+    ) -> Result<Self> {
+        // A one-item page is enough for the list's resourceVersion.
+        let page = client
+            .list_page(descriptor, namespace, &PageRequest::first(1))
+            .await?;
+        let request = WatchRequest {
+            resource_version: page.resource_version.context("a list without version")?,
+            timeout_seconds: 900,
+            bookmarks: false,
+        };
+        let mut stream = client.watch(descriptor, namespace, &request).await?;
+        let (sender, events) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(event)) = stream.next().await {
+                let object = match event {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) => o,
+                    WatchEvent::Deleted(_) | WatchEvent::Bookmark { .. } => continue,
+                };
+                if sender.send((Instant::now(), object)).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Self { events, reader })
+    }
+
+    /// When the first object (added or modified) for which `done` holds
+    /// arrived; the events before it are consumed. Fails with `never` after
+    /// `timeout`, or when the watch ends first.
+    pub async fn until(
+        &mut self,
+        never: &str,
+        timeout: Duration,
+        done: impl Fn(&Value) -> bool,
+    ) -> Result<Instant> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                Ok(Some((at, object))) if done(&object) => return Ok(at),
+                Ok(Some(_)) => {}
+                Ok(None) => bail!("{never} (the watch ended)"),
+                Err(_) => bail!("{never}"),
+            }
+        }
+    }
+}
+
+impl Drop for Changes {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Whether `object` is the one named `name`.
+pub fn named(object: &Value, name: &str) -> bool {
+    object["metadata"]["name"] == name
+}

@@ -1,0 +1,185 @@
+//! The cost of a healthy fleet, a part of `operators`. Ready resources due
+//! every 10 s or 60 s are checked by the operator for a window, and the
+//! bench records the CPU of the operator's process tree, of kube-apiserver
+//! and of etcd, and what the API server served (requests and writes per
+//! second, by verb). Then the same population is restarted: how long until
+//! every resource was checked once, how the checks spread over the
+//! interval, and the peak of requests per second and in flight.
+//!
+//! A periodic check is counted as the one ConfigMap GET every contender
+//! makes per check (the package reads what it owns), from the API server's
+//! own counters.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use super::api_server::ApiServer;
+use super::apimetrics::{Scrape, Served};
+use super::contender::operator_cpu;
+use super::measure::pid_cpu_seconds;
+use super::operators::operator_resource;
+use crate::world::operator::Operator;
+
+/// One steady-state window.
+#[derive(Clone, Debug, Default)]
+pub struct Steady {
+    pub n: usize,
+    /// Every resource's `reconcileInterval`, seconds.
+    pub interval: u64,
+    /// Cores: the operator and its children (our `kubectl proxy`).
+    pub operator_cpu: f64,
+    pub apiserver_cpu: f64,
+    pub etcd_cpu: f64,
+    pub served: Served,
+    pub wall: f64,
+}
+
+/// The verbs that write.
+pub const WRITES: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
+
+impl Steady {
+    /// Periodic checks per second (ConfigMap GETs).
+    pub fn checks_per_second(&self) -> f64 {
+        self.served.count("GET", "configmaps") / self.wall.max(1e-9)
+    }
+
+    /// Requests on the operator's resources per second.
+    pub fn requests_per_second(&self) -> f64 {
+        self.served.total(operator_resource) / self.wall.max(1e-9)
+    }
+
+    /// Writes on the operator's resources per second.
+    pub fn writes_per_second(&self) -> f64 {
+        writes(&self.served) / self.wall.max(1e-9)
+    }
+
+    /// Status writes per second.
+    pub fn status_writes_per_second(&self) -> f64 {
+        let status = ["PUT", "PATCH"].map(|v| self.served.count(v, "localconfigmaps/status"));
+        status.iter().sum::<f64>() / self.wall.max(1e-9)
+    }
+
+    /// Requests per periodic check; NaN when nothing was checked.
+    pub fn requests_per_check(&self) -> f64 {
+        let checks = self.served.count("GET", "configmaps");
+        if checks == 0.0 {
+            f64::NAN
+        } else {
+            self.served.total(operator_resource) / checks
+        }
+    }
+}
+
+/// Writes (by [`WRITES`] verbs) on the operator's resources.
+pub fn writes(served: &Served) -> f64 {
+    let verbs = served.by_verb(operator_resource);
+    // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0".
+    WRITES
+        .iter()
+        .filter_map(|v| verbs.get(*v))
+        .fold(0.0, |a, n| a + n)
+}
+
+/// CPU seconds so far: kube-apiserver and etcd apart.
+fn server_cpu(server: &ApiServer) -> (f64, f64) {
+    let mut out = (0.0, 0.0);
+    for &pid in &server.server_pids {
+        let cpu = pid_cpu_seconds(pid).unwrap_or(0.0);
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.trim() == "etcd" {
+            out.1 += cpu;
+        } else {
+            out.0 += cpu;
+        }
+    }
+    out
+}
+
+/// `op` left to check `n` resources due every `interval` s, for `window`.
+pub fn window(
+    server: &ApiServer,
+    op: &Operator,
+    (n, interval): (usize, u64),
+    window: Duration,
+) -> Result<Steady> {
+    let before = Scrape::take(server)?;
+    let (c0, (a0, e0), t0) = (operator_cpu(op), server_cpu(server), Instant::now());
+    std::thread::sleep(window);
+    let (c1, (a1, e1), wall) = (
+        operator_cpu(op),
+        server_cpu(server),
+        t0.elapsed().as_secs_f64(),
+    );
+    let served = Scrape::take(server)?.since(&before);
+    Ok(Steady {
+        n,
+        interval,
+        operator_cpu: (c1 - c0) / wall,
+        apiserver_cpu: (a1 - a0) / wall,
+        etcd_cpu: (e1 - e0) / wall,
+        served,
+        wall,
+    })
+}
+
+/// A restart on `n` Ready resources due every `interval` s.
+#[derive(Clone, Debug, Default)]
+pub struct Restart {
+    pub n: usize,
+    pub interval: u64,
+    /// Seconds from the start until `n` checks were made; `None` when not
+    /// within the timeout.
+    pub all_checked: Option<f64>,
+    /// Seconds from the start until 10%, 50% and 90% of `n` checks.
+    pub quantiles: [Option<f64>; 3],
+    /// The most checks in one second.
+    pub peak_checks: f64,
+    /// The most requests (operator resources) in one second.
+    pub peak_requests: f64,
+    /// The most requests in flight at the API server, sampled each second.
+    pub peak_in_flight: f64,
+    /// Requests per second until every resource was checked.
+    pub requests_per_second: f64,
+}
+
+/// Samples the API server once a second from `started` (the operator's
+/// start; `first` was scraped just before it) until `n` checks were
+/// counted or `timeout` passed.
+pub fn restart(
+    server: &ApiServer,
+    (first, started): (Scrape, Instant),
+    (n, interval): (usize, u64),
+    timeout: Duration,
+) -> Result<Restart> {
+    let mut out = Restart {
+        n,
+        interval,
+        ..Restart::default()
+    };
+    let mut last = first.clone();
+    let marks = [0.1, 0.5, 0.9].map(|q| q * n as f64);
+    while started.elapsed() < timeout {
+        std::thread::sleep(Duration::from_secs(1));
+        let now = Scrape::take(server)?;
+        let step = now.since(&last);
+        let total = now.since(&first);
+        let at = started.elapsed().as_secs_f64();
+        out.peak_checks = out.peak_checks.max(step.count("GET", "configmaps"));
+        out.peak_requests = out.peak_requests.max(step.total(operator_resource));
+        out.peak_in_flight = out.peak_in_flight.max(now.in_flight());
+        let checked = total.count("GET", "configmaps");
+        for (mark, quantile) in marks.iter().zip(out.quantiles.iter_mut()) {
+            if quantile.is_none() && checked >= *mark {
+                *quantile = Some(at);
+            }
+        }
+        if checked >= n as f64 {
+            out.all_checked = Some(at);
+            out.requests_per_second = total.total(operator_resource) / at;
+            break;
+        }
+        last = now;
+    }
+    Ok(out)
+}
