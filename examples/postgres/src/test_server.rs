@@ -111,7 +111,14 @@ impl TestServer {
             .command("initdb")
             .arg("-D")
             .arg(server.data())
-            .args(["-U", ADMIN, "--auth=scram-sha-256", "--no-sync", "-E", "UTF8"])
+            .args([
+                "-U",
+                ADMIN,
+                "--auth=scram-sha-256",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ])
             .arg(format!("--pwfile={}", pwfile.display()))
             .stdout(Stdio::null())
             .output()

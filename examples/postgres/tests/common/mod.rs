@@ -110,9 +110,7 @@ impl Rig {
 
     /// An admin session on the server.
     pub async fn admin(&self) -> tokio_postgres::Client {
-        self.login(ADMIN, ADMIN_PASSWORD, "postgres")
-            .await
-            .unwrap()
+        self.login(ADMIN, ADMIN_PASSWORD, "postgres").await.unwrap()
     }
 
     /// A session as `user`; the error is the server's refusal.
