@@ -1,7 +1,6 @@
 //! The PostgreSQL group of the e2e: `postgres-operator` against the real
 //! API server and a real PostgreSQL 15 (`world::postgres`). Like the main
-//! checks, later ones build on earlier ones (`orders` lives through most
-//! of them).
+//! checks, later ones build on earlier ones (`orders` lives through most).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -47,9 +46,13 @@ const CHECKS: &[(&str, Check)] = &[
     ),
 ];
 
-/// Runs the group; returns the server's directory (gone by then) for the
-/// cleanup check.
+/// Runs the group (on clusters of the run's own); returns the server's
+/// directory, gone by then, for the cleanup check.
 pub fn run_all(w: &World<'_>, suite: &mut Suite) -> Option<PathBuf> {
+    if !w.cluster.is_disposable() {
+        println!("postgres group: skipped (it needs a cluster of the run's own)");
+        return None;
+    }
     let started = Instant::now();
     let mut pg = None;
     suite.check("postgres-setup", || {
@@ -72,9 +75,10 @@ pub fn run_all(w: &World<'_>, suite: &mut Suite) -> Option<PathBuf> {
     Some(dir)
 }
 
-/// A query's rows, comma-separated.
-fn rows(pg: &Postgres, sql: &str) -> Result<String> {
-    Ok(pg.admin(sql)?.lines().collect::<Vec<_>>().join(","))
+/// `got == want`, else an error naming `what`.
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<()> {
+    ensure!(got == want, "{what} is {got:?}, want {want:?}");
+    Ok(())
 }
 
 /// The database's oid, `None` when it does not exist.
@@ -87,27 +91,20 @@ fn oid_of(pg: &Postgres, database: &str) -> Result<Option<u64>> {
 /// whose password appears nowhere in the status.
 fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
     pg.create("orders", json!({"deletionPolicy": "Destroy"}))?;
-    let r = pg.wait_ready("orders")?;
-    let outputs = &r["status"]["outputs"];
+    let status = pg.wait_ready("orders")?["status"].clone();
+    let outputs = &status["outputs"];
     let version = outputs["serverVersion"].as_str().unwrap_or("");
-    ensure!(version.starts_with("15"), "outputs are {outputs}");
-    ensure!(outputs["owner"] == "orders", "outputs are {outputs}");
-    ensure!(outputs["databaseOid"].as_u64() == oid_of(pg, "orders")?);
+    let oid = oid_of(pg, "orders")?;
+    let (owner, oid_ok) = (&outputs["owner"], outputs["databaseOid"].as_u64() == oid);
+    ensure!(
+        version.starts_with("15.") && owner == "orders" && oid_ok,
+        "outputs {outputs}"
+    );
     let password = pg.password("orders")?;
-    ensure!(
-        password.len() == 32,
-        "a {}-character password",
-        password.len()
-    );
-    ensure!(
-        !r["status"].to_string().contains(&password),
-        "password in status"
-    );
-    ensure!(
-        pg.app_login("orders")? == "orders",
-        "logged in as someone else"
-    );
-    Ok(())
+    same("the password's length", password.len(), 32)?;
+    let leaked = status.to_string().contains(&password);
+    ensure!(!leaked, "the password is in the status");
+    same("the role", pg.app_login("orders")?.as_str(), "orders")
 }
 
 /// A database dropped behind the operator's back is created again at the
@@ -121,31 +118,24 @@ fn dropped_database_recreated(pg: &mut Postgres) -> Result<()> {
         Ok(oid)
     })?;
     let owner = "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'orders'";
-    ensure!(pg.admin(owner)? == "orders", "owned by someone else");
+    same("its owner", pg.admin(owner)?.as_str(), "orders")?;
     pg.wait_ready_and("orders", |r| {
-        let got = r["status"]["outputs"]["databaseOid"].as_u64();
-        ensure!(
-            got == new,
-            "status.outputs.databaseOid {got:?}, want {new:?}"
-        );
-        Ok(())
+        let oid = r["status"]["outputs"]["databaseOid"].as_u64();
+        same("databaseOid", oid, new)
     })?;
-    ensure!(pg.app_login("orders")? == "orders");
-    Ok(())
+    pg.app_login("orders").map(drop)
 }
 
 /// A deleted connection Secret is written again with the same password,
 /// which still logs in.
 fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
     let password = pg.password("orders")?;
-    pg.kube
-        .ok(&["delete", "secret", "orders-connection"], None)?;
-    eventually("orders-connection restored", DEADLINE, || {
-        ensure!(pg.password("orders")? == password, "another password");
-        Ok(())
+    let delete = ["delete", "secret", "orders-connection"];
+    pg.kube.ok(&delete, None)?;
+    eventually("orders-connection back with its password", DEADLINE, || {
+        same("the password", pg.password("orders")?, password.clone())
     })?;
-    ensure!(pg.app_login("orders")? == "orders");
-    Ok(())
+    pg.app_login("orders").map(drop)
 }
 
 /// Edited values in the connection Secret are put back.
@@ -154,57 +144,44 @@ fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
     let edit = json!({"stringData": {"password": "tampered", "host": "elsewhere"}});
     pg.kube.merge_patch("secret", "orders-connection", &edit)?;
     eventually("orders-connection repaired", DEADLINE, || {
-        ensure!(pg.password("orders")? == password, "password not repaired");
+        same("the password", pg.password("orders")?, password.clone())?;
         pg.app_login("orders").map(drop)
     })
 }
 
 /// SIGKILLed right after CREATE ROLE (the test pause holds converge
 /// there), the next operator finishes the job with the password stored
-/// before the role got it: one role, one database, one Secret, no
-/// process of the killed one.
+/// before the role got it: one role, one database, one Secret, and no
+/// process of the killed one left.
 fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
     let pause = pg.work.join("pause-after-create-role");
-    let env = (test_pause::ENV.to_string(), pause.display().to_string());
-    pg.start_operator(&[env])?;
+    pg.start_operator(&[(test_pause::ENV.into(), pause.display().to_string())])?;
     pg.create("crashy", json!({"deletionPolicy": "Destroy"}))?;
     let paused = eventually("converge paused after CREATE ROLE", DEADLINE, || {
         Ok(std::fs::read_to_string(&pause)?)
     })?;
-    ensure!(paused == "crashy", "paused for role {paused:?}");
-    ensure!(
-        oid_of(pg, "crashy")?.is_none(),
-        "the database exists already"
-    );
+    same("the paused role", paused.as_str(), "crashy")?;
+    let role_only = ("crashy".into(), "".into());
+    same("roles and databases", pg.names_like("crashy%")?, role_only)?;
     let stored = pg.password("crashy")?;
     pg.operator.as_mut().context("no operator")?.crash()?;
     eventually("the killed operator's processes gone", DEADLINE, || {
-        let left = processes_of(&pg.work);
-        ensure!(left.is_empty(), "still running: {left:?}");
-        Ok(())
+        same("processes", processes_of(&pg.work), vec![])
     })?;
     std::fs::remove_file(&pause)?;
     pg.start_operator(&[])?;
     pg.wait_ready("crashy")?;
-    let roles = rows(
-        pg,
-        "SELECT rolname FROM pg_roles WHERE rolname LIKE 'crashy%'",
-    )?;
-    let databases = rows(
-        pg,
-        "SELECT datname FROM pg_database WHERE datname LIKE 'crashy%'",
-    )?;
-    ensure!((roles.as_str(), databases.as_str()) == ("crashy", "crashy"));
+    let both = ("crashy".to_string(), "crashy".to_string());
+    same("roles and databases", pg.names_like("crashy%")?, both)?;
     let secrets = pg.kube.ok(&["get", "secret", "-o", "name"], None)?;
     let ours: Vec<&str> = secrets.lines().filter(|s| s.contains("crashy")).collect();
-    ensure!(ours == ["secret/crashy-connection"], "secrets {ours:?}");
-    ensure!(pg.password("crashy")? == stored, "the password changed");
-    ensure!(pg.app_login("crashy")? == "crashy");
-    Ok(())
+    same("secrets", ours, vec!["secret/crashy-connection"])?;
+    same("the password", pg.password("crashy")?, stored)?;
+    pg.app_login("crashy").map(drop)
 }
 
 /// `managementPolicy: Observe` imports a database made by hand: outputs
-/// recorded; password, comment and owner untouched; no Secret; deleting
+/// recorded; password, comment and database untouched; no Secret; deleting
 /// the resource (even with Destroy) drops nothing.
 fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
     pg.admin("CREATE ROLE legacy LOGIN PASSWORD 'legacy-pw'")?;
@@ -213,48 +190,31 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
     let spec = json!({"managementPolicy": "Observe", "deletionPolicy": "Destroy"});
     pg.create("legacy", spec)?;
     let outputs = pg.wait_ready("legacy")?["status"]["outputs"].clone();
-    ensure!(outputs["owner"] == "legacy", "outputs are {outputs}");
-    ensure!(
-        outputs["databaseOid"].as_u64() == oid,
-        "outputs are {outputs}"
-    );
-    ensure!(
-        pg.secret("legacy-connection")?.is_none(),
-        "a connection Secret"
-    );
+    let (owner, oid_ok) = (&outputs["owner"], outputs["databaseOid"].as_u64() == oid);
+    ensure!(owner == "legacy" && oid_ok, "outputs {outputs}");
+    let secret = pg.kube.get("secret", "legacy-connection")?;
+    ensure!(secret.is_none(), "a connection Secret");
     pg.kube
         .ok(&["delete", PGDB, "legacy", "--wait=false"], None)?;
     eventually("legacy gone", DEADLINE, || {
-        ensure!(pg.kube.get(PGDB, "legacy")?.is_none(), "still there");
-        Ok(())
+        same("legacy", pg.kube.get(PGDB, "legacy")?, None)
     })?;
-    let comment =
-        "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = 'legacy'";
-    ensure!(pg.admin(comment)?.is_empty(), "the role was marked");
-    ensure!(oid_of(pg, "legacy")? == oid, "the database was changed");
-    let login = pg.psql(("legacy", "legacy-pw", "legacy"), "SELECT current_user")?;
-    ensure!(login == "legacy", "the password was changed");
-    Ok(())
+    let mark = "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = 'legacy'";
+    same("the role's comment", pg.admin(mark)?.as_str(), "")?;
+    same("the database's oid", oid_of(pg, "legacy")?, oid)?;
+    let login = pg.psql(["legacy", "legacy-pw", "legacy"], "SELECT current_user")?;
+    same("the hand-made login", login.as_str(), "legacy")
 }
 
 /// Deleting the Destroy resources drops their roles and databases; only
-/// the imported ones stay.
+/// the imported ones and the server's stay.
 fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
-    pg.kube
-        .ok(&["delete", PGDB, "orders", "crashy", "--wait=false"], None)?;
+    let delete = ["delete", PGDB, "orders", "crashy", "--wait=false"];
+    pg.kube.ok(&delete, None)?;
     eventually("orders and crashy gone", DEADLINE, || {
         let left = pg.kube.ok(&["get", PGDB, "-o", "name"], None)?;
-        ensure!(left.trim().is_empty(), "left: {left}");
-        Ok(())
+        same("resources", left.as_str(), "")
     })?;
-    let roles = "SELECT rolname FROM pg_roles WHERE rolname NOT LIKE 'pg\\_%' ORDER BY 1";
-    ensure!(
-        rows(pg, roles)? == "legacy,postgres",
-        "roles {}",
-        rows(pg, roles)?
-    );
-    let databases = "SELECT datname FROM pg_database WHERE datname NOT LIKE 'template_' ORDER BY 1";
-    let got = rows(pg, databases)?;
-    ensure!(got == "legacy,postgres", "databases {got}");
-    Ok(())
+    let left = ("legacy,postgres".to_string(), "legacy,postgres".to_string());
+    same("roles and databases", pg.names_like("%")?, left)
 }

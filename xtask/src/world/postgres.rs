@@ -27,10 +27,8 @@ use crate::support::wait::{eventually, DEADLINE};
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
 const ADMIN_SECRET: &str = "pg-admin";
 
-/// A login: role, password, database.
-pub type Login<'a> = (&'a str, &'a str, &'a str);
-
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
+/// Only on clusters of the run's own: it leaves its CRD behind.
 pub struct Postgres {
     /// kubectl in the run's namespace.
     pub kube: Kube,
@@ -41,8 +39,6 @@ pub struct Postgres {
     args: Vec<String>,
     watchdog: Option<Watchdog>,
     server: TestServer,
-    /// Remove the CRD again at the end (a cluster that outlives the run).
-    remove_crd: bool,
 }
 
 impl Postgres {
@@ -50,40 +46,29 @@ impl Postgres {
     /// the admin Secret into `w`'s namespace and starts the operator.
     pub fn up(w: &World<'_>) -> Result<Self> {
         crate::support::postgres::ensure_installed()?;
-        let server = with_default_mask(TestServer::start)?;
-        let work = w.work.join("postgres");
-        std::fs::create_dir_all(&work)?;
-        let kube = w.kube.clone();
-        let remove_crd = !w.cluster.is_disposable() && kube.get("crd", PGDB)?.is_none();
         let mut args = w.connect_args_with(Transport::Proxy);
         args.extend(["--poll-ms".into(), POLL_MS.to_string()]);
         let mut pg = Postgres {
-            kube,
+            kube: w.kube.clone(),
             operator: None,
-            work,
+            work: w.work.join("postgres"),
             binary: w.pg_binary.clone(),
             args,
             watchdog: None,
-            server,
-            remove_crd,
+            server: with_default_mask(TestServer::start)?,
         };
         pg.arm_watchdog()?;
+        std::fs::create_dir_all(&pg.work)?;
         let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
         pg.kube.apply_crd(&crd, PGDB)?;
-        pg.kube.apply(
-            &json!({
-                "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
-                "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
-            })
-            .to_string(),
-        )?;
+        let secret = json!({
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
+            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
+        });
+        pg.kube.apply(&secret.to_string())?;
         pg.start_operator(&[])?;
-        println!(
-            "setup: PostgreSQL on 127.0.0.1:{} ({}), postgres-operator log {}",
-            pg.server.port(),
-            pg.server.dir().display(),
-            pg.log().display()
-        );
+        let (port, log) = (pg.server.port(), pg.log().display().to_string());
+        println!("setup: PostgreSQL on 127.0.0.1:{port}, postgres-operator log {log}");
         Ok(pg)
     }
 
@@ -108,8 +93,7 @@ impl Postgres {
         if let Some(mut old) = self.operator.take() {
             old.stop()?;
         }
-        let log = self.log();
-        let op = Operator::start(&self.binary, &self.args, env, &log, &self.work)?;
+        let op = Operator::start(&self.binary, &self.args, env, &self.log(), &self.work)?;
         self.operator = Some(op);
         Ok(())
     }
@@ -136,15 +120,14 @@ impl Postgres {
         self.arm_watchdog()
     }
 
-    /// Runs `sql` through psql over TCP as `login`; returns its rows, one a
-    /// line, columns separated by `|`. psql's message explains a failure.
-    pub fn psql(&self, (user, password, database): Login<'_>, sql: &str) -> Result<String> {
+    /// Runs `sql` through psql over TCP as `user` with `password`, in
+    /// `database`; returns its rows, one a line. psql explains a failure.
+    pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
+        let port = format!("--port={}", self.server.port());
         let out = Command::new(bin_dir().join("psql"))
             .env("PGPASSWORD", password)
-            .env("PGCONNECT_TIMEOUT", "10")
-            .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
-            .args(["-p", &self.server.port().to_string(), "-U", user, "-d"])
-            .args([database, "-c", sql])
+            .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
+            .args(["-U", user, "-d", database, "-c", sql])
             .stdin(Stdio::null())
             .output()
             .context("running psql")?;
@@ -155,7 +138,20 @@ impl Postgres {
 
     /// [`Postgres::psql`] as the admin.
     pub fn admin(&self, sql: &str) -> Result<String> {
-        self.psql((ADMIN, ADMIN_PASSWORD, "postgres"), sql)
+        self.psql([ADMIN, ADMIN_PASSWORD, "postgres"], sql)
+    }
+
+    /// The roles and the databases named like `pattern` (SQL `LIKE`),
+    /// sorted and comma-separated; the server's own (`pg_*`, templates) left out.
+    pub fn names_like(&self, pattern: &str) -> Result<(String, String)> {
+        let list = |column: &str, table: &str, own: &str| {
+            self.admin(&format!(
+                "SELECT coalesce(string_agg({column}, ',' ORDER BY {column}), '') FROM {table} \
+                 WHERE {column} LIKE '{pattern}' AND NOT ({own})"
+            ))
+        };
+        let roles = list("rolname", "pg_roles", "rolname LIKE 'pg\\_%'")?;
+        Ok((roles, list("datname", "pg_database", "datistemplate")?))
     }
 
     /// Creates a `PostgresDatabase` checked every 2 s, its `spec.config`
@@ -166,13 +162,11 @@ impl Postgres {
             "host": "127.0.0.1", "port": self.server.port(),
             "adminSecretRef": {"name": ADMIN_SECRET},
         });
-        self.kube.create(
-            &json!({
-                "apiVersion": "postgres.blue.example/v1alpha1", "kind": "PostgresDatabase",
-                "metadata": {"name": name}, "spec": spec,
-            })
-            .to_string(),
-        )
+        let doc = json!({
+            "apiVersion": "postgres.blue.example/v1alpha1", "kind": "PostgresDatabase",
+            "metadata": {"name": name}, "spec": spec,
+        });
+        self.kube.create(&doc.to_string())
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -191,51 +185,43 @@ impl Postgres {
         })
     }
 
-    /// Secret `name`'s decoded data, `None` when it does not exist.
-    pub fn secret(&self, name: &str) -> Result<Option<BTreeMap<String, String>>> {
-        let Some(secret) = self.kube.get("secret", name)? else {
-            return Ok(None);
-        };
+    /// `name`'s connection Secret, decoded; an error when it does not exist.
+    pub fn connection(&self, name: &str) -> Result<BTreeMap<String, String>> {
+        let secret = self.kube.get("secret", &format!("{name}-connection"))?;
+        let secret = secret.with_context(|| format!("{name}-connection does not exist"))?;
         let data = secret["data"].as_object().cloned().unwrap_or_default();
-        let decoded = data.iter().map(|(key, value)| {
-            let bytes = base64_decode(value.as_str().unwrap_or(""))?;
-            Ok((key.clone(), String::from_utf8(bytes)?))
-        });
-        decoded.collect::<Result<_>>().map(Some)
+        let decode = |v: &Value| base64_decode(v.as_str().unwrap_or(""));
+        let decoded = data
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), String::from_utf8(decode(v)?)?)));
+        decoded.collect()
     }
 
     /// The password in `name`'s connection Secret.
     pub fn password(&self, name: &str) -> Result<String> {
-        let secret = self.secret(&format!("{name}-connection"))?;
-        let mut secret = secret.with_context(|| format!("{name}-connection does not exist"))?;
-        secret
-            .remove("password")
-            .context("the Secret has no password")
+        let password = self.connection(name)?.remove("password");
+        password.context("the connection Secret holds no password")
     }
 
     /// Logs in as an application would, with `name`'s connection Secret
     /// alone; returns `current_user`.
     pub fn app_login(&self, name: &str) -> Result<String> {
-        let secret = self.secret(&format!("{name}-connection"))?;
-        let s = secret.with_context(|| format!("{name}-connection does not exist"))?;
+        let s = self.connection(name)?;
         let value = |k: &str| s.get(k).map_or("", String::as_str);
-        let port = self.server.port().to_string();
-        ensure!(
-            (value("host"), value("port")) == ("127.0.0.1", port.as_str()),
-            "the Secret names {}:{}",
-            value("host"),
-            value("port")
-        );
-        let login = (value("user"), value("password"), value("database"));
+        let (host, port) = (value("host"), value("port"));
+        let ours = host == "127.0.0.1" && port == self.server.port().to_string();
+        ensure!(ours, "the Secret names {host}:{port}");
+        let login = [value("user"), value("password"), value("database")];
         self.psql(login, "SELECT current_user")
     }
 
     /// Prints the ends of the operator's and the server's logs.
     pub fn diagnose(&self) {
-        for (who, log) in [
+        let logs = [
             ("postgres-operator", self.log()),
             ("PostgreSQL", self.server.log()),
-        ] {
+        ];
+        for (who, log) in logs {
             println!("  --- {who}, last lines of {}:", log.display());
             println!("{}", indent(&log_tail(&log, 15)));
         }
@@ -245,18 +231,6 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         drop(self.operator.take());
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
-        if self.remove_crd {
-            let names = self.kube.ok(&["get", PGDB, "-o", "name"], None);
-            for name in names.unwrap_or_default().lines() {
-                let patch = json!({"metadata": {"finalizers": null}});
-                let _ = self
-                    .kube
-                    .merge_patch(PGDB, name.rsplit('/').next().unwrap_or(""), &patch);
-            }
-            let _ = self.kube.ok(&["delete", "crd", PGDB, "--wait=false"], None);
-        }
+        self.stop_server();
     }
 }
