@@ -49,16 +49,18 @@ pub fn main(args: &[String]) -> Result<()> {
     let t = Instant::now();
     let mut suite = Suite::default();
     steps::run_all(&mut world, &mut suite);
+    // The ConfigMap operator keeps running: its watchdog removes the run's
+    // directory if xtask dies.
+    let pg_dir = postgres::run_all(&world, &mut suite);
+    let checks = t.elapsed();
+
+    let t = Instant::now();
     if let Some(mut op) = world.operator.take() {
         let status = op.stop()?;
         if !status.success() {
             println!("note: the operator exited with {status} at the end");
         }
     }
-    let pg_dir = postgres::run_all(&world, &mut suite);
-    let checks = t.elapsed();
-
-    let t = Instant::now();
     drop(world);
     let mut gone = testbed.down()?;
     gone.extend(pg_dir);
