@@ -4,8 +4,9 @@
 //! unit, property and doc tests, then the end-to-end run against a real API
 //! server, which provisions the local control plane on first use, and the
 //! short chaos profile (faults and hostile input, about 3 minutes).
-//! PostgreSQL's binaries (for the PostgreSQL example's tests, which start
-//! private servers) are installed from Debian first when missing.
+//! PostgreSQL's binaries (for the PostgreSQL example's tests and the e2e's
+//! PostgreSQL group, which start private servers) are installed from Debian
+//! first when missing.
 
 use anyhow::{bail, Context, Result};
 use std::process::Command;

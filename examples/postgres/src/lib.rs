@@ -18,7 +18,9 @@
 //! - [`server`]: the SQL, over tokio-postgres;
 //! - [`outputs`]: what `status.outputs` holds;
 //! - [`package`]: the callbacks and the CRD;
-//! - [`cli`], [`logging`]: the binary's flags and log.
+//! - [`cli`], [`logging`]: the binary's flags and log;
+//! - [`test_pause`]: a test-only pause in `converge`, to crash it there;
+//! - `test_server` (feature `test-server`): a private PostgreSQL for tests.
 
 pub mod admin;
 pub mod cli;
@@ -30,3 +32,6 @@ pub mod package;
 pub mod password;
 pub mod server;
 pub mod sql;
+pub mod test_pause;
+#[cfg(feature = "test-server")]
+pub mod test_server;

@@ -189,6 +189,9 @@ pub async fn converge(
     let admin = connect_admin(api, config, &target).await?;
     let facts = server::facts(&admin, &target).await?;
     server::ensure_role(&admin, &target, &facts, password.expose()).await?;
+    if facts.role.is_none() {
+        crate::test_pause::after_create_role(&target.role).await;
+    }
     server::ensure_database(&admin, &target, &facts).await?;
     tracing::info!("{}: role and database in place", resource(opts));
     outcome_with_outputs(&outputs(&server::facts(&admin, &target).await?))

@@ -6,28 +6,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::ensure;
 
-use crate::support::processes::{all, stat_fields};
 use crate::support::suite::Suite;
-use crate::world::operator::kube_cache_dir;
+use crate::world::operator::processes_of;
 use crate::world::World;
 
-/// Live processes started by an operator of this run: kubectl inherits
-/// the operator's private `KUBECACHEDIR`, nothing else here has it.
+/// Live processes started by an operator of this run.
 pub fn operator_processes(w: &World<'_>) -> Vec<String> {
-    let marker = format!("KUBECACHEDIR={}", kube_cache_dir(&w.work).display());
-    all()
-        .into_iter()
-        .filter(|(_, path)| {
-            fs::read(path.join("environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
-        })
-        // Zombies own nothing any more.
-        .filter(|(pid, _)| stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z")))
-        .map(|(_, path)| {
-            let cmd = fs::read(path.join("cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmd).replace('\0', " ")
-        })
-        .collect()
+    processes_of(&w.work)
 }
 
 /// Every file under `dir`.

@@ -9,6 +9,7 @@ mod hostile;
 mod leftovers;
 mod order;
 mod permissions;
+mod postgres;
 
 use std::time::{Duration, Instant};
 
@@ -144,6 +145,7 @@ pub fn main(args: &[String]) -> Result<()> {
         anyhow::ensure!(verified > 0, "no deletion was observed completely");
         Ok(())
     });
+    let pg_dir = postgres::run(&world, &mut suite, &mut figures);
     leftovers::final_checks(&mut world, &mut suite);
 
     drop(recorder);
@@ -151,7 +153,8 @@ pub fn main(args: &[String]) -> Result<()> {
     for mut p in respawned {
         let _ = p.stop(Duration::from_secs(10));
     }
-    let gone = testbed.down()?;
+    let mut gone = testbed.down()?;
+    gone.extend(pg_dir);
     suite.run("cleanup", || nothing_left(&gone));
 
     println!("figures:");

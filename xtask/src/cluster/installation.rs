@@ -45,7 +45,7 @@ impl Installation {
         if this.created_namespace {
             kube.ok(&["create", "namespace", kube.namespace()], None)?;
         }
-        let (crd, cel) = manifests::crd_for(kube)?;
+        let (crd, cel) = manifests::crd_for(kube, local_configmap_operator::package::crd_yaml)?;
         kube.apply_crd(&crd, manifests::CRD_NAME)?;
         kube.apply(&manifests::in_namespace(manifests::RBAC, kube.namespace()))?;
         this.cel = cel;

@@ -4,7 +4,6 @@
 //! the names its resources carry and a LocalConfigMap builder.
 
 use anyhow::Context;
-use local_configmap_operator::package::crd_yaml;
 
 /// `examples/local-configmap/manifests/rbac.yaml`.
 pub const RBAC: &str = include_str!("../../../examples/local-configmap/manifests/rbac.yaml");
@@ -48,18 +47,21 @@ pub fn has_finalizer(r: &serde_json::Value) -> bool {
         .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
 }
 
-/// The generated CRD as this server accepts it: with its CEL rules when the
+/// The CRD `generate` (an example's `crd_yaml`) makes, as this server accepts it: with its CEL rules when the
 /// server knows `x-kubernetes-validations` (Kubernetes >= 1.25), else
 /// generated without them. Decided by a server-side dry run rather than the
 /// version number, which some builds (e.g. the local 1.20 one) do not
 /// report. Returns the document and whether CEL rules are in it.
-pub fn crd_for(kube: &crate::support::kube::Kube) -> anyhow::Result<(String, bool)> {
-    let with_cel = crd_yaml(true).context("generating the CRD")?;
+pub fn crd_for(
+    kube: &crate::support::kube::Kube,
+    generate: fn(bool) -> Result<String, blue_kubernetes::Error>,
+) -> anyhow::Result<(String, bool)> {
+    let with_cel = generate(true).context("generating the CRD")?;
     let dry_run = kube.run(&["apply", "--dry-run=server", "-f", "-"], Some(&with_cel))?;
     if dry_run.ok {
         Ok((with_cel, true))
     } else {
-        Ok((crd_yaml(false).context("generating the CRD")?, false))
+        Ok((generate(false).context("generating the CRD")?, false))
     }
 }
 

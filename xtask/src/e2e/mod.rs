@@ -3,10 +3,13 @@
 //! Builds `local-configmap-operator`, starts (or connects to) a cluster,
 //! installs the example's CRD and RBAC into a fresh namespace, runs the
 //! operator as a separate process and checks its behaviour with real
-//! kubectl, printing `PASS name (1.23s)` / `FAIL name (1.23s): reason`.
+//! kubectl, printing `PASS name (1.23s)` / `FAIL name (1.23s): reason`;
+//! then the `postgres-*` group runs the PostgreSQL example against a
+//! private PostgreSQL server.
 //! Everything started is stopped and every temporary file removed, also on
 //! failure, panic or Ctrl-C (guards with `Drop`; watchdogs if xtask dies).
 
+mod postgres;
 mod steps;
 
 use std::path::PathBuf;
@@ -46,6 +49,9 @@ pub fn main(args: &[String]) -> Result<()> {
     let t = Instant::now();
     let mut suite = Suite::default();
     steps::run_all(&mut world, &mut suite);
+    // The ConfigMap operator keeps running: its watchdog removes the run's
+    // directory if xtask dies.
+    let pg_dir = postgres::run_all(&world, &mut suite);
     let checks = t.elapsed();
 
     let t = Instant::now();
@@ -56,7 +62,8 @@ pub fn main(args: &[String]) -> Result<()> {
         }
     }
     drop(world);
-    let gone = testbed.down()?;
+    let mut gone = testbed.down()?;
+    gone.extend(pg_dir);
     let teardown = t.elapsed();
     suite.run("cleanup", || nothing_left(&gone));
     suite.finish(

@@ -1,7 +1,7 @@
-//! PostgreSQL 15 from Debian, for the PostgreSQL example's tests: each test
-//! starts a private server of its own (see examples/postgres/tests), so
-//! here only the binaries are installed, and no system service is created
-//! or started.
+//! PostgreSQL 15 from Debian, for the PostgreSQL example's tests and the
+//! e2e's PostgreSQL group: each starts private servers of its own
+//! (`postgres_operator::test_server`), so here only the binaries are
+//! installed, and no system service is created or started.
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;

@@ -5,6 +5,7 @@
 pub mod election;
 pub mod in_cluster;
 pub mod operator;
+pub mod postgres;
 mod testbed;
 
 pub use testbed::Testbed;
@@ -60,6 +61,8 @@ pub struct World<'a> {
     /// kubectl in the test namespace.
     pub kube: Kube,
     pub binary: PathBuf,
+    /// The PostgreSQL example operator's binary.
+    pub pg_binary: PathBuf,
     /// Scratch directory (removed at the end).
     pub work: PathBuf,
     /// Whether the API server enforces the CRD's CEL rules.
@@ -87,6 +90,11 @@ impl World<'_> {
 
     /// [`World::admin_args`] with the operator's default poll period.
     pub fn connect_args(&self) -> Vec<String> {
+        self.connect_args_with(self.transport)
+    }
+
+    /// [`World::connect_args`] with `transport`.
+    pub fn connect_args_with(&self, transport: Transport) -> Vec<String> {
         let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
         if let Some(k) = self.kube.kubeconfig() {
             args.push("--kubeconfig".into());
@@ -96,7 +104,7 @@ impl World<'_> {
             "--namespace".into(),
             self.kube.namespace().to_string(),
             "--transport".into(),
-            self.transport.as_str().into(),
+            transport.as_str().into(),
         ]);
         args
     }
@@ -219,7 +227,8 @@ impl World<'_> {
     }
 }
 
-fn indent(text: &str) -> String {
+/// `text` indented by four spaces, for diagnostics.
+pub fn indent(text: &str) -> String {
     text.lines()
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
@@ -237,4 +246,39 @@ pub fn condition<'v>(r: &'v Value, kind: &str) -> Option<&'v Value> {
         .as_array()?
         .iter()
         .find(|c| c["type"] == kind)
+}
+
+/// Desired state handled and converged: phase Ready, `Ready=True/Converged`,
+/// `observedGeneration == generation` and the request token acknowledged.
+pub fn check_ready(r: &Value, request: &str) -> Result<()> {
+    let ready = condition(r, "Ready");
+    ensure!(
+        phase(r) == "Ready"
+            && ready.is_some_and(|c| c["status"] == "True" && c["reason"] == "Converged"),
+        "phase is {:?}, Ready condition {}",
+        phase(r),
+        ready.map_or("absent".into(), |c| format!(
+            "{}/{}",
+            c["status"], c["reason"]
+        ))
+    );
+    check_acknowledged(r, request)
+}
+
+/// `observedGeneration == generation` and the request token (annotation
+/// `request`) handled.
+pub fn check_acknowledged(r: &Value, request: &str) -> Result<()> {
+    let generation = &r["metadata"]["generation"];
+    let observed = &r["status"]["observedGeneration"];
+    ensure!(
+        observed == generation,
+        "observedGeneration {observed} != generation {generation}"
+    );
+    let token = r["metadata"]["annotations"][request].as_str().unwrap_or("");
+    let handled = r["status"]["lastHandledRequest"].as_str().unwrap_or("");
+    ensure!(
+        token == handled,
+        "lastHandledRequest {handled:?} != annotation {token:?}"
+    );
+    Ok(())
 }

@@ -12,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
 use crate::cluster::control_plane::process::{kill_group, ManagedProcess, Watchdog};
+use crate::support::processes::{all, stat_fields};
 
 /// Cargo package (and binary) name of the example operator.
 pub const PACKAGE: &str = "local-configmap-operator";
@@ -19,16 +20,26 @@ pub const PACKAGE: &str = "local-configmap-operator";
 /// How long a SIGTERM'd operator may take to drain before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(30);
 
-/// Builds the operator with cargo and returns the binary's path.
-pub fn build() -> Result<PathBuf> {
-    build_profile(false)
+/// Cargo package (and binary) name of the PostgreSQL example operator.
+pub const PG_PACKAGE: &str = "postgres-operator";
+
+/// Builds the operator with cargo, optimised when `release` (for
+/// measurements), and returns the binary's path.
+pub fn build_profile(release: bool) -> Result<PathBuf> {
+    Ok(build(&[PACKAGE], release)?.remove(0))
 }
 
-/// [`build`], optimised when `release` (for measurements).
-pub fn build_profile(release: bool) -> Result<PathBuf> {
+/// Builds the binaries of `packages` (each named like its package) in one
+/// cargo run, so they share one build of their dependencies; returns their
+/// paths in order.
+pub fn build(packages: &[&str], release: bool) -> Result<Vec<PathBuf>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut child = Command::new(cargo)
-        .args(["build", "--package", PACKAGE, "--bin", PACKAGE])
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build");
+    for package in packages {
+        cmd.args(["--package", package, "--bin", package]);
+    }
+    let mut child = cmd
         .arg("--message-format=json-render-diagnostics")
         .args(release.then_some("--release"))
         .stdin(Stdio::null())
@@ -36,23 +47,27 @@ pub fn build_profile(release: bool) -> Result<PathBuf> {
         .stderr(Stdio::inherit())
         .spawn()
         .context("running cargo build")?;
-    let mut binary = None;
+    let mut binaries = vec![None; packages.len()];
     let stdout = child.stdout.take().context("cargo stdout")?;
     for line in BufReader::new(stdout).lines() {
         let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
             continue;
         };
-        if msg["reason"] == "compiler-artifact" && msg["target"]["name"] == PACKAGE {
+        let built = packages.iter().position(|p| msg["target"]["name"] == *p);
+        if let (Some(i), "compiler-artifact") = (built, msg["reason"].as_str().unwrap_or("")) {
             if let Some(exe) = msg["executable"].as_str() {
-                binary = Some(PathBuf::from(exe));
+                binaries[i] = Some(PathBuf::from(exe));
             }
         }
     }
     let status = child.wait().context("waiting for cargo build")?;
     if !status.success() {
-        bail!("cargo build -p {PACKAGE} failed ({status})");
+        bail!("cargo build of {} failed ({status})", packages.join(", "));
     }
-    binary.context("cargo build reported no operator executable")
+    let named = binaries.into_iter().zip(packages);
+    named
+        .map(|(b, p)| b.with_context(|| format!("cargo build reported no {p} executable")))
+        .collect()
 }
 
 /// The TMPDIR of the operators started with scratch directory `work`.
@@ -63,6 +78,26 @@ pub fn tmp_dir(work: &Path) -> PathBuf {
 /// Their KUBECACHEDIR: kubectl inherits it, so it marks their children.
 pub fn kube_cache_dir(work: &Path) -> PathBuf {
     work.join("operator-kube-cache")
+}
+
+/// Live processes started by the operators with scratch directory `work`
+/// (themselves included): kubectl inherits their private `KUBECACHEDIR`,
+/// nothing else here has it.
+pub fn processes_of(work: &Path) -> Vec<String> {
+    let marker = format!("KUBECACHEDIR={}", kube_cache_dir(work).display());
+    all()
+        .into_iter()
+        .filter(|(_, path)| {
+            fs::read(path.join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
+        })
+        // Zombies own nothing any more.
+        .filter(|(pid, _)| stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z")))
+        .map(|(_, path)| {
+            let cmd = fs::read(path.join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
+        })
+        .collect()
 }
 
 /// A running operator. Stopped (SIGTERM, then SIGKILL) on drop.

@@ -1,5 +1,5 @@
 //! Setup and teardown of a run, written once for e2e, chaos, the failover
-//! bench and the demo: build the operator, open the cluster, install the
+//! bench and the demo: build the operators, open the cluster, install the
 //! example into a namespace; afterwards stop and remove everything, in
 //! reverse order, also when the run failed.
 
@@ -22,6 +22,7 @@ pub struct Testbed {
     pub installation: Installation,
     pub cluster: Cluster,
     binary: PathBuf,
+    pg_binary: PathBuf,
     work: TempDir,
 }
 
@@ -32,9 +33,11 @@ impl Testbed {
     pub fn up(task: &str, mode: &Mode, namespace: Option<&str>) -> Result<Self> {
         let work = TempDir::new(&format!("blue-{task}"))?;
         let t = Instant::now();
-        println!("building {}", operator::PACKAGE);
-        let binary = operator::build()?;
-        println!("setup: operator built ({:.1}s)", t.elapsed().as_secs_f64());
+        let packages = [operator::PACKAGE, operator::PG_PACKAGE];
+        println!("building {}", packages.join(" and "));
+        let built = operator::build(&packages, false)?;
+        let (binary, pg_binary) = (built[0].clone(), built[1].clone());
+        println!("setup: operators built ({:.1}s)", t.elapsed().as_secs_f64());
 
         let t = Instant::now();
         let cluster = Cluster::open(mode, work.path())?;
@@ -63,6 +66,7 @@ impl Testbed {
             installation,
             cluster,
             binary,
+            pg_binary,
             work,
         })
     }
@@ -73,6 +77,7 @@ impl Testbed {
             cluster: &self.cluster,
             kube: self.installation.kube().clone(),
             binary: self.binary.clone(),
+            pg_binary: self.pg_binary.clone(),
             work: self.work.path().to_path_buf(),
             cel: self.installation.cel,
             operator: None,

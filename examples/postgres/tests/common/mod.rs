@@ -1,17 +1,16 @@
-//! What every package test needs: a real PostgreSQL server ([`pg`]), the
-//! testkit's fake API server (which also keeps Secrets) and the
-//! controller around the package ([`Rig`]).
+//! What every package test needs: a real PostgreSQL server (the crate's
+//! `test_server`, which `cargo xtask e2e` uses too), the testkit's fake API
+//! server (which also keeps Secrets) and the controller around the package
+//! ([`Rig`]).
 #![allow(dead_code)]
-
-pub mod pg;
 
 use base64::Engine;
 use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
 use blue_testkit::{FakeClock, FakeCluster};
-use pg::Postgres;
 use postgres_operator::desired::Target;
 use postgres_operator::package;
 use postgres_operator::server::{self, ServerError};
+use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
@@ -20,7 +19,7 @@ pub const ADMIN_SECRET: &str = "pg-admin";
 
 /// One test's world: server, cluster (with Secrets), clock, controller.
 pub struct Rig {
-    pub pg: Postgres,
+    pub pg: TestServer,
     pub cluster: FakeCluster,
     pub clock: FakeClock,
     pub package: Package,
@@ -33,7 +32,7 @@ fn encoded(text: &str) -> String {
 
 impl Rig {
     pub fn new() -> Self {
-        let pg = Postgres::start();
+        let pg = TestServer::start().expect("a private PostgreSQL server");
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
         let package = package::package(Arc::new(cluster.clone())).unwrap();
@@ -44,7 +43,7 @@ impl Rig {
             json!({
                 "apiVersion": "v1", "kind": "Secret",
                 "metadata": {"name": ADMIN_SECRET, "namespace": NS},
-                "data": {"username": encoded(pg::ADMIN), "password": encoded(pg::ADMIN_PASSWORD)},
+                "data": {"username": encoded(ADMIN), "password": encoded(ADMIN_PASSWORD)},
             }),
         );
         let config = Config::new(Arc::new(cluster.clone()), vec![package.clone()])
@@ -63,7 +62,7 @@ impl Rig {
 
     /// `spec.config` pointing at this rig's server.
     pub fn config(&self) -> Value {
-        json!({"host": "127.0.0.1", "port": self.pg.port, "adminSecretRef": {"name": ADMIN_SECRET}})
+        json!({"host": "127.0.0.1", "port": self.pg.port(), "adminSecretRef": {"name": ADMIN_SECRET}})
     }
 
     /// Creates a `PostgresDatabase` with `spec` (its `config` filled in).
@@ -111,9 +110,7 @@ impl Rig {
 
     /// An admin session on the server.
     pub async fn admin(&self) -> tokio_postgres::Client {
-        self.login(pg::ADMIN, pg::ADMIN_PASSWORD, "postgres")
-            .await
-            .unwrap()
+        self.login(ADMIN, ADMIN_PASSWORD, "postgres").await.unwrap()
     }
 
     /// A session as `user`; the error is the server's refusal.
@@ -125,7 +122,7 @@ impl Rig {
     ) -> Result<tokio_postgres::Client, ServerError> {
         let target = Target {
             host: "127.0.0.1".into(),
-            port: self.pg.port,
+            port: self.pg.port(),
             database: database.into(),
             role: user.into(),
             namespace: NS.into(),
@@ -138,7 +135,7 @@ impl Rig {
     pub async fn app_login(&self, secret: &str) -> Result<tokio_postgres::Client, ServerError> {
         let value = |k| self.connection_value(secret, k).expect(k);
         assert_eq!(value("host"), "127.0.0.1");
-        assert_eq!(value("port"), self.pg.port.to_string());
+        assert_eq!(value("port"), self.pg.port().to_string());
         self.login(&value("user"), &value("password"), &value("database"))
             .await
     }

@@ -21,7 +21,7 @@ use crate::support::interrupt;
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
 use crate::support::wait::{eventually, DEADLINE};
-use crate::world::{condition, phase, World};
+use crate::world::{self, condition, phase, World};
 
 type Check = fn(&mut World<'_>) -> Result<()>;
 
@@ -113,40 +113,14 @@ fn data(cm: &Value) -> Value {
     }
 }
 
-/// Desired state handled and converged: phase Ready, `Ready=True/Converged`,
-/// `observedGeneration == generation` and the request token acknowledged.
+/// [`world::check_ready`] with the example's request annotation.
 fn check_ready(r: &Value) -> Result<()> {
-    let ready = condition(r, "Ready");
-    ensure!(
-        phase(r) == "Ready"
-            && ready.is_some_and(|c| c["status"] == "True" && c["reason"] == "Converged"),
-        "phase is {:?}, Ready condition {}",
-        phase(r),
-        ready.map_or("absent".into(), |c| format!(
-            "{}/{}",
-            c["status"], c["reason"]
-        ))
-    );
-    check_acknowledged(r)
+    world::check_ready(r, REQUEST_ANNOTATION)
 }
 
-/// `observedGeneration == generation` and the request token handled.
+/// [`world::check_acknowledged`] with the example's request annotation.
 fn check_acknowledged(r: &Value) -> Result<()> {
-    let generation = &r["metadata"]["generation"];
-    let observed = &r["status"]["observedGeneration"];
-    ensure!(
-        observed == generation,
-        "observedGeneration {observed} != generation {generation}"
-    );
-    let token = r["metadata"]["annotations"][REQUEST_ANNOTATION]
-        .as_str()
-        .unwrap_or("");
-    let handled = r["status"]["lastHandledRequest"].as_str().unwrap_or("");
-    ensure!(
-        token == handled,
-        "lastHandledRequest {handled:?} != annotation {token:?}"
-    );
-    Ok(())
+    world::check_acknowledged(r, REQUEST_ANNOTATION)
 }
 
 /// Waits until the resource is Ready for its current generation.

@@ -1,0 +1,220 @@
+//! The PostgreSQL group of the e2e: `postgres-operator` against the real
+//! API server and a real PostgreSQL 15 (`world::postgres`). Like the main
+//! checks, later ones build on earlier ones (`orders` lives through most).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{ensure, Context, Result};
+use postgres_operator::test_pause;
+use serde_json::json;
+
+use crate::support::interrupt;
+use crate::support::suite::Suite;
+use crate::support::wait::{eventually, DEADLINE};
+use crate::world::operator::processes_of;
+use crate::world::postgres::{Postgres, PGDB};
+use crate::world::World;
+
+type Check = fn(&mut Postgres) -> Result<()>;
+
+const CHECKS: &[(&str, Check)] = &[
+    (
+        "postgres-create-ready-app-logs-in",
+        create_ready_app_logs_in,
+    ),
+    (
+        "postgres-dropped-database-recreated",
+        dropped_database_recreated,
+    ),
+    (
+        "postgres-deleted-secret-back-with-same-password",
+        deleted_secret_back,
+    ),
+    ("postgres-edited-secret-repaired", edited_secret_repaired),
+    (
+        "postgres-sigkill-mid-converge-recovers",
+        sigkill_mid_converge,
+    ),
+    (
+        "postgres-observe-imports-unchanged",
+        observe_imports_unchanged,
+    ),
+    (
+        "postgres-destroy-drops-role-and-database",
+        destroy_drops_both,
+    ),
+];
+
+/// Runs the group (on clusters of the run's own); returns the server's
+/// directory, gone by then, for the cleanup check.
+pub fn run_all(w: &World<'_>, suite: &mut Suite) -> Option<PathBuf> {
+    if !w.cluster.is_disposable() {
+        println!("postgres group: skipped (it needs a cluster of the run's own)");
+        return None;
+    }
+    let started = Instant::now();
+    let mut pg = None;
+    suite.check("postgres-setup", || {
+        pg = Some(Postgres::up(w)?);
+        Ok(())
+    });
+    let mut pg = pg?;
+    for (name, check) in CHECKS {
+        if !suite.check(name, || check(&mut pg)) && !interrupt::requested() {
+            pg.diagnose();
+        }
+        if let Err(err) = pg.ensure_operator() {
+            println!("  (restarting postgres-operator failed: {err:#})");
+        }
+    }
+    let dir = pg.server_dir().to_path_buf();
+    drop(pg);
+    let secs = started.elapsed().as_secs_f64();
+    println!("postgres group: {} checks in {secs:.1}s", CHECKS.len() + 1);
+    Some(dir)
+}
+
+/// `got == want`, else an error naming `what`.
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<()> {
+    ensure!(got == want, "{what} is {got:?}, want {want:?}");
+    Ok(())
+}
+
+/// The database's oid, `None` when it does not exist.
+fn oid_of(pg: &Postgres, database: &str) -> Result<Option<u64>> {
+    let sql = format!("SELECT oid FROM pg_database WHERE datname = '{database}'");
+    Ok(pg.admin(&sql)?.parse().ok())
+}
+
+/// Ready, with outputs; the application logs in with the Secret alone,
+/// whose password appears nowhere in the status.
+fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
+    pg.create("orders", json!({"deletionPolicy": "Destroy"}))?;
+    let status = pg.wait_ready("orders")?["status"].clone();
+    let outputs = &status["outputs"];
+    let version = outputs["serverVersion"].as_str().unwrap_or("");
+    let oid = oid_of(pg, "orders")?;
+    let (owner, oid_ok) = (&outputs["owner"], outputs["databaseOid"].as_u64() == oid);
+    ensure!(
+        version.starts_with("15.") && owner == "orders" && oid_ok,
+        "outputs {outputs}"
+    );
+    let password = pg.password("orders")?;
+    same("the password's length", password.len(), 32)?;
+    let leaked = status.to_string().contains(&password);
+    ensure!(!leaked, "the password is in the status");
+    same("the role", pg.app_login("orders")?.as_str(), "orders")
+}
+
+/// A database dropped behind the operator's back is created again at the
+/// next check, owned by the role, and the status follows.
+fn dropped_database_recreated(pg: &mut Postgres) -> Result<()> {
+    let old = oid_of(pg, "orders")?;
+    pg.admin("DROP DATABASE orders WITH (FORCE)")?;
+    let new = eventually("orders created again", DEADLINE, || {
+        let oid = oid_of(pg, "orders")?;
+        ensure!(oid.is_some() && oid != old, "database oid {oid:?}");
+        Ok(oid)
+    })?;
+    let owner = "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'orders'";
+    same("its owner", pg.admin(owner)?.as_str(), "orders")?;
+    pg.wait_ready_and("orders", |r| {
+        let oid = r["status"]["outputs"]["databaseOid"].as_u64();
+        same("databaseOid", oid, new)
+    })?;
+    pg.app_login("orders").map(drop)
+}
+
+/// A deleted connection Secret is written again with the same password,
+/// which still logs in.
+fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
+    let password = pg.password("orders")?;
+    let delete = ["delete", "secret", "orders-connection"];
+    pg.kube.ok(&delete, None)?;
+    eventually("orders-connection back with its password", DEADLINE, || {
+        same("the password", pg.password("orders")?, password.clone())
+    })?;
+    pg.app_login("orders").map(drop)
+}
+
+/// Edited values in the connection Secret are put back.
+fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
+    let password = pg.password("orders")?;
+    let edit = json!({"stringData": {"password": "tampered", "host": "elsewhere"}});
+    pg.kube.merge_patch("secret", "orders-connection", &edit)?;
+    eventually("orders-connection repaired", DEADLINE, || {
+        same("the password", pg.password("orders")?, password.clone())?;
+        pg.app_login("orders").map(drop)
+    })
+}
+
+/// SIGKILLed right after CREATE ROLE (the test pause holds converge
+/// there), the next operator finishes the job with the password stored
+/// before the role got it: one role, one database, one Secret, and no
+/// process of the killed one left.
+fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
+    let pause = pg.work.join("pause-after-create-role");
+    pg.start_operator(&[(test_pause::ENV.into(), pause.display().to_string())])?;
+    pg.create("crashy", json!({"deletionPolicy": "Destroy"}))?;
+    let paused = eventually("converge paused after CREATE ROLE", DEADLINE, || {
+        Ok(std::fs::read_to_string(&pause)?)
+    })?;
+    same("the paused role", paused.as_str(), "crashy")?;
+    let role_only = ("crashy".into(), "".into());
+    same("roles and databases", pg.names_like("crashy%")?, role_only)?;
+    let stored = pg.password("crashy")?;
+    pg.operator.as_mut().context("no operator")?.crash()?;
+    eventually("the killed operator's processes gone", DEADLINE, || {
+        same("processes", processes_of(&pg.work), vec![])
+    })?;
+    std::fs::remove_file(&pause)?;
+    pg.start_operator(&[])?;
+    pg.wait_ready("crashy")?;
+    let both = ("crashy".to_string(), "crashy".to_string());
+    same("roles and databases", pg.names_like("crashy%")?, both)?;
+    let secrets = pg.kube.ok(&["get", "secret", "-o", "name"], None)?;
+    let ours: Vec<&str> = secrets.lines().filter(|s| s.contains("crashy")).collect();
+    same("secrets", ours, vec!["secret/crashy-connection"])?;
+    same("the password", pg.password("crashy")?, stored)?;
+    pg.app_login("crashy").map(drop)
+}
+
+/// `managementPolicy: Observe` imports a database made by hand: outputs
+/// recorded; password, comment and database untouched; no Secret; deleting
+/// the resource (even with Destroy) drops nothing.
+fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
+    pg.admin("CREATE ROLE legacy LOGIN PASSWORD 'legacy-pw'")?;
+    pg.admin("CREATE DATABASE legacy OWNER legacy")?;
+    let oid = oid_of(pg, "legacy")?;
+    let spec = json!({"managementPolicy": "Observe", "deletionPolicy": "Destroy"});
+    pg.create("legacy", spec)?;
+    let outputs = pg.wait_ready("legacy")?["status"]["outputs"].clone();
+    let (owner, oid_ok) = (&outputs["owner"], outputs["databaseOid"].as_u64() == oid);
+    ensure!(owner == "legacy" && oid_ok, "outputs {outputs}");
+    let secret = pg.kube.get("secret", "legacy-connection")?;
+    ensure!(secret.is_none(), "a connection Secret");
+    pg.kube
+        .ok(&["delete", PGDB, "legacy", "--wait=false"], None)?;
+    eventually("legacy gone", DEADLINE, || {
+        same("legacy", pg.kube.get(PGDB, "legacy")?, None)
+    })?;
+    let mark = "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = 'legacy'";
+    same("the role's comment", pg.admin(mark)?.as_str(), "")?;
+    same("the database's oid", oid_of(pg, "legacy")?, oid)?;
+    let login = pg.psql(["legacy", "legacy-pw", "legacy"], "SELECT current_user")?;
+    same("the hand-made login", login.as_str(), "legacy")
+}
+
+/// Deleting the Destroy resources drops their roles and databases; only
+/// the imported ones and the server's stay.
+fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
+    let delete = ["delete", PGDB, "orders", "crashy", "--wait=false"];
+    pg.kube.ok(&delete, None)?;
+    eventually("orders and crashy gone", DEADLINE, || {
+        let left = pg.kube.ok(&["get", PGDB, "-o", "name"], None)?;
+        same("resources", left.as_str(), "")
+    })?;
+    let left = ("legacy,postgres".to_string(), "legacy,postgres".to_string());
+    same("roles and databases", pg.names_like("%")?, left)
+}

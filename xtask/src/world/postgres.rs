@@ -1,0 +1,236 @@
+//! The PostgreSQL example on the testbed, for the e2e group and the chaos
+//! scenario: a private PostgreSQL server (the example's own test server,
+//! guarded by a watchdog like the control plane's processes), the
+//! example's CRD, the admin Secret, and `postgres-operator` as a separate
+//! process with scratch space of its own; and the reads the checks make,
+//! through psql and kubectl.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{ensure, Context, Result};
+use postgres_operator::package::{self, REQUEST_ANNOTATION};
+use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
+use serde_json::{json, Value};
+
+use super::operator::Operator;
+use super::{check_ready, indent, Transport, World, POLL_MS};
+use crate::cluster::control_plane::process::{log_tail, Watchdog};
+use crate::cluster::manifests::crd_for;
+use crate::support::base64::base64_decode;
+use crate::support::interrupt::with_default_mask;
+use crate::support::kube::Kube;
+use crate::support::wait::{eventually, DEADLINE};
+
+/// Plural.group of `PostgresDatabase`.
+pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
+const ADMIN_SECRET: &str = "pg-admin";
+
+/// The PostgreSQL half of a run. Drop stops the operator, then the server.
+/// Only on clusters of the run's own: it leaves its CRD behind.
+pub struct Postgres {
+    /// kubectl in the run's namespace.
+    pub kube: Kube,
+    pub operator: Option<Operator>,
+    /// The operator's scratch directory: log, TMPDIR, kubectl cache.
+    pub work: PathBuf,
+    binary: PathBuf,
+    args: Vec<String>,
+    watchdog: Option<Watchdog>,
+    server: TestServer,
+}
+
+impl Postgres {
+    /// Installs PostgreSQL if needed, starts a server, installs the CRD and
+    /// the admin Secret into `w`'s namespace and starts the operator.
+    pub fn up(w: &World<'_>) -> Result<Self> {
+        crate::support::postgres::ensure_installed()?;
+        let mut args = w.connect_args_with(Transport::Proxy);
+        args.extend(["--poll-ms".into(), POLL_MS.to_string()]);
+        let mut pg = Postgres {
+            kube: w.kube.clone(),
+            operator: None,
+            work: w.work.join("postgres"),
+            binary: w.pg_binary.clone(),
+            args,
+            watchdog: None,
+            server: with_default_mask(TestServer::start)?,
+        };
+        pg.arm_watchdog()?;
+        std::fs::create_dir_all(&pg.work)?;
+        let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
+        pg.kube.apply_crd(&crd, PGDB)?;
+        let secret = json!({
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
+            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
+        });
+        pg.kube.apply(&secret.to_string())?;
+        pg.start_operator(&[])?;
+        let (port, log) = (pg.server.port(), pg.log().display().to_string());
+        println!("setup: PostgreSQL on 127.0.0.1:{port}, postgres-operator log {log}");
+        Ok(pg)
+    }
+
+    fn arm_watchdog(&mut self) -> Result<()> {
+        let pid = self.server.pid().context("PostgreSQL is not running")?;
+        self.watchdog = Some(Watchdog::arm(pid, self.server.dir())?);
+        Ok(())
+    }
+
+    /// The server's directory (data, socket, log), removed on drop.
+    pub fn server_dir(&self) -> &Path {
+        self.server.dir()
+    }
+
+    /// The operator's log (shared by restarts).
+    pub fn log(&self) -> PathBuf {
+        self.work.join("operator.log")
+    }
+
+    /// (Re)starts the operator with `env` added to its environment.
+    pub fn start_operator(&mut self, env: &[(String, String)]) -> Result<()> {
+        if let Some(mut old) = self.operator.take() {
+            old.stop()?;
+        }
+        let op = Operator::start(&self.binary, &self.args, env, &self.log(), &self.work)?;
+        self.operator = Some(op);
+        Ok(())
+    }
+
+    /// Restarts the operator if it is not running.
+    pub fn ensure_operator(&mut self) -> Result<()> {
+        match self.operator.as_mut().is_some_and(Operator::is_running) {
+            true => Ok(()),
+            false => self.start_operator(&[]),
+        }
+    }
+
+    /// Stops the server (a fast shutdown), keeping its data.
+    pub fn stop_server(&mut self) {
+        if let Some(w) = self.watchdog.take() {
+            w.disarm();
+        }
+        self.server.stop();
+    }
+
+    /// Starts the stopped server again, on the same port.
+    pub fn start_server(&mut self) -> Result<()> {
+        with_default_mask(|| self.server.restart())?;
+        self.arm_watchdog()
+    }
+
+    /// Runs `sql` through psql over TCP as `user` with `password`, in
+    /// `database`; returns its rows, one a line. psql explains a failure.
+    pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
+        let port = format!("--port={}", self.server.port());
+        let out = Command::new(bin_dir().join("psql"))
+            .env("PGPASSWORD", password)
+            .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
+            .args(["-U", user, "-d", database, "-c", sql])
+            .stdin(Stdio::null())
+            .output()
+            .context("running psql")?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        ensure!(out.status.success(), "psql as {user}: {}", stderr.trim());
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// [`Postgres::psql`] as the admin.
+    pub fn admin(&self, sql: &str) -> Result<String> {
+        self.psql([ADMIN, ADMIN_PASSWORD, "postgres"], sql)
+    }
+
+    /// The roles and the databases named like `pattern` (SQL `LIKE`),
+    /// sorted and comma-separated; the server's own (`pg_*`, templates) left out.
+    pub fn names_like(&self, pattern: &str) -> Result<(String, String)> {
+        let list = |column: &str, table: &str, own: &str| {
+            self.admin(&format!(
+                "SELECT coalesce(string_agg({column}, ',' ORDER BY {column}), '') FROM {table} \
+                 WHERE {column} LIKE '{pattern}' AND NOT ({own})"
+            ))
+        };
+        let roles = list("rolname", "pg_roles", "rolname LIKE 'pg\\_%'")?;
+        Ok((roles, list("datname", "pg_database", "datistemplate")?))
+    }
+
+    /// Creates a `PostgresDatabase` checked every 2 s, its `spec.config`
+    /// pointing at the server.
+    pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
+        spec["reconcileInterval"] = json!("2s");
+        spec["config"] = json!({
+            "host": "127.0.0.1", "port": self.server.port(),
+            "adminSecretRef": {"name": ADMIN_SECRET},
+        });
+        let doc = json!({
+            "apiVersion": "postgres.blue.example/v1alpha1", "kind": "PostgresDatabase",
+            "metadata": {"name": name}, "spec": spec,
+        });
+        self.kube.create(&doc.to_string())
+    }
+
+    /// Waits until `name` is Ready for its current generation.
+    pub fn wait_ready(&self, name: &str) -> Result<Value> {
+        self.wait_ready_and(name, |_| Ok(()))
+    }
+
+    /// [`Postgres::wait_ready`], until the resource also passes `also`.
+    pub fn wait_ready_and(&self, name: &str, also: impl Fn(&Value) -> Result<()>) -> Result<Value> {
+        eventually(&format!("postgresdatabase {name} Ready"), DEADLINE, || {
+            let r = self.kube.get(PGDB, name)?;
+            let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
+            check_ready(&r, REQUEST_ANNOTATION)?;
+            also(&r)?;
+            Ok(r)
+        })
+    }
+
+    /// `name`'s connection Secret, decoded; an error when it does not exist.
+    pub fn connection(&self, name: &str) -> Result<BTreeMap<String, String>> {
+        let secret = self.kube.get("secret", &format!("{name}-connection"))?;
+        let secret = secret.with_context(|| format!("{name}-connection does not exist"))?;
+        let data = secret["data"].as_object().cloned().unwrap_or_default();
+        let decode = |v: &Value| base64_decode(v.as_str().unwrap_or(""));
+        let decoded = data
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), String::from_utf8(decode(v)?)?)));
+        decoded.collect()
+    }
+
+    /// The password in `name`'s connection Secret.
+    pub fn password(&self, name: &str) -> Result<String> {
+        let password = self.connection(name)?.remove("password");
+        password.context("the connection Secret holds no password")
+    }
+
+    /// Logs in as an application would, with `name`'s connection Secret
+    /// alone; returns `current_user`.
+    pub fn app_login(&self, name: &str) -> Result<String> {
+        let s = self.connection(name)?;
+        let value = |k: &str| s.get(k).map_or("", String::as_str);
+        let (host, port) = (value("host"), value("port"));
+        let ours = host == "127.0.0.1" && port == self.server.port().to_string();
+        ensure!(ours, "the Secret names {host}:{port}");
+        let login = [value("user"), value("password"), value("database")];
+        self.psql(login, "SELECT current_user")
+    }
+
+    /// Prints the ends of the operator's and the server's logs.
+    pub fn diagnose(&self) {
+        let logs = [
+            ("postgres-operator", self.log()),
+            ("PostgreSQL", self.server.log()),
+        ];
+        for (who, log) in logs {
+            println!("  --- {who}, last lines of {}:", log.display());
+            println!("{}", indent(&log_tail(&log, 15)));
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        drop(self.operator.take());
+        self.stop_server();
+    }
+}
