@@ -146,10 +146,10 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
 pub fn kube_transport_basics(w: &mut World<'_>) -> Result<()> {
     let no_kubectl = [("KUBECTL".to_string(), "/nonexistent/kubectl".to_string())];
     on_transport(w, "kube", &no_kubectl, |w| {
-        let spec = json!({"deletionPolicy": "Destroy", "config": {"data": {"via": "kube"}}});
+        let spec = json!({"deletionPolicy": "Destroy", "config": {"data": {"v": "kube"}}});
         w.kube.create(&manifest("kilo", spec))?;
         wait_ready(w, "kilo")?;
-        wait_data(w, "kilo", &json!({"via": "kube"}))?;
+        wait_data(w, "kilo", &json!({"v": "kube"}))?;
         let log = std::fs::read_to_string(w.operator_log()).unwrap_or_default();
         ensure!(
             log.contains("kube transport, watches"),
