@@ -170,8 +170,9 @@ pub trait RawApi: Send + Sync {
 }
 
 /// A complete transport: the controller's [`Client`] plus the packages'
-/// [`RawApi`]. Both [`KubectlClient`](crate::KubectlClient) and
-/// [`ProxyClient`](crate::ProxyClient) are one.
+/// [`RawApi`]. [`KubectlClient`](crate::KubectlClient),
+/// [`ProxyClient`](crate::ProxyClient) and `KubeClient` (feature `kube`)
+/// are one.
 pub trait Transport: Client + RawApi {
     /// This transport as the controller's client.
     fn into_client(self: Arc<Self>) -> Arc<dyn Client>;

@@ -7,8 +7,8 @@ use serde_json::Value;
 /// What the controller needs from a cluster.
 ///
 /// Implemented by [`KubectlClient`](crate::KubectlClient),
-/// [`ProxyClient`](crate::ProxyClient), [`Layered`](crate::Layered) and
-/// the testkit's `FakeCluster`. Both writes carry the
+/// [`ProxyClient`](crate::ProxyClient), `KubeClient` (feature `kube`),
+/// [`Layered`](crate::Layered) and the testkit's `FakeCluster`. Both writes carry the
 /// `metadata.resourceVersion` of the `resource` they are given, so a
 /// concurrent change makes them fail with
 /// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).

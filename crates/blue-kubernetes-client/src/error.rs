@@ -45,7 +45,7 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// Errors of the kubectl transport.
+/// Errors of the transports.
 ///
 /// # Guarantees
 /// No variant holds kubectl's stdout, stderr or arguments, so neither
@@ -129,6 +129,17 @@ pub enum Error {
         /// Classification: `Unavailable` unless the problem says otherwise.
         kind: ErrorKind,
     },
+    /// The `kube::Client` behind a `KubeClient` (feature `kube`) could not
+    /// carry the request.
+    #[error("kube client {problem} ({kind})")]
+    Kube {
+        /// What went wrong, a fixed phrase (never kube's message).
+        problem: &'static str,
+        /// Classification: `Unavailable` for a connection that failed,
+        /// `Unauthorized` for credentials that could not be had, `Timeout`
+        /// for the client's own connect or read timeout.
+        kind: ErrorKind,
+    },
 }
 
 impl Error {
@@ -145,7 +156,9 @@ impl Error {
             Error::Kubectl { kind, .. } => *kind,
             Error::Timeout { .. } => ErrorKind::Timeout,
             Error::Spawn { .. } => ErrorKind::Unavailable,
-            Error::Http { kind, .. } | Error::Proxy { kind, .. } => *kind,
+            Error::Http { kind, .. } | Error::Proxy { kind, .. } | Error::Kube { kind, .. } => {
+                *kind
+            }
             Error::Fenced { .. } => ErrorKind::Conflict,
             Error::Decode { .. }
             | Error::InvalidOption { .. }
@@ -155,7 +168,8 @@ impl Error {
     }
 
     /// The operation that failed, when the error belongs to one: kubectl's
-    /// (`get`, `patch`, `replace`...) or, through the proxy, the HTTP method.
+    /// (`get`, `patch`, `replace`...) or, through the proxy or kube, the
+    /// HTTP method.
     ///
     /// ```
     /// use blue_kubernetes_client::{Error, ErrorKind};
@@ -168,9 +182,10 @@ impl Error {
             | Error::Spawn { operation, .. }
             | Error::Decode { operation }
             | Error::Fenced { operation } => Some(operation),
-            // Through the proxy the operation is the HTTP method.
+            // Through the proxy or kube the operation is the HTTP method.
             Error::Http { method, .. } => Some(method),
             Error::Proxy { .. } => Some("proxy"),
+            Error::Kube { .. } => Some("kube"),
             Error::Unsupported { operation } => Some(operation),
             Error::InvalidOption { .. } | Error::TempFile(_) => None,
         }

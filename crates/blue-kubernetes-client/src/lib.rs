@@ -2,7 +2,9 @@
 //!
 //! The controller talks to the cluster only through [`Client`]; packages send
 //! their own requests through [`RawApi`]. Two transports implement both, and
-//! in both kubectl alone reads kubeconfig and credentials.
+//! in both kubectl alone reads kubeconfig and credentials; with the `kube`
+//! feature a third, `KubeClient`, sends the same requests through a
+//! `kube::Client` you already have.
 //!
 //! # Modules
 //! At the root, what both transports share:
@@ -32,10 +34,20 @@
 //! `runner`, `tokio_runner` and `parent_death` run the process; `classify`
 //! and `operation` reduce a failed run to what its error may carry.
 //!
+//! `rest/`, what the HTTP transports share: `resources`, `cluster_calls`,
+//! `leases` and `watch` turn operations into HTTP requests and answers into
+//! results or classified errors, over any `HttpTransport` (a transport only
+//! carries requests); `rest_client!` implements [`Client`] and [`RawApi`]
+//! for one.
+//!
 //! `proxy/`, [`ProxyClient`]: `options`; `supervisor`, `process` and
 //! `socket_dir` keep one `kubectl proxy` running on a private socket;
-//! `pool` holds keep-alive connections to it; `resources`, `cluster_calls`,
-//! `leases` and `watch` turn operations into HTTP requests.
+//! `pool` holds keep-alive connections to it; `watch` gives a streamed
+//! answer a connection of its own.
+//!
+//! `kube/` (feature `kube`), `KubeClient`: carries the same requests through
+//! a `kube::Client`; `failure` reduces kube's errors to a fixed phrase and
+//! an [`ErrorKind`].
 //!
 //! # One request
 //! The controller calls [`Client::update_status`] on the [`Transport`] that
@@ -47,10 +59,13 @@
 //!   private file named in place of `-` and has the [`Runner`] run kubectl
 //!   under a deadline. A non-zero exit is an [`Error::Kubectl`] with the
 //!   [`ErrorKind`] from `classify` and the verb from `operation`.
-//! - [`ProxyClient`] (`proxy/resources`) sends a `PUT` to the same path with
+//! - [`ProxyClient`] (`rest/resources`) sends a `PUT` to the same path with
 //!   [`RawApi::send`]: the `supervisor` hands out the running proxy (starting
 //!   it first if need be), the `pool` a connection to its socket. A non-2xx
 //!   answer is an [`Error::Http`] with the [`ErrorKind`] from `http_status`.
+//! - `KubeClient` builds the same `PUT` in the same code (`rest/resources`)
+//!   and hands it to `kube::Client::send`, which adds the server's address
+//!   and credentials; the answer is classified the same way.
 //!
 //! # Transports
 //! - [`KubectlClient`] (the default) runs one `kubectl` process per request
@@ -63,9 +78,24 @@
 //!   operator's credentials; only our user can. See [`ProxyClient`] for
 //!   supervision and cleanup.
 //!
-//! [`TransportKind`] and [`connect`] let a binary offer the choice as a flag.
-//! Errors of both are classified the same way ([`ErrorKind`]) and never carry
-//! kubectl's output, request or response bodies, or credentials.
+//! - `KubeClient` (feature `kube`) wraps a `kube::Client` you built (kube-rs
+//!   reads the kubeconfig or in-cluster configuration, does TLS, runs exec
+//!   plugins): no kubectl, nothing listening, the proxy's requests and
+//!   error classification, and watches.
+//!
+//! [`TransportKind`] and [`connect`] let a binary offer the choice between
+//! the kubectl-based two as a flag. Errors of all are classified the same
+//! way ([`ErrorKind`]) and never carry kubectl's output, kube's messages,
+//! request or response bodies, or credentials.
+//!
+//! # Feature `kube`
+//! `KubeClient::new(kube_client)` is a [`Transport`]. The feature builds
+//! kube-rs's client with rustls (as kube's own default does); like every
+//! library on kube, it enables no Kubernetes version of `k8s-openapi`,
+//! which kube needs: your binary picks one (`k8s-openapi = { version =
+//! "0.29", features = ["v1_33"] }`). About 90 s more of a cold build on two
+//! cores; the default build has none of it. `KubeClient`'s documentation
+//! (built with the feature) has an example.
 //!
 //! Besides reading and writing custom resources, both read and write
 //! `coordination.k8s.io/v1` [`Lease`]s for optional leader election, with
@@ -77,8 +107,8 @@
 //! resourceVersion) and then [`Client::watch`] from that version: a
 //! [`WatchStream`] of [`WatchEvent`]s decoded line by line as they arrive.
 //! An expired continue token or resourceVersion fails with
-//! [`ErrorKind::Gone`]: list again. [`ProxyClient`] does both for real, each
-//! watch on a connection of its own. [`KubectlClient`] returns a list as one
+//! [`ErrorKind::Gone`]: list again. [`ProxyClient`] and `KubeClient` do both
+//! for real, [`ProxyClient`] each watch on a connection of its own. [`KubectlClient`] returns a list as one
 //! page without a version and does not watch ([`Error::Unsupported`]): with
 //! the per-call transport, callers list periodically instead.
 //!
@@ -124,12 +154,15 @@ mod cluster_types;
 mod descriptor;
 mod error;
 mod http_status;
+#[cfg(feature = "kube")]
+mod kube;
 mod kubectl;
 mod layer;
 mod lease;
 mod names;
 mod pagination;
 mod proxy;
+mod rest;
 mod scope;
 mod scratch;
 mod transport;
@@ -155,6 +188,8 @@ pub use cluster_types::{AccessCheck, ApiResource};
 pub use descriptor::ResourceDescriptor;
 pub use error::{Error, ErrorKind};
 // Internals for the workspace's own tests and benches, not a stable API.
+#[cfg(feature = "kube")]
+pub use crate::kube::KubeClient;
 #[cfg(feature = "testing")]
 pub use kubectl::{classify_output, operation_of};
 pub use kubectl::{kubectl_client, KubectlClient, IN_CLUSTER_CONTEXT};

@@ -1,7 +1,7 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
 use blue_kubernetes::{LeaderElection, Namespaces};
-use blue_kubernetes_client::{KubectlOptions, TransportKind};
+use blue_kubernetes_client::KubectlOptions;
 use std::path::PathBuf;
 
 /// Usage text (the test-only flags are deliberately not listed).
@@ -29,7 +29,8 @@ namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
                       milliseconds (default 600000; 0: write every check)
   --workers N         concurrent reconciles (default 16)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
-                      unix socket; kubectl: one kubectl process per request
+                      unix socket; kubectl: one kubectl process per request;
+                      kube: kube-rs's client (kubeconfig or in-cluster, no kubectl)
   --metrics-bind ADDR serve /metrics, /healthz and /readyz on ADDR (e.g. 127.0.0.1:8080)
   --log-format FMT    text (default) or json; RUST_LOG filters (default: info for the operator)
   --hide-callback-errors
@@ -121,13 +122,40 @@ pub struct Args {
     pub transport: Transport,
 }
 
-/// The transport flag's value; the proxy unless `--transport kubectl`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Transport(pub TransportKind);
+/// The transport flag's value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// One long-lived `kubectl proxy` (the default).
+    #[default]
+    Proxy,
+    /// One kubectl process per request; lists instead of watching.
+    Kubectl,
+    /// kube-rs's client, configured from the kubeconfig context (or
+    /// in-cluster) by kube-rs itself: no kubectl runs.
+    Kube,
+}
 
-impl Default for Transport {
-    fn default() -> Self {
-        Transport(TransportKind::Proxy)
+impl Transport {
+    /// The flag's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Proxy => "proxy",
+            Transport::Kubectl => "kubectl",
+            Transport::Kube => "kube",
+        }
+    }
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "proxy" => Ok(Transport::Proxy),
+            "kubectl" => Ok(Transport::Kubectl),
+            "kube" => Ok(Transport::Kube),
+            _ => Err("--transport must be proxy, kubectl or kube".into()),
+        }
     }
 }
 
@@ -191,13 +219,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                 parsed.status_heartbeat_ms = Some(number(&value(flag)?, flag)?)
             }
             "--workers" => parsed.workers = Some(number(&value("--workers")?, "--workers")?),
-            "--transport" => {
-                parsed.transport = Transport(
-                    value("--transport")?
-                        .parse()
-                        .map_err(|_| "--transport must be proxy or kubectl".to_string())?,
-                )
-            }
+            "--transport" => parsed.transport = value("--transport")?.parse()?,
             "--metrics-bind" => {
                 let text = value("--metrics-bind")?;
                 let address = text.parse().map_err(|_| {
@@ -405,7 +427,7 @@ mod tests {
         assert_eq!(a.context.as_deref(), Some("kind-dev"));
         assert_eq!(a.kubeconfig, Some(PathBuf::from("/k")));
         assert_eq!((a.poll_ms, a.workers), (Some(200), Some(3)));
-        assert_eq!(a.transport.0, TransportKind::Proxy);
+        assert_eq!(a.transport, Transport::Proxy);
         assert_eq!(a.namespaces(), Namespaces::from("default"));
         assert_eq!((a.no_watch, a.resync_ms), (false, None));
         let o = a.kubectl_options();
@@ -558,7 +580,7 @@ mod tests {
             (&["--context", "x", "--bogus"][..], "unknown flag"),
             (
                 &["--context", "x", "--transport", "secret-http"][..],
-                "proxy or kubectl",
+                "proxy, kubectl or kube",
             ),
             (
                 &["--context", "x", "--metrics-bind", "secret"][..],
@@ -576,7 +598,9 @@ mod tests {
         }
         assert_eq!(parse(["--help".to_string()]), Ok(Command::Help));
         let per_call = run(&["--context", "x", "--transport=kubectl"]).unwrap();
-        assert_eq!(per_call.transport.0, TransportKind::Kubectl);
+        assert_eq!(per_call.transport, Transport::Kubectl);
+        let kube = run(&["--context", "x", "--transport", "kube"]).unwrap();
+        assert_eq!(kube.transport, Transport::Kube);
     }
 
     #[test]

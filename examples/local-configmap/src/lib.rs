@@ -16,7 +16,7 @@
 //! - [`configmap`]: observation and write plans over typed ConfigMaps (pure);
 //! - [`package`]: the callbacks, through the client's typed helpers;
 //! - [`sightings`]: what `observe` read, for the write right after it;
-//! - [`cli`]: the binary's flags;
+//! - [`cli`]: the binary's flags; [`transport`]: the transport they ask for;
 //! - [`logging`]: the binary's `tracing` subscriber.
 
 pub mod cli;
@@ -25,3 +25,4 @@ pub mod desired;
 pub mod logging;
 pub mod package;
 pub mod sightings;
+pub mod transport;

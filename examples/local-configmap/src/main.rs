@@ -9,13 +9,11 @@ use anyhow::{Context, Result};
 use blue_kubernetes::{
     controller, preflight, serve_http, start, Config, Namespaces, Runtime, Stats,
 };
-use blue_kubernetes_client::{
-    connect, kubectl_client, proxy_client, ProxyClient, ProxyOptions, RequestOptions, Transport,
-    TransportKind,
-};
-use local_configmap_operator::cli::{self, Args, Command};
+use blue_kubernetes_client::{kubectl_client, RequestOptions};
+use local_configmap_operator::cli::{self, Args, Command, Transport};
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
+use local_configmap_operator::transport::{connect_transport, Connected};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,10 +78,11 @@ async fn run(args: Args) -> Result<()> {
     } else {
         format!("context {}", args.context.as_deref().unwrap_or_default())
     };
-    if !args.skip_preflight && !args.in_cluster {
+    let kubectl_reads_kubeconfig = args.transport != Transport::Kube;
+    if !args.skip_preflight && !args.in_cluster && kubectl_reads_kubeconfig {
         // Asked first, through one kubectl run: with a missing context every
         // later check (and the proxy's start) would only say that the server
-        // did not answer.
+        // did not answer. kube-rs reports a missing context itself.
         let kubectl = kubectl_client(args.kubectl_options()).context("configuring kubectl")?;
         let context = kubectl.context().to_string();
         let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
@@ -95,24 +94,8 @@ async fn run(args: Args) -> Result<()> {
             anyhow::bail!("preflight: context {context} does not exist in the kubeconfig");
         }
     }
-    let transport_kind = args.transport.0;
-    // The proxy is kept by its own type too, so its restarts reach /metrics.
-    let (transport, proxy): (Arc<dyn Transport>, Option<Arc<ProxyClient>>) = match transport_kind {
-        TransportKind::Proxy => {
-            let proxy = Arc::new(proxy_client(ProxyOptions::new(args.kubectl_options()))?);
-            proxy
-                .start()
-                .await
-                .context("starting the proxy transport")?;
-            (proxy.clone(), Some(proxy))
-        }
-        TransportKind::Kubectl => (
-            connect(transport_kind, args.kubectl_options())
-                .await
-                .context("starting the kubectl transport")?,
-            None,
-        ),
-    };
+    let transport_kind = args.transport;
+    let Connected { transport, proxy } = connect_transport(&args).await?;
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
     let package = package::package_for(
         args.descriptor(),
@@ -144,8 +127,8 @@ async fn run(args: Args) -> Result<()> {
             e.lease_namespace, e.lease_name, e.identity
         )
     });
-    // Watches need the proxy transport; the per-call kubectl one lists.
-    let discovery = if config.watch && transport_kind == TransportKind::Proxy {
+    // The per-call kubectl transport cannot watch: it lists.
+    let discovery = if config.watch && transport_kind != Transport::Kubectl {
         format!("watches, full list every {} ms", config.resync_ms)
     } else {
         format!("list every {} ms", config.poll_ms)
@@ -171,10 +154,11 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in {} ({connection}, {transport_kind} transport, {discovery}{})",
+        "watching {}.{} in {} ({connection}, {} transport, {discovery}{})",
         package::PLURAL,
         package::GROUP,
         scope(&namespaces),
+        transport_kind.as_str(),
         election.unwrap_or_default(),
     );
     let server = match args.metrics_bind {

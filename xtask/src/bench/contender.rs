@@ -1,5 +1,6 @@
 //! Who is measured: the example operator in one of its modes (watching,
-//! polling, per-call kubectl) or a peer binary taking the same flags. Every
+//! polling, per-call kubectl, watching through kube-rs's client) or a peer
+//! binary taking the same flags. Every
 //! operator flag the bench passes is decided here, in one place.
 
 use std::path::{Path, PathBuf};
@@ -20,16 +21,28 @@ pub enum Mode {
     Poll,
     /// One kubectl process per request, polling.
     Kubectl,
+    /// kube-rs's client (the peer's HTTP stack), list + watch.
+    Kube,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 3] = [Mode::Watch, Mode::Poll, Mode::Kubectl];
+    pub const ALL: [Mode; 4] = [Mode::Watch, Mode::Poll, Mode::Kubectl, Mode::Kube];
 
     pub fn label(self) -> &'static str {
         match self {
             Mode::Watch => "watch",
             Mode::Poll => "poll",
             Mode::Kubectl => "kubectl",
+            Mode::Kube => "kube",
+        }
+    }
+
+    /// The operator's `--transport`.
+    fn transport(self) -> &'static str {
+        match self {
+            Mode::Watch | Mode::Poll => "proxy",
+            Mode::Kubectl => "kubectl",
+            Mode::Kube => "kube",
         }
     }
 }
@@ -40,6 +53,8 @@ impl Mode {
 pub struct OperatorFlags {
     /// `--no-watch`: the binary watches by default and can be told to poll.
     pub no_watch: bool,
+    /// `--transport kube`: the binary can use kube-rs's client.
+    pub kube: bool,
 }
 
 impl OperatorFlags {
@@ -59,14 +74,20 @@ impl OperatorFlags {
     fn from_usage(usage: &str) -> Self {
         Self {
             no_watch: usage.contains("--no-watch"),
+            kube: usage.contains(" kube: "),
         }
     }
 
     /// Whether the binary built from this tree can run in `mode`: its
     /// runtime watches by default (`Config::watch`), so polling through the
-    /// proxy needs `--no-watch`; the per-call transport always polls.
+    /// proxy needs `--no-watch`; the per-call transport always polls; kube
+    /// needs a binary built with it.
     pub fn supports(self, mode: Mode) -> bool {
-        mode != Mode::Poll || self.no_watch
+        match mode {
+            Mode::Poll => self.no_watch,
+            Mode::Kube => self.kube,
+            Mode::Watch | Mode::Kubectl => true,
+        }
     }
 }
 
@@ -81,7 +102,7 @@ pub enum Family {
 /// Who is measured.
 #[derive(Clone, Debug)]
 pub struct Contender {
-    /// `watch`, `poll`, `kubectl` or `peer`.
+    /// `watch`, `poll`, `kubectl`, `kube` or `peer`.
     pub label: &'static str,
     pub family: Family,
     pub binary: PathBuf,
@@ -91,16 +112,11 @@ pub struct Contender {
 
 impl Contender {
     pub fn ours(binary: &Path, mode: Mode, flags: OperatorFlags, workers: usize) -> Self {
-        let transport = if mode == Mode::Kubectl {
-            "kubectl"
-        } else {
-            "proxy"
-        };
         let workers = workers.to_string();
-        let mut extra: Vec<String> = ["--workers", &workers, "--transport", transport]
+        let mut extra: Vec<String> = ["--workers", &workers, "--transport", mode.transport()]
             .map(String::from)
             .to_vec();
-        if mode != Mode::Watch && flags.no_watch {
+        if matches!(mode, Mode::Poll | Mode::Kubectl) && flags.no_watch {
             extra.push("--no-watch".into());
         }
         Self {
@@ -151,13 +167,18 @@ pub fn select(
         let mode = Mode::ALL
             .into_iter()
             .find(|m| m.label() == name)
-            .with_context(|| format!("unknown contender {name:?} (watch, poll, kubectl, peer)"))?;
+            .with_context(|| {
+                format!("unknown contender {name:?} (watch, poll, kubectl, kube, peer)")
+            })?;
         match own_binary {
             Some(other) => {
                 let flags = OperatorFlags::of(&other)?;
                 out.push(Contender::ours(&other, mode, flags, workers));
             }
             None if flags.supports(mode) => out.push(Contender::ours(binary, mode, flags, workers)),
+            None if mode == Mode::Kube => {
+                eprintln!("[bench] the example operator has no --transport kube: no kube contender")
+            }
             None => eprintln!(
                 "[bench] the example operator has no --no-watch: no {name} contender \
                  (give {name}=BINARY of a polling build)"
@@ -221,13 +242,37 @@ mod tests {
     }
 
     #[test]
+    fn the_kube_contender_watches_through_kube_when_the_binary_has_it() {
+        let usage = "  --no-watch  list instead\n                      kube: kube-rs's client";
+        let flags = OperatorFlags::from_usage(usage);
+        assert!(flags.supports(Mode::Kube));
+        assert!(!OperatorFlags::from_usage("  --no-watch").supports(Mode::Kube));
+        let kube = Contender::ours(Path::new("op"), Mode::Kube, flags, 2);
+        assert_eq!(kube.label, "kube");
+        assert!(kube.extra.windows(2).any(|w| w == ["--transport", "kube"]));
+        assert!(
+            !kube.extra.contains(&"--no-watch".to_string()),
+            "it watches"
+        );
+        let names = ["watch".to_string(), "kube".to_string()];
+        let picked = select(Some(&names), Path::new("op"), flags, None, 2).unwrap();
+        assert_eq!(
+            picked.iter().map(|c| c.label).collect::<Vec<_>>(),
+            ["watch", "kube"]
+        );
+    }
+
+    #[test]
     fn selection_skips_what_the_binary_cannot_do() {
         let bin = Path::new("op");
         let peer = Path::new("peer");
         let picked = select(None, bin, OperatorFlags::default(), Some(peer), 2).unwrap();
         let labels: Vec<_> = picked.iter().map(|c| c.label).collect();
         assert_eq!(labels, ["watch", "peer"]);
-        let watching = OperatorFlags { no_watch: true };
+        let watching = OperatorFlags {
+            no_watch: true,
+            ..OperatorFlags::default()
+        };
         let labels: Vec<_> = select(None, bin, watching, None, 2)
             .unwrap()
             .iter()

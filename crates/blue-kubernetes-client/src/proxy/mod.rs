@@ -1,12 +1,9 @@
 //! The persistent transport: one long-lived `kubectl proxy` per client,
 //! spoken to over HTTP/1.1 with keep-alive on a private Unix socket.
 
-mod cluster_calls;
-mod leases;
 mod options;
 mod pool;
 mod process;
-mod resources;
 mod socket_dir;
 mod supervisor;
 mod watch;
@@ -14,8 +11,8 @@ mod watch;
 pub use options::ProxyOptions;
 pub use supervisor::ProxyStats;
 
-use crate::http_status::classify_http;
-use crate::{ApiRequest, ApiResponse, Error, KubectlClient, RawApi};
+use crate::rest::{rest_client, timed_out, HttpTransport, Opened};
+use crate::{Error, KubectlClient};
 use bytes::Bytes;
 use http_body_util::Full;
 use pool::PoolError;
@@ -173,33 +170,6 @@ impl ProxyClient {
         self.kubectl.context()
     }
 
-    /// Sends `request` and returns the raw status and body, whatever the
-    /// status; only transport failures are errors.
-    async fn exchange(&self, request: &ApiRequest) -> Result<(u16, Bytes), Error> {
-        let method = request.method.as_str();
-        let timeout = request.timeout.unwrap_or(self.timeout);
-        if timeout.is_zero() {
-            return Err(Error::InvalidOption {
-                field: "timeout",
-                reason: "must be greater than zero",
-            });
-        }
-        let body = match &request.body {
-            Some(body) => Bytes::from(serde_json::to_vec(body).map_err(|_| decode(method))?),
-            None => Bytes::new(),
-        };
-        let http_request = http_request(
-            method,
-            request.path.as_str(),
-            request.method.content_type(),
-            body,
-        )?;
-        self.through_proxy(method, timeout, |generation| async move {
-            generation.pool.exchange(http_request).await
-        })
-        .await
-    }
-
     /// Runs `exchange` against the current proxy (started if need be)
     /// within `timeout`, and tells the supervisor how it went: an answer
     /// clears its strikes, a broken connection makes it check whether the
@@ -237,33 +207,18 @@ impl ProxyClient {
                 if let Some(generation) = &used {
                     self.supervisor.unanswered(generation).await;
                 }
-                Err(Error::Timeout {
-                    operation: format!("proxy {method}"),
-                    timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
-                })
+                Err(timed_out::<Self>(method, timeout))
             }
         }
     }
 }
 
-/// An HTTP/1.1 request to the proxy; only our JSON is ever sent.
-fn http_request(
-    method: &str,
-    target: &str,
-    content_type: &str,
-    body: Bytes,
-) -> Result<http::Request<Full<Bytes>>, Error> {
-    http::Request::builder()
-        .method(method)
-        .uri(target)
-        .header(http::header::HOST, "localhost")
-        .header(http::header::ACCEPT, "application/json")
-        .header(http::header::CONTENT_TYPE, content_type)
-        .body(Full::new(body))
-        .map_err(|_| Error::InvalidOption {
-            field: "path",
-            reason: "is not a valid request target",
-        })
+/// `request` as the proxy takes it: HTTP/1.1 needs a `Host`, and the proxy
+/// supplies the API server's address and the credentials.
+fn to_proxy(mut request: http::Request<Bytes>) -> http::Request<Full<Bytes>> {
+    let host = http::HeaderValue::from_static("localhost");
+    request.headers_mut().insert(http::header::HOST, host);
+    request.map(Full::new)
 }
 
 /// Why an exchange did not produce an answer.
@@ -274,25 +229,36 @@ enum Failure {
 }
 
 #[async_trait::async_trait]
-impl RawApi for ProxyClient {
-    async fn send(&self, request: ApiRequest) -> Result<ApiResponse, Error> {
-        let method = request.method.as_str();
-        let (status, body) = self.exchange(&request).await?;
-        if !(200..300).contains(&status) {
-            return Err(Error::Http {
-                method,
-                status,
-                kind: classify_http(status, &body),
-            });
-        }
-        let body = if body.iter().all(u8::is_ascii_whitespace) {
-            None
-        } else {
-            Some(serde_json::from_slice(&body).map_err(|_| decode(method))?)
-        };
-        Ok(ApiResponse { status, body })
+impl HttpTransport for ProxyClient {
+    const NAME: &'static str = "proxy";
+
+    fn default_timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    async fn round_trip(
+        &self,
+        request: http::Request<Bytes>,
+        timeout: Duration,
+    ) -> Result<(u16, Bytes), Error> {
+        let method = request.method().clone();
+        let request = to_proxy(request);
+        self.through_proxy(method.as_str(), timeout, |generation| async move {
+            generation.pool.exchange(request).await
+        })
+        .await
+    }
+
+    async fn open_stream(
+        &self,
+        request: http::Request<Bytes>,
+        timeout: Duration,
+    ) -> Result<Opened, Error> {
+        self.stream(request, timeout).await
     }
 }
+
+rest_client!(ProxyClient);
 
 impl std::fmt::Debug for ProxyClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -300,11 +266,5 @@ impl std::fmt::Debug for ProxyClient {
             .field("context", &self.kubectl.context())
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
-    }
-}
-
-fn decode(method: &str) -> Error {
-    Error::Decode {
-        operation: format!("proxy {method}"),
     }
 }

@@ -57,6 +57,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {
     "watch-api-server-restart-loses-nothing" on "india" => watch::api_server_restart_loses_nothing,
     "watch-only-the-managed-namespaces" => watch::only_the_managed_namespaces,
     "kubectl-transport-smoke" on "foxtrot" => transport::kubectl_transport_smoke,
+    "kube-transport-basics" on "kilo" => transport::kube_transport_basics,
     "destroy-blocked-then-destroyed" on "delta" => deletion::destroy_blocked_then_destroyed,
     "retain-keeps-configmap" on "alpha" => deletion::retain_keeps_configmap,
     "preflight-unknown-context" => observability::preflight_unknown_context,

@@ -1,13 +1,16 @@
 //! The transports against the real API server: the proxy's private socket,
-//! its restart after it is killed, its death with a SIGKILLed operator, and
-//! a smoke pass of the per-call kubectl transport.
+//! its restart after it is killed, its death with a SIGKILLed operator, a
+//! smoke pass of the per-call kubectl transport, and the basics on
+//! kube-rs's client.
 
 use anyhow::{bail, ensure, Context, Result};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-use super::{eventually, manifest, tamper, wait_data, wait_ready, World, DEADLINE};
+use super::{
+    config_map, edit_v, eventually, manifest, tamper, wait_data, wait_ready, World, DEADLINE, LCM,
+};
 use crate::support::processes::processes_mentioning;
 use crate::world::Transport;
 
@@ -123,10 +126,7 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
 
 /// The per-call kubectl transport still converges a new resource.
 pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
-    let main = w.transport;
-    w.transport = Transport::Kubectl;
-    let result = (|| {
-        w.start_operator(&w.admin_args())?;
+    on_transport(w, "kubectl", &[], |w| {
         ensure!(
             proxy_pids(w).is_empty(),
             "the kubectl transport started a proxy"
@@ -137,8 +137,58 @@ pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
         ))?;
         wait_ready(w, "foxtrot")?;
         wait_data(w, "foxtrot", &json!({"via": "kubectl"})).map(drop)
-    })();
-    w.transport = main;
+    })
+}
+
+/// On kube-rs's client, with no kubectl to run (`KUBECTL` names none) and
+/// no proxy: the operator watches, a new resource converges, an edit
+/// reaches its ConfigMap, and deletion (Destroy) removes both.
+pub fn kube_transport_basics(w: &mut World<'_>) -> Result<()> {
+    let no_kubectl = [("KUBECTL".to_string(), "/nonexistent/kubectl".to_string())];
+    on_transport(w, "kube", &no_kubectl, |w| {
+        let spec = json!({"deletionPolicy": "Destroy", "config": {"data": {"v": "kube"}}});
+        w.kube.create(&manifest("kilo", spec))?;
+        wait_ready(w, "kilo")?;
+        wait_data(w, "kilo", &json!({"v": "kube"}))?;
+        let log = std::fs::read_to_string(w.operator_log()).unwrap_or_default();
+        ensure!(
+            log.contains("kube transport, watches"),
+            "the operator does not say it watches through kube"
+        );
+        ensure!(
+            proxy_pids(w).is_empty(),
+            "the kube transport started a proxy"
+        );
+        edit_v(w, "kilo", "edited", DEADLINE)?;
+        w.kube.ok(&["delete", LCM, "kilo", "--wait=false"], None)?;
+        eventually("kilo and its configmap gone", DEADLINE, || {
+            ensure!(w.kube.get(LCM, "kilo")?.is_none(), "kilo still exists");
+            ensure!(
+                config_map(w, "kilo")?.is_none(),
+                "configmap kilo still exists"
+            );
+            Ok(())
+        })
+    })
+}
+
+/// Runs `check` against an operator started with `--transport transport`
+/// and `env` added, then restarts the run's own operator, whatever the
+/// outcome.
+fn on_transport(
+    w: &mut World<'_>,
+    transport: &str,
+    env: &[(String, String)],
+    check: impl FnOnce(&mut World<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut args = w.admin_args();
+    let flag = args.iter().position(|a| a == "--transport");
+    let value = flag.and_then(|at| args.get_mut(at + 1));
+    *value.context("the operator's flags name no transport")? = transport.to_string();
+    let main_env = w.operator_env.clone();
+    w.operator_env.extend_from_slice(env);
+    let result = w.start_operator(&args).and_then(|()| check(w));
+    w.operator_env = main_env;
     w.start_operator(&w.admin_args())?;
     result
 }
