@@ -171,6 +171,8 @@ pub(crate) struct PackageInner {
     pub(crate) config: Option<ConfigType>,
     pub(crate) outputs: Option<OutputsType>,
     pub(crate) connection: bool,
+    /// `converge` and `delete` run durable steps.
+    pub(crate) steps: bool,
     pub(crate) validate: Option<Callback<ValidationErrors>>,
     pub(crate) identity: Callback<Vec<Option<String>>>,
     pub(crate) observe: Callback<Observation>,
@@ -186,6 +188,7 @@ impl Package {
             config: None,
             outputs: None,
             connection: false,
+            steps: false,
             validate: None,
             identity: None,
             observe: None,
@@ -220,6 +223,7 @@ pub struct PackageBuilder {
     config: Option<ConfigType>,
     outputs: Option<OutputsType>,
     connection: bool,
+    steps: bool,
     validate: Option<Callback<ValidationErrors>>,
     identity: Option<Callback<Vec<Option<String>>>>,
     observe: Option<Callback<Observation>>,
@@ -284,6 +288,18 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares durable steps: `converge` and `delete` run their work as
+    /// named steps through [`Options::steps`](crate::Options::steps),
+    /// recorded in `status.workflow` (described by the generated CRD), so
+    /// a later pass of the same run resumes where the last one stopped
+    /// (see [`Steps`](crate::Steps)). With steps declared, `Reconciling`
+    /// (or `Deleting`) is published with the first step's record, not
+    /// before the callback: every effect belongs inside a step.
+    pub fn steps(mut self) -> Self {
+        self.steps = true;
+        self
+    }
+
     /// Sets `validate` to a synchronous callback: the errors in the
     /// options, empty when valid. Return a `Vec<String>` (every message for
     /// the operator's log only) or [`ValidationErrors`], which can mark
@@ -345,6 +361,7 @@ impl PackageBuilder {
                 config: self.config,
                 outputs: self.outputs,
                 connection: self.connection,
+                steps: self.steps,
                 validate: self.validate,
                 identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,

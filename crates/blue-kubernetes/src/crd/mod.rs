@@ -151,6 +151,10 @@ pub fn crd(package: &Package, options: &CrdOptions) -> Result<Value, Error> {
             "status": schemas::status(outputs::status_schema(package.callbacks().outputs.as_ref())),
         },
     });
+    let mut schema = schema;
+    if package.callbacks().steps {
+        schema["properties"]["status"]["properties"]["workflow"] = crate::steps::status_schema();
+    }
     Ok(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
