@@ -121,11 +121,14 @@ impl Crash {
     /// your fake infrastructure where the process should die, e.g. after
     /// the effect and before the step returns. Never returns.
     pub async fn here(&self) -> std::convert::Infallible {
-        self.trip();
+        self.now();
         std::future::pending().await
     }
 
-    fn trip(&self) {
+    /// Dies now: the pass [`run`](Self::run) drives is dropped where it
+    /// stands (at its next yield), whatever is armed. For a test that
+    /// decides from outside the pass, e.g. while a step is held.
+    pub fn now(&self) {
         self.lock().armed = None;
         self.tripped.send_replace(true);
     }

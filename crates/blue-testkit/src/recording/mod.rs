@@ -67,6 +67,8 @@ struct State {
     outputs: HashMap<String, Value>,
     /// Durable steps run by the stepped packages, in order.
     step_runs: Vec<StepRun>,
+    /// profile -> the value the stepped packages' `verify` step verified.
+    verified: HashMap<String, Value>,
     step_scripts: HashMap<String, VecDeque<Misbehaviour>>,
     /// Effects whose wait at the gate was dropped (their pass died).
     abandoned: usize,
@@ -252,14 +254,17 @@ impl FakeInfra {
         Ok(self.identity(o.profile()))
     }
 
-    fn observe(&self, o: &Options) -> Result<Observation, CallbackError> {
+    /// What `profile` holds; a stepped package sees it match only once
+    /// its `verify` step verified it.
+    fn observe(&self, o: &Options, stepped: bool) -> Result<Observation, CallbackError> {
         let scripted = self.begin(Step::Observe, o);
         misbehave(scripted)?;
         let s = self.lock();
         let current = s.items.get(o.profile());
+        let verified = !stepped || s.verified.get(o.profile()) == current;
         let observed = Observation::new(
             current.is_some(),
-            current == Some(&desired(o)),
+            current == Some(&desired(o)) && verified,
             current.is_some() && !s.unready.get(o.profile()).copied().unwrap_or(false),
         );
         Ok(match s.outputs.get(o.profile()) {
@@ -335,7 +340,7 @@ impl FakeInfra {
             builder
                 .validate(move |o| a.validate(o))
                 .identity(move |o| b.identity_of(o))
-                .observe(move |o| c.observe(o))
+                .observe(move |o| c.observe(o, stepped))
                 .converge(move |o| match stepped {
                     true => d.converge_steps_blocking(o),
                     false => block_on(d.run_effect(Step::Converge, o.clone())),
@@ -356,7 +361,7 @@ impl FakeInfra {
                 })
                 .observe_async(move |o| {
                     let c = c.clone();
-                    async move { c.observe(&o) }
+                    async move { c.observe(&o, stepped) }
                 })
                 .converge_async(move |o| {
                     let d = d.clone();

@@ -12,7 +12,9 @@ use std::collections::VecDeque;
 /// The steps of a stepped package's `converge`, in order: `prepare`
 /// returns the value to apply, `apply` sets what `prepare` returned (its
 /// recorded result, when `prepare` is done from an earlier pass), `verify`
-/// does nothing but be a step.
+/// marks what `apply` set verified. A stepped package's `observe` reports
+/// a match only for verified infrastructure, so a run cut short after
+/// `apply` is resumed, not found done.
 pub const CONVERGE_STEPS: [&str; 3] = ["prepare", "apply", "verify"];
 
 /// The steps of a stepped package's `delete`: `drain` does nothing but be
@@ -28,6 +30,8 @@ pub struct StepRun {
     pub profile: String,
     /// The `blue/event` it saw.
     pub event: String,
+    /// The resource's generation it saw.
+    pub generation: i64,
     /// The step's name.
     pub name: String,
     /// Its idempotency key.
@@ -36,8 +40,10 @@ pub struct StepRun {
     pub run: String,
     /// What `step.interrupted()` said.
     pub interrupted: bool,
-    /// It took effect and returned (false while held, after a scripted
-    /// failure, or when its pass died).
+    /// Its effect happened (false after a scripted failure).
+    pub effected: bool,
+    /// It returned its result (false while held at the gate, after a
+    /// scripted failure, or when its pass died).
     pub finished: bool,
 }
 
@@ -109,7 +115,7 @@ impl FakeInfra {
         };
         steps.run("apply", |s| self.step(&o, s, apply, ())).await?;
         steps
-            .run("verify", |s| self.step(&o, s, |_| {}, ()))
+            .run("verify", |s| self.step(&o, s, verify(o.profile()), ()))
             .await?;
         Ok(WorkflowOutcome::new())
     }
@@ -142,7 +148,8 @@ impl FakeInfra {
             state.items.insert(profile, want);
         };
         steps.run_blocking("apply", |s| block_on(self.step(o, s, apply, ())))?;
-        steps.run_blocking("verify", |s| block_on(self.step(o, s, |_| {}, ())))?;
+        let verified = verify(o.profile());
+        steps.run_blocking("verify", |s| block_on(self.step(o, s, verified, ())))?;
         Ok(WorkflowOutcome::new())
     }
 
@@ -178,10 +185,12 @@ impl FakeInfra {
                     .into(),
                 profile: o.profile().into(),
                 event: o.event().as_str().into(),
+                generation: o.resource()["metadata"]["generation"].as_i64().unwrap_or(1),
                 name: step.name().into(),
                 key: step.key().into(),
                 run: step.run().into(),
                 interrupted: step.interrupted(),
+                effected: false,
                 finished: false,
             });
             let scripted = s
@@ -192,10 +201,24 @@ impl FakeInfra {
         };
         misbehave(scripted)?;
         let active = self.activate(o.profile());
-        effect(&mut self.lock());
+        {
+            let mut s = self.lock();
+            effect(&mut s);
+            s.step_runs[index].effected = true;
+        }
         self.wait_at_gate().await;
         drop(active);
         self.lock().step_runs[index].finished = true;
         Ok(result)
+    }
+}
+
+/// The `verify` step's effect: what `profile` holds now is verified.
+fn verify(profile: &str) -> impl FnOnce(&mut State) {
+    let profile = profile.to_string();
+    move |state: &mut State| {
+        if let Some(held) = state.items.get(&profile).cloned() {
+            state.verified.insert(profile, held);
+        }
     }
 }
