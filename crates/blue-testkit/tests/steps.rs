@@ -470,3 +470,53 @@ fn the_crd_describes_status_workflow_only_for_a_package_with_steps() {
         assert_eq!(admitted["status"]["workflow"]["steps"][0]["result"], result);
     }
 }
+
+/// A runtime over `cluster` with paused tokio time as its clock.
+fn runtime(cluster: &FakeCluster, package: &Package) -> blue_kubernetes::Runtime {
+    let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
+    config.namespace = NS.into();
+    config.now = common::tokio_clock();
+    config.poll_ms = 500;
+    blue_kubernetes::start(controller(config).unwrap()).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_waits_for_the_running_step_records_it_and_leaves_the_next_to_the_next_process() {
+    let (cluster, infra) = (FakeCluster::new(), blue_testkit::FakeInfra::new());
+    let package = infra.stepped_package(widgets());
+    infra.hold_effects();
+    let first = runtime(&cluster, &package);
+    cluster.create(&widgets(), NS, "w", json!({"config": {"value": 3}}));
+    infra.effects_started(1).await;
+    // `prepare` is held: stop waits for it, never cancels it.
+    let stopping = tokio::spawn(first.stop());
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert!(!stopping.is_finished(), "stop waits for the running step");
+    infra.release(1);
+    let limit = std::time::Duration::from_secs(60);
+    let stopped = tokio::time::timeout(limit, stopping).await;
+    assert!(
+        stopped.is_ok(),
+        "stop waited for more than the running step"
+    );
+    let names = |infra: &blue_testkit::FakeInfra| -> Vec<String> {
+        infra.step_runs().into_iter().map(|r| r.name).collect()
+    };
+    assert_eq!(names(&infra), ["prepare"], "no step after stop");
+    let status = cluster.get(&widgets(), NS, "w").unwrap()["status"].clone();
+    assert_eq!(status["phase"], "Reconciling");
+    assert_eq!(
+        done_steps(&status),
+        ["prepare"],
+        "the running step is recorded"
+    );
+    // The next process resumes at `apply`.
+    infra.release(100);
+    let second = runtime(&cluster, &package);
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    second.stop().await;
+    assert_eq!(names(&infra), ["prepare", "apply", "verify"]);
+    let status = cluster.get(&widgets(), NS, "w").unwrap()["status"].clone();
+    assert_eq!(status["phase"], "Ready");
+    assert_eq!(infra.get("dev--w"), Some(json!(3)));
+}

@@ -11,6 +11,7 @@ use crate::domain::status::Transition;
 use crate::package::PackageInner;
 use crate::steps::{valid_name, Begun, Desired, Ended, Record, Refused, Request, Started};
 use crate::{Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
+use std::sync::atomic::Ordering;
 
 /// The run a pass works on, in memory: written with each of its status
 /// writes.
@@ -21,6 +22,9 @@ pub(super) struct Workflow {
     /// A step record could not be written: no later step may start, and
     /// the pass stops once the callback returns.
     halt: Option<Halt>,
+    /// A step ran in this pass: the next boundary is one a stopping
+    /// runtime may end the pass at.
+    ran: bool,
 }
 
 impl Workflow {
@@ -29,6 +33,7 @@ impl Workflow {
             record,
             running: None,
             halt: None,
+            ran: false,
         }
     }
 }
@@ -132,6 +137,9 @@ impl Pass<'_> {
         if !valid_name(name) {
             return Err(self.refuse(name, StepError::InvalidName(name.to_string())));
         }
+        if self.stopping_before(name) {
+            return Err(self.stop_at_boundary().await);
+        }
         let uid = self.desired().uid.to_string();
         let now = self.controller.now();
         let begun = self.workflow().record.begin(&uid, name, now);
@@ -142,11 +150,9 @@ impl Pass<'_> {
         };
         let workflow = self.workflow();
         workflow.running = Some(name.to_string());
+        workflow.ran = true;
         let run = workflow.record.run.clone();
-        let (phase, reason) = match is_deleting(&self.snapshot) {
-            true => (Phase::Deleting, Reason::Deleting),
-            false => (Phase::Reconciling, Reason::Reconciling),
-        };
+        let (phase, reason) = self.effect_phase();
         match self.publish(phase, reason).await {
             Ok(()) => Ok(Started::Run(Step::new(name, key, run, interrupted))),
             Err(halt) => {
@@ -154,6 +160,36 @@ impl Pass<'_> {
                 Err(StepError::Halted)
             }
         }
+    }
+
+    fn effect_phase(&self) -> (Phase, Reason) {
+        match is_deleting(&self.snapshot) {
+            true => (Phase::Deleting, Reason::Deleting),
+            false => (Phase::Reconciling, Reason::Reconciling),
+        }
+    }
+
+    /// The runtime is stopping and step `name` would run after one that
+    /// ran in this pass.
+    fn stopping_before(&self, name: &str) -> bool {
+        self.controller.stopping.load(Ordering::SeqCst)
+            && self
+                .workflow
+                .as_ref()
+                .is_some_and(|w| w.ran && !w.record.is_done(name))
+    }
+
+    /// Ends the pass at this boundary for a stopping runtime: what the
+    /// steps so far recorded is written (as the boundary write would have,
+    /// without the next step), and the next process resumes here.
+    async fn stop_at_boundary(&mut self) -> StepError {
+        let (phase, reason) = self.effect_phase();
+        let halt = match self.publish(phase, reason).await {
+            Ok(()) => Halt::Lost(super::Report::Reconciled(phase, reason)),
+            Err(halt) => halt,
+        };
+        self.workflow().halt = Some(halt);
+        StepError::Stopping
     }
 
     /// Step `name` ended: recorded in memory, written with the next write.

@@ -119,6 +119,11 @@ pub enum StepError {
     /// API server): the pass stops here and no later step starts.
     #[error("the step record could not be written; the pass stops")]
     Halted,
+    /// The runtime is stopping ([`Runtime::stop`](crate::Runtime::stop)):
+    /// the step before this one is recorded, this one is left for the next
+    /// process, and the pass ends.
+    #[error("the controller is stopping; the next process resumes at this step")]
+    Stopping,
     /// Steps run only while `converge` or `delete` runs.
     #[error("durable steps run only inside converge and delete, while they run")]
     Unavailable,

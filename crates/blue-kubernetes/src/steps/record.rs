@@ -128,6 +128,13 @@ impl Record {
         self.run == desired.run_id(self.sequence)
     }
 
+    /// Step `name` is recorded `Done` in this run.
+    pub(crate) fn is_done(&self, name: &str) -> bool {
+        self.steps
+            .iter()
+            .any(|e| e.name == name && e.state == State::Done)
+    }
+
     fn entry_mut(&mut self, name: &str) -> Option<&mut Entry> {
         self.steps.iter_mut().find(|e| e.name == name)
     }
