@@ -520,3 +520,15 @@ async fn stop_waits_for_the_running_step_records_it_and_leaves_the_next_to_the_n
     assert_eq!(status["phase"], "Ready");
     assert_eq!(infra.get("dev--w"), Some(json!(3)));
 }
+
+#[tokio::test]
+async fn a_step_started_inside_another_fails_instead_of_waiting_forever() {
+    let chain = Chain::new();
+    let bed = Bed::new(chain.nested_package());
+    bed.create(json!({"config": {"value": 1}}));
+    assert_eq!(bed.reconcile().await, READY);
+    assert_eq!(
+        chain.errors(),
+        ["a step was started while another one ran; steps run one at a time"]
+    );
+}

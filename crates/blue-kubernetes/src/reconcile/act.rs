@@ -7,7 +7,8 @@
 //! the publish loses a race) still holds, and the effect comes one round
 //! trip sooner. A periodic check does not expect an effect and keeps the
 //! sequential order, so one that finds everything matching writes status
-//! once and publishes nothing.
+//! once and publishes nothing. A package with durable steps publishes with
+//! its first step's record instead (`steps.rs`), so it observes first.
 
 use super::pass::{Halt, Pass};
 use super::reporting::call;

@@ -31,8 +31,9 @@
 //! - Effects outside steps are not recorded, and with steps declared the
 //!   controller publishes `Reconciling` only when the first step starts: do
 //!   every effect inside a step.
-//! - Steps run in the order the package calls them, one at a time; the
-//!   package must call them in the same order every pass.
+//! - Steps run in the order the package calls them, one at a time (a
+//!   step started while another runs fails); the package must call them
+//!   in the same order every pass.
 //! - The record is as trustworthy as whoever may write `/status`.
 
 mod key;
@@ -148,6 +149,10 @@ pub enum StepError {
         /// The result's size.
         bytes: usize,
     },
+    /// `run` was called while another step of this run was running (from
+    /// inside it, or beside it): steps run one at a time.
+    #[error("a step was started while another one ran; steps run one at a time")]
+    Concurrent,
     /// The step's result did not serialize; the step counts as failed.
     #[error("the result of step {0:?} does not serialize")]
     Unserializable(String),
@@ -247,7 +252,8 @@ enum Link {
 #[derive(Debug)]
 struct Channel {
     requests: mpsc::Sender<Request>,
-    // One step at a time: a run's record has one step in flight at most.
+    // One step at a time: a run's record has one step in flight at most,
+    // and a step started from inside another would wait for it forever.
     one: tokio::sync::Mutex<()>,
 }
 
@@ -293,7 +299,11 @@ impl Steps {
     /// [`MAX_STEP_RESULT_BYTES`]), typed through serde: `()` for none.
     /// An error from `step` is [`StepError::Failed`]: return it from
     /// `converge` (`?`), the pass fails with backoff and the retry resumes
-    /// at this step. Steps run one at a time; a concurrent call waits.
+    /// at this step. Steps run one at a time: a call made while another
+    /// step runs (from inside it, or beside it) fails with
+    /// [`StepError::Concurrent`] and runs nothing. Results are recorded in
+    /// status, which everyone who can read the resource can read: never
+    /// return credentials (keep them in the connection Secret).
     pub async fn run<T, F, Fut>(&self, name: &str, step: F) -> Result<T, StepError>
     where
         T: Serialize + DeserializeOwned,
@@ -301,7 +311,7 @@ impl Steps {
         Fut: Future<Output = CallbackResult<T>>,
     {
         let channel = self.channel()?;
-        let _one = channel.one.lock().await;
+        let _one = channel.one.try_lock().map_err(|_| StepError::Concurrent)?;
         let begun = channel.begin(name).await?;
         let step_handle = match begun {
             Started::Recorded(value) => return decode(name, value),
@@ -320,7 +330,7 @@ impl Steps {
     {
         let channel = self.channel()?;
         let runtime = tokio::runtime::Handle::current();
-        let _one = runtime.block_on(channel.one.lock());
+        let _one = channel.one.try_lock().map_err(|_| StepError::Concurrent)?;
         let step_handle = match runtime.block_on(channel.begin(name))? {
             Started::Recorded(value) => return decode(name, value),
             Started::Run(step_handle) => step_handle,

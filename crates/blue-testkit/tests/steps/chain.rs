@@ -293,4 +293,31 @@ impl Chain {
             .build()
             .unwrap()
     }
+
+    /// A converge whose step tries to run a step inside itself, keeps the
+    /// error and applies the value.
+    pub fn nested_package(&self) -> Package {
+        let converge = self.clone();
+        self.builder()
+            .steps()
+            .converge_async(move |o| {
+                let chain = converge.clone();
+                async move {
+                    let steps = o.steps();
+                    steps
+                        .run("outer", |_| async {
+                            if let Err(e) = steps.run("inner", |_| async { Ok(()) }).await {
+                                chain.lock().errors.push(e.to_string());
+                            }
+                            chain.set_applied(o.profile(), value(&o).into());
+                            Ok(())
+                        })
+                        .await?;
+                    Ok(WorkflowOutcome::new())
+                }
+            })
+            .delete(|_| Ok(WorkflowOutcome::new()))
+            .build()
+            .unwrap()
+    }
 }
