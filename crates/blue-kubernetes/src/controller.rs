@@ -17,6 +17,9 @@ pub struct Controller {
     pub(crate) gate: Option<Arc<Gate>>,
     /// What each resource's connection Secret must hold.
     pub(crate) connections: Arc<crate::connection::Store>,
+    /// Set by [`Runtime::stop`](crate::Runtime::stop) (each runtime has
+    /// its own): a pass ends at its next durable-step boundary.
+    pub(crate) stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -66,6 +69,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         telemetry: Arc::new(telemetry),
         gate,
         connections: Arc::default(),
+        stopping: Arc::default(),
     })
 }
 

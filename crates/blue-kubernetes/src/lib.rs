@@ -30,6 +30,9 @@
 //! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
 //!   (the client hook), `task` (the elector next to the runtime).
 //! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.
+//! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
+//!   in `status.workflow` (`record`), run ids and keys (`key`); the pass
+//!   answers the handle in `reconcile::steps`.
 //! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
 //!
 //! # One resource's path
@@ -66,6 +69,7 @@ mod reconcile;
 mod runtime;
 mod schema;
 mod setters;
+mod steps;
 mod telemetry;
 mod typed;
 mod validation;
@@ -95,6 +99,10 @@ pub use prometheus_client;
 pub use reconcile::{reconcile, Report};
 pub use runtime::{start, Health, Runtime, Stats};
 pub use schema::ResourceSchema;
+pub use steps::{
+    Step, StepError, Steps, MAX_STEPS_PER_RUN, MAX_STEP_NAME_BYTES, MAX_STEP_RESULT_BYTES,
+    MAX_WORKFLOW_BYTES,
+};
 pub use telemetry::Metrics;
 pub use typed::TypedPackageBuilder;
 pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};

@@ -285,6 +285,18 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares durable steps: `converge` and `delete` run their work as
+    /// named steps through [`Options::steps`](crate::Options::steps),
+    /// recorded in `status.workflow` (described by the generated CRD), so
+    /// a later pass of the same run resumes where the last one stopped
+    /// (see [`Steps`](crate::Steps)). With steps declared, `Reconciling`
+    /// (or `Deleting`) is published with the first step's record, not
+    /// before the callback: every effect belongs inside a step.
+    pub fn steps(mut self) -> Self {
+        self.schema.steps = true;
+        self
+    }
+
     /// Sets `validate` to a synchronous callback: the errors in the
     /// options, empty when valid. Return a `Vec<String>` (every message for
     /// the operator's log only) or [`ValidationErrors`], which can mark

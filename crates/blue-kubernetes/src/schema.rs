@@ -43,6 +43,8 @@ pub struct ResourceSchema {
     pub(crate) config: Option<ConfigType>,
     pub(crate) outputs: Option<OutputsType>,
     pub(crate) connection: bool,
+    /// `converge` and `delete` run durable steps (`status.workflow`).
+    pub(crate) steps: bool,
 }
 
 impl ResourceSchema {
@@ -54,6 +56,7 @@ impl ResourceSchema {
             config: None,
             outputs: None,
             connection: false,
+            steps: false,
         }
     }
 
@@ -84,6 +87,13 @@ impl ResourceSchema {
         self
     }
 
+    /// Declares durable steps (`status.workflow`); see
+    /// [`PackageBuilder::steps`](crate::PackageBuilder::steps).
+    pub fn steps(mut self) -> Self {
+        self.steps = true;
+        self
+    }
+
     /// The resource type.
     pub fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
@@ -103,6 +113,7 @@ impl std::fmt::Debug for ResourceSchema {
             .field("typed_config", &self.config.is_some())
             .field("typed_outputs", &self.outputs.is_some())
             .field("connection_secret", &self.connection)
+            .field("steps", &self.steps)
             .finish()
     }
 }

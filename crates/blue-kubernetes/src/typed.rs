@@ -256,6 +256,12 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         self
     }
 
+    /// Declares durable steps; see [`PackageBuilder::steps`].
+    pub fn steps(mut self) -> Self {
+        self.inner = self.inner.steps();
+        self
+    }
+
     /// Declares the outputs type; see [`PackageBuilder::outputs`].
     pub fn outputs<O>(mut self) -> Self
     where

@@ -488,3 +488,10 @@
 //! assert_eq!(password(&cluster).as_deref(), Some(&b"s3cret"[..]));
 //! # }
 //! ```
+//!
+//! ## 9. Durable steps and crash tests
+//!
+//! A package whose `converge` and `delete` run durable steps is tested by
+//! crashing it at a step boundary and starting again: see [`steps`].
+
+pub mod steps;

@@ -5,6 +5,8 @@
 //! process with scratch space of its own; and the reads the checks make,
 //! through psql and kubectl.
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -18,7 +20,6 @@ use super::operator::Operator;
 use super::{check_ready, indent, Transport, World, POLL_MS};
 use crate::cluster::control_plane::process::{log_tail, Watchdog};
 use crate::cluster::manifests::crd_for;
-use crate::support::base64::base64_decode;
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
@@ -190,7 +191,7 @@ impl Postgres {
         let secret = self.kube.get("secret", &format!("{name}-connection"))?;
         let secret = secret.with_context(|| format!("{name}-connection does not exist"))?;
         let data = secret["data"].as_object().cloned().unwrap_or_default();
-        let decode = |v: &Value| base64_decode(v.as_str().unwrap_or(""));
+        let decode = |v: &Value| STANDARD.decode(v.as_str().unwrap_or(""));
         let decoded = data
             .iter()
             .map(|(k, v)| Ok((k.clone(), String::from_utf8(decode(v)?)?)));

@@ -155,6 +155,10 @@ pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Resul
             "status": schemas::status(outputs::status_schema(resource.outputs.as_ref())),
         },
     });
+    let mut schema = schema;
+    if resource.steps {
+        schema["properties"]["status"]["properties"]["workflow"] = crate::steps::status_schema();
+    }
     Ok(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

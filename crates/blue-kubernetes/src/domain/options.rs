@@ -2,7 +2,7 @@
 
 use crate::domain::resource;
 use crate::typed::AnyConfig;
-use crate::Connection;
+use crate::{Connection, Steps};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -55,6 +55,8 @@ pub struct Options {
     typed: Option<AnyConfig>,
     /// The resource's connection Secret, for a package that declares one.
     connection: Option<Connection>,
+    /// The durable steps of `converge` and `delete`.
+    steps: Option<Steps>,
 }
 
 /// Key of the event in the options.
@@ -92,6 +94,7 @@ impl Options {
             map: Arc::new(map),
             typed: None,
             connection: None,
+            steps: None,
         }
     }
 
@@ -113,6 +116,23 @@ impl Options {
     /// connection details ([`PackageBuilder::connection_secret`](crate::PackageBuilder::connection_secret)).
     pub fn connection(&self) -> Option<&Connection> {
         self.connection.as_ref()
+    }
+
+    pub(crate) fn with_steps(mut self, steps: Steps) -> Self {
+        self.steps = Some(steps);
+        self
+    }
+
+    /// The durable steps of this `converge` or `delete` (see [`Steps`]),
+    /// for a package that declares them
+    /// ([`PackageBuilder::steps`](crate::PackageBuilder::steps)). Anywhere
+    /// else (`validate`, `identity`, `observe`, options built with
+    /// [`from_resource`](Self::from_resource)) its `run` fails with
+    /// [`StepError::Unavailable`](crate::StepError::Unavailable) and runs
+    /// nothing; in a package that declares no steps, with
+    /// [`StepError::Undeclared`](crate::StepError::Undeclared).
+    pub fn steps(&self) -> &Steps {
+        self.steps.as_ref().unwrap_or(&Steps::ELSEWHERE)
     }
 
     /// A value by key.

@@ -68,6 +68,9 @@ pub enum Reason {
     /// The package reported outputs that could not be recorded (too large,
     /// not the declared type, or not serializable).
     InvalidOutputs,
+    /// A durable step broke the step rules: its name, the size of its
+    /// result, or the number of steps in a run.
+    InvalidStep,
 }
 
 impl Phase {
@@ -113,6 +116,7 @@ impl Reason {
             Reason::DestructionProtected => "DestructionProtected",
             Reason::Suspended => "Suspended",
             Reason::InvalidOutputs => "InvalidOutputs",
+            Reason::InvalidStep => "InvalidStep",
         }
     }
 }
@@ -142,6 +146,11 @@ pub(crate) struct Transition {
     pub(crate) next: Next,
     /// Record these outputs (else keep the stored ones).
     pub(crate) outputs: Option<Value>,
+    /// Record this durable-steps run (else keep the stored one).
+    pub(crate) workflow: Option<Value>,
+    /// The Reconciling condition's message instead of the reason's: the
+    /// step in progress (generic words and the step's name only).
+    pub(crate) progress: Option<String>,
 }
 
 impl Transition {
@@ -153,6 +162,8 @@ impl Transition {
             identity: None,
             next,
             outputs: None,
+            workflow: None,
+            progress: None,
         }
     }
 }
@@ -219,6 +230,10 @@ pub(crate) fn render_named(
         (
             "outputs",
             t.outputs.clone().unwrap_or_else(|| prev("outputs")),
+        ),
+        (
+            "workflow",
+            t.workflow.clone().unwrap_or_else(|| prev("workflow")),
         ),
     ];
     for (k, v) in optional {
@@ -315,7 +330,10 @@ fn conditions(previous: &Value, t: &Transition, generation: i64, now_ms: u64) ->
             "type": kind,
             "status": status,
             "reason": reason,
-            "message": message(t.reason),
+            "message": match (*kind, &t.progress) {
+                ("Reconciling", Some(progress)) => progress.as_str(),
+                _ => message(t.reason),
+            },
             "observedGeneration": generation,
             "lastTransitionTime": kept.unwrap_or_else(|| json!(format_ms(now_ms))),
         })
@@ -339,6 +357,7 @@ fn message(reason: Reason) -> &'static str {
         }
         Reason::Suspended => "reconciliation is suspended",
         Reason::InvalidOutputs => "the package reported outputs it may not record; retrying",
+        Reason::InvalidStep => "a durable step broke the step rules; retrying",
     }
 }
 

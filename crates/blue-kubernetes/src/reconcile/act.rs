@@ -7,10 +7,12 @@
 //! the publish loses a race) still holds, and the effect comes one round
 //! trip sooner. A periodic check does not expect an effect and keeps the
 //! sequential order, so one that finds everything matching writes status
-//! once and publishes nothing.
+//! once and publishes nothing. A package with durable steps publishes with
+//! its first step's record instead (`steps.rs`), so it observes first.
 
 use super::pass::{Halt, Pass};
 use super::reporting::call;
+use super::steps::Effect;
 use super::Report;
 use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
@@ -30,7 +32,8 @@ impl Pass<'_> {
                 &self.snapshot,
                 &self.controller.config.names.request_annotation,
             );
-        let observed = match expect_effect {
+        // With durable steps, the first step's record is the publish.
+        let observed = match expect_effect && !self.stepped() {
             true => self.publish_while_observing(deleting).await?,
             false => self.observe().await,
         };
@@ -77,12 +80,12 @@ impl Pass<'_> {
         interval_ms: u64,
     ) -> Result<Report, Halt> {
         if !(observed.exists && observed.matches) {
-            if !self.published {
+            if !self.published && !self.stepped() {
                 self.publish(Phase::Reconciling, Reason::Reconciling)
                     .await?;
             }
-            if !succeeded(self.effect("converge").await) {
-                return self.fail(Reason::ExecutionFailed).await;
+            if let Effect::Failed(reason) = self.effect("converge").await? {
+                return self.fail(reason).await;
             }
             let Some(again) = self.observe().await else {
                 return self.fail(Reason::ExecutionFailed).await;
@@ -94,6 +97,7 @@ impl Pass<'_> {
         if !observed.is_ready() {
             return self.fail(Reason::NotReady).await;
         }
+        self.finish_open_run();
         let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
         t.identity = self.identity_record();
         self.write(t).await
@@ -101,11 +105,11 @@ impl Pass<'_> {
 
     async fn destroy(&mut self, observed: Observation) -> Result<Report, Halt> {
         if observed.exists {
-            if !self.published {
+            if !self.published && !self.stepped() {
                 self.publish(Phase::Deleting, Reason::Deleting).await?;
             }
-            if !succeeded(self.effect("delete").await) {
-                return self.fail(Reason::ExecutionFailed).await;
+            if let Effect::Failed(reason) = self.effect("delete").await? {
+                return self.fail(reason).await;
             }
             // The finalizer goes only once absence has been observed.
             match self.observe().await {
@@ -120,8 +124,9 @@ impl Pass<'_> {
     }
 
     /// Records that an effect is about to run, with the profile and identity
-    /// it runs under. A conflict here stops the pass before any effect.
-    async fn publish(&mut self, phase: Phase, reason: Reason) -> Result<(), Halt> {
+    /// it runs under (and, with durable steps, the step about to start). A
+    /// conflict here stops the pass before any effect.
+    pub(super) async fn publish(&mut self, phase: Phase, reason: Reason) -> Result<(), Halt> {
         let mut t = Transition::new(phase, reason, Next::Now);
         t.acknowledge = false;
         t.identity = self.identity_record();
@@ -136,15 +141,17 @@ impl Pass<'_> {
         Some(observed)
     }
 
-    /// Runs `converge` or `delete`.
-    async fn effect(&mut self, name: &'static str) -> Option<WorkflowOutcome> {
+    /// Runs `converge` or `delete`; a lost step record stops the pass.
+    async fn effect(&mut self, name: &'static str) -> Result<Effect, Halt> {
         let mut outcome = match name {
-            "converge" => self.run_callback(name, |c| &c.converge).await,
-            _ => self.run_callback(name, |c| &c.delete).await,
-        }?;
-        let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);
-        self.keep_outputs(outputs);
-        Some(outcome)
+            "converge" => self.run_effect(name, |c| &c.converge).await?,
+            _ => self.run_effect(name, |c| &c.delete).await?,
+        };
+        if let Some(outcome) = &mut outcome {
+            let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);
+            self.keep_outputs(outputs);
+        }
+        Ok(self.settle_run(succeeded(outcome)))
     }
 
     /// The latest outputs of the pass win (see `crate::outputs`).

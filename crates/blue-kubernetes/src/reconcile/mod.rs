@@ -7,6 +7,7 @@ mod import;
 mod pass;
 mod reporting;
 mod rules;
+mod steps;
 
 use crate::domain::resource::{self, uid};
 use crate::lock::{try_acquire, LockGuard, LockKey};

@@ -48,6 +48,11 @@ pub(super) struct Pass<'a> {
     pub(super) published: bool,
     /// Outputs a callback reported, until a status write records them.
     pub(super) outputs: Option<Outputs>,
+    /// The durable-steps run this pass works on, once it touches one;
+    /// every status write of the pass records it.
+    pub(super) workflow: Option<super::steps::Workflow>,
+    /// A durable step broke the step rules: the pass fails (`InvalidStep`).
+    pub(super) steps_broken: bool,
     /// The next check of the latest status written or quietly kept.
     pub(super) next_check: Option<u64>,
     /// The runtime keeps the next check in memory, so a check that would
@@ -84,6 +89,8 @@ impl<'a> Pass<'a> {
             user_facing: None,
             published: false,
             outputs: None,
+            workflow: None,
+            steps_broken: false,
             next_check: None,
             may_be_quiet: false,
         }
@@ -114,6 +121,7 @@ impl<'a> Pass<'a> {
                 Err(rejected) => t = self.outputs_rejected(t, rejected),
             }
         }
+        self.record_workflow(&mut t);
         let config = &self.controller.config;
         let retry = Retry {
             base_ms: config.retry_base_ms,

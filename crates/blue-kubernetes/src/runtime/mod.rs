@@ -124,8 +124,10 @@ impl Shared {
 /// runtime.stop().await;
 /// # Ok(()) }
 /// ```
-pub fn start(controller: Controller) -> Result<Runtime, Error> {
+pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
     let handle = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+    // This runtime's own: stopping it leaves other clones' passes alone.
+    controller.stopping = Arc::default();
     crate::telemetry::log::reference_names(&controller.config);
     let workers = controller.config.workers;
     let election = election::begin(&controller, &handle)?;
@@ -168,9 +170,16 @@ pub fn start(controller: Controller) -> Result<Runtime, Error> {
 impl Runtime {
     /// Drains: no new work, queued work dropped, active reconciles (and their
     /// callbacks) awaited to completion, then queued Events written (for at
-    /// most 5 s). Nothing is cancelled. With leader
+    /// most 5 s). Nothing is cancelled. A pass running durable steps ends
+    /// at its next step boundary instead: the step running finishes and is
+    /// recorded, the next one is left for the next process (the callback
+    /// sees [`StepError::Stopping`](crate::StepError::Stopping)). With leader
     /// election, the lease is renewed while draining and released after.
     pub async fn stop(self) {
+        self.shared
+            .controller
+            .stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = self.shutdown.send(true);
         self.shared.queue.close();
         for task in self.tasks {

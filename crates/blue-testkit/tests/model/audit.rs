@@ -10,6 +10,7 @@ use crate::oracle::{
     announced_profile, dropped_finalizers, premature_release, ready_claim, ready_claim_rules,
     ready_landing_rules, releases_a_destroy, status_rules, stored_acknowledgement_rule, Retry,
 };
+use crate::steps::StepLedger;
 use blue_identity::state_identity_hash;
 use blue_kubernetes_client::{Error, ResourceDescriptor};
 use blue_testkit::{FakeCluster, FakeInfra, Operation, PLANTED_SECRET};
@@ -62,6 +63,8 @@ pub struct Ledger {
     pub failed_at: Option<usize>,
     /// Calls made after `failed_at` was set.
     pub calls_after_failure: usize,
+    /// How many durable steps had run when a call first failed.
+    pub steps_at_failure: Option<usize>,
     /// Successful Reconciling/Deleting status writes, by recorded profile:
     /// each effect must be announced by one of its own.
     pub announced: BTreeMap<String, usize>,
@@ -79,6 +82,7 @@ impl Ledger {
 
     pub fn reset_failure(&mut self) {
         self.failed_at = None;
+        self.steps_at_failure = None;
         self.calls_after_failure = 0;
     }
 }
@@ -95,6 +99,8 @@ pub struct Audit {
     /// Finalizer verdicts found before a write, by (object name, the
     /// resourceVersion written from), until the write's answer arrives.
     pending: Arc<Mutex<Vec<(PendingKey, Pending)>>>,
+    /// What the durable-steps audit has seen (`steps.rs`).
+    steps: Arc<Mutex<StepLedger>>,
 }
 
 /// (object name, resourceVersion) of a finalizer write in flight.
@@ -112,6 +118,7 @@ impl Audit {
             model: Arc::default(),
             ledger: Arc::default(),
             pending: Arc::default(),
+            steps: Arc::default(),
             retry: Retry {
                 base_ms: 1_000,
                 max_ms: 60_000,
@@ -134,6 +141,10 @@ impl Audit {
 
     pub fn ledger(&self) -> MutexGuard<'_, Ledger> {
         lock(&self.ledger)
+    }
+
+    pub fn steps(&self) -> MutexGuard<'_, StepLedger> {
+        lock(&self.steps)
     }
 
     fn violation(&self, text: String) {
@@ -164,7 +175,10 @@ impl Audit {
                 self.violation("a transport error carries the planted secret".into());
             }
             let callbacks = self.infra.records().len();
-            self.ledger().failed_at.get_or_insert(callbacks);
+            let steps = self.infra.step_runs().len();
+            let mut ledger = self.ledger();
+            ledger.failed_at.get_or_insert(callbacks);
+            ledger.steps_at_failure.get_or_insert(steps);
         }
     }
 
@@ -227,6 +241,7 @@ impl Audit {
         if let Some(Some(g)) = ready_claim(status) {
             wrong.extend(ready_landing_rules(g, written));
         }
+        self.audit_workflow_written(written, &self.infra.step_runs());
         for wrong in wrong {
             self.violation(format!("{name}: {wrong}"));
         }

@@ -1,8 +1,10 @@
 //! Driving the world: the generated operations (user edits, clock
-//! advances, drift, unreadiness, faults, scripted misbehaviour, and
-//! reconciles: lone, racing, interrupted by an edit, and polling cycles),
-//! how each is applied, and a whole case: every step checked, then
-//! liveness.
+//! advances, drift, unreadiness, faults, scripted misbehaviour of
+//! callbacks and of durable steps, and reconciles: lone, racing,
+//! interrupted by an edit, crashed (the process dies after or before a
+//! status write, or while an effect is held, and a new one starts), and
+//! polling cycles), how each is applied, and a whole case: every step
+//! checked, then liveness.
 //!
 //! Deterministic: a current-thread runtime per case, a [`FakeClock`], no
 //! sleeps; concurrency comes from `tokio::join!` over futures that yield at
@@ -13,7 +15,8 @@ use crate::common::{finalizers, NS};
 use crate::object::is_deleting;
 use crate::world::{Initial, Slot, World, FOREIGN, INTERVALS, PROFILES};
 use blue_kubernetes::{reconcile, start, Error, Report, REQUEST_ANNOTATION};
-use blue_testkit::{Fault, Misbehaviour, Operation, Step, PLANTED_SECRET};
+use blue_testkit::{Crash, CrashAt, Fault, Misbehaviour, Operation, Step, PLANTED_SECRET};
+use blue_testkit::{CONVERGE_STEPS, DELETE_STEPS};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
@@ -84,6 +87,41 @@ pub enum Op {
         by: usize,
         hold: u8,
     },
+    /// A reconcile whose process dies at `point`, after the user set the
+    /// value to `value` (so that there is a run to interrupt); controller
+    /// `by` starts again with nothing in memory.
+    Crash {
+        at: Slot,
+        by: usize,
+        value: Option<u8>,
+        point: CrashPoint,
+        hold: u8,
+    },
+    /// Scripts the next run of a durable step (an index into
+    /// [`CONVERGE_STEPS`] then [`DELETE_STEPS`]) to misbehave.
+    ScriptStep(usize, Misbehaviour),
+}
+
+/// Where a crashed pass dies.
+#[derive(Clone, Copy, Debug)]
+pub enum CrashPoint {
+    /// Just after its `n`-th status write lands (the answer is lost).
+    AfterWrite(u8),
+    /// Just before its `n`-th status write (it never lands).
+    BeforeWrite(u8),
+    /// While its `n`-th effect is held at the gate: a durable step after
+    /// its effect, a plain converge or delete before it.
+    InEffect(u8),
+}
+
+/// The name of durable step `i` of [`Op::ScriptStep`].
+pub fn step_name(i: usize) -> &'static str {
+    CONVERGE_STEPS
+        .iter()
+        .chain(&DELETE_STEPS)
+        .nth(i)
+        .copied()
+        .expect("a known step")
 }
 
 impl World {
@@ -165,6 +203,19 @@ impl World {
     /// Lets held effects through, each after `hold` of its own yields,
     /// until `done` reaches `total`.
     async fn release_effects(&self, done: &Cell<usize>, total: usize, hold: u8) {
+        self.release_effects_or_crash(done, total, hold, None).await
+    }
+
+    /// [`release_effects`](Self::release_effects), except that the
+    /// `n`-th effect held from now on crashes the process instead.
+    async fn release_effects_or_crash(
+        &self,
+        done: &Cell<usize>,
+        total: usize,
+        hold: u8,
+        crash: Option<(u8, &Crash)>,
+    ) {
+        let base = self.infra.effects_started_count();
         let mut waited = 0u8;
         let mut spins = 0u32;
         while done.get() < total {
@@ -172,13 +223,44 @@ impl World {
             spins += 1;
             assert!(spins < 1_000_000, "the driven futures never finish");
             if self.effect_waiting() {
-                if waited >= hold {
-                    self.release_effect();
-                    waited = 0;
-                } else {
-                    waited += 1;
+                let nth = self.infra.effects_started_count() - base;
+                match crash {
+                    Some((n, crash)) if usize::from(n) == nth => crash.now(),
+                    _ if waited >= hold => {
+                        self.release_effect();
+                        waited = 0;
+                    }
+                    _ => waited += 1,
                 }
             }
+        }
+    }
+
+    /// A reconcile that dies at `point`, and the restart after it.
+    async fn crash(&self, slot: Slot, by: usize, point: CrashPoint, hold: u8) {
+        let crash = &self.crashes[by];
+        // (Armed for nothing that happens, for a crash inside an effect.)
+        crash.arm(match point {
+            CrashPoint::AfterWrite(n) => CrashAt::AfterStatusWrite(n.into()),
+            CrashPoint::BeforeWrite(n) => CrashAt::BeforeStatusWrite(n.into()),
+            CrashPoint::InEffect(_) => CrashAt::BeforeStatusWrite(usize::MAX),
+        });
+        let in_effect = match point {
+            CrashPoint::InEffect(n) => Some((n, crash)),
+            _ => None,
+        };
+        let (done, counted) = (Cell::new(0), Cell::new(0));
+        tokio::join!(
+            async {
+                let pass = self.reconcile_counted(slot, by, &counted);
+                let _ = crash.run(pass).await;
+                done.set(1);
+            },
+            self.release_effects_or_crash(&done, 1, hold, in_effect)
+        );
+        crash.disarm();
+        if crash.crashed() {
+            self.restart(by);
         }
     }
 
@@ -188,7 +270,8 @@ impl World {
         by: usize,
         done: &Cell<usize>,
     ) -> Result<Report, Error> {
-        let result = reconcile(&self.controllers[by], self.package(slot), NS, slot.name()).await;
+        let controller = self.controller(by);
+        let result = reconcile(&controller, self.package(slot), NS, slot.name()).await;
         done.set(done.get() + 1);
         result
     }
@@ -248,7 +331,7 @@ impl World {
     }
 
     pub async fn poll(&self, by: usize, hold: u8) -> Result<(), TestCaseError> {
-        let runtime = start(self.controllers[by].clone()).expect("inside a runtime");
+        let runtime = start(self.controller(by)).expect("inside a runtime");
         let done = Cell::new(0);
         let (stats, ()) = tokio::join!(
             async {
@@ -301,6 +384,19 @@ impl World {
                 self.check(&context, &[&ra, &rb])?;
             }
             Op::Poll { by, hold } => self.poll(by, hold).await?,
+            Op::Crash {
+                at,
+                by,
+                value,
+                point,
+                hold,
+            } => {
+                if let Some(v) = value {
+                    self.apply(at, Edit::Value(v));
+                }
+                self.crash(at, by, point, hold).await
+            }
+            Op::ScriptStep(step, m) => self.infra.script_step(step_name(step), m),
         }
         self.check(&context, &[])
     }

@@ -47,7 +47,6 @@ impl World {
         context: &str,
         reports: &[&Result<Report, Error>],
     ) -> Result<(), TestCaseError> {
-        self.account_scripts();
         let max = self.infra.max_concurrent_effects();
         prop_assert!(
             max <= 1,
@@ -55,13 +54,20 @@ impl World {
         );
         let violations = std::mem::take(&mut self.audit.ledger().violations);
         prop_assert!(violations.is_empty(), "{context}: {violations:#?}");
-        // Each effect was announced (Reconciling/Deleting with its profile)
-        // by a status write of its own that succeeded.
+        // Each effect (a plain converge or delete, or a durable step) was
+        // announced (Reconciling/Deleting with its profile) by a status
+        // write of its own that succeeded.
         let mut effects: BTreeMap<String, usize> = BTreeMap::new();
         for r in self.infra.records() {
             if matches!(r.step, Step::Converge | Step::Delete) {
                 *effects.entry(r.profile).or_default() += 1;
             }
+        }
+        for r in self.infra.step_runs() {
+            *effects.entry(r.profile).or_default() += 1;
+        }
+        for wrong in self.audit.scan_steps(&self.infra.step_runs()) {
+            prop_assert!(false, "{context}: {wrong}");
         }
         let announced = self.audit.ledger().announced.clone();
         for (profile, n) in effects {
@@ -171,7 +177,18 @@ impl World {
         );
         prop_assert_eq!(lists, before.lists, "{}: listed", context);
         let (failed_at, after) = (ledger.failed_at, ledger.calls_after_failure);
+        let steps_at_failure = ledger.steps_at_failure;
         drop(ledger);
+        if let Some(steps) = steps_at_failure {
+            // No step starts after a step record (or any write) was lost.
+            let later = &self.infra.step_runs()[steps..];
+            prop_assert!(
+                later.is_empty(),
+                "{}: steps after a failed call: {:?}",
+                context,
+                later
+            );
+        }
         if let Some(callbacks) = failed_at {
             prop_assert_eq!(after, 0, "{}: calls after a failed call", context);
             // Reconciling is published while observing when an effect is

@@ -14,7 +14,7 @@ use crate::drive::{config, unset, Edit};
 use crate::object::{destroys, has_ours, is_deleting, object_profile, protected, value_of};
 use crate::world::{Slot, World, PROFILES};
 use blue_kubernetes::{Phase, Reason, Report, FINALIZER, REQUEST_ANNOTATION};
-use blue_testkit::{Operation, Step};
+use blue_testkit::Operation;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{json, Value};
@@ -133,8 +133,7 @@ impl World {
     }
 
     pub async fn liveness(&self) -> Result<(), TestCaseError> {
-        self.account_scripts();
-        let leftover_scripts: usize = self.scripts.get().iter().sum();
+        let leftover_scripts = self.leftover_scripts();
         let before: Vec<_> = Slot::all().map(|slot| self.get(slot)).collect();
         let expected = self.settle_desired_state();
         // Every round every resource is due (backoff and interval <= 60 s,
@@ -221,7 +220,7 @@ impl World {
                 continue;
             };
             let before = self.before();
-            let effects = self.infra.count(Step::Converge) + self.infra.count(Step::Delete);
+            let effects = self.effects();
             let result = self.reconcile_one(slot, 1, 0).await;
             let context = format!("periodic check, {slot:?}");
             self.check(&context, &[&result])?;
@@ -233,8 +232,7 @@ impl World {
             };
             prop_assert_eq!(result.ok(), Some(expected), "{}", context);
             prop_assert_eq!(self.writes() - before.writes, 1, "{}: writes", context);
-            let now = self.infra.count(Step::Converge) + self.infra.count(Step::Delete);
-            prop_assert_eq!(now, effects, "{}: effects", context);
+            prop_assert_eq!(self.effects(), effects, "{}: effects", context);
         }
         Ok(())
     }

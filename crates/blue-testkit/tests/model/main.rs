@@ -8,10 +8,17 @@
 //! edits, request tokens, someone else's finalizer, deletion and
 //! recreation; clock advances; drift and unreadiness; injected `Conflict` /
 //! `Unavailable` faults; scripted callback errors, panics, `blue/exit 1`
-//! and a lying `blue/exit 0`; and reconciles by two controller instances:
-//! lone ones, two racing ones (mostly of one identity), ones with a user
-//! edit landing mid-pass, and cycles of the polling runtime. Safety is
-//! checked after every step, liveness at the end.
+//! and a lying `blue/exit 0`, and failing or panicking durable steps; and
+//! reconciles by two controller instances: lone ones, two racing ones
+//! (mostly of one identity), ones with a user edit landing mid-pass,
+//! crashed ones (the process dies just after or before a status write, or
+//! while an effect is held, and starts again with nothing in memory), and
+//! cycles of the polling runtime. Widgets converge in one callback,
+//! gadgets in durable steps (`steps.rs` audits their records: no `Done`
+//! step runs again within its run, a step is recorded `Done` only after
+//! its effect, keys are stable within a run and never shared across runs,
+//! progress is told in fixed words; and no step starts after a lost
+//! record). Safety is checked after every step, liveness at the end.
 //!
 //! - `world.rs`: the fake cluster, clock, infrastructure and controllers;
 //! - `drive.rs`: the operations, how each is applied, a whole case;
@@ -19,8 +26,9 @@
 //! - `liveness.rs`: the convergence checks at the end;
 //! - `strategies.rs`: how cases are drawn;
 //! - `audit.rs`, `hook.rs`: the hook on the client that checks every cluster call as
-//!   it is made; `oracle.rs`: the rules it judges a write by; `object.rs`:
-//!   reading objects;
+//!   it is made; `oracle.rs`: the rules it judges a write by; `steps.rs`:
+//!   the durable-steps record of each write against the steps run;
+//!   `object.rs`: reading objects;
 //! - `watching.rs`: a second property, the started runtime with watches
 //!   throughout, under lost, duplicated and delayed events, closed,
 //!   expired and silent streams, refused watches, bookmarks and compaction:
@@ -40,6 +48,7 @@ mod invariants;
 mod liveness;
 mod object;
 mod oracle;
+mod steps;
 mod strategies;
 mod watching;
 mod world;

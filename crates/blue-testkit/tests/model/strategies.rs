@@ -1,7 +1,7 @@
 //! How cases are drawn. The weights favour reconciles and user edits, and
 //! a race mostly pits both controllers (or both types) on one identity.
 
-use crate::drive::{Edit, Op};
+use crate::drive::{CrashPoint, Edit, Op};
 use crate::world::{Initial, Slot, INTERVALS, PROFILES, SLOTS};
 use blue_testkit::{Fault, Misbehaviour, Operation, Step};
 use proptest::prelude::*;
@@ -64,6 +64,21 @@ fn arb_script() -> impl Strategy<Value = (Step, Misbehaviour)> {
     (step, m)
 }
 
+/// Where a crash strikes: a pass writes at most 5 statuses (the last step
+/// of a run of 3 and Ready), and holds at most 3 effects.
+fn arb_crash_point() -> impl Strategy<Value = CrashPoint> {
+    prop_oneof![
+        (1u8..=5).prop_map(CrashPoint::AfterWrite),
+        (1u8..=5).prop_map(CrashPoint::BeforeWrite),
+        (1u8..=3).prop_map(CrashPoint::InEffect),
+    ]
+}
+
+fn arb_step_script() -> impl Strategy<Value = (usize, Misbehaviour)> {
+    let m = prop_oneof![Just(Misbehaviour::Error), Just(Misbehaviour::Panic)];
+    (0usize..5, m)
+}
+
 fn arb_advance() -> impl Strategy<Value = u64> {
     prop_oneof![Just(0u64), Just(1_000), Just(60_000), 0u64..=120_000,]
 }
@@ -105,7 +120,17 @@ pub fn arb_op() -> impl Strategy<Value = Op> {
         4 => (arb_slot(), by.clone(), 0u8..10, arb_edit(), hold.clone()).prop_map(
             |(at, by, after, edit, hold)| Op::Interrupted { at, by, after, edit, hold }
         ),
-        1 => (by, hold).prop_map(|(by, hold)| Op::Poll { by, hold }),
+        1 => (by.clone(), hold.clone()).prop_map(|(by, hold)| Op::Poll { by, hold }),
+        // Mostly the gadget, whose converge and delete run durable steps.
+        5 => (
+            prop_oneof![3 => Just(Slot(2)), 1 => arb_slot()],
+            by,
+            proptest::option::weighted(0.6, 0u8..3),
+            arb_crash_point(),
+            hold,
+        )
+            .prop_map(|(at, by, value, point, hold)| Op::Crash { at, by, value, point, hold }),
+        2 => arb_step_script().prop_map(|(s, m)| Op::ScriptStep(s, m)),
     ]
 }
 

@@ -1,7 +1,10 @@
 //! The world the model drives: three resources of two types over one
-//! [`FakeCluster`], [`FakeClock`] and [`FakeInfra`], and two controllers
-//! (retry bases 1 s and 0.5 s) sharing one audited client, plus what the
-//! checks count: effects let through, writes, callbacks, queued scripts.
+//! [`FakeCluster`], [`FakeClock`] and [`FakeInfra`] (widgets converge in
+//! one callback, gadgets in durable steps: [`CONVERGE_STEPS`] and
+//! [`DELETE_STEPS`]), and two controllers (retry bases 1 s and 0.5 s)
+//! sharing one audited client, each behind a [`Crash`] switch and rebuilt
+//! from nothing after a crash, plus what the checks count: effects let
+//! through, writes, callbacks, queued scripts.
 
 use crate::audit::Audit;
 use crate::common::{gadgets, widgets, NS};
@@ -9,9 +12,10 @@ use crate::drive::Edit;
 use crate::oracle::Retry;
 use blue_kubernetes::{controller, Config, Controller, Package};
 use blue_kubernetes_client::{Client, Layered, ResourceDescriptor};
-use blue_testkit::{FakeClock, FakeCluster, FakeInfra, Misbehaviour, Operation, Step};
+use blue_testkit::{Crash, FakeClock, FakeCluster, FakeInfra, Misbehaviour, Operation, Step};
+use blue_testkit::{CONVERGE_STEPS, DELETE_STEPS};
 use serde_json::Value;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 /// The resources: (type, name). `widgets/a` and `gadgets/a` share the
@@ -90,6 +94,9 @@ pub const STEPS: [Step; 5] = [
     Step::Delete,
 ];
 
+/// The retry bases of the two controllers.
+const RETRY_BASES_MS: [u64; 2] = [1_000, 500];
+
 /// A controller over the world's audited client (judging it by the same
 /// retry settings), clock and packages.
 pub fn controller_config(
@@ -118,14 +125,12 @@ pub struct World {
     pub infra: FakeInfra,
     pub audit: Audit,
     pub packages: [Package; 2],
-    pub controllers: [Controller; 2],
+    /// Rebuilt after a crash: a new process remembers nothing.
+    pub controllers: RefCell<[Controller; 2]>,
+    pub crashes: [Crash; 2],
     pub initial: Initial,
     /// Effects let through the [`FakeInfra`] gate so far.
     pub released: Cell<usize>,
-    /// Scripted misbehaviours not yet consumed, per [`STEPS`] entry, and the
-    /// callback counts last seen (each call consumes one queued script).
-    pub scripts: Cell<[usize; 5]>,
-    pub calls_seen: Cell<[usize; 5]>,
 }
 
 impl World {
@@ -137,34 +142,42 @@ impl World {
         // so effects span yields and overlapping ones would be seen.
         infra.hold_effects();
         let audit = Audit::new(cluster.clone(), infra.clone());
-        let packages = [infra.package(widgets()), infra.package(gadgets())];
-        let build = |base_ms| {
-            let retry = Retry {
-                base_ms,
-                max_ms: 60_000,
-            };
-            let mut config = controller_config(&audit, &packages, &clock, retry);
-            // Only the immediate first tick of a started runtime polls.
-            config.poll_ms = 3_600_000;
-            controller(config).expect("valid config")
-        };
-        let controllers = [build(1_000), build(500)];
+        let packages = [infra.package(widgets()), infra.stepped_package(gadgets())];
+        let crashes = [Crash::new(), Crash::new()];
+        let controllers = [0, 1].map(|by| build(&audit, &packages, &clock, &crashes[by], by));
         let world = Self {
             clock,
             cluster,
             infra,
             audit,
             packages,
-            controllers,
+            controllers: RefCell::new(controllers),
+            crashes,
             initial,
             released: Cell::new(0),
-            scripts: Cell::new([0; 5]),
-            calls_seen: Cell::new([0; 5]),
         };
         for slot in Slot::all() {
             world.apply(slot, Edit::Create);
         }
         world
+    }
+
+    /// Controller `by`, as it is now.
+    pub fn controller(&self, by: usize) -> Controller {
+        self.controllers.borrow()[by].clone()
+    }
+
+    /// Controller `by`'s process died: a new one starts with nothing in
+    /// memory.
+    pub fn restart(&self, by: usize) {
+        let fresh = build(
+            &self.audit,
+            &self.packages,
+            &self.clock,
+            &self.crashes[by],
+            by,
+        );
+        self.controllers.borrow_mut()[by] = fresh;
     }
 
     pub fn package(&self, slot: Slot) -> &Package {
@@ -189,9 +202,10 @@ impl World {
         self.record(&object);
     }
 
-    /// Whether an effect waits at the [`FakeInfra`] gate.
+    /// Whether an effect waits at the [`FakeInfra`] gate (not counting
+    /// those a crash abandoned there).
     pub fn effect_waiting(&self) -> bool {
-        self.infra.effects_started_count() > self.released.get()
+        self.infra.effects_started_count() - self.infra.effects_abandoned() > self.released.get()
     }
 
     pub fn release_effect(&self) {
@@ -204,33 +218,49 @@ impl World {
         ledger.calls(Operation::UpdateStatus) + ledger.calls(Operation::UpdateFinalizers)
     }
 
-    /// Non-identity callbacks run so far.
+    /// Non-identity callbacks and durable steps run so far.
     pub fn work(&self) -> usize {
-        self.infra
-            .records()
-            .iter()
-            .filter(|r| r.step != Step::Identity)
-            .count()
+        let callbacks = self.infra.records().into_iter();
+        callbacks.filter(|r| r.step != Step::Identity).count() + self.infra.step_runs().len()
     }
 
-    /// Tracks which scripted misbehaviours are still queued.
-    pub fn account_scripts(&self) {
-        let mut scripts = self.scripts.get();
-        let mut seen = self.calls_seen.get();
-        for (i, step) in STEPS.iter().enumerate() {
-            let now = self.infra.count(*step);
-            scripts[i] = scripts[i].saturating_sub(now - seen[i]);
-            seen[i] = now;
-        }
-        self.scripts.set(scripts);
-        self.calls_seen.set(seen);
+    /// Effects so far: plain `converge` and `delete` calls, and steps.
+    pub fn effects(&self) -> usize {
+        self.infra.count(Step::Converge)
+            + self.infra.count(Step::Delete)
+            + self.infra.step_runs().len()
+    }
+
+    /// Scripted misbehaviours still queued, of callbacks and of steps.
+    pub fn leftover_scripts(&self) -> usize {
+        let callbacks: usize = STEPS.iter().map(|s| self.infra.scripts_left(*s)).sum();
+        let steps = CONVERGE_STEPS.iter().chain(&DELETE_STEPS);
+        callbacks
+            + steps
+                .map(|s| self.infra.step_scripts_left(s))
+                .sum::<usize>()
     }
 
     pub fn script(&self, step: Step, m: Misbehaviour) {
         self.infra.script(step, m);
-        let mut scripts = self.scripts.get();
-        let i = STEPS.iter().position(|s| *s == step).expect("known step");
-        scripts[i] += 1;
-        self.scripts.set(scripts);
     }
+}
+
+/// Controller `by` over the world's audited client behind its crash switch.
+fn build(
+    audit: &Audit,
+    packages: &[Package],
+    clock: &FakeClock,
+    crash: &Crash,
+    by: usize,
+) -> Controller {
+    let retry = Retry {
+        base_ms: RETRY_BASES_MS[by],
+        max_ms: 60_000,
+    };
+    let mut config = controller_config(audit, packages, clock, retry);
+    config.client = crash.client(config.client.clone());
+    // Only the immediate first tick of a started runtime polls.
+    config.poll_ms = 3_600_000;
+    controller(config).expect("valid config")
 }

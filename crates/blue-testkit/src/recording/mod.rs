@@ -1,5 +1,9 @@
 //! A recording package over fake infrastructure, for controller and package tests.
 
+mod stepped;
+
+pub use stepped::{StepRun, CONVERGE_STEPS, DELETE_STEPS};
+
 use blue_kubernetes::{CallbackError, Observation, Options, Package, WorkflowOutcome};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
@@ -61,6 +65,13 @@ struct State {
     active_effects: HashMap<String, usize>,
     max_concurrent_effects: usize,
     outputs: HashMap<String, Value>,
+    /// Durable steps run by the stepped packages, in order.
+    step_runs: Vec<StepRun>,
+    /// profile -> the value the stepped packages' `verify` step verified.
+    verified: HashMap<String, Value>,
+    step_scripts: HashMap<String, VecDeque<Misbehaviour>>,
+    /// Effects whose wait at the gate was dropped (their pass died).
+    abandoned: usize,
 }
 
 /// Fake infrastructure shared by one or more recording packages: a map from
@@ -152,7 +163,14 @@ impl FakeInfra {
             .push_back(misbehaviour);
     }
 
-    /// All recorded invocations, in order.
+    /// How many scripted misbehaviours of `step` are still queued.
+    pub fn scripts_left(&self, step: Step) -> usize {
+        self.lock().scripted.get(&step).map_or(0, VecDeque::len)
+    }
+
+    /// All recorded invocations, in order. The `converge` and `delete` of a
+    /// stepped package are not among them: their steps are
+    /// ([`step_runs`](Self::step_runs)).
     pub fn records(&self) -> Vec<Record> {
         self.lock().records.clone()
     }
@@ -187,6 +205,12 @@ impl FakeInfra {
     /// How many effects have started so far (held or not).
     pub fn effects_started_count(&self) -> usize {
         *self.entered.borrow()
+    }
+
+    /// How many effects stopped waiting at the gate because their pass
+    /// was dropped (a simulated crash, see [`Crash`](crate::Crash)).
+    pub fn effects_abandoned(&self) -> usize {
+        self.lock().abandoned
     }
 
     /// Waits until at least `n` effects have started (held or not).
@@ -230,14 +254,17 @@ impl FakeInfra {
         Ok(self.identity(o.profile()))
     }
 
-    fn observe(&self, o: &Options) -> Result<Observation, CallbackError> {
+    /// What `profile` holds; a stepped package sees it match only once
+    /// its `verify` step verified it.
+    fn observe(&self, o: &Options, stepped: bool) -> Result<Observation, CallbackError> {
         let scripted = self.begin(Step::Observe, o);
         misbehave(scripted)?;
         let s = self.lock();
         let current = s.items.get(o.profile());
+        let verified = !stepped || s.verified.get(o.profile()) == current;
         let observed = Observation::new(
             current.is_some(),
-            current == Some(&desired(o)),
+            current == Some(&desired(o)) && verified,
             current.is_some() && !s.unready.get(o.profile()).copied().unwrap_or(false),
         );
         Ok(match s.outputs.get(o.profile()) {
@@ -265,14 +292,26 @@ impl FakeInfra {
 
     /// Marks an effect active, waits at the gate, runs it, marks it done.
     async fn run_effect(&self, step: Step, o: Options) -> Result<WorkflowOutcome, CallbackError> {
-        let profile = o.profile().to_string();
-        {
-            let mut s = self.lock();
-            let active = s.active_effects.entry(profile.clone()).or_default();
-            *active += 1;
-            let now = *active;
-            s.max_concurrent_effects = s.max_concurrent_effects.max(now);
-        }
+        let done = self.activate(o.profile());
+        self.wait_at_gate().await;
+        let result = self.effect(step, &o);
+        drop(done);
+        result
+    }
+
+    /// Counts an effect active for `profile` until the guard drops (also
+    /// when it panics or its pass is dropped).
+    fn activate(&self, profile: &str) -> ActiveGuard<'_> {
+        let mut s = self.lock();
+        let active = s.active_effects.entry(profile.to_string()).or_default();
+        *active += 1;
+        let now = *active;
+        s.max_concurrent_effects = s.max_concurrent_effects.max(now);
+        ActiveGuard(self, profile.to_string())
+    }
+
+    /// Counts an effect started and waits at the gate, if effects are held.
+    async fn wait_at_gate(&self) {
         self.entered.send_modify(|n| *n += 1);
         let gate = self
             .gate
@@ -280,35 +319,37 @@ impl FakeInfra {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         if let Some(gate) = gate {
+            let mut waiting = Abandoned(self, true);
             if let Ok(permit) = gate.acquire().await {
                 permit.forget();
             }
+            waiting.1 = false;
         }
-        let done = ActiveGuard(self, profile);
-        let result = self.effect(step, &o);
-        drop(done);
-        result
     }
 
     fn build(&self, descriptor: ResourceDescriptor, sync: bool) -> Package {
+        self.build_with(descriptor, sync, false)
+    }
+
+    fn build_with(&self, descriptor: ResourceDescriptor, sync: bool, stepped: bool) -> Package {
         let builder = Package::builder(descriptor);
+        let builder = if stepped { builder.steps() } else { builder };
         let (a, b, c) = (self.clone(), self.clone(), self.clone());
+        let (d, e) = (self.clone(), self.clone());
         let builder = if sync {
-            let (d, e) = (self.clone(), self.clone());
             builder
                 .validate(move |o| a.validate(o))
                 .identity(move |o| b.identity_of(o))
-                .observe(move |o| c.observe(o))
-                .converge(move |o| {
-                    let rt = tokio::runtime::Handle::current();
-                    rt.block_on(d.run_effect(Step::Converge, o.clone()))
+                .observe(move |o| c.observe(o, stepped))
+                .converge(move |o| match stepped {
+                    true => d.converge_steps_blocking(o),
+                    false => block_on(d.run_effect(Step::Converge, o.clone())),
                 })
-                .delete(move |o| {
-                    let rt = tokio::runtime::Handle::current();
-                    rt.block_on(e.run_effect(Step::Delete, o.clone()))
+                .delete(move |o| match stepped {
+                    true => e.delete_steps_blocking(o),
+                    false => block_on(e.run_effect(Step::Delete, o.clone())),
                 })
         } else {
-            let (d, e) = (self.clone(), self.clone());
             builder
                 .validate_async(move |o| {
                     let a = a.clone();
@@ -320,18 +361,44 @@ impl FakeInfra {
                 })
                 .observe_async(move |o| {
                     let c = c.clone();
-                    async move { c.observe(&o) }
+                    async move { c.observe(&o, stepped) }
                 })
                 .converge_async(move |o| {
                     let d = d.clone();
-                    async move { d.run_effect(Step::Converge, o).await }
+                    async move {
+                        match stepped {
+                            true => d.converge_steps(o).await,
+                            false => d.run_effect(Step::Converge, o).await,
+                        }
+                    }
                 })
                 .delete_async(move |o| {
                     let e = e.clone();
-                    async move { e.run_effect(Step::Delete, o).await }
+                    async move {
+                        match stepped {
+                            true => e.delete_steps(o).await,
+                            false => e.run_effect(Step::Delete, o).await,
+                        }
+                    }
                 })
         };
         builder.build().expect("all callbacks are set")
+    }
+}
+
+/// Runs `f` to completion from a synchronous callback's blocking thread.
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Handle::current().block_on(f)
+}
+
+/// Counts an effect abandoned at the gate when its wait is dropped.
+struct Abandoned<'a>(&'a FakeInfra, bool);
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.lock().abandoned += 1;
+        }
     }
 }
 

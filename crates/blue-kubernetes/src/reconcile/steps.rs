@@ -1,0 +1,295 @@
+//! The pass's side of durable steps: it runs `converge` or `delete` with a
+//! [`Steps`] handle and answers the handle's requests while the callback
+//! runs, so every step record is one of the pass's own guarded status
+//! writes (logged, fenced and counted like the others).
+
+use super::pass::{Halt, Pass};
+use super::reporting::call;
+use crate::callback::{Callback, Failure};
+use crate::domain::resource::{self, is_deleting, status};
+use crate::domain::status::Transition;
+use crate::package::PackageInner;
+use crate::steps::{valid_name, Begun, Desired, Ended, Record, Refused, Request, Started};
+use crate::{Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
+use std::sync::atomic::Ordering;
+
+/// The run a pass works on, in memory: written with each of its status
+/// writes.
+pub(super) struct Workflow {
+    record: Record,
+    /// The step between its start and its end.
+    running: Option<String>,
+    /// A step record could not be written: no later step may start, and
+    /// the pass stops once the callback returns.
+    halt: Option<Halt>,
+    /// A step ran in this pass: the next boundary is one a stopping
+    /// runtime may end the pass at.
+    ran: bool,
+}
+
+impl Workflow {
+    fn new(record: Record) -> Self {
+        Self {
+            record,
+            running: None,
+            halt: None,
+            ran: false,
+        }
+    }
+}
+
+/// How the effect callback ended, for the rules of act.rs.
+pub(super) enum Effect {
+    Succeeded,
+    Failed(Reason),
+}
+
+impl Pass<'_> {
+    fn desired(&self) -> Desired<'_> {
+        let names = &self.controller.config.names;
+        Desired {
+            uid: resource::uid(&self.snapshot).unwrap_or_default(),
+            generation: resource::generation(&self.snapshot),
+            request: resource::request_token(&self.snapshot, &names.request_annotation),
+            event: self.options.event(),
+        }
+    }
+
+    /// The package declares durable steps.
+    pub(super) fn stepped(&self) -> bool {
+        self.package.callbacks().schema.steps
+    }
+
+    /// Runs the `converge` or `delete` callback `name`, answering its
+    /// steps; a step record that could not be written stops the pass.
+    pub(super) async fn run_effect(
+        &mut self,
+        name: &'static str,
+        pick: fn(&PackageInner) -> &Callback<WorkflowOutcome>,
+    ) -> Result<Option<WorkflowOutcome>, Halt> {
+        let called = match self.stepped() {
+            true => self.call_answering_steps(name, pick).await,
+            false => {
+                let options = self.options.clone().with_steps(Steps::undeclared());
+                call(self.controller, self.package, name, pick, &options).await
+            }
+        };
+        if let Some(halt) = self.workflow.as_mut().and_then(|w| w.halt.take()) {
+            return Err(halt);
+        }
+        Ok(match called {
+            Ok(outcome) => Some(outcome),
+            Err(failure) => {
+                self.failure = Some((name, failure));
+                None
+            }
+        })
+    }
+
+    async fn call_answering_steps(
+        &mut self,
+        name: &'static str,
+        pick: fn(&PackageInner) -> &Callback<WorkflowOutcome>,
+    ) -> Result<WorkflowOutcome, Failure> {
+        let (steps, mut requests) = Steps::linked();
+        let options = self.options.clone().with_steps(steps);
+        let (controller, package) = (self.controller, self.package);
+        let called = call(controller, package, name, pick, &options);
+        tokio::pin!(called);
+        loop {
+            tokio::select! {
+                result = &mut called => return result,
+                Some(request) = requests.recv() => self.answer(request).await,
+            }
+        }
+    }
+
+    async fn answer(&mut self, request: Request) {
+        match request {
+            Request::Begin { name, reply } => {
+                let answer = self.begin_step(&name).await;
+                let _ = reply.send(answer);
+            }
+            Request::End { name, ended, reply } => {
+                let _ = reply.send(self.end_step(&name, ended));
+            }
+        }
+    }
+
+    /// The run this pass continues (the stored one of this desired state,
+    /// unless it is done) or starts.
+    fn workflow(&mut self) -> &mut Workflow {
+        if self.workflow.is_none() {
+            let stored = Record::stored(status(&self.snapshot));
+            let record = Record::current(stored, &self.desired(), self.controller.now());
+            self.workflow = Some(Workflow::new(record));
+        }
+        self.workflow.as_mut().expect("just set")
+    }
+
+    /// Step `name` is about to start: hands back a recorded result, or
+    /// records it `Running` (the first write of a pass publishes
+    /// Reconciling with it) before the step may run.
+    async fn begin_step(&mut self, name: &str) -> Result<Started, StepError> {
+        if self.workflow.as_ref().is_some_and(|w| w.halt.is_some()) {
+            return Err(StepError::Halted);
+        }
+        if !valid_name(name) {
+            return Err(self.refuse(name, StepError::InvalidName(name.to_string())));
+        }
+        if self.stopping_before(name) {
+            return Err(self.stop_at_boundary().await);
+        }
+        let uid = self.desired().uid.to_string();
+        let now = self.controller.now();
+        let begun = self.workflow().record.begin(&uid, name, now);
+        let (key, interrupted) = match begun {
+            Ok(Begun::Recorded(result)) => return Ok(Started::Recorded(result)),
+            Ok(Begun::Run { key, interrupted }) => (key, interrupted),
+            Err(_) => return Err(self.refuse(name, StepError::TooManySteps)),
+        };
+        let workflow = self.workflow();
+        workflow.running = Some(name.to_string());
+        workflow.ran = true;
+        let run = workflow.record.run.clone();
+        let (phase, reason) = self.effect_phase();
+        match self.publish(phase, reason).await {
+            Ok(()) => Ok(Started::Run(Step::new(name, key, run, interrupted))),
+            Err(halt) => {
+                self.workflow().halt = Some(halt);
+                Err(StepError::Halted)
+            }
+        }
+    }
+
+    fn effect_phase(&self) -> (Phase, Reason) {
+        match is_deleting(&self.snapshot) {
+            true => (Phase::Deleting, Reason::Deleting),
+            false => (Phase::Reconciling, Reason::Reconciling),
+        }
+    }
+
+    /// The runtime is stopping and step `name` would run after one that
+    /// ran in this pass.
+    fn stopping_before(&self, name: &str) -> bool {
+        self.controller.stopping.load(Ordering::SeqCst)
+            && self
+                .workflow
+                .as_ref()
+                .is_some_and(|w| w.ran && !w.record.is_done(name))
+    }
+
+    /// Ends the pass at this boundary for a stopping runtime: what the
+    /// steps so far recorded is written (as the boundary write would have,
+    /// without the next step), and the next process resumes here.
+    async fn stop_at_boundary(&mut self) -> StepError {
+        let (phase, reason) = self.effect_phase();
+        let halt = match self.publish(phase, reason).await {
+            Ok(()) => Halt::Lost(super::Report::Reconciled(phase, reason)),
+            Err(halt) => halt,
+        };
+        self.workflow().halt = Some(halt);
+        StepError::Stopping
+    }
+
+    /// Step `name` ended: recorded in memory, written with the next write.
+    fn end_step(&mut self, name: &str, ended: Ended) -> Result<(), StepError> {
+        let now = self.controller.now();
+        let workflow = self.workflow();
+        if workflow.running.as_deref() != Some(name) {
+            return Err(StepError::Unavailable);
+        }
+        workflow.running = None;
+        match ended {
+            Ended::Returned(result) => match workflow.record.done(name, result, now) {
+                Ok(()) => Ok(()),
+                Err(Refused::ResultTooLarge(bytes)) => {
+                    let step = name.to_string();
+                    Err(self.refuse(name, StepError::ResultTooLarge { step, bytes }))
+                }
+                Err(Refused::TooManySteps) => Err(self.refuse(name, StepError::TooManySteps)),
+            },
+            Ended::Failed => {
+                workflow.record.failed(name, now);
+                Ok(())
+            }
+            Ended::Unserializable => {
+                workflow.record.failed(name, now);
+                self.refuse(name, StepError::Unserializable(name.to_string()));
+                Ok(())
+            }
+        }
+    }
+
+    /// A step broke the step rules: logged for the operator, and the pass
+    /// fails (`InvalidStep`) whatever the callback does with the error.
+    fn refuse(&mut self, name: &str, error: StepError) -> StepError {
+        let descriptor = self.package.descriptor();
+        tracing::warn!(
+            group = %descriptor.group,
+            kind = %descriptor.kind,
+            namespace = resource::namespace(&self.snapshot),
+            name = resource::name(&self.snapshot),
+            step = name,
+            why = %error,
+            "durable step refused; the pass fails"
+        );
+        self.steps_broken = true;
+        error
+    }
+
+    /// After the effect callback: a step that never returned (a panic)
+    /// failed; the run is done when the callback succeeded, else it is
+    /// retried from where it stands. Decides how the effect counts.
+    pub(super) fn settle_run(&mut self, succeeded: bool) -> Effect {
+        let now = self.controller.now();
+        let broken = self.steps_broken;
+        if let Some(workflow) = self.workflow.as_mut() {
+            if let Some(name) = workflow.running.take() {
+                workflow.record.failed(&name, now);
+            }
+            match succeeded && !broken {
+                true => workflow.record.finish(now),
+                false => workflow.record.run_failed(),
+            }
+        }
+        match (succeeded, broken) {
+            (_, true) => Effect::Failed(Reason::InvalidStep),
+            (true, false) => Effect::Succeeded,
+            (false, false) => Effect::Failed(Reason::ExecutionFailed),
+        }
+    }
+
+    /// The resource is Ready for its desired state: a run of that state
+    /// still open (its last pass died after its work, or the
+    /// infrastructure came right by itself) ends, so the next effect
+    /// starts a new run instead of skipping steps from this one.
+    pub(super) fn finish_open_run(&mut self) {
+        if !self.stepped() || self.workflow.is_some() {
+            return;
+        }
+        let Some(stored) = Record::stored(status(&self.snapshot)) else {
+            return;
+        };
+        if stored.is_for(&self.desired()) && stored.state != crate::steps::State::Done {
+            let mut workflow = Workflow::new(stored);
+            workflow.record.finish(self.controller.now());
+            self.workflow = Some(workflow);
+        }
+    }
+
+    /// Puts the run into the status write `t`, with the step in progress
+    /// as the Reconciling condition's message.
+    pub(super) fn record_workflow(&self, t: &mut Transition) {
+        let Some(workflow) = &self.workflow else {
+            return;
+        };
+        t.workflow = Some(workflow.record.to_value());
+        if matches!(
+            t.phase,
+            Phase::Reconciling | Phase::Deleting | Phase::Failed
+        ) {
+            t.progress = workflow.record.progress(is_deleting(&self.snapshot));
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! Durable steps (SPEC section 8): `converge` and `delete` run their work
+//! as named steps, recorded in `status.workflow`, so that a later pass of
+//! the same run resumes where the last one stopped.
+//!
+//! # Guarantees
+//! - **Recorded before it starts:** a step is recorded `Running`, with its
+//!   idempotency key, by a status write that succeeded before the step's
+//!   closure is called. The first step that runs in a pass rides on the
+//!   `Reconciling` (or `Deleting`) publish; each later one on the write
+//!   that also records the previous one `Done`; the last `Done` on the
+//!   pass's final status write. A run of N steps costs N + 1 status writes,
+//!   a one-step run none more than a plain `converge`.
+//! - **Done once per run:** a step recorded `Done` is never run again in
+//!   that run: later passes hand back its recorded result.
+//! - **Interrupted is said:** a step that an earlier attempt in this run
+//!   started and did not record `Done` (the process died, its record was
+//!   lost to a conflict, it failed or panicked) runs again with
+//!   [`Step::interrupted`] true and the same [`Step::key`].
+//! - **No effect after a lost record:** a step record that cannot be
+//!   written (a conflict, an unreachable API server, a lost lease) stops
+//!   the pass: no later step starts, and nothing more is written.
+//! - **Keys:** stable across crashes, retries and processes within a run,
+//!   different in every other run (see `key`).
+//!
+//! # Not guaranteed
+//! - Effects are at least once, not exactly once: a step that was running
+//!   when its process died runs again. Its effect may have happened
+//!   already; [`Step::interrupted`] says so, and the package must look
+//!   before it repeats a non-idempotent effect (or pass [`Step::key`] as
+//!   the API's client token).
+//! - Effects outside steps are not recorded, and with steps declared the
+//!   controller publishes `Reconciling` only when the first step starts: do
+//!   every effect inside a step.
+//! - Steps run in the order the package calls them, one at a time (a
+//!   step started while another runs fails); the package must call them
+//!   in the same order every pass.
+//! - The record is as trustworthy as whoever may write `/status`.
+
+mod key;
+mod record;
+
+pub use key::MAX_STEP_NAME_BYTES;
+pub(crate) use key::{valid_name, Desired};
+pub(crate) use record::{status_schema, Begun, Record, Refused, State};
+pub use record::{MAX_STEPS_PER_RUN, MAX_STEP_RESULT_BYTES, MAX_WORKFLOW_BYTES};
+
+use crate::CallbackResult;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+/// One step as its closure sees it: its name, its idempotency key, the run
+/// it belongs to and whether an earlier attempt was interrupted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    name: String,
+    key: String,
+    run: String,
+    interrupted: bool,
+}
+
+impl Step {
+    pub(crate) fn new(name: &str, key: String, run: String, interrupted: bool) -> Self {
+        Self {
+            name: name.to_string(),
+            key,
+            run,
+            interrupted,
+        }
+    }
+
+    /// The step's name, as the package gave it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The idempotency key: at most 64 characters of `[a-z0-9-]`, the same
+    /// on every attempt of this step in this run (after a crash, a failure
+    /// or a restart, in any process) and different in every other run.
+    /// Usable as a cloud API's client token, or to name what the step
+    /// creates so that it can be found again.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The run's id, as `status.workflow.run` records it (16 hex digits):
+    /// for logs and audit tables.
+    pub fn run(&self) -> &str {
+        &self.run
+    }
+
+    /// An earlier attempt of this step in this run started and did not
+    /// record it done: the process died during it, its `Done` record was
+    /// lost, or it failed. Its effect may have happened (in part): look
+    /// for it before repeating a non-idempotent effect.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+}
+
+/// Why [`Steps::run`] did not return a step's result. Messages name the
+/// step, never what it returned or raised; `Debug` shows no source text.
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum StepError {
+    /// The step's closure failed; `source` is its error (the operator's log
+    /// shows it, nothing else does).
+    #[error("step {step:?} failed")]
+    Failed {
+        /// The step's name.
+        step: String,
+        /// What the closure returned.
+        #[source]
+        source: crate::CallbackError,
+    },
+    /// The step's record could not be written (a conflict, an unreachable
+    /// API server): the pass stops here and no later step starts.
+    #[error("the step record could not be written; the pass stops")]
+    Halted,
+    /// The runtime is stopping ([`Runtime::stop`](crate::Runtime::stop)):
+    /// the step before this one is recorded, this one is left for the next
+    /// process, and the pass ends.
+    #[error("the controller is stopping; the next process resumes at this step")]
+    Stopping,
+    /// Steps run only while `converge` or `delete` runs.
+    #[error("durable steps run only inside converge and delete, while they run")]
+    Unavailable,
+    /// The package did not declare steps
+    /// ([`PackageBuilder::steps`](crate::PackageBuilder::steps)).
+    #[error("the package does not declare durable steps (PackageBuilder::steps)")]
+    Undeclared,
+    /// The name is not `[a-z0-9-]{1,63}`.
+    #[error("step name {0:?} is not 1 to 63 of [a-z0-9-]")]
+    InvalidName(String),
+    /// The run already has [`MAX_STEPS_PER_RUN`] steps.
+    #[error("a run may record at most {MAX_STEPS_PER_RUN} steps")]
+    TooManySteps,
+    /// The step's result is larger than [`MAX_STEP_RESULT_BYTES`] as JSON;
+    /// the step counts as failed.
+    #[error(
+        "the result of step {step:?} is {bytes} bytes as JSON, more than {MAX_STEP_RESULT_BYTES}"
+    )]
+    ResultTooLarge {
+        /// The step's name.
+        step: String,
+        /// The result's size.
+        bytes: usize,
+    },
+    /// `run` was called while another step of this run was running (from
+    /// inside it, or beside it): steps run one at a time.
+    #[error("a step was started while another one ran; steps run one at a time")]
+    Concurrent,
+    /// The step's result did not serialize; the step counts as failed.
+    #[error("the result of step {0:?} does not serialize")]
+    Unserializable(String),
+    /// The result recorded for a `Done` step does not deserialize into the
+    /// type asked for (change a step's result type only with its name).
+    #[error("the recorded result of step {0:?} is not of the step's result type")]
+    RecordedResult(String),
+}
+
+impl std::fmt::Debug for StepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StepError::Failed { step, .. } => f
+                .debug_struct("Failed")
+                .field("step", step)
+                .finish_non_exhaustive(),
+            other => write!(f, "StepError({other})"),
+        }
+    }
+}
+
+/// What the pass answers a step about to start.
+#[derive(Debug)]
+pub(crate) enum Started {
+    /// Run it.
+    Run(Step),
+    /// Done earlier in this run: its result.
+    Recorded(Value),
+}
+
+/// How a step ended, as the pass is told.
+#[derive(Debug)]
+pub(crate) enum Ended {
+    Returned(Value),
+    Failed,
+    Unserializable,
+}
+
+/// A request from a callback's [`Steps`] to its pass.
+#[derive(Debug)]
+pub(crate) enum Request {
+    Begin {
+        name: String,
+        reply: oneshot::Sender<Result<Started, StepError>>,
+    },
+    End {
+        name: String,
+        ended: Ended,
+        reply: oneshot::Sender<Result<(), StepError>>,
+    },
+}
+
+/// The handle `converge` and `delete` run steps through
+/// ([`Options::steps`](crate::Options::steps)). Cheap to clone.
+///
+/// ```no_run
+/// # async fn converge(opts: blue_kubernetes::Options) -> blue_kubernetes::CallbackResult<blue_kubernetes::WorkflowOutcome> {
+/// # async fn create_network(_token: &str) -> blue_kubernetes::CallbackResult<String> { Ok("net-1".into()) }
+/// # async fn find_network(_token: &str) -> blue_kubernetes::CallbackResult<Option<String>> { Ok(None) }
+/// # async fn create_machine(_net: &str, _token: &str) -> blue_kubernetes::CallbackResult<()> { Ok(()) }
+/// let steps = opts.steps();
+/// // A cloud API that assigns its own IDs: the key is its client token,
+/// // and after an interruption the step looks for what it made first.
+/// let network: String = steps
+///     .run("network", |step| async move {
+///         if step.interrupted() {
+///             if let Some(id) = find_network(step.key()).await? {
+///                 return Ok(id);
+///             }
+///         }
+///         create_network(step.key()).await
+///     })
+///     .await?;
+/// // Skipped on a later pass of this run once recorded done; `network`
+/// // comes back from the record then.
+/// steps
+///     .run("machine", |step| async move { create_machine(&network, step.key()).await })
+///     .await?;
+/// Ok(blue_kubernetes::WorkflowOutcome::new())
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Steps {
+    link: Link,
+}
+
+#[derive(Clone, Debug)]
+enum Link {
+    /// Not inside `converge` or `delete`.
+    Elsewhere,
+    /// Inside them, for a package that declares no steps.
+    Undeclared,
+    /// Inside them: requests go to the pass.
+    Pass(Arc<Channel>),
+}
+
+#[derive(Debug)]
+struct Channel {
+    requests: mpsc::Sender<Request>,
+    // One step at a time: a run's record has one step in flight at most,
+    // and a step started from inside another would wait for it forever.
+    one: tokio::sync::Mutex<()>,
+}
+
+impl Steps {
+    /// The handle of every callback but `converge` and `delete`.
+    pub(crate) const ELSEWHERE: Steps = Steps {
+        link: Link::Elsewhere,
+    };
+
+    pub(crate) fn undeclared() -> Self {
+        Steps {
+            link: Link::Undeclared,
+        }
+    }
+
+    /// A handle whose requests `receiver` (the pass) answers.
+    pub(crate) fn linked() -> (Self, mpsc::Receiver<Request>) {
+        let (requests, receiver) = mpsc::channel(1);
+        let channel = Channel {
+            requests,
+            one: tokio::sync::Mutex::new(()),
+        };
+        let steps = Steps {
+            link: Link::Pass(Arc::new(channel)),
+        };
+        (steps, receiver)
+    }
+
+    fn channel(&self) -> Result<&Channel, StepError> {
+        match &self.link {
+            Link::Pass(channel) => Ok(channel),
+            Link::Undeclared => Err(StepError::Undeclared),
+            Link::Elsewhere => Err(StepError::Unavailable),
+        }
+    }
+
+    /// Runs step `name`, or, if it is recorded done in this run, returns
+    /// its recorded result without running it.
+    ///
+    /// Before `step` is called, the step is recorded `Running` (a status
+    /// write); when it returns, its result is recorded `Done` with the
+    /// next write. Results are small JSON values (at most
+    /// [`MAX_STEP_RESULT_BYTES`]), typed through serde: `()` for none.
+    /// An error from `step` is [`StepError::Failed`]: return it from
+    /// `converge` (`?`), the pass fails with backoff and the retry resumes
+    /// at this step. Steps run one at a time: a call made while another
+    /// step runs (from inside it, or beside it) fails with
+    /// [`StepError::Concurrent`] and runs nothing. Results are recorded in
+    /// status, which everyone who can read the resource can read: never
+    /// return credentials (keep them in the connection Secret).
+    pub async fn run<T, F, Fut>(&self, name: &str, step: F) -> Result<T, StepError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce(Step) -> Fut,
+        Fut: Future<Output = CallbackResult<T>>,
+    {
+        let channel = self.channel()?;
+        let _one = channel.one.try_lock().map_err(|_| StepError::Concurrent)?;
+        let begun = channel.begin(name).await?;
+        let step_handle = match begun {
+            Started::Recorded(value) => return decode(name, value),
+            Started::Run(step_handle) => step_handle,
+        };
+        let returned = step(step_handle).await;
+        channel.end(name, returned).await
+    }
+
+    /// [`run`](Self::run) for a synchronous callback (which runs on a
+    /// blocking thread of the runtime): `step` runs on the calling thread.
+    pub fn run_blocking<T, F>(&self, name: &str, step: F) -> Result<T, StepError>
+    where
+        T: Serialize + DeserializeOwned,
+        F: FnOnce(Step) -> CallbackResult<T>,
+    {
+        let channel = self.channel()?;
+        let runtime = tokio::runtime::Handle::current();
+        let _one = channel.one.try_lock().map_err(|_| StepError::Concurrent)?;
+        let step_handle = match runtime.block_on(channel.begin(name))? {
+            Started::Recorded(value) => return decode(name, value),
+            Started::Run(step_handle) => step_handle,
+        };
+        let returned = step(step_handle);
+        runtime.block_on(channel.end(name, returned))
+    }
+}
+
+impl Channel {
+    async fn begin(&self, name: &str) -> Result<Started, StepError> {
+        let (reply, answer) = oneshot::channel();
+        let request = Request::Begin {
+            name: name.to_string(),
+            reply,
+        };
+        self.ask(request, answer).await?
+    }
+
+    async fn end<T: Serialize>(
+        &self,
+        name: &str,
+        returned: CallbackResult<T>,
+    ) -> Result<T, StepError> {
+        let (ended, returned) = match returned {
+            Ok(value) => match serde_json::to_value(&value) {
+                Ok(json) => (Ended::Returned(json), Ok(value)),
+                Err(_) => (
+                    Ended::Unserializable,
+                    Err(StepError::Unserializable(name.to_string())),
+                ),
+            },
+            Err(source) => (
+                Ended::Failed,
+                Err(StepError::Failed {
+                    step: name.to_string(),
+                    source,
+                }),
+            ),
+        };
+        let (reply, answer) = oneshot::channel();
+        let request = Request::End {
+            name: name.to_string(),
+            ended,
+            reply,
+        };
+        self.ask(request, answer).await??;
+        returned
+    }
+
+    async fn ask<A>(&self, request: Request, answer: oneshot::Receiver<A>) -> Result<A, StepError> {
+        // A handle kept past its pass finds nobody listening.
+        self.requests
+            .send(request)
+            .await
+            .map_err(|_| StepError::Unavailable)?;
+        answer.await.map_err(|_| StepError::Unavailable)
+    }
+}
+
+fn decode<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, StepError> {
+    serde_json::from_value(value).map_err(|_| StepError::RecordedResult(name.to_string()))
+}

@@ -1,0 +1,130 @@
+//! # 9. Durable steps and crash tests
+//!
+//! A package that declares durable steps
+//! ([`PackageBuilder::steps`](blue_kubernetes::PackageBuilder::steps)) runs
+//! its `converge` as named steps, recorded in `status.workflow`; after a
+//! crash, the next process skips the done ones and re-runs the one that
+//! was cut short with `step.interrupted() == true` and the same
+//! `step.key()`. What your package must get right is the step that was cut
+//! short: its effect may have happened. Test exactly that with
+//! [`Crash`](crate::Crash): put it in front of the controller's client,
+//! arm it at a step boundary, drive the pass with [`Crash::run`](crate::Crash::run)
+//! (`None`: it died there), then build a new controller (nothing of the
+//! old one's memory survives) and reconcile again.
+//!
+//! The backend below is not idempotent on purpose: creating a role that
+//! exists fails, as PostgreSQL's `CREATE ROLE` does.
+//!
+//! ```
+//! use blue_kubernetes::{controller, reconcile, CallbackResult, Config, Controller};
+//! use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+//! use blue_kubernetes_client::{Client, ResourceDescriptor};
+//! use blue_testkit::{Crash, CrashAt, FakeCluster};
+//! use serde_json::json;
+//! use std::collections::BTreeMap;
+//! use std::sync::{Arc, Mutex};
+//!
+//! /// The fake backend: roles by name (with the key that made them), grants,
+//! /// and how many CREATE ROLE statements ran.
+//! #[derive(Clone, Default)]
+//! struct Db {
+//!     roles: Arc<Mutex<BTreeMap<String, String>>>,
+//!     grants: Arc<Mutex<Vec<String>>>,
+//!     creates: Arc<Mutex<usize>>,
+//! }
+//!
+//! impl Db {
+//!     fn create_role(&self, name: &str, key: &str) -> CallbackResult<()> {
+//!         *self.creates.lock().unwrap() += 1;
+//!         let mut roles = self.roles.lock().unwrap();
+//!         if roles.contains_key(name) {
+//!             return Err(format!("role {name:?} already exists").into());
+//!         }
+//!         roles.insert(name.into(), key.into());
+//!         Ok(())
+//!     }
+//! }
+//!
+//! fn package(db: Db) -> Package {
+//!     let d = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
+//!     let (observe, converge) = (db.clone(), db);
+//!     Package::builder(d)
+//!         .steps()
+//!         .identity(|opts| Ok(vec![Some("guide-9".into()), Some(opts.profile().into())]))
+//!         .observe(move |_| {
+//!             let done = !observe.grants.lock().unwrap().is_empty();
+//!             Ok(Observation::new(done, done, done))
+//!         })
+//!         .converge_async(move |opts| {
+//!             let db = converge.clone();
+//!             async move {
+//!                 // Steps may borrow: each takes a reference, not the backend.
+//!                 let (db, steps) = (&db, opts.steps());
+//!                 let role: String = steps
+//!                     .run("role", |step| async move {
+//!                         let name = "app".to_string();
+//!                         // Cut short before: it may exist. Look first.
+//!                         if step.interrupted() && db.roles.lock().unwrap().contains_key(&name) {
+//!                             return Ok(name);
+//!                         }
+//!                         db.create_role(&name, step.key())?;
+//!                         Ok(name)
+//!                     })
+//!                     .await?;
+//!                 steps
+//!                     .run("grants", |_step| async move {
+//!                         db.grants.lock().unwrap().push(format!("ALL ON app TO {role}"));
+//!                         Ok(())
+//!                     })
+//!                     .await?;
+//!                 Ok(WorkflowOutcome::new())
+//!             }
+//!         })
+//!         .delete(|_| Ok(WorkflowOutcome::new()))
+//!         .build()
+//!         .unwrap()
+//! }
+//!
+//! fn build(client: &Arc<dyn Client>, package: &Package) -> Controller {
+//!     controller(Config::new(client.clone(), vec![package.clone()])).unwrap()
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let (db, cluster, crash) = (Db::default(), FakeCluster::new(), Crash::new());
+//! let package = package(db.clone());
+//! let d = package.descriptor().clone();
+//! let client = crash.client(Arc::new(cluster.clone()));
+//! cluster.create(&d, "default", "orders", json!({"config": {}}));
+//!
+//! // The role is made; the process dies before its Done is recorded.
+//! crash.arm(CrashAt::StepEnded("role".into()));
+//! let first = build(&client, &package);
+//! assert!(crash.run(reconcile(&first, &package, "default", "orders")).await.is_none());
+//! let status = cluster.get(&d, "default", "orders").unwrap()["status"].clone();
+//! assert_eq!(status["workflow"]["steps"][0]["state"], "Running");
+//!
+//! // A new process: the role step runs again, interrupted, with the same
+//! // key; it finds the role instead of failing on "already exists".
+//! let second = build(&client, &package);
+//! let report = reconcile(&second, &package, "default", "orders").await.unwrap();
+//! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+//! assert_eq!(*db.creates.lock().unwrap(), 1, "CREATE ROLE ran once");
+//! let key = status["workflow"]["steps"][0]["key"].as_str().unwrap();
+//! assert_eq!(db.roles.lock().unwrap()["app"], key);
+//! assert_eq!(db.grants.lock().unwrap().len(), 1);
+//! # }
+//! ```
+//!
+//! Without the `interrupted()` check the second pass fails (`Failed` /
+//! `ExecutionFailed`) on every retry: the test catches it. Crash at each
+//! boundary of your run in turn (`CrashAt::StepStarted(name)`: the step's
+//! `Running` record landed and it never started; `CrashAt::StepEnded(name)`:
+//! it ran and its `Done` record never landed; `AfterStatusWrite(n)` and
+//! `BeforeStatusWrite(n)` for any write), or call
+//! [`Crash::here`](crate::Crash::here) inside your fake backend to die in
+//! the middle of an effect. Drive async callbacks: a sync one runs on a
+//! blocking thread, which a dropped pass cannot stop (a crash at a status
+//! write still works for it: the callback's next step finds its pass gone).
+//! [`FakeInfra::stepped_package`](crate::FakeInfra::stepped_package) is a
+//! ready-made stepped package for controller tests.

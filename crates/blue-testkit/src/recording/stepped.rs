@@ -1,0 +1,224 @@
+//! Recording packages whose `converge` and `delete` run durable steps
+//! ([`blue_kubernetes::Steps`]), each step an effect held at the gate
+//! *after* it took effect, so a pass dropped there (a simulated crash)
+//! leaves the effect done and its record not.
+
+use super::{block_on, desired, misbehave, FakeInfra, Misbehaviour, State, Step};
+use blue_kubernetes::{CallbackError, Options, Package, WorkflowOutcome};
+use blue_kubernetes_client::ResourceDescriptor;
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// The steps of a stepped package's `converge`, in order: `prepare`
+/// returns the value to apply, `apply` sets what `prepare` returned (its
+/// recorded result, when `prepare` is done from an earlier pass), `verify`
+/// marks what `apply` set verified. A stepped package's `observe` reports
+/// a match only for verified infrastructure, so a run cut short after
+/// `apply` is resumed, not found done.
+pub const CONVERGE_STEPS: [&str; 3] = ["prepare", "apply", "verify"];
+
+/// The steps of a stepped package's `delete`: `drain` does nothing but be
+/// a step, `remove` removes the infrastructure.
+pub const DELETE_STEPS: [&str; 2] = ["drain", "remove"];
+
+/// One durable step a stepped package ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepRun {
+    /// The resource's uid.
+    pub uid: String,
+    /// The profile it ran for.
+    pub profile: String,
+    /// The `blue/event` it saw.
+    pub event: String,
+    /// The resource's generation it saw.
+    pub generation: i64,
+    /// The step's name.
+    pub name: String,
+    /// Its idempotency key.
+    pub key: String,
+    /// Its run.
+    pub run: String,
+    /// What `step.interrupted()` said.
+    pub interrupted: bool,
+    /// Its effect happened (false after a scripted failure).
+    pub effected: bool,
+    /// It returned its result (false while held at the gate, after a
+    /// scripted failure, or when its pass died).
+    pub finished: bool,
+}
+
+type StepResult<T> = Result<T, CallbackError>;
+
+impl FakeInfra {
+    /// A package whose `converge` runs [`CONVERGE_STEPS`] and whose `delete`
+    /// runs [`DELETE_STEPS`] as durable steps, with async callbacks.
+    pub fn stepped_package(&self, descriptor: ResourceDescriptor) -> Package {
+        self.build_with(descriptor, false, true)
+    }
+
+    /// The same with synchronous callbacks
+    /// ([`Steps::run_blocking`](blue_kubernetes::Steps::run_blocking)).
+    pub fn stepped_sync_package(&self, descriptor: ResourceDescriptor) -> Package {
+        self.build_with(descriptor, true, true)
+    }
+
+    /// Every durable step the stepped packages ran, in order.
+    pub fn step_runs(&self) -> Vec<StepRun> {
+        self.lock().step_runs.clone()
+    }
+
+    /// Scripts the next run of step `name` to misbehave (before its
+    /// effect); queued in order. `Exit` does nothing here.
+    pub fn script_step(&self, name: &str, misbehaviour: Misbehaviour) {
+        self.lock()
+            .step_scripts
+            .entry(name.into())
+            .or_default()
+            .push_back(misbehaviour);
+    }
+
+    /// How many scripted misbehaviours of step `name` are still queued.
+    pub fn step_scripts_left(&self, name: &str) -> usize {
+        self.lock().step_scripts.get(name).map_or(0, VecDeque::len)
+    }
+
+    /// A scripted `converge` or `delete` misbehaviour, consumed as the
+    /// callback starts (not recorded: its steps are). `Some` ends it early.
+    fn stepped_start(&self, step: Step) -> Option<StepResult<WorkflowOutcome>> {
+        let scripted = self
+            .lock()
+            .scripted
+            .get_mut(&step)
+            .and_then(VecDeque::pop_front);
+        match scripted {
+            None => None,
+            Some(Misbehaviour::Exit(code)) => {
+                let mut outcome = WorkflowOutcome::new();
+                outcome.insert("blue/exit".into(), code.into());
+                Some(Ok(outcome))
+            }
+            other => Some(misbehave(other).map(|()| WorkflowOutcome::new())),
+        }
+    }
+
+    pub(super) async fn converge_steps(&self, o: Options) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Step::Converge) {
+            return early;
+        }
+        let steps = o.steps();
+        let want: Value = steps
+            .run("prepare", |s| self.step(&o, s, |_| {}, desired(&o)))
+            .await?;
+        let profile = o.profile().to_string();
+        let apply = move |state: &mut State| {
+            state.items.insert(profile, want);
+        };
+        steps.run("apply", |s| self.step(&o, s, apply, ())).await?;
+        steps
+            .run("verify", |s| self.step(&o, s, verify(o.profile()), ()))
+            .await?;
+        Ok(WorkflowOutcome::new())
+    }
+
+    pub(super) async fn delete_steps(&self, o: Options) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Step::Delete) {
+            return early;
+        }
+        let steps = o.steps();
+        steps.run("drain", |s| self.step(&o, s, |_| {}, ())).await?;
+        let profile = o.profile().to_string();
+        let remove = move |state: &mut State| {
+            state.items.remove(&profile);
+        };
+        steps
+            .run("remove", |s| self.step(&o, s, remove, ()))
+            .await?;
+        Ok(WorkflowOutcome::new())
+    }
+
+    pub(super) fn converge_steps_blocking(&self, o: &Options) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Step::Converge) {
+            return early;
+        }
+        let steps = o.steps();
+        let want: Value =
+            steps.run_blocking("prepare", |s| block_on(self.step(o, s, |_| {}, desired(o))))?;
+        let profile = o.profile().to_string();
+        let apply = move |state: &mut State| {
+            state.items.insert(profile, want);
+        };
+        steps.run_blocking("apply", |s| block_on(self.step(o, s, apply, ())))?;
+        let verified = verify(o.profile());
+        steps.run_blocking("verify", |s| block_on(self.step(o, s, verified, ())))?;
+        Ok(WorkflowOutcome::new())
+    }
+
+    pub(super) fn delete_steps_blocking(&self, o: &Options) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Step::Delete) {
+            return early;
+        }
+        let steps = o.steps();
+        steps.run_blocking("drain", |s| block_on(self.step(o, s, |_| {}, ())))?;
+        let profile = o.profile().to_string();
+        let remove = move |state: &mut State| {
+            state.items.remove(&profile);
+        };
+        steps.run_blocking("remove", |s| block_on(self.step(o, s, remove, ())))?;
+        Ok(WorkflowOutcome::new())
+    }
+
+    /// One step: recorded, scripted misbehaviour first, then its effect,
+    /// then held at the gate, then finished.
+    async fn step<T>(
+        &self,
+        o: &Options,
+        step: blue_kubernetes::Step,
+        effect: impl FnOnce(&mut State),
+        result: T,
+    ) -> StepResult<T> {
+        let (index, scripted) = {
+            let mut s = self.lock();
+            s.step_runs.push(StepRun {
+                uid: o.resource()["metadata"]["uid"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .into(),
+                profile: o.profile().into(),
+                event: o.event().as_str().into(),
+                generation: o.resource()["metadata"]["generation"].as_i64().unwrap_or(1),
+                name: step.name().into(),
+                key: step.key().into(),
+                run: step.run().into(),
+                interrupted: step.interrupted(),
+                effected: false,
+                finished: false,
+            });
+            let scripted = s
+                .step_scripts
+                .get_mut(step.name())
+                .and_then(VecDeque::pop_front);
+            (s.step_runs.len() - 1, scripted)
+        };
+        misbehave(scripted)?;
+        let active = self.activate(o.profile());
+        {
+            let mut s = self.lock();
+            effect(&mut s);
+            s.step_runs[index].effected = true;
+        }
+        self.wait_at_gate().await;
+        drop(active);
+        self.lock().step_runs[index].finished = true;
+        Ok(result)
+    }
+}
+
+/// The `verify` step's effect: what `profile` holds now is verified.
+fn verify(profile: &str) -> impl FnOnce(&mut State) {
+    let profile = profile.to_string();
+    move |state: &mut State| {
+        if let Some(held) = state.items.get(&profile).cloned() {
+            state.verified.insert(profile, held);
+        }
+    }
+}
