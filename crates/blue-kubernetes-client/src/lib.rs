@@ -93,8 +93,8 @@
 //! kube-rs's client with rustls (as kube's own default does); like every
 //! library on kube, it enables no Kubernetes version of `k8s-openapi`,
 //! which kube needs: your binary picks one (`k8s-openapi = { version =
-//! "0.29", features = ["v1_33"] }`). About 90 s more of a cold build on two
-//! cores; the default build has none of it. `KubeClient`'s documentation
+//! "0.29", features = ["v1_33"] }`). It adds about 145 s to a cold build of
+//! this crate on two cores; the default build has none of it. `KubeClient`'s documentation
 //! (built with the feature) has an example.
 //!
 //! Besides reading and writing custom resources, both read and write

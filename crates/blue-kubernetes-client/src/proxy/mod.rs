@@ -38,7 +38,7 @@ pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
     ProxyClient::new(options)
 }
 
-/// A [`Client`](crate::Client) and [`RawApi`] that sends every request to one
+/// A [`Client`](crate::Client) and [`RawApi`](crate::RawApi) that sends every request to one
 /// long-lived `kubectl proxy`.
 ///
 /// # How it works
