@@ -22,7 +22,7 @@ pub const MAX_DATA_BYTES: usize = 512 * 1024;
 pub const IDENTITY_BACKEND: &str = "local-configmap";
 
 /// `spec.config` of a `LocalConfigMap`. The reserved keys `profile` and
-/// `compute-prevent-destroy` belong to the controller and are not fields.
+/// `prevent-destroy` belong to the controller and are not fields.
 ///
 /// ```
 /// use local_configmap_operator::desired::LocalConfigMapConfig;

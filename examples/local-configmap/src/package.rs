@@ -27,6 +27,12 @@ pub const VERSION: &str = "v1alpha1";
 pub const PLURAL: &str = "localconfigmaps";
 /// Kind.
 pub const KIND: &str = "LocalConfigMap";
+/// The finalizer this operator puts on its resources.
+pub const FINALIZER: &str = "examples.blue.dev/infrastructure";
+/// The annotation whose changed value asks for an early check.
+pub const REQUEST_ANNOTATION: &str = "examples.blue.dev/reconcile-request";
+/// The `spec.config` key that, when true, blocks destruction.
+pub const DESTROY_PROTECTION_KEY: &str = "prevent-destroy";
 
 /// The `LocalConfigMap` resource type.
 pub fn descriptor() -> ResourceDescriptor {
@@ -161,15 +167,13 @@ pub fn for_users(messages: Vec<String>) -> ValidationErrors {
     errors
 }
 
-/// The operator's finalizer, request annotation and destroy-protection key.
-///
-/// A new operator takes its own before its first install, e.g.
-/// `Names::for_domain("examples.blue.dev")`. This one keeps the
-/// reference's names on purpose ([`Names::reference`], so no warning at
-/// start): its README, manifests and end-to-end suite name them, and
-/// renaming would orphan the finalizers on resources already installed.
+/// The controller's names for this operator, in its own domain (the
+/// API group): the finalizer [`FINALIZER`], the request annotation
+/// [`REQUEST_ANNOTATION`] and the destroy-protection key
+/// [`DESTROY_PROTECTION_KEY`], so it never releases another operator's
+/// resources and a user reading `metadata.finalizers` sees whose it is.
 pub fn names() -> Names {
-    Names::reference()
+    Names::for_domain(GROUP)
 }
 
 /// The `LocalConfigMap` CRD, as `local-configmap-operator crd` prints it and

@@ -12,8 +12,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::cluster::manifests::REQUEST_ANNOTATION;
 use anyhow::{ensure, Context, Result};
-use blue_kubernetes::REQUEST_ANNOTATION;
 use serde_json::json;
 
 use super::machine::{loadavg, Machine};

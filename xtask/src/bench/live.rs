@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::cluster::manifests::FINALIZER;
 use anyhow::Result;
 use blue_identity::state_identity_hash;
-use blue_kubernetes::FINALIZER;
 use blue_kubernetes_client::Client;
 use blue_testkit::FakeClock;
 use serde_json::json;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{has_finalizer, manifest};
+use crate::cluster::manifests::{has_finalizer, manifest, DESTROY_PROTECTION_KEY};
 use crate::support::kube::LCM;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
@@ -52,7 +52,7 @@ fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
         ("hostile-deep-config", json!({"config": {"data": deep}})),
         (
             "hostile-protect-string",
-            json!({"config": {"compute-prevent-destroy": "yes"}}),
+            json!({"config": {DESTROY_PROTECTION_KEY: "yes"}}),
         ),
         (
             "hostile-too-many-keys",

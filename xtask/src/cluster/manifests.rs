@@ -15,10 +15,10 @@ pub const CRD_NAME: &str = "localconfigmaps.examples.blue.dev";
 /// ServiceAccount (and Role, RoleBinding) name in `rbac.yaml`.
 pub const SERVICE_ACCOUNT: &str = "local-configmap-operator";
 
-/// The controller's finalizer.
-pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
-/// The controller's request annotation.
-pub const REQUEST_ANNOTATION: &str = "colors.getcolors.ai/reconcile-request";
+/// The example's own names (finalizer, request annotation, destroy-protection key).
+pub use local_configmap_operator::package::{
+    DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION,
+};
 /// The example's owner annotation on ConfigMaps.
 pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
 

@@ -3,12 +3,14 @@
 use anyhow::{ensure, Context, Result};
 use serde_json::json;
 
+use crate::cluster::manifests::DESTROY_PROTECTION_KEY;
+
 use super::{
     alpha_data, condition, config_map, data, eventually, get, manifest, owner_uid, wait_data,
     wait_phase, wait_ready, World, DEADLINE, LCM,
 };
 
-/// Deleting a Destroy resource with `compute-prevent-destroy` is Blocked and
+/// Deleting a Destroy resource with the destroy-protection key is Blocked and
 /// keeps the ConfigMap; lifting the protection deletes both.
 pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
     w.kube.create(&manifest(
@@ -16,7 +18,7 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
         json!({
             "reconcileInterval": "2s",
             "deletionPolicy": "Destroy",
-            "config": {"compute-prevent-destroy": true, "data": {"k": "v"}}
+            "config": {DESTROY_PROTECTION_KEY: true, "data": {"k": "v"}}
         }),
     ))?;
     wait_ready(w, "delta")?;
@@ -43,7 +45,7 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
     w.kube.merge_patch(
         LCM,
         "delta",
-        &json!({"spec": {"config": {"compute-prevent-destroy": false}}}),
+        &json!({"spec": {"config": {DESTROY_PROTECTION_KEY: false}}}),
     )?;
     eventually("delta and its configmap gone", DEADLINE, || {
         ensure!(w.kube.get(LCM, "delta")?.is_none(), "delta still exists");

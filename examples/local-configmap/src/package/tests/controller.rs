@@ -33,6 +33,7 @@ impl World {
         let package = package(infra.client.clone(), Arc::new(|_: &Effect| {})).unwrap();
         let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
         config.namespace = NS.into();
+        config.names = super::names();
         config.now = clock.as_fn();
         let controller = controller(config).unwrap();
         World {

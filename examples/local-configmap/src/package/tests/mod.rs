@@ -321,3 +321,12 @@ fn the_package_builds_and_names_its_type() {
         "localconfigmap dev/app: configmap belongs to someone else; not touched"
     );
 }
+
+#[test]
+fn names_are_the_operators_own_domain_not_the_references() {
+    let names = names();
+    assert_eq!(names.finalizer, FINALIZER);
+    assert_eq!(names.request_annotation, REQUEST_ANNOTATION);
+    assert_eq!(names.destroy_protection_key, DESTROY_PROTECTION_KEY);
+    assert_ne!(names, Names::reference());
+}
