@@ -4,7 +4,7 @@
 
 use crate::names::object_name;
 use crate::scope::Scope;
-use crate::{Error, ResourceDescriptor};
+use crate::{ApiPath, Error, ResourceDescriptor};
 use serde_json::{json, Value};
 
 /// The metadata both writes need, validated.
@@ -34,14 +34,18 @@ impl<'a> Metadata<'a> {
     }
 }
 
-/// The body of a status write: `{apiVersion, kind, metadata: {name,
-/// namespace, uid, resourceVersion}, status}`.
-pub(crate) fn status_body(
+/// A status write's path (the object's `/status` subresource) and body:
+/// `{apiVersion, kind, metadata: {name, namespace, uid, resourceVersion},
+/// status}`.
+pub(crate) fn status_write(
     descriptor: &ResourceDescriptor,
     resource: &Value,
     status: &Value,
-) -> Result<Value, Error> {
+) -> Result<(ApiPath, Value), Error> {
     let meta = Metadata::of(descriptor, resource)?;
+    let path = meta
+        .scope
+        .path(descriptor, Some(meta.name), Some("status"))?;
     let uid = metadata_field(resource, "uid", "resource.metadata.uid")?;
     let mut metadata = json!({
         "name": meta.name,
@@ -51,12 +55,13 @@ pub(crate) fn status_body(
     if let Some(namespace) = meta.scope.namespace() {
         metadata["namespace"] = json!(namespace);
     }
-    Ok(json!({
+    let body = json!({
         "apiVersion": descriptor.api_version(),
         "kind": descriptor.kind,
         "metadata": metadata,
         "status": status,
-    }))
+    });
+    Ok((path, body))
 }
 
 /// The merge patch of a finalizer write, guarded by the snapshot's

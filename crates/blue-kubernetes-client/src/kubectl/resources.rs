@@ -11,7 +11,7 @@ use super::cluster_calls;
 use super::request::decode;
 use crate::names::object_name;
 use crate::scope::Scope;
-use crate::writes::{finalizers_patch, status_body, Metadata};
+use crate::writes::{finalizers_patch, status_write, Metadata};
 use crate::{
     AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, ListPage, PageRequest,
     RequestOptions, ResourceDescriptor,
@@ -98,11 +98,7 @@ impl Client for KubectlClient {
         resource: &Value,
         status: &Value,
     ) -> Result<Value, Error> {
-        let meta = Metadata::of(descriptor, resource)?;
-        let body = status_body(descriptor, resource, status)?;
-        let path = meta
-            .scope
-            .path(descriptor, Some(meta.name), Some("status"))?;
+        let (path, body) = status_write(descriptor, resource, status)?;
         let args = ["replace", "--raw", path.as_str(), "-f", "-"];
         let options = RequestOptions::default().with_input(body.to_string());
         self.request(&args, options)

@@ -10,7 +10,7 @@
 use super::{decode, exchange, refused, send, HttpTransport};
 use crate::names::object_name;
 use crate::scope::Scope;
-use crate::writes::{finalizers_patch, status_body, Metadata};
+use crate::writes::{finalizers_patch, status_write, Metadata};
 use crate::{ApiRequest, Error, ListPage, Method, PageRequest, PatchType, ResourceDescriptor};
 use serde_json::Value;
 
@@ -218,11 +218,7 @@ pub(crate) async fn update_status<T: HttpTransport>(
     resource: &Value,
     status: &Value,
 ) -> Result<Value, Error> {
-    let meta = Metadata::of(descriptor, resource)?;
-    let body = status_body(descriptor, resource, status)?;
-    let path = meta
-        .scope
-        .path(descriptor, Some(meta.name), Some("status"))?;
+    let (path, body) = status_write(descriptor, resource, status)?;
     let request = ApiRequest::new(Method::Put, path).with_body(body);
     let stored = send(transport, request).await?;
     stored.body.ok_or_else(|| decode::<T>("response"))
