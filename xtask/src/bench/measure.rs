@@ -46,11 +46,6 @@ pub fn pid_status_kib(pid: u32, key: &str) -> u64 {
     kib.unwrap_or(0)
 }
 
-/// Resident set size of this process, KiB (`VmRSS`).
-pub fn rss_kib() -> u64 {
-    pid_status_kib(std::process::id(), "VmRSS:")
-}
-
 /// Linux reports `/proc` CPU times in USER_HZ ticks, which the kernel ABI
 /// fixes at 100 per second for userspace regardless of CONFIG_HZ.
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -126,15 +121,14 @@ fn rusage_seconds(who: UsageWho) -> (f64, u64) {
     }
 }
 
-/// Where CPU time went between two points: this process (controller and
-/// harness threads), its reaped children (kubectl, curl), the API server
-/// and etcd, and everything else on the machine.
+/// Where CPU time went between two points: this process (harness threads
+/// and in-process clients), its reaped children (kubectl) and everything
+/// else on the machine.
 #[derive(Clone, Copy, Debug)]
 pub struct CpuSnapshot {
     at: Instant,
     own: f64,
     children: f64,
-    server: f64,
     machine: f64,
 }
 
@@ -142,49 +136,39 @@ pub struct CpuSnapshot {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuUse {
     pub wall: f64,
-    /// This process: the in-process controller (and the idle harness).
+    /// This process: the harness and its in-process clients.
     pub own: f64,
-    /// Children reaped in the interval, i.e. kubectl (and curl) processes.
+    /// Children reaped in the interval, i.e. kubectl processes.
     /// `getrusage(RUSAGE_CHILDREN)` only counts children once waited for.
     pub children: f64,
-    /// kube-apiserver + etcd.
-    pub server: f64,
     /// Other processes on the machine (other engineers' builds and tests).
     pub other: f64,
 }
 
 impl CpuSnapshot {
-    /// Reads the counters now; `server_pids` are the API server and etcd.
-    pub fn take(server_pids: &[u32]) -> Self {
+    /// Reads the counters now.
+    pub fn take() -> Self {
         Self {
             at: Instant::now(),
             own: rusage_seconds(UsageWho::RUSAGE_SELF).0,
             children: rusage_seconds(UsageWho::RUSAGE_CHILDREN).0,
-            server: server_pids.iter().filter_map(|p| pid_cpu_seconds(*p)).sum(),
             machine: machine_busy_seconds(),
         }
     }
 
     /// CPU used since `self`.
-    pub fn since(&self, server_pids: &[u32]) -> CpuUse {
-        let now = Self::take(server_pids);
+    pub fn since(&self) -> CpuUse {
+        let now = Self::take();
         let own = now.own - self.own;
         let children = now.children - self.children;
-        let server = now.server - self.server;
         let machine = now.machine - self.machine;
         CpuUse {
             wall: now.at.duration_since(self.at).as_secs_f64(),
             own,
             children,
-            server,
-            other: (machine - own - children - server).max(0.0),
+            other: (machine - own - children).max(0.0),
         }
     }
-}
-
-/// Largest peak RSS of any reaped child so far, KiB (kubectl's footprint).
-pub fn children_peak_rss_kib() -> u64 {
-    rusage_seconds(UsageWho::RUSAGE_CHILDREN).1
 }
 
 /// `1234567` -> `1,234,567`.
@@ -269,7 +253,6 @@ mod tests {
 
     #[test]
     fn own_cpu_and_rss_are_readable() {
-        assert!(rss_kib() > 0);
         assert!(pid_cpu_seconds(std::process::id()).is_some());
         let own = pid_cpu_seconds(std::process::id()).unwrap();
         assert!(tree_cpu_seconds(std::process::id()) >= own);

@@ -4,10 +4,8 @@
 //! Measurements need optimised code, while `cargo xtask` runs a debug build,
 //! so a debug `bench` re-runs itself as `cargo run --release`.
 
-mod api;
 mod api_server;
 mod apimetrics;
-mod calls;
 mod changes;
 mod contender;
 mod failover;
@@ -15,7 +13,6 @@ mod harness;
 mod live;
 mod machine;
 mod measure;
-mod meter;
 mod operators;
 mod operators_report;
 mod package;
@@ -35,8 +32,8 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators] [--full-matrix]
-        [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
+pub const USAGE: &str = "  bench [--quick] [--only transport,operators]
+        [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
@@ -46,12 +43,11 @@ pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 4] = ["calls", "api", "transport", "operators"];
+const PARTS: [&str; 2] = ["transport", "operators"];
 
 #[derive(Debug, Default)]
 struct Args {
     quick: bool,
-    full_matrix: bool,
     parts: Vec<&'static str>,
     out: Option<PathBuf>,
     peer: Option<PathBuf>,
@@ -81,7 +77,6 @@ impl Args {
             };
             match arg.as_str() {
                 "--quick" => parsed.quick = true,
-                "--full-matrix" => parsed.full_matrix = true,
                 "--only" => {
                     parsed.parts = value("--only")?
                         .split(',')
@@ -133,9 +128,6 @@ fn workspace_root() -> PathBuf {
 }
 
 pub fn main(args: &[String]) -> Result<()> {
-    if args.first().map(String::as_str) == Some("--child-rss") {
-        return child_rss(&args[1..]);
-    }
     if failover::requested(args) {
         return failover::main();
     }
@@ -144,34 +136,6 @@ pub fn main(args: &[String]) -> Result<()> {
         return rerun_release(args);
     }
     run(&parsed)
-}
-
-/// Internal: runs `argv` as a child and prints its peak RSS in KiB. Run in
-/// a fresh process, `RUSAGE_CHILDREN` then holds that one command alone.
-fn child_rss(argv: &[String]) -> Result<()> {
-    let (program, args) = argv.split_first().context("--child-rss needs a command")?;
-    let status = Command::new(program)
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .context("running the measured command")?;
-    anyhow::ensure!(status.success(), "the measured command failed");
-    println!("{}", measure::children_peak_rss_kib());
-    Ok(())
-}
-
-/// Peak RSS (KiB) of `cmd`, measured in a helper process.
-pub fn peak_rss_of(cmd: &Command) -> Result<u64> {
-    let exe = std::env::current_exe().context("locating the bench binary")?;
-    let out = Command::new(exe)
-        .args(["bench", "--child-rss"])
-        .arg(cmd.get_program())
-        .args(cmd.get_args())
-        .output()
-        .context("running the RSS helper")?;
-    anyhow::ensure!(out.status.success(), "RSS helper failed");
-    Ok(String::from_utf8_lossy(&out.stdout).trim().parse()?)
 }
 
 /// Builds and runs the release binary with the same arguments.
@@ -207,7 +171,7 @@ fn run(args: &Args) -> Result<()> {
         machine.load_start,
         if args.quick { ", quick mode" } else { "" }
     );
-    let cpu0 = CpuSnapshot::take(&[]);
+    let cpu0 = CpuSnapshot::take();
     let t = Instant::now();
     let mut live = live::Live::start()?;
     eprintln!(
@@ -216,20 +180,7 @@ fn run(args: &Args) -> Result<()> {
         t.elapsed().as_secs_f64()
     );
     let result = (|| {
-        // Throughput first: two of its runs build the populations the
-        // calls part would otherwise build at a cost of minutes.
         let wants = |part| args.parts.contains(&part);
-        if wants("api") {
-            timed("throughput", || {
-                api::run_throughput(&mut live, args.quick, args.full_matrix, &mut report)
-            })?;
-        }
-        if wants("calls") {
-            timed("calls", || calls::run(&mut live, args.quick, &mut report))?;
-        }
-        if wants("api") {
-            timed("api", || api::run(&mut live, args.quick, &mut report))?;
-        }
         if wants("transport") {
             timed("transport", || {
                 transport::run(&mut live, args.quick, &mut report)
@@ -259,7 +210,7 @@ fn run(args: &Args) -> Result<()> {
     result?;
     report.sections.sort_by_key(|s| s.order);
     let total = started.elapsed().as_secs_f64();
-    let whole = cpu0.since(&[]);
+    let whole = cpu0.since();
 
     let text = report::terminal(&report);
     println!("{text}");
@@ -324,9 +275,6 @@ fn command(args: &Args) -> String {
     if args.quick {
         c.push_str(" --quick");
     }
-    if args.full_matrix {
-        c.push_str(" --full-matrix");
-    }
     if args.peer.is_some() || args.build_peer {
         c.push_str(" --peer");
     }
@@ -349,9 +297,9 @@ mod tests {
 
     #[test]
     fn parses_parts_and_flags() {
-        let a = Args::parse(&["--quick".into(), "--only".into(), "calls,api".into()]).unwrap();
+        let a = Args::parse(&["--quick".into(), "--only".into(), "operators".into()]).unwrap();
         assert!(a.quick);
-        assert_eq!(a.parts, ["calls", "api"]);
+        assert_eq!(a.parts, ["operators"]);
         assert!(!a.full());
         assert!(Args::parse(&["--only".into(), "nope".into()]).is_err());
         let t = Args::parse(&["--only".into(), "transport,operators".into()]).unwrap();

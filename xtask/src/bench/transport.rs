@@ -31,14 +31,14 @@ pub struct Cost {
 /// process, reaped children (kubectl) and, given its pid, the proxy.
 fn cost(proxy_pid: Option<u32>, times: usize, mut op: impl FnMut() -> Result<()>) -> Result<Cost> {
     let proxy_cpu = |gone: f64| proxy_pid.and_then(pid_cpu_seconds).unwrap_or(gone);
-    let (cpu0, proxy0) = (CpuSnapshot::take(&[]), proxy_cpu(0.0));
+    let (cpu0, proxy0) = (CpuSnapshot::take(), proxy_cpu(0.0));
     let mut walls = Vec::with_capacity(times);
     for _ in 0..times {
         let started = Instant::now();
         op()?;
         walls.push(started.elapsed().as_secs_f64());
     }
-    let used = cpu0.since(&[]);
+    let used = cpu0.since();
     let cpu = used.own + used.children + proxy_cpu(proxy0) - proxy0;
     Ok(Cost {
         wall: median(&walls),

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Result};
+use anyhow::Result;
 
 use super::interrupt;
 
@@ -53,24 +53,10 @@ pub fn poll<T>(
     }
 }
 
-/// Checks `cond` every `every` until it holds; returns how long that took.
-pub fn until(
-    what: &str,
-    timeout: Duration,
-    every: Duration,
-    mut cond: impl FnMut() -> bool,
-) -> Result<Duration> {
-    let started = Instant::now();
-    poll(what, timeout, every, || {
-        ensure!(cond(), "not yet");
-        Ok(started.elapsed())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anyhow::anyhow;
+    use anyhow::{anyhow, ensure};
 
     #[test]
     fn a_probe_error_means_not_yet_unless_it_gives_up() {
@@ -96,7 +82,10 @@ mod tests {
         assert_eq!(tries, 1);
         assert!(format!("{err:#}").contains("the process died"));
 
-        let err = until("nothing", Duration::ZERO, Duration::ZERO, || false).unwrap_err();
+        let err = poll("nothing", Duration::ZERO, Duration::ZERO, || {
+            Err::<(), _>(anyhow!("not yet"))
+        })
+        .unwrap_err();
         assert!(format!("{err:#}").contains("not reached within 0ns: nothing"));
     }
 }
