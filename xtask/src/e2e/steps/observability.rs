@@ -101,22 +101,7 @@ fn summary(events: &[Value]) -> String {
 /// Restarts the operator with `--metrics-bind 127.0.0.1:0`, finds the
 /// address in its log and scrapes `/metrics`, `/healthz` and `/readyz`.
 pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
-    let offset = log_len(&w.operator_log());
-    let mut args = w.admin_args();
-    args.extend(["--metrics-bind".into(), "127.0.0.1:0".into()]);
-    w.start_operator(&args)?;
-    let address = eventually("the operator's listener address", DEADLINE, || {
-        let log = log_since(&w.operator_log(), offset);
-        let line = log
-            .lines()
-            .find(|l| l.contains("serving /metrics"))
-            .context("not logged yet")?;
-        let address = line
-            .rsplit("http://")
-            .next()
-            .context("no address in the line")?;
-        Ok(address.trim().to_string())
-    })?;
+    let address = start_with_metrics(w, w.admin_args())?;
     eventually("/readyz 200", DEADLINE, || {
         let (code, _) = http_get(&address, "/readyz")?;
         ensure!(code == 200, "/readyz answered {code}");
@@ -152,6 +137,72 @@ pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
             ensure!(fallbacks == 0.0, "{fallbacks} watch fallbacks");
         }
         Ok(())
+    })
+}
+
+/// With the default heartbeat, periodic checks of a healthy resource write
+/// nothing: bravo (2 s interval) is checked at least three times, counted
+/// by the operator's observe callbacks, and its resourceVersion stays.
+pub fn quiet_checks_write_nothing(w: &mut World<'_>) -> Result<()> {
+    let mut args = w.admin_args();
+    super::watch::set_flag(&mut args, "--status-heartbeat-ms", "3600000")?;
+    let quiet = start_with_metrics(w, args).and_then(|address| {
+        let observes = || -> Result<f64> {
+            let (_, text) = http_get(&address, "/metrics")?;
+            sample(&text, OBSERVES)
+        };
+        // The restarted operator's first check of bravo may still write
+        // (the schedule it had in memory is gone); judge the ones after it.
+        let first = eventually("a first round of checks", DEADLINE, || {
+            let n = observes()?;
+            ensure!(n >= 3.0, "{n} observes");
+            Ok(n)
+        })?;
+        let before = get(w, "bravo")?;
+        let started = std::time::Instant::now();
+        eventually("three more intervals of bravo", DEADLINE, || {
+            let n = observes()?;
+            ensure!(n >= first + 3.0, "{} observes since", n - first);
+            ensure!(
+                started.elapsed() >= Duration::from_millis(6_600),
+                "too soon"
+            );
+            Ok(())
+        })?;
+        let after = get(w, "bravo")?;
+        let version = |r: &Value| r["metadata"]["resourceVersion"].clone();
+        ensure!(
+            version(&after) == version(&before),
+            "a healthy resource's periodic check wrote status: {} -> {}",
+            before["status"],
+            after["status"]
+        );
+        Ok(())
+    });
+    // The later checks judge every check by the lastReconcileTime it writes.
+    let back = w.start_operator(&w.admin_args());
+    quiet.and(back)
+}
+
+/// The observe callbacks the example has run, as `/metrics` counts them.
+const OBSERVES: &str = r#"blue_callback_duration_seconds_count{controller="localconfigmaps.examples.blue.dev",callback="observe"}"#;
+
+/// Starts the operator with `args` and a metrics listener; its address.
+fn start_with_metrics(w: &mut World<'_>, mut args: Vec<String>) -> Result<String> {
+    let offset = log_len(&w.operator_log());
+    args.extend(["--metrics-bind".into(), "127.0.0.1:0".into()]);
+    w.start_operator(&args)?;
+    eventually("the operator's listener address", DEADLINE, || {
+        let log = log_since(&w.operator_log(), offset);
+        let line = log
+            .lines()
+            .find(|l| l.contains("serving /metrics"))
+            .context("not logged yet")?;
+        let address = line
+            .rsplit("http://")
+            .next()
+            .context("no address in the line")?;
+        Ok(address.trim().to_string())
     })
 }
 
