@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::apimetrics::{Scrape, Served};
-use super::contender::{operator_cpu, operator_rss, select, Contender, OperatorFlags, Rss};
+use super::contender::{operator_cpu, operator_rss, select, Contender, Rss};
 use super::harness::{name, Harness, Reaction, Spec};
 use super::live::Live;
 use super::measure::{pid_cpu_seconds, XorShift};
@@ -378,11 +378,9 @@ pub fn idle(
 pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()> {
     let sizes = Sizes::new(options.quick, options.sizes.clone());
     let binary = crate::world::operator::build_profile(true)?;
-    let flags = OperatorFlags::of(&binary)?;
     let contenders = select(
         options.contenders.as_deref(),
         &binary,
-        flags,
         options.peer,
         options.workers,
     )?;
