@@ -6,11 +6,11 @@
 //! admin Secret ([`crate::admin`]); the connection Secret is the
 //! controller's ([`blue_kubernetes::Connection`]).
 
+use crate::admin;
 use crate::config::PgConfig;
 use crate::desired::{self, Target};
 use crate::outputs::PgOutputs;
 use crate::server::{self, Facts};
-use crate::admin;
 use crate::steps::Run;
 use blue_kubernetes::{
     outcome_with_outputs, CallbackResult, Connection, CrdOptions, Event, Names, Observation,
@@ -144,8 +144,8 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
 /// `observe`: reads the role and the database as the admin. Delete
 /// passes ask whether anything of ours is left (the role carries our
 /// mark); other passes whether the database exists, is owned by our role,
-/// admits no other role, and that role logs in with the connection
-/// Secret's password.
+/// admits no other role, the connection Secret holds the details, and the
+/// role logs in with its password.
 pub async fn observe(
     api: &dyn RawApi,
     config: &PgConfig,
@@ -165,8 +165,30 @@ pub async fn observe(
         && facts.database_is_owned(&target)
         && facts.database.as_ref().is_some_and(|d| !d.public_connects)
         && facts.role.as_ref().is_some_and(|r| r.can_login);
-    let matches = structure && logs_in(opts, &target).await?;
+    let matches =
+        structure && holds_details(opts, &target).await? && logs_in(opts, &target).await?;
     Ok(Observation::new(exists, matches, exists).with_outputs(&outputs))
+}
+
+/// The connection Secret holds `target`'s details. The controller puts
+/// back what it knows the Secret held, but a new process knows only what
+/// it finds: a run cut short before its `connection` step, or a value
+/// edited while no operator ran, is found here.
+async fn holds_details(opts: &Options, target: &Target) -> CallbackResult<bool> {
+    let connection = connection(opts)?;
+    let port = target.port.to_string();
+    let details = [
+        (keys::HOST, target.host.as_str()),
+        (keys::PORT, port.as_str()),
+        (keys::DATABASE, target.database.as_str()),
+        (keys::USER, target.role.as_str()),
+    ];
+    for (key, want) in details {
+        if connection.get(key).await?.as_ref().map(|v| v.expose()) != Some(want) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The role logs in with the stored password (none stored: it cannot).
@@ -197,7 +219,10 @@ pub async fn converge(
         features,
     };
     run.converge().await?;
-    tracing::info!("postgresdatabase {}: role and database in place", run.resource());
+    tracing::info!(
+        "postgresdatabase {}: role and database in place",
+        run.resource()
+    );
     outcome_with_outputs(&outputs(&server::facts(&admin, &target).await?))
 }
 
@@ -218,7 +243,10 @@ pub async fn delete(
         features,
     };
     run.delete().await?;
-    tracing::info!("postgresdatabase {}: role and database dropped", run.resource());
+    tracing::info!(
+        "postgresdatabase {}: role and database dropped",
+        run.resource()
+    );
     Ok(WorkflowOutcome::new())
 }
 

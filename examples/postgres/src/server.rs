@@ -259,7 +259,11 @@ pub async fn restrict_database(admin: &Client, target: &Target) -> Result<(), Se
 
 /// Drops the database if our role owns it, disconnecting its sessions, so
 /// an application's open connection cannot block deletion.
-pub async fn drop_database(admin: &Client, target: &Target, facts: &Facts) -> Result<(), ServerError> {
+pub async fn drop_database(
+    admin: &Client,
+    target: &Target,
+    facts: &Facts,
+) -> Result<(), ServerError> {
     if facts.role_is_ours(target) && facts.database_is_owned(target) {
         let database = quote_ident(&target.database);
         admin

@@ -96,7 +96,8 @@ impl Run<'_> {
 
     /// The converge steps ([`CONVERGE`]).
     pub async fn converge(&self) -> CallbackResult<()> {
-        let (admin, target, connection) = (self.admin, self.target, package::connection(self.opts)?);
+        let (admin, target, connection) =
+            (self.admin, self.target, package::connection(self.opts)?);
         self.step("password", || async move {
             // Stored before the role gets it: a crash after that never loses it.
             connection
