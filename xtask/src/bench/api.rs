@@ -9,13 +9,14 @@ use anyhow::{ensure, Result};
 use super::api_server::{wait_polls, CurlTiming};
 use super::live::{population_interval, population_namespace, Live};
 use super::measure::{
-    core_pct, median, ms, percentile, rss_kib, secs, thousands, CpuSnapshot, CpuUse, XorShift,
+    core_pct, median, ms, percentile, rss_kib, secs, thousands, CpuSnapshot, CpuUse,
 };
 use super::meter::{Counts, Op};
 use super::package::{self, resource_type, GROUP, PLURAL};
 use super::report::{Report, Section};
 use super::{pick, timed};
 use crate::support::kube::Kube;
+use crate::support::random::XorShift;
 use crate::support::wait::until;
 
 pub struct ApiSizes {

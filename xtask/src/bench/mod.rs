@@ -14,7 +14,7 @@ mod failover;
 mod harness;
 mod live;
 mod machine;
-mod measure;
+pub mod measure;
 mod meter;
 mod operators;
 mod operators_report;

@@ -15,19 +15,24 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use crate::cluster::control_plane::process::ManagedProcess;
+use crate::cluster::control_plane::ControlPlane;
 use crate::cluster::{manifests, Mode};
 use crate::support::interrupt;
 use crate::support::kube::Kube;
 use crate::support::processes::nothing_left;
+use crate::support::random::{random_hex, XorShift};
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
-use crate::world::{Testbed, Transport};
+use crate::world::{Testbed, Transport, World};
 use fleet::Fleet;
 
 /// Usage of `cargo xtask chaos`.
 pub const USAGE: &str = "\
 cargo xtask chaos                     faults and hostile input against a local control plane (about 3 minutes)
-cargo xtask chaos --long              ... longer outages, more operator kills, every missing permission";
+cargo xtask chaos --long              ... longer outages, more operator kills, every missing permission
+    [--only postgres]                 only the PostgreSQL scenarios
+    [--seed N]                        replay a run's random kill points (each run prints its seed)";
 
 /// How hard to push.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,14 +60,35 @@ impl Profile {
         forbidden_window: Duration::from_secs(90),
         every_permission: true,
     };
+}
 
-    fn parse(args: &[String]) -> Result<Self> {
-        match args {
-            [] => Ok(Self::SHORT),
-            [flag] if flag == "--long" => Ok(Self::LONG),
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+struct Args {
+    profile: Profile,
+    seed: Option<u64>,
+    only_postgres: bool,
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut parsed = Args {
+        profile: Profile::SHORT,
+        seed: None,
+        only_postgres: false,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match (arg.as_str(), it.clone().next().map(String::as_str)) {
+            ("--long", _) => parsed.profile = Profile::LONG,
+            ("--only", Some("postgres")) => parsed.only_postgres = it.next().is_some(),
+            ("--seed", Some(n)) if n.parse::<u64>().is_ok() => {
+                parsed.seed = n.parse().ok();
+                it.next();
+            }
             _ => bail!("usage:\n{USAGE}"),
         }
     }
+    Ok(parsed)
 }
 
 /// Figures printed at the end (and quoted in the README).
@@ -79,15 +105,83 @@ impl Figures {
 /// Runs `chaos <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let profile = Profile::parse(args)?;
+    let args = parse(args)?;
+    let seed = match args.seed {
+        Some(seed) => seed,
+        None => u64::from_str_radix(&random_hex(8)?, 16)?,
+    };
+    println!("seed {seed}: `--seed {seed}` replays this run's kill points");
+    let mut rng = XorShift::new(seed);
     let started = Instant::now();
     let testbed = Testbed::up("chaos", &Mode::Local, None)?;
-    let cp = testbed
-        .cluster
-        .control_plane()
-        .context("chaos runs against its own local control plane")?;
     // One kubectl per request, so the counting wrapper sees every call.
     let mut world = testbed.world(Transport::Kubectl);
+    let mut suite = Suite::default();
+    let mut figures = Figures::default();
+    let mut respawned = Vec::new();
+    if !args.only_postgres {
+        let cp = testbed.cluster.control_plane();
+        let cp = cp.context("chaos runs against its own local control plane")?;
+        let run = Run {
+            profile: &args.profile,
+            rng: &mut rng,
+            suite: &mut suite,
+            figures: &mut figures,
+        };
+        configmaps(&mut world, cp, run, &mut respawned, started)?;
+    }
+    let run = Run {
+        profile: &args.profile,
+        rng: &mut rng,
+        suite: &mut suite,
+        figures: &mut figures,
+    };
+    let pg_dir = postgres::run(&world, run);
+    if !args.only_postgres {
+        leftovers::final_checks(&mut world, &mut suite);
+    }
+
+    drop(world);
+    for mut p in respawned {
+        let _ = p.stop(Duration::from_secs(10));
+    }
+    let mut gone = testbed.down()?;
+    gone.extend(pg_dir);
+    suite.run("cleanup", || nothing_left(&gone));
+
+    println!("figures:");
+    for line in &figures.0 {
+        println!("  {line}");
+    }
+    suite.finish(
+        "chaos",
+        &format!("in {:.1}s (seed {seed})", started.elapsed().as_secs_f64()),
+    )
+}
+
+/// What every scenario gets: the profile, the seeded randomness, the
+/// checks and the figures.
+pub struct Run<'a> {
+    pub profile: &'a Profile,
+    pub rng: &'a mut XorShift,
+    pub suite: &'a mut Suite,
+    pub figures: &'a mut Figures,
+}
+
+/// The ConfigMap operator's scenarios, on a schema-less CRD.
+fn configmaps(
+    world: &mut World<'_>,
+    cp: &ControlPlane,
+    run: Run<'_>,
+    respawned: &mut Vec<ManagedProcess>,
+    started: Instant,
+) -> Result<()> {
+    let Run {
+        profile,
+        rng,
+        suite,
+        figures,
+    } = run;
     loosen_crd(&world.kube)?;
     let counter = permissions::Counter::install(&world.work)?;
     let recorder = order::Recorder::start(&world.kube);
@@ -99,37 +193,18 @@ pub fn main(args: &[String]) -> Result<()> {
         world.operator_log().display(),
         started.elapsed().as_secs_f64()
     );
-
-    let mut suite = Suite::default();
-    let mut figures = Figures::default();
     let mut fleet = Fleet::default();
-    let mut respawned = Vec::new();
     suite.check("fleet-converges-before-faults", || {
-        fleet.batch(&world, 4, 0, 0)?;
-        fleet.wait_converged(&world).map(drop)
+        fleet.batch(world, 4, 0, 0)?;
+        fleet.wait_converged(world).map(drop)
     });
-    faults::run(
-        &mut world,
-        cp,
-        &mut fleet,
-        &profile,
-        &mut suite,
-        &mut figures,
-        &mut respawned,
-    );
-    crashes::run(&mut world, &mut fleet, &profile, &mut suite, &mut figures);
-    hostile::run(&mut world, &mut suite);
-    permissions::run(
-        &mut world,
-        &counter,
-        &mut fleet,
-        &profile,
-        &mut suite,
-        &mut figures,
-    );
+    faults::run(world, cp, &mut fleet, profile, suite, figures, respawned);
+    crashes::run(world, &mut fleet, profile, rng, suite, figures);
+    hostile::run(world, suite);
+    permissions::run(world, &counter, &mut fleet, profile, suite, figures);
     suite.check("every-resource-converges-after-the-faults", || {
         world.ensure_operator()?;
-        let took = fleet.wait_converged(&world)?;
+        let took = fleet.wait_converged(world)?;
         println!(
             "  ({} resources, {:.1}s)",
             fleet.live_count(),
@@ -145,26 +220,7 @@ pub fn main(args: &[String]) -> Result<()> {
         anyhow::ensure!(verified > 0, "no deletion was observed completely");
         Ok(())
     });
-    let pg_dir = postgres::run(&world, &mut suite, &mut figures);
-    leftovers::final_checks(&mut world, &mut suite);
-
-    drop(recorder);
-    drop(world);
-    for mut p in respawned {
-        let _ = p.stop(Duration::from_secs(10));
-    }
-    let mut gone = testbed.down()?;
-    gone.extend(pg_dir);
-    suite.run("cleanup", || nothing_left(&gone));
-
-    println!("figures:");
-    for line in &figures.0 {
-        println!("  {line}");
-    }
-    suite.finish(
-        "chaos",
-        &format!("in {:.1}s", started.elapsed().as_secs_f64()),
-    )
+    Ok(())
 }
 
 /// Replaces the CRD's schema with "anything goes", as on a cluster whose

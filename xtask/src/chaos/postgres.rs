@@ -1,27 +1,47 @@
-//! PostgreSQL stopped and started again while `PostgresDatabase`s
-//! converge, their connection Secrets deleted and a new resource created
-//! during each outage: every resource ends Ready and logging in with its
-//! first password, with one role and one database each.
+//! The PostgreSQL example under faults. PostgreSQL stopped and started
+//! again while `PostgresDatabase`s converge, their connection Secrets
+//! deleted and a new resource created during each outage: every resource
+//! ends Ready and logging in with its first password, with one role and
+//! one database each. Then the operator SIGKILLed at random (seeded) points
+//! of multi-step runs: every run it cut short finishes in the next
+//! process, soon after its restart, and the steps audit shows no step
+//! recorded Done run again.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{ensure, Result};
-use serde_json::json;
+use anyhow::{ensure, Context, Result};
+use serde_json::{json, Value};
 
-use super::Figures;
+use super::Run;
+use crate::bench::measure::percentile;
 use crate::support::interrupt;
-use crate::support::suite::Suite;
-use crate::world::postgres::Postgres;
+use crate::support::random::XorShift;
+use crate::support::wait::{eventually, DEADLINE};
+use crate::world::operator::{log_len, log_since};
+use crate::world::postgres::{name_of, Postgres, PGDB};
 use crate::world::World;
 
 /// Each outage outlasts the resources' 2 s interval, so checks fail.
 const OUTAGE: Duration = Duration::from_secs(3);
 const OUTAGES: usize = 2;
 
-/// Runs the scenario; returns the server's directory (gone by then) for
+/// New resources per kill round (their runs overlap, 4 workers).
+const NEW_PER_ROUND: usize = 3;
+/// A kill strikes up to this long after a round's last create.
+const KILL_WITHIN_MS: u64 = 600;
+/// The operator's first retry delay (the controller's default).
+const RETRY_DELAY_S: f64 = 1.0;
+
+/// Runs the scenarios; returns the server's directory (gone by then) for
 /// the cleanup check.
-pub fn run(w: &World<'_>, suite: &mut Suite, figures: &mut Figures) -> Option<PathBuf> {
+pub fn run(w: &World<'_>, run: Run<'_>) -> Option<PathBuf> {
+    let Run {
+        profile,
+        rng,
+        suite,
+        figures,
+    } = run;
     let (mut pg, mut recoveries) = (None, Vec::new());
     let passed = suite.check("postgres-restarts-with-deleted-secrets", || {
         scenario(pg.insert(Postgres::up(w)?), &mut recoveries)
@@ -34,9 +54,176 @@ pub fn run(w: &World<'_>, suite: &mut Suite, figures: &mut Figures) -> Option<Pa
         "PostgreSQL stopped {OUTAGES} times for {OUTAGE:?} (Secrets deleted, a resource created meanwhile): all Ready with their first passwords within {:.1}s of each restart",
         slowest.as_secs_f64()
     ));
+    if let Some(pg) = pg.as_mut() {
+        let mut kills = Kills::default();
+        let passed = suite.check("postgres-sigkill-during-steps", || {
+            sigkill_during_steps(pg, profile.kills, rng, &mut kills)
+        });
+        if !passed {
+            pg.diagnose();
+        }
+        figures.add(kills.figure());
+        suite.check("postgres-killed-runs-finish-within-a-retry-delay", || {
+            let late = kills.after_up.iter().copied().fold(0.0, f64::max);
+            ensure!(
+                late <= RETRY_DELAY_S,
+                "a killed run finished {late:.2}s after the restarted operator was up"
+            );
+            Ok(())
+        });
+    }
     let dir = pg.as_ref().map(|p| p.server_dir().to_path_buf());
     drop(pg);
     dir
+}
+
+/// What the kills did.
+#[derive(Default)]
+struct Kills {
+    kills: usize,
+    /// Converge runs recorded Running at a kill (so cut short), and delete runs.
+    converges: usize,
+    deletes: usize,
+    /// Step attempts that re-ran an interrupted step (the audit).
+    reruns: usize,
+    /// Seconds from a restart until the operator was up (watching), and
+    /// from it until each cut-short converge run was recorded Done.
+    startups: Vec<f64>,
+    recoveries: Vec<f64>,
+    /// `recoveries` less the startup of their restart.
+    after_up: Vec<f64>,
+}
+
+impl Kills {
+    fn figure(&self) -> String {
+        let spread = |v: &[f64]| {
+            let p = |q| percentile(v, q);
+            format!(
+                "{:.2}/{:.2}/{:.2}/{:.2}s",
+                p(0.0),
+                p(50.0),
+                p(95.0),
+                p(100.0)
+            )
+        };
+        format!(
+            "postgres-operator SIGKILLed {} times at random points: {} converge and {} delete runs cut short, {} interrupted steps re-run, no Done step twice; the killed converge runs finished min/p50/p95/max {} after the restart, {} after the restarted operator was up (p50 {:.2}s to start)",
+            self.kills, self.converges, self.deletes, self.reruns,
+            spread(&self.recoveries), spread(&self.after_up), percentile(&self.startups, 50.0)
+        )
+    }
+}
+
+/// Rounds of: new resources (and a deletion every other round), a SIGKILL
+/// at a random point of their runs, a restart, and every resource Ready;
+/// then one role and database each, no orphans, every Secret logging in,
+/// the audit clean and no password in the log.
+fn sigkill_during_steps(
+    pg: &mut Postgres,
+    rounds: usize,
+    rng: &mut XorShift,
+    k: &mut Kills,
+) -> Result<()> {
+    let spec = json!({"deletionPolicy": "Destroy", "reconcileInterval": "10m"});
+    let mut live: Vec<String> = Vec::new();
+    for round in 0..rounds {
+        pg.ensure_operator()?;
+        for i in 0..NEW_PER_ROUND {
+            live.push(format!("kill-{round}-{i}"));
+            pg.create(&live[live.len() - 1], spec.clone())?;
+        }
+        if round % 2 == 1 {
+            let gone = live.remove(0);
+            pg.kube.ok(&["delete", PGDB, &gone, "--wait=false"], None)?;
+        }
+        interrupt::sleep(Duration::from_millis(rng.below(KILL_WITHIN_MS)));
+        pg.operator.as_mut().context("no operator")?.crash()?;
+        k.kills += 1;
+        let open: Vec<Open> = pg
+            .kube
+            .items(&["get", PGDB])?
+            .iter()
+            .filter_map(open_run)
+            .collect();
+        k.deletes += open.iter().filter(|o| o.event == "delete").count();
+        let offset = log_len(&pg.log());
+        pg.start_operator(&[])?;
+        let (restarted, clock) = (Instant::now(), SystemTime::now());
+        eventually("the restarted operator up", DEADLINE, || {
+            ensure!(
+                log_since(&pg.log(), offset).contains("watching "),
+                "not yet"
+            );
+            Ok(())
+        })?;
+        let startup = restarted.elapsed().as_secs_f64();
+        k.startups.push(startup);
+        let all = pg.wait_all_ready(&live)?;
+        for o in open.iter().filter(|o| o.event == "create") {
+            let r = all
+                .iter()
+                .find(|r| name_of(r) == o.name)
+                .context("a killed run's resource")?;
+            let end = finished(r, &o.run).with_context(|| format!("{}'s killed run", o.name))?;
+            let took = end.duration_since(clock).unwrap_or_default().as_secs_f64();
+            k.converges += 1;
+            k.recoveries.push(took);
+            k.after_up.push((took - startup).max(0.0));
+        }
+    }
+    live.sort();
+    let each = (live.join(","), live.join(","));
+    let found = pg.names_like("kill-%")?;
+    ensure!(
+        found == each,
+        "(roles, databases) are {found:?}, want {each:?}"
+    );
+    for name in &live {
+        pg.app_login(name)
+            .with_context(|| format!("{name}'s Secret"))?;
+    }
+    k.reruns = pg.check_audit()?.reruns;
+    pg.log_holds_no_password(&live)?;
+    ensure!(
+        k.converges + k.deletes > 0,
+        "no kill cut a run short (replay with the seed, or raise NEW_PER_ROUND)"
+    );
+    Ok(())
+}
+
+/// A run a kill left open: recorded Running when its process died.
+struct Open {
+    name: String,
+    event: String,
+    run: String,
+}
+
+fn open_run(r: &Value) -> Option<Open> {
+    let workflow = &r["status"]["workflow"];
+    let text = |k: &str| workflow[k].as_str().unwrap_or("").to_string();
+    (workflow["state"] == "Running").then(|| Open {
+        name: name_of(r).to_string(),
+        event: text("event"),
+        run: text("run"),
+    })
+}
+
+/// When `r`'s run `run` was recorded Done: the killed run itself, not a
+/// new one, finished.
+fn finished(r: &Value, run: &str) -> Result<SystemTime> {
+    let workflow = &r["status"]["workflow"];
+    ensure!(
+        workflow["run"] == run,
+        "another run ({}) replaced it",
+        workflow["run"]
+    );
+    ensure!(
+        workflow["state"] == "Done",
+        "the run is {}",
+        workflow["state"]
+    );
+    let end = workflow["endTime"].as_str().context("no endTime")?;
+    Ok(humantime::parse_rfc3339(end)?)
 }
 
 fn scenario(pg: &mut Postgres, recoveries: &mut Vec<Duration>) -> Result<()> {
