@@ -23,6 +23,7 @@ mod peer;
 mod report;
 mod steady;
 mod steady_report;
+mod steps;
 mod transport;
 
 use std::path::{Path, PathBuf};
@@ -35,7 +36,7 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators] [--full-matrix]
+pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators,steps] [--full-matrix]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,peer] [--workers N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
@@ -46,7 +47,7 @@ pub const USAGE: &str = "  bench [--quick] [--only calls,api,transport,operators
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 4] = ["calls", "api", "transport", "operators"];
+const PARTS: [&str; 5] = ["calls", "api", "transport", "operators", "steps"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -234,6 +235,9 @@ fn run(args: &Args) -> Result<()> {
             timed("transport", || {
                 transport::run(&mut live, args.quick, &mut report)
             })?;
+        }
+        if wants("steps") {
+            timed("steps", || steps::run(&mut live, args.quick, &mut report))?;
         }
         if wants("operators") {
             let built = match args.build_peer {

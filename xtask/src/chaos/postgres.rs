@@ -125,7 +125,9 @@ fn sigkill_during_steps(
     k: &mut Kills,
 ) -> Result<()> {
     let spec = json!({"deletionPolicy": "Destroy", "reconcileInterval": "10m"});
-    let mut live: Vec<String> = Vec::new();
+    // The first scenario's resources are the first deleted.
+    let existing = pg.kube.items(&["get", PGDB])?;
+    let mut live: Vec<String> = existing.iter().map(|r| name_of(r).to_string()).collect();
     for round in 0..rounds {
         pg.ensure_operator()?;
         for i in 0..NEW_PER_ROUND {
@@ -172,7 +174,12 @@ fn sigkill_during_steps(
         }
     }
     live.sort();
-    let each = (live.join(","), live.join(","));
+    let killed: Vec<&str> = live
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.starts_with("kill-"))
+        .collect();
+    let each = (killed.join(","), killed.join(","));
     let found = pg.names_like("kill-%")?;
     ensure!(
         found == each,
