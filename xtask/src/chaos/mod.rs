@@ -15,8 +15,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::cluster::control_plane::process::ManagedProcess;
-use crate::cluster::control_plane::ControlPlane;
 use crate::cluster::{manifests, Mode};
 use crate::support::interrupt;
 use crate::support::kube::Kube;
@@ -24,7 +22,7 @@ use crate::support::processes::nothing_left;
 use crate::support::random::{random_hex, XorShift};
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
-use crate::world::{Testbed, Transport, World};
+use crate::world::{Testbed, Transport};
 use fleet::Fleet;
 
 /// Usage of `cargo xtask chaos`.
@@ -105,13 +103,17 @@ impl Figures {
 /// Runs `chaos <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let args = parse(args)?;
-    let seed = match args.seed {
+    let Args {
+        profile,
+        seed,
+        only_postgres,
+    } = parse(args)?;
+    let seed = match seed {
         Some(seed) => seed,
         None => u64::from_str_radix(&random_hex(8)?, 16)?,
     };
     println!("seed {seed}: `--seed {seed}` replays this run's kill points");
-    let mut rng = XorShift::new(seed);
+    let rng = &mut XorShift::new(seed);
     let started = Instant::now();
     let testbed = Testbed::up("chaos", &Mode::Local, None)?;
     // One kubectl per request, so the counting wrapper sees every call.
@@ -119,25 +121,48 @@ pub fn main(args: &[String]) -> Result<()> {
     let mut suite = Suite::default();
     let mut figures = Figures::default();
     let mut respawned = Vec::new();
-    if !args.only_postgres {
+    if !only_postgres {
         let cp = testbed.cluster.control_plane();
         let cp = cp.context("chaos runs against its own local control plane")?;
-        let run = Run {
-            profile: &args.profile,
-            rng: &mut rng,
-            suite: &mut suite,
-            figures: &mut figures,
-        };
-        configmaps(&mut world, cp, run, &mut respawned, started)?;
+        loosen_crd(&world.kube)?;
+        let counter = permissions::Counter::install(&world.work)?;
+        let recorder = order::Recorder::start(&world.kube);
+        world.cel = false;
+        world.operator_env = counter.env("admin");
+        world.start_operator(&world.admin_args())?;
+        println!(
+            "setup: schema-less CRD, operator log {} ({:.1}s)",
+            world.operator_log().display(),
+            started.elapsed().as_secs_f64()
+        );
+        let (w, fleet) = (&mut world, &mut Fleet::default());
+        suite.check("fleet-converges-before-faults", || {
+            fleet.batch(w, 4, 0, 0)?;
+            fleet.wait_converged(w).map(drop)
+        });
+        let (suite, figures) = (&mut suite, &mut figures);
+        faults::run(w, cp, fleet, &profile, suite, figures, &mut respawned);
+        crashes::run(w, fleet, &profile, rng, suite, figures);
+        hostile::run(w, suite);
+        permissions::run(w, &counter, fleet, &profile, suite, figures);
+        suite.check("every-resource-converges-after-the-faults", || {
+            w.ensure_operator()?;
+            let took = fleet.wait_converged(w)?;
+            let (n, secs) = (fleet.live_count(), took.as_secs_f64());
+            println!("  ({n} resources, {secs:.1}s)");
+            Ok(())
+        });
+        suite.check("finalizers-removed-only-after-absence-observed", || {
+            let (verified, unverified) = recorder.check_finalizer_order()?;
+            figures.add(format!(
+                "{verified} Destroy deletions: ConfigMap deleted at a lower resourceVersion than the finalizer removal ({unverified} fell into watch gaps during outages)"
+            ));
+            anyhow::ensure!(verified > 0, "no deletion was observed completely");
+            Ok(())
+        });
     }
-    let run = Run {
-        profile: &args.profile,
-        rng: &mut rng,
-        suite: &mut suite,
-        figures: &mut figures,
-    };
-    let pg_dir = postgres::run(&world, run);
-    if !args.only_postgres {
+    let pg_dir = postgres::run(&world, &profile, rng, &mut suite, &mut figures);
+    if !only_postgres {
         leftovers::final_checks(&mut world, &mut suite);
     }
 
@@ -153,74 +178,8 @@ pub fn main(args: &[String]) -> Result<()> {
     for line in &figures.0 {
         println!("  {line}");
     }
-    suite.finish(
-        "chaos",
-        &format!("in {:.1}s (seed {seed})", started.elapsed().as_secs_f64()),
-    )
-}
-
-/// What every scenario gets: the profile, the seeded randomness, the
-/// checks and the figures.
-pub struct Run<'a> {
-    pub profile: &'a Profile,
-    pub rng: &'a mut XorShift,
-    pub suite: &'a mut Suite,
-    pub figures: &'a mut Figures,
-}
-
-/// The ConfigMap operator's scenarios, on a schema-less CRD.
-fn configmaps(
-    world: &mut World<'_>,
-    cp: &ControlPlane,
-    run: Run<'_>,
-    respawned: &mut Vec<ManagedProcess>,
-    started: Instant,
-) -> Result<()> {
-    let Run {
-        profile,
-        rng,
-        suite,
-        figures,
-    } = run;
-    loosen_crd(&world.kube)?;
-    let counter = permissions::Counter::install(&world.work)?;
-    let recorder = order::Recorder::start(&world.kube);
-    world.cel = false;
-    world.operator_env = counter.env("admin");
-    world.start_operator(&world.admin_args())?;
-    println!(
-        "setup: schema-less CRD, operator log {} ({:.1}s)",
-        world.operator_log().display(),
-        started.elapsed().as_secs_f64()
-    );
-    let mut fleet = Fleet::default();
-    suite.check("fleet-converges-before-faults", || {
-        fleet.batch(world, 4, 0, 0)?;
-        fleet.wait_converged(world).map(drop)
-    });
-    faults::run(world, cp, &mut fleet, profile, suite, figures, respawned);
-    crashes::run(world, &mut fleet, profile, rng, suite, figures);
-    hostile::run(world, suite);
-    permissions::run(world, &counter, &mut fleet, profile, suite, figures);
-    suite.check("every-resource-converges-after-the-faults", || {
-        world.ensure_operator()?;
-        let took = fleet.wait_converged(world)?;
-        println!(
-            "  ({} resources, {:.1}s)",
-            fleet.live_count(),
-            took.as_secs_f64()
-        );
-        Ok(())
-    });
-    suite.check("finalizers-removed-only-after-absence-observed", || {
-        let (verified, unverified) = recorder.check_finalizer_order()?;
-        figures.add(format!(
-            "{verified} Destroy deletions: ConfigMap deleted at a lower resourceVersion than the finalizer removal ({unverified} fell into watch gaps during outages)"
-        ));
-        anyhow::ensure!(verified > 0, "no deletion was observed completely");
-        Ok(())
-    });
-    Ok(())
+    let took = started.elapsed().as_secs_f64();
+    suite.finish("chaos", &format!("in {took:.1}s (seed {seed})"))
 }
 
 /// Replaces the CRD's schema with "anything goes", as on a cluster whose

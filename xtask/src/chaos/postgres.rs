@@ -13,11 +13,12 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use super::Run;
+use super::{Figures, Profile};
 use crate::bench::measure::percentile;
 use crate::support::interrupt;
 use crate::support::random::XorShift;
-use crate::support::wait::{eventually, DEADLINE};
+use crate::support::suite::Suite;
+use crate::support::wait::{until, DEADLINE};
 use crate::world::operator::{log_len, log_since};
 use crate::world::postgres::{name_of, Postgres, PGDB};
 use crate::world::World;
@@ -35,13 +36,13 @@ const RETRY_DELAY_S: f64 = 1.0;
 
 /// Runs the scenarios; returns the server's directory (gone by then) for
 /// the cleanup check.
-pub fn run(w: &World<'_>, run: Run<'_>) -> Option<PathBuf> {
-    let Run {
-        profile,
-        rng,
-        suite,
-        figures,
-    } = run;
+pub fn run(
+    w: &World<'_>,
+    profile: &Profile,
+    rng: &mut XorShift,
+    suite: &mut Suite,
+    figures: &mut Figures,
+) -> Option<PathBuf> {
     let (mut pg, mut recoveries) = (None, Vec::new());
     let passed = suite.check("postgres-restarts-with-deleted-secrets", || {
         scenario(pg.insert(Postgres::up(w)?), &mut recoveries)
@@ -141,32 +142,33 @@ fn sigkill_during_steps(
         interrupt::sleep(Duration::from_millis(rng.below(KILL_WITHIN_MS)));
         pg.operator.as_mut().context("no operator")?.crash()?;
         k.kills += 1;
-        let open: Vec<Open> = pg
+        // The runs recorded Running now were cut short: (name, run, event).
+        let open: Vec<[String; 3]> = pg
             .kube
             .items(&["get", PGDB])?
             .iter()
             .filter_map(open_run)
             .collect();
-        k.deletes += open.iter().filter(|o| o.event == "delete").count();
+        k.deletes += open.iter().filter(|[.., event]| event == "delete").count();
         let offset = log_len(&pg.log());
         pg.start_operator(&[])?;
         let (restarted, clock) = (Instant::now(), SystemTime::now());
-        eventually("the restarted operator up", DEADLINE, || {
-            ensure!(
-                log_since(&pg.log(), offset).contains("watching "),
-                "not yet"
-            );
-            Ok(())
-        })?;
+        let up = || log_since(&pg.log(), offset).contains("watching ");
+        until(
+            "the restarted operator up",
+            DEADLINE,
+            Duration::from_millis(10),
+            up,
+        )?;
         let startup = restarted.elapsed().as_secs_f64();
         k.startups.push(startup);
         let all = pg.wait_all_ready(&live)?;
-        for o in open.iter().filter(|o| o.event == "create") {
+        for [name, run, _] in open.iter().filter(|[.., event]| event == "create") {
             let r = all
                 .iter()
-                .find(|r| name_of(r) == o.name)
+                .find(|r| name_of(r) == name)
                 .context("a killed run's resource")?;
-            let end = finished(r, &o.run).with_context(|| format!("{}'s killed run", o.name))?;
+            let end = finished(r, run).with_context(|| format!("{name}'s killed run"))?;
             let took = end.duration_since(clock).unwrap_or_default().as_secs_f64();
             k.converges += 1;
             k.recoveries.push(took);
@@ -198,37 +200,19 @@ fn sigkill_during_steps(
     Ok(())
 }
 
-/// A run a kill left open: recorded Running when its process died.
-struct Open {
-    name: String,
-    event: String,
-    run: String,
-}
-
-fn open_run(r: &Value) -> Option<Open> {
+fn open_run(r: &Value) -> Option<[String; 3]> {
     let workflow = &r["status"]["workflow"];
     let text = |k: &str| workflow[k].as_str().unwrap_or("").to_string();
-    (workflow["state"] == "Running").then(|| Open {
-        name: name_of(r).to_string(),
-        event: text("event"),
-        run: text("run"),
-    })
+    let running = workflow["state"] == "Running";
+    running.then(|| [name_of(r).to_string(), text("run"), text("event")])
 }
 
 /// When `r`'s run `run` was recorded Done: the killed run itself, not a
 /// new one, finished.
 fn finished(r: &Value, run: &str) -> Result<SystemTime> {
     let workflow = &r["status"]["workflow"];
-    ensure!(
-        workflow["run"] == run,
-        "another run ({}) replaced it",
-        workflow["run"]
-    );
-    ensure!(
-        workflow["state"] == "Done",
-        "the run is {}",
-        workflow["state"]
-    );
+    let (id, state) = (&workflow["run"], &workflow["state"]);
+    ensure!(id == run && state == "Done", "run {id} is {state}");
     let end = workflow["endTime"].as_str().context("no endTime")?;
     Ok(humantime::parse_rfc3339(end)?)
 }
