@@ -92,7 +92,7 @@ pub fn run(live: &mut Live, quick: bool, report: &mut Report) -> Result<()> {
 /// step boundary it adds (a run of N steps has N + 1, a plain one 2).
 fn extra_boundary(extra: f64, steps: usize) -> String {
     match steps {
-        1 => format!("{:.1} ms more, no boundary added", extra * 1e3),
+        1 => format!("none added ({:+.1} ms)", extra * 1e3),
         s => format!("{:.1} ms", extra / (s as f64 - 1.0) * 1e3),
     }
 }
