@@ -34,6 +34,8 @@ Secret with host, port, database, user and a generated password.
                       log failed callbacks without their error text
   --no-events         write no Kubernetes Events
   --skip-preflight    start without checking discovery and RBAC first
+  --audit-steps       record every durable step attempt in the table
+                      postgres_operator_audit of each server's postgres database
   -h, --help          show this help
 
 Stops gracefully on SIGTERM or SIGINT: running reconciles finish first.";
@@ -76,6 +78,8 @@ pub struct Args {
     pub skip_preflight: bool,
     /// `--transport kubectl` (default: the proxy).
     pub per_call_kubectl: bool,
+    /// `--audit-steps`.
+    pub audit_steps: bool,
 }
 
 /// What the command line asks for.
@@ -148,6 +152,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--hide-callback-errors" if switch => parsed.hide_callback_errors = true,
             "--no-events" if switch => parsed.no_events = true,
             "--skip-preflight" if switch => parsed.skip_preflight = true,
+            "--audit-steps" if switch => parsed.audit_steps = true,
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag {other} (see --help)"))
             }
@@ -268,6 +273,7 @@ mod tests {
             "--transport=kubectl",
             "--log-format",
             "json",
+            "--audit-steps",
         ])
         .unwrap();
         assert_eq!(a.context.as_deref(), Some("kind-dev"));
@@ -276,7 +282,7 @@ mod tests {
         assert_eq!(a.namespaces(), Namespaces::from(["a", "b"]));
         assert_eq!(a.home_namespace(), "a");
         assert_eq!(a.transport(), TransportKind::Kubectl);
-        assert!(a.json_logs);
+        assert!(a.json_logs && a.audit_steps);
         let o = a.kubectl_options();
         assert_eq!(o.context.as_deref(), Some("kind-dev"));
     }
@@ -286,6 +292,7 @@ mod tests {
         let a = run(&["--context", "x"]).unwrap();
         assert_eq!(a.transport(), TransportKind::Proxy);
         assert_eq!(a.namespaces(), Namespaces::from("default"));
+        assert!(!a.audit_steps);
         assert!(run(&["--in-cluster"]).unwrap().kubectl_options().in_cluster);
     }
 

@@ -3,7 +3,7 @@
 //! A `PostgresDatabase` (`postgresdatabases.postgres.blue.example/v1alpha1`)
 //! declares a database and the role that owns it on a PostgreSQL server
 //! named in its config (host, port, and a Secret with admin credentials).
-//! `converge` creates both; the controller's connection Secret holds host,
+//! `converge` creates both, in durable steps; the controller's connection Secret holds host,
 //! port, database, user and a generated password; `observe` reports drift
 //! (database gone, owner changed, the role cannot log in with the Secret's
 //! password); `deletionPolicy: Destroy` drops them, `Retain` keeps them;
@@ -17,12 +17,15 @@
 //! - [`admin`]: reading the admin Secret (the package's one Kubernetes read);
 //! - [`server`]: the SQL, over tokio-postgres;
 //! - [`outputs`]: what `status.outputs` holds;
+//! - [`steps`]: `converge` and `delete` as durable steps;
+//! - [`audit`]: the optional table of step attempts (`--audit-steps`);
 //! - [`package`]: the callbacks and the CRD;
 //! - [`cli`], [`logging`]: the binary's flags and log;
-//! - [`test_pause`]: a test-only pause in `converge`, to crash it there;
+//! - [`test_hooks`]: test-only hooks to pause or fail a step;
 //! - `test_server` (feature `test-server`): a private PostgreSQL for tests.
 
 pub mod admin;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod desired;
@@ -32,6 +35,7 @@ pub mod package;
 pub mod password;
 pub mod server;
 pub mod sql;
-pub mod test_pause;
+pub mod steps;
+pub mod test_hooks;
 #[cfg(feature = "test-server")]
 pub mod test_server;

@@ -77,7 +77,10 @@ async fn run(args: Args) -> Result<()> {
             .await
             .context("starting the kubectl transport")?,
     };
-    let package = package::package(transport.clone().into_raw_api())?;
+    let features = package::Features {
+        audit_steps: args.audit_steps,
+    };
+    let package = package::package_with(transport.clone().into_raw_api(), features)?;
     let namespaces = args.namespaces();
     let mut config = Config::new(transport.into_client(), vec![package.clone()])
         .with_names(package::names())

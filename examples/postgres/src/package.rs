@@ -6,11 +6,12 @@
 //! admin Secret ([`crate::admin`]); the connection Secret is the
 //! controller's ([`blue_kubernetes::Connection`]).
 
+use crate::admin;
 use crate::config::PgConfig;
 use crate::desired::{self, Target};
 use crate::outputs::PgOutputs;
 use crate::server::{self, Facts};
-use crate::{admin, password};
+use crate::steps::Run;
 use blue_kubernetes::{
     outcome_with_outputs, CallbackResult, Connection, CrdOptions, Event, Names, Observation,
     Options, Package, PrinterColumn, TypedPackageBuilder, WorkflowOutcome,
@@ -58,19 +59,26 @@ pub fn names() -> Names {
     Names::for_domain(GROUP)
 }
 
-/// Builds the package; `api` reads the admin Secrets.
-pub fn package(api: Arc<dyn RawApi>) -> Result<Package, blue_kubernetes::Error> {
-    package_for(descriptor(), api)
+/// Optional features of the package, all off by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    /// Every step attempt writes a row into the audit table
+    /// ([`crate::audit`]; `--audit-steps`).
+    pub audit_steps: bool,
 }
 
-/// The package registered for another descriptor (the binary's hidden
-/// test flags move it to another group or version).
-pub fn package_for(
-    descriptor: ResourceDescriptor,
+/// Builds the package; `api` reads the admin Secrets.
+pub fn package(api: Arc<dyn RawApi>) -> Result<Package, blue_kubernetes::Error> {
+    package_with(api, Features::default())
+}
+
+/// [`package`] with `features`.
+pub fn package_with(
     api: Arc<dyn RawApi>,
+    features: Features,
 ) -> Result<Package, blue_kubernetes::Error> {
     let (a1, a2, a3) = (api.clone(), api.clone(), api);
-    declared(descriptor)
+    declared(descriptor())
         .validate(|config, opts| Ok(desired::validate(config, opts)))
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {
@@ -79,21 +87,22 @@ pub fn package_for(
         })
         .converge_async(move |config, opts| {
             let api = a2.clone();
-            async move { converge(api.as_ref(), &config, &opts).await }
+            async move { converge(api.as_ref(), &config, &opts, features).await }
         })
         .delete_async(move |config, opts| {
             let api = a3.clone();
-            async move { delete(api.as_ref(), &config, &opts).await }
+            async move { delete(api.as_ref(), &config, &opts, features).await }
         })
         .build()
 }
 
 /// The package as far as its CRD goes: the resource type, its config and
-/// outputs types and its connection Secret, before any callback. [`crd`]
-/// is generated from it alone and [`package_for`] adds the callbacks to
-/// it, so the two cannot disagree.
+/// outputs types, its connection Secret and its durable steps, before any
+/// callback. [`crd`] is generated from it alone and [`package_with`] adds
+/// the callbacks to it, so the two cannot disagree.
 fn declared(descriptor: ResourceDescriptor) -> TypedPackageBuilder<PgConfig> {
     Package::builder(descriptor)
+        .steps()
         .config::<PgConfig>()
         .outputs::<PgOutputs>()
         .connection_secret()
@@ -135,7 +144,8 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
 /// `observe`: reads the role and the database as the admin. Delete
 /// passes ask whether anything of ours is left (the role carries our
 /// mark); other passes whether the database exists, is owned by our role,
-/// and that role logs in with the connection Secret's password.
+/// admits no other role, the connection Secret holds the details, and the
+/// role logs in with its password.
 pub async fn observe(
     api: &dyn RawApi,
     config: &PgConfig,
@@ -153,9 +163,32 @@ pub async fn observe(
     let structure = exists
         && facts.role_is_ours(&target)
         && facts.database_is_owned(&target)
+        && facts.database.as_ref().is_some_and(|d| !d.public_connects)
         && facts.role.as_ref().is_some_and(|r| r.can_login);
-    let matches = structure && logs_in(opts, &target).await?;
+    let matches =
+        structure && holds_details(opts, &target).await? && logs_in(opts, &target).await?;
     Ok(Observation::new(exists, matches, exists).with_outputs(&outputs))
+}
+
+/// The connection Secret holds `target`'s details. The controller puts
+/// back what it knows the Secret held, but a new process knows only what
+/// it finds: a run cut short before its `connection` step, or a value
+/// edited while no operator ran, is found here.
+async fn holds_details(opts: &Options, target: &Target) -> CallbackResult<bool> {
+    let connection = connection(opts)?;
+    let port = target.port.to_string();
+    let details = [
+        (keys::HOST, target.host.as_str()),
+        (keys::PORT, port.as_str()),
+        (keys::DATABASE, target.database.as_str()),
+        (keys::USER, target.role.as_str()),
+    ];
+    for (key, want) in details {
+        if connection.get(key).await?.as_ref().map(|v| v.expose()) != Some(want) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// The role logs in with the stored password (none stored: it cannot).
@@ -166,49 +199,54 @@ async fn logs_in(opts: &Options, target: &Target) -> CallbackResult<bool> {
     Ok(server::can_log_in(target, password.expose()).await?)
 }
 
-/// `converge`: stores the connection details (the password first, so it
-/// is durable before the role gets it), then creates or repairs the role
-/// and creates the database. Refuses a role or database that is not this
-/// resource's rather than take it over.
+/// `converge`, in durable steps ([`crate::steps`]): stores the password
+/// (before the role gets it), creates or repairs the role, creates the
+/// database, lets only the role connect to it, and stores the connection
+/// details. Refuses a role or database that is not this resource's rather
+/// than take it over.
 pub async fn converge(
     api: &dyn RawApi,
     config: &PgConfig,
     opts: &Options,
+    features: Features,
 ) -> CallbackResult<WorkflowOutcome> {
     let target = desired::target(config, opts);
-    let connection = connection(opts)?;
-    let password = connection
-        .get_or_create(keys::PASSWORD, password::generate)
-        .await?;
-    connection.set(keys::HOST, target.host.as_str()).await?;
-    connection.set(keys::PORT, target.port.to_string()).await?;
-    connection
-        .set(keys::DATABASE, target.database.as_str())
-        .await?;
-    connection.set(keys::USER, target.role.as_str()).await?;
     let admin = connect_admin(api, config, &target).await?;
-    let facts = server::facts(&admin, &target).await?;
-    server::ensure_role(&admin, &target, &facts, password.expose()).await?;
-    if facts.role.is_none() {
-        crate::test_pause::after_create_role(&target.role).await;
-    }
-    server::ensure_database(&admin, &target, &facts).await?;
-    tracing::info!("{}: role and database in place", resource(opts));
+    let run = Run {
+        admin: &admin,
+        target: &target,
+        opts,
+        features,
+    };
+    run.converge().await?;
+    tracing::info!(
+        "postgresdatabase {}: role and database in place",
+        run.resource()
+    );
     outcome_with_outputs(&outputs(&server::facts(&admin, &target).await?))
 }
 
-/// `delete` (only for `deletionPolicy: Destroy`): drops the database if
-/// our role owns it, then our role.
+/// `delete` (only for `deletionPolicy: Destroy`), in durable steps: drops
+/// the database if our role owns it, then our role.
 pub async fn delete(
     api: &dyn RawApi,
     config: &PgConfig,
     opts: &Options,
+    features: Features,
 ) -> CallbackResult<WorkflowOutcome> {
     let target = desired::target(config, opts);
     let admin = connect_admin(api, config, &target).await?;
-    let facts = server::facts(&admin, &target).await?;
-    server::drop_owned(&admin, &target, &facts).await?;
-    tracing::info!("{}: role and database dropped", resource(opts));
+    let run = Run {
+        admin: &admin,
+        target: &target,
+        opts,
+        features,
+    };
+    run.delete().await?;
+    tracing::info!(
+        "postgresdatabase {}: role and database dropped",
+        run.resource()
+    );
     Ok(WorkflowOutcome::new())
 }
 
@@ -223,7 +261,8 @@ async fn connect_admin(
     Ok(server::connect(target, &credentials.user, password, database).await?)
 }
 
-fn connection(opts: &Options) -> CallbackResult<&Connection> {
+/// The connection Secret, which the package declares.
+pub(crate) fn connection(opts: &Options) -> CallbackResult<&Connection> {
     opts.connection()
         .ok_or_else(|| "the package declares a connection secret, but none was given".into())
 }
@@ -236,13 +275,6 @@ fn outputs(facts: &Facts) -> PgOutputs {
         owner: database.map(|d| d.owner.clone()),
         size_mib: database.map(|d| u64::try_from(d.size_bytes).unwrap_or(0) / (1024 * 1024)),
     }
-}
-
-/// `postgresdatabase NS/NAME`, for log lines (metadata only, no config).
-fn resource(opts: &Options) -> String {
-    let meta = &opts.resource()["metadata"];
-    let text = |k: &str| meta[k].as_str().unwrap_or("").to_string();
-    format!("postgresdatabase {}/{}", text("namespace"), text("name"))
 }
 
 #[cfg(test)]
@@ -269,6 +301,7 @@ mod tests {
             oid: 16384,
             owner: "app".into(),
             size_bytes: 3 * 1024 * 1024 - 1,
+            public_connects: false,
         });
         let out = outputs(&facts);
         assert_eq!((out.database_oid, out.size_mib), (Some(16384), Some(2)));

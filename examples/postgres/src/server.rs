@@ -1,8 +1,9 @@
 //! The PostgreSQL side: connecting (plain TCP; TLS is out of scope for
 //! this example), reading the facts `observe` needs, and the statements
-//! `converge` and `delete` send. Every statement is safe to repeat after a
-//! crash: each one is sent only after reading that it is still needed,
-//! and a repeated `ALTER ROLE ... PASSWORD` changes nothing.
+//! the steps send ([`crate::steps`]). `CREATE ROLE` and `CREATE DATABASE`
+//! are sent only after reading that they are still needed; the others
+//! (`ALTER ROLE ... PASSWORD`, `REVOKE`/`GRANT`, `DROP ... IF EXISTS`)
+//! change nothing when repeated.
 
 use crate::desired::Target;
 use crate::sql::{quote_ident, quote_literal, UnsafeLiteral};
@@ -61,6 +62,9 @@ pub struct DatabaseFacts {
     pub owner: String,
     /// Its size in bytes.
     pub size_bytes: i64,
+    /// Every role may connect to it (PostgreSQL's default for `PUBLIC`,
+    /// which the `grants` step revokes).
+    pub public_connects: bool,
 }
 
 /// Everything `observe` reads as the admin.
@@ -142,7 +146,8 @@ pub async fn facts(admin: &Client, target: &Target) -> Result<Facts, ServerError
         });
     let database = admin
         .query_opt(
-            "SELECT oid, pg_get_userbyid(datdba)::text, pg_database_size(oid) \
+            "SELECT oid, pg_get_userbyid(datdba)::text, pg_database_size(oid), \
+             has_database_privilege('public', oid, 'CONNECT') \
              FROM pg_database WHERE datname = $1",
             &[&target.database],
         )
@@ -151,6 +156,7 @@ pub async fn facts(admin: &Client, target: &Target) -> Result<Facts, ServerError
             oid: row.get(0),
             owner: row.get(1),
             size_bytes: row.get(2),
+            public_connects: row.get(3),
         });
     Ok(Facts {
         server_version: version.get(0),
@@ -238,22 +244,65 @@ pub async fn ensure_database(
     }
 }
 
-/// Drops the database if our role owns it (disconnecting its sessions,
-/// so an application's open connection cannot block deletion), then the
-/// role if it is ours. Anything else is left alone.
-pub async fn drop_owned(admin: &Client, target: &Target, facts: &Facts) -> Result<(), ServerError> {
-    let ours = facts.role_is_ours(target);
-    if ours && facts.database_is_owned(target) {
+/// Lets only the role (and superusers) connect to its database: `PUBLIC`'s
+/// default `CONNECT` and `TEMPORARY` are revoked.
+pub async fn restrict_database(admin: &Client, target: &Target) -> Result<(), ServerError> {
+    let (database, role) = (quote_ident(&target.database), quote_ident(&target.role));
+    admin
+        .batch_execute(&format!(
+            "REVOKE ALL ON DATABASE {database} FROM PUBLIC; \
+             GRANT CONNECT, TEMPORARY ON DATABASE {database} TO {role}"
+        ))
+        .await?;
+    Ok(())
+}
+
+/// Drops the database if our role owns it, disconnecting its sessions, so
+/// an application's open connection cannot block deletion.
+pub async fn drop_database(
+    admin: &Client,
+    target: &Target,
+    facts: &Facts,
+) -> Result<(), ServerError> {
+    if facts.role_is_ours(target) && facts.database_is_owned(target) {
         let database = quote_ident(&target.database);
         admin
             .batch_execute(&format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"))
             .await?;
     }
-    if ours {
+    Ok(())
+}
+
+/// Drops the role if it is ours; anything else is left alone.
+pub async fn drop_role(admin: &Client, target: &Target, facts: &Facts) -> Result<(), ServerError> {
+    if facts.role_is_ours(target) {
         let role = quote_ident(&target.role);
         admin
             .batch_execute(&format!("DROP ROLE IF EXISTS {role}"))
             .await?;
     }
     Ok(())
+}
+
+/// Names this admin session `name` (`application_name`), so that another
+/// session can find it in `pg_stat_activity`.
+pub async fn name_session(admin: &Client, name: &str) -> Result<(), ServerError> {
+    let name = quote_literal(name)?;
+    admin
+        .batch_execute(&format!("SET application_name = {name}"))
+        .await?;
+    Ok(())
+}
+
+/// Ends every other session named `name`, waiting up to 5 s for each to
+/// exit; returns how many there were. A role may end its own sessions.
+pub async fn end_sessions_named(admin: &Client, name: &str) -> Result<usize, ServerError> {
+    let ended = admin
+        .query(
+            "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity \
+             WHERE application_name = $1 AND pid <> pg_backend_pid()",
+            &[&name],
+        )
+        .await?;
+    Ok(ended.len())
 }

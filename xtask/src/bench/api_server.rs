@@ -37,10 +37,11 @@ impl ApiServer {
             "expected etcd and kube-apiserver, found {server_pids:?}"
         );
         let kube = cp.kube();
-        // The CRD the library generates for the no-op package; the local
-        // 1.20 server knows no CEL rules.
+        // The CRD the library generates for the packages (the stepped one's
+        // status has the workflow record too); the local 1.20 server knows
+        // no CEL rules.
         let options = CrdOptions::default().with_cel(false);
-        let crd = blue_kubernetes::crd(&package::noop(), &options)?;
+        let crd = blue_kubernetes::crd(&package::converging(1), &options)?;
         kube.apply_crd(&crd.to_string(), &resource_type())?;
         Ok(Self {
             cp,

@@ -209,24 +209,6 @@ pub fn core_pct(cpu: f64, wall: f64) -> String {
     format!("{:.0}%", 100.0 * cpu / wall)
 }
 
-/// A tiny deterministic xorshift generator: jitter for edit timing, so the
-/// bench needs no `rand` dependency and runs are reproducible.
-pub struct XorShift(u64);
-
-impl XorShift {
-    pub fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-
-    /// Uniform in `0..bound` (bound > 0).
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % bound.max(1)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ mod failover;
 mod harness;
 mod live;
 mod machine;
-mod measure;
+pub mod measure;
 mod operators;
 mod operators_report;
 mod package;
@@ -20,6 +20,7 @@ mod peer;
 mod report;
 mod steady;
 mod steady_report;
+mod steps;
 mod transport;
 
 use std::path::{Path, PathBuf};
@@ -32,7 +33,7 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only transport,operators]
+pub const USAGE: &str = "  bench [--quick] [--only transport,operators,steps]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
@@ -43,7 +44,7 @@ pub const USAGE: &str = "  bench [--quick] [--only transport,operators]
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 2] = ["transport", "operators"];
+const PARTS: [&str; 3] = ["transport", "operators", "steps"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -185,6 +186,9 @@ fn run(args: &Args) -> Result<()> {
             timed("transport", || {
                 transport::run(&mut live, args.quick, &mut report)
             })?;
+        }
+        if wants("steps") {
+            timed("steps", || steps::run(&mut live, args.quick, &mut report))?;
         }
         if wants("operators") {
             let built = match args.build_peer {

@@ -1,8 +1,11 @@
-//! The benchmark's resource type and its no-op package.
+//! The benchmark's resource type and its package.
 //!
-//! The package does no infrastructure work (observe reports READY, converge
-//! and delete do nothing), so every measured cost is the controller's and the
-//! transport's, never a callback's.
+//! The package does no infrastructure work (converge and delete do nothing
+//! but run no-op durable steps), so every measured cost is the controller's
+//! and the transport's, never a callback's.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use blue_kubernetes::{Observation, Package, WorkflowOutcome};
 use blue_kubernetes_client::ResourceDescriptor;
@@ -24,15 +27,50 @@ pub fn name(i: usize) -> String {
     format!("w-{i:05}")
 }
 
-/// A no-op package, with async callbacks (run inline, not on
-/// `spawn_blocking` threads).
-pub fn noop() -> Package {
-    let package = Package::builder(descriptor())
+/// A package that must converge each resource once: observe reports it
+/// absent until converge ran for its uid. Converge does nothing but, with
+/// `steps > 0`, run that many no-op durable steps (the `steps` part);
+/// `steps == 0` is a plain converge.
+pub fn converging(steps: usize) -> Package {
+    let done: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let seen = done.clone();
+    let uid = |opts: &blue_kubernetes::Options| {
+        opts.resource()["metadata"]["uid"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let builder = Package::builder(descriptor());
+    let builder = if steps > 0 { builder.steps() } else { builder };
+    let package = builder
         .identity_async(|opts| async move { Ok(vec![Some(opts.profile().into())]) })
-        .observe_async(|_| async { Ok(Observation::READY) })
-        .converge_async(|_| async { Ok(WorkflowOutcome::new()) })
+        .observe_async(move |opts| {
+            let converged = seen
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&uid(&opts));
+            async move {
+                Ok(if converged {
+                    Observation::READY
+                } else {
+                    Observation::ABSENT
+                })
+            }
+        })
+        .converge_async(move |opts| {
+            let done = done.clone();
+            async move {
+                for i in 0..steps {
+                    let name = format!("step-{i}");
+                    opts.steps().run(&name, |_| async { Ok(()) }).await?;
+                }
+                done.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(uid(&opts));
+                Ok(WorkflowOutcome::new())
+            }
+        })
         .delete_async(|_| async { Ok(WorkflowOutcome::new()) })
         .build();
-    // Every required callback is set above, so build cannot fail.
     package.expect("complete package")
 }

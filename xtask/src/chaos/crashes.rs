@@ -11,7 +11,7 @@ use super::fleet::Fleet;
 use super::leftovers::operator_processes;
 use super::{Figures, Profile};
 use crate::support::interrupt;
-use crate::support::random::random_hex;
+use crate::support::random::XorShift;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
 use crate::world::World;
@@ -20,6 +20,7 @@ pub fn run(
     w: &mut World<'_>,
     fleet: &mut Fleet,
     profile: &Profile,
+    rng: &mut XorShift,
     suite: &mut Suite,
     figures: &mut Figures,
 ) {
@@ -29,7 +30,7 @@ pub fn run(
             w.ensure_operator()?;
             fleet.batch(w, 1, 1, i % 2)?;
             // 0.1 to 2 s: before, during and after the batch's passes.
-            let delay = 100 + u64::from_str_radix(&random_hex(2)?, 16)? % 1900;
+            let delay = 100 + rng.below(1900);
             interrupt::sleep(Duration::from_millis(delay));
             kill_and_restart(w, &mut stats)?;
         }

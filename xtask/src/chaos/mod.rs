@@ -19,6 +19,7 @@ use crate::cluster::{manifests, Mode};
 use crate::support::interrupt;
 use crate::support::kube::Kube;
 use crate::support::processes::nothing_left;
+use crate::support::random::{random_hex, XorShift};
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
 use crate::world::{Testbed, Transport};
@@ -27,7 +28,9 @@ use fleet::Fleet;
 /// Usage of `cargo xtask chaos`.
 pub const USAGE: &str = "\
 cargo xtask chaos                     faults and hostile input against a local control plane (about 3 minutes)
-cargo xtask chaos --long              ... longer outages, more operator kills, every missing permission";
+cargo xtask chaos --long              ... longer outages, more operator kills, every missing permission
+    [--only postgres]                 only the PostgreSQL scenarios
+    [--seed N]                        replay a run's random kill points (each run prints its seed)";
 
 /// How hard to push.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,14 +58,35 @@ impl Profile {
         forbidden_window: Duration::from_secs(90),
         every_permission: true,
     };
+}
 
-    fn parse(args: &[String]) -> Result<Self> {
-        match args {
-            [] => Ok(Self::SHORT),
-            [flag] if flag == "--long" => Ok(Self::LONG),
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+struct Args {
+    profile: Profile,
+    seed: Option<u64>,
+    only_postgres: bool,
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut parsed = Args {
+        profile: Profile::SHORT,
+        seed: None,
+        only_postgres: false,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match (arg.as_str(), it.clone().next().map(String::as_str)) {
+            ("--long", _) => parsed.profile = Profile::LONG,
+            ("--only", Some("postgres")) => parsed.only_postgres = it.next().is_some(),
+            ("--seed", Some(n)) if n.parse::<u64>().is_ok() => {
+                parsed.seed = n.parse().ok();
+                it.next();
+            }
             _ => bail!("usage:\n{USAGE}"),
         }
     }
+    Ok(parsed)
 }
 
 /// Figures printed at the end (and quoted in the README).
@@ -79,76 +103,69 @@ impl Figures {
 /// Runs `chaos <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let profile = Profile::parse(args)?;
+    let Args {
+        profile,
+        seed,
+        only_postgres,
+    } = parse(args)?;
+    let seed = match seed {
+        Some(seed) => seed,
+        None => u64::from_str_radix(&random_hex(8)?, 16)?,
+    };
+    println!("seed {seed}: `--seed {seed}` replays this run's kill points");
+    let rng = &mut XorShift::new(seed);
     let started = Instant::now();
     let testbed = Testbed::up("chaos", &Mode::Local, None)?;
-    let cp = testbed
-        .cluster
-        .control_plane()
-        .context("chaos runs against its own local control plane")?;
     // One kubectl per request, so the counting wrapper sees every call.
     let mut world = testbed.world(Transport::Kubectl);
-    loosen_crd(&world.kube)?;
-    let counter = permissions::Counter::install(&world.work)?;
-    let recorder = order::Recorder::start(&world.kube);
-    world.cel = false;
-    world.operator_env = counter.env("admin");
-    world.start_operator(&world.admin_args())?;
-    println!(
-        "setup: schema-less CRD, operator log {} ({:.1}s)",
-        world.operator_log().display(),
-        started.elapsed().as_secs_f64()
-    );
-
     let mut suite = Suite::default();
     let mut figures = Figures::default();
-    let mut fleet = Fleet::default();
     let mut respawned = Vec::new();
-    suite.check("fleet-converges-before-faults", || {
-        fleet.batch(&world, 4, 0, 0)?;
-        fleet.wait_converged(&world).map(drop)
-    });
-    faults::run(
-        &mut world,
-        cp,
-        &mut fleet,
-        &profile,
-        &mut suite,
-        &mut figures,
-        &mut respawned,
-    );
-    crashes::run(&mut world, &mut fleet, &profile, &mut suite, &mut figures);
-    hostile::run(&mut world, &mut suite);
-    permissions::run(
-        &mut world,
-        &counter,
-        &mut fleet,
-        &profile,
-        &mut suite,
-        &mut figures,
-    );
-    suite.check("every-resource-converges-after-the-faults", || {
-        world.ensure_operator()?;
-        let took = fleet.wait_converged(&world)?;
+    if !only_postgres {
+        let cp = testbed.cluster.control_plane();
+        let cp = cp.context("chaos runs against its own local control plane")?;
+        loosen_crd(&world.kube)?;
+        let counter = permissions::Counter::install(&world.work)?;
+        let recorder = order::Recorder::start(&world.kube);
+        world.cel = false;
+        world.operator_env = counter.env("admin");
+        world.start_operator(&world.admin_args())?;
         println!(
-            "  ({} resources, {:.1}s)",
-            fleet.live_count(),
-            took.as_secs_f64()
+            "setup: schema-less CRD, operator log {} ({:.1}s)",
+            world.operator_log().display(),
+            started.elapsed().as_secs_f64()
         );
-        Ok(())
-    });
-    suite.check("finalizers-removed-only-after-absence-observed", || {
-        let (verified, unverified) = recorder.check_finalizer_order()?;
-        figures.add(format!(
-            "{verified} Destroy deletions: ConfigMap deleted at a lower resourceVersion than the finalizer removal ({unverified} fell into watch gaps during outages)"
-        ));
-        anyhow::ensure!(verified > 0, "no deletion was observed completely");
-        Ok(())
-    });
-    let pg_dir = postgres::run(&world, &mut suite, &mut figures);
-    leftovers::final_checks(&mut world, &mut suite);
+        let (w, fleet) = (&mut world, &mut Fleet::default());
+        suite.check("fleet-converges-before-faults", || {
+            fleet.batch(w, 4, 0, 0)?;
+            fleet.wait_converged(w).map(drop)
+        });
+        let (suite, figures) = (&mut suite, &mut figures);
+        faults::run(w, cp, fleet, &profile, suite, figures, &mut respawned);
+        crashes::run(w, fleet, &profile, rng, suite, figures);
+        hostile::run(w, suite);
+        permissions::run(w, &counter, fleet, &profile, suite, figures);
+        suite.check("every-resource-converges-after-the-faults", || {
+            w.ensure_operator()?;
+            let took = fleet.wait_converged(w)?;
+            let (n, secs) = (fleet.live_count(), took.as_secs_f64());
+            println!("  ({n} resources, {secs:.1}s)");
+            Ok(())
+        });
+        suite.check("finalizers-removed-only-after-absence-observed", || {
+            let (verified, unverified) = recorder.check_finalizer_order()?;
+            figures.add(format!(
+                "{verified} Destroy deletions: ConfigMap deleted at a lower resourceVersion than the finalizer removal ({unverified} fell into watch gaps during outages)"
+            ));
+            anyhow::ensure!(verified > 0, "no deletion was observed completely");
+            Ok(())
+        });
+    }
+    let pg_dir = postgres::run(&world, &profile, rng, &mut suite, &mut figures);
+    if !only_postgres {
+        leftovers::final_checks(&mut world, &mut suite);
+    }
 
-    drop(recorder);
     drop(world);
     for mut p in respawned {
         let _ = p.stop(Duration::from_secs(10));
@@ -161,10 +178,8 @@ pub fn main(args: &[String]) -> Result<()> {
     for line in &figures.0 {
         println!("  {line}");
     }
-    suite.finish(
-        "chaos",
-        &format!("in {:.1}s", started.elapsed().as_secs_f64()),
-    )
+    let took = started.elapsed().as_secs_f64();
+    suite.finish("chaos", &format!("in {took:.1}s (seed {seed})"))
 }
 
 /// Replaces the CRD's schema with "anything goes", as on a cluster whose

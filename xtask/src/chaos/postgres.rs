@@ -1,27 +1,48 @@
-//! PostgreSQL stopped and started again while `PostgresDatabase`s
-//! converge, their connection Secrets deleted and a new resource created
-//! during each outage: every resource ends Ready and logging in with its
-//! first password, with one role and one database each.
+//! The PostgreSQL example under faults. PostgreSQL stopped and started
+//! again while `PostgresDatabase`s converge, their connection Secrets
+//! deleted and a new resource created during each outage: every resource
+//! ends Ready and logging in with its first password, with one role and
+//! one database each. Then the operator SIGKILLed at random (seeded) points
+//! of multi-step runs: every run it cut short finishes in the next
+//! process, soon after its restart, and the steps audit shows no step
+//! recorded Done run again.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{ensure, Result};
-use serde_json::json;
+use anyhow::{ensure, Context, Result};
+use serde_json::{json, Value};
 
-use super::Figures;
+use super::{Figures, Profile};
+use crate::bench::measure::percentile;
 use crate::support::interrupt;
+use crate::support::random::XorShift;
 use crate::support::suite::Suite;
-use crate::world::postgres::Postgres;
+use crate::support::wait::{until, DEADLINE};
+use crate::world::operator::{log_len, log_since};
+use crate::world::postgres::{name_of, Postgres, PGDB};
 use crate::world::World;
 
 /// Each outage outlasts the resources' 2 s interval, so checks fail.
 const OUTAGE: Duration = Duration::from_secs(3);
 const OUTAGES: usize = 2;
 
-/// Runs the scenario; returns the server's directory (gone by then) for
+/// New resources per kill round (their runs overlap, 4 workers).
+const NEW_PER_ROUND: usize = 3;
+/// A kill strikes up to this long after a round's last create.
+const KILL_WITHIN_MS: u64 = 600;
+/// The operator's first retry delay (the controller's default).
+const RETRY_DELAY_S: f64 = 1.0;
+
+/// Runs the scenarios; returns the server's directory (gone by then) for
 /// the cleanup check.
-pub fn run(w: &World<'_>, suite: &mut Suite, figures: &mut Figures) -> Option<PathBuf> {
+pub fn run(
+    w: &World<'_>,
+    profile: &Profile,
+    rng: &mut XorShift,
+    suite: &mut Suite,
+    figures: &mut Figures,
+) -> Option<PathBuf> {
     let (mut pg, mut recoveries) = (None, Vec::new());
     let passed = suite.check("postgres-restarts-with-deleted-secrets", || {
         scenario(pg.insert(Postgres::up(w)?), &mut recoveries)
@@ -34,9 +55,180 @@ pub fn run(w: &World<'_>, suite: &mut Suite, figures: &mut Figures) -> Option<Pa
         "PostgreSQL stopped {OUTAGES} times for {OUTAGE:?} (Secrets deleted, a resource created meanwhile): all Ready with their first passwords within {:.1}s of each restart",
         slowest.as_secs_f64()
     ));
+    if let Some(pg) = pg.as_mut() {
+        let mut kills = Kills::default();
+        let passed = suite.check("postgres-sigkill-during-steps", || {
+            sigkill_during_steps(pg, profile.kills, rng, &mut kills)
+        });
+        if !passed {
+            pg.diagnose();
+        }
+        figures.add(kills.figure());
+        suite.check("postgres-killed-runs-resume-within-a-retry-delay", || {
+            let late = kills.resumed.iter().copied().fold(0.0, f64::max);
+            ensure!(
+                late <= RETRY_DELAY_S,
+                "a killed run resumed {late:.2}s after the restarted operator was up"
+            );
+            Ok(())
+        });
+    }
     let dir = pg.as_ref().map(|p| p.server_dir().to_path_buf());
     drop(pg);
     dir
+}
+
+/// What the kills did.
+#[derive(Default)]
+struct Kills {
+    kills: usize,
+    /// Converge runs recorded Running at a kill (so cut short), and delete runs.
+    converges: usize,
+    deletes: usize,
+    /// Step attempts that re-ran an interrupted step (the audit).
+    reruns: usize,
+    /// Seconds from a restart until the operator was up (watching), and
+    /// from it until each cut-short converge run was recorded Done.
+    startups: Vec<f64>,
+    recoveries: Vec<f64>,
+    /// `recoveries` less the startup of their restart.
+    after_up: Vec<f64>,
+    /// From the restarted operator up until each run's first step (or,
+    /// with nothing left to run, its end): how long it waited.
+    resumed: Vec<f64>,
+}
+
+impl Kills {
+    fn figure(&self) -> String {
+        let spread = |v: &[f64]| {
+            let p = |q| percentile(v, q);
+            format!(
+                "{:.2}/{:.2}/{:.2}/{:.2}s",
+                p(0.0),
+                p(50.0),
+                p(95.0),
+                p(100.0)
+            )
+        };
+        format!(
+            "postgres-operator SIGKILLed {} times at random points: {} converge and {} delete runs cut short, {} interrupted steps re-run, no Done step twice; the killed converge runs resumed min/p50/p95/max {} and finished {} after the restarted operator was up ({} after the restart; p50 {:.2}s to start)",
+            self.kills, self.converges, self.deletes, self.reruns, spread(&self.resumed),
+            spread(&self.after_up), spread(&self.recoveries), percentile(&self.startups, 50.0)
+        )
+    }
+}
+
+/// Rounds of: new resources (and a deletion every other round), a SIGKILL
+/// at a random point of their runs, a restart, and every resource Ready;
+/// then one role and database each, no orphans, every Secret logging in,
+/// the audit clean and no password in the log.
+fn sigkill_during_steps(
+    pg: &mut Postgres,
+    rounds: usize,
+    rng: &mut XorShift,
+    k: &mut Kills,
+) -> Result<()> {
+    let spec = json!({"deletionPolicy": "Destroy", "reconcileInterval": "10m"});
+    // The first scenario's resources are the first deleted.
+    let existing = pg.kube.items(&["get", PGDB])?;
+    let mut live: Vec<String> = existing.iter().map(|r| name_of(r).to_string()).collect();
+    for round in 0..rounds {
+        pg.ensure_operator()?;
+        for i in 0..NEW_PER_ROUND {
+            live.push(format!("kill-{round}-{i}"));
+            pg.create(&live[live.len() - 1], spec.clone())?;
+        }
+        if round % 2 == 1 {
+            let gone = live.remove(0);
+            pg.kube.ok(&["delete", PGDB, &gone, "--wait=false"], None)?;
+        }
+        interrupt::sleep(Duration::from_millis(rng.below(KILL_WITHIN_MS)));
+        pg.operator.as_mut().context("no operator")?.crash()?;
+        k.kills += 1;
+        // The runs recorded Running now were cut short: (name, run, event).
+        let open: Vec<[String; 3]> = pg
+            .kube
+            .items(&["get", PGDB])?
+            .iter()
+            .filter_map(open_run)
+            .collect();
+        k.deletes += open.iter().filter(|[.., event]| event == "delete").count();
+        let offset = log_len(&pg.log());
+        pg.start_operator(&[])?;
+        let (restarted, clock) = (Instant::now(), SystemTime::now());
+        let up = || log_since(&pg.log(), offset).contains("watching ");
+        until(
+            "the restarted operator up",
+            DEADLINE,
+            Duration::from_millis(10),
+            up,
+        )?;
+        let startup = restarted.elapsed().as_secs_f64();
+        k.startups.push(startup);
+        let all = pg.wait_all_ready(&live)?;
+        for [name, run, _] in open.iter().filter(|[.., event]| event == "create") {
+            let r = all
+                .iter()
+                .find(|r| name_of(r) == name)
+                .context("a killed run's resource")?;
+            let [resumed, end] =
+                finished(r, run, clock).with_context(|| format!("{name}'s killed run"))?;
+            let took = end.duration_since(clock).unwrap_or_default().as_secs_f64();
+            let waited = resumed
+                .duration_since(clock)
+                .unwrap_or_default()
+                .as_secs_f64();
+            k.resumed.push((waited - startup).max(0.0));
+            k.converges += 1;
+            k.recoveries.push(took);
+            k.after_up.push((took - startup).max(0.0));
+        }
+    }
+    live.sort();
+    let killed: Vec<&str> = live
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.starts_with("kill-"))
+        .collect();
+    let each = (killed.join(","), killed.join(","));
+    let found = pg.names_like("kill-%")?;
+    ensure!(
+        found == each,
+        "(roles, databases) are {found:?}, want {each:?}"
+    );
+    for name in &live {
+        pg.app_login(name)
+            .with_context(|| format!("{name}'s Secret"))?;
+    }
+    k.reruns = pg.check_audit()?.reruns;
+    pg.log_holds_no_password(&live)?;
+    ensure!(
+        k.converges + k.deletes > 0,
+        "no kill cut a run short (replay with the seed, or raise NEW_PER_ROUND)"
+    );
+    Ok(())
+}
+
+fn open_run(r: &Value) -> Option<[String; 3]> {
+    let workflow = &r["status"]["workflow"];
+    let text = |k: &str| workflow[k].as_str().unwrap_or("").to_string();
+    let running = workflow["state"] == "Running";
+    running.then(|| [name_of(r).to_string(), text("run"), text("event")])
+}
+
+/// When the process restarted at `since` resumed `r`'s run `run` (its
+/// first step record, or the end when no step was left) and when it
+/// recorded it Done: the killed run itself, not a new one.
+fn finished(r: &Value, run: &str, since: SystemTime) -> Result<[SystemTime; 2]> {
+    let workflow = &r["status"]["workflow"];
+    let (id, state) = (&workflow["run"], &workflow["state"]);
+    ensure!(id == run && state == "Done", "run {id} is {state}");
+    let time = |t: &Value| t.as_str().and_then(|t| humantime::parse_rfc3339(t).ok());
+    let end = time(&workflow["endTime"]).context("no endTime")?;
+    let steps = workflow["steps"].as_array().map_or(&[][..], Vec::as_slice);
+    let started = steps.iter().filter_map(|s| time(&s["startTime"]));
+    let resumed = started.filter(|t| *t >= since).min().unwrap_or(end);
+    Ok([resumed, end])
 }
 
 fn scenario(pg: &mut Postgres, recoveries: &mut Vec<Duration>) -> Result<()> {

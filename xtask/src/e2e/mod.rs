@@ -30,28 +30,35 @@ cargo xtask e2e --context NAME [--kubeconfig PATH]
                                       ... against an existing cluster (uses a temporary namespace)
 cargo xtask e2e --kind                ... against a new kind cluster (needs kind and a Docker engine)
     [--transport proxy|kubectl]       the operator's transport (default proxy; a smoke check
-                                      always runs the other one, kubectl, too)";
+                                      always runs the other one, kubectl, too)
+    [--group main|postgres]           only the ConfigMap operator's checks, or only the postgres-* group";
 
 /// Runs `e2e <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let (mode, transport) = parse(args)?;
+    let (mode, transport, group) = parse(args)?;
     let started = Instant::now();
     let testbed = Testbed::up("e2e", &mode, None)?;
     let mut world = testbed.world(transport);
-    world.start_operator(&world.admin_args())?;
-    println!(
-        "setup: operator started, log {}",
-        world.operator_log().display()
-    );
+    let main_group = group.as_deref() != Some("postgres");
+    if main_group {
+        world.start_operator(&world.admin_args())?;
+        let log = world.operator_log();
+        println!("setup: operator started, log {}", log.display());
+    }
     let setup = started.elapsed();
 
     let t = Instant::now();
     let mut suite = Suite::default();
-    steps::run_all(&mut world, &mut suite);
+    if main_group {
+        steps::run_all(&mut world, &mut suite);
+    }
     // The ConfigMap operator keeps running: its watchdog removes the run's
     // directory if xtask dies.
-    let pg_dir = postgres::run_all(&world, &mut suite);
+    let pg_dir = match group.as_deref() != Some("main") {
+        true => postgres::run_all(&world, &mut suite),
+        false => None,
+    };
     let checks = t.elapsed();
 
     let t = Instant::now();
@@ -78,8 +85,9 @@ pub fn main(args: &[String]) -> Result<()> {
     )
 }
 
-fn parse(args: &[String]) -> Result<(Mode, Transport)> {
+fn parse(args: &[String]) -> Result<(Mode, Transport, Option<String>)> {
     let mut transport = Transport::Proxy;
+    let mut group = None;
     let mut context = None;
     let mut kubeconfig = None;
     let mut kind = false;
@@ -96,6 +104,10 @@ fn parse(args: &[String]) -> Result<(Mode, Transport)> {
             "--transport" => {
                 transport = Transport::parse(it.next().context("--transport needs a value")?)?
             }
+            "--group" => match it.next().map(String::as_str) {
+                Some(g @ ("main" | "postgres")) => group = Some(g.to_string()),
+                _ => bail!("--group needs main or postgres"),
+            },
             "-h" | "--help" => bail!("usage:\n{USAGE}"),
             other => bail!("unknown argument {other:?}\nusage:\n{USAGE}"),
         }
@@ -112,7 +124,7 @@ fn parse(args: &[String]) -> Result<(Mode, Transport)> {
         }
         (Some(_), _, true) => bail!("--kind and --context exclude each other"),
     };
-    Ok((mode, transport))
+    Ok((mode, transport, group))
 }
 
 #[cfg(test)]
@@ -125,7 +137,9 @@ mod tests {
 
     #[test]
     fn modes_follow_the_flags() {
-        assert_eq!(parse(&[]).unwrap(), (Mode::Local, Transport::Proxy));
+        assert_eq!(parse(&[]).unwrap(), (Mode::Local, Transport::Proxy, None));
+        let postgres = parse(&args(&["--group", "postgres"])).unwrap().2;
+        assert_eq!(postgres.as_deref(), Some("postgres"));
         assert_eq!(parse(&args(&["--kind"])).unwrap().0, Mode::Kind);
         assert_eq!(
             parse(&args(&["--transport", "kubectl"])).unwrap().1,
@@ -146,6 +160,7 @@ mod tests {
             &["--context"][..],
             &["--bogus"][..],
             &["--transport", "http"][..],
+            &["--group", "other"][..],
         ] {
             assert!(parse(&args(bad)).is_err(), "{bad:?}");
         }

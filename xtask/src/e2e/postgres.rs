@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
-use postgres_operator::test_pause;
+use postgres_operator::steps::CONVERGE;
+use postgres_operator::test_hooks;
 use serde_json::json;
 
 use crate::support::interrupt;
@@ -37,8 +38,20 @@ const CHECKS: &[(&str, Check)] = &[
         sigkill_mid_converge,
     ),
     (
+        "postgres-failed-step-4-retried-from-step-4",
+        failed_step_resumes_there,
+    ),
+    (
         "postgres-observe-imports-unchanged",
         observe_imports_unchanged,
+    ),
+    (
+        "postgres-audit-no-done-step-ran-twice",
+        audit_no_done_step_twice,
+    ),
+    (
+        "postgres-operator-log-holds-no-password",
+        log_holds_no_password,
     ),
     (
         "postgres-destroy-drops-role-and-database",
@@ -149,13 +162,14 @@ fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
     })
 }
 
-/// SIGKILLed right after CREATE ROLE (the test pause holds converge
-/// there), the next operator finishes the job with the password stored
-/// before the role got it: one role, one database, one Secret, and no
-/// process of the killed one left.
+/// SIGKILLed right after CREATE ROLE (the test pause holds the `role`
+/// step there), the next operator re-runs that step alone of the done
+/// ones and finishes the job with the password stored before the role got
+/// it: one role, one database, one Secret, and no process of the killed
+/// one left.
 fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
     let pause = pg.work.join("pause-after-create-role");
-    pg.start_operator(&[(test_pause::ENV.into(), pause.display().to_string())])?;
+    pg.start_operator(&[(test_hooks::PAUSE_ENV.into(), pause.display().to_string())])?;
     pg.create("crashy", json!({"deletionPolicy": "Destroy"}))?;
     let paused = eventually("converge paused after CREATE ROLE", DEADLINE, || {
         Ok(std::fs::read_to_string(&pause)?)
@@ -177,7 +191,74 @@ fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
     let ours: Vec<&str> = secrets.lines().filter(|s| s.contains("crashy")).collect();
     same("secrets", ours, vec!["secret/crashy-connection"])?;
     same("the password", pg.password("crashy")?, stored)?;
+    let mut steps = strings(&CONVERGE);
+    steps.insert(2, "role!".into());
+    same("the steps run", pg.attempts_of("crashy")?, steps)?;
     pg.app_login("crashy").map(drop)
+}
+
+fn strings(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// Step 4 of 5 (`grants`) fails until the test hook lets it pass: the
+/// status names the step, and the retries run steps 4 and 5 only, in the
+/// same run (the audit shows it).
+fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
+    let fail = pg.work.join("fail-step");
+    std::fs::write(&fail, "grants")?;
+    pg.start_operator(&[(test_hooks::FAIL_ENV.into(), fail.display().to_string())])?;
+    pg.create("flaky", json!({"deletionPolicy": "Destroy"}))?;
+    let failing = |a: &String| a.starts_with("grants");
+    eventually("grants attempted twice", DEADLINE, || {
+        let attempts = pg.attempts_of("flaky")?;
+        ensure!(
+            attempts.iter().filter(|a| failing(a)).count() >= 2,
+            "{attempts:?}"
+        );
+        Ok(())
+    })?;
+    let status = pg.kube.get(PGDB, "flaky")?.context("flaky is gone")?["status"].clone();
+    let conditions = status["conditions"].to_string();
+    ensure!(
+        conditions.contains("step 4 (grants)"),
+        "conditions {conditions}"
+    );
+    std::fs::remove_file(&fail)?;
+    pg.wait_ready("flaky")?;
+    let attempts = pg.attempts_of("flaky")?;
+    let retries = attempts.iter().filter(|a| *a == "grants!").count();
+    let mut want = strings(&CONVERGE);
+    want.splice(4..4, vec!["grants!".to_string(); retries]);
+    ensure!(retries >= 1, "grants was not retried: {attempts:?}");
+    same("the steps run", attempts, want)?;
+    let runs: std::collections::BTreeSet<_> = pg
+        .audit()?
+        .into_iter()
+        .filter(|a| a.resource.ends_with("/flaky"))
+        .map(|a| a.run)
+        .collect();
+    same("runs", runs.len(), 1)?;
+    pg.start_operator(&[])
+}
+
+/// The whole audit so far: no step recorded Done ran again in its run.
+fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
+    let summary = pg.check_audit()?;
+    println!(
+        "  ({} runs, {} step attempts, {} re-runs of interrupted steps)",
+        summary.runs, summary.attempts, summary.reruns
+    );
+    ensure!(
+        summary.reruns >= 2,
+        "the crash and the failure left no re-run"
+    );
+    Ok(())
+}
+
+/// No password (the admin's, or a generated one) in the operator's log.
+fn log_holds_no_password(pg: &mut Postgres) -> Result<()> {
+    pg.log_holds_no_password(&strings(&["orders", "crashy", "flaky"]))
 }
 
 /// `managementPolicy: Observe` imports a database made by hand: outputs
@@ -209,9 +290,9 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
 /// Deleting the Destroy resources drops their roles and databases; only
 /// the imported ones and the server's stay.
 fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
-    let delete = ["delete", PGDB, "orders", "crashy", "--wait=false"];
+    let delete = ["delete", PGDB, "orders", "crashy", "flaky", "--wait=false"];
     pg.kube.ok(&delete, None)?;
-    eventually("orders and crashy gone", DEADLINE, || {
+    eventually("orders, crashy and flaky gone", DEADLINE, || {
         let left = pg.kube.ok(&["get", PGDB, "-o", "name"], None)?;
         same("resources", left.as_str(), "")
     })?;

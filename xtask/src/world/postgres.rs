@@ -2,8 +2,9 @@
 //! scenario: a private PostgreSQL server (the example's own test server,
 //! guarded by a watchdog like the control plane's processes), the
 //! example's CRD, the admin Secret, and `postgres-operator` as a separate
-//! process with scratch space of its own; and the reads the checks make,
-//! through psql and kubectl.
+//! process with scratch space of its own, auditing its steps
+//! (`--audit-steps`, read in `steps_audit`); and the reads the checks
+//! make, through psql and kubectl.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
@@ -48,7 +49,11 @@ impl Postgres {
     pub fn up(w: &World<'_>) -> Result<Self> {
         crate::support::postgres::ensure_installed()?;
         let mut args = w.connect_args_with(Transport::Proxy);
-        args.extend(["--poll-ms".into(), POLL_MS.to_string()]);
+        args.extend([
+            "--poll-ms".into(),
+            POLL_MS.to_string(),
+            "--audit-steps".into(),
+        ]);
         let mut pg = Postgres {
             kube: w.kube.clone(),
             operator: None,
@@ -155,10 +160,12 @@ impl Postgres {
         Ok((roles, list("datname", "pg_database", "datistemplate")?))
     }
 
-    /// Creates a `PostgresDatabase` checked every 2 s, its `spec.config`
-    /// pointing at the server.
+    /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
+    /// otherwise, its `spec.config` pointing at the server.
     pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
-        spec["reconcileInterval"] = json!("2s");
+        if spec["reconcileInterval"].is_null() {
+            spec["reconcileInterval"] = json!("2s");
+        }
         spec["config"] = json!({
             "host": "127.0.0.1", "port": self.server.port(),
             "adminSecretRef": {"name": ADMIN_SECRET},
@@ -184,6 +191,38 @@ impl Postgres {
             also(&r)?;
             Ok(r)
         })
+    }
+
+    /// Waits until every `PostgresDatabase` is Ready and exactly `names`
+    /// exist (one list per probe); returns them.
+    pub fn wait_all_ready(&self, names: &[String]) -> Result<Vec<Value>> {
+        let mut want = names.to_vec();
+        want.sort();
+        eventually("every postgresdatabase Ready", DEADLINE, || {
+            let all = self.kube.items(&["get", PGDB])?;
+            let mut got: Vec<String> = all.iter().map(|r| name_of(r).to_string()).collect();
+            got.sort();
+            ensure!(got == want, "postgresdatabases {got:?}");
+            for r in &all {
+                check_ready(r, REQUEST_ANNOTATION).with_context(|| name_of(r).to_string())?;
+            }
+            Ok(all)
+        })
+    }
+
+    /// Fails when the operator's log holds the admin password or one of
+    /// `names`' generated ones.
+    pub fn log_holds_no_password(&self, names: &[String]) -> Result<()> {
+        let log = std::fs::read_to_string(self.log())?;
+        ensure!(
+            !log.contains(ADMIN_PASSWORD),
+            "the log holds the admin password"
+        );
+        for name in names {
+            let leaked = log.contains(&self.password(name)?);
+            ensure!(!leaked, "the log holds {name}'s password");
+        }
+        Ok(())
     }
 
     /// `name`'s connection Secret, decoded; an error when it does not exist.
@@ -227,6 +266,11 @@ impl Postgres {
             println!("{}", indent(&log_tail(&log, 15)));
         }
     }
+}
+
+/// `metadata.name`.
+pub fn name_of(r: &Value) -> &str {
+    r["metadata"]["name"].as_str().unwrap_or("")
 }
 
 impl Drop for Postgres {

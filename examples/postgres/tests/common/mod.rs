@@ -1,14 +1,15 @@
 //! What every package test needs: a real PostgreSQL server (the crate's
 //! `test_server`, which `cargo xtask e2e` uses too), the testkit's fake API
 //! server (which also keeps Secrets) and the controller around the package
-//! ([`Rig`]).
+//! ([`Rig`]), with the steps audit on and a crash switch in front of the
+//! controller's client (unarmed, it changes nothing).
 #![allow(dead_code)]
 
 use base64::Engine;
 use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
-use blue_testkit::{FakeClock, FakeCluster};
+use blue_testkit::{Crash, FakeClock, FakeCluster};
 use postgres_operator::desired::Target;
-use postgres_operator::package;
+use postgres_operator::package::{self, Features};
 use postgres_operator::server::{self, ServerError};
 use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
@@ -23,11 +24,34 @@ pub struct Rig {
     pub cluster: FakeCluster,
     pub clock: FakeClock,
     pub package: Package,
+    pub crash: Crash,
     pub controller: Controller,
+}
+
+/// One row of the steps audit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub resource: String,
+    pub run: String,
+    pub event: String,
+    pub step: String,
+    pub interrupted: bool,
 }
 
 fn encoded(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
+}
+
+fn build(cluster: &FakeCluster, crash: &Crash, clock: &FakeClock, package: &Package) -> Controller {
+    let config = Config::new(
+        crash.client(Arc::new(cluster.clone())),
+        vec![package.clone()],
+    )
+    .with_names(package::names())
+    .with_namespace(NS)
+    .with_clock(clock.as_fn())
+    .with_event_component(Some("postgres-operator".to_string()));
+    controller(config).unwrap()
 }
 
 impl Rig {
@@ -35,7 +59,8 @@ impl Rig {
         let pg = TestServer::start().expect("a private PostgreSQL server");
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
-        let package = package::package(Arc::new(cluster.clone())).unwrap();
+        let features = Features { audit_steps: true };
+        let package = package::package_with(Arc::new(cluster.clone()), features).unwrap();
         cluster.install_crd(&package::crd(false).unwrap(), package::VERSION);
         let secrets = format!("/api/v1/namespaces/{NS}/secrets");
         cluster.create_object(
@@ -46,18 +71,54 @@ impl Rig {
                 "data": {"username": encoded(ADMIN), "password": encoded(ADMIN_PASSWORD)},
             }),
         );
-        let config = Config::new(Arc::new(cluster.clone()), vec![package.clone()])
-            .with_names(package::names())
-            .with_namespace(NS)
-            .with_clock(clock.as_fn())
-            .with_event_component(Some("postgres-operator".to_string()));
+        let crash = Crash::new();
+        let controller = build(&cluster, &crash, &clock, &package);
         Rig {
             pg,
             cluster,
             clock,
             package,
-            controller: controller(config).unwrap(),
+            crash,
+            controller,
         }
+    }
+
+    /// A new operator process: a controller with nothing of the old one's
+    /// memory, over the same cluster (after a crash, say).
+    pub fn restart(&mut self) {
+        self.controller = build(&self.cluster, &self.crash, &self.clock, &self.package);
+    }
+
+    /// Reconciles `name` until the armed crash strikes: `None` when it did.
+    pub async fn reconcile_until_crash(&self, name: &str) -> Option<Report> {
+        let pass = reconcile(&self.controller, &self.package, NS, name);
+        self.crash.run(pass).await.map(Result::unwrap)
+    }
+
+    /// The steps audit, oldest first.
+    pub async fn audit(&self) -> Vec<Attempt> {
+        let sql = "SELECT resource, run, event, step, interrupted FROM postgres_operator_audit ORDER BY id";
+        let rows = self.admin().await.query(sql, &[]).await.unwrap();
+        let attempt = |r: &tokio_postgres::Row| Attempt {
+            resource: r.get(0),
+            run: r.get(1),
+            event: r.get(2),
+            step: r.get(3),
+            interrupted: r.get(4),
+        };
+        rows.iter().map(attempt).collect()
+    }
+
+    /// The steps `name`'s attempts ran, in order, marking re-runs `!`.
+    pub async fn attempts_of(&self, name: &str) -> Vec<String> {
+        let resource = format!("{NS}/{name}");
+        let attempts = self
+            .audit()
+            .await
+            .into_iter()
+            .filter(|a| a.resource == resource);
+        let mark = |a: Attempt| format!("{}{}", a.step, if a.interrupted { "!" } else { "" });
+        attempts.map(mark).collect()
     }
 
     /// `spec.config` pointing at this rig's server.
