@@ -2,7 +2,7 @@
 
 use crate::callback::Callback;
 use crate::typed::TypedPackageBuilder;
-use crate::{Error, Options, ResourceSchema, ValidationErrors};
+use crate::{Error, Options, Related, ResourceSchema, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -172,6 +172,8 @@ pub(crate) struct PackageInner {
     pub(crate) observe: Callback<Observation>,
     pub(crate) converge: Callback<WorkflowOutcome>,
     pub(crate) delete: Callback<WorkflowOutcome>,
+    /// Kinds whose changes ask for early checks of this package's resources.
+    pub(crate) related: Vec<Related>,
 }
 
 impl Package {
@@ -184,6 +186,7 @@ impl Package {
             observe: None,
             converge: None,
             delete: None,
+            related: Vec::new(),
         }
     }
 
@@ -226,6 +229,7 @@ pub struct PackageBuilder {
     observe: Option<Callback<Observation>>,
     converge: Option<Callback<WorkflowOutcome>>,
     delete: Option<Callback<WorkflowOutcome>>,
+    related: Vec<Related>,
 }
 
 macro_rules! setters {
@@ -297,6 +301,25 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares a related kind: a change to one of its objects asks for an
+    /// early check of the resources it maps to (see [`Related`]). Declare
+    /// as many as needed; each kind is listed and watched once per
+    /// namespace scope, however many packages declare it. A package with a
+    /// connection Secret has it related already.
+    ///
+    /// ```
+    /// use blue_kubernetes::{Package, Related};
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+    /// let builder = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+    ///     .related(Related::annotated(config_maps, "example.com/owner"));
+    /// # let _ = builder;
+    /// ```
+    pub fn related(mut self, related: Related) -> Self {
+        self.related.push(related);
+        self
+    }
+
     /// Sets `validate` to a synchronous callback: the errors in the
     /// options, empty when valid. Return a `Vec<String>` (every message for
     /// the operator's log only) or [`ValidationErrors`], which can mark
@@ -360,6 +383,7 @@ impl PackageBuilder {
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
                 converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
                 delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
+                related: self.related,
             }),
         })
     }

@@ -256,6 +256,12 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         self
     }
 
+    /// Declares a related kind; see [`PackageBuilder::related`].
+    pub fn related(mut self, related: crate::Related) -> Self {
+        self.inner = self.inner.related(related);
+        self
+    }
+
     /// Declares durable steps; see [`PackageBuilder::steps`].
     pub fn steps(mut self) -> Self {
         self.inner = self.inner.steps();

@@ -96,6 +96,40 @@ pub async fn reconcile(
     namespace: &str,
     name: &str,
 ) -> Result<Report, Error> {
+    one_shot(controller, package, namespace, name, false).await
+}
+
+/// Reconciles `namespace/name` now as if its next check were due: what
+/// [`Runtime::trigger`](crate::Runtime::trigger) asks of a running
+/// controller, for a controller without a runtime (tests, tools). Same
+/// locks and rules as [`reconcile`]; a resource whose infrastructure
+/// matches is observed and, its status unchanged but for its schedule,
+/// written once (a one-shot pass keeps no schedule in memory).
+///
+/// ```no_run
+/// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
+/// use blue_kubernetes::{trigger, Phase, Report};
+/// // The infrastructure changed behind the controller's back: look now.
+/// let report = trigger(&controller, &package, "default", "web").await;
+/// assert!(matches!(report, Ok(Report::Reconciled(Phase::Ready, _))));
+/// # }
+/// ```
+pub async fn trigger(
+    controller: &Controller,
+    package: &Package,
+    namespace: &str,
+    name: &str,
+) -> Result<Report, Error> {
+    one_shot(controller, package, namespace, name, true).await
+}
+
+async fn one_shot(
+    controller: &Controller,
+    package: &Package,
+    namespace: &str,
+    name: &str,
+    requested: bool,
+) -> Result<Report, Error> {
     let client = &controller.config.client;
     match client
         .get_resource(package.descriptor(), namespace, name)
@@ -103,7 +137,9 @@ pub async fn reconcile(
     {
         None => Ok(Report::NotFound),
         Some(snapshot) => {
-            let outcome = reconcile_snapshot(controller, package, snapshot, Origin::OneShot).await;
+            let origin = Origin::OneShot;
+            let outcome =
+                reconcile_snapshot(controller, package, snapshot, origin, requested).await;
             // The runtime's passes leave their Events to the background
             // writer; a direct call returns with its Events written.
             if let Some(events) = &controller.telemetry.events {
@@ -132,14 +168,17 @@ pub(crate) enum Origin {
 }
 
 /// Reconciles from a snapshot already read (listed, read or delivered by a
-/// watch), so an idle resource costs no request of its own.
+/// watch), so an idle resource costs no request of its own. `requested`:
+/// an early check was asked for (a related object changed, a trigger), so
+/// the resource is due whatever its status says.
 pub(crate) async fn reconcile_snapshot(
     controller: &Controller,
     package: &Package,
     listed: Value,
     origin: Origin,
+    requested: bool,
 ) -> PassOutcome {
-    match check(controller, package, listed, origin).await {
+    match check(controller, package, listed, origin, requested).await {
         Ok(Checked::Run(lock, pass)) => {
             let outcome = pass.run().await;
             drop(lock);
@@ -157,9 +196,10 @@ async fn check<'a>(
     package: &'a Package,
     listed: Value,
     origin: Origin,
+    requested: bool,
 ) -> Result<Checked<'a>, Error> {
     let names = &controller.config.names;
-    if !controller.is_due(&listed) {
+    if !requested && !controller.is_due(&listed) {
         return Ok(Checked::Done(Report::NotDue));
     }
     // Releasing a Retain finalizer runs no package code at all, not even
@@ -204,7 +244,7 @@ async fn check<'a>(
     {
         return Ok(Checked::Done(Report::Changed));
     }
-    if !controller.is_due(&fresh) {
+    if !requested && !controller.is_due(&fresh) {
         return Ok(Checked::Done(Report::NotDue));
     }
     let (options, config_error) = options_for(package, &fresh, names);

@@ -30,9 +30,11 @@ use tokio::sync::watch;
 pub(super) struct Book {
     pub(super) cache: Cache,
     pub(super) timers: super::scheduler::Scheduler,
+    /// Related objects: what each maps to.
+    pub(super) related: super::related::RelatedCache,
 }
 
-fn book(shared: &Shared) -> MutexGuard<'_, Book> {
+pub(super) fn book(shared: &Shared) -> MutexGuard<'_, Book> {
     shared.book.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -117,6 +119,32 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
     }
 }
 
+/// Asks for an early check of `key`, in memory: queued now unless it is
+/// running (then looked at again when its pass ends) or backing off.
+/// False when `key` is not cached.
+pub(super) fn request(shared: &Shared, key: &Key) -> bool {
+    let now = shared.controller.now();
+    let (key, ready, version) = {
+        let mut book = book(shared);
+        if !book.cache.request(key) {
+            return false;
+        }
+        let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
+        (
+            key.clone(),
+            ready,
+            book.cache.version(key).unwrap_or_default(),
+        )
+    };
+    decide(shared, key, ready, None, version, now);
+    true
+}
+
+/// A pass over `key` starts: whether an early check was asked for.
+pub(super) fn take_request(shared: &Shared, key: &Key) -> bool {
+    book(shared).cache.take_request(key)
+}
+
 /// What a finished pass tells the dispatcher.
 #[derive(Default)]
 pub(super) struct Ended {
@@ -130,6 +158,9 @@ pub(super) struct Ended {
     /// The next check it decided, written or (a quiet check) kept only
     /// here.
     pub(super) next_check: Option<u64>,
+    /// It was asked for and could not look (busy lock, transport error):
+    /// the request stands.
+    pub(super) unserved_request: bool,
 }
 
 /// A pass over `work` ended: hold, await its write, and keep its next
@@ -143,6 +174,9 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
         let mut book = book(shared);
         if !quiet {
             book.cache.hold(&work.key, &work.version, ended.hold);
+        }
+        if ended.unserved_request {
+            book.cache.restore_request(&work.key);
         }
         if let Some(written) = &ended.written {
             book.cache.await_version(&work.key, written);
