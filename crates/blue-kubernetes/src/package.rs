@@ -301,6 +301,34 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares `spec.config.<field>` a reference to a resource of `kind`,
+    /// another package's in this controller, in the same namespace: `{name:
+    /// ...}` in the config ([`Reference`](crate::Reference) in a typed
+    /// one), described so in the generated CRD.
+    ///
+    /// Before any callback runs, the controller reads what it names: not
+    /// found, not Ready for its current generation, or being deleted, and
+    /// the resource is `Waiting` / `DependencyNotReady` (no callback runs;
+    /// checked again as soon as the referenced resource changes, and at its
+    /// interval); Ready, and the callbacks get its `status.outputs`
+    /// ([`Options::referenced`](crate::Options::referenced)). A field that
+    /// is not a reference, or a chain of references that leads back to the
+    /// resource, is `Invalid`. A resource being deleted does not wait: its
+    /// callbacks get the outputs of what is Ready and nothing for the rest.
+    ///
+    /// ```
+    /// use blue_kubernetes::Package;
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let servers = ResourceDescriptor::new("db.example.com", "v1", "servers", "Server");
+    /// let databases = ResourceDescriptor::new("db.example.com", "v1", "databases", "Database");
+    /// let builder = Package::builder(databases).reference("serverRef", servers);
+    /// # let _ = builder;
+    /// ```
+    pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
+        self.schema = self.schema.reference(field, kind);
+        self
+    }
+
     /// Declares a related kind: a change to one of its objects asks for an
     /// early check of the resources it maps to (see [`Related`]). Declare
     /// as many as needed; each kind is listed and watched once per

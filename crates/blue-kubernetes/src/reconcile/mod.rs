@@ -5,6 +5,7 @@ mod act;
 mod connection;
 mod import;
 mod pass;
+mod references;
 mod reporting;
 mod rules;
 mod steps;
@@ -13,6 +14,7 @@ use crate::domain::resource::{self, uid};
 use crate::lock::{try_acquire, LockGuard, LockKey};
 use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
+use references::Resolution;
 use serde_json::Value;
 
 /// What one reconcile did.
@@ -205,8 +207,11 @@ async fn check<'a>(
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
     let releasing = rules::releases_without_callbacks(&listed, names);
+    // References are resolved before any callback (identity included).
+    let resolution = resolve_references(controller, package, &listed, releasing).await?;
+    let waits = resolution.as_ref().is_some_and(|r| r.blocks(&listed));
     let (listed_options, listed_config_error) = options_for(package, &listed, names);
-    let (identity, listed_failure) = match releasing {
+    let (identity, listed_failure) = match releasing || waits {
         true => (None, None),
         false => match identify(controller, package, &listed_options).await {
             Ok(id) => (Some(id), None),
@@ -221,9 +226,11 @@ async fn check<'a>(
         return Ok(Checked::Done(Report::Busy));
     };
     if origin == Origin::Runtime {
-        let mut pass = pass::Pass::new(controller, package, listed, listed_options, identity);
+        let options = with_referenced(listed_options, &resolution);
+        let mut pass = pass::Pass::new(controller, package, listed, options, identity);
         pass.failure = listed_failure.map(|f| ("identity", f));
         pass.config_error = listed_config_error;
+        pass.references = resolution;
         pass.may_be_quiet = true;
         return Ok(Checked::Run(lock, pass));
     }
@@ -247,9 +254,14 @@ async fn check<'a>(
     if !requested && !controller.is_due(&fresh) {
         return Ok(Checked::Done(Report::NotDue));
     }
+    let resolution = resolve_references(controller, package, &fresh, releasing).await?;
+    if resolution.as_ref().is_some_and(|r| r.blocks(&fresh)) != waits {
+        return Ok(Checked::Done(Report::Changed));
+    }
     let (options, config_error) = options_for(package, &fresh, names);
+    let options = with_referenced(options, &resolution);
     let mut failure = None;
-    if !releasing {
+    if !releasing && !waits {
         let now = match identify(controller, package, &options).await {
             Ok(id) => Some(id),
             Err(f) => {
@@ -268,7 +280,34 @@ async fn check<'a>(
     let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
     pass.failure = failure;
     pass.config_error = config_error;
+    pass.references = resolution;
     Ok(Checked::Run(lock, pass))
+}
+
+/// The references of `resource`, resolved, for a package that declares
+/// any and a pass that will run callbacks.
+async fn resolve_references(
+    controller: &Controller,
+    package: &Package,
+    resource: &Value,
+    releasing: bool,
+) -> Result<Option<Resolution>, Error> {
+    if releasing || package.schema().references.is_empty() {
+        return Ok(None);
+    }
+    references::resolve(controller, package, resource)
+        .await
+        .map(Some)
+}
+
+/// The options with the outputs of the referenced resources that are Ready.
+fn with_referenced(options: Options, resolution: &Option<Resolution>) -> Options {
+    match resolution {
+        Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs)) => {
+            options.with_referenced(outputs.clone())
+        }
+        _ => options,
+    }
 }
 
 async fn identify(

@@ -64,6 +64,9 @@ struct Entry {
     /// trigger) and no pass has started since: due now, whatever the
     /// version or the due rules say.
     requested: bool,
+    /// What referrers depend on (readiness, outputs), for a resource of a
+    /// referenced package; `None` until first seen so.
+    digest: Option<u64>,
 }
 
 #[derive(Default)]
@@ -179,6 +182,7 @@ impl Cache {
                     awaiting: None,
                     phase,
                     requested: false,
+                    digest: None,
                 };
                 self.entries.insert(key.clone(), entry);
                 (key, None)
@@ -295,6 +299,16 @@ impl Cache {
         self.entries
             .get_mut(key)
             .is_some_and(|e| std::mem::take(&mut e.requested))
+    }
+
+    /// Records what referrers of `key` depend on; true when it changed
+    /// since it was last recorded (not when first seen: a start finds
+    /// nothing changed).
+    pub(crate) fn swap_digest(&mut self, key: &Key, digest: u64) -> bool {
+        self.entries
+            .get_mut(key)
+            .and_then(|e| e.digest.replace(digest))
+            .is_some_and(|old| old != digest)
     }
 
     /// A pass over `key` that was asked for could not look (the lock was

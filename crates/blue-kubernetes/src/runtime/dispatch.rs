@@ -32,6 +32,8 @@ pub(super) struct Book {
     pub(super) timers: super::scheduler::Scheduler,
     /// Related objects: what each maps to.
     pub(super) related: super::related::RelatedCache,
+    /// Which resources refer to which.
+    pub(super) references: super::references::ReferenceIndex,
 }
 
 pub(super) fn book(shared: &Shared) -> MutexGuard<'_, Book> {
@@ -58,23 +60,59 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         set_phase_gauges(shared, &book.cache, key.package(), phases);
         (key, ready, version)
     };
+    let referrers = track_references(shared, &key, &object);
     let delivered = in_order.then_some(object);
     decide(shared, key.clone(), ready, delivered, version, now);
+    for referrer in referrers {
+        if request(shared, &referrer) {
+            shared.counters.requested();
+        }
+    }
     key
+}
+
+/// Keeps the reference index up to date with `object`; returns the
+/// referrers to check when what they depend on in it changed.
+fn track_references(shared: &Shared, key: &Key, object: &Value) -> Vec<Key> {
+    let packages = &shared.controller.config.packages;
+    let package = key.package();
+    let refers = !packages[package].schema().references.is_empty();
+    let referenced = shared.referenced[package];
+    if !refers && !referenced {
+        return Vec::new();
+    }
+    let names = refers.then(|| super::references::named_by(packages, package, object));
+    let digest = referenced.then(|| crate::references::digest(object));
+    let mut book = book(shared);
+    if let Some(names) = names {
+        book.references.set(key, names);
+    }
+    match digest {
+        Some(digest) if book.cache.swap_digest(key, digest) => book.references.referrers(key),
+        _ => Vec::new(),
+    }
 }
 
 /// An object is gone (deleted, or missing from a list).
 pub(super) fn forget(shared: &Shared, key: &Key) {
-    let removed = {
+    let (removed, referrers) = {
         let mut book = book(shared);
+        book.references.remove(key);
+        let referrers = book.references.referrers(key);
         book.timers.cancel(key);
         let removed = book.cache.remove(key);
         if let Some((_, phase)) = &removed {
             set_phase_gauges(shared, &book.cache, key.package(), [*phase, None]);
         }
-        removed
+        (removed, referrers)
     };
     shared.queue.forget(key);
+    // What referred to it waits again.
+    for referrer in referrers {
+        if request(shared, &referrer) {
+            shared.counters.requested();
+        }
+    }
     if let Some((uid, _)) = removed {
         shared.backoff.forget(&uid.text());
     }

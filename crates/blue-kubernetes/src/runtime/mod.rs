@@ -25,6 +25,7 @@ mod health;
 mod key;
 mod outcome;
 mod queue;
+mod references;
 mod reflector;
 mod related;
 mod scheduler;
@@ -83,6 +84,8 @@ struct Shared {
     reflectors: Vec<(Feed, String, AtomicBool)>,
     /// The related kinds of every package, each watched once per scope.
     related: Vec<related::Kind>,
+    /// Per package: whether some package refers to its resources.
+    referenced: Vec<bool>,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
 }
@@ -147,6 +150,7 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
     let election = election::begin(&controller, &handle)?;
     let config = &controller.config;
     let related = related::kinds(&config.packages);
+    let referenced = crate::references::referenced_packages(&config.packages);
     let scopes = reflector_scopes(config, &related);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
     let backoff = WriteBackoff::new(&config.names.request_annotation);
@@ -166,6 +170,7 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
             .map(|s| (s.feed, s.namespace.clone(), AtomicBool::new(false)))
             .collect(),
         related,
+        referenced,
         gate: election.as_ref().map(|e| e.gate.clone()),
     });
     zero_phase_gauges(&shared);
