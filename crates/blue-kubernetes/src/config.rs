@@ -132,6 +132,23 @@ impl Config {
         {
             return invalid("packages", "must not register a resource type twice");
         }
+        for package in &self.packages {
+            for reference in &package.schema().references {
+                if crate::references::package_of(&self.packages, &reference.kind).is_none() {
+                    return invalid("packages", "a reference names a kind no package manages");
+                }
+                let field = reference.field.as_str();
+                if field.is_empty()
+                    || field == "profile"
+                    || field == self.names.destroy_protection_key
+                {
+                    return invalid(
+                        "packages",
+                        "a reference field must be a config field of its own",
+                    );
+                }
+            }
+        }
         if self.workers == 0 {
             return invalid("workers", "must be greater than zero");
         }

@@ -66,6 +66,8 @@ mod outputs;
 mod package;
 mod preflight;
 mod reconcile;
+mod references;
+mod related;
 mod runtime;
 mod schema;
 mod setters;
@@ -96,7 +98,9 @@ pub use package::{
 pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
 pub use prometheus_client;
-pub use reconcile::{reconcile, Report};
+pub use reconcile::{reconcile, trigger, Report};
+pub use references::Reference;
+pub use related::{ObjectRef, Related};
 pub use runtime::{start, Health, Runtime, Stats};
 pub use schema::ResourceSchema;
 pub use steps::{

@@ -2,7 +2,7 @@
 
 use crate::callback::Callback;
 use crate::typed::TypedPackageBuilder;
-use crate::{Error, Options, ResourceSchema, ValidationErrors};
+use crate::{Error, Options, Related, ResourceSchema, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -172,6 +172,8 @@ pub(crate) struct PackageInner {
     pub(crate) observe: Callback<Observation>,
     pub(crate) converge: Callback<WorkflowOutcome>,
     pub(crate) delete: Callback<WorkflowOutcome>,
+    /// Kinds whose changes ask for early checks of this package's resources.
+    pub(crate) related: Vec<Related>,
 }
 
 impl Package {
@@ -184,6 +186,7 @@ impl Package {
             observe: None,
             converge: None,
             delete: None,
+            related: Vec::new(),
         }
     }
 
@@ -226,6 +229,7 @@ pub struct PackageBuilder {
     observe: Option<Callback<Observation>>,
     converge: Option<Callback<WorkflowOutcome>>,
     delete: Option<Callback<WorkflowOutcome>>,
+    related: Vec<Related>,
 }
 
 macro_rules! setters {
@@ -297,6 +301,53 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares `spec.config.<field>` a reference to a resource of `kind`,
+    /// another package's in this controller, in the same namespace: `{name:
+    /// ...}` in the config ([`Reference`](crate::Reference) in a typed
+    /// one), described so in the generated CRD.
+    ///
+    /// Before any callback runs, the controller reads what it names: not
+    /// found, not Ready for its current generation, or being deleted, and
+    /// the resource is `Waiting` / `DependencyNotReady` (no callback runs;
+    /// checked again as soon as the referenced resource changes, and at its
+    /// interval); Ready, and the callbacks get its `status.outputs`
+    /// ([`Options::referenced`](crate::Options::referenced)). A field that
+    /// is not a reference, or a chain of references that leads back to the
+    /// resource, is `Invalid`. A resource being deleted does not wait: its
+    /// callbacks get the outputs of what is Ready and nothing for the rest.
+    ///
+    /// ```
+    /// use blue_kubernetes::Package;
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let servers = ResourceDescriptor::new("db.example.com", "v1", "servers", "Server");
+    /// let databases = ResourceDescriptor::new("db.example.com", "v1", "databases", "Database");
+    /// let builder = Package::builder(databases).reference("serverRef", servers);
+    /// # let _ = builder;
+    /// ```
+    pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
+        self.schema = self.schema.reference(field, kind);
+        self
+    }
+
+    /// Declares a related kind: a change to one of its objects asks for an
+    /// early check of the resources it maps to (see [`Related`]). Declare
+    /// as many as needed; each kind is listed and watched once per
+    /// namespace scope, however many packages declare it. A package with a
+    /// connection Secret has it related already.
+    ///
+    /// ```
+    /// use blue_kubernetes::{Package, Related};
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+    /// let builder = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+    ///     .related(Related::annotated(config_maps, "example.com/owner"));
+    /// # let _ = builder;
+    /// ```
+    pub fn related(mut self, related: Related) -> Self {
+        self.related.push(related);
+        self
+    }
+
     /// Sets `validate` to a synchronous callback: the errors in the
     /// options, empty when valid. Return a `Vec<String>` (every message for
     /// the operator's log only) or [`ValidationErrors`], which can mark
@@ -360,6 +411,7 @@ impl PackageBuilder {
                 observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
                 converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
                 delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
+                related: self.related,
             }),
         })
     }

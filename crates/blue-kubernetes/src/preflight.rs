@@ -141,7 +141,7 @@ fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Proble
 
 /// Every verb the controller uses, in every namespace it manages (`""`:
 /// cluster-wide): list, and watch when watching, get (re-read), patch
-/// (finalizers), update on `/status`, get/create/update on leases with
+/// (finalizers), update on `/status`, list (and watch) on related kinds, get/create/update on leases with
 /// leader election, and create/update on events when Events are on.
 fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
     let config = &controller.config;
@@ -170,6 +170,19 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
                 for verb in ["get", "create", "update"] {
                     checks.push(AccessCheck::new(ns, verb, "", "secrets"));
                 }
+            }
+        }
+    }
+    // Related kinds are listed (and watched) like the resources.
+    for d in crate::runtime::related_descriptors(&config.packages) {
+        let related_scopes = if d.namespaced {
+            scopes.clone()
+        } else {
+            vec![""]
+        };
+        for ns in related_scopes {
+            for verb in verbs.iter().filter(|v| ["list", "watch"].contains(v)) {
+                checks.push(AccessCheck::new(ns, *verb, &d.group, &d.plural));
             }
         }
     }

@@ -45,6 +45,8 @@ pub struct ResourceSchema {
     pub(crate) connection: bool,
     /// `converge` and `delete` run durable steps (`status.workflow`).
     pub(crate) steps: bool,
+    /// Config fields naming other managed resources.
+    pub(crate) references: Vec<crate::references::ReferenceField>,
 }
 
 impl ResourceSchema {
@@ -57,6 +59,7 @@ impl ResourceSchema {
             outputs: None,
             connection: false,
             steps: false,
+            references: Vec::new(),
         }
     }
 
@@ -94,6 +97,17 @@ impl ResourceSchema {
         self
     }
 
+    /// Declares `spec.config.<field>` a reference to a resource of `kind`
+    /// in the same namespace; see
+    /// [`PackageBuilder::reference`](crate::PackageBuilder::reference).
+    pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
+        self.references.push(crate::references::ReferenceField {
+            field: field.into(),
+            kind,
+        });
+        self
+    }
+
     /// The resource type.
     pub fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
@@ -114,6 +128,7 @@ impl std::fmt::Debug for ResourceSchema {
             .field("typed_outputs", &self.outputs.is_some())
             .field("connection_secret", &self.connection)
             .field("steps", &self.steps)
+            .field("references", &self.references)
             .finish()
     }
 }

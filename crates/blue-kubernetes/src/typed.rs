@@ -3,6 +3,7 @@
 
 use crate::package::{CallbackResult, PackageBuilder, WorkflowOutcome};
 use crate::{Error, Names, Observation, Options, Package, ResourceSchema, ValidationErrors};
+use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -253,6 +254,19 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
     /// Declares connection details; see [`PackageBuilder::connection_secret`].
     pub fn connection_secret(mut self) -> Self {
         self.inner = self.inner.connection_secret();
+        self
+    }
+
+    /// Declares a reference field; see [`PackageBuilder::reference`]. Give
+    /// the field the type [`Reference`](crate::Reference) (or an `Option` of it).
+    pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
+        self.inner = self.inner.reference(field, kind);
+        self
+    }
+
+    /// Declares a related kind; see [`PackageBuilder::related`].
+    pub fn related(mut self, related: crate::Related) -> Self {
+        self.inner = self.inner.related(related);
         self
     }
 

@@ -223,6 +223,18 @@ fn config_schema(resource: &ResourceSchema, options: &CrdOptions) -> Result<Valu
                     "description": "While true, deleting a resource with deletionPolicy Destroy is blocked (phase Blocked).",
                 })
             });
+        // A reference is `{name}` whatever the config type says of it
+        // (an untyped config, or a field typed otherwise).
+        for reference in &resource.references {
+            let mut schema = reference.schema();
+            let own = properties
+                .get(&reference.field)
+                .and_then(|p| p.get("description"));
+            if let Some(own) = own {
+                schema["description"] = own.clone();
+            }
+            properties.insert(reference.field.clone(), schema);
+        }
     }
     if options.cel {
         let fields =

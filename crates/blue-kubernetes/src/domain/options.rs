@@ -57,6 +57,8 @@ pub struct Options {
     connection: Option<Connection>,
     /// The durable steps of `converge` and `delete`.
     steps: Option<Steps>,
+    /// The `status.outputs` of each Ready referenced resource, by field.
+    referenced: Option<Arc<std::collections::BTreeMap<String, Value>>>,
 }
 
 /// Key of the event in the options.
@@ -95,7 +97,48 @@ impl Options {
             typed: None,
             connection: None,
             steps: None,
+            referenced: None,
         }
+    }
+
+    pub(crate) fn with_referenced(
+        mut self,
+        outputs: std::collections::BTreeMap<String, Value>,
+    ) -> Self {
+        self.referenced = Some(Arc::new(outputs));
+        self
+    }
+
+    /// The `status.outputs` of the resource that reference field `field`
+    /// names ([`PackageBuilder::reference`](crate::PackageBuilder::reference)),
+    /// resolved before the pass: `Some(Value::Null)` when it is Ready and
+    /// records none; `None` when the field names nothing, or, for a
+    /// resource being deleted, what it names is not Ready (callbacks of a
+    /// resource that is not being deleted run only once every reference
+    /// is resolved).
+    pub fn referenced(&self, field: &str) -> Option<&Value> {
+        self.referenced.as_ref()?.get(field)
+    }
+
+    /// [`referenced`](Self::referenced) decoded into the referenced
+    /// package's outputs type `O`; an error when the field names nothing
+    /// Ready or the outputs are not an `O`.
+    ///
+    /// ```
+    /// # fn demo(opts: &blue_kubernetes::Options) -> blue_kubernetes::CallbackResult<()> {
+    /// #[derive(serde::Deserialize)]
+    /// struct ServerOutputs { host: String, port: u16 }
+    /// let server: ServerOutputs = opts.referenced_as("serverRef")?;
+    /// # let _ = (server.host, server.port); Ok(()) }
+    /// ```
+    pub fn referenced_as<O: serde::de::DeserializeOwned>(
+        &self,
+        field: &str,
+    ) -> Result<O, crate::CallbackError> {
+        let outputs = self
+            .referenced(field)
+            .ok_or_else(|| format!("reference {field} is not resolved"))?;
+        Ok(serde_json::from_value(outputs.clone())?)
     }
 
     pub(crate) fn with_typed(mut self, typed: AnyConfig) -> Self {

@@ -22,6 +22,8 @@ pub enum Phase {
     Blocked,
     /// `spec.suspend` is true.
     Suspended,
+    /// A resource it refers to is missing or not Ready; no callback runs.
+    Waiting,
 }
 
 // Adding a `Phase` variant makes this match non-exhaustive: add it here and
@@ -36,7 +38,8 @@ const _PHASES_ARE_ALL_LISTED: () = {
             | Phase::Failed
             | Phase::Invalid
             | Phase::Blocked
-            | Phase::Suspended => {}
+            | Phase::Suspended
+            | Phase::Waiting => {}
         }
         i += 1;
     }
@@ -71,13 +74,18 @@ pub enum Reason {
     /// A durable step broke the step rules: its name, the size of its
     /// result, or the number of steps in a run.
     InvalidStep,
+    /// A referenced resource is missing, not Ready for its generation, or
+    /// being deleted.
+    DependencyNotReady,
+    /// Following references from this resource leads back to it.
+    CyclicReference,
 }
 
 impl Phase {
     /// Every phase: the CRD's status enum and the per-phase metrics list
     /// them all (a phase missing from the CRD would make the API server
     /// refuse the controller's status writes).
-    pub(crate) const ALL: [Phase; 7] = [
+    pub(crate) const ALL: [Phase; 8] = [
         Phase::Ready,
         Phase::Reconciling,
         Phase::Deleting,
@@ -85,6 +93,7 @@ impl Phase {
         Phase::Invalid,
         Phase::Blocked,
         Phase::Suspended,
+        Phase::Waiting,
     ];
 
     /// The string written to status.
@@ -97,6 +106,7 @@ impl Phase {
             Phase::Invalid => "Invalid",
             Phase::Blocked => "Blocked",
             Phase::Suspended => "Suspended",
+            Phase::Waiting => "Waiting",
         }
     }
 }
@@ -117,6 +127,8 @@ impl Reason {
             Reason::Suspended => "Suspended",
             Reason::InvalidOutputs => "InvalidOutputs",
             Reason::InvalidStep => "InvalidStep",
+            Reason::DependencyNotReady => "DependencyNotReady",
+            Reason::CyclicReference => "CyclicReference",
         }
     }
 }
@@ -304,9 +316,11 @@ pub(crate) fn is_quiet(
 }
 
 fn conditions(previous: &Value, t: &Transition, generation: i64, now_ms: u64) -> Value {
+    // Waiting for a dependency is progress still to come, not a stall:
+    // kstatus readers keep waiting, as they do for a retry.
     let reconciling = matches!(
         t.phase,
-        Phase::Reconciling | Phase::Deleting | Phase::Failed
+        Phase::Reconciling | Phase::Deleting | Phase::Failed | Phase::Waiting
     );
     let stalled = matches!(t.phase, Phase::Invalid | Phase::Blocked);
     let wanted = [
@@ -358,6 +372,8 @@ fn message(reason: Reason) -> &'static str {
         Reason::Suspended => "reconciliation is suspended",
         Reason::InvalidOutputs => "the package reported outputs it may not record; retrying",
         Reason::InvalidStep => "a durable step broke the step rules; retrying",
+        Reason::DependencyNotReady => "waiting for a referenced resource to be Ready",
+        Reason::CyclicReference => "its references lead back to it; edit one of them",
     }
 }
 

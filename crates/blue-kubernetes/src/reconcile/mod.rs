@@ -5,6 +5,7 @@ mod act;
 mod connection;
 mod import;
 mod pass;
+mod references;
 mod reporting;
 mod rules;
 mod steps;
@@ -13,6 +14,7 @@ use crate::domain::resource::{self, uid};
 use crate::lock::{try_acquire, LockGuard, LockKey};
 use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
+use references::Resolution;
 use serde_json::Value;
 
 /// What one reconcile did.
@@ -96,6 +98,40 @@ pub async fn reconcile(
     namespace: &str,
     name: &str,
 ) -> Result<Report, Error> {
+    one_shot(controller, package, namespace, name, false).await
+}
+
+/// Reconciles `namespace/name` now as if its next check were due: what
+/// [`Runtime::trigger`](crate::Runtime::trigger) asks of a running
+/// controller, for a controller without a runtime (tests, tools). Same
+/// locks and rules as [`reconcile`]; a resource whose infrastructure
+/// matches is observed and, its status unchanged but for its schedule,
+/// written once (a one-shot pass keeps no schedule in memory).
+///
+/// ```no_run
+/// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
+/// use blue_kubernetes::{trigger, Phase, Report};
+/// // The infrastructure changed behind the controller's back: look now.
+/// let report = trigger(&controller, &package, "default", "web").await;
+/// assert!(matches!(report, Ok(Report::Reconciled(Phase::Ready, _))));
+/// # }
+/// ```
+pub async fn trigger(
+    controller: &Controller,
+    package: &Package,
+    namespace: &str,
+    name: &str,
+) -> Result<Report, Error> {
+    one_shot(controller, package, namespace, name, true).await
+}
+
+async fn one_shot(
+    controller: &Controller,
+    package: &Package,
+    namespace: &str,
+    name: &str,
+    requested: bool,
+) -> Result<Report, Error> {
     let client = &controller.config.client;
     match client
         .get_resource(package.descriptor(), namespace, name)
@@ -103,7 +139,9 @@ pub async fn reconcile(
     {
         None => Ok(Report::NotFound),
         Some(snapshot) => {
-            let outcome = reconcile_snapshot(controller, package, snapshot, Origin::OneShot).await;
+            let origin = Origin::OneShot;
+            let outcome =
+                reconcile_snapshot(controller, package, snapshot, origin, requested).await;
             // The runtime's passes leave their Events to the background
             // writer; a direct call returns with its Events written.
             if let Some(events) = &controller.telemetry.events {
@@ -132,14 +170,17 @@ pub(crate) enum Origin {
 }
 
 /// Reconciles from a snapshot already read (listed, read or delivered by a
-/// watch), so an idle resource costs no request of its own.
+/// watch), so an idle resource costs no request of its own. `requested`:
+/// an early check was asked for (a related object changed, a trigger), so
+/// the resource is due whatever its status says.
 pub(crate) async fn reconcile_snapshot(
     controller: &Controller,
     package: &Package,
     listed: Value,
     origin: Origin,
+    requested: bool,
 ) -> PassOutcome {
-    match check(controller, package, listed, origin).await {
+    match check(controller, package, listed, origin, requested).await {
         Ok(Checked::Run(lock, pass)) => {
             let outcome = pass.run().await;
             drop(lock);
@@ -157,16 +198,20 @@ async fn check<'a>(
     package: &'a Package,
     listed: Value,
     origin: Origin,
+    requested: bool,
 ) -> Result<Checked<'a>, Error> {
     let names = &controller.config.names;
-    if !controller.is_due(&listed) {
+    if !requested && !controller.is_due(&listed) {
         return Ok(Checked::Done(Report::NotDue));
     }
     // Releasing a Retain finalizer runs no package code at all, not even
     // identity; the object lock keeps other workers off the object.
     let releasing = rules::releases_without_callbacks(&listed, names);
+    // References are resolved before any callback (identity included).
+    let resolution = resolve_references(controller, package, &listed, releasing).await?;
+    let waits = resolution.as_ref().is_some_and(|r| r.blocks(&listed));
     let (listed_options, listed_config_error) = options_for(package, &listed, names);
-    let (identity, listed_failure) = match releasing {
+    let (identity, listed_failure) = match releasing || waits {
         true => (None, None),
         false => match identify(controller, package, &listed_options).await {
             Ok(id) => (Some(id), None),
@@ -181,9 +226,11 @@ async fn check<'a>(
         return Ok(Checked::Done(Report::Busy));
     };
     if origin == Origin::Runtime {
-        let mut pass = pass::Pass::new(controller, package, listed, listed_options, identity);
+        let options = with_referenced(listed_options, &resolution);
+        let mut pass = pass::Pass::new(controller, package, listed, options, identity);
         pass.failure = listed_failure.map(|f| ("identity", f));
         pass.config_error = listed_config_error;
+        pass.references = resolution;
         pass.may_be_quiet = true;
         return Ok(Checked::Run(lock, pass));
     }
@@ -204,12 +251,17 @@ async fn check<'a>(
     {
         return Ok(Checked::Done(Report::Changed));
     }
-    if !controller.is_due(&fresh) {
+    if !requested && !controller.is_due(&fresh) {
         return Ok(Checked::Done(Report::NotDue));
     }
+    let resolution = resolve_references(controller, package, &fresh, releasing).await?;
+    if resolution.as_ref().is_some_and(|r| r.blocks(&fresh)) != waits {
+        return Ok(Checked::Done(Report::Changed));
+    }
     let (options, config_error) = options_for(package, &fresh, names);
+    let options = with_referenced(options, &resolution);
     let mut failure = None;
-    if !releasing {
+    if !releasing && !waits {
         let now = match identify(controller, package, &options).await {
             Ok(id) => Some(id),
             Err(f) => {
@@ -228,7 +280,34 @@ async fn check<'a>(
     let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
     pass.failure = failure;
     pass.config_error = config_error;
+    pass.references = resolution;
     Ok(Checked::Run(lock, pass))
+}
+
+/// The references of `resource`, resolved, for a package that declares
+/// any and a pass that will run callbacks.
+async fn resolve_references(
+    controller: &Controller,
+    package: &Package,
+    resource: &Value,
+    releasing: bool,
+) -> Result<Option<Resolution>, Error> {
+    if releasing || package.schema().references.is_empty() {
+        return Ok(None);
+    }
+    references::resolve(controller, package, resource)
+        .await
+        .map(Some)
+}
+
+/// The options with the outputs of the referenced resources that are Ready.
+fn with_referenced(options: Options, resolution: &Option<Resolution>) -> Options {
+    match resolution {
+        Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs)) => {
+            options.with_referenced(outputs.clone())
+        }
+        _ => options,
+    }
 }
 
 async fn identify(

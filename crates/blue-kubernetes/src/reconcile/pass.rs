@@ -55,6 +55,9 @@ pub(super) struct Pass<'a> {
     pub(super) steps_broken: bool,
     /// The next check of the latest status written or quietly kept.
     pub(super) next_check: Option<u64>,
+    /// The resource's references, resolved before the pass (`None`: it
+    /// declares none, or releases without callbacks).
+    pub(super) references: Option<super::references::Resolution>,
     /// The runtime keeps the next check in memory, so a check that would
     /// change only the schedule may write nothing; a one-shot pass has
     /// only status to remember it by and always writes.
@@ -92,6 +95,7 @@ impl<'a> Pass<'a> {
             workflow: None,
             steps_broken: false,
             next_check: None,
+            references: None,
             may_be_quiet: false,
         }
     }

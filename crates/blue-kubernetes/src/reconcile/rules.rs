@@ -1,6 +1,7 @@
 //! The ordered rules of one reconcile; the first that applies wins.
 
 use super::pass::{Halt, Pass};
+use super::references::Resolution;
 use super::Report;
 use crate::connection::secret_ref_valid;
 use crate::domain::resource::{self, has_finalizer, is_deleting, status_str};
@@ -67,6 +68,27 @@ impl Pass<'_> {
                 "configuration does not match the package's config type"
             );
             return self.invalid().await;
+        }
+
+        // 3c. References: no callback runs until every referenced resource
+        // is Ready (SPEC section 8); a resource being deleted does not wait.
+        if !deleting {
+            match &self.references {
+                Some(Resolution::Malformed) => return self.invalid().await,
+                Some(Resolution::Cycle) => {
+                    let t = Transition::new(Phase::Invalid, Reason::CyclicReference, Next::OnEdit);
+                    return self.write(t).await;
+                }
+                Some(Resolution::Waiting(_)) => {
+                    let t = Transition::new(
+                        Phase::Waiting,
+                        Reason::DependencyNotReady,
+                        Next::After(common.interval_ms),
+                    );
+                    return self.write(t).await;
+                }
+                Some(Resolution::Resolved(_)) | None => {}
+            }
         }
 
         // 4 and 5. The package's validation: its messages go to the log,

@@ -60,6 +60,13 @@ struct Entry {
     awaiting: Option<Token>,
     /// Index into the phase slots; `None` for text that is not a phase.
     phase: Option<u8>,
+    /// An early check was asked for (a related object changed, a
+    /// trigger) and no pass has started since: due now, whatever the
+    /// version or the due rules say.
+    requested: bool,
+    /// What referrers depend on (readiness, outputs), for a resource of a
+    /// referenced package; `None` until first seen so.
+    digest: Option<u64>,
 }
 
 #[derive(Default)]
@@ -174,6 +181,8 @@ impl Cache {
                     hold: None,
                     awaiting: None,
                     phase,
+                    requested: false,
+                    digest: None,
                 };
                 self.entries.insert(key.clone(), entry);
                 (key, None)
@@ -231,6 +240,19 @@ impl Cache {
         backoff_until: impl Fn(&str) -> Option<u64>,
     ) -> Option<u64> {
         let entry = self.entries.get(key)?;
+        if entry.requested {
+            // News the version does not carry: neither a hold until a
+            // newer version nor our own write still on its way keeps it;
+            // a short hold (the lock was busy) and a backoff still do.
+            let mut at = match entry.hold {
+                Some(Hold::Until(until)) => until,
+                _ => 0,
+            };
+            if let Some(until) = backoff_until(&entry.uid.text()) {
+                at = at.max(until);
+            }
+            return Some(at);
+        }
         if entry.awaiting.is_some() {
             return None;
         }
@@ -258,6 +280,41 @@ impl Cache {
                 entry.hold = Some(until_ms.map_or(Hold::UntilNewer, Hold::Until));
             }
         }
+    }
+
+    /// Asks for an early check of `key`; false when it is not cached.
+    pub(crate) fn request(&mut self, key: &Key) -> bool {
+        match self.entries.get_mut(key) {
+            Some(entry) => {
+                entry.requested = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A pass over `key` starts: whether an early check was asked for
+    /// (the request is hers from now on).
+    pub(crate) fn take_request(&mut self, key: &Key) -> bool {
+        self.entries
+            .get_mut(key)
+            .is_some_and(|e| std::mem::take(&mut e.requested))
+    }
+
+    /// Records what referrers of `key` depend on; true when it changed
+    /// since it was last recorded (not when first seen: a start finds
+    /// nothing changed).
+    pub(crate) fn swap_digest(&mut self, key: &Key, digest: u64) -> bool {
+        self.entries
+            .get_mut(key)
+            .and_then(|e| e.digest.replace(digest))
+            .is_some_and(|old| old != digest)
+    }
+
+    /// A pass over `key` that was asked for could not look (the lock was
+    /// busy, the cluster unreachable): the request stands.
+    pub(crate) fn restore_request(&mut self, key: &Key) {
+        self.request(key);
     }
 
     /// A pass over `key` decided (and wrote, or quietly kept) its next
@@ -487,6 +544,25 @@ mod tests {
         c.record(key(), &at("1", "Ready"), stored(1_000), true, 500_000);
         let spread = jitter::extra_ms(60_000, "u");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500_000 + spread));
+    }
+
+    #[test]
+    fn a_request_makes_it_due_now_past_holds_and_waits_but_not_past_backoff() {
+        let mut c = Cache::default();
+        assert!(!c.request(&key()), "not cached");
+        c.record(key(), &at("1", "Ready"), stored(60_000), true, 0);
+        c.hold(&key(), "1", None);
+        c.await_version(&key(), "2");
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
+        assert!(c.request(&key()));
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
+        assert_eq!(c.ready_at(&key(), |_| Some(700)), Some(700));
+        assert!(c.take_request(&key()));
+        assert!(!c.take_request(&key()), "taken once");
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "the hold again");
+        c.restore_request(&key());
+        c.hold(&key(), "1", Some(300));
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(300), "a busy lock");
     }
 
     #[test]

@@ -30,9 +30,13 @@ use tokio::sync::watch;
 pub(super) struct Book {
     pub(super) cache: Cache,
     pub(super) timers: super::scheduler::Scheduler,
+    /// Related objects: what each maps to.
+    pub(super) related: super::related::RelatedCache,
+    /// Which resources refer to which.
+    pub(super) references: super::references::ReferenceIndex,
 }
 
-fn book(shared: &Shared) -> MutexGuard<'_, Book> {
+pub(super) fn book(shared: &Shared) -> MutexGuard<'_, Book> {
     shared.book.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -56,23 +60,59 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         set_phase_gauges(shared, &book.cache, key.package(), phases);
         (key, ready, version)
     };
+    let referrers = track_references(shared, &key, &object);
     let delivered = in_order.then_some(object);
     decide(shared, key.clone(), ready, delivered, version, now);
+    for referrer in referrers {
+        if request(shared, &referrer) {
+            shared.counters.requested();
+        }
+    }
     key
+}
+
+/// Keeps the reference index up to date with `object`; returns the
+/// referrers to check when what they depend on in it changed.
+fn track_references(shared: &Shared, key: &Key, object: &Value) -> Vec<Key> {
+    let packages = &shared.controller.config.packages;
+    let package = key.package();
+    let refers = !packages[package].schema().references.is_empty();
+    let referenced = shared.referenced[package];
+    if !refers && !referenced {
+        return Vec::new();
+    }
+    let names = refers.then(|| super::references::named_by(packages, package, object));
+    let digest = referenced.then(|| crate::references::digest(object));
+    let mut book = book(shared);
+    if let Some(names) = names {
+        book.references.set(key, names);
+    }
+    match digest {
+        Some(digest) if book.cache.swap_digest(key, digest) => book.references.referrers(key),
+        _ => Vec::new(),
+    }
 }
 
 /// An object is gone (deleted, or missing from a list).
 pub(super) fn forget(shared: &Shared, key: &Key) {
-    let removed = {
+    let (removed, referrers) = {
         let mut book = book(shared);
+        book.references.remove(key);
+        let referrers = book.references.referrers(key);
         book.timers.cancel(key);
         let removed = book.cache.remove(key);
         if let Some((_, phase)) = &removed {
             set_phase_gauges(shared, &book.cache, key.package(), [*phase, None]);
         }
-        removed
+        (removed, referrers)
     };
     shared.queue.forget(key);
+    // What referred to it waits again.
+    for referrer in referrers {
+        if request(shared, &referrer) {
+            shared.counters.requested();
+        }
+    }
     if let Some((uid, _)) = removed {
         shared.backoff.forget(&uid.text());
     }
@@ -117,6 +157,32 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
     }
 }
 
+/// Asks for an early check of `key`, in memory: queued now unless it is
+/// running (then looked at again when its pass ends) or backing off.
+/// False when `key` is not cached.
+pub(super) fn request(shared: &Shared, key: &Key) -> bool {
+    let now = shared.controller.now();
+    let (key, ready, version) = {
+        let mut book = book(shared);
+        if !book.cache.request(key) {
+            return false;
+        }
+        let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
+        (
+            key.clone(),
+            ready,
+            book.cache.version(key).unwrap_or_default(),
+        )
+    };
+    decide(shared, key, ready, None, version, now);
+    true
+}
+
+/// A pass over `key` starts: whether an early check was asked for.
+pub(super) fn take_request(shared: &Shared, key: &Key) -> bool {
+    book(shared).cache.take_request(key)
+}
+
 /// What a finished pass tells the dispatcher.
 #[derive(Default)]
 pub(super) struct Ended {
@@ -130,6 +196,9 @@ pub(super) struct Ended {
     /// The next check it decided, written or (a quiet check) kept only
     /// here.
     pub(super) next_check: Option<u64>,
+    /// It was asked for and could not look (busy lock, transport error):
+    /// the request stands.
+    pub(super) unserved_request: bool,
 }
 
 /// A pass over `work` ended: hold, await its write, and keep its next
@@ -143,6 +212,9 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
         let mut book = book(shared);
         if !quiet {
             book.cache.hold(&work.key, &work.version, ended.hold);
+        }
+        if ended.unserved_request {
+            book.cache.restore_request(&work.key);
         }
         if let Some(written) = &ended.written {
             book.cache.await_version(&work.key, written);

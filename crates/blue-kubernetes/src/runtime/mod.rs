@@ -25,7 +25,9 @@ mod health;
 mod key;
 mod outcome;
 mod queue;
+mod references;
 mod reflector;
+mod related;
 mod scheduler;
 mod stats;
 mod token;
@@ -37,6 +39,7 @@ pub use stats::Stats;
 use crate::leader::task as election;
 use crate::{Controller, Error};
 use backoff::{ListBackoff, WriteBackoff};
+use blue_kubernetes_client::ResourceDescriptor;
 use dispatch::Book;
 use failure_log::FailureLog;
 use queue::WorkQueue;
@@ -74,12 +77,26 @@ struct Shared {
     book: Mutex<Book>,
     /// Wakes the timer loop when a timer moved earlier.
     wake: Notify,
-    /// Per reflector: its package, namespace scope, and whether it watches
-    /// now. Timers only serve watched resources; a listed one is decided at
-    /// its next list, with the object at hand, as the SPEC's cost budget asks.
-    reflectors: Vec<(usize, String, AtomicBool)>,
+    /// Per reflector: what it feeds, its namespace scope, and whether it
+    /// watches now. Timers only serve watched resources; a listed one is
+    /// decided at its next list, with the object at hand, as the SPEC's
+    /// cost budget asks.
+    reflectors: Vec<(Feed, String, AtomicBool)>,
+    /// The related kinds of every package, each watched once per scope.
+    related: Vec<related::Kind>,
+    /// Per package: whether some package refers to its resources.
+    referenced: Vec<bool>,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
+}
+
+/// What a reflector lists and watches, and where its objects go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feed {
+    /// The resources of this package: the cache and the timers.
+    Resources(usize),
+    /// Objects of this related kind: early checks of what they map to.
+    Related(usize),
 }
 
 impl Shared {
@@ -87,8 +104,8 @@ impl Shared {
     fn watched(&self, key: &key::Key) -> bool {
         self.reflectors
             .iter()
-            .find(|(package, ns, _)| {
-                *package == key.package() && (ns.is_empty() || ns == key.namespace())
+            .find(|(feed, ns, _)| {
+                *feed == Feed::Resources(key.package()) && (ns.is_empty() || ns == key.namespace())
             })
             .is_some_and(|(_, _, watching)| watching.load(Ordering::Relaxed))
     }
@@ -132,7 +149,9 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
     let workers = controller.config.workers;
     let election = election::begin(&controller, &handle)?;
     let config = &controller.config;
-    let scopes = reflector_scopes(config);
+    let related = related::kinds(&config.packages);
+    let referenced = crate::references::referenced_packages(&config.packages);
+    let scopes = reflector_scopes(config, &related);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
     let backoff = WriteBackoff::new(&config.names.request_annotation);
     let counters = Counters::new(controller.telemetry.metrics.clone());
@@ -148,8 +167,10 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
         wake: Notify::new(),
         reflectors: scopes
             .iter()
-            .map(|s| (s.package, s.namespace.clone(), AtomicBool::new(false)))
+            .map(|s| (s.feed, s.namespace.clone(), AtomicBool::new(false)))
             .collect(),
+        related,
+        referenced,
         gate: election.as_ref().map(|e| e.gate.clone()),
     });
     zero_phase_gauges(&shared);
@@ -231,29 +252,96 @@ impl Runtime {
             .len()
     }
 
+    /// Asks for an early check of the resource `namespace/name` of kind
+    /// `kind` (one of the controller's packages), in memory: nothing is
+    /// written for the request. It is checked as soon as a worker is free,
+    /// as if its next check were due, so `observe` runs and drift is
+    /// repaired; one already running is checked again when its pass ends,
+    /// and requests made before a pass starts are served by it. For a
+    /// package's own event source (a cloud's notifications, say). Returns
+    /// false when the kind is no package's or the resource is not cached
+    /// (not listed yet, or gone); nothing is remembered then.
+    ///
+    /// ```no_run
+    /// # async fn demo(runtime: blue_kubernetes::Runtime) {
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let machines = ResourceDescriptor::new("example.com", "v1", "machines", "Machine");
+    /// // The cloud said machine "web-1" changed state.
+    /// runtime.trigger(&machines, "infra", "web-1");
+    /// # }
+    /// ```
+    pub fn trigger(&self, kind: &ResourceDescriptor, namespace: &str, name: &str) -> bool {
+        let packages = &self.shared.controller.config.packages;
+        let Some(package) = packages.iter().position(|p| {
+            let d = p.descriptor();
+            d.group == kind.group && d.plural == kind.plural
+        }) else {
+            return false;
+        };
+        let namespace = if packages[package].descriptor().namespaced {
+            namespace
+        } else {
+            ""
+        };
+        let requested = dispatch::request(&self.shared, &key::Key::new(package, namespace, name));
+        if requested {
+            self.shared.counters.requested();
+        }
+        requested
+    }
+
+    /// Related objects in the cache (listed or watched, not yet deleted).
+    pub fn related_cached(&self) -> usize {
+        self.shared
+            .book
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .related
+            .len()
+    }
+
     /// Resources waiting in the queue (not counting running ones).
     pub fn queued(&self) -> usize {
         self.shared.queue.len()
     }
 }
 
-/// One list-and-watch per namespace scope of each package type.
-fn reflector_scopes(config: &crate::Config) -> Vec<reflector::Scope> {
+/// One list-and-watch per namespace scope of each package type, then of
+/// each related kind.
+fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<reflector::Scope> {
+    let resources = config
+        .packages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (Feed::Resources(i), p.descriptor()));
+    let related = related
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (Feed::Related(i), &k.descriptor));
     let mut scopes = Vec::new();
-    for (package, p) in config.packages.iter().enumerate() {
-        let namespaces = match p.descriptor().namespaced {
+    for (feed, descriptor) in resources.chain(related) {
+        let namespaces = match descriptor.namespaced {
             true => config.namespace.scopes(),
             false => vec![""],
         };
         for namespace in namespaces {
             scopes.push(reflector::Scope {
                 index: scopes.len(),
-                package,
+                feed,
+                descriptor: descriptor.clone(),
                 namespace: namespace.to_string(),
             });
         }
     }
     scopes
+}
+
+/// The related kinds the runtime lists and watches for `packages`.
+pub(crate) fn related_descriptors(packages: &[crate::Package]) -> Vec<ResourceDescriptor> {
+    related::kinds(packages)
+        .into_iter()
+        .map(|k| k.descriptor)
+        .collect()
 }
 
 /// `blue_resources{controller, phase}` starts at zero for every phase.

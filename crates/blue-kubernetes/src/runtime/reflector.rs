@@ -1,5 +1,6 @@
-//! One reflector per package type and namespace scope: a paginated list,
-//! then a watch from the list's resourceVersion, feeding the cache.
+//! One reflector per package type (or related kind) and namespace scope:
+//! a paginated list, then a watch from the list's resourceVersion, feeding
+//! the cache (or the related objects' cache, see `related`).
 //!
 //! # Guarantees
 //! - A `410 Gone` (expired resourceVersion or continue token) relists; a
@@ -22,10 +23,14 @@
 
 use super::dispatch::{forget, forget_missing, key_of, rearm, take_in};
 use super::failure_log::Failure;
-use super::Shared;
+use super::key::Key;
+use super::{related, Feed, Shared};
 use crate::domain::due::backoff_ms;
-use blue_kubernetes_client::{Error, ErrorKind, PageRequest, WatchEvent, WatchRequest};
+use blue_kubernetes_client::{
+    Error, ErrorKind, PageRequest, ResourceDescriptor, WatchEvent, WatchRequest,
+};
 use futures::StreamExt;
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,9 +47,36 @@ const MAX_WATCH_SECONDS: u64 = 290;
 pub(super) struct Scope {
     /// Index of this reflector (health, list backoff).
     pub(super) index: usize,
-    pub(super) package: usize,
+    pub(super) feed: Feed,
+    pub(super) descriptor: ResourceDescriptor,
     /// `""`: every namespace, or a cluster-scoped type.
     pub(super) namespace: String,
+}
+
+/// An object of `scope` was listed or (`in_order`) watched; returns its key.
+fn observed(shared: &Shared, scope: &Scope, object: Value, in_order: bool) -> Key {
+    match scope.feed {
+        Feed::Resources(package) => take_in(shared, key_of(package, &object), object, in_order),
+        Feed::Related(kind) => related::take_in(shared, scope.index, kind, &object),
+    }
+}
+
+/// An object of `scope` was deleted.
+fn deleted(shared: &Shared, scope: &Scope, object: &Value) {
+    match scope.feed {
+        Feed::Resources(package) => forget(shared, &key_of(package, object)),
+        Feed::Related(kind) => related::forget(shared, &key_of(kind, object)),
+    }
+}
+
+/// A full list of `scope` showed `listed`: the rest is gone.
+fn listed_all(shared: &Shared, scope: &Scope, listed: &HashSet<Key>) {
+    match scope.feed {
+        Feed::Resources(package) => forget_missing(shared, package, &scope.namespace, listed),
+        Feed::Related(kind) => {
+            related::forget_missing(shared, scope.index, kind, &scope.namespace, listed)
+        }
+    }
 }
 
 /// How this reflector learns about changes right now.
@@ -176,8 +208,8 @@ fn retry_delay(shared: &Shared, attempts: u32) -> Duration {
     Duration::from_millis(backoff_ms(attempts, c.retry_base_ms, c.retry_max_ms))
 }
 
-fn subject(shared: &Shared, scope: &Scope, verb: &str) -> String {
-    let d = shared.controller.config.packages[scope.package].descriptor();
+fn subject(scope: &Scope, verb: &str) -> String {
+    let d = &scope.descriptor;
     match scope.namespace.as_str() {
         "" => format!("{verb} {}", d.qualified_plural()),
         ns => format!("{verb} {} in {ns}", d.qualified_plural()),
@@ -191,8 +223,8 @@ fn subject(shared: &Shared, scope: &Scope, verb: &str) -> String {
 /// none); failures are logged, counted and backed off, `None` then.
 async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
     let config = &shared.controller.config;
-    let descriptor = config.packages[scope.package].descriptor();
-    let subject = subject(shared, scope, "list");
+    let descriptor = &scope.descriptor;
+    let subject = subject(scope, "list");
     let mut restarted = false;
     let mut listed = HashSet::new();
     let mut version = None;
@@ -208,8 +240,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                 }
                 for item in got.items {
                     // The cache's key, its namespace interned: `listed` allocates nothing per item.
-                    let key = take_in(shared, key_of(scope.package, &item), item, false);
-                    listed.insert(key);
+                    listed.insert(observed(shared, scope, item, false));
                 }
                 match got.continue_token {
                     Some(token) => page.continue_token = Some(token),
@@ -234,7 +265,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
             }
         }
     }
-    forget_missing(shared, scope.package, &scope.namespace, &listed);
+    listed_all(shared, scope, &listed);
     shared.failures.succeeded(&subject);
     shared.list_backoff.succeeded(scope.index);
     listed_once(shared);
@@ -256,10 +287,10 @@ async fn watch_until_resync(
     stopped: &mut watch::Receiver<bool>,
 ) -> Ended {
     let config = &shared.controller.config;
-    let descriptor = config.packages[scope.package].descriptor();
+    let descriptor = &scope.descriptor;
     let resync_at = Instant::now() + Duration::from_millis(config.resync_ms);
     let leadership_check = Duration::from_millis(config.poll_ms);
-    let subject = subject(shared, scope, "watch");
+    let subject = subject(scope, "watch");
     // Falling back, one failed try sends it back to listing at once.
     let allowed_failures = match mode {
         Mode::Fallback { .. } => 1,
@@ -285,12 +316,14 @@ async fn watch_until_resync(
             Err(e) if e.kind() == ErrorKind::Gone => return Ended::Relist,
             Err(e) => Some(e),
             Ok(mut stream) => {
-                if !shared.set_watching(scope.index, true) {
-                    rearm(shared, scope.package, &scope.namespace);
+                if let (false, Feed::Resources(package)) =
+                    (shared.set_watching(scope.index, true), scope.feed)
+                {
+                    rearm(shared, package, &scope.namespace);
                 }
                 shared.counters.watch_opened();
                 if let Mode::Fallback { .. } = mode {
-                    restored(shared, scope);
+                    restored(scope);
                     *mode = Mode::Watch;
                 }
                 // An interval, not a fresh sleep per event: a busy stream
@@ -350,9 +383,9 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
     shared.counters.watch_event();
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-            take_in(shared, key_of(scope.package, &object), object, true);
+            observed(shared, scope, object, true);
         }
-        WatchEvent::Deleted(object) => forget(shared, &key_of(scope.package, &object)),
+        WatchEvent::Deleted(object) => deleted(shared, scope, &object),
         WatchEvent::Bookmark { .. } => {}
     }
 }
@@ -360,15 +393,15 @@ fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
 fn fell_back(shared: &Shared, scope: &Scope) {
     shared.counters.fell_back();
     tracing::warn!(
-        subject = %subject(shared, scope, "watch"),
+        subject = %subject(scope, "watch"),
         poll_ms = shared.controller.config.poll_ms,
         "watch keeps failing; listing every poll_ms until it works again"
     );
 }
 
-fn restored(shared: &Shared, scope: &Scope) {
+fn restored(scope: &Scope) {
     tracing::info!(
-        subject = %subject(shared, scope, "watch"),
+        subject = %subject(scope, "watch"),
         "watch works again; periodic listing stopped"
     );
 }

@@ -46,6 +46,10 @@ pub struct Stats {
     /// Status and finalizer writes refused because the lease could no
     /// longer be proven held.
     pub fenced_writes: u64,
+    /// Early checks asked for by related objects, references and
+    /// [`Runtime::trigger`](crate::Runtime::trigger) (requests for a
+    /// resource not cached are not counted).
+    pub requested_checks: u64,
 }
 
 /// The runtime's counting, one call per fact: each updates [`Stats`] and,
@@ -95,6 +99,11 @@ impl Counters {
 
     pub(crate) fn fell_back(&self) {
         self.watch_fallbacks.inc();
+    }
+
+    /// An early check of a cached resource was asked for.
+    pub(crate) fn requested(&self) {
+        self.update(|s| s.requested_checks += 1);
     }
 
     /// The object a timer fired for could not be read: no pass ran.

@@ -5,12 +5,12 @@
 //! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
 //! worker.
 
-use super::dispatch::{after_pass, set_queue_depth, Ended};
+use super::dispatch::{after_pass, set_queue_depth, take_request, Ended};
 use super::failure_log::Failure;
 use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome};
+use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome, Report};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -37,7 +37,8 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 }
             },
         };
-        let ended = pass(&shared, &work, snapshot).await;
+        let requested = take_request(&shared, &work.key);
+        let ended = pass(&shared, &work, snapshot, requested).await;
         shared.queue.done(&work.key);
         after_pass(&shared, &work, ended);
     }
@@ -78,7 +79,7 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
 
 /// One pass over `snapshot`, measured and recorded; returns what
 /// [`after_pass`] needs.
-async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Ended {
+async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value, requested: bool) -> Ended {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.package()];
     let label = [("controller", package.descriptor().qualified_plural())];
@@ -91,6 +92,7 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Ende
         package,
         snapshot,
         Origin::Runtime,
+        requested,
     ))
     .catch_unwind()
     .await;
@@ -105,6 +107,15 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Ende
     if let Ok(Ok(report)) = &result {
         tracing::debug!(subject = %outcome::subject(shared, &work.key), ?report, "reconciled");
     }
+    // Only a pass that reached a verdict (or found the resource gone)
+    // looked; a busy lock, a lost race or an unreachable cluster did not.
+    let unserved_request = requested
+        && !matches!(
+            &result,
+            Ok(Ok(Report::Reconciled(..)
+                | Report::Released
+                | Report::NotFound))
+        );
     let verdict = Verdict::of(&result);
     let hold = outcome::settle(shared, &work.key, &metadata, &verdict);
     metrics.active_workers.get_or_create(&label).dec();
@@ -118,5 +129,6 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value) -> Ende
         hold,
         written,
         next_check,
+        unserved_request,
     }
 }

@@ -4,7 +4,9 @@ mod stepped;
 
 pub use stepped::{StepRun, CONVERGE_STEPS, DELETE_STEPS};
 
-use blue_kubernetes::{CallbackError, Observation, Options, Package, WorkflowOutcome};
+use blue_kubernetes::{
+    CallbackError, Observation, Options, Package, PackageBuilder, WorkflowOutcome,
+};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -229,6 +231,26 @@ impl FakeInfra {
         self.build(descriptor, true)
     }
 
+    /// The async package, with `declare` applied to its builder before the
+    /// callbacks are set: related kinds, references, outputs.
+    ///
+    /// ```
+    /// use blue_kubernetes::Related;
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let infra = blue_testkit::FakeInfra::new();
+    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+    /// let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// let package = infra.package_with(widgets, |b| b.related(Related::owned(config_maps)));
+    /// # let _ = package;
+    /// ```
+    pub fn package_with(
+        &self,
+        descriptor: ResourceDescriptor,
+        declare: impl FnOnce(PackageBuilder) -> PackageBuilder,
+    ) -> Package {
+        self.build_declared(declare(Package::builder(descriptor)), false, false)
+    }
+
     fn begin(&self, step: Step, options: &Options) -> Option<Misbehaviour> {
         let mut s = self.lock();
         s.records.push(Record {
@@ -332,7 +354,10 @@ impl FakeInfra {
     }
 
     fn build_with(&self, descriptor: ResourceDescriptor, sync: bool, stepped: bool) -> Package {
-        let builder = Package::builder(descriptor);
+        self.build_declared(Package::builder(descriptor), sync, stepped)
+    }
+
+    fn build_declared(&self, builder: PackageBuilder, sync: bool, stepped: bool) -> Package {
         let builder = if stepped { builder.steps() } else { builder };
         let (a, b, c) = (self.clone(), self.clone(), self.clone());
         let (d, e) = (self.clone(), self.clone());

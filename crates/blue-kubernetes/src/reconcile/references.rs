@@ -1,0 +1,131 @@
+//! Resolving a resource's references before any callback runs: each
+//! referenced resource is read fresh (one read per reference per pass),
+//! and where references can form a chain back to this kind, the chain is
+//! followed to find cycles.
+
+use crate::references::{is_ready, package_of, reaches, Named};
+use crate::{Controller, Error, Package};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+
+/// References followed from one resource before a chain is given up as
+/// too long to be a cycle worth finding (a chain this long is a mistake
+/// anyway, and each link costs a read).
+const MAX_CHAIN: usize = 16;
+
+/// Where a resource's references leave its pass.
+#[derive(Debug)]
+pub(crate) enum Resolution {
+    /// Every reference names a Ready resource: their outputs by field
+    /// (`null` for one that records none).
+    Resolved(BTreeMap<String, Value>),
+    /// Some referenced resource is missing or not Ready; the outputs of
+    /// those that are.
+    Waiting(BTreeMap<String, Value>),
+    /// Following references leads back to the resource.
+    Cycle,
+    /// A reference field holds something that is not a reference.
+    Malformed,
+}
+
+impl Resolution {
+    /// Whether it keeps every callback from running on `resource`: a
+    /// resource being deleted never waits for its references.
+    pub(crate) fn blocks(&self, resource: &Value) -> bool {
+        !matches!(self, Resolution::Resolved(_)) && !crate::domain::resource::is_deleting(resource)
+    }
+}
+
+/// Resolves the references `package` declares on `resource`.
+pub(crate) async fn resolve(
+    controller: &Controller,
+    package: &Package,
+    resource: &Value,
+) -> Result<Resolution, Error> {
+    let packages = &controller.config.packages;
+    let declared = &package.schema().references;
+    let Some(origin) = package_of(packages, package.descriptor()) else {
+        return Ok(Resolution::Resolved(BTreeMap::new()));
+    };
+    let home = (
+        origin,
+        crate::domain::resource::namespace(resource).to_string(),
+        crate::domain::resource::name(resource).to_string(),
+    );
+    let mut outputs = BTreeMap::new();
+    let mut waiting = false;
+    for reference in declared {
+        let (namespace, name) = match reference.named(resource) {
+            Named::Nothing => continue,
+            Named::Malformed => return Ok(Resolution::Malformed),
+            Named::Resource(namespace, name) => (namespace, name),
+        };
+        let client = &controller.config.client;
+        let Some(target) = client
+            .get_resource(&reference.kind, &namespace, &name)
+            .await?
+        else {
+            waiting = true;
+            continue;
+        };
+        if let Some(target_package) = package_of(packages, &reference.kind) {
+            let link = (target_package, namespace, name);
+            if reaches(packages, target_package, origin)
+                && leads_back(controller, link, &target, &home).await?
+            {
+                return Ok(Resolution::Cycle);
+            }
+        }
+        match is_ready(&target) {
+            true => {
+                let found = target.pointer("/status/outputs").cloned();
+                outputs.insert(reference.field.clone(), found.unwrap_or(Value::Null));
+            }
+            false => waiting = true,
+        }
+    }
+    Ok(match waiting {
+        true => Resolution::Waiting(outputs),
+        false => Resolution::Resolved(outputs),
+    })
+}
+
+type Link = (usize, String, String);
+
+/// Whether following references from `start` (read as `object`) reaches
+/// `home`. Reads each resource on the way once.
+async fn leads_back(
+    controller: &Controller,
+    start: Link,
+    object: &Value,
+    home: &Link,
+) -> Result<bool, Error> {
+    let packages = &controller.config.packages;
+    let mut seen = HashSet::from([start.clone()]);
+    let mut frontier = vec![(start, object.clone())];
+    while let Some(((package, _, _), object)) = frontier.pop() {
+        for reference in &packages[package].schema().references {
+            let Named::Resource(namespace, name) = reference.named(&object) else {
+                continue;
+            };
+            let Some(next) = package_of(packages, &reference.kind) else {
+                continue;
+            };
+            let link = (next, namespace, name);
+            if link == *home {
+                return Ok(true);
+            }
+            if seen.len() >= MAX_CHAIN || !seen.insert(link.clone()) {
+                continue;
+            }
+            let client = &controller.config.client;
+            if let Some(found) = client
+                .get_resource(&reference.kind, &link.1, &link.2)
+                .await?
+            {
+                frontier.push((link, found));
+            }
+        }
+    }
+    Ok(false)
+}

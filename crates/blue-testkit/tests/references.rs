@@ -1,0 +1,317 @@
+//! References between resources (SPEC section 8): a resource waits
+//! (`Waiting` / `DependencyNotReady`, no callback at all) until what it
+//! names is Ready, then its callbacks get that resource's outputs; a
+//! change to the referenced resource asks for a check of its referrers; a
+//! cycle or a malformed reference is Invalid; a resource being deleted
+//! does not wait.
+
+mod common;
+
+use blue_kubernetes::{
+    controller, crd, reconcile, start, trigger, Config, CrdOptions, Error, Observation, Options,
+    Package, Phase, Reference, Report, WorkflowOutcome,
+};
+use blue_kubernetes_client::ResourceDescriptor;
+use blue_testkit::{FakeClock, FakeCluster, FakeInfra, Step};
+use common::*;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn servers() -> ResourceDescriptor {
+    ResourceDescriptor::new("example.com", "v1", "servers", "Server")
+}
+
+fn databases() -> ResourceDescriptor {
+    ResourceDescriptor::new("example.com", "v1", "databases", "Database")
+}
+
+fn db_spec(value: u64, server: &str) -> Value {
+    json!({"reconcileInterval": "1h", "config": {"value": value, "serverRef": {"name": server}}})
+}
+
+fn hourly(value: u64) -> Value {
+    json!({"reconcileInterval": "1h", "config": {"value": value}})
+}
+
+struct Rig {
+    cluster: FakeCluster,
+    infra: FakeInfra,
+    servers: Package,
+    databases: Package,
+}
+
+fn rig() -> Rig {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    Rig {
+        servers: infra.package(servers()),
+        databases: infra.package_with(databases(), |b| b.reference("serverRef", servers())),
+        cluster,
+        infra,
+    }
+}
+
+impl Rig {
+    fn controller(
+        &self,
+        clock: blue_kubernetes::Clock,
+        tweak: impl FnOnce(&mut Config),
+    ) -> blue_kubernetes::Controller {
+        build(
+            &self.cluster,
+            clock,
+            vec![self.servers.clone(), self.databases.clone()],
+            tweak,
+        )
+    }
+
+    fn phase(&self, d: &ResourceDescriptor, name: &str) -> (Value, Value) {
+        let status = self.cluster.get(d, NS, name).unwrap()["status"].clone();
+        let ready = condition(&status, "Ready")["reason"].clone();
+        (status["phase"].clone(), ready)
+    }
+
+    /// Callbacks that ran for `name`'s profile.
+    fn callbacks_of(&self, name: &str) -> usize {
+        let profile = format!("{NS}--{name}");
+        self.infra
+            .records()
+            .iter()
+            .filter(|r| r.profile == profile)
+            .count()
+    }
+}
+
+#[tokio::test]
+async fn a_resource_waits_without_any_callback_until_its_reference_is_ready() {
+    let r = rig();
+    let clock = FakeClock::default();
+    let c = r.controller(clock.as_fn(), |_| {});
+    r.cluster
+        .create(&databases(), NS, "app", db_spec(1, "main"));
+    let report = reconcile(&c, &r.databases, NS, "app").await.unwrap();
+    assert_eq!(
+        report,
+        Report::Reconciled(Phase::Waiting, blue_kubernetes::Reason::DependencyNotReady)
+    );
+    assert_eq!(
+        r.phase(&databases(), "app"),
+        (json!("Waiting"), json!("DependencyNotReady"))
+    );
+    let status = r.cluster.get(&databases(), NS, "app").unwrap()["status"].clone();
+    assert_eq!(
+        condition(&status, "Reconciling")["status"],
+        "True",
+        "kstatus: in progress"
+    );
+    assert_eq!(condition(&status, "Stalled")["status"], "False");
+    assert!(r.cluster.get(&databases(), NS, "app").unwrap()["metadata"]["finalizers"].is_null());
+    // The server exists but is not Ready yet: still waiting.
+    r.cluster.create(&servers(), NS, "main", hourly(7));
+    let report = trigger(&c, &r.databases, NS, "app").await.unwrap();
+    assert!(matches!(report, Report::Reconciled(Phase::Waiting, _)));
+    assert_eq!(
+        r.callbacks_of("app"),
+        0,
+        "no callback ran, not even identity"
+    );
+    reconcile(&c, &r.servers, NS, "main").await.unwrap();
+    let report = trigger(&c, &r.databases, NS, "app").await.unwrap();
+    assert!(
+        matches!(report, Report::Reconciled(Phase::Ready, _)),
+        "{report:?}"
+    );
+    assert_eq!(r.infra.get(&format!("{NS}--app")), Some(json!(1)));
+}
+
+#[tokio::test]
+async fn a_malformed_reference_or_an_unmanaged_kind_is_refused() {
+    let r = rig();
+    let c = r.controller(FakeClock::default().as_fn(), |_| {});
+    let spec = json!({"config": {"value": 1, "serverRef": "main"}});
+    r.cluster.create(&databases(), NS, "bad", spec);
+    reconcile(&c, &r.databases, NS, "bad").await.unwrap();
+    assert_eq!(
+        r.phase(&databases(), "bad"),
+        (json!("Invalid"), json!("InvalidConfiguration"))
+    );
+    assert_eq!(r.callbacks_of("bad"), 0);
+    // A controller whose package refers to a kind none of its packages manages.
+    let client: Arc<dyn blue_kubernetes_client::Client> = Arc::new(r.cluster.clone());
+    let alone = Config::new(client, vec![r.databases.clone()]);
+    let err = controller(alone).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidConfig {
+                field: "packages",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_cycle_of_references_is_invalid_and_breaking_it_lets_both_proceed() {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let nodes = infra.package_with(widgets(), |b| b.reference("parentRef", widgets()));
+    let c = build(
+        &cluster,
+        FakeClock::default().as_fn(),
+        vec![nodes.clone()],
+        |_| {},
+    );
+    let node = |value: u64, parent: &str| json!({"reconcileInterval": "1h", "config": {"value": value, "parentRef": {"name": parent}}});
+    cluster.create(&widgets(), NS, "a", node(1, "b"));
+    cluster.create(&widgets(), NS, "b", node(2, "c"));
+    cluster.create(&widgets(), NS, "c", node(3, "a"));
+    reconcile(&c, &nodes, NS, "a").await.unwrap();
+    let status = cluster.get(&widgets(), NS, "a").unwrap()["status"].clone();
+    assert_eq!(status["phase"], "Invalid");
+    assert_eq!(condition(&status, "Ready")["reason"], "CyclicReference");
+    assert_eq!(condition(&status, "Stalled")["status"], "True");
+    // c names no one now: c converges, then b, then a.
+    cluster.edit_spec(&widgets(), NS, "c", |s| s["config"] = json!({"value": 3}));
+    for name in ["c", "b", "a"] {
+        let report = trigger(&c, &nodes, NS, name).await.unwrap();
+        assert!(
+            matches!(report, Report::Reconciled(Phase::Ready, _)),
+            "{name}: {report:?}"
+        );
+    }
+    assert_eq!(infra.count(Step::Converge), 3);
+}
+
+#[tokio::test]
+async fn callbacks_get_the_referenced_outputs_typed() {
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    struct DbConfig {
+        server_ref: Reference,
+    }
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct ServerOutputs {
+        port: u16,
+    }
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let servers_package = infra.package(servers());
+    let seen: Arc<Mutex<Vec<(String, ServerOutputs)>>> = Arc::default();
+    let (in_observe, in_converge) = (seen.clone(), seen.clone());
+    let record =
+        |seen: &Arc<Mutex<Vec<(String, ServerOutputs)>>>, config: &DbConfig, opts: &Options| {
+            let outputs = opts
+                .referenced_as::<ServerOutputs>("serverRef")
+                .expect("resolved");
+            seen.lock()
+                .unwrap()
+                .push((config.server_ref.name.clone(), outputs));
+        };
+    let dbs = Package::builder(databases())
+        .config::<DbConfig>()
+        .reference("serverRef", servers())
+        .identity(|_, opts| Ok(vec![Some("typed-refs".into()), Some(opts.profile().into())]))
+        .observe(move |config, opts| {
+            record(&in_observe, config, opts);
+            Ok(Observation::ABSENT)
+        })
+        .converge(move |config, opts| {
+            record(&in_converge, config, opts);
+            Ok(WorkflowOutcome::new())
+        })
+        .delete(|_, _| Ok(WorkflowOutcome::new()))
+        .build()
+        .unwrap();
+    let definition = crd(&dbs, &CrdOptions::default()).unwrap();
+    let config = &definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+        ["spec"]["properties"]["config"];
+    assert_eq!(
+        config["properties"]["serverRef"]["required"],
+        json!(["name"])
+    );
+    assert_eq!(
+        config["properties"]["serverRef"]["properties"]["name"]["type"],
+        "string"
+    );
+    let c = build(
+        &cluster,
+        FakeClock::default().as_fn(),
+        vec![servers_package.clone(), dbs.clone()],
+        |_| {},
+    );
+    cluster.create(&servers(), NS, "main", hourly(1));
+    infra.set_outputs(&format!("{NS}--main"), json!({"port": 5432}));
+    reconcile(&c, &servers_package, NS, "main").await.unwrap();
+    cluster.create(
+        &databases(),
+        NS,
+        "app",
+        json!({"config": {"serverRef": {"name": "main"}}}),
+    );
+    reconcile(&c, &dbs, NS, "app").await.unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() >= 2, "observe and converge ran");
+    assert!(seen
+        .iter()
+        .all(|s| *s == ("main".to_string(), ServerOutputs { port: 5432 })));
+}
+
+#[tokio::test]
+async fn a_resource_being_deleted_does_not_wait_for_what_it_names() {
+    let r = rig();
+    let c = r.controller(FakeClock::default().as_fn(), |_| {});
+    r.cluster.create(&servers(), NS, "main", hourly(7));
+    reconcile(&c, &r.servers, NS, "main").await.unwrap();
+    let mut spec = db_spec(1, "main");
+    spec["deletionPolicy"] = json!("Destroy");
+    r.cluster.create(&databases(), NS, "app", spec);
+    reconcile(&c, &r.databases, NS, "app").await.unwrap();
+    assert_eq!(r.phase(&databases(), "app").0, "Ready");
+    r.cluster.delete(&servers(), NS, "main");
+    reconcile(&c, &r.servers, NS, "main").await.unwrap();
+    assert!(
+        r.cluster.get(&servers(), NS, "main").is_none(),
+        "the server went first"
+    );
+    r.cluster.delete(&databases(), NS, "app");
+    let report = reconcile(&c, &r.databases, NS, "app").await.unwrap();
+    assert_eq!(report, Report::Released);
+    assert!(r.cluster.get(&databases(), NS, "app").is_none());
+    assert_eq!(r.infra.get(&format!("{NS}--app")), None, "destroyed");
+}
+
+async fn wait_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_runtime_rechecks_referrers_when_what_they_name_turns_ready_or_goes() {
+    let r = rig();
+    let runtime = start(r.controller(tokio_clock(), |c| c.resync_ms = 300_000)).unwrap();
+    r.cluster
+        .create(&databases(), NS, "app", db_spec(1, "main"));
+    wait_ms(100).await;
+    assert_eq!(r.phase(&databases(), "app").0, "Waiting");
+    // Created after its referrer: the database follows at once, not in an hour.
+    r.cluster.create(&servers(), NS, "main", hourly(7));
+    wait_ms(100).await;
+    assert_eq!(r.phase(&servers(), "main").0, "Ready");
+    assert_eq!(r.phase(&databases(), "app").0, "Ready");
+    // The server goes: the database waits again.
+    r.cluster.delete(&servers(), NS, "main");
+    wait_ms(100).await;
+    assert!(r.cluster.get(&servers(), NS, "main").is_none());
+    assert_eq!(
+        r.phase(&databases(), "app"),
+        (json!("Waiting"), json!("DependencyNotReady"))
+    );
+    // A heartbeat-like change of an unrelated resource asks for nothing.
+    let requested = runtime.stats().requested_checks;
+    r.cluster.create(&servers(), NS, "other", hourly(1));
+    wait_ms(100).await;
+    assert_eq!(runtime.stats().requested_checks, requested);
+    runtime.stop().await;
+}
