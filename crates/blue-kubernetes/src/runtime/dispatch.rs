@@ -52,15 +52,19 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
     let now = shared.controller.now();
     shared.backoff.forget_if_edited(&object, now);
     let due = shared.controller.due(&object);
-    let (key, ready, version) = {
+    let (key, ready, version, new_version) = {
         let mut book = book(shared);
+        let version_now = resource::str_at(&object, &["metadata", "resourceVersion"]);
+        let new_version = !book
+            .cache
+            .has_version(&key, version_now.unwrap_or_default());
         let (key, phases) = book.cache.record(key, &object, due, in_order, now);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default();
         set_phase_gauges(shared, &book.cache, key.package(), phases);
-        (key, ready, version)
+        (key, ready, version, new_version)
     };
-    let referrers = track_references(shared, &key, &object);
+    let referrers = track_references(shared, &key, &object, new_version);
     let delivered = in_order.then_some(object);
     decide(shared, key.clone(), ready, delivered, version, now);
     for referrer in referrers {
@@ -72,8 +76,12 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
 }
 
 /// Keeps the reference index up to date with `object`; returns the
-/// referrers to check when what they depend on in it changed.
-fn track_references(shared: &Shared, key: &Key, object: &Value) -> Vec<Key> {
+/// referrers to check: all of them when what they depend on in it
+/// changed, and, for any new version, those waiting. (A waiting referrer
+/// read the referenced resource itself, fresher than this cache may have
+/// been: a lost event can leave the digest unchanged across the very
+/// change it waits for.)
+fn track_references(shared: &Shared, key: &Key, object: &Value, new_version: bool) -> Vec<Key> {
     let packages = &shared.controller.config.packages;
     let package = key.package();
     let refers = !packages[package].schema().references.is_empty();
@@ -87,10 +95,15 @@ fn track_references(shared: &Shared, key: &Key, object: &Value) -> Vec<Key> {
     if let Some(names) = names {
         book.references.set(key, names);
     }
-    match digest {
-        Some(digest) if book.cache.swap_digest(key, digest) => book.references.referrers(key),
-        _ => Vec::new(),
+    let Some(digest) = digest else {
+        return Vec::new();
+    };
+    let changed = book.cache.swap_digest(key, digest);
+    let mut referrers = book.references.referrers(key);
+    if !changed {
+        referrers.retain(|r| new_version && book.cache.is_waiting(r));
     }
+    referrers
 }
 
 /// An object is gone (deleted, or missing from a list).
