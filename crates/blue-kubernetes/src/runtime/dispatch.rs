@@ -64,7 +64,7 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         set_phase_gauges(shared, &book.cache, key.package(), phases);
         (key, ready, version, new_version)
     };
-    let referrers = track_references(shared, &key, &object, new_version);
+    let referrers = super::references::track(shared, &key, &object, new_version);
     let delivered = in_order.then_some(object);
     decide(shared, key.clone(), ready, delivered, version, now);
     for referrer in referrers {
@@ -73,37 +73,6 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         }
     }
     key
-}
-
-/// Keeps the reference index up to date with `object`; returns the
-/// referrers to check: all of them when what they depend on in it
-/// changed, and, for any new version, those waiting. (A waiting referrer
-/// read the referenced resource itself, fresher than this cache may have
-/// been: a lost event can leave the digest unchanged across the very
-/// change it waits for.)
-fn track_references(shared: &Shared, key: &Key, object: &Value, new_version: bool) -> Vec<Key> {
-    let packages = &shared.controller.config.packages;
-    let package = key.package();
-    let refers = !packages[package].schema().references.is_empty();
-    let referenced = shared.referenced[package];
-    if !refers && !referenced {
-        return Vec::new();
-    }
-    let names = refers.then(|| super::references::named_by(packages, package, object));
-    let digest = referenced.then(|| crate::references::digest(object));
-    let mut book = book(shared);
-    if let Some(names) = names {
-        book.references.set(key, names);
-    }
-    let Some(digest) = digest else {
-        return Vec::new();
-    };
-    let changed = book.cache.swap_digest(key, digest);
-    let mut referrers = book.references.referrers(key);
-    if !changed {
-        referrers.retain(|r| new_version && book.cache.is_waiting(r));
-    }
-    referrers
 }
 
 /// An object is gone (deleted, or missing from a list).

@@ -37,7 +37,8 @@
 //!   reflector per resync period while idle;
 //! - `related.rs`: a third property, related objects and references under
 //!   watch faults: every related change handled within a resync period,
-//!   no callback while a reference is unresolved.
+//!   no callback while a reference is unresolved (`related_world.rs`: its
+//!   server, databases and ConfigMaps).
 //!
 //! Runs 64 cases by default (a few seconds in a debug build). Search longer:
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
@@ -52,6 +53,7 @@ mod liveness;
 mod object;
 mod oracle;
 mod related;
+mod related_world;
 mod steps;
 mod strategies;
 mod watching;

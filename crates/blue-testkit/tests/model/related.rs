@@ -24,16 +24,18 @@
 
 use crate::common::NS;
 use crate::drive::case_runtime;
-use blue_kubernetes::WorkflowOutcome;
-use blue_kubernetes::{controller, start, Config, Observation, Package, Related, Runtime};
-use blue_kubernetes_client::{Client, ResourceDescriptor};
+use crate::related_world::{
+    cm_path, config_maps, database_package, databases, profile, server_ready, servers, spec,
+    RelatedWorld, DATABASES, SERVER,
+};
+use blue_kubernetes::{controller, start, Config, Runtime};
+use blue_kubernetes_client::Client;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 const RESYNC_MS: u64 = 10_000;
@@ -42,29 +44,6 @@ const TICK_MS: u64 = 250;
 const RETRY_MAX_MS: u64 = 4_000;
 /// Reacting takes a few ticks at most once the resync list ran.
 const SLACK_MS: u64 = 2 * POLL_MS;
-const DATABASES: [&str; 2] = ["d1", "d2"];
-const SERVER: &str = "s1";
-const OWNER: &str = "example.com/owner";
-
-fn servers() -> ResourceDescriptor {
-    ResourceDescriptor::new("example.com", "v1", "servers", "Server")
-}
-
-fn databases() -> ResourceDescriptor {
-    ResourceDescriptor::new("example.com", "v1", "databases", "Database")
-}
-
-fn config_maps() -> ResourceDescriptor {
-    ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
-}
-
-fn profile(name: &str) -> String {
-    format!("{NS}--{name}")
-}
-
-fn cm_path(db: usize) -> String {
-    format!("/api/v1/namespaces/{NS}/configmaps/{}-cm", DATABASES[db])
-}
 
 #[derive(Clone, Copy, Debug)]
 pub enum RelatedOp {
@@ -90,91 +69,12 @@ pub enum RelatedOp {
 }
 
 /// A related change not yet seen handled.
-struct Pending {
-    db: usize,
-    deadline: u64,
+pub struct Pending {
+    pub db: usize,
+    pub deadline: u64,
     /// The server was Ready at every check since: only then must the
     /// database have been repaired.
-    server_ready: bool,
-}
-
-struct RelatedWorld {
-    clock: FakeClock,
-    cluster: FakeCluster,
-    /// The server's infrastructure.
-    infra: FakeInfra,
-    /// The databases' infrastructure: profile -> value.
-    dbs: Arc<Mutex<HashMap<String, Value>>>,
-    /// Database callbacks that ran while the server was not Ready.
-    violations: Arc<Mutex<Vec<String>>>,
-    pending: RefCell<Vec<Pending>>,
-}
-
-/// Ready for its generation and not being deleted, as the user sees it.
-fn server_ready(cluster: &FakeCluster) -> bool {
-    cluster.get(&servers(), NS, SERVER).is_some_and(|o| {
-        o["status"]["phase"] == "Ready"
-            && o["status"]["observedGeneration"] == o["metadata"]["generation"]
-            && o["metadata"]["deletionTimestamp"].is_null()
-    })
-}
-
-fn database_package(world: &RelatedWorld) -> Package {
-    let guard = {
-        let (cluster, violations) = (world.cluster.clone(), world.violations.clone());
-        move |callback: &str, opts: &blue_kubernetes::Options| {
-            if !server_ready(&cluster) {
-                let name = opts.resource()["metadata"]["name"].clone();
-                violations.lock().unwrap().push(format!(
-                    "{callback} of {name} ran while the server was not Ready"
-                ));
-            }
-        }
-    };
-    let desired =
-        |opts: &blue_kubernetes::Options| opts.get("value").cloned().unwrap_or(Value::Null);
-    let (g1, g2, g3, g4) = (guard.clone(), guard.clone(), guard.clone(), guard);
-    let (d1, d2, d3) = (world.dbs.clone(), world.dbs.clone(), world.dbs.clone());
-    Package::builder(databases())
-        .reference("serverRef", servers())
-        .related(Related::annotated(config_maps(), OWNER))
-        .identity_async(move |opts| {
-            g1("identity", &opts);
-            async move {
-                Ok(vec![
-                    Some("related-model".into()),
-                    Some(opts.profile().into()),
-                ])
-            }
-        })
-        .observe_async(move |opts| {
-            g2("observe", &opts);
-            let have = d1.lock().unwrap().get(opts.profile()).cloned();
-            let matches = have.as_ref() == Some(&desired(&opts));
-            async move { Ok(Observation::new(have.is_some(), matches, have.is_some())) }
-        })
-        .converge_async(move |opts| {
-            g3("converge", &opts);
-            d2.lock()
-                .unwrap()
-                .insert(opts.profile().into(), desired(&opts));
-            async move { Ok(WorkflowOutcome::new()) }
-        })
-        .delete_async(move |opts| {
-            g4("delete", &opts);
-            d3.lock().unwrap().remove(opts.profile());
-            async move { Ok(WorkflowOutcome::new()) }
-        })
-        .build()
-        .expect("all callbacks")
-}
-
-fn spec(value: u8, server: bool) -> Value {
-    let mut config = json!({"value": value});
-    if server {
-        config["serverRef"] = json!({"name": SERVER});
-    }
-    json!({"reconcileInterval": "1h", "config": config})
+    pub server_ready: bool,
 }
 
 struct Case {
@@ -415,16 +315,6 @@ impl Case {
             );
         }
         Ok(())
-    }
-}
-
-impl RelatedWorld {
-    fn create_cm(&self, db: usize, v: u8) {
-        let name = DATABASES[db];
-        let cm = json!({"metadata": {"name": format!("{name}-cm"), "annotations": {OWNER: name}},
-                        "data": {"v": v.to_string()}});
-        self.cluster
-            .create_object(&format!("/api/v1/namespaces/{NS}/configmaps"), cm);
     }
 }
 
