@@ -23,10 +23,15 @@
 //!   `rules` (the ordered rules), `act` (observe, converge or destroy,
 //!   publishing first), `pass` (the guarded writes), `reporting` (logs,
 //!   metrics and Events of a pass).
-//! - `runtime/`: `reflector` (list + watch per type and scope), `cache`
-//!   (compact entries), `dispatch` and `scheduler` (timers to queue),
-//!   `queue`, `worker`, `outcome` (a pass classified once), `stats`,
-//!   `health`, `backoff`.
+//! - `related`, `references`: related kinds and how their objects map to
+//!   resources; reference fields, readiness and the kind graph.
+//!   `reconcile::references` resolves a resource's references before any
+//!   callback.
+//! - `runtime/`: `reflector` (list + watch per type, or related kind, and
+//!   scope), `cache` (compact entries), `related` (related objects' cache:
+//!   version and targets), `references` (who refers to whom), `dispatch`
+//!   and `scheduler` (timers and early checks to queue), `queue`, `worker`,
+//!   `outcome` (a pass classified once), `stats`, `health`, `backoff`.
 //! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
 //!   (the client hook), `task` (the elector next to the runtime).
 //! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.

@@ -493,5 +493,52 @@
 //!
 //! A package whose `converge` and `delete` run durable steps is tested by
 //! crashing it at a step boundary and starting again: see [`steps`].
+//!
+//! ## 10. Related objects, references and triggers
+//!
+//! Without a runtime, [`blue_kubernetes::trigger`] is what a related
+//! change (or `Runtime::trigger`) asks for: one pass as if the resource
+//! were due, so a test can show that a deleted object is put back without
+//! touching the request annotation. With a started runtime (section 5),
+//! create or delete the related object through the raw user side
+//! ([`FakeCluster::create_object`](crate::FakeCluster::create_object),
+//! [`FakeCluster::delete_object`](crate::FakeCluster::delete_object)) and
+//! let paused time run a few milliseconds: the watch delivers the change.
+//! [`FakeCluster::drop_watch_events`](crate::FakeCluster::drop_watch_events)
+//! and [`FakeCluster::stall_watches_of`](crate::FakeCluster::stall_watches_of)
+//! show the resync backstop. References are resolved by the controller:
+//! a referrer created before what it names is `Waiting` until that is
+//! Ready, and [`FakeInfra::package_with`](crate::FakeInfra::package_with)
+//! declares references or related kinds on a recording package.
+//!
+//! ```
+//! use blue_kubernetes::{controller, reconcile, trigger, Config, Phase, Report};
+//! use blue_kubernetes_client::ResourceDescriptor;
+//! use blue_testkit::{FakeCluster, FakeInfra};
+//! use serde_json::json;
+//! use std::sync::Arc;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let servers = ResourceDescriptor::new("example.com", "v1", "servers", "Server");
+//! let databases = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
+//! let (cluster, infra) = (FakeCluster::new(), FakeInfra::new());
+//! let server_pkg = infra.package(servers.clone());
+//! let db_pkg = infra.package_with(databases.clone(), |b| b.reference("serverRef", servers.clone()));
+//! let mut config = Config::new(Arc::new(cluster.clone()), vec![server_pkg.clone(), db_pkg.clone()]);
+//! config.namespace = "default".into();
+//! let c = controller(config).unwrap();
+//!
+//! let spec = json!({"config": {"value": 1, "serverRef": {"name": "main"}}});
+//! cluster.create(&databases, "default", "app", spec);
+//! let waiting = reconcile(&c, &db_pkg, "default", "app").await.unwrap();
+//! assert!(matches!(waiting, Report::Reconciled(Phase::Waiting, _)));
+//!
+//! cluster.create(&servers, "default", "main", json!({"config": {"value": 7}}));
+//! reconcile(&c, &server_pkg, "default", "main").await.unwrap();
+//! // The runtime would ask for this check itself when the server turned Ready.
+//! let ready = trigger(&c, &db_pkg, "default", "app").await.unwrap();
+//! assert!(matches!(ready, Report::Reconciled(Phase::Ready, _)));
+//! # }
+//! ```
 
 pub mod steps;

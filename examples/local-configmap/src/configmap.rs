@@ -13,6 +13,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Preconditions};
 
 /// Annotation naming the UID of the `LocalConfigMap` that owns a ConfigMap.
 pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
+/// Annotation naming the `LocalConfigMap` (in the same namespace) that owns
+/// a ConfigMap: the controller watches ConfigMaps and maps each to its
+/// owner by it, so a deleted or edited ConfigMap is repaired at once.
+/// Ownership itself is decided by the UID ([`OWNER_ANNOTATION`]).
+pub const OWNER_NAME_ANNOTATION: &str = "examples.blue.dev/owner-name";
 /// Annotation counting this operator's writes of a ConfigMap (1 after the
 /// create, +1 per replace). Replaces are guarded by resourceVersion, so the
 /// count is exact: a test can tell that no effect happened twice.
@@ -47,7 +52,7 @@ fn is_ours(config_map: &ConfigMap, desired: &Desired) -> bool {
 /// use local_configmap_operator::configmap::{observe, OWNER_ANNOTATION};
 /// use local_configmap_operator::desired::Desired;
 /// let desired = Desired {
-///     namespace: "dev".into(), name: "app".into(), owner_uid: "u-1".into(),
+///     namespace: "dev".into(), name: "app".into(), owner_uid: "u-1".into(), owner_name: "app".into(),
 ///     data: [("k".to_string(), "v".to_string())].into(),
 /// };
 /// let cm: ConfigMap = serde_json::from_value(serde_json::json!({
@@ -116,6 +121,7 @@ pub fn manifest(desired: &Desired, existing: Option<&ConfigMap>) -> ConfigMap {
         .and_then(|n| n.parse::<u64>().ok())
         .unwrap_or(0);
     annotations.insert(OWNER_ANNOTATION.into(), desired.owner_uid.clone());
+    annotations.insert(OWNER_NAME_ANNOTATION.into(), desired.owner_name.clone());
     annotations.insert(WRITES_ANNOTATION.into(), (writes + 1).to_string());
     ConfigMap {
         metadata: ObjectMeta {
@@ -160,6 +166,7 @@ mod tests {
             namespace: "dev".into(),
             name: "app".into(),
             owner_uid: "uid-1".into(),
+            owner_name: "res".into(),
             data: data
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -65,6 +65,9 @@ pub struct Desired {
     pub name: String,
     /// The resource's `metadata.uid`, recorded on the ConfigMap as its owner.
     pub owner_uid: String,
+    /// The resource's name, recorded on the ConfigMap so that the
+    /// controller can map a change of it to the resource.
+    pub owner_name: String,
     /// The data the ConfigMap must hold. Empty while the resource is stopped:
     /// a stopped `LocalConfigMap` keeps its (owned, empty) ConfigMap so that
     /// starting it again, deleting it and ownership all keep working.
@@ -78,6 +81,7 @@ impl std::fmt::Debug for Desired {
             .field("namespace", &self.namespace)
             .field("name", &self.name)
             .field("owner_uid", &self.owner_uid)
+            .field("owner_name", &self.owner_name)
             .field("data_keys", &self.data.len())
             .finish()
     }
@@ -170,6 +174,9 @@ pub fn desired(config: &LocalConfigMapConfig, opts: &Options) -> Result<Desired,
             .unwrap_or_default()
             .to_string(),
         owner_uid: owner_uid.to_string(),
+        owner_name: metadata_str(resource, "name")
+            .unwrap_or_default()
+            .to_string(),
         data,
     })
 }

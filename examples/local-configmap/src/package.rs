@@ -11,7 +11,7 @@ use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::sightings::Sightings;
 use blue_kubernetes::{
     CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
-    TypedPackageBuilder, UserFacingMessage, ValidationErrors, WorkflowOutcome,
+    Related, TypedPackageBuilder, UserFacingMessage, ValidationErrors, WorkflowOutcome,
 };
 use blue_kubernetes_client::typed::TypedApi;
 use blue_kubernetes_client::{ErrorKind, RawApi, ResourceDescriptor};
@@ -37,6 +37,11 @@ pub const DESTROY_PROTECTION_KEY: &str = "prevent-destroy";
 /// The `LocalConfigMap` resource type.
 pub fn descriptor() -> ResourceDescriptor {
     ResourceDescriptor::new(GROUP, VERSION, PLURAL, KIND)
+}
+
+/// ConfigMaps: the infrastructure, watched as a related kind.
+pub fn config_map_kind() -> ResourceDescriptor {
+    ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
 }
 
 /// An infrastructure effect, reported for logging. Names the resource by
@@ -131,6 +136,12 @@ pub fn package_for(
     let (s1, s2, s3) = (seen.clone(), seen.clone(), seen);
     let (e1, e2) = (on_effect.clone(), on_effect);
     declared(descriptor)
+        // A deleted or edited ConfigMap asks for a check of its owner at
+        // once, instead of at the next periodic check.
+        .related(Related::annotated(
+            config_map_kind(),
+            configmap::OWNER_NAME_ANNOTATION,
+        ))
         .validate(|config, opts| Ok(for_users(desired::validate(config, opts))))
         .identity(|config, opts| Ok(desired::identity(config, opts)))
         .observe_async(move |config, opts| {

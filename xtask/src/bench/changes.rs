@@ -4,6 +4,8 @@
 //! operator's answer, each stamped when it arrived. A probe that reads every
 //! few milliseconds adds up to its period to every figure and loads the API
 //! server it measures; a watch event arrives as soon as etcd has the write.
+//! A deletion is timed from its own event: deleting a managed ConfigMap
+//! runs from the ConfigMap watch's `DELETED` to its `ADDED` again.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +22,8 @@ use tokio::task::JoinHandle;
 /// The changes to one type in one namespace since [`Changes::open`], in
 /// the order the API server sent them.
 pub struct Changes {
-    events: mpsc::UnboundedReceiver<(Instant, Value)>,
+    /// Arrival, whether it was a deletion, and the object.
+    events: mpsc::UnboundedReceiver<(Instant, bool, Value)>,
     reader: JoinHandle<()>,
 }
 
@@ -45,11 +48,12 @@ impl Changes {
         let (sender, events) = mpsc::unbounded_channel();
         let reader = tokio::spawn(async move {
             while let Some(Ok(event)) = stream.next().await {
-                let object = match event {
-                    WatchEvent::Added(o) | WatchEvent::Modified(o) => o,
-                    WatchEvent::Deleted(_) | WatchEvent::Bookmark { .. } => continue,
+                let (deleted, object) = match event {
+                    WatchEvent::Added(o) | WatchEvent::Modified(o) => (false, o),
+                    WatchEvent::Deleted(o) => (true, o),
+                    WatchEvent::Bookmark { .. } => continue,
                 };
-                if sender.send((Instant::now(), object)).is_err() {
+                if sender.send((Instant::now(), deleted, object)).is_err() {
                     return;
                 }
             }
@@ -66,10 +70,31 @@ impl Changes {
         timeout: Duration,
         done: impl Fn(&Value) -> bool,
     ) -> Result<Instant> {
+        self.until_event(never, timeout, |deleted, o| !deleted && done(o))
+            .await
+    }
+
+    /// When the deletion of `name` arrived, as [`until`](Self::until).
+    pub async fn until_deleted(
+        &mut self,
+        never: &str,
+        timeout: Duration,
+        name: &str,
+    ) -> Result<Instant> {
+        self.until_event(never, timeout, |deleted, o| deleted && named(o, name))
+            .await
+    }
+
+    async fn until_event(
+        &mut self,
+        never: &str,
+        timeout: Duration,
+        done: impl Fn(bool, &Value) -> bool,
+    ) -> Result<Instant> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Ok(Some((at, object))) if done(&object) => return Ok(at),
+                Ok(Some((at, deleted, object))) if done(deleted, &object) => return Ok(at),
                 Ok(Some(_)) => {}
                 Ok(None) => bail!("{never} (the watch ended)"),
                 Err(_) => bail!("{never}"),

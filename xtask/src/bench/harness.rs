@@ -225,6 +225,26 @@ impl<'a> Harness<'a> {
         })
     }
 
+    /// Deletes `name`'s ConfigMap; times, from the ConfigMap watch's
+    /// deletion event, until it shows the ConfigMap created again.
+    pub fn restore_reaction(&self, namespace: &str, name: &str) -> Result<f64> {
+        let (_, mut config_maps) = self.watch_both(namespace)?;
+        let path = ApiPath::namespaced("", "v1", namespace, "configmaps", Some(name), None)?;
+        self.send(ApiRequest::new(Method::Delete, path))?;
+        let (deleted, created) = self.rt.block_on(async {
+            let never = format!("the watch never showed {name}'s ConfigMap deleted");
+            let deleted = config_maps
+                .until_deleted(&never, REACTION_TIMEOUT, name)
+                .await?;
+            let never = format!("{name}'s ConfigMap never came back");
+            let created = config_maps
+                .until(&never, REACTION_TIMEOUT, |cm| named(cm, name))
+                .await?;
+            anyhow::Ok((deleted, created))
+        })?;
+        Ok(created.saturating_duration_since(deleted).as_secs_f64())
+    }
+
     /// Watches of the resources and of the ConfigMaps of `namespace`.
     fn watch_both(&self, namespace: &str) -> Result<(Changes, Changes)> {
         let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");

@@ -90,6 +90,8 @@ pub struct AtSize {
     pub edits: Vec<Reaction>,
     /// Create to Ready, seconds.
     pub creates: Vec<f64>,
+    /// A managed ConfigMap deleted to created again, seconds.
+    pub restores: Vec<f64>,
     pub idle: Idle,
 }
 
@@ -289,6 +291,8 @@ impl Bench<'_, '_> {
                 std::thread::sleep(Duration::from_millis(rng.below(500)));
                 out.creates
                     .push(h.create_reaction(&ns, &format!("c-{}-{i}", who.label))?);
+                std::thread::sleep(Duration::from_millis(rng.below(500)));
+                out.restores.push(h.restore_reaction(&ns, &name(i % n))?);
             }
             Ok(out)
         })

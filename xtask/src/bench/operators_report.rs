@@ -70,7 +70,7 @@ pub fn render(
         row(name, values, &format);
     }
     type Samples = fn(&AtSize) -> Vec<f64>;
-    let reactions: [(&str, Samples); 3] = [
+    let reactions: [(&str, Samples); 4] = [
         ("edit to Ready status", |a| {
             a.edits.iter().map(|r| r.ready).collect()
         }),
@@ -78,6 +78,7 @@ pub fn render(
             a.edits.iter().map(|r| r.config_map).collect()
         }),
         ("create to Ready", |a| a.creates.clone()),
+        ("deleted ConfigMap to re-created", |a| a.restores.clone()),
     ];
     for &n in &sizes.latency {
         let at = thousands(n as f64);
@@ -240,6 +241,23 @@ fn verdicts(
                     p50 <= ratio * q50 && p95 <= 2.0 * q95,
                 );
             }
+        }
+    }
+    // Issue 20: a deleted ConfigMap back at most 5 ms after the peer's, at p50.
+    if let Some(p) = peer {
+        for (n, a) in o.sizes.iter().filter(|(n, _)| **n <= 1_000) {
+            let Some(b) = results[p].1.sizes.get(n) else {
+                continue;
+            };
+            let (ours, theirs) = (median(&a.restores), median(&b.restores));
+            report.verdict(
+                &format!(
+                    "deleted ConfigMap to re-created at {} ({who}): p50 at most the peer's + 5 ms",
+                    thousands(*n as f64)
+                ),
+                format!("p50 {} vs {}", ms(ours), ms(theirs)),
+                ours <= theirs + 0.005,
+            );
         }
     }
     steady_report::verdicts(o, who, peer.map(|p| &results[p].1), report);

@@ -311,6 +311,19 @@ impl Cache {
             .is_some_and(|old| old != digest)
     }
 
+    /// Whether `key` is cached at `version`.
+    pub(crate) fn has_version(&self, key: &Key, version: &str) -> bool {
+        self.entries.get(key).is_some_and(|e| e.version.is(version))
+    }
+
+    /// Whether `key`'s cached phase is `Waiting` (for a reference).
+    pub(crate) fn is_waiting(&self, key: &Key) -> bool {
+        let waiting = Phase::ALL.iter().position(|p| *p == Phase::Waiting);
+        self.entries
+            .get(key)
+            .is_some_and(|e| e.phase.map(usize::from) == waiting.map(|i| i + 1))
+    }
+
     /// A pass over `key` that was asked for could not look (the lock was
     /// busy, the cluster unreachable): the request stands.
     pub(crate) fn restore_request(&mut self, key: &Key) {

@@ -52,15 +52,19 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
     let now = shared.controller.now();
     shared.backoff.forget_if_edited(&object, now);
     let due = shared.controller.due(&object);
-    let (key, ready, version) = {
+    let (key, ready, version, new_version) = {
         let mut book = book(shared);
+        let version_now = resource::str_at(&object, &["metadata", "resourceVersion"]);
+        let new_version = !book
+            .cache
+            .has_version(&key, version_now.unwrap_or_default());
         let (key, phases) = book.cache.record(key, &object, due, in_order, now);
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         let version = book.cache.version(&key).unwrap_or_default();
         set_phase_gauges(shared, &book.cache, key.package(), phases);
-        (key, ready, version)
+        (key, ready, version, new_version)
     };
-    let referrers = track_references(shared, &key, &object);
+    let referrers = super::references::track(shared, &key, &object, new_version);
     let delivered = in_order.then_some(object);
     decide(shared, key.clone(), ready, delivered, version, now);
     for referrer in referrers {
@@ -69,28 +73,6 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         }
     }
     key
-}
-
-/// Keeps the reference index up to date with `object`; returns the
-/// referrers to check when what they depend on in it changed.
-fn track_references(shared: &Shared, key: &Key, object: &Value) -> Vec<Key> {
-    let packages = &shared.controller.config.packages;
-    let package = key.package();
-    let refers = !packages[package].schema().references.is_empty();
-    let referenced = shared.referenced[package];
-    if !refers && !referenced {
-        return Vec::new();
-    }
-    let names = refers.then(|| super::references::named_by(packages, package, object));
-    let digest = referenced.then(|| crate::references::digest(object));
-    let mut book = book(shared);
-    if let Some(names) = names {
-        book.references.set(key, names);
-    }
-    match digest {
-        Some(digest) if book.cache.swap_digest(key, digest) => book.references.referrers(key),
-        _ => Vec::new(),
-    }
 }
 
 /// An object is gone (deleted, or missing from a list).

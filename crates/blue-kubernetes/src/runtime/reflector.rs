@@ -65,7 +65,7 @@ fn observed(shared: &Shared, scope: &Scope, object: Value, in_order: bool) -> Ke
 fn deleted(shared: &Shared, scope: &Scope, object: &Value) {
     match scope.feed {
         Feed::Resources(package) => forget(shared, &key_of(package, object)),
-        Feed::Related(kind) => related::forget(shared, &key_of(kind, object)),
+        Feed::Related(kind) => related::deleted(shared, kind, object),
     }
 }
 

@@ -9,7 +9,8 @@
 //!   A deleted object (or one a list no longer shows) asks for checks of
 //!   what it last mapped to; a new version asks for both the old and the
 //!   new targets, so an object that moves from one owner to another
-//!   concerns both.
+//!   concerns both. A deletion event maps its object too, in case the
+//!   object's creation was an event that was lost.
 //! - The same version again (a relist, a duplicated event) asks for
 //!   nothing, and neither does the first list of a scope: it seeds the
 //!   cache, and each resource's own first check after a start looks at its
@@ -219,9 +220,25 @@ pub(super) fn take_in(shared: &Shared, scope: usize, kind: usize, object: &Value
     key
 }
 
-/// A related object is gone (deleted, or missing from a list).
+/// A related object is gone (missing from a list).
 pub(super) fn forget(shared: &Shared, key: &Key) {
     let check = dispatch::book(shared).related.remove(key);
+    request_all(shared, &check);
+}
+
+/// A related object of kind `kind` was deleted; `object` is its last
+/// state, which maps too: its creation may have been an event that was
+/// lost.
+pub(super) fn deleted(shared: &Shared, kind: usize, object: &Value) {
+    let packages = &shared.controller.config.packages;
+    let namespace = crate::domain::resource::namespace(object);
+    let key = Key::new(kind, namespace, crate::domain::resource::name(object));
+    let mut check = dispatch::book(shared).related.remove(&key);
+    for target in shared.related[kind].targets(packages, object) {
+        if !check.contains(&target) {
+            check.push(target);
+        }
+    }
     request_all(shared, &check);
 }
 

@@ -22,6 +22,10 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
             shared.queue.done(&work.key);
             continue;
         }
+        // Taken before the read: a request for a resource found gone is
+        // done with (its deletion event follows), and one that could not
+        // be read stands, behind the read's backoff.
+        let requested = take_request(&shared, &work.key);
         let snapshot = match work.snapshot.take() {
             Some(snapshot) => snapshot,
             None => match read(&shared, &work).await {
@@ -29,6 +33,7 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 Err(hold) => {
                     shared.queue.done(&work.key);
                     let ended = Ended {
+                        unserved_request: requested && hold.is_some(),
                         hold,
                         ..Ended::default()
                     };
@@ -37,7 +42,6 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 }
             },
         };
-        let requested = take_request(&shared, &work.key);
         let ended = pass(&shared, &work, snapshot, requested).await;
         shared.queue.done(&work.key);
         after_pass(&shared, &work, ended);

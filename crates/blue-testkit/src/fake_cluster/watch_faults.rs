@@ -6,6 +6,7 @@
 
 use super::watches::{SlotState, WatchStats};
 use super::FakeCluster;
+use blue_kubernetes_client::ResourceDescriptor;
 
 impl FakeCluster {
     fn control(&self, f: impl FnOnce(&mut super::watches::Watches)) {
@@ -160,6 +161,25 @@ impl FakeCluster {
     /// ```
     pub fn stall_watches(&self) {
         self.set_open_slots(SlotState::Stalled);
+    }
+
+    /// Like [`FakeCluster::stall_watches`], for the open streams of type
+    /// `d` only (same group and plural): one type's watch goes silent
+    /// while the others keep delivering.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+    /// blue_testkit::FakeCluster::new().stall_watches_of(&config_maps);
+    /// ```
+    pub fn stall_watches_of(&self, d: &ResourceDescriptor) {
+        self.control(|w| {
+            for slot in w.slots.values_mut() {
+                if slot.descriptor.group == d.group && slot.descriptor.plural == d.plural {
+                    slot.state = SlotState::Stalled;
+                }
+            }
+        });
     }
 
     /// Every open stream that asked for bookmarks gets one when it next

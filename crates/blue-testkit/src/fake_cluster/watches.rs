@@ -55,7 +55,7 @@ pub(crate) enum SlotState {
 
 #[derive(Debug)]
 pub(crate) struct Slot {
-    descriptor: ResourceDescriptor,
+    pub(crate) descriptor: ResourceDescriptor,
     namespace: String,
     /// Every change up to this revision was delivered or skipped.
     cursor: u64,

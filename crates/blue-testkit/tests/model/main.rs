@@ -34,7 +34,11 @@
 //!   expired and silent streams, refused watches, bookmarks and compaction:
 //!   the same audited invariants plus liveness within one resync period,
 //!   reaction to an edit with no time passing, and at most one list per
-//!   reflector per resync period while idle.
+//!   reflector per resync period while idle;
+//! - `related.rs`: a third property, related objects and references under
+//!   watch faults: every related change handled within a resync period,
+//!   no callback while a reference is unresolved (`related_world.rs`: its
+//!   server, databases and ConfigMaps).
 //!
 //! Runs 64 cases by default (a few seconds in a debug build). Search longer:
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
@@ -48,6 +52,8 @@ mod invariants;
 mod liveness;
 mod object;
 mod oracle;
+mod related;
+mod related_world;
 mod steps;
 mod strategies;
 mod watching;
@@ -93,5 +99,14 @@ proptest! {
         ops in proptest::collection::vec(watching::arb_watch_op(), 0..=40),
     ) {
         watching::run_watch_case(initial, &ops)?;
+    }
+
+    /// See `related.rs`.
+    #[test]
+    fn related_changes_are_handled_within_a_resync_and_nothing_runs_while_a_reference_waits(
+        server in any::<bool>(),
+        ops in proptest::collection::vec(related::arb_related_op(), 0..=40),
+    ) {
+        related::run_related_case(server, &ops)?;
     }
 }

@@ -54,6 +54,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {
     "proxy-restarted-after-kill" on "alpha" => transport::proxy_restarted_after_kill,
     "proxy-dies-with-a-killed-operator" on "alpha" => transport::proxy_dies_with_a_killed_operator,
     "watch-edit-handled-without-polling" on "golf" => watch::edit_handled_without_polling,
+    "watch-deleted-configmap-restored" on "golf" => watch::deleted_config_map_restored,
     "watch-proxy-killed-loses-nothing" on "hotel" => watch::proxy_killed_mid_watch_loses_nothing,
     "watch-api-server-restart-loses-nothing" on "india" => watch::api_server_restart_loses_nothing,
     "watch-only-the-managed-namespaces" => watch::only_the_managed_namespaces,

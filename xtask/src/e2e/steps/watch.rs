@@ -1,8 +1,9 @@
 //! Watches against the real API server. These checks share one operator
 //! that lists once an hour (`--poll-ms 3600000`, default 5-minute resync)
 //! and manages two namespaces, so within their deadlines only a watch event
-//! can explain a reaction: an edit is handled, a killed proxy or a restarted
-//! API server loses nothing, and a third namespace is left alone.
+//! can explain a reaction: an edit is handled, a deleted or edited
+//! ConfigMap is repaired, a killed proxy or a restarted API server loses
+//! nothing, and a third namespace is left alone.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -11,7 +12,8 @@ use serde_json::{json, Value};
 
 use super::transport::{kill_the_proxy, proxy_replaced, skip_unless_proxy};
 use super::{
-    check_ready, edit_v, eventually, manifest, wait_data, wait_ready, World, DEADLINE, LCM,
+    check_ready, edit_v, eventually, manifest, wait_data, wait_data_within, wait_ready, World,
+    DEADLINE, LCM,
 };
 use crate::cluster::control_plane::Component;
 use crate::cluster::installation::extra_namespaces;
@@ -76,6 +78,23 @@ pub fn edit_handled_without_polling(w: &mut World<'_>) -> Result<()> {
     wait_ready(w, "golf")?;
     wait_data(w, "golf", &json!({"v": "1"}))?;
     edit_v(w, "golf", "2", DEADLINE)
+}
+
+/// Deleted, then edited behind the operator's back, `golf`'s ConfigMap
+/// is repaired within seconds: its watch (a related kind) asks for the
+/// check, not the hour-long interval nor the 5-minute resync.
+pub fn deleted_config_map_restored(w: &mut World<'_>) -> Result<()> {
+    if skip_unless_proxy(w) {
+        return Ok(());
+    }
+    watching_operator(w)?;
+    let soon = std::time::Duration::from_secs(10);
+    let want = json!({"v": "2"});
+    w.kube.ok(&["delete", "configmap", "golf"], None)?;
+    wait_data_within(w, "golf", &want, soon)?;
+    w.kube
+        .merge_patch("configmap", "golf", &json!({"data": {"v": "tampered"}}))?;
+    wait_data_within(w, "golf", &want, soon).map(drop)
 }
 
 /// With the proxy killed under the watch, a later edit and create are
