@@ -48,8 +48,10 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {
     "ownership-conflict" on "charlie" => drift::ownership_conflict,
     "failure-explained" on "charlie" => observability::failure_explained,
     "controller-restart" on "alpha" => drift::controller_restart,
-    "metrics-scrape" => observability::metrics_scrape,
+    // Before metrics-scrape, whose restart waits for /readyz (the proxy
+    // checks after it need the proxy up).
     "quiet-checks-write-nothing" on "bravo" => observability::quiet_checks_write_nothing,
+    "metrics-scrape" => observability::metrics_scrape,
     "proxy-socket-is-private" => transport::proxy_socket_is_private,
     "proxy-restarted-after-kill" on "alpha" => transport::proxy_restarted_after_kill,
     "proxy-dies-with-a-killed-operator" on "alpha" => transport::proxy_dies_with_a_killed_operator,
