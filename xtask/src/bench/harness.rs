@@ -295,6 +295,61 @@ impl<'a> Harness<'a> {
         })
     }
 
+    /// Removes every LocalConfigMap, ConfigMap and Event of `namespace`
+    /// with no operator running: finalizers stripped (no namespace
+    /// controller runs to do it), then each kind deleted as a collection.
+    pub fn discard(&self, namespace: &str) -> Result<()> {
+        let mut names = Vec::new();
+        let mut page = PageRequest::first(LIST_PAGE);
+        loop {
+            let got = self
+                .rt
+                .block_on(self.client.list_page(&descriptor(), namespace, &page))?;
+            names.extend(
+                got.items
+                    .iter()
+                    .filter(|r| {
+                        r["metadata"]["finalizers"]
+                            .as_array()
+                            .is_some_and(|f| !f.is_empty())
+                    })
+                    .filter_map(|r| r["metadata"]["name"].as_str().map(String::from)),
+            );
+            match got.continue_token {
+                Some(token) => page.continue_token = Some(token),
+                None => break,
+            }
+        }
+        let names = Arc::new(names);
+        let tasks: Vec<_> = (0..CREATE_CONCURRENCY)
+            .map(|lane| {
+                let (client, names) = (self.client.clone(), names.clone());
+                let namespace = namespace.to_string();
+                self.rt.spawn(async move {
+                    for name in names.iter().skip(lane).step_by(CREATE_CONCURRENCY) {
+                        let path = Self::path(&namespace, Some(name))?;
+                        let strip = json!({"metadata": {"finalizers": null}});
+                        let request =
+                            ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(strip);
+                        client.send(request).await?;
+                    }
+                    anyhow::Ok(())
+                })
+            })
+            .collect();
+        for task in tasks {
+            self.rt.block_on(task).context("a strip task panicked")??;
+        }
+        for path in [
+            Self::path(namespace, None)?,
+            ApiPath::namespaced("", "v1", namespace, "configmaps", None, None)?,
+            ApiPath::namespaced("", "v1", namespace, "events", None, None)?,
+        ] {
+            self.send(ApiRequest::new(Method::Delete, path))?;
+        }
+        Ok(())
+    }
+
     /// Starts `who` on `namespace`, logging to the scratch directory.
     pub fn start(&self, who: &Contender, namespace: &str) -> Result<Operator> {
         let mut args = vec![

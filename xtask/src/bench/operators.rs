@@ -146,7 +146,7 @@ impl Bench<'_, '_> {
     /// The namespace of a Ready population of `n` with `spec` of `who`'s
     /// family, built by the first contender of that family that asks.
     fn population(&mut self, who: &Contender, what: &str, n: usize, spec: Spec) -> Result<String> {
-        let ns = format!("{:?}-{what}-{n}", who.family).to_lowercase();
+        let ns = population_namespace(who, what, n);
         if self.built.insert(ns.clone()) {
             let t = Instant::now();
             self.h.populate_with(&ns, n, spec)?;
@@ -200,31 +200,6 @@ impl Bench<'_, '_> {
         })
     }
 
-    /// Each steady-state window, then the restart of one population. A
-    /// window that fails (a timeout at 10,000 on a loaded machine) is left
-    /// out instead of losing the whole run.
-    fn steady(&mut self, who: &Contender) -> (Vec<Steady>, Option<Restart>) {
-        let mut out = Vec::new();
-        for (n, interval) in self.sizes.steady.clone() {
-            match self.steady_window(who, n, interval) {
-                Ok(steady) => out.push(steady),
-                Err(e) => eprintln!(
-                    "[bench] operators: {} steady at {n} every {interval}s FAILED: {e:#}",
-                    who.label
-                ),
-            }
-        }
-        let (n, interval) = self.sizes.restart;
-        let restart = self.restart(who, n, interval);
-        if let Err(e) = &restart {
-            eprintln!(
-                "[bench] operators: {} restart at {n} FAILED: {e:#}",
-                who.label
-            );
-        }
-        (out, restart.ok())
-    }
-
     fn steady_window(&mut self, who: &Contender, n: usize, interval: u64) -> Result<Steady> {
         let ns = self.steady_population(who, n, interval)?;
         let window = self.sizes.steady_window;
@@ -254,16 +229,11 @@ impl Bench<'_, '_> {
     }
 
     fn steady_population(&mut self, who: &Contender, n: usize, interval: u64) -> Result<String> {
-        let every: &'static str = match interval {
-            10 => "10s",
-            60 => "60s",
-            other => anyhow::bail!("no steady population due every {other}s"),
-        };
         let spec = Spec {
-            interval: every,
+            interval: every(interval)?,
             ..Spec::IDLE
         };
-        self.population(who, &format!("steady{every}"), n, spec)
+        self.population(who, &format!("steady{}", every(interval)?), n, spec)
     }
 
     fn at_size(&mut self, who: &Contender, n: usize) -> Result<AtSize> {
@@ -298,33 +268,123 @@ impl Bench<'_, '_> {
         })
     }
 
-    fn measure(&mut self, who: &Contender) -> Result<Outcome> {
-        let what = format!("operators: {} new, deletions", who.label);
-        let mut out = timed(&what, || {
-            let (new, new_writes) = self.new_resources(who)?;
-            let (deletions, deletion_writes) = self.deletions(who)?;
-            Ok(Outcome {
-                new,
-                new_writes,
-                deletions,
-                deletion_writes,
-                ..Outcome::default()
-            })
-        })?;
-        (out.steady, out.restart) = self.steady(who);
-        for n in self.sizes.latency.clone() {
-            // A size that fails (a timeout at 10,000 on a loaded machine)
-            // leaves its cells empty instead of losing the whole run.
-            let what = format!("operators: {} at {n}", who.label);
-            match timed(&what, || self.at_size(who, n)) {
-                Ok(at) => {
-                    out.sizes.insert(n, at);
-                }
-                Err(e) => eprintln!("[bench] operators: {} at {n} FAILED: {e:#}", who.label),
+    /// Runs `stage` for `who` into `out`. A stage that fails (a timeout at
+    /// 10,000 on a loaded machine) leaves its cells empty instead of losing
+    /// the whole run.
+    fn stage(&mut self, who: &Contender, stage: Stage, out: &mut Outcome) {
+        let what = format!("operators: {} {stage:?}", who.label);
+        let result = timed(&what, || match stage {
+            Stage::New => {
+                (out.new, out.new_writes) = self.new_resources(who)?;
+                (out.deletions, out.deletion_writes) = self.deletions(who)?;
+                Ok(())
             }
+            Stage::Steady {
+                n,
+                interval,
+                window,
+                restart,
+            } => {
+                if window {
+                    match self.steady_window(who, n, interval) {
+                        Ok(steady) => out.steady.push(steady),
+                        Err(e) => eprintln!("[bench] {what}: window FAILED: {e:#}"),
+                    }
+                }
+                if restart {
+                    out.restart = Some(self.restart(who, n, interval)?);
+                }
+                Ok(())
+            }
+            Stage::AtSize(n) => {
+                out.sizes.insert(n, self.at_size(who, n)?);
+                Ok(())
+            }
+        });
+        if let Err(e) = result {
+            eprintln!("[bench] {what} FAILED: {e:#}");
         }
-        Ok(out)
     }
+
+    /// Removes what `stage` built for `who`'s family, so populations do not
+    /// pile up: 45,000 objects kept to the end made etcd commits take
+    /// seconds and stalled the last contender.
+    fn discard(&mut self, who: &Contender, stage: Stage) -> Result<()> {
+        let ns = match stage {
+            Stage::New => return Ok(()),
+            Stage::Steady { n, interval, .. } => steady_namespace(who, n, interval)?,
+            Stage::AtSize(n) => population_namespace(who, "pop", n),
+        };
+        if self.built.remove(&ns) {
+            let t = Instant::now();
+            self.h.discard(&ns)?;
+            eprintln!(
+                "[bench] operators: {ns} discarded in {:.1}s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One step of the run, measured for every contender before the next
+/// begins, so contenders alternate and share the machine's state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stage {
+    /// New resources to Ready, then Destroy deletions.
+    New,
+    /// A steady population: its window, and/or the restart on it.
+    Steady {
+        n: usize,
+        interval: u64,
+        window: bool,
+        restart: bool,
+    },
+    /// Reaction and idle cost at one size.
+    AtSize(usize),
+}
+
+fn stages(sizes: &Sizes) -> Vec<Stage> {
+    let mut out = vec![Stage::New];
+    for &(n, interval) in &sizes.steady {
+        out.push(Stage::Steady {
+            n,
+            interval,
+            window: true,
+            restart: sizes.restart == (n, interval),
+        });
+    }
+    if !sizes.steady.contains(&sizes.restart) {
+        let (n, interval) = sizes.restart;
+        out.push(Stage::Steady {
+            n,
+            interval,
+            window: false,
+            restart: true,
+        });
+    }
+    out.extend(sizes.latency.iter().map(|&n| Stage::AtSize(n)));
+    out
+}
+
+fn population_namespace(who: &Contender, what: &str, n: usize) -> String {
+    format!("{:?}-{what}-{n}", who.family).to_lowercase()
+}
+
+fn steady_namespace(who: &Contender, n: usize, interval: u64) -> Result<String> {
+    Ok(population_namespace(
+        who,
+        &format!("steady{}", every(interval)?),
+        n,
+    ))
+}
+
+fn every(interval: u64) -> Result<&'static str> {
+    Ok(match interval {
+        10 => "10s",
+        60 => "60s",
+        other => anyhow::bail!("no steady population due every {other}s"),
+    })
 }
 
 fn ready_timeout(n: usize) -> Duration {
@@ -399,10 +459,29 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
     // The API server's own cost, with no operator running.
     let quiet = Scrape::take(&live.server)?;
     let baseline = idle(&h, None, bench.sizes.idle_window, &quiet)?;
-    let mut results: Vec<(Contender, Outcome)> = Vec::new();
-    for who in contenders {
-        let outcome = bench.measure(&who)?;
-        results.push((who, outcome));
+    let mut results: Vec<(Contender, Outcome)> = contenders
+        .into_iter()
+        .map(|who| (who, Outcome::default()))
+        .collect();
+    let progress = super::workspace_root().join("target/bench/operators.progress.txt");
+    for stage in stages(&bench.sizes) {
+        for i in 0..results.len() {
+            let who = results[i].0.clone();
+            bench.stage(&who, stage, &mut results[i].1);
+            if results[i + 1..].iter().all(|(c, _)| c.family != who.family) {
+                bench.discard(&who, stage)?;
+            }
+        }
+        // Written after every stage, so a run that dies late keeps what it
+        // measured.
+        let mut partial = Report::default();
+        render(&results, &baseline, &bench.sizes, &mut partial);
+        std::fs::create_dir_all(progress.parent().expect("a parent"))?;
+        std::fs::write(&progress, super::report::terminal(&partial))?;
+        eprintln!(
+            "[bench] operators: after {stage:?}, see {}",
+            progress.display()
+        );
     }
     live.rt.block_on(h.client.shutdown());
     render(&results, &baseline, &bench.sizes, report);

@@ -112,6 +112,16 @@ pub fn window(
         t0.elapsed().as_secs_f64(),
     );
     let served = Scrape::take(server)?.since(&before);
+    // The breakdown behind the totals, for the log: which resource each
+    // verb's requests went to.
+    let mine = served
+        .requests
+        .iter()
+        .filter(|((_, resource), _)| operator_resource(resource.split('/').next().unwrap_or("")));
+    eprintln!(
+        "[bench] steady {n} every {interval}s: {:?}",
+        mine.collect::<Vec<_>>()
+    );
     Ok(Steady {
         n,
         interval,
