@@ -1,6 +1,12 @@
 //! What the API server says it served: `apiserver_request_total` and the
 //! open long-running requests (watches) from its `/metrics`, the honest
 //! source for "requests while idle" whatever transport a client uses.
+//!
+//! Caveat: kube-apiserver 1.20 (the local control plane) reports a GET of
+//! one custom resource as verb `LIST` with scope `namespace`, exactly as a
+//! list (kubernetes#95556; checked by hand: three GETs of one object counted
+//! as three LISTs). Nothing in the metric tells the two apart, so on
+//! custom resources `LIST` counts both; totals per check are right.
 
 use std::collections::BTreeMap;
 
@@ -100,15 +106,7 @@ impl Scrape {
             }
             match metric {
                 "apiserver_request_total" => {
-                    // kube-apiserver 1.20 reports some GETs of one object
-                    // as LIST (kubernetes#95556); the scope tells them
-                    // apart: only a request for one named object has
-                    // scope "resource".
-                    let verb = match (label("verb").as_str(), label("scope").as_str()) {
-                        ("LIST", "resource") => "GET".to_string(),
-                        (verb, _) => verb.to_string(),
-                    };
-                    *out.requests.entry((verb, resource)).or_insert(0.0) += value;
+                    *out.requests.entry((label("verb"), resource)).or_insert(0.0) += value;
                 }
                 "apiserver_longrunning_gauge" if label("verb") == "WATCH" => {
                     *out.watches.entry(resource).or_insert(0.0) += value;
@@ -210,17 +208,6 @@ apiserver_current_inflight_requests{request_kind="readOnly"} 5
         // Watches already open at the earlier scrape are not new.
         let after = Scrape::parse(AFTER);
         assert_eq!(after.since(&after).open_watches().to_string(), "0");
-    }
-
-    #[test]
-    fn a_get_of_one_object_reported_as_list_counts_as_get() {
-        let text = r#"apiserver_request_total{code="200",resource="localconfigmaps",scope="resource",subresource="",verb="LIST"} 5
-apiserver_request_total{code="200",resource="localconfigmaps",scope="namespace",subresource="",verb="LIST"} 2
-"#;
-        let served = Scrape::parse(text).since(&Scrape::default());
-        assert_eq!(served.count("GET", "localconfigmaps"), 5.0);
-        assert_eq!(served.count("LIST", "localconfigmaps"), 2.0);
-        assert_eq!(served.per_resource(|_| true), 5.0);
     }
 
     #[test]
