@@ -121,9 +121,10 @@ fn rusage_seconds(who: UsageWho) -> (f64, u64) {
     }
 }
 
-/// Where CPU time went between two points: this process (harness threads
-/// and in-process clients), its reaped children (kubectl) and everything
-/// else on the machine.
+/// Where CPU time went between two points: this process (harness threads),
+/// its reaped children (the measured operators, once stopped:
+/// `getrusage(RUSAGE_CHILDREN)` counts children only once waited for) and
+/// everything else on the machine.
 #[derive(Clone, Copy, Debug)]
 pub struct CpuSnapshot {
     at: Instant,
@@ -136,11 +137,6 @@ pub struct CpuSnapshot {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuUse {
     pub wall: f64,
-    /// This process: the harness and its in-process clients.
-    pub own: f64,
-    /// Children reaped in the interval, i.e. kubectl processes.
-    /// `getrusage(RUSAGE_CHILDREN)` only counts children once waited for.
-    pub children: f64,
     /// Other processes on the machine (other engineers' builds and tests).
     pub other: f64,
 }
@@ -164,8 +160,6 @@ impl CpuSnapshot {
         let machine = now.machine - self.machine;
         CpuUse {
             wall: now.at.duration_since(self.at).as_secs_f64(),
-            own,
-            children,
             other: (machine - own - children).max(0.0),
         }
     }

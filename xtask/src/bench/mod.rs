@@ -21,7 +21,6 @@ mod report;
 mod steady;
 mod steady_report;
 mod steps;
-mod transport;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,8 +32,9 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only transport,operators,steps]
+pub const USAGE: &str = "  bench [--quick] [--only operators,steps]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
+        [--reactions-only]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
@@ -44,7 +44,7 @@ pub const USAGE: &str = "  bench [--quick] [--only transport,operators,steps]
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 3] = ["transport", "operators", "steps"];
+const PARTS: [&str; 2] = ["operators", "steps"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -58,6 +58,9 @@ struct Args {
     sizes: Option<Vec<usize>>,
     /// `operators`: who is measured, in order.
     contenders: Option<Vec<String>>,
+    /// `operators`: reactions and idle cost only (no new resources,
+    /// deletions, steady state or restart).
+    reactions_only: bool,
     /// `operators`: workers of our operators (default: the example's).
     workers: usize,
 }
@@ -78,6 +81,7 @@ impl Args {
             };
             match arg.as_str() {
                 "--quick" => parsed.quick = true,
+                "--reactions-only" => parsed.reactions_only = true,
                 "--only" => {
                     parsed.parts = value("--only")?
                         .split(',')
@@ -118,7 +122,7 @@ impl Args {
     }
 
     fn full(&self) -> bool {
-        !self.quick && self.parts.len() == PARTS.len()
+        !self.quick && !self.reactions_only && self.parts.len() == PARTS.len()
     }
 }
 
@@ -182,11 +186,6 @@ fn run(args: &Args) -> Result<()> {
     );
     let result = (|| {
         let wants = |part| args.parts.contains(&part);
-        if wants("transport") {
-            timed("transport", || {
-                transport::run(&mut live, args.quick, &mut report)
-            })?;
-        }
         if wants("steps") {
             timed("steps", || steps::run(&mut live, args.quick, &mut report))?;
         }
@@ -198,6 +197,7 @@ fn run(args: &Args) -> Result<()> {
             let options = operators::Options {
                 quick: args.quick,
                 sizes: args.sizes.clone(),
+                reactions_only: args.reactions_only,
                 contenders: args.contenders.clone(),
                 peer: args.peer.as_deref().or(built.as_deref()),
                 workers: args.workers,
@@ -286,6 +286,9 @@ fn command(args: &Args) -> String {
         let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
         c.push_str(&format!(" --sizes {}", sizes.join(",")));
     }
+    if args.reactions_only {
+        c.push_str(" --reactions-only");
+    }
     if let Some(who) = &args.contenders {
         c.push_str(&format!(" --contenders {}", who.join(",")));
     }
@@ -306,8 +309,8 @@ mod tests {
         assert_eq!(a.parts, ["operators"]);
         assert!(!a.full());
         assert!(Args::parse(&["--only".into(), "nope".into()]).is_err());
-        let t = Args::parse(&["--only".into(), "transport,operators".into()]).unwrap();
-        assert_eq!(t.parts, ["transport", "operators"]);
+        let t = Args::parse(&["--only".into(), "steps,operators".into()]).unwrap();
+        assert_eq!(t.parts, ["steps", "operators"]);
         assert!(Args::parse(&[]).unwrap().full());
         let s = Args::parse(&["--sizes".into(), "10, 1_000,10000".into()]).unwrap();
         assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));

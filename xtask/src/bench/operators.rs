@@ -30,6 +30,8 @@ pub struct Options<'a> {
     pub quick: bool,
     /// `--sizes`: the population sizes for latency and idle cost.
     pub sizes: Option<Vec<usize>>,
+    /// `--reactions-only`: only the stages at each size.
+    pub reactions_only: bool,
     /// `--contenders`: names, in order.
     pub contenders: Option<Vec<String>>,
     pub peer: Option<&'a Path>,
@@ -344,7 +346,11 @@ enum Stage {
     AtSize(usize),
 }
 
-fn stages(sizes: &Sizes) -> Vec<Stage> {
+fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
+    let at_size = sizes.latency.iter().map(|&n| Stage::AtSize(n));
+    if reactions_only {
+        return at_size.collect();
+    }
     let mut out = vec![Stage::New];
     for &(n, interval) in &sizes.steady {
         out.push(Stage::Steady {
@@ -363,7 +369,7 @@ fn stages(sizes: &Sizes) -> Vec<Stage> {
             restart: true,
         });
     }
-    out.extend(sizes.latency.iter().map(|&n| Stage::AtSize(n)));
+    out.extend(at_size);
     out
 }
 
@@ -464,7 +470,7 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
         .map(|who| (who, Outcome::default()))
         .collect();
     let progress = super::workspace_root().join("target/bench/operators.progress.txt");
-    for stage in stages(&bench.sizes) {
+    for stage in stages(&bench.sizes, options.reactions_only) {
         for i in 0..results.len() {
             let who = results[i].0.clone();
             bench.stage(&who, stage, &mut results[i].1);
@@ -486,4 +492,33 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
     live.rt.block_on(h.client.shutdown());
     render(&results, &baseline, &bench.sizes, report);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_restart_joins_its_steady_window_and_reactions_only_keeps_the_sizes() {
+        let sizes = Sizes::new(false, Some(vec![10, 1_000]));
+        let all = stages(&sizes, false);
+        assert_eq!(all[0], Stage::New);
+        let restarts: Vec<_> = all
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    Stage::Steady {
+                        restart: true,
+                        window: true,
+                        ..
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(restarts.len(), 1, "{all:?}");
+        assert_eq!(all.len(), 1 + sizes.steady.len() + 2);
+        let reactions = stages(&sizes, true);
+        assert_eq!(reactions, [Stage::AtSize(10), Stage::AtSize(1_000)]);
+    }
 }
