@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes_client::{
-    proxy_client, ApiPath, ApiRequest, Client, Method, PageRequest, PatchType, ProxyClient,
-    ProxyOptions, RawApi, ResourceDescriptor,
+    proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PageRequest, PatchType,
+    ProxyClient, ProxyOptions, RawApi, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
@@ -127,23 +127,36 @@ impl<'a> Harness<'a> {
             ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns),
         )?;
         let collection = Self::path(namespace, None)?;
+        let creates = (0..n).map(|i| {
+            ApiRequest::new(Method::Post, collection.clone()).with_body(spec.body(&name(i), "0"))
+        });
+        self.send_all(creates.collect(), false)
+    }
+
+    /// Sends `requests`, [`CREATE_CONCURRENCY`] at a time; with
+    /// `missing_ok`, a NotFound answer is no failure.
+    fn send_all(&self, requests: Vec<ApiRequest>, missing_ok: bool) -> Result<()> {
+        let requests = Arc::new(requests);
         let tasks: Vec<_> = (0..CREATE_CONCURRENCY)
             .map(|lane| {
-                let client = self.client.clone();
-                let collection = collection.clone();
+                let (client, requests) = (self.client.clone(), requests.clone());
                 self.rt.spawn(async move {
-                    for i in (lane..n).step_by(CREATE_CONCURRENCY) {
-                        let body = spec.body(&name(i), "0");
-                        let request =
-                            ApiRequest::new(Method::Post, collection.clone()).with_body(body);
-                        client.send(request).await?;
+                    for request in requests.iter().skip(lane).step_by(CREATE_CONCURRENCY) {
+                        match client.send(request.clone()).await {
+                            Err(e) if !(missing_ok && e.kind() == ErrorKind::NotFound) => {
+                                return Err(e)
+                            }
+                            _ => {}
+                        }
                     }
-                    Ok::<_, blue_kubernetes_client::Error>(())
+                    Ok(())
                 })
             })
             .collect();
         for task in tasks {
-            self.rt.block_on(task).context("a create task panicked")??;
+            self.rt
+                .block_on(task)
+                .context("a request task panicked")??;
         }
         Ok(())
     }
@@ -297,56 +310,45 @@ impl<'a> Harness<'a> {
 
     /// Removes every LocalConfigMap, ConfigMap and Event of `namespace`
     /// with no operator running: finalizers stripped (no namespace
-    /// controller runs to do it), then each kind deleted as a collection.
+    /// controller runs to do it), then each object deleted, many at a time
+    /// (the API server deletes a collection one object after another).
     pub fn discard(&self, namespace: &str) -> Result<()> {
-        let mut names = Vec::new();
+        let mut resources = Vec::new();
         let mut page = PageRequest::first(LIST_PAGE);
         loop {
             let got = self
                 .rt
                 .block_on(self.client.list_page(&descriptor(), namespace, &page))?;
-            names.extend(
-                got.items
-                    .iter()
-                    .filter(|r| {
-                        r["metadata"]["finalizers"]
-                            .as_array()
-                            .is_some_and(|f| !f.is_empty())
-                    })
-                    .filter_map(|r| r["metadata"]["name"].as_str().map(String::from)),
-            );
+            resources.extend(got.items);
             match got.continue_token {
                 Some(token) => page.continue_token = Some(token),
                 None => break,
             }
         }
-        let names = Arc::new(names);
-        let tasks: Vec<_> = (0..CREATE_CONCURRENCY)
-            .map(|lane| {
-                let (client, names) = (self.client.clone(), names.clone());
-                let namespace = namespace.to_string();
-                self.rt.spawn(async move {
-                    for name in names.iter().skip(lane).step_by(CREATE_CONCURRENCY) {
-                        let path = Self::path(&namespace, Some(name))?;
-                        let strip = json!({"metadata": {"finalizers": null}});
-                        let request =
-                            ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(strip);
-                        client.send(request).await?;
-                    }
-                    anyhow::Ok(())
-                })
-            })
-            .collect();
-        for task in tasks {
-            self.rt.block_on(task).context("a strip task panicked")??;
+        let mut strips = Vec::new();
+        let mut deletes = Vec::new();
+        for r in &resources {
+            let name = r["metadata"]["name"]
+                .as_str()
+                .context("a nameless resource")?;
+            let path = Self::path(namespace, Some(name))?;
+            if r["metadata"]["finalizers"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+            {
+                let strip = json!({"metadata": {"finalizers": null}});
+                strips.push(
+                    ApiRequest::new(Method::Patch(PatchType::Merge), path.clone()).with_body(strip),
+                );
+            }
+            let config_map =
+                ApiPath::namespaced("", "v1", namespace, "configmaps", Some(name), None)?;
+            deletes.extend([path, config_map].map(|p| ApiRequest::new(Method::Delete, p)));
         }
-        for path in [
-            Self::path(namespace, None)?,
-            ApiPath::namespaced("", "v1", namespace, "configmaps", None, None)?,
-            ApiPath::namespaced("", "v1", namespace, "events", None, None)?,
-        ] {
-            self.send(ApiRequest::new(Method::Delete, path))?;
-        }
+        self.send_all(strips, true)?;
+        self.send_all(deletes, true)?;
+        let events = ApiPath::namespaced("", "v1", namespace, "events", None, None)?;
+        self.send(ApiRequest::new(Method::Delete, events))?;
         Ok(())
     }
 
