@@ -78,59 +78,43 @@ struct Missing {
 }
 
 fn cases(every: bool) -> Vec<Missing> {
+    let lcm = "examples.blue.dev";
+    let rule = |name, group, resource, verb, uses| Missing {
+        name,
+        group,
+        resource,
+        verb,
+        uses,
+    };
     let mut list = vec![
-        Missing {
-            name: "update-status",
-            group: "examples.blue.dev",
-            resource: "localconfigmaps/status",
-            verb: "update",
-            uses: |c| c.contains(" replace --raw /apis/examples.blue.dev/"),
-        },
-        Missing {
-            name: "patch-finalizers",
-            group: "examples.blue.dev",
-            resource: "localconfigmaps",
-            verb: "patch",
-            uses: |c| c.contains(" patch localconfigmaps."),
-        },
+        rule(
+            "update-status",
+            lcm,
+            "localconfigmaps/status",
+            "update",
+            |c| c.contains(" replace --raw /apis/examples.blue.dev/"),
+        ),
+        rule("patch-finalizers", lcm, "localconfigmaps", "patch", |c| {
+            c.contains(" patch localconfigmaps.")
+        }),
     ];
     if every {
         list.extend([
-            Missing {
-                name: "get-resource",
-                group: "examples.blue.dev",
-                resource: "localconfigmaps",
-                verb: "get",
-                uses: |c| c.contains(" get localconfigmaps.") && c.contains("--ignore-not-found"),
-            },
-            Missing {
-                name: "list-resources",
-                group: "examples.blue.dev",
-                resource: "localconfigmaps",
-                verb: "list",
-                uses: |c| c.contains(" get localconfigmaps.") && !c.contains("--ignore-not-found"),
-            },
-            Missing {
-                name: "get-configmaps",
-                group: "",
-                resource: "configmaps",
-                verb: "get",
-                uses: |c| c.contains(" get configmap "),
-            },
-            Missing {
-                name: "create-configmaps",
-                group: "",
-                resource: "configmaps",
-                verb: "create",
-                uses: |c| c.contains("create --raw /api/v1/") || c.contains(" create -f"),
-            },
-            Missing {
-                name: "update-configmaps",
-                group: "",
-                resource: "configmaps",
-                verb: "update",
-                uses: |c| c.contains(" replace --raw /api/v1/") || c.contains(" replace -f"),
-            },
+            rule("get-resource", lcm, "localconfigmaps", "get", |c| {
+                c.contains(" get localconfigmaps.") && c.contains("--ignore-not-found")
+            }),
+            rule("list-resources", lcm, "localconfigmaps", "list", |c| {
+                c.contains(" get localconfigmaps.") && !c.contains("--ignore-not-found")
+            }),
+            rule("get-configmaps", "", "configmaps", "get", |c| {
+                c.contains(" get configmap ")
+            }),
+            rule("create-configmaps", "", "configmaps", "create", |c| {
+                c.contains("create --raw /api/v1/") || c.contains(" create -f")
+            }),
+            rule("update-configmaps", "", "configmaps", "update", |c| {
+                c.contains(" replace --raw /api/v1/") || c.contains(" replace -f")
+            }),
         ]);
     }
     list
