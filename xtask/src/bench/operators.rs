@@ -370,7 +370,20 @@ fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
         });
     }
     out.extend(at_size);
+    // Smaller populations first: a long run stopped early (a loaded
+    // machine, a deadline) has every small figure already written.
+    out.sort_by_key(Stage::size);
     out
+}
+
+impl Stage {
+    /// The population a stage works on.
+    fn size(&self) -> usize {
+        match *self {
+            Stage::New => 0,
+            Stage::Steady { n, .. } | Stage::AtSize(n) => n,
+        }
+    }
 }
 
 fn population_namespace(who: &Contender, what: &str, n: usize) -> String {
@@ -503,6 +516,8 @@ mod tests {
         let sizes = Sizes::new(false, Some(vec![10, 1_000]));
         let all = stages(&sizes, false);
         assert_eq!(all[0], Stage::New);
+        let sizes_in_order: Vec<usize> = all.iter().map(Stage::size).collect();
+        assert!(sizes_in_order.is_sorted(), "{all:?}");
         let restarts: Vec<_> = all
             .iter()
             .filter(|s| {
