@@ -121,6 +121,22 @@ pub trait Client: Send + Sync {
         name: &str,
     ) -> Result<Option<Value>, Error>;
 
+    /// Reads one object as the API server's watch cache holds it
+    /// (`resourceVersion=0`): no etcd read, so much cheaper for the server,
+    /// but possibly a version older than the newest. Use it only where
+    /// every write that follows is guarded by the object's resourceVersion
+    /// (a stale read then ends in Conflict, never in an effect).
+    ///
+    /// The default reads through [`get_resource`](Client::get_resource).
+    async fn get_resource_cached(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        self.get_resource(descriptor, namespace, name).await
+    }
+
     /// Replaces the status of `resource` (guarded by its resourceVersion) and
     /// returns the updated object.
     async fn update_status(

@@ -116,6 +116,7 @@ async fn a_due_time_fires_its_timer_without_a_list() {
     assert_eq!(calls.list_page, 0);
     assert_eq!(calls.update_status, 0, "a quiet periodic check");
     assert_eq!(calls.get, 1, "read once when the timer fires");
+    assert_eq!(r.cluster.cached_reads(), 1, "from the watch cache");
     let again = status_of(&r.cluster, &widgets(), NS, "w")["lastReconcileTime"].clone();
     assert_eq!(first, again);
     assert_eq!(r.infra.count(Step::Observe), observed + 1, "checked once");

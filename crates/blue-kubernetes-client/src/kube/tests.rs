@@ -133,6 +133,22 @@ async fn the_finalizer_write_is_a_guarded_merge_patch() {
 }
 
 #[tokio::test]
+async fn a_cached_read_asks_the_watch_cache_and_a_plain_one_does_not() {
+    let object = json!({"metadata": {"name": "w", "resourceVersion": "7"}});
+    let (client, log) = answering(200, object.clone());
+    let cached = client.get_resource_cached(&widgets(), "dev", "w").await;
+    assert_eq!(cached.unwrap(), Some(object.clone()));
+    client.get_resource(&widgets(), "dev", "w").await.unwrap();
+    let seen = log.lock().unwrap();
+    assert!(
+        seen[0].target.ends_with("/widgets/w?resourceVersion=0"),
+        "{}",
+        seen[0].target
+    );
+    assert!(seen[1].target.ends_with("/widgets/w"), "{}", seen[1].target);
+}
+
+#[tokio::test]
 async fn only_a_missing_object_reads_as_absent() {
     let (client, _) = answering(404, status("NotFound", 404, json!({"name": "w"})));
     let found = client.get_resource(&widgets(), "dev", "w").await.unwrap();

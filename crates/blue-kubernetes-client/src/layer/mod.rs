@@ -260,6 +260,23 @@ impl<H: Hook> Client for Layered<H> {
         self.run(call, send).await
     }
 
+    async fn get_resource_cached(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        // Hooks see a read like any other: what they guard (fencing,
+        // counting, faults) does not depend on where the server reads from.
+        let call = Call::Get {
+            descriptor,
+            namespace,
+            name,
+        };
+        let send = self.client.get_resource_cached(descriptor, namespace, name);
+        self.run(call, send).await
+    }
+
     async fn update_status(
         &self,
         descriptor: &ResourceDescriptor,

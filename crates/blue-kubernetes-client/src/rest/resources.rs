@@ -86,7 +86,19 @@ macro_rules! rest_client {
                 namespace: &str,
                 name: &str,
             ) -> Result<Option<serde_json::Value>, $crate::Error> {
-                $crate::rest::resources::get_resource(self, descriptor, namespace, name).await
+                $crate::rest::resources::get_resource(self, descriptor, namespace, name, false)
+                    .await
+            }
+
+            /// `GET .../PLURAL/NAME?resourceVersion=0`: served from the API
+            /// server's watch cache.
+            async fn get_resource_cached(
+                &self,
+                descriptor: &$crate::ResourceDescriptor,
+                namespace: &str,
+                name: &str,
+            ) -> Result<Option<serde_json::Value>, $crate::Error> {
+                $crate::rest::resources::get_resource(self, descriptor, namespace, name, true).await
             }
 
             /// `PUT .../PLURAL/NAME/status` with `{apiVersion, kind,
@@ -196,10 +208,15 @@ pub(crate) async fn get_resource<T: HttpTransport>(
     descriptor: &ResourceDescriptor,
     namespace: &str,
     name: &str,
+    cached: bool,
 ) -> Result<Option<Value>, Error> {
     let name = object_name(name, "name")?;
     let scope = Scope::of_object(descriptor, Some(namespace), "namespace")?;
-    let request = ApiRequest::get(scope.path(descriptor, Some(name), None)?);
+    let mut path = scope.path(descriptor, Some(name), None)?;
+    if cached {
+        path = path.with_query("resourceVersion", "0");
+    }
+    let request = ApiRequest::get(path);
     let (status, body) = exchange(transport, &request).await?;
     if status == 404 && names_missing_object(&body, name) {
         return Ok(None);

@@ -111,6 +111,16 @@ impl Client for FakeCluster {
         Ok(self.lock().store.get(d, namespace, name))
     }
 
+    async fn get_resource_cached(
+        &self,
+        d: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        self.lock().cached_reads += 1;
+        self.get_resource(d, namespace, name).await
+    }
+
     async fn update_status(
         &self,
         d: &ResourceDescriptor,

@@ -45,6 +45,8 @@ struct State {
     clock: FakeClock,
     extras: Extras,
     watches: Watches,
+    /// `get_resource_cached` calls since the last [`FakeCluster::reset_calls`].
+    cached_reads: usize,
 }
 
 /// An in-memory Kubernetes API for one or more custom resource types, with
@@ -277,7 +279,22 @@ impl FakeCluster {
     /// assert!(cluster.call_log().is_empty());
     /// ```
     pub fn reset_calls(&self) {
-        self.lock().log.clear();
+        let mut state = self.lock();
+        state.log.clear();
+        state.cached_reads = 0;
+    }
+
+    /// How many of the counted `get` calls since the last
+    /// [`reset_calls`](FakeCluster::reset_calls) were
+    /// [`get_resource_cached`](blue_kubernetes_client::Client::get_resource_cached)
+    /// (the fake has one version of each object, so both read the same).
+    ///
+    /// ```
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// assert_eq!(cluster.cached_reads(), 0);
+    /// ```
+    pub fn cached_reads(&self) -> usize {
+        self.lock().cached_reads
     }
 
     /// The Lease `namespace/name` as stored, read on the user side (not
