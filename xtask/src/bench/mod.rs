@@ -34,7 +34,7 @@ use report::Report;
 
 pub const USAGE: &str = "  bench [--quick] [--only operators,steps]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
-        [--reactions-only]
+        [--reactions-only] [--from N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
@@ -61,6 +61,8 @@ struct Args {
     /// `operators`: reactions and idle cost only (no new resources,
     /// deletions, steady state or restart).
     reactions_only: bool,
+    /// `operators`: only the stages on populations of at least this many.
+    from: usize,
     /// `operators`: workers of our operators (default: the example's).
     workers: usize,
 }
@@ -82,6 +84,10 @@ impl Args {
             match arg.as_str() {
                 "--quick" => parsed.quick = true,
                 "--reactions-only" => parsed.reactions_only = true,
+                "--from" => {
+                    parsed.from = (value("--from")?.replace('_', "").parse().ok())
+                        .context("--from needs a number of resources")?;
+                }
                 "--only" => {
                     parsed.parts = value("--only")?
                         .split(',')
@@ -122,7 +128,7 @@ impl Args {
     }
 
     fn full(&self) -> bool {
-        !self.quick && !self.reactions_only && self.parts.len() == PARTS.len()
+        !self.quick && !self.reactions_only && self.from == 0 && self.parts.len() == PARTS.len()
     }
 }
 
@@ -198,6 +204,7 @@ fn run(args: &Args) -> Result<()> {
                 quick: args.quick,
                 sizes: args.sizes.clone(),
                 reactions_only: args.reactions_only,
+                from: args.from,
                 contenders: args.contenders.clone(),
                 peer: args.peer.as_deref().or(built.as_deref()),
                 workers: args.workers,
@@ -288,6 +295,9 @@ fn command(args: &Args) -> String {
     }
     if args.reactions_only {
         c.push_str(" --reactions-only");
+    }
+    if args.from > 0 {
+        c.push_str(&format!(" --from {}", args.from));
     }
     if let Some(who) = &args.contenders {
         c.push_str(&format!(" --contenders {}", who.join(",")));

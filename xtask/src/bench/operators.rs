@@ -32,6 +32,8 @@ pub struct Options<'a> {
     pub sizes: Option<Vec<usize>>,
     /// `--reactions-only`: only the stages at each size.
     pub reactions_only: bool,
+    /// `--from`: only the stages on populations of at least this many.
+    pub from: usize,
     /// `--contenders`: names, in order.
     pub contenders: Option<Vec<String>>,
     pub peer: Option<&'a Path>,
@@ -371,12 +373,21 @@ fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
     }
     out.extend(at_size);
     // Smaller populations first: a long run stopped early (a loaded
-    // machine, a deadline) has every small figure already written.
-    out.sort_by_key(Stage::size);
+    // machine, a deadline) has every small figure already written. Within
+    // a size, reactions and idle cost, then the restart, then the rest.
+    out.sort_by_key(|s| (s.size(), s.rank()));
     out
 }
 
 impl Stage {
+    fn rank(&self) -> u8 {
+        match *self {
+            Stage::AtSize(_) | Stage::New => 0,
+            Stage::Steady { restart: true, .. } => 1,
+            Stage::Steady { .. } => 2,
+        }
+    }
+
     /// The population a stage works on.
     fn size(&self) -> usize {
         match *self {
@@ -483,7 +494,8 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
         .map(|who| (who, Outcome::default()))
         .collect();
     let progress = super::workspace_root().join("target/bench/operators.progress.txt");
-    for stage in stages(&bench.sizes, options.reactions_only) {
+    let chosen = stages(&bench.sizes, options.reactions_only).into_iter();
+    for stage in chosen.filter(|s| s.size() >= options.from) {
         for i in 0..results.len() {
             let who = results[i].0.clone();
             bench.stage(&who, stage, &mut results[i].1);
