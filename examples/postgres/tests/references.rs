@@ -9,6 +9,7 @@ use blue_kubernetes::{trigger, Phase, Reason, Report};
 use common::{Rig, NS, SERVER};
 use postgres_operator::test_server::ADMIN_PASSWORD;
 use serde_json::json;
+use std::sync::Arc;
 
 const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);
 const WAITING: Report = Report::Reconciled(Phase::Waiting, Reason::DependencyNotReady);
@@ -95,4 +96,56 @@ async fn an_unreachable_server_fails_and_its_databases_wait() {
     r.create("orders", json!({"config": {}}));
     assert_eq!(r.reconcile("orders").await, WAITING);
     assert!(!r.role_exists("orders").await);
+}
+
+/// Polls `f` every few milliseconds for at most ten seconds.
+async fn eventually(what: &str, f: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !f() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_edited_admin_secret_checks_its_server_and_then_its_databases_at_once() {
+    use blue_kubernetes::{controller, start, Config};
+    let r = Rig::bare();
+    let client: Arc<dyn blue_kubernetes_client::Client> = Arc::new(r.cluster.clone());
+    let mut config = Config::new(client, vec![r.servers.clone(), r.package.clone()]);
+    config.namespace = NS.into();
+    config.names = postgres_operator::package::names();
+    // An hour for everything but the watches: only an event can tell.
+    config.poll_ms = 3_600_000;
+    config.resync_ms = 3_600_000;
+    let runtime = start(controller(config).unwrap()).unwrap();
+    let hourly = |port: u16| {
+        let config = json!({"host": "127.0.0.1", "port": port, "adminSecretRef": {"name": common::ADMIN_SECRET}});
+        json!({"reconcileInterval": "1h", "config": config})
+    };
+    let servers = postgres_operator::postgres_server::descriptor();
+    r.cluster.create(&servers, NS, SERVER, hourly(r.pg.port()));
+    r.create("orders", json!({"reconcileInterval": "1h", "config": {}}));
+    let phase = |name: &str| r.resource(name).map(|o| o["status"]["phase"].clone());
+    let server_phase = || r.server(SERVER).map(|o| o["status"]["phase"].clone());
+    eventually("orders Ready", || phase("orders") == Some(json!("Ready"))).await;
+
+    let admin = Rig::secret_path(common::ADMIN_SECRET);
+    r.cluster.edit_object(&admin, |s| {
+        s["data"]["password"] = json!(base64_of("wrong"));
+    });
+    eventually("the server Failed", || {
+        server_phase() == Some(json!("Failed"))
+    })
+    .await;
+    eventually("orders Waiting", || {
+        phase("orders") == Some(json!("Waiting"))
+    })
+    .await;
+    runtime.stop().await;
+}
+
+fn base64_of(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
 }
