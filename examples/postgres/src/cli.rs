@@ -21,7 +21,7 @@ Secret with host, port, database, user and a generated password.
                       namespaces to manage (default: the pod's namespace
                       in-cluster, else `default`)
   --all-namespaces    manage every namespace (needs a ClusterRole)
-  --once NAME         reconcile the resource NAME in the (first) namespace once,
+  --once NAME         reconcile the PostgresDatabase NAME in the (first) namespace once,
                       print the result and exit
   --no-watch          list every --poll-ms instead of watching
   --poll-ms N         list period without watches, in milliseconds (default 500)

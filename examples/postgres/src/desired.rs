@@ -1,9 +1,11 @@
-//! What a `PostgresDatabase` asks for, computed without I/O: validation,
-//! identity, and the resolved [`Target`] (server, database, role).
+//! What a `PostgresDatabase` (and a `PostgresServer`) asks for, computed
+//! without I/O: validation, identity, and the resolved [`Target`] (server,
+//! database, role).
 //!
 //! Messages name the offending field but never echo a value.
 
-use crate::config::PgConfig;
+use crate::config::{PgConfig, ServerConfig};
+use crate::outputs::ServerOutputs;
 use blue_kubernetes::Options;
 
 /// The first element of every identity: the backend this package manages.
@@ -110,8 +112,8 @@ pub fn role_name(config: &PgConfig, opts: &Options) -> String {
         .unwrap_or_else(|| database_name(config, opts))
 }
 
-/// The config's problems, empty when valid.
-pub fn validate(config: &PgConfig, opts: &Options) -> Vec<String> {
+/// A `PostgresServer` config's problems, empty when valid.
+pub fn validate_server(config: &ServerConfig) -> Vec<String> {
     let mut errors = Vec::new();
     if !is_valid_host(&config.host) {
         errors.push("host: must be a host name or an IP address".to_string());
@@ -119,6 +121,20 @@ pub fn validate(config: &PgConfig, opts: &Options) -> Vec<String> {
     if config.port == 0 {
         errors.push("port: must be between 1 and 65535".to_string());
     }
+    let secret = &config.admin_secret_ref;
+    if !is_dns_subdomain(&secret.name) {
+        errors.push("adminSecretRef.name: must be a Secret name".to_string());
+    }
+    if !is_valid_key(&secret.user_key) || !is_valid_key(&secret.password_key) {
+        errors.push("adminSecretRef: keys must match [-._a-zA-Z0-9]+".to_string());
+    }
+    errors
+}
+
+/// A `PostgresDatabase` config's problems, empty when valid (the server
+/// reference is the controller's to check).
+pub fn validate(config: &PgConfig, opts: &Options) -> Vec<String> {
+    let mut errors = Vec::new();
     let database = database_name(config, opts);
     if !is_valid_name(&database) {
         errors.push(
@@ -134,32 +150,30 @@ pub fn validate(config: &PgConfig, opts: &Options) -> Vec<String> {
     } else if role.starts_with("pg_") || RESERVED_ROLES.contains(&role.as_str()) {
         errors.push("role: names a reserved role".to_string());
     }
-    let secret = &config.admin_secret_ref;
-    if !is_dns_subdomain(&secret.name) {
-        errors.push("adminSecretRef.name: must be a Secret name".to_string());
-    }
-    if !is_valid_key(&secret.user_key) || !is_valid_key(&secret.password_key) {
-        errors.push("adminSecretRef: keys must match [-._a-zA-Z0-9]+".to_string());
-    }
     errors
 }
 
-/// `["postgres", "<host>:<port>", "<database>"]`: two resources naming
-/// one database on one server share a lock, so they never run at once.
+/// `["postgres", "<namespace>/<server>", "<database>"]`: two resources
+/// naming one database on one `PostgresServer` share a lock, so they never
+/// run at once. It names the server resource rather than its host and
+/// port: identity is computed from the config alone (two
+/// `PostgresServer`s naming one host do not share locks).
 pub fn identity(config: &PgConfig, opts: &Options) -> Vec<Option<String>> {
+    let server = format!("{}/{}", metadata(opts, "namespace"), config.server_ref.name);
     vec![
         Some(IDENTITY_BACKEND.to_string()),
-        Some(format!("{}:{}", config.host, config.port)),
+        Some(server),
         Some(database_name(config, opts)),
     ]
 }
 
-/// The resolved target of a validated config.
-pub fn target(config: &PgConfig, opts: &Options) -> Target {
+/// The resolved target of a validated config on `server` (the referenced
+/// `PostgresServer`'s outputs).
+pub fn target(config: &PgConfig, opts: &Options, server: &ServerOutputs) -> Target {
     let namespace = metadata(opts, "namespace").to_string();
     Target {
-        host: config.host.clone(),
-        port: config.port,
+        host: server.host.clone(),
+        port: server.port,
         database: database_name(config, opts),
         role: role_name(config, opts),
         mark: owner_mark(&namespace, metadata(opts, "name")),
@@ -179,35 +193,56 @@ mod tests {
         }))
     }
 
+    fn merged(mut base: Value, extra: Value) -> Value {
+        let extra = extra.as_object().unwrap().clone();
+        base.as_object_mut().unwrap().extend(extra);
+        base
+    }
+
     fn config(extra: Value) -> PgConfig {
-        let mut c = json!({"host": "db.internal", "adminSecretRef": {"name": "pg-admin"}});
-        c.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        serde_json::from_value(c).unwrap()
+        serde_json::from_value(merged(json!({"serverRef": {"name": "main"}}), extra)).unwrap()
+    }
+
+    fn server_config(extra: Value) -> ServerConfig {
+        let base = json!({"host": "db.internal", "adminSecretRef": {"name": "pg-admin"}});
+        serde_json::from_value(merged(base, extra)).unwrap()
+    }
+
+    fn server() -> ServerOutputs {
+        ServerOutputs {
+            host: "db.internal".into(),
+            port: 5432,
+            version: "15.8".into(),
+            admin_secret_ref: server_config(json!({})).admin_secret_ref,
+        }
     }
 
     #[test]
     fn database_and_role_default_to_the_resource_name() {
-        let t = target(&config(json!({})), &opts("app-db"));
+        let t = target(&config(json!({})), &opts("app-db"), &server());
         assert_eq!((t.database.as_str(), t.role.as_str()), ("app-db", "app-db"));
+        assert_eq!((t.host.as_str(), t.port), ("db.internal", 5432));
         assert_eq!(t.mark, "managed by postgres-operator for team-a/app-db");
-        let t = target(&config(json!({"database": "orders"})), &opts("x"));
+        let t = target(
+            &config(json!({"database": "orders"})),
+            &opts("x"),
+            &server(),
+        );
         assert_eq!((t.database.as_str(), t.role.as_str()), ("orders", "orders"));
-        let t = target(&config(json!({"role": "svc"})), &opts("x"));
+        let t = target(&config(json!({"role": "svc"})), &opts("x"), &server());
         assert_eq!((t.database.as_str(), t.role.as_str()), ("x", "svc"));
     }
 
     #[test]
     fn a_valid_config_has_no_errors() {
         assert!(validate(&config(json!({})), &opts("app")).is_empty());
-        let full =
-            config(json!({"host": "10.1.2.3", "port": 6432, "database": "a_b", "role": "r-1"}));
+        let full = config(json!({"database": "a_b", "role": "r-1"}));
         assert!(validate(&full, &opts("app")).is_empty());
+        assert!(validate_server(&server_config(json!({"port": 6432}))).is_empty());
     }
 
     #[test]
-    fn bad_names_hosts_and_keys_are_errors_that_never_echo_the_value() {
+    fn bad_names_are_errors_that_never_echo_the_value() {
         for (extra, name, field) in [
             (json!({"database": "Bad\"Name"}), "app", "database"),
             (json!({}), "9lives", "database"),
@@ -215,18 +250,6 @@ mod tests {
             (json!({"role": "pg_monitor"}), "app", "role"),
             (json!({"role": "postgres"}), "app", "role"),
             (json!({"role": "x y"}), "app", "role"),
-            (json!({"host": "h'; drop"}), "app", "host"),
-            (json!({"port": 0}), "app", "port"),
-            (
-                json!({"adminSecretRef": {"name": "Not_A_Name"}}),
-                "app",
-                "adminSecretRef.name",
-            ),
-            (
-                json!({"adminSecretRef": {"name": "s", "userKey": "a/b"}}),
-                "app",
-                "adminSecretRef",
-            ),
         ] {
             let errors = validate(&config(extra.clone()), &opts(name));
             // A bad database name is also the default role's.
@@ -235,28 +258,42 @@ mod tests {
                 "{extra}: {errors:?}"
             );
             assert!(errors[0].starts_with(field), "{extra}: {errors:?}");
-            for value in ["Bad", "pg_monitor", "drop", "Not_A_Name", "a/b", "9lives"] {
+            for value in ["Bad", "pg_monitor", "9lives"] {
                 assert!(!errors.concat().contains(value), "{errors:?}");
             }
         }
     }
 
     #[test]
-    fn identity_is_backend_server_and_database() {
-        let id = identity(
-            &config(json!({"port": 6000, "role": "other"})),
-            &opts("app"),
-        );
+    fn bad_hosts_ports_and_secret_keys_of_a_server_never_echo_the_value() {
+        for (extra, field) in [
+            (json!({"host": "h'; drop"}), "host"),
+            (json!({"port": 0}), "port"),
+            (
+                json!({"adminSecretRef": {"name": "Not_A_Name"}}),
+                "adminSecretRef.name",
+            ),
+            (
+                json!({"adminSecretRef": {"name": "s", "userKey": "a/b"}}),
+                "adminSecretRef",
+            ),
+        ] {
+            let errors = validate_server(&server_config(extra.clone()));
+            assert_eq!(errors.len(), 1, "{extra}: {errors:?}");
+            assert!(errors[0].starts_with(field), "{extra}: {errors:?}");
+            for value in ["drop", "Not_A_Name", "a/b"] {
+                assert!(!errors.concat().contains(value), "{errors:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn identity_is_backend_server_resource_and_database() {
+        let id = identity(&config(json!({"role": "other"})), &opts("app"));
         let id: Vec<_> = id.into_iter().map(Option::unwrap).collect();
-        assert_eq!(id, ["postgres", "db.internal:6000", "app"]);
+        assert_eq!(id, ["postgres", "team-a/main", "app"]);
         // Two resources naming one database on one server share a lock.
-        let other = identity(
-            &config(json!({"port": 6000, "database": "app"})),
-            &opts("b"),
-        );
-        assert_eq!(
-            other,
-            identity(&config(json!({"port": 6000})), &opts("app"))
-        );
+        let other = identity(&config(json!({"database": "app"})), &opts("b"));
+        assert_eq!(other, identity(&config(json!({})), &opts("app")));
     }
 }

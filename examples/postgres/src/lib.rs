@@ -1,8 +1,12 @@
 //! An example infrastructure operator built on blue-kubernetes.
 //!
+//! A `PostgresServer` (`postgresservers.postgres.blue.example/v1alpha1`)
+//! names a PostgreSQL server (host, port, and a Secret with admin
+//! credentials), which the operator observes and never manages: Ready
+//! while the admin logs in, with host, port and version as outputs.
 //! A `PostgresDatabase` (`postgresdatabases.postgres.blue.example/v1alpha1`)
-//! declares a database and the role that owns it on a PostgreSQL server
-//! named in its config (host, port, and a Secret with admin credentials).
+//! declares a database and the role that owns it on the server its
+//! `serverRef` names, and waits (`Waiting`) while that server is not Ready.
 //! `converge` creates both, in durable steps; the controller's connection Secret holds host,
 //! port, database, user and a generated password; `observe` reports drift
 //! (database gone, owner changed, the role cannot log in with the Secret's
@@ -19,7 +23,8 @@
 //! - [`outputs`]: what `status.outputs` holds;
 //! - [`steps`]: `converge` and `delete` as durable steps;
 //! - [`audit`]: the optional table of step attempts (`--audit-steps`);
-//! - [`package`]: the callbacks and the CRD;
+//! - [`package`]: the `PostgresDatabase` callbacks and the CRDs;
+//! - [`postgres_server`]: the `PostgresServer` package (observe only);
 //! - [`cli`], [`logging`]: the binary's flags and log;
 //! - [`test_hooks`]: test-only hooks to pause or fail a step;
 //! - `test_server` (feature `test-server`): a private PostgreSQL for tests.
@@ -33,6 +38,7 @@ pub mod logging;
 pub mod outputs;
 pub mod package;
 pub mod password;
+pub mod postgres_server;
 pub mod server;
 pub mod sql;
 pub mod steps;

@@ -1,6 +1,6 @@
 //! `postgres-operator`: runs the blue-kubernetes controller with the
-//! `PostgresDatabase` package until SIGTERM or SIGINT (or, with `--once`,
-//! for one pass over one resource).
+//! `PostgresServer` and `PostgresDatabase` packages until SIGTERM or
+//! SIGINT (or, with `--once`, for one pass over one `PostgresDatabase`).
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{controller, preflight, reconcile, serve_http, start, Config};
@@ -80,9 +80,12 @@ async fn run(args: Args) -> Result<()> {
     let features = package::Features {
         audit_steps: args.audit_steps,
     };
-    let package = package::package_with(transport.clone().into_raw_api(), features)?;
+    // Servers and databases, in one controller: a database's reference
+    // resolves only against a kind the same controller manages.
+    let packages = package::packages(transport.clone().into_raw_api(), features)?;
+    let database = packages[1].clone();
     let namespaces = args.namespaces();
-    let mut config = Config::new(transport.into_client(), vec![package.clone()])
+    let mut config = Config::new(transport.into_client(), packages)
         .with_names(package::names())
         .with_namespace(namespaces.clone())
         .with_watch(!args.no_watch)
@@ -108,13 +111,14 @@ async fn run(args: Args) -> Result<()> {
     }
     if let Some(name) = &args.once {
         let namespace = args.home_namespace();
-        let report = reconcile(&controller, &package, &namespace, name).await?;
+        let report = reconcile(&controller, &database, &namespace, name).await?;
         println!("{namespace}/{name}: {report:?}");
         return Ok(());
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in {namespaces} ({kind} transport)",
+        "watching {} and {}.{} in {namespaces} ({kind} transport)",
+        postgres_operator::postgres_server::PLURAL,
         package::PLURAL,
         package::GROUP
     );

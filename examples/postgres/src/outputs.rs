@@ -1,7 +1,8 @@
 //! What `status.outputs` records: non-secret facts about the server and
 //! the database, for `kubectl get -o yaml` readers and for other
-//! resources that refer to this one.
+//! resources that refer to this one (a database refers to its server).
 
+use crate::config::AdminSecretRef;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -22,4 +23,20 @@ pub struct PgOutputs {
     /// status every time (a check whose status is unchanged writes nothing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_mib: Option<u64>,
+}
+
+/// `status.outputs` of a `PostgresServer`: where it is, its version, and
+/// where its admin credentials are (the Secret's name and keys, never a
+/// value). Its databases connect with these.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerOutputs {
+    /// The server's host, as configured.
+    pub host: String,
+    /// The server's port, as configured.
+    pub port: u16,
+    /// The server's version (`server_version`, e.g. `15.8`).
+    pub version: String,
+    /// The admin Secret, in the server's (and its databases') namespace.
+    pub admin_secret_ref: AdminSecretRef,
 }

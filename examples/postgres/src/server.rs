@@ -129,11 +129,17 @@ pub async fn connect(
     Ok(client)
 }
 
-/// Reads the server version, the role and the database.
-pub async fn facts(admin: &Client, target: &Target) -> Result<Facts, ServerError> {
-    let version = admin
+/// The server's version (`server_version`, e.g. `15.8`).
+pub async fn version(admin: &Client) -> Result<String, ServerError> {
+    let row = admin
         .query_one("SELECT current_setting('server_version')", &[])
         .await?;
+    Ok(row.get(0))
+}
+
+/// Reads the server version, the role and the database.
+pub async fn facts(admin: &Client, target: &Target) -> Result<Facts, ServerError> {
+    let server_version = version(admin).await?;
     let role = admin
         .query_opt(
             "SELECT rolcanlogin, shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = $1",
@@ -159,7 +165,7 @@ pub async fn facts(admin: &Client, target: &Target) -> Result<Facts, ServerError
             public_connects: row.get(3),
         });
     Ok(Facts {
-        server_version: version.get(0),
+        server_version,
         role,
         database,
     })

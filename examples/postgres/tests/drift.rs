@@ -11,7 +11,7 @@ const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);
 
 #[tokio::test]
 async fn a_dropped_database_is_recreated_at_the_next_check() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("shop", json!({"config": {}}));
     assert_eq!(r.reconcile("shop").await, READY);
     r.admin()
@@ -28,7 +28,7 @@ async fn a_dropped_database_is_recreated_at_the_next_check() {
 
 #[tokio::test]
 async fn a_changed_password_is_set_back_to_the_secrets() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("shop", json!({"config": {}}));
     r.reconcile("shop").await;
     let admin = r.admin().await;
@@ -47,7 +47,7 @@ async fn a_changed_password_is_set_back_to_the_secrets() {
 
 #[tokio::test]
 async fn a_deleted_secret_comes_back_with_the_same_password() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("shop", json!({"config": {}}));
     r.reconcile("shop").await;
     let password = r.connection_value("shop-connection", "password").unwrap();
@@ -67,7 +67,7 @@ async fn a_deleted_secret_comes_back_with_the_same_password() {
 
 #[tokio::test]
 async fn a_changed_owner_is_reported_and_not_taken_back() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("shop", json!({"config": {}}));
     r.reconcile("shop").await;
     let admin = r.admin().await;
@@ -84,7 +84,7 @@ async fn a_changed_owner_is_reported_and_not_taken_back() {
 
 #[tokio::test]
 async fn a_second_resource_claiming_a_database_fails_without_touching_it() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("first", json!({"config": {"database": "shared"}}));
     assert_eq!(r.reconcile("first").await, READY);
     r.create(

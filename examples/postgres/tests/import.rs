@@ -9,7 +9,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn an_existing_database_is_imported_without_being_changed() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     let admin = r.admin().await;
     for sql in [
         "CREATE ROLE legacy LOGIN PASSWORD 'legacy-pw'",
@@ -55,7 +55,7 @@ async fn an_existing_database_is_imported_without_being_changed() {
 
 #[tokio::test]
 async fn importing_a_missing_database_fails_and_creates_nothing() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create(
         "absent",
         json!({"config": {}, "managementPolicy": "Observe"}),

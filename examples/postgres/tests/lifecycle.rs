@@ -10,7 +10,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn a_new_resource_gets_a_role_a_database_and_a_secret_an_application_logs_in_with() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("orders", json!({"config": {}}));
     assert_eq!(
         r.reconcile("orders").await,
@@ -55,7 +55,7 @@ async fn a_new_resource_gets_a_role_a_database_and_a_secret_an_application_logs_
 
 #[tokio::test]
 async fn destroy_drops_the_database_and_the_role_and_releases_the_resource() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create(
         "gone",
         json!({"config": {"role": "gone_owner"}, "deletionPolicy": "Destroy"}),
@@ -75,7 +75,7 @@ async fn destroy_drops_the_database_and_the_role_and_releases_the_resource() {
 
 #[tokio::test]
 async fn retain_keeps_the_database_and_the_role() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("kept", json!({"config": {}}));
     r.reconcile("kept").await;
     r.delete("kept");

@@ -18,7 +18,7 @@ fn owned(steps: &[&str]) -> Vec<String> {
 
 #[tokio::test]
 async fn a_new_resource_runs_its_five_steps_once_each_in_order() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     r.create("orders", json!({"config": {}}));
     assert_eq!(r.reconcile("orders").await, READY);
 
@@ -48,7 +48,7 @@ async fn a_new_resource_runs_its_five_steps_once_each_in_order() {
 
 #[tokio::test]
 async fn a_failure_at_the_database_step_is_retried_from_that_step() {
-    let r = Rig::new();
+    let r = Rig::new().await;
     // Step 3 of 5 fails for real: the database exists, owned by another role.
     let admin = r.admin().await;
     for sql in [
@@ -84,7 +84,7 @@ async fn a_failure_at_the_database_step_is_retried_from_that_step() {
 
 #[tokio::test]
 async fn a_crash_at_any_converge_boundary_resumes_without_repeating_a_done_step() {
-    let mut r = Rig::new();
+    let mut r = Rig::new().await;
     for (i, step) in CONVERGE.iter().enumerate() {
         for (j, at) in [
             CrashAt::StepStarted(step.to_string()),
@@ -119,7 +119,7 @@ async fn a_crash_at_any_converge_boundary_resumes_without_repeating_a_done_step(
 
 #[tokio::test]
 async fn a_crash_in_the_middle_of_destroy_resumes_at_the_role() {
-    let mut r = Rig::new();
+    let mut r = Rig::new().await;
     r.create("gone", json!({"config": {}, "deletionPolicy": "Destroy"}));
     assert_eq!(r.reconcile("gone").await, READY);
     r.delete("gone");

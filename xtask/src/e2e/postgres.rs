@@ -14,8 +14,8 @@ use crate::support::interrupt;
 use crate::support::suite::Suite;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::world::operator::processes_of;
-use crate::world::postgres::{Postgres, PGDB};
-use crate::world::World;
+use crate::world::postgres::{Postgres, PGDB, PGSRV};
+use crate::world::{condition, phase, World};
 
 type Check = fn(&mut Postgres) -> Result<()>;
 
@@ -29,10 +29,18 @@ const CHECKS: &[(&str, Check)] = &[
         dropped_database_recreated,
     ),
     (
-        "postgres-deleted-secret-back-with-same-password",
+        "postgres-deleted-secret-back-at-once-same-password",
         deleted_secret_back,
     ),
     ("postgres-edited-secret-repaired", edited_secret_repaired),
+    (
+        "postgres-database-before-server-waits-then-ready",
+        database_before_server_waits,
+    ),
+    (
+        "postgres-deleted-server-database-waits",
+        deleted_server_database_waits,
+    ),
     (
         "postgres-sigkill-mid-converge-recovers",
         sigkill_mid_converge,
@@ -140,9 +148,14 @@ fn dropped_database_recreated(pg: &mut Postgres) -> Result<()> {
 }
 
 /// A deleted connection Secret is written again with the same password,
-/// which still logs in.
+/// which still logs in, at once: with the resource checked only hourly
+/// from here on, only the watch of the Secrets can bring it back within
+/// the deadline.
 fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
     let password = pg.password("orders")?;
+    let hourly = json!({"spec": {"reconcileInterval": "1h"}});
+    pg.kube.merge_patch(PGDB, "orders", &hourly)?;
+    pg.wait_ready("orders")?;
     let delete = ["delete", "secret", "orders-connection"];
     pg.kube.ok(&delete, None)?;
     eventually("orders-connection back with its password", DEADLINE, || {
@@ -160,6 +173,47 @@ fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
         same("the password", pg.password("orders")?, password.clone())?;
         pg.app_login("orders").map(drop)
     })
+}
+
+/// Until `name` is Waiting for a referenced resource.
+fn wait_waiting(pg: &Postgres, name: &str) -> Result<()> {
+    eventually(&format!("{name} Waiting"), DEADLINE, || {
+        let r = pg.kube.get(PGDB, name)?.context("gone")?;
+        let reason = condition(&r, "Ready").map(|c| c["reason"].clone());
+        let want = ("Waiting", Some(json!("DependencyNotReady")));
+        same("phase and reason", (phase(&r), reason), want)
+    })
+}
+
+/// A database naming a server that does not exist yet waits and creates
+/// nothing; once the server is created (and Ready) the database is.
+fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
+    let spec = json!({"config": {"serverRef": {"name": "later"}}});
+    pg.create("waiter", spec)?;
+    wait_waiting(pg, "waiter")?;
+    same(
+        "roles and databases",
+        pg.names_like("waiter")?,
+        Default::default(),
+    )?;
+    pg.create_server("later")?;
+    pg.wait_ready("waiter")?;
+    pg.app_login("waiter").map(drop)
+}
+
+/// Deleting the server turns its database back to Waiting, dropping
+/// nothing; the waiting database (Retain) can still be deleted.
+fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
+    pg.kube
+        .ok(&["delete", PGSRV, "later", "--wait=false"], None)?;
+    wait_waiting(pg, "waiter")?;
+    pg.kube
+        .ok(&["delete", PGDB, "waiter", "--wait=false"], None)?;
+    eventually("waiter gone", DEADLINE, || {
+        same("waiter", pg.kube.get(PGDB, "waiter")?, None)
+    })?;
+    let kept = ("waiter".to_string(), "waiter".to_string());
+    same("roles and databases", pg.names_like("waiter")?, kept)
 }
 
 /// SIGKILLed right after CREATE ROLE (the test pause holds the `role`
@@ -288,7 +342,7 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
 }
 
 /// Deleting the Destroy resources drops their roles and databases; only
-/// the imported ones and the server's stay.
+/// the imported ones, the retained `waiter`'s and the server's stay.
 fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
     let delete = ["delete", PGDB, "orders", "crashy", "flaky", "--wait=false"];
     pg.kube.ok(&delete, None)?;
@@ -296,6 +350,7 @@ fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
         let left = pg.kube.ok(&["get", PGDB, "-o", "name"], None)?;
         same("resources", left.as_str(), "")
     })?;
-    let left = ("legacy,postgres".to_string(), "legacy,postgres".to_string());
+    let left = "legacy,postgres,waiter".to_string();
+    let left = (left.clone(), left);
     same("roles and databases", pg.names_like("%")?, left)
 }

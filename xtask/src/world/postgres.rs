@@ -1,7 +1,8 @@
 //! The PostgreSQL example on the testbed, for the e2e group and the chaos
 //! scenario: a private PostgreSQL server (the example's own test server,
 //! guarded by a watchdog like the control plane's processes), the
-//! example's CRD, the admin Secret, and `postgres-operator` as a separate
+//! example's CRDs, the admin Secret, the `PostgresServer` [`SERVER`] the
+//! databases name, and `postgres-operator` as a separate
 //! process with scratch space of its own, auditing its steps
 //! (`--audit-steps`, read in `steps_audit`); and the reads the checks
 //! make, through psql and kubectl.
@@ -27,6 +28,10 @@ use crate::support::wait::{eventually, DEADLINE};
 
 /// Plural.group of `PostgresDatabase`.
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
+/// Plural.group of `PostgresServer`.
+pub const PGSRV: &str = "postgresservers.postgres.blue.example";
+/// The `PostgresServer` [`Postgres::create`] names.
+pub const SERVER: &str = "main";
 const ADMIN_SECRET: &str = "pg-admin";
 
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
@@ -67,11 +72,20 @@ impl Postgres {
         std::fs::create_dir_all(&pg.work)?;
         let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
         pg.kube.apply_crd(&crd, PGDB)?;
+        let servers = format!("crd/{PGSRV}");
+        let established = [
+            "wait",
+            "--for=condition=Established",
+            &servers,
+            "--timeout=60s",
+        ];
+        pg.kube.ok(&established, None)?;
         let secret = json!({
             "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
             "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
         });
         pg.kube.apply(&secret.to_string())?;
+        pg.create_server(SERVER)?;
         pg.start_operator(&[])?;
         let (port, log) = (pg.server.port(), pg.log().display().to_string());
         println!("setup: PostgreSQL on 127.0.0.1:{port}, postgres-operator log {log}");
@@ -161,17 +175,31 @@ impl Postgres {
     }
 
     /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
-    /// otherwise, its `spec.config` pointing at the server.
+    /// otherwise, naming the `PostgresServer` [`SERVER`] unless its
+    /// `spec.config` names another.
     pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
         if spec["reconcileInterval"].is_null() {
             spec["reconcileInterval"] = json!("2s");
         }
-        spec["config"] = json!({
+        if spec["config"].is_null() {
+            spec["config"] = json!({"serverRef": {"name": SERVER}});
+        }
+        self.create_kind("PostgresDatabase", name, spec)
+    }
+
+    /// Creates a `PostgresServer` for the test server, checked every 2 s.
+    pub fn create_server(&self, name: &str) -> Result<()> {
+        let config = json!({
             "host": "127.0.0.1", "port": self.server.port(),
             "adminSecretRef": {"name": ADMIN_SECRET},
         });
+        let spec = json!({"reconcileInterval": "2s", "config": config});
+        self.create_kind("PostgresServer", name, spec)
+    }
+
+    fn create_kind(&self, kind: &str, name: &str, spec: Value) -> Result<()> {
         let doc = json!({
-            "apiVersion": "postgres.blue.example/v1alpha1", "kind": "PostgresDatabase",
+            "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
             "metadata": {"name": name}, "spec": spec,
         });
         self.kube.create(&doc.to_string())

@@ -131,6 +131,13 @@ pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Resul
     let resource = resource.as_ref();
     let d = resource.descriptor();
     let config = config_schema(resource, options)?;
+    let mut outputs = outputs::status_schema(resource.outputs.as_ref());
+    if resource.outputs.is_some() {
+        // The same rewrite as the config's: a nested `deny_unknown_fields`
+        // struct's `additionalProperties: false` beside its `properties`
+        // is refused by the API server.
+        structural::rewrite(&mut outputs, "status.outputs")?;
+    }
     let singular = d.kind.to_lowercase();
     let mut names = json!({
         "plural": d.plural,
@@ -152,7 +159,7 @@ pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Resul
             "kind": {"type": "string"},
             "metadata": {"type": "object"},
             "spec": schemas::spec(config, resource.connection),
-            "status": schemas::status(outputs::status_schema(resource.outputs.as_ref())),
+            "status": schemas::status(outputs),
         },
     });
     let mut schema = schema;

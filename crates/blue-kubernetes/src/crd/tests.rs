@@ -203,3 +203,31 @@ fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
         .pointer(&format!("{spec}/writeConnectionSecretToRef"))
         .is_none());
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Strict {
+    name: String,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[allow(dead_code)]
+struct NestedOutputs {
+    secret: Strict,
+    port: Option<u16>,
+}
+
+#[test]
+fn outputs_are_made_structural_like_the_config() {
+    let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    let schema = ResourceSchema::new(d).outputs::<NestedOutputs>();
+    let crd = crd(&schema, &CrdOptions::default()).unwrap();
+    let path = "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/outputs";
+    let outputs = crd.pointer(path).unwrap();
+    let secret = &outputs["properties"]["secret"];
+    assert_eq!(secret["properties"]["name"]["type"], "string", "{outputs}");
+    // `additionalProperties` beside `properties`: the API server refuses it.
+    assert!(secret.get("additionalProperties").is_none(), "{secret}");
+    assert_eq!(outputs["properties"]["port"]["type"], "integer");
+}

@@ -1,15 +1,17 @@
 //! What every package test needs: a real PostgreSQL server (the crate's
 //! `test_server`, which `cargo xtask e2e` uses too), the testkit's fake API
-//! server (which also keeps Secrets) and the controller around the package
-//! ([`Rig`]), with the steps audit on and a crash switch in front of the
-//! controller's client (unarmed, it changes nothing).
+//! server (which also keeps Secrets) and the controller around both
+//! packages ([`Rig`]), with the steps audit on and a crash switch in front
+//! of the controller's client (unarmed, it changes nothing). [`Rig::new`]
+//! has the `PostgresServer` [`SERVER`] Ready; [`Rig::bare`] has none.
 #![allow(dead_code)]
 
 use base64::Engine;
-use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
+use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Phase, Report};
 use blue_testkit::{Crash, FakeClock, FakeCluster};
 use postgres_operator::desired::Target;
 use postgres_operator::package::{self, Features};
+use postgres_operator::postgres_server;
 use postgres_operator::server::{self, ServerError};
 use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
@@ -17,13 +19,18 @@ use std::sync::Arc;
 
 pub const NS: &str = "team-a";
 pub const ADMIN_SECRET: &str = "pg-admin";
+/// The `PostgresServer` every database of [`Rig::create`] names.
+pub const SERVER: &str = "main";
 
 /// One test's world: server, cluster (with Secrets), clock, controller.
 pub struct Rig {
     pub pg: TestServer,
     pub cluster: FakeCluster,
     pub clock: FakeClock,
+    /// The `PostgresDatabase` package.
     pub package: Package,
+    /// The `PostgresServer` package.
+    pub servers: Package,
     pub crash: Crash,
     pub controller: Controller,
 }
@@ -42,26 +49,43 @@ fn encoded(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
-fn build(cluster: &FakeCluster, crash: &Crash, clock: &FakeClock, package: &Package) -> Controller {
-    let config = Config::new(
-        crash.client(Arc::new(cluster.clone())),
-        vec![package.clone()],
-    )
-    .with_names(package::names())
-    .with_namespace(NS)
-    .with_clock(clock.as_fn())
-    .with_event_component(Some("postgres-operator".to_string()));
+fn build(
+    cluster: &FakeCluster,
+    crash: &Crash,
+    clock: &FakeClock,
+    packages: Vec<Package>,
+) -> Controller {
+    let config = Config::new(crash.client(Arc::new(cluster.clone())), packages)
+        .with_names(package::names())
+        .with_namespace(NS)
+        .with_clock(clock.as_fn())
+        .with_event_component(Some("postgres-operator".to_string()));
     controller(config).unwrap()
 }
 
 impl Rig {
-    pub fn new() -> Self {
+    /// A rig whose `PostgresServer` [`SERVER`] is Ready.
+    pub async fn new() -> Self {
+        let r = Self::bare();
+        r.create_server(SERVER, r.pg.port());
+        let report = r.reconcile_server(SERVER).await;
+        assert!(
+            matches!(report, Report::Reconciled(Phase::Ready, _)),
+            "{report:?}"
+        );
+        r
+    }
+
+    /// A rig without any `PostgresServer`.
+    pub fn bare() -> Self {
         let pg = TestServer::start().expect("a private PostgreSQL server");
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
         let features = Features { audit_steps: true };
-        let package = package::package_with(Arc::new(cluster.clone()), features).unwrap();
+        let mut packages = package::packages(Arc::new(cluster.clone()), features).unwrap();
+        let (package, servers) = (packages.pop().unwrap(), packages.pop().unwrap());
         cluster.install_crd(&package::crd(false).unwrap(), package::VERSION);
+        cluster.install_crd(&postgres_server::crd(false).unwrap(), package::VERSION);
         let secrets = format!("/api/v1/namespaces/{NS}/secrets");
         cluster.create_object(
             &secrets,
@@ -72,12 +96,14 @@ impl Rig {
             }),
         );
         let crash = Crash::new();
-        let controller = build(&cluster, &crash, &clock, &package);
+        let both = vec![servers.clone(), package.clone()];
+        let controller = build(&cluster, &crash, &clock, both);
         Rig {
             pg,
             cluster,
             clock,
             package,
+            servers,
             crash,
             controller,
         }
@@ -86,7 +112,8 @@ impl Rig {
     /// A new operator process: a controller with nothing of the old one's
     /// memory, over the same cluster (after a crash, say).
     pub fn restart(&mut self) {
-        self.controller = build(&self.cluster, &self.crash, &self.clock, &self.package);
+        let both = vec![self.servers.clone(), self.package.clone()];
+        self.controller = build(&self.cluster, &self.crash, &self.clock, both);
     }
 
     /// Reconciles `name` until the armed crash strikes: `None` when it did.
@@ -121,14 +148,29 @@ impl Rig {
         attempts.map(mark).collect()
     }
 
-    /// `spec.config` pointing at this rig's server.
-    pub fn config(&self) -> Value {
-        json!({"host": "127.0.0.1", "port": self.pg.port(), "adminSecretRef": {"name": ADMIN_SECRET}})
+    /// Creates a `PostgresServer` on 127.0.0.1:`port` with the admin Secret.
+    pub fn create_server(&self, name: &str, port: u16) -> Value {
+        let config =
+            json!({"host": "127.0.0.1", "port": port, "adminSecretRef": {"name": ADMIN_SECRET}});
+        let spec = json!({"config": config});
+        self.cluster
+            .create(&postgres_server::descriptor(), NS, name, spec)
     }
 
-    /// Creates a `PostgresDatabase` with `spec` (its `config` filled in).
+    pub async fn reconcile_server(&self, name: &str) -> Report {
+        reconcile(&self.controller, &self.servers, NS, name)
+            .await
+            .unwrap()
+    }
+
+    pub fn server(&self, name: &str) -> Option<Value> {
+        self.cluster.get(&postgres_server::descriptor(), NS, name)
+    }
+
+    /// Creates a `PostgresDatabase` with `spec` (its `config` naming
+    /// [`SERVER`] unless it names another).
     pub fn create(&self, name: &str, mut spec: Value) -> Value {
-        let mut config = self.config();
+        let mut config = json!({"serverRef": {"name": SERVER}});
         if let Some(extra) = spec["config"].as_object() {
             config.as_object_mut().unwrap().extend(extra.clone());
         }
