@@ -128,11 +128,15 @@ pub fn requests_section(results: &[(Contender, Outcome)], verbs: &[&str]) -> Sec
 /// Issue 21's steady-state, restart and write targets for `ours` against
 /// `peer`.
 pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Report) {
-    report.verdict(
-        &format!("writes per new resource ({who}): at most 5 with Events on"),
-        per(o.new_writes),
-        o.new_writes <= 5.0,
-    );
+    // Zero: the new-resources stage did not run (`--from`, or it failed).
+    let new_measured = o.new.0 > 0.0;
+    if new_measured {
+        report.verdict(
+            &format!("writes per new resource ({who}): at most 5 with Events on"),
+            per(o.new_writes),
+            o.new_writes <= 5.0,
+        );
+    }
     if let Some(s) = steady_of(o, 1_000, 10) {
         report.verdict(
             &format!("1,000 due every 10 s ({who}): at most 2 requests per periodic check"),
@@ -166,7 +170,7 @@ pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Rep
             );
         }
     }
-    if let Some(p) = peer {
+    if let Some(p) = peer.filter(|p| new_measured && p.new.0 > 0.0) {
         for (what, ours, theirs) in [
             ("new resources Ready", o.new.0, p.new.0),
             ("Destroy deletions finished", o.deletions, p.deletions),
