@@ -34,6 +34,10 @@
 //!   `outcome` (a pass classified once), `stats`, `health`, `backoff`.
 //! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
 //!   (the client hook), `task` (the elector next to the runtime).
+//! - `sharding/`: scale-out: `settings`, `assignment` (rendezvous with a
+//!   bounded load; a resource's shard), `table` (each shard's gate and
+//!   drain state), `roster` (membership slots), `task` (membership and
+//!   shard Leases next to the runtime).
 //! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.
 //! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
 //!   in `status.workflow` (`record`), run ids and keys (`key`); the pass
@@ -76,6 +80,7 @@ mod related;
 mod runtime;
 mod schema;
 mod setters;
+mod sharding;
 mod steps;
 mod telemetry;
 mod typed;
@@ -94,6 +99,7 @@ pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
 pub use leader::LeaderElection;
+pub use sharding::Sharding;
 pub use namespaces::Namespaces;
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{
