@@ -68,6 +68,26 @@ impl Sharding {
         }
     }
 
+    /// The shard of a resource whose state identity (what the package's
+    /// `identity` callback returns) is `identity`: equal identities always
+    /// share one. A resource whose identity cannot be computed is in
+    /// shard 0.
+    ///
+    /// ```
+    /// let sharding = blue_kubernetes::Sharding::new("op", "infra");
+    /// let id = [Some("db".to_string()), Some("main".to_string())];
+    /// assert!(sharding.shard_of(&id) < sharding.shards);
+    /// assert_eq!(sharding.shard_of(&id), sharding.shard_of(&id.clone()));
+    /// ```
+    pub fn shard_of(&self, identity: &[Option<String>]) -> u32 {
+        super::shard_of(Some(identity), self.shards)
+    }
+
+    /// The name of the Lease of shard `shard` (`<lease_name>-shard-<shard>`).
+    pub fn shard_lease_name(&self, shard: u32) -> String {
+        self.shard_lease(shard).lease_name
+    }
+
     /// The Lease of membership slot `slot`.
     pub(crate) fn member_lease(&self, slot: u32) -> LeaderElection {
         let mut lease = self.lease.clone();
