@@ -99,7 +99,6 @@ pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
 pub use leader::LeaderElection;
-pub use sharding::Sharding;
 pub use namespaces::Namespaces;
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{
@@ -114,6 +113,7 @@ pub use references::Reference;
 pub use related::{ObjectRef, Related};
 pub use runtime::{start, Health, Runtime, Stats};
 pub use schema::ResourceSchema;
+pub use sharding::Sharding;
 pub use steps::{
     Step, StepError, Steps, MAX_STEPS_PER_RUN, MAX_STEP_NAME_BYTES, MAX_STEP_RESULT_BYTES,
     MAX_WORKFLOW_BYTES,

@@ -35,7 +35,10 @@ fn settings(replica: &str) -> Sharding {
         .with_max_members(4u32);
     s.lease.identity = replica.into();
     s.lease.retry_period_ms = RP;
-    assert_eq!((s.lease.lease_duration_ms, s.lease.renew_deadline_ms), (LD, RD));
+    assert_eq!(
+        (s.lease.lease_duration_ms, s.lease.renew_deadline_ms),
+        (LD, RD)
+    );
     s
 }
 
@@ -143,7 +146,10 @@ impl Audit {
         for run in &runs {
             assert_eq!(run.holder_at_start.as_ref(), Some(&run.replica), "{run:?}");
             assert_eq!(run.holder_at_end.as_ref(), Some(&run.replica), "{run:?}");
-            assert!(run.token.is_some(), "callbacks get a fencing token: {run:?}");
+            assert!(
+                run.token.is_some(),
+                "callbacks get a fencing token: {run:?}"
+            );
         }
         for (i, a) in runs.iter().enumerate() {
             for b in &runs[i + 1..] {
@@ -225,7 +231,10 @@ async fn sleep_ms(ms: u64) {
 async fn eventually(limit_ms: u64, what: &str, done: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_millis(limit_ms);
     while !done() {
-        assert!(Instant::now() < deadline, "not within {limit_ms} ms: {what}");
+        assert!(
+            Instant::now() < deadline,
+            "not within {limit_ms} ms: {what}"
+        );
         sleep_ms(50).await;
     }
 }
@@ -293,7 +302,14 @@ async fn each_resource_is_dispatched_by_exactly_one_replica_holding_its_shard() 
     }
     for shard in 0..SHARDS {
         let lease = cluster.lease(NS, &settings("any").shard_lease_name(shard));
-        assert_eq!(lease.and_then(|l| l.spec.holder_identity).as_deref().unwrap_or(""), "", "released on stop");
+        assert_eq!(
+            lease
+                .and_then(|l| l.spec.holder_identity)
+                .as_deref()
+                .unwrap_or(""),
+            "",
+            "released on stop"
+        );
     }
 }
 
@@ -323,7 +339,10 @@ async fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire()
     b.cut.store(true, Ordering::SeqCst);
     let cut = Instant::now();
     sleep_ms(RD + RP).await;
-    assert!(b.runtime.shards_owned().is_empty(), "no renewal, no dispatch");
+    assert!(
+        b.runtime.shards_owned().is_empty(),
+        "no renewal, no dispatch"
+    );
     cluster.create(&widgets(), NS, &name, spec(json!(1)));
     sleep_ms(3 * POLL_MS).await;
     assert!(
@@ -407,7 +426,10 @@ async fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_st
     .await;
     for name in &moving {
         let runs = audit.runs_of(&profile(name));
-        assert_eq!((runs[0].replica.as_str(), runs[1].replica.as_str()), ("a", "b"));
+        assert_eq!(
+            (runs[0].replica.as_str(), runs[1].replica.as_str()),
+            ("a", "b")
+        );
         assert!(runs[1].start >= runs[0].end);
         assert!(
             runs[1].token > runs[0].token,
@@ -427,5 +449,8 @@ fn sharding_and_leader_election_together_are_refused_naming_both() {
         .with_sharding(settings("a"))
         .with_leader_election(blue_kubernetes::LeaderElection::new("op", NS));
     let err = blue_kubernetes::controller(config).unwrap_err();
-    assert!(err.to_string().contains("sharding, leader_election"), "{err}");
+    assert!(
+        err.to_string().contains("sharding, leader_election"),
+        "{err}"
+    );
 }

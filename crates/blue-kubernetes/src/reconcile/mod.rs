@@ -79,11 +79,7 @@ impl PassOutcome {
 enum Checked<'a> {
     /// Due, locked and re-read: the rules run while the lock is held (and,
     /// with sharding, while the pass counts as running in its shard).
-    Run(
-        LockGuard,
-        pass::Pass<'a>,
-        Option<crate::sharding::Permit>,
-    ),
+    Run(LockGuard, pass::Pass<'a>, Option<crate::sharding::Permit>),
     /// Nothing for the rules to do.
     Done(Report),
 }
@@ -251,7 +247,10 @@ async fn check<'a>(
     };
     let token = match &permit {
         Some(permit) => permit.token,
-        None => controller.gate.as_ref().and_then(|g| g.token(controller.now())),
+        None => controller
+            .gate
+            .as_ref()
+            .and_then(|g| g.token(controller.now())),
     };
     let listed_options = listed_options.with_fencing_token(token);
     let key = match &identity {

@@ -138,6 +138,9 @@ impl Shared {
 /// elector runs alongside: only while this process holds the Lease do the
 /// reflectors list and watch and the workers reconcile, and status and
 /// finalizer writes are refused once the lease can no longer be proven held.
+/// With [`Config::sharding`](crate::Config::sharding), the sharding task
+/// runs alongside instead: every replica lists and watches, and a pass runs
+/// past `identity` only in the replica holding its shard's Lease.
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller) -> Result<(), blue_kubernetes::Error> {
@@ -203,7 +206,8 @@ impl Runtime {
     /// at its next step boundary instead: the step running finishes and is
     /// recorded, the next one is left for the next process (the callback
     /// sees [`StepError::Stopping`](crate::StepError::Stopping)). With leader
-    /// election, the lease is renewed while draining and released after.
+    /// election, the lease is renewed while draining and released after;
+    /// with sharding, so are the shard Leases and the membership slot.
     pub async fn stop(self) {
         self.shared
             .controller

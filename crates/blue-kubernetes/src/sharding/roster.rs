@@ -40,7 +40,10 @@ impl Roster {
         if let Some(k) = self.mine {
             let step = self.slots[k].step(client, now).await;
             if step == ElectionStep::Lost || !self.slots[k].may_dispatch(now()) {
-                tracing::warn!(slot = k, "sharding: membership slot lost; taking part again");
+                tracing::warn!(
+                    slot = k,
+                    "sharding: membership slot lost; taking part again"
+                );
                 self.mine = None;
             }
         }
