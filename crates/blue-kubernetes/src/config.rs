@@ -1,6 +1,6 @@
 //! Controller configuration and its validation.
 
-use crate::{Error, LeaderElection, Names, Namespaces, Package};
+use crate::{Error, LeaderElection, Names, Namespaces, Package, Sharding};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -94,6 +94,23 @@ pub struct Config {
     /// Leader election among replicas (default `None`: this process acts
     /// alone, and must be the only one per cluster scope).
     pub leader_election: Option<LeaderElection>,
+    /// Scale-out across replicas (default `None`): the work is split into
+    /// shards by state identity and each replica dispatches only the
+    /// shards whose Lease it holds. Exclusive with
+    /// [`leader_election`](Self::leader_election): setting both is an
+    /// [`Error::InvalidConfig`] naming both.
+    ///
+    /// ```
+    /// # use blue_kubernetes::{controller, Config, Error, LeaderElection, Package, Sharding};
+    /// # fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>, package: Package) {
+    /// let both = Config::new(client, vec![package])
+    ///     .with_leader_election(LeaderElection::new("op", "infra"))
+    ///     .with_sharding(Sharding::new("op", "infra"));
+    /// let err = controller(both).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidConfig { field: "sharding, leader_election", .. }));
+    /// # }
+    /// ```
+    pub sharding: Option<Sharding>,
 }
 
 impl Config {
@@ -116,6 +133,7 @@ impl Config {
             event_component: None,
             names: Names::default(),
             leader_election: None,
+            sharding: None,
         }
     }
 
@@ -185,6 +203,15 @@ impl Config {
         if let Some(election) = &self.leader_election {
             election.validate()?;
         }
+        if let Some(sharding) = &self.sharding {
+            if self.leader_election.is_some() {
+                return invalid(
+                    "sharding, leader_election",
+                    "are exclusive: a sharded replica leads its own shards; set one",
+                );
+            }
+            sharding.validate()?;
+        }
         Ok(())
     }
 }
@@ -215,6 +242,7 @@ impl std::fmt::Debug for Config {
             .field("event_component", &self.event_component)
             .field("names", &self.names)
             .field("leader_election", &self.leader_election)
+            .field("sharding", &self.sharding)
             .finish_non_exhaustive()
     }
 }
@@ -248,4 +276,6 @@ crate::setters::setters!(Config {
     with_names(names: Names),
     /// Sets [`leader_election`](Config::leader_election).
     with_leader_election(leader_election: Option<LeaderElection>),
+    /// Sets [`sharding`](Config::sharding).
+    with_sharding(sharding: Option<Sharding>),
 });

@@ -15,6 +15,8 @@ pub struct Controller {
     /// The leadership gate the fence and the runtime check, when leader
     /// election is configured.
     pub(crate) gate: Option<Arc<Gate>>,
+    /// Every shard's gate and drain state, with sharding configured.
+    pub(crate) shards: Option<Arc<crate::sharding::ShardTable>>,
     /// What each resource's connection Secret must hold.
     pub(crate) connections: Arc<crate::connection::Store>,
     /// Set by [`Runtime::stop`](crate::Runtime::stop) (each runtime has
@@ -50,8 +52,14 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         .leader_election
         .as_ref()
         .map(|_| Arc::new(Gate::default()));
-    let fence = gate.clone().map(|gate| Fence {
-        gate,
+    let shards = config
+        .sharding
+        .as_ref()
+        .map(|s| Arc::new(crate::sharding::ShardTable::new(s.shards, &metrics)));
+    // With sharding the fence has no gate of its own: each pass brings its
+    // shard's.
+    let fence = (gate.is_some() || shards.is_some()).then(|| Fence {
+        gate: gate.clone(),
         now: config.now.clone(),
     });
     config.client = client_stack(config.client, &metrics, fence);
@@ -68,6 +76,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         config: Arc::new(config),
         telemetry: Arc::new(telemetry),
         gate,
+        shards,
         connections: Arc::default(),
         stopping: Arc::default(),
     })

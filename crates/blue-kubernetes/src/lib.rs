@@ -34,6 +34,10 @@
 //!   `outcome` (a pass classified once), `stats`, `health`, `backoff`.
 //! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
 //!   (the client hook), `task` (the elector next to the runtime).
+//! - `sharding/`: scale-out: `settings`, `assignment` (rendezvous with a
+//!   bounded load; a resource's shard), `table` (each shard's gate and
+//!   drain state), `roster` (membership slots), `task` (membership and
+//!   shard Leases next to the runtime).
 //! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.
 //! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
 //!   in `status.workflow` (`record`), run ids and keys (`key`); the pass
@@ -76,6 +80,7 @@ mod related;
 mod runtime;
 mod schema;
 mod setters;
+mod sharding;
 mod steps;
 mod telemetry;
 mod typed;
@@ -108,6 +113,7 @@ pub use references::Reference;
 pub use related::{ObjectRef, Related};
 pub use runtime::{start, Health, Runtime, Stats};
 pub use schema::ResourceSchema;
+pub use sharding::Sharding;
 pub use steps::{
     Step, StepError, Steps, MAX_STEPS_PER_RUN, MAX_STEP_NAME_BYTES, MAX_STEP_RESULT_BYTES,
     MAX_WORKFLOW_BYTES,

@@ -59,6 +59,8 @@ pub struct Options {
     steps: Option<Steps>,
     /// The `status.outputs` of each Ready referenced resource, by field.
     referenced: Option<Arc<std::collections::BTreeMap<String, Value>>>,
+    /// The fencing token of the Lease the pass runs under.
+    fencing_token: Option<u64>,
 }
 
 /// Key of the event in the options.
@@ -98,7 +100,41 @@ impl Options {
             connection: None,
             steps: None,
             referenced: None,
+            fencing_token: None,
         }
+    }
+
+    pub(crate) fn with_fencing_token(mut self, token: Option<u64>) -> Self {
+        self.fencing_token = token;
+        self
+    }
+
+    /// The fencing token of the Lease this pass runs under: the transition
+    /// count of its shard's Lease with [`Config::sharding`](crate::Config::sharding),
+    /// of the leader-election Lease with
+    /// [`Config::leader_election`](crate::Config::leader_election); `None`
+    /// without either (or for a one-shot [`reconcile`](crate::reconcile)
+    /// while not leading).
+    ///
+    /// It grows with every change of the Lease's holder, so an
+    /// infrastructure API that accepts conditional writes (a version
+    /// column, a compare-and-set, a "reject if older token" check) can
+    /// refuse the writes of a replica that lost the Lease while its
+    /// callback was still running.
+    ///
+    /// What it does not protect: an API with no conditional writes, and
+    /// effects that do not carry the token. A replica cut off from the API
+    /// server keeps running the callbacks it started (as with leader
+    /// election) and its token stays what it was; only the infrastructure
+    /// comparing tokens can refuse it. Two passes of one holder carry the
+    /// same token.
+    ///
+    /// ```
+    /// let opts = blue_kubernetes::Options::from_resource(&serde_json::json!({}));
+    /// assert_eq!(opts.fencing_token(), None);
+    /// ```
+    pub fn fencing_token(&self) -> Option<u64> {
+        self.fencing_token
     }
 
     pub(crate) fn with_referenced(

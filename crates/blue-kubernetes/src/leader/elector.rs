@@ -79,7 +79,6 @@ impl LeaseElector {
     }
 
     /// True while this process may write status and finalizers at `now_ms`.
-    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub fn may_write(&self, now_ms: u64) -> bool {
         self.gate.may_write(now_ms)
     }
@@ -140,6 +139,25 @@ impl LeaseElector {
             Err(e) if e.is_conflict() => self.not_won(),
             Err(e) => self.failed(e.kind()),
         }
+    }
+
+    /// Reads the Lease and records what it shows, writing nothing: how the
+    /// sharding roster watches the membership slots of other replicas.
+    pub(crate) async fn look(&mut self, client: &dyn Client, now: &Clock) {
+        let s = &self.settings;
+        match client.get_lease(&s.lease_namespace, &s.lease_name).await {
+            Ok(Some(current)) => self.observe(&current, now()),
+            Ok(None) => self.observed = None,
+            // Unreadable: what was seen stands, and expires on its own.
+            Err(e) => self.failure = Some(e.kind()),
+        }
+    }
+
+    /// The holder of the record last seen, unless it has expired by
+    /// `now_ms` (by the same rule that lets a candidate take it over).
+    pub(crate) fn live_holder(&self, now_ms: u64) -> Option<&str> {
+        let holder = self.observed.as_ref()?.lease.spec.holder()?;
+        (!self.expired(now_ms)).then_some(holder)
     }
 
     /// Gives the lease up if this process holds it, so a follower takes
@@ -230,6 +248,11 @@ impl LeaseElector {
 
     fn won(&mut self, stored: Lease, started: u64, at_ms: u64) -> ElectionStep {
         self.renewed_at = Some(started);
+        let transitions = stored.spec.lease_transitions.unwrap_or(0);
+        self.gate.token.store(
+            u64::try_from(transitions).unwrap_or(0),
+            std::sync::atomic::Ordering::SeqCst,
+        );
         self.observed = Some(Observed {
             lease: stored,
             at_ms,

@@ -24,9 +24,21 @@ pub(crate) struct Gate {
     /// `blue_leader_election_fenced_writes_total` and read back into
     /// `Stats`, so the fact is counted once.
     pub(crate) fenced_writes: Tally,
+    /// The Lease's transition count when this process last won or renewed
+    /// it: the fencing token callbacks receive.
+    pub(crate) token: AtomicU64,
 }
 
 impl Gate {
+    /// A gate whose refused writes count into `fenced` (shared by the
+    /// shards' gates).
+    pub(crate) fn counting_into(fenced: prometheus_client::metrics::counter::Counter) -> Self {
+        Self {
+            fenced_writes: Tally::exporting(fenced),
+            ..Self::default()
+        }
+    }
+
     /// A successful acquire or renew whose request started at `started_ms`:
     /// nobody else can take over before `started_ms + lease_duration`.
     pub(crate) fn renewed(&self, started_ms: u64, renew_deadline_ms: u64, lease_duration_ms: u64) {
@@ -53,6 +65,12 @@ impl Gate {
 
     pub(crate) fn may_write(&self, now_ms: u64) -> bool {
         now_ms < self.write_until.load(Ordering::SeqCst)
+    }
+
+    /// The fencing token while writes are allowed at `now_ms`.
+    pub(crate) fn token(&self, now_ms: u64) -> Option<u64> {
+        self.may_write(now_ms)
+            .then(|| self.token.load(Ordering::SeqCst))
     }
 
     pub(crate) fn count(counter: &AtomicU64) {

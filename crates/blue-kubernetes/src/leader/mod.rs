@@ -11,7 +11,7 @@ pub(crate) mod task;
 pub use elector::{ElectionStep, LeaseElector};
 pub use settings::LeaderElection;
 
-pub(crate) use fence::Fence;
+pub(crate) use fence::{fenced_by, Fence};
 pub(crate) use gate::Gate;
 
 use crate::Clock;

@@ -40,6 +40,14 @@ pub enum Report {
     /// for a quiet periodic check (SPEC section 7), already stored and
     /// left alone because only its schedule would have changed.
     Reconciled(Phase, Reason),
+    /// With [`Config::sharding`](crate::Config::sharding): this replica
+    /// does not hold the Lease of the resource's shard (or is giving it
+    /// up), so it ran nothing past the `identity` callback; the replica
+    /// holding it handles the resource.
+    NotOwned {
+        /// The resource's shard.
+        shard: u32,
+    },
 }
 
 /// How one pass ended, for the runtime.
@@ -69,8 +77,9 @@ impl PassOutcome {
 // would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 enum Checked<'a> {
-    /// Due, locked and re-read: the rules run while the lock is held.
-    Run(LockGuard, pass::Pass<'a>),
+    /// Due, locked and re-read: the rules run while the lock is held (and,
+    /// with sharding, while the pass counts as running in its shard).
+    Run(LockGuard, pass::Pass<'a>, Option<crate::sharding::Permit>),
     /// Nothing for the rules to do.
     Done(Report),
 }
@@ -181,9 +190,15 @@ pub(crate) async fn reconcile_snapshot(
     requested: bool,
 ) -> PassOutcome {
     match check(controller, package, listed, origin, requested).await {
-        Ok(Checked::Run(lock, pass)) => {
-            let outcome = pass.run().await;
+        Ok(Checked::Run(lock, pass, permit)) => {
+            let outcome = match &permit {
+                Some(permit) => crate::leader::fenced_by(permit.gate.clone(), pass.run()).await,
+                None => pass.run().await,
+            };
             drop(lock);
+            // Released after the lock: a drain that sees the shard idle
+            // sees the identity free as well.
+            drop(permit);
             outcome
         }
         Ok(Checked::Done(report)) => PassOutcome::unwritten(Ok(report)),
@@ -218,6 +233,26 @@ async fn check<'a>(
             Err(failure) => (None, Some(failure)),
         },
     };
+    // With sharding, only the holder of the identity's shard goes on;
+    // `identity` is side-effect free, so having called it costs nothing.
+    let permit = match (&controller.shards, origin) {
+        (Some(table), Origin::Runtime) => {
+            let shard = crate::sharding::shard_of(identity.as_deref(), table.shards());
+            match table.admit(shard, controller.now()) {
+                Some(permit) => Some(permit),
+                None => return Ok(Checked::Done(Report::NotOwned { shard })),
+            }
+        }
+        _ => None,
+    };
+    let token = match &permit {
+        Some(permit) => permit.token,
+        None => controller
+            .gate
+            .as_ref()
+            .and_then(|g| g.token(controller.now())),
+    };
+    let listed_options = listed_options.with_fencing_token(token);
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
         None => LockKey::Object(object_key(package, &listed)),
@@ -232,7 +267,7 @@ async fn check<'a>(
         pass.config_error = listed_config_error;
         pass.references = resolution;
         pass.may_be_quiet = true;
-        return Ok(Checked::Run(lock, pass));
+        return Ok(Checked::Run(lock, pass, permit));
     }
     let descriptor = package.descriptor();
     let fresh = controller
@@ -259,7 +294,7 @@ async fn check<'a>(
         return Ok(Checked::Done(Report::Changed));
     }
     let (options, config_error) = options_for(package, &fresh, names);
-    let options = with_referenced(options, &resolution);
+    let options = with_referenced(options, &resolution).with_fencing_token(token);
     let mut failure = None;
     if !releasing && !waits {
         let now = match identify(controller, package, &options).await {
@@ -281,7 +316,7 @@ async fn check<'a>(
     pass.failure = failure;
     pass.config_error = config_error;
     pass.references = resolution;
-    Ok(Checked::Run(lock, pass))
+    Ok(Checked::Run(lock, pass, permit))
 }
 
 /// The references of `resource`, resolved, for a package that declares

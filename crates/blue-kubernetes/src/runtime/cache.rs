@@ -282,6 +282,14 @@ impl Cache {
         }
     }
 
+    /// Drops the hold on `key` (with sharding: its shard came here), so the
+    /// due rules decide again from the version at hand.
+    pub(crate) fn unhold(&mut self, key: &Key) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.hold = None;
+        }
+    }
+
     /// Asks for an early check of `key`; false when it is not cached.
     pub(crate) fn request(&mut self, key: &Key) -> bool {
         match self.entries.get_mut(key) {

@@ -181,6 +181,8 @@ pub(super) struct Ended {
     /// It was asked for and could not look (busy lock, transport error):
     /// the request stands.
     pub(super) unserved_request: bool,
+    /// With sharding: the resource's shard is held by another replica.
+    pub(super) not_owned: Option<u32>,
 }
 
 /// A pass over `work` ended: hold, await its write, and keep its next
@@ -211,6 +213,20 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
         (ready, version)
     };
     decide(shared, work.key.clone(), ready, None, version, now);
+    if let Some(shard) = ended.not_owned {
+        super::shards::park(shared, &work.key, shard);
+    }
+}
+
+/// Decides `key` again from what the cache holds (its hold dropped, say).
+pub(super) fn redecide(shared: &Shared, key: Key) {
+    let now = shared.controller.now();
+    let (ready, version) = {
+        let book = book(shared);
+        let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
+        (ready, book.cache.version(&key).unwrap_or_default())
+    };
+    decide(shared, key, ready, None, version, now);
 }
 
 /// The uid cached for `key`.
@@ -273,12 +289,7 @@ pub(super) async fn timer_loop(shared: std::sync::Arc<Shared>, mut stopped: watc
             (book.timers.pop_due(now), book.timers.next_ms())
         };
         for key in fired {
-            let (ready, version) = {
-                let book = book(&shared);
-                let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
-                (ready, book.cache.version(&key).unwrap_or_default())
-            };
-            decide(&shared, key, ready, None, version, now);
+            redecide(&shared, key);
         }
         let wait = next.map_or(poll, |at| at.saturating_sub(now).clamp(1, poll));
         tokio::select! {

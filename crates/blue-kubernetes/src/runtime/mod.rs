@@ -29,6 +29,7 @@ mod references;
 mod reflector;
 mod related;
 mod scheduler;
+mod shards;
 mod stats;
 mod token;
 mod worker;
@@ -60,6 +61,7 @@ pub struct Runtime {
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
     election: Option<election::Election>,
+    sharding: Option<shards::Sharding>,
 }
 
 struct Shared {
@@ -88,6 +90,9 @@ struct Shared {
     referenced: Vec<bool>,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
+    /// With sharding: resources set aside because another replica holds
+    /// their shard.
+    parked: shards::Parked,
 }
 
 /// What a reflector lists and watches, and where its objects go.
@@ -133,6 +138,9 @@ impl Shared {
 /// elector runs alongside: only while this process holds the Lease do the
 /// reflectors list and watch and the workers reconcile, and status and
 /// finalizer writes are refused once the lease can no longer be proven held.
+/// With [`Config::sharding`](crate::Config::sharding), the sharding task
+/// runs alongside instead: every replica lists and watches, and a pass runs
+/// past `identity` only in the replica holding its shard's Lease.
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller) -> Result<(), blue_kubernetes::Error> {
@@ -172,7 +180,9 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
         related,
         referenced,
         gate: election.as_ref().map(|e| e.gate.clone()),
+        parked: Default::default(),
     });
+    let sharding = shards::begin(&shared, &handle)?;
     zero_phase_gauges(&shared);
     let (shutdown, stopped) = watch::channel(false);
     let mut tasks = vec![handle.spawn(dispatch::timer_loop(shared.clone(), stopped.clone()))];
@@ -185,6 +195,7 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
         shutdown,
         tasks,
         election,
+        sharding,
     })
 }
 
@@ -195,7 +206,8 @@ impl Runtime {
     /// at its next step boundary instead: the step running finishes and is
     /// recorded, the next one is left for the next process (the callback
     /// sees [`StepError::Stopping`](crate::StepError::Stopping)). With leader
-    /// election, the lease is renewed while draining and released after.
+    /// election, the lease is renewed while draining and released after;
+    /// with sharding, so are the shard Leases and the membership slot.
     pub async fn stop(self) {
         self.shared
             .controller
@@ -213,6 +225,9 @@ impl Runtime {
         }
         if let Some(election) = self.election {
             election.end().await;
+        }
+        if let Some(sharding) = self.sharding {
+            sharding.end().await;
         }
     }
 
@@ -238,8 +253,16 @@ impl Runtime {
 
     /// Whether this process may dispatch work now: always without leader
     /// election, else while it holds the Lease within its renew deadline.
+    /// With sharding always true: see [`shards_owned`](Self::shards_owned).
     pub fn is_leader(&self) -> bool {
         self.shared.may_dispatch()
+    }
+
+    /// With [`Config::sharding`](crate::Config::sharding): the shards this
+    /// replica dispatches now (their Lease held within the renew deadline,
+    /// not being given up), in order; empty without sharding.
+    pub fn shards_owned(&self) -> Vec<u32> {
+        shards::owned(&self.shared)
     }
 
     /// Resources in the cache (listed or watched, not yet deleted).

@@ -114,9 +114,16 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value, request
     if let Ok(Ok(report)) = &result {
         tracing::debug!(subject = %outcome::subject(shared, &work.key), ?report, "reconciled");
     }
+    let not_owned = match &result {
+        Ok(Ok(Report::NotOwned { shard })) => Some(*shard),
+        _ => None,
+    };
     // Only a pass that reached a verdict (or found the resource gone)
     // looked; a busy lock, a lost race or an unreachable cluster did not.
+    // A request to a replica not holding the shard is the holder's to
+    // serve (it saw the same news).
     let unserved_request = requested
+        && not_owned.is_none()
         && !matches!(
             &result,
             Ok(Ok(Report::Reconciled(..)
@@ -137,5 +144,6 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value, request
         written,
         next_check,
         unserved_request,
+        not_owned,
     }
 }

@@ -5,12 +5,14 @@ pub(crate) mod log;
 mod metrics;
 mod proxy_metrics;
 mod request_metrics;
+mod sharding;
 mod tally;
 
 pub(crate) use events::{EventRecorder, EventType};
 pub use metrics::Metrics;
 pub(crate) use metrics::QUEUE_NAME;
 pub(crate) use request_metrics::RequestMetrics;
+pub(crate) use sharding::ShardMetrics;
 pub(crate) use tally::Tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};

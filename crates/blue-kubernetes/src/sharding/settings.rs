@@ -1,0 +1,176 @@
+//! Sharding settings and their validation.
+
+use crate::{Error, LeaderElection};
+
+/// Opt-in scale-out: several replicas share the work. Resources are split
+/// into [`shards`](Self::shards) by their state identity; each replica
+/// holds a membership Lease, shards are assigned to the live members, and a
+/// replica dispatches a resource only while it holds the Lease of its
+/// shard. Set [`Config::sharding`](crate::Config::sharding) to use it.
+///
+/// Exclusive with [`Config::leader_election`](crate::Config::leader_election):
+/// a sharded replica is its shards' leader already, so setting both is a
+/// configuration error naming both fields.
+///
+/// The Leases live in [`lease.lease_namespace`](LeaderElection::lease_namespace)
+/// and are named after [`lease.lease_name`](LeaderElection::lease_name):
+/// `<name>-member-<k>` for the membership slots (`k` below
+/// [`max_members`](Self::max_members)) and `<name>-shard-<i>` for the
+/// shards. Lease duration, renew deadline, retry period and identity mean
+/// what they mean for leader election, for every one of these Leases.
+///
+/// Idle cost, per replica and retry period: one read of every other
+/// membership slot, one renewal of its own, and a read and a renewal per
+/// shard it owns. The defaults (5 s retry period) make that about 6
+/// requests a second for one of three replicas at 32 shards and 8 slots.
+///
+/// ```
+/// use blue_kubernetes::Sharding;
+/// let sharding = Sharding::new("my-operator", "infra");
+/// assert_eq!(sharding.shards, 32);
+/// assert_eq!(sharding.max_members, 8);
+/// assert_eq!(sharding.lease.lease_duration_ms, 15_000);
+/// assert_eq!(sharding.lease.retry_period_ms, 5_000);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Sharding {
+    /// Names, namespace, identity and timing of every Lease, as for leader
+    /// election.
+    pub lease: LeaderElection,
+    /// How many shards the work is split into (default 32, 1 to 1024).
+    /// Every replica must use the same number: changing it moves every
+    /// resource, so change it with one replica running.
+    pub shards: u32,
+    /// How many membership slots exist, i.e. the most replicas that can
+    /// take part (default 8, 1 to 64). Every replica reads them all each
+    /// retry period, so keep it near the replicas you run.
+    pub max_members: u32,
+}
+
+crate::setters::setters!(Sharding {
+    /// Sets [`lease`](Sharding::lease).
+    with_lease(lease: LeaderElection),
+    /// Sets [`shards`](Sharding::shards).
+    with_shards(shards: u32),
+    /// Sets [`max_members`](Sharding::max_members).
+    with_max_members(max_members: u32),
+});
+
+impl Sharding {
+    /// Sharding with Leases named after `lease_name` in `lease_namespace`,
+    /// the defaults, and a fresh [`LeaderElection::unique_identity`].
+    pub fn new(lease_name: impl Into<String>, lease_namespace: impl Into<String>) -> Self {
+        Self {
+            lease: LeaderElection::new(lease_name, lease_namespace).with_retry_period_ms(5_000u64),
+            shards: 32,
+            max_members: 8,
+        }
+    }
+
+    /// The shard of a resource whose state identity (what the package's
+    /// `identity` callback returns) is `identity`: equal identities always
+    /// share one. A resource whose identity cannot be computed is in
+    /// shard 0.
+    ///
+    /// ```
+    /// let sharding = blue_kubernetes::Sharding::new("op", "infra");
+    /// let id = [Some("db".to_string()), Some("main".to_string())];
+    /// assert!(sharding.shard_of(&id) < sharding.shards);
+    /// assert_eq!(sharding.shard_of(&id), sharding.shard_of(&id.clone()));
+    /// ```
+    pub fn shard_of(&self, identity: &[Option<String>]) -> u32 {
+        super::shard_of(Some(identity), self.shards)
+    }
+
+    /// The name of the Lease of shard `shard` (`<lease_name>-shard-<shard>`).
+    pub fn shard_lease_name(&self, shard: u32) -> String {
+        self.shard_lease(shard).lease_name
+    }
+
+    /// The Lease of membership slot `slot`.
+    pub(crate) fn member_lease(&self, slot: u32) -> LeaderElection {
+        let mut lease = self.lease.clone();
+        lease.lease_name = format!("{}-member-{slot}", self.lease.lease_name);
+        lease
+    }
+
+    /// The Lease of shard `shard`.
+    pub(crate) fn shard_lease(&self, shard: u32) -> LeaderElection {
+        let mut lease = self.lease.clone();
+        lease.lease_name = format!("{}-shard-{shard}", self.lease.lease_name);
+        lease
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let invalid = |field, reason| Err(Error::InvalidConfig { field, reason });
+        if !(1..=1024).contains(&self.shards) {
+            return invalid("sharding.shards", "must be 1 to 1024");
+        }
+        if !(1..=64).contains(&self.max_members) {
+            return invalid("sharding.max_members", "must be 1 to 64");
+        }
+        // The longest names derived must be valid Lease names too.
+        let longest = [
+            self.member_lease(self.max_members - 1),
+            self.shard_lease(self.shards - 1),
+        ];
+        for lease in longest {
+            lease.validate().map_err(|e| match e {
+                Error::InvalidConfig { field, reason } => Error::InvalidConfig {
+                    field: sharding_field(field),
+                    reason,
+                },
+                other => other,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// `leader_election.x` as `sharding.lease.x`, so the error names the field
+/// that was set.
+fn sharding_field(field: &'static str) -> &'static str {
+    match field {
+        "leader_election.lease_name" => "sharding.lease.lease_name",
+        "leader_election.lease_namespace" => "sharding.lease.lease_namespace",
+        "leader_election.identity" => "sharding.lease.identity",
+        "leader_election.retry_period_ms" => "sharding.lease.retry_period_ms",
+        "leader_election.renew_deadline_ms" => "sharding.lease.renew_deadline_ms",
+        "leader_election.lease_duration_ms" => "sharding.lease.lease_duration_ms",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(s: &Sharding) -> &'static str {
+        match s.validate() {
+            Err(Error::InvalidConfig { field, .. }) => field,
+            other => panic!("expected invalid config, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        Sharding::new("op.example.com", "infra").validate().unwrap();
+    }
+
+    #[test]
+    fn invalid_settings_name_their_sharding_field() {
+        let ok = Sharding::new("op", "infra");
+        assert_eq!(field_of(&ok.clone().with_shards(0u32)), "sharding.shards");
+        assert_eq!(
+            field_of(&ok.clone().with_max_members(65u32)),
+            "sharding.max_members"
+        );
+        let mut s = ok.clone();
+        s.lease.retry_period_ms = 0;
+        assert_eq!(field_of(&s), "sharding.lease.retry_period_ms");
+        let mut s = ok;
+        s.lease.lease_name = "x".repeat(250);
+        assert_eq!(field_of(&s), "sharding.lease.lease_name");
+    }
+}

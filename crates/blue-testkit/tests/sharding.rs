@@ -1,0 +1,456 @@
+//! The runtime with sharding: several replicas on one fake cluster split
+//! the shards between them; each resource runs only in the replica holding
+//! its shard's Lease; a replica cut off loses its shards to the others only
+//! after they expire; a graceful handover waits for the running callback.
+//! Every callback is audited (replica, identity, start, end, and who held
+//! its shard's Lease at start and end). Paused tokio time drives the
+//! pollers, the sharding tasks and the controller clocks.
+
+mod common;
+
+use blue_kubernetes::{
+    start, CallbackResult, Config, Observation, Options, Package, Runtime, Sharding,
+    WorkflowOutcome,
+};
+use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
+use blue_testkit::FakeCluster;
+use common::*;
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+
+const POLL_MS: u64 = 500;
+const LD: u64 = 15_000;
+const RD: u64 = 10_000;
+const RP: u64 = 2_000;
+const SHARDS: u32 = 8;
+
+fn settings(replica: &str) -> Sharding {
+    let mut s = Sharding::new("widgets-operator", NS)
+        .with_shards(SHARDS)
+        .with_max_members(4u32);
+    s.lease.identity = replica.into();
+    s.lease.retry_period_ms = RP;
+    assert_eq!(
+        (s.lease.lease_duration_ms, s.lease.renew_deadline_ms),
+        (LD, RD)
+    );
+    s
+}
+
+fn identity(profile: &str) -> Vec<Option<String>> {
+    vec![Some("audit".into()), Some(profile.into())]
+}
+
+fn profile(name: &str) -> String {
+    format!("{NS}--{name}")
+}
+
+/// One converge: who ran it, for which identity, when, with which token,
+/// and who held its shard's Lease as it started and as it ended.
+#[derive(Clone, Debug)]
+struct Run {
+    replica: String,
+    profile: String,
+    start: Instant,
+    end: Instant,
+    token: Option<u64>,
+    holder_at_start: Option<String>,
+    holder_at_end: Option<String>,
+}
+
+/// The infrastructure every replica manages, and the audit of its runs.
+struct Audit {
+    cluster: FakeCluster,
+    runs: Mutex<Vec<Run>>,
+    items: Mutex<HashMap<String, Value>>,
+    /// While set, converges wait for a permit.
+    gate: Mutex<Option<Arc<Semaphore>>>,
+    started: AtomicUsize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Audit {
+    fn new(cluster: &FakeCluster) -> Arc<Self> {
+        Arc::new(Self {
+            cluster: cluster.clone(),
+            runs: Mutex::default(),
+            items: Mutex::default(),
+            gate: Mutex::default(),
+            started: AtomicUsize::new(0),
+        })
+    }
+
+    fn holder(&self, profile: &str) -> Option<String> {
+        let s = settings("any");
+        let lease = s.shard_lease_name(s.shard_of(&identity(profile)));
+        self.cluster
+            .lease(NS, &lease)
+            .and_then(|l| l.spec.holder().map(str::to_owned))
+    }
+
+    fn hold(&self) {
+        *lock(&self.gate) = Some(Arc::new(Semaphore::new(0)));
+    }
+
+    fn release_all(&self) {
+        if let Some(gate) = lock(&self.gate).take() {
+            gate.add_permits(1_000);
+        }
+    }
+
+    async fn converge(&self, replica: &str, o: Options) -> CallbackResult<WorkflowOutcome> {
+        let profile = o.profile().to_owned();
+        let (start, holder_at_start) = (Instant::now(), self.holder(&profile));
+        self.started.fetch_add(1, Ordering::SeqCst);
+        let gate = lock(&self.gate).clone();
+        if let Some(gate) = gate {
+            gate.acquire().await.expect("never closed").forget();
+        }
+        let value = o.get("value").cloned().unwrap_or(Value::Null);
+        lock(&self.items).insert(profile.clone(), value);
+        lock(&self.runs).push(Run {
+            replica: replica.into(),
+            holder_at_end: self.holder(&profile),
+            profile,
+            start,
+            end: Instant::now(),
+            token: o.fencing_token(),
+            holder_at_start,
+        });
+        Ok(WorkflowOutcome::new())
+    }
+
+    fn runs(&self) -> Vec<Run> {
+        lock(&self.runs).clone()
+    }
+
+    fn runs_of(&self, profile: &str) -> Vec<Run> {
+        self.runs()
+            .into_iter()
+            .filter(|r| r.profile == profile)
+            .collect()
+    }
+
+    /// The audit's verdict: every run started and ended in the replica
+    /// holding its shard's Lease, and no identity ran twice at once.
+    fn assert_clean(&self) {
+        let runs = self.runs();
+        for run in &runs {
+            assert_eq!(run.holder_at_start.as_ref(), Some(&run.replica), "{run:?}");
+            assert_eq!(run.holder_at_end.as_ref(), Some(&run.replica), "{run:?}");
+            assert!(
+                run.token.is_some(),
+                "callbacks get a fencing token: {run:?}"
+            );
+        }
+        for (i, a) in runs.iter().enumerate() {
+            for b in &runs[i + 1..] {
+                let overlap = a.profile == b.profile && a.start < b.end && b.start < a.end;
+                assert!(!overlap, "one identity ran twice at once: {a:?} {b:?}");
+            }
+        }
+    }
+}
+
+fn package(audit: &Arc<Audit>, replica: &str) -> Package {
+    let (observer, converger, deleter) = (audit.clone(), audit.clone(), audit.clone());
+    let replica = replica.to_owned();
+    Package::builder(widgets())
+        .validate(|_o| Ok(Vec::<String>::new()))
+        .identity(|o| Ok(identity(o.profile())))
+        .observe(move |o| {
+            let items = lock(&observer.items);
+            let current = items.get(o.profile());
+            Ok(Observation::new(
+                current.is_some(),
+                current == o.get("value"),
+                current.is_some(),
+            ))
+        })
+        .converge_async(move |o| {
+            let (audit, replica) = (converger.clone(), replica.clone());
+            async move { audit.converge(&replica, o).await }
+        })
+        .delete(move |o| {
+            lock(&deleter.items).remove(o.profile());
+            Ok(WorkflowOutcome::new())
+        })
+        .build()
+        .expect("all callbacks are set")
+}
+
+/// Refuses every call of one replica while set: a replica cut off from
+/// the API server (as a killed one looks to the others).
+struct Partition(Arc<AtomicBool>);
+
+#[async_trait::async_trait]
+impl Hook for Partition {
+    async fn before(&self, _call: &Call<'_>) -> Result<(), Error> {
+        match self.0.load(Ordering::SeqCst) {
+            true => Err(Error::Timeout {
+                operation: "partitioned".into(),
+                timeout_ms: 0,
+            }),
+            false => Ok(()),
+        }
+    }
+}
+
+struct Replica {
+    runtime: Runtime,
+    cut: Arc<AtomicBool>,
+}
+
+fn replica(cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
+    let cut = Arc::new(AtomicBool::new(false));
+    let inner: Arc<dyn Client> = Arc::new(cluster.clone());
+    let client: Arc<dyn Client> = Arc::new(Layered::new(inner, Partition(cut.clone())));
+    let mut config = Config::new(client, vec![package(audit, name)]);
+    config.namespace = NS.into();
+    config.now = tokio_clock();
+    config.poll_ms = POLL_MS;
+    config.workers = 16;
+    config.sharding = Some(settings(name));
+    let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
+    Replica { runtime, cut }
+}
+
+async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+/// Advances time until `done` holds, or fails after `limit_ms`.
+async fn eventually(limit_ms: u64, what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_millis(limit_ms);
+    while !done() {
+        assert!(
+            Instant::now() < deadline,
+            "not within {limit_ms} ms: {what}"
+        );
+        sleep_ms(50).await;
+    }
+}
+
+fn phase(cluster: &FakeCluster, name: &str) -> Value {
+    cluster.get(&widgets(), NS, name).unwrap()["status"]["phase"].clone()
+}
+
+fn shard_of(name: &str) -> u32 {
+    settings("any").shard_of(&identity(&profile(name)))
+}
+
+/// The shards each replica dispatches form a partition of all shards.
+fn assert_partition(replicas: &[&Replica]) {
+    let mut seen = BTreeSet::new();
+    for r in replicas {
+        for shard in r.runtime.shards_owned() {
+            assert!(seen.insert(shard), "shard {shard} owned twice");
+        }
+    }
+    assert_eq!(seen, (0..SHARDS).collect(), "every shard owned once");
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_resource_is_dispatched_by_exactly_one_replica_holding_its_shard() {
+    let cluster = FakeCluster::new();
+    let audit = Audit::new(&cluster);
+    let a = replica(&cluster, &audit, "a");
+    let b = replica(&cluster, &audit, "b");
+    let c = replica(&cluster, &audit, "c");
+    eventually(6 * RP, "three members share the shards", || {
+        [&a, &b, &c]
+            .iter()
+            .all(|r| (2..=3).contains(&r.runtime.shards_owned().len()))
+    })
+    .await;
+    assert_partition(&[&a, &b, &c]);
+    let names: Vec<String> = (0..24).map(|i| format!("w{i}")).collect();
+    for name in &names {
+        cluster.create(&widgets(), NS, name, spec(json!(name)));
+    }
+    eventually(10 * POLL_MS, "every widget is Ready", || {
+        names.iter().all(|n| phase(&cluster, n) == "Ready")
+    })
+    .await;
+    for name in &names {
+        let runs = audit.runs_of(&profile(name));
+        assert_eq!(runs.len(), 1, "{name} converged once: {runs:?}");
+        let owner = [("a", &a), ("b", &b), ("c", &c)]
+            .into_iter()
+            .find(|(_, r)| r.runtime.shards_owned().contains(&shard_of(name)))
+            .map(|(n, _)| n);
+        assert_eq!(Some(runs[0].replica.as_str()), owner, "{name}");
+    }
+    let replicas: BTreeSet<String> = audit.runs().into_iter().map(|r| r.replica).collect();
+    assert_eq!(replicas.len(), 3, "the work is shared: {replicas:?}");
+    audit.assert_clean();
+    let refused: u64 = [&a, &b, &c]
+        .iter()
+        .map(|r| metric(&r.runtime, "blue_shard_dispatch_refused_total"))
+        .sum();
+    assert!(refused >= 24, "the other replicas refused every widget");
+    for r in [a, b, c] {
+        r.runtime.stop().await;
+    }
+    for shard in 0..SHARDS {
+        let lease = cluster.lease(NS, &settings("any").shard_lease_name(shard));
+        assert_eq!(
+            lease
+                .and_then(|l| l.spec.holder_identity)
+                .as_deref()
+                .unwrap_or(""),
+            "",
+            "released on stop"
+        );
+    }
+}
+
+fn metric(runtime: &Runtime, name: &str) -> u64 {
+    let text = runtime.controller().metrics().encode();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse::<f64>().ok())
+        .map_or(0, |v| v as u64)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire() {
+    let cluster = FakeCluster::new();
+    let audit = Audit::new(&cluster);
+    let a = replica(&cluster, &audit, "a");
+    let b = replica(&cluster, &audit, "b");
+    eventually(6 * RP, "two members share the shards", || {
+        a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+    })
+    .await;
+    let lost = b.runtime.shards_owned();
+    let name = (0..100)
+        .map(|i| format!("late{i}"))
+        .find(|n| lost.contains(&shard_of(n)))
+        .expect("some name lands in b's shards");
+
+    b.cut.store(true, Ordering::SeqCst);
+    let cut = Instant::now();
+    sleep_ms(RD + RP).await;
+    assert!(
+        b.runtime.shards_owned().is_empty(),
+        "no renewal, no dispatch"
+    );
+    cluster.create(&widgets(), NS, &name, spec(json!(1)));
+    sleep_ms(3 * POLL_MS).await;
+    assert!(
+        cut.elapsed() < Duration::from_millis(LD),
+        "still within the lease"
+    );
+    assert_eq!(a.runtime.shards_owned().len(), 4, "a waits for expiry");
+    assert!(audit.runs_of(&profile(&name)).is_empty());
+
+    eventually(LD + 3 * RP, "a takes every shard over", || {
+        a.runtime.shards_owned().len() == SHARDS as usize
+    })
+    .await;
+    assert!(cut.elapsed() >= Duration::from_millis(LD));
+    eventually(4 * POLL_MS, "the late widget is handled by a", || {
+        phase(&cluster, &name) == "Ready"
+    })
+    .await;
+    let runs = audit.runs_of(&profile(&name));
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].replica, "a");
+    audit.assert_clean();
+    assert!(metric(&a.runtime, "blue_shards_gained_total") >= 8);
+    assert!(metric(&b.runtime, "blue_shards_lost_total") >= 4);
+    b.cut.store(false, Ordering::SeqCst);
+    b.runtime.stop().await;
+    a.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts() {
+    let cluster = FakeCluster::new();
+    let audit = Audit::new(&cluster);
+    let a = replica(&cluster, &audit, "a");
+    eventually(2 * RP, "a alone owns every shard", || {
+        a.runtime.shards_owned().len() == SHARDS as usize
+    })
+    .await;
+    audit.hold();
+    let names: Vec<String> = (0..8).map(|i| format!("slow{i}")).collect();
+    for name in &names {
+        cluster.create(&widgets(), NS, name, spec(json!(1)));
+    }
+    eventually(4 * POLL_MS, "every converge runs in a", || {
+        audit.started.load(Ordering::SeqCst) == names.len()
+    })
+    .await;
+
+    let b = replica(&cluster, &audit, "b");
+    sleep_ms(5 * RP).await;
+    let moving: Vec<&String> = names
+        .iter()
+        .filter(|n| !a.runtime.shards_owned().contains(&shard_of(n)))
+        .collect();
+    assert!(!moving.is_empty(), "b's arrival moves some running work");
+    for name in &moving {
+        assert_eq!(
+            audit.holder(&profile(name)).as_deref(),
+            Some("a"),
+            "{name}'s shard is kept while its callback runs"
+        );
+        assert!(!b.runtime.shards_owned().contains(&shard_of(name)));
+    }
+
+    audit.release_all();
+    eventually(3 * RP, "the drained shards reach b", || {
+        a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+    })
+    .await;
+    assert_partition(&[&a, &b]);
+    assert!(names.iter().all(|n| phase(&cluster, n) == "Ready"));
+    assert!(metric(&a.runtime, "blue_shard_drain_seconds_count") >= 1);
+
+    // New desired state for the moved ones: b runs them now.
+    for name in &moving {
+        cluster.edit_spec(&widgets(), NS, name, |s| s["config"]["value"] = json!(2));
+    }
+    eventually(4 * POLL_MS, "b converges the moved widgets", || {
+        moving.iter().all(|n| audit.runs_of(&profile(n)).len() == 2)
+    })
+    .await;
+    for name in &moving {
+        let runs = audit.runs_of(&profile(name));
+        assert_eq!(
+            (runs[0].replica.as_str(), runs[1].replica.as_str()),
+            ("a", "b")
+        );
+        assert!(runs[1].start >= runs[0].end);
+        assert!(
+            runs[1].token > runs[0].token,
+            "the fencing token grew with the new owner: {runs:?}"
+        );
+    }
+    audit.assert_clean();
+    a.runtime.stop().await;
+    b.runtime.stop().await;
+}
+
+#[test]
+fn sharding_and_leader_election_together_are_refused_naming_both() {
+    let client: Arc<dyn Client> = Arc::new(FakeCluster::new());
+    let audit = Audit::new(&FakeCluster::new());
+    let config = Config::new(client, vec![package(&audit, "a")])
+        .with_sharding(settings("a"))
+        .with_leader_election(blue_kubernetes::LeaderElection::new("op", NS));
+    let err = blue_kubernetes::controller(config).unwrap_err();
+    assert!(
+        err.to_string().contains("sharding, leader_election"),
+        "{err}"
+    );
+}
