@@ -51,7 +51,7 @@ async fn a_deleted_secret_comes_back_with_the_same_password() {
     r.create("shop", json!({"config": {}}));
     r.reconcile("shop").await;
     let password = r.connection_value("shop-connection", "password").unwrap();
-    let path = Rig::secret_path("shop-connection");
+    let path = r.secret_path("shop-connection");
     assert!(r.cluster.delete_object(&path).is_none(), "gone");
 
     r.next_check();

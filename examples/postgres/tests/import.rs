@@ -44,7 +44,7 @@ async fn an_existing_database_is_imported_without_being_changed() {
     assert_eq!(mark.get::<_, Option<String>>(0), None);
     assert!(r
         .cluster
-        .get_object(&Rig::secret_path("legacy-connection"))
+        .get_object(&r.secret_path("legacy-connection"))
         .is_none());
 
     // Deleting the resource never drops what was imported.

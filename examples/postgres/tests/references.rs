@@ -6,7 +6,7 @@
 mod common;
 
 use blue_kubernetes::{trigger, Phase, Reason, Report};
-use common::{Rig, NS, SERVER};
+use common::{Rig, SERVER};
 use postgres_operator::test_server::ADMIN_PASSWORD;
 use serde_json::json;
 use std::sync::Arc;
@@ -28,12 +28,12 @@ async fn a_database_created_before_its_server_waits_then_is_ready_once_the_serve
     assert_eq!(row.get::<_, Option<String>>(0), None, "no step ever ran");
     assert!(r
         .cluster
-        .get_object(&Rig::secret_path("early-connection"))
+        .get_object(&r.secret_path("early-connection"))
         .is_none());
 
     r.create_server(SERVER, r.pg.port());
     assert_eq!(r.reconcile_server(SERVER).await, READY);
-    let report = trigger(&r.controller, &r.package, NS, "early")
+    let report = trigger(&r.controller, &r.package, &r.ns, "early")
         .await
         .unwrap();
     assert_eq!(report, READY);
@@ -49,12 +49,12 @@ async fn a_deleted_server_turns_its_databases_back_to_waiting_and_drops_nothing(
 
     r.cluster.delete(
         &postgres_operator::postgres_server::descriptor(),
-        NS,
+        &r.ns,
         SERVER,
     );
     assert_eq!(r.reconcile_server(SERVER).await, Report::Released);
     assert!(r.server(SERVER).is_none(), "nothing to destroy: released");
-    let report = trigger(&r.controller, &r.package, NS, "orders")
+    let report = trigger(&r.controller, &r.package, &r.ns, "orders")
         .await
         .unwrap();
     assert_eq!(report, WAITING);
@@ -113,7 +113,7 @@ async fn an_edited_admin_secret_checks_its_server_and_then_its_databases_at_once
     let r = Rig::bare();
     let client: Arc<dyn blue_kubernetes_client::Client> = Arc::new(r.cluster.clone());
     let mut config = Config::new(client, vec![r.servers.clone(), r.package.clone()]);
-    config.namespace = NS.into();
+    config.namespace = r.ns.as_str().into();
     config.names = postgres_operator::package::names();
     // An hour for everything but the watches: only an event can tell.
     config.poll_ms = 3_600_000;
@@ -124,13 +124,14 @@ async fn an_edited_admin_secret_checks_its_server_and_then_its_databases_at_once
         json!({"reconcileInterval": "1h", "config": config})
     };
     let servers = postgres_operator::postgres_server::descriptor();
-    r.cluster.create(&servers, NS, SERVER, hourly(r.pg.port()));
+    r.cluster
+        .create(&servers, &r.ns, SERVER, hourly(r.pg.port()));
     r.create("orders", json!({"reconcileInterval": "1h", "config": {}}));
     let phase = |name: &str| r.resource(name).map(|o| o["status"]["phase"].clone());
     let server_phase = || r.server(SERVER).map(|o| o["status"]["phase"].clone());
     eventually("orders Ready", || phase("orders") == Some(json!("Ready"))).await;
 
-    let admin = Rig::secret_path(common::ADMIN_SECRET);
+    let admin = r.secret_path(common::ADMIN_SECRET);
     r.cluster.edit_object(&admin, |s| {
         s["data"]["password"] = json!(base64_of("wrong"));
     });

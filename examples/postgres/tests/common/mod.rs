@@ -17,13 +17,16 @@ use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 use std::sync::Arc;
 
-pub const NS: &str = "team-a";
 pub const ADMIN_SECRET: &str = "pg-admin";
 /// The `PostgresServer` every database of [`Rig::create`] names.
 pub const SERVER: &str = "main";
 
 /// One test's world: server, cluster (with Secrets), clock, controller.
 pub struct Rig {
+    /// This rig's namespace, `team-<port>`: tests run in parallel in one
+    /// process, whose identity lock would serialise equal identities
+    /// (`<namespace>/<server>`) of different rigs.
+    pub ns: String,
     pub pg: TestServer,
     pub cluster: FakeCluster,
     pub clock: FakeClock,
@@ -54,10 +57,11 @@ fn build(
     crash: &Crash,
     clock: &FakeClock,
     packages: Vec<Package>,
+    ns: &str,
 ) -> Controller {
     let config = Config::new(crash.client(Arc::new(cluster.clone())), packages)
         .with_names(package::names())
-        .with_namespace(NS)
+        .with_namespace(ns)
         .with_clock(clock.as_fn())
         .with_event_component(Some("postgres-operator".to_string()));
     controller(config).unwrap()
@@ -79,6 +83,7 @@ impl Rig {
     /// A rig without any `PostgresServer`.
     pub fn bare() -> Self {
         let pg = TestServer::start().expect("a private PostgreSQL server");
+        let ns = format!("team-{}", pg.port());
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
         let features = Features { audit_steps: true };
@@ -86,19 +91,20 @@ impl Rig {
         let (package, servers) = (packages.pop().unwrap(), packages.pop().unwrap());
         cluster.install_crd(&package::crd(false).unwrap(), package::VERSION);
         cluster.install_crd(&postgres_server::crd(false).unwrap(), package::VERSION);
-        let secrets = format!("/api/v1/namespaces/{NS}/secrets");
+        let secrets = format!("/api/v1/namespaces/{ns}/secrets");
         cluster.create_object(
             &secrets,
             json!({
                 "apiVersion": "v1", "kind": "Secret",
-                "metadata": {"name": ADMIN_SECRET, "namespace": NS},
+                "metadata": {"name": ADMIN_SECRET, "namespace": ns},
                 "data": {"username": encoded(ADMIN), "password": encoded(ADMIN_PASSWORD)},
             }),
         );
         let crash = Crash::new();
         let both = vec![servers.clone(), package.clone()];
-        let controller = build(&cluster, &crash, &clock, both);
+        let controller = build(&cluster, &crash, &clock, both, &ns);
         Rig {
+            ns,
             pg,
             cluster,
             clock,
@@ -113,12 +119,12 @@ impl Rig {
     /// memory, over the same cluster (after a crash, say).
     pub fn restart(&mut self) {
         let both = vec![self.servers.clone(), self.package.clone()];
-        self.controller = build(&self.cluster, &self.crash, &self.clock, both);
+        self.controller = build(&self.cluster, &self.crash, &self.clock, both, &self.ns);
     }
 
     /// Reconciles `name` until the armed crash strikes: `None` when it did.
     pub async fn reconcile_until_crash(&self, name: &str) -> Option<Report> {
-        let pass = reconcile(&self.controller, &self.package, NS, name);
+        let pass = reconcile(&self.controller, &self.package, &self.ns, name);
         self.crash.run(pass).await.map(Result::unwrap)
     }
 
@@ -138,7 +144,7 @@ impl Rig {
 
     /// The steps `name`'s attempts ran, in order, marking re-runs `!`.
     pub async fn attempts_of(&self, name: &str) -> Vec<String> {
-        let resource = format!("{NS}/{name}");
+        let resource = format!("{}/{name}", self.ns);
         let attempts = self
             .audit()
             .await
@@ -154,17 +160,18 @@ impl Rig {
             json!({"host": "127.0.0.1", "port": port, "adminSecretRef": {"name": ADMIN_SECRET}});
         let spec = json!({"config": config});
         self.cluster
-            .create(&postgres_server::descriptor(), NS, name, spec)
+            .create(&postgres_server::descriptor(), &self.ns, name, spec)
     }
 
     pub async fn reconcile_server(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.servers, NS, name)
+        reconcile(&self.controller, &self.servers, &self.ns, name)
             .await
             .unwrap()
     }
 
     pub fn server(&self, name: &str) -> Option<Value> {
-        self.cluster.get(&postgres_server::descriptor(), NS, name)
+        self.cluster
+            .get(&postgres_server::descriptor(), &self.ns, name)
     }
 
     /// Creates a `PostgresDatabase` with `spec` (its `config` naming
@@ -175,11 +182,12 @@ impl Rig {
             config.as_object_mut().unwrap().extend(extra.clone());
         }
         spec["config"] = config;
-        self.cluster.create(&package::descriptor(), NS, name, spec)
+        self.cluster
+            .create(&package::descriptor(), &self.ns, name, spec)
     }
 
     pub async fn reconcile(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.package, NS, name)
+        reconcile(&self.controller, &self.package, &self.ns, name)
             .await
             .unwrap()
     }
@@ -190,20 +198,20 @@ impl Rig {
     }
 
     pub fn resource(&self, name: &str) -> Option<Value> {
-        self.cluster.get(&package::descriptor(), NS, name)
+        self.cluster.get(&package::descriptor(), &self.ns, name)
     }
 
     pub fn delete(&self, name: &str) {
-        self.cluster.delete(&package::descriptor(), NS, name);
+        self.cluster.delete(&package::descriptor(), &self.ns, name);
     }
 
-    pub fn secret_path(name: &str) -> String {
-        format!("/api/v1/namespaces/{NS}/secrets/{name}")
+    pub fn secret_path(&self, name: &str) -> String {
+        format!("/api/v1/namespaces/{}/secrets/{name}", self.ns)
     }
 
     /// The connection Secret's decoded `key`.
     pub fn connection_value(&self, secret: &str, key: &str) -> Option<String> {
-        let secret = self.cluster.get_object(&Self::secret_path(secret))?;
+        let secret = self.cluster.get_object(&self.secret_path(secret))?;
         let text = secret["data"][key].as_str()?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text)
@@ -228,7 +236,7 @@ impl Rig {
             port: self.pg.port(),
             database: database.into(),
             role: user.into(),
-            namespace: NS.into(),
+            namespace: self.ns.clone(),
             mark: String::new(),
         };
         server::connect(&target, user, password, database).await
