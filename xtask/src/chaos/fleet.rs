@@ -95,7 +95,7 @@ impl Fleet {
 
     /// Deletes a resource without waiting.
     pub fn delete(&mut self, w: &World<'_>, name: &str) -> Result<()> {
-        w.kube.ok(&["delete", LCM, name, "--wait=false"], None)?;
+        w.kube.delete(LCM, name)?;
         self.live.remove(name);
         self.deleted.push(name.to_string());
         Ok(())

@@ -150,7 +150,7 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
         let mut names: Vec<&str> = cases().iter().map(|c| c.0).collect();
         names.push("hostile-forged-status");
         for name in &names {
-            w.kube.ok(&["delete", LCM, name, "--wait=false"], None)?;
+            w.kube.delete(LCM, name)?;
         }
         eventually("the malformed resources gone", DEADLINE, || {
             for name in &names {

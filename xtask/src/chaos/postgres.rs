@@ -140,7 +140,7 @@ fn sigkill_during_steps(
         }
         if round % 2 == 1 {
             let gone = live.remove(0);
-            pg.kube.ok(&["delete", PGDB, &gone, "--wait=false"], None)?;
+            pg.kube.delete(PGDB, &gone)?;
         }
         interrupt::sleep(Duration::from_millis(rng.below(KILL_WITHIN_MS)));
         pg.operator.as_mut().context("no operator")?.crash()?;
@@ -245,9 +245,7 @@ fn scenario(pg: &mut Postgres, recoveries: &mut Vec<Duration>) -> Result<()> {
     for outage in 0..OUTAGES {
         pg.stop_server();
         for (name, _) in &passwords {
-            let secret = format!("{name}-connection");
-            let delete = ["delete", "secret", &secret, "--wait=false"];
-            pg.kube.ok(&delete, None)?;
+            pg.kube.delete("secret", &format!("{name}-connection"))?;
         }
         names.push(format!("shop-late-{outage}"));
         pg.create(&names[names.len() - 1], destroy.clone())?;

@@ -83,13 +83,10 @@ impl Installation {
             for (_, name) in names.lines().filter_map(|l| l.trim().rsplit_once('/')) {
                 kube.merge_patch(LCM, name, &json!({"metadata": {"finalizers": null}}))?;
             }
-            kube.ok(&["delete", "namespace", &ns, "--wait=false"], None)?;
+            kube.delete("namespace", &ns)?;
         }
         if self.created_crd {
-            self.kube.ok(
-                &["delete", "crd", manifests::CRD_NAME, "--wait=false"],
-                None,
-            )?;
+            self.kube.delete("crd", manifests::CRD_NAME)?;
         }
         Ok(())
     }

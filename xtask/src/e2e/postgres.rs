@@ -11,7 +11,7 @@ use postgres_operator::test_hooks;
 use serde_json::json;
 
 use crate::support::interrupt;
-use crate::support::suite::Suite;
+use crate::support::suite::{checks, Suite};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::world::operator::processes_of;
 use crate::world::postgres::{Postgres, PGDB, PGSRV};
@@ -19,53 +19,20 @@ use crate::world::{condition, phase, World};
 
 type Check = fn(&mut Postgres) -> Result<()>;
 
-const CHECKS: &[(&str, Check)] = &[
-    (
-        "postgres-create-ready-app-logs-in",
-        create_ready_app_logs_in,
-    ),
-    (
-        "postgres-dropped-database-recreated",
-        dropped_database_recreated,
-    ),
-    (
-        "postgres-deleted-secret-back-at-once-same-password",
-        deleted_secret_back,
-    ),
-    ("postgres-edited-secret-repaired", edited_secret_repaired),
-    (
-        "postgres-database-before-server-waits-then-ready",
-        database_before_server_waits,
-    ),
-    (
-        "postgres-deleted-server-database-waits",
-        deleted_server_database_waits,
-    ),
-    (
-        "postgres-sigkill-mid-converge-recovers",
-        sigkill_mid_converge,
-    ),
-    (
-        "postgres-failed-step-4-retried-from-step-4",
-        failed_step_resumes_there,
-    ),
-    (
-        "postgres-observe-imports-unchanged",
-        observe_imports_unchanged,
-    ),
-    (
-        "postgres-audit-no-done-step-ran-twice",
-        audit_no_done_step_twice,
-    ),
-    (
-        "postgres-operator-log-holds-no-password",
-        log_holds_no_password,
-    ),
-    (
-        "postgres-destroy-drops-role-and-database",
-        destroy_drops_both,
-    ),
-];
+const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
+    "postgres-create-ready-app-logs-in" => create_ready_app_logs_in,
+    "postgres-dropped-database-recreated" => dropped_database_recreated,
+    "postgres-deleted-secret-back-at-once-same-password" => deleted_secret_back,
+    "postgres-edited-secret-repaired" => edited_secret_repaired,
+    "postgres-database-before-server-waits-then-ready" => database_before_server_waits,
+    "postgres-deleted-server-database-waits" => deleted_server_database_waits,
+    "postgres-sigkill-mid-converge-recovers" => sigkill_mid_converge,
+    "postgres-failed-step-4-retried-from-step-4" => failed_step_resumes_there,
+    "postgres-observe-imports-unchanged" => observe_imports_unchanged,
+    "postgres-audit-no-done-step-ran-twice" => audit_no_done_step_twice,
+    "postgres-operator-log-holds-no-password" => log_holds_no_password,
+    "postgres-destroy-drops-role-and-database" => destroy_drops_both,
+};
 
 /// Runs the group (on clusters of the run's own); returns the server's
 /// directory, gone by then, for the cleanup check.
@@ -81,7 +48,7 @@ pub fn run_all(w: &World<'_>, suite: &mut Suite) -> Option<PathBuf> {
         Ok(())
     });
     let mut pg = pg?;
-    for (name, check) in CHECKS {
+    for (name, _, check) in CHECKS {
         if !suite.check(name, || check(&mut pg)) && !interrupt::requested() {
             pg.diagnose();
         }
@@ -204,11 +171,9 @@ fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
 /// Deleting the server turns its database back to Waiting, dropping
 /// nothing; the waiting database (Retain) can still be deleted.
 fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
-    pg.kube
-        .ok(&["delete", PGSRV, "later", "--wait=false"], None)?;
+    pg.kube.delete(PGSRV, "later")?;
     wait_waiting(pg, "waiter")?;
-    pg.kube
-        .ok(&["delete", PGDB, "waiter", "--wait=false"], None)?;
+    pg.kube.delete(PGDB, "waiter")?;
     eventually("waiter gone", DEADLINE, || {
         same("waiter", pg.kube.get(PGDB, "waiter")?, None)
     })?;
@@ -329,8 +294,7 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
     ensure!(owner == "legacy" && oid_ok, "outputs {outputs}");
     let secret = pg.kube.get("secret", "legacy-connection")?;
     ensure!(secret.is_none(), "a connection Secret");
-    pg.kube
-        .ok(&["delete", PGDB, "legacy", "--wait=false"], None)?;
+    pg.kube.delete(PGDB, "legacy")?;
     eventually("legacy gone", DEADLINE, || {
         same("legacy", pg.kube.get(PGDB, "legacy")?, None)
     })?;

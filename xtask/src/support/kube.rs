@@ -169,12 +169,23 @@ impl Kube {
     /// Applies a CRD and waits until the API server serves it.
     pub fn apply_crd(&self, doc: &str, name: &str) -> Result<()> {
         self.apply(doc)?;
+        self.wait_established(name)
+    }
+
+    /// Waits until the API server serves CRD `name`.
+    pub fn wait_established(&self, name: &str) -> Result<()> {
         let crd = format!("crd/{name}");
         self.ok(
             &["wait", "--for=condition=Established", &crd, "--timeout=60s"],
             None,
         )
         .map(drop)
+    }
+
+    /// Deletes an object without waiting for its finalizers.
+    pub fn delete(&self, kind: &str, name: &str) -> Result<()> {
+        self.ok(&["delete", kind, name, "--wait=false"], None)
+            .map(drop)
     }
 
     /// A JSON merge patch.

@@ -7,6 +7,17 @@ use anyhow::{bail, Result};
 
 use super::interrupt;
 
+/// A table of checks, in order: `"name" [on "resource to show on failure"]
+/// => check,` gives `(name, Option<resource>, check as $check)`.
+macro_rules! checks {
+    ($check:ty: $($name:literal $(on $show:literal)? => $f:path,)*) => {
+        &[$(($name, $crate::support::suite::checks!(@show $($show)?), $f as $check)),*]
+    };
+    (@show $show:literal) => { Some($show) };
+    (@show) => { None };
+}
+pub(crate) use checks;
+
 /// One finished check.
 #[derive(Debug)]
 pub struct Outcome {

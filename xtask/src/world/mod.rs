@@ -40,19 +40,21 @@ pub enum Transport {
 }
 
 impl Transport {
+    const NAMES: [(Transport, &'static str); 2] =
+        [(Transport::Proxy, "proxy"), (Transport::Kubectl, "kubectl")];
+
     pub fn parse(text: &str) -> Result<Self> {
-        match text {
-            "proxy" => Ok(Transport::Proxy),
-            "kubectl" => Ok(Transport::Kubectl),
-            _ => anyhow::bail!("--transport must be proxy or kubectl"),
-        }
+        let found = Self::NAMES.iter().find(|(_, name)| *name == text);
+        found
+            .map(|(t, _)| *t)
+            .context("--transport must be proxy or kubectl")
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Proxy => "proxy",
-            Transport::Kubectl => "kubectl",
-        }
+        Self::NAMES
+            .iter()
+            .find(|(t, _)| *t == self)
+            .map_or("", |n| n.1)
     }
 }
 

@@ -175,8 +175,6 @@ impl Operator {
             .is_some_and(|p| p.exit_status().is_none())
     }
 
-    /// SIGTERM, wait for the drain (SIGKILL after a grace period), reap,
-    /// kill anything left in its group. Returns the exit status.
     /// Stops it like [`Operator::stop`] and requires exit status 0 (a
     /// graceful drain); `who` names it in the error.
     pub fn stop_cleanly(&mut self, who: &str) -> Result<()> {
@@ -185,6 +183,8 @@ impl Operator {
         Ok(())
     }
 
+    /// SIGTERM, wait for the drain (SIGKILL after a grace period), reap,
+    /// kill anything left in its group. Returns the exit status.
     pub fn stop(&mut self) -> Result<ExitStatus> {
         if let Some(mut p) = self.process.take() {
             p.stop(STOP_GRACE)?;

@@ -72,14 +72,7 @@ impl Postgres {
         std::fs::create_dir_all(&pg.work)?;
         let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
         pg.kube.apply_crd(&crd, PGDB)?;
-        let servers = format!("crd/{PGSRV}");
-        let established = [
-            "wait",
-            "--for=condition=Established",
-            &servers,
-            "--timeout=60s",
-        ];
-        pg.kube.ok(&established, None)?;
+        pg.kube.wait_established(PGSRV)?;
         let secret = json!({
             "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
             "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},

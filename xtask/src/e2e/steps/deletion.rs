@@ -24,7 +24,7 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
     wait_ready(w, "delta")?;
     wait_data(w, "delta", &json!({"k": "v"}))?;
 
-    w.kube.ok(&["delete", LCM, "delta", "--wait=false"], None)?;
+    w.kube.delete(LCM, "delta")?;
     let r = wait_phase(w, "delta", "Blocked", "DestructionProtected")?;
     let stalled = condition(&r, "Stalled").context("no Stalled condition")?;
     ensure!(
@@ -61,7 +61,7 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
 /// stays, data and owner annotation intact.
 pub fn retain_keeps_configmap(w: &mut World<'_>) -> Result<()> {
     let uid = super::uid(&get(w, "alpha")?)?;
-    w.kube.ok(&["delete", LCM, "alpha", "--wait=false"], None)?;
+    w.kube.delete(LCM, "alpha")?;
     eventually("alpha gone", DEADLINE, || {
         ensure!(w.kube.get(LCM, "alpha")?.is_none(), "alpha still exists");
         Ok(())

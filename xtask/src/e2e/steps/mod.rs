@@ -19,22 +19,13 @@ use serde_json::{json, Value};
 use crate::cluster::manifests::{manifest, owner_uid, FINALIZER, REQUEST_ANNOTATION};
 use crate::support::interrupt;
 use crate::support::kube::LCM;
-use crate::support::suite::Suite;
+use crate::support::suite::{checks, Suite};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::world::{self, condition, phase, World};
 
 type Check = fn(&mut World<'_>) -> Result<()>;
 
-/// `"name" [on "resource to show on failure"] => check`, in order.
-macro_rules! checks {
-    ($($name:literal $(on $show:literal)? => $check:path,)*) => {
-        &[$(($name, checks!(@show $($show)?), $check as Check)),*]
-    };
-    (@show $show:literal) => { Some($show) };
-    (@show) => { None };
-}
-
-const CHECKS: &[(&str, Option<&str>, Check)] = checks! {
+const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
     "crd-rejects-invalid-config" => basics::crd_rejects_invalid_config,
     "initial-convergence" on "alpha" => basics::initial_convergence,
     "finalizer-present" on "alpha" => basics::finalizer_present,
@@ -77,10 +68,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {
 /// one failure does not time out every later check.
 pub fn run_all(world: &mut World<'_>, suite: &mut Suite) {
     for (name, resource, check) in CHECKS {
-        if interrupt::requested() {
-            suite.check(name, || Ok(()));
-            continue;
-        }
+        // After an interrupt, suite.check skips (and reports) every check.
         if !suite.check(name, || check(world)) && !interrupt::requested() {
             world.diagnose(*resource);
         }

@@ -160,7 +160,7 @@ pub fn kube_transport_basics(w: &mut World<'_>) -> Result<()> {
             "the kube transport started a proxy"
         );
         edit_v(w, "kilo", "edited", DEADLINE)?;
-        w.kube.ok(&["delete", LCM, "kilo", "--wait=false"], None)?;
+        w.kube.delete(LCM, "kilo")?;
         eventually("kilo and its configmap gone", DEADLINE, || {
             ensure!(w.kube.get(LCM, "kilo")?.is_none(), "kilo still exists");
             ensure!(
