@@ -5,9 +5,9 @@ use anyhow::{bail, ensure, Context, Result};
 use serde_json::json;
 
 use super::{
-    alpha_data, check_acknowledged, condition, config_map, eventually, get, manifest, owner_uid,
-    phase, uid, wait_data, wait_phase, wait_ready, World, DEADLINE, FINALIZER, LCM,
-    REQUEST_ANNOTATION,
+    alpha_data, check_acknowledged, condition, config_map, ensure_stalled, eventually, get,
+    manifest, owner_uid, phase, uid, wait_data, wait_phase, wait_ready, World, DEADLINE, FINALIZER,
+    LCM, REQUEST_ANNOTATION,
 };
 
 /// The server's schema (not the operator) rejects malformed common fields
@@ -171,12 +171,7 @@ pub fn profile_immutable(w: &mut World<'_>) -> Result<()> {
     }
     w.kube.merge_patch(LCM, "alpha", &change)?;
     let r = wait_phase(w, "alpha", "Invalid", "ImmutableStateIdentity")?;
-    let stalled = condition(&r, "Stalled").context("no Stalled condition")?;
-    ensure!(
-        stalled["status"] == "True",
-        "Stalled is {}",
-        stalled["status"]
-    );
+    ensure_stalled(&r)?;
     let stored = format!("{}--alpha", w.kube.namespace());
     ensure!(
         r["status"]["profile"] == stored.as_str(),

@@ -6,8 +6,8 @@ use serde_json::json;
 use crate::cluster::manifests::DESTROY_PROTECTION_KEY;
 
 use super::{
-    alpha_data, condition, config_map, data, eventually, get, manifest, owner_uid, wait_data,
-    wait_phase, wait_ready, World, DEADLINE, LCM,
+    alpha_data, config_map, data, ensure_stalled, eventually, get, manifest, owner_uid, wait_data,
+    wait_gone_with_config_map, wait_phase, wait_ready, World, DEADLINE, LCM,
 };
 
 /// Deleting a Destroy resource with the destroy-protection key is Blocked and
@@ -26,12 +26,7 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
 
     w.kube.delete(LCM, "delta")?;
     let r = wait_phase(w, "delta", "Blocked", "DestructionProtected")?;
-    let stalled = condition(&r, "Stalled").context("no Stalled condition")?;
-    ensure!(
-        stalled["status"] == "True",
-        "Stalled is {}",
-        stalled["status"]
-    );
+    ensure_stalled(&r)?;
     ensure!(
         r["status"]["deletionObserved"] == true,
         "deletionObserved is {}",
@@ -47,14 +42,7 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
         "delta",
         &json!({"spec": {"config": {DESTROY_PROTECTION_KEY: false}}}),
     )?;
-    eventually("delta and its configmap gone", DEADLINE, || {
-        ensure!(w.kube.get(LCM, "delta")?.is_none(), "delta still exists");
-        ensure!(
-            config_map(w, "delta")?.is_none(),
-            "configmap delta still exists"
-        );
-        Ok(())
-    })
+    wait_gone_with_config_map(w, "delta")
 }
 
 /// Deleting a Retain resource removes only the finalizer: the ConfigMap

@@ -2,6 +2,8 @@
 //! ServiceAccount tokens for the operator's ServiceAccount, so the shipped
 //! RBAC manifest is what authorizes it, and rotating the token file works.
 
+use std::time::Duration;
+
 use anyhow::{ensure, Result};
 use serde_json::json;
 
@@ -37,28 +39,29 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
     // token change reaches it within a minute; per-call kubectl reads the
     // file on every run.
     let noticed = match w.transport {
-        Transport::Proxy => DEADLINE + std::time::Duration::from_secs(60),
+        Transport::Proxy => DEADLINE + Duration::from_secs(60),
         Transport::Kubectl => DEADLINE,
     };
-    eventually("the operator reporting failing calls", noticed, || {
-        ensure!(
-            w.operator()?.logged_since(offset, "cluster calls failing"),
-            "no failure logged yet"
-        );
-        Ok(())
-    })?;
+    wait_logged(w, offset, "cluster calls failing", noticed)?;
 
     // A fresh valid token: calls work again without a restart.
     let offset = w.operator()?.log_offset();
     write_token(&sa, &request_token(w)?)?;
     edit_v(w, "echo", "3", noticed)?;
-    eventually("the operator reporting recovery", DEADLINE, || {
-        ensure!(
-            w.operator()?.logged_since(offset, "succeeding again"),
-            "no recovery logged yet"
-        );
-        Ok(())
-    })?;
+    wait_logged(w, offset, "succeeding again", DEADLINE)?;
     ensure!(w.operator()?.is_running(), "the in-cluster operator exited");
     Ok(())
+}
+
+/// Waits until the operator logs `needle` after log `offset`.
+fn wait_logged(w: &mut World<'_>, offset: u64, needle: &str, deadline: Duration) -> Result<()> {
+    eventually(
+        &format!("the operator logging {needle:?}"),
+        deadline,
+        || {
+            let logged = w.operator()?.logged_since(offset, needle);
+            ensure!(logged, "not logged yet");
+            Ok(())
+        },
+    )
 }

@@ -173,6 +173,24 @@ fn tamper(w: &World<'_>, name: &str) -> Result<()> {
     )
 }
 
+/// Waits until the resource and its ConfigMap are both gone.
+fn wait_gone_with_config_map(w: &World<'_>, name: &str) -> Result<()> {
+    eventually(&format!("{name} and its configmap gone"), DEADLINE, || {
+        ensure!(w.kube.get(LCM, name)?.is_none(), "{name} still exists");
+        let cm = config_map(w, name)?;
+        ensure!(cm.is_none(), "configmap {name} still exists");
+        Ok(())
+    })
+}
+
+/// The resource's `Stalled` condition is True.
+fn ensure_stalled(r: &Value) -> Result<()> {
+    let stalled = world::condition(r, "Stalled").context("no Stalled condition")?;
+    let status = &stalled["status"];
+    ensure!(status == "True", "Stalled is {status}");
+    Ok(())
+}
+
 fn uid(r: &Value) -> Result<String> {
     r["metadata"]["uid"]
         .as_str()

@@ -9,7 +9,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use super::{
-    config_map, edit_v, eventually, manifest, tamper, wait_data, wait_ready, World, DEADLINE, LCM,
+    edit_v, eventually, manifest, tamper, wait_data, wait_gone_with_config_map, wait_ready, World,
+    DEADLINE, LCM,
 };
 use crate::support::processes::processes_mentioning;
 use crate::world::Transport;
@@ -161,14 +162,7 @@ pub fn kube_transport_basics(w: &mut World<'_>) -> Result<()> {
         );
         edit_v(w, "kilo", "edited", DEADLINE)?;
         w.kube.delete(LCM, "kilo")?;
-        eventually("kilo and its configmap gone", DEADLINE, || {
-            ensure!(w.kube.get(LCM, "kilo")?.is_none(), "kilo still exists");
-            ensure!(
-                config_map(w, "kilo")?.is_none(),
-                "configmap kilo still exists"
-            );
-            Ok(())
-        })
+        wait_gone_with_config_map(w, "kilo")
     })
 }
 
