@@ -115,13 +115,21 @@ impl Case {
         case
     }
 
+    /// Starts a replica unless four are live (running, or still stopping).
     fn start(&mut self) {
-        let running = (self.replicas.iter())
-            .filter(|r| matches!(r.state, State::Running(_) | State::Stopping(_)))
+        let live = (self.replicas.iter())
+            .filter(|r| match &r.state {
+                State::Running(_) => true,
+                State::Stopping(handle) => !handle.is_finished(),
+                _ => false,
+            })
             .count();
-        if running >= MAX_LIVE {
-            return;
+        if live < MAX_LIVE {
+            self.launch();
         }
+    }
+
+    fn launch(&mut self) {
         let name = format!("r{}", self.replicas.len());
         let runtime = start_replica(&self.cluster, &self.ledger, &self.clock, &name);
         let state = State::Running(runtime);
@@ -236,7 +244,8 @@ impl Case {
             self.ledger.set_cut(&replica.name, false);
         }
         if self.running().next().is_none() {
-            self.start();
+            // Stopping ones may fill the four: one more fits the slots.
+            self.launch();
         }
         // Dead members and their shards expire, zombie passes end, the
         // last failed passes retry, a reassignment drains; and the resync
