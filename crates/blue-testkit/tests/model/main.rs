@@ -45,7 +45,8 @@
 //!   fenced write landing, every widget converged once membership settles
 //!   (`sharding_world.rs`: its replicas, their wires and the ledger).
 //!
-//! Runs 64 cases by default (a few seconds in a debug build). Search longer:
+//! Runs 64 cases by default (the sharding property 16: it starts real
+//! runtimes; a few seconds each in a debug build). Search longer:
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
 
 mod audit;
