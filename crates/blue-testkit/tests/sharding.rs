@@ -4,7 +4,8 @@
 //! after they expire; a graceful handover waits for the running callback.
 //! Every callback is audited (replica, identity, start, end, and who held
 //! its shard's Lease at start and end). Paused tokio time drives the
-//! pollers, the sharding tasks and the controller clocks.
+//! pollers, the sharding tasks and the controller clocks; a wall-clock
+//! watchdog fails a test whose runtime spins (paused time would stand still).
 
 mod common;
 
@@ -14,6 +15,7 @@ use blue_kubernetes::{
 };
 use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
 use blue_testkit::FakeCluster;
+use common::watchdog::paused_test;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -258,59 +260,61 @@ fn assert_partition(replicas: &[&Replica]) {
     assert_eq!(seen, (0..SHARDS).collect(), "every shard owned once");
 }
 
-#[tokio::test(start_paused = true)]
-async fn each_resource_is_dispatched_by_exactly_one_replica_holding_its_shard() {
-    let cluster = FakeCluster::new();
-    let audit = Audit::new(&cluster);
-    let a = replica(&cluster, &audit, "a");
-    let b = replica(&cluster, &audit, "b");
-    let c = replica(&cluster, &audit, "c");
-    eventually(6 * RP, "three members share the shards", || {
-        [&a, &b, &c]
+#[test]
+fn each_resource_is_dispatched_by_exactly_one_replica_holding_its_shard() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        let a = replica(&cluster, &audit, "a");
+        let b = replica(&cluster, &audit, "b");
+        let c = replica(&cluster, &audit, "c");
+        eventually(6 * RP, "three members share the shards", || {
+            [&a, &b, &c]
+                .iter()
+                .all(|r| (2..=3).contains(&r.runtime.shards_owned().len()))
+        })
+        .await;
+        assert_partition(&[&a, &b, &c]);
+        let names: Vec<String> = (0..24).map(|i| format!("w{i}")).collect();
+        for name in &names {
+            cluster.create(&widgets(), NS, name, spec(json!(name)));
+        }
+        eventually(10 * POLL_MS, "every widget is Ready", || {
+            names.iter().all(|n| phase(&cluster, n) == "Ready")
+        })
+        .await;
+        for name in &names {
+            let runs = audit.runs_of(&profile(name));
+            assert_eq!(runs.len(), 1, "{name} converged once: {runs:?}");
+            let owner = [("a", &a), ("b", &b), ("c", &c)]
+                .into_iter()
+                .find(|(_, r)| r.runtime.shards_owned().contains(&shard_of(name)))
+                .map(|(n, _)| n);
+            assert_eq!(Some(runs[0].replica.as_str()), owner, "{name}");
+        }
+        let replicas: BTreeSet<String> = audit.runs().into_iter().map(|r| r.replica).collect();
+        assert_eq!(replicas.len(), 3, "the work is shared: {replicas:?}");
+        audit.assert_clean();
+        let refused: u64 = [&a, &b, &c]
             .iter()
-            .all(|r| (2..=3).contains(&r.runtime.shards_owned().len()))
-    })
-    .await;
-    assert_partition(&[&a, &b, &c]);
-    let names: Vec<String> = (0..24).map(|i| format!("w{i}")).collect();
-    for name in &names {
-        cluster.create(&widgets(), NS, name, spec(json!(name)));
-    }
-    eventually(10 * POLL_MS, "every widget is Ready", || {
-        names.iter().all(|n| phase(&cluster, n) == "Ready")
-    })
-    .await;
-    for name in &names {
-        let runs = audit.runs_of(&profile(name));
-        assert_eq!(runs.len(), 1, "{name} converged once: {runs:?}");
-        let owner = [("a", &a), ("b", &b), ("c", &c)]
-            .into_iter()
-            .find(|(_, r)| r.runtime.shards_owned().contains(&shard_of(name)))
-            .map(|(n, _)| n);
-        assert_eq!(Some(runs[0].replica.as_str()), owner, "{name}");
-    }
-    let replicas: BTreeSet<String> = audit.runs().into_iter().map(|r| r.replica).collect();
-    assert_eq!(replicas.len(), 3, "the work is shared: {replicas:?}");
-    audit.assert_clean();
-    let refused: u64 = [&a, &b, &c]
-        .iter()
-        .map(|r| metric(&r.runtime, "blue_shard_dispatch_refused_total"))
-        .sum();
-    assert!(refused >= 24, "the other replicas refused every widget");
-    for r in [a, b, c] {
-        r.runtime.stop().await;
-    }
-    for shard in 0..SHARDS {
-        let lease = cluster.lease(NS, &settings("any").shard_lease_name(shard));
-        assert_eq!(
-            lease
-                .and_then(|l| l.spec.holder_identity)
-                .as_deref()
-                .unwrap_or(""),
-            "",
-            "released on stop"
-        );
-    }
+            .map(|r| metric(&r.runtime, "blue_shard_dispatch_refused_total"))
+            .sum();
+        assert!(refused >= 24, "the other replicas refused every widget");
+        for r in [a, b, c] {
+            r.runtime.stop().await;
+        }
+        for shard in 0..SHARDS {
+            let lease = cluster.lease(NS, &settings("any").shard_lease_name(shard));
+            assert_eq!(
+                lease
+                    .and_then(|l| l.spec.holder_identity)
+                    .as_deref()
+                    .unwrap_or(""),
+                "",
+                "released on stop"
+            );
+        }
+    });
 }
 
 fn metric(runtime: &Runtime, name: &str) -> u64 {
@@ -320,125 +324,129 @@ fn metric(runtime: &Runtime, name: &str) -> u64 {
         .map_or(0, |v| v as u64)
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire() {
-    let cluster = FakeCluster::new();
-    let audit = Audit::new(&cluster);
-    let a = replica(&cluster, &audit, "a");
-    let b = replica(&cluster, &audit, "b");
-    eventually(6 * RP, "two members share the shards", || {
-        a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
-    })
-    .await;
-    let lost = b.runtime.shards_owned();
-    let name = (0..100)
-        .map(|i| format!("late{i}"))
-        .find(|n| lost.contains(&shard_of(n)))
-        .expect("some name lands in b's shards");
+#[test]
+fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        let a = replica(&cluster, &audit, "a");
+        let b = replica(&cluster, &audit, "b");
+        eventually(6 * RP, "two members share the shards", || {
+            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+        })
+        .await;
+        let lost = b.runtime.shards_owned();
+        let name = (0..100)
+            .map(|i| format!("late{i}"))
+            .find(|n| lost.contains(&shard_of(n)))
+            .expect("some name lands in b's shards");
 
-    b.cut.store(true, Ordering::SeqCst);
-    let cut = Instant::now();
-    sleep_ms(RD + RP).await;
-    assert!(
-        b.runtime.shards_owned().is_empty(),
-        "no renewal, no dispatch"
-    );
-    cluster.create(&widgets(), NS, &name, spec(json!(1)));
-    sleep_ms(3 * POLL_MS).await;
-    assert!(
-        cut.elapsed() < Duration::from_millis(LD),
-        "still within the lease"
-    );
-    assert_eq!(a.runtime.shards_owned().len(), 4, "a waits for expiry");
-    assert!(audit.runs_of(&profile(&name)).is_empty());
+        b.cut.store(true, Ordering::SeqCst);
+        let cut = Instant::now();
+        sleep_ms(RD + RP).await;
+        assert!(
+            b.runtime.shards_owned().is_empty(),
+            "no renewal, no dispatch"
+        );
+        cluster.create(&widgets(), NS, &name, spec(json!(1)));
+        sleep_ms(3 * POLL_MS).await;
+        assert!(
+            cut.elapsed() < Duration::from_millis(LD),
+            "still within the lease"
+        );
+        assert_eq!(a.runtime.shards_owned().len(), 4, "a waits for expiry");
+        assert!(audit.runs_of(&profile(&name)).is_empty());
 
-    eventually(LD + 3 * RP, "a takes every shard over", || {
-        a.runtime.shards_owned().len() == SHARDS as usize
-    })
-    .await;
-    assert!(cut.elapsed() >= Duration::from_millis(LD));
-    eventually(4 * POLL_MS, "the late widget is handled by a", || {
-        phase(&cluster, &name) == "Ready"
-    })
-    .await;
-    let runs = audit.runs_of(&profile(&name));
-    assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0].replica, "a");
-    audit.assert_clean();
-    assert!(metric(&a.runtime, "blue_shards_gained_total") >= 8);
-    assert!(metric(&b.runtime, "blue_shards_lost_total") >= 4);
-    b.cut.store(false, Ordering::SeqCst);
-    b.runtime.stop().await;
-    a.runtime.stop().await;
+        eventually(LD + 3 * RP, "a takes every shard over", || {
+            a.runtime.shards_owned().len() == SHARDS as usize
+        })
+        .await;
+        assert!(cut.elapsed() >= Duration::from_millis(LD));
+        eventually(4 * POLL_MS, "the late widget is handled by a", || {
+            phase(&cluster, &name) == "Ready"
+        })
+        .await;
+        let runs = audit.runs_of(&profile(&name));
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].replica, "a");
+        audit.assert_clean();
+        assert!(metric(&a.runtime, "blue_shards_gained_total") >= 8);
+        assert!(metric(&b.runtime, "blue_shards_lost_total") >= 4);
+        b.cut.store(false, Ordering::SeqCst);
+        b.runtime.stop().await;
+        a.runtime.stop().await;
+    });
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts() {
-    let cluster = FakeCluster::new();
-    let audit = Audit::new(&cluster);
-    let a = replica(&cluster, &audit, "a");
-    eventually(2 * RP, "a alone owns every shard", || {
-        a.runtime.shards_owned().len() == SHARDS as usize
-    })
-    .await;
-    audit.hold();
-    let names: Vec<String> = (0..8).map(|i| format!("slow{i}")).collect();
-    for name in &names {
-        cluster.create(&widgets(), NS, name, spec(json!(1)));
-    }
-    eventually(4 * POLL_MS, "every converge runs in a", || {
-        audit.started.load(Ordering::SeqCst) == names.len()
-    })
-    .await;
+#[test]
+fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        let a = replica(&cluster, &audit, "a");
+        eventually(2 * RP, "a alone owns every shard", || {
+            a.runtime.shards_owned().len() == SHARDS as usize
+        })
+        .await;
+        audit.hold();
+        let names: Vec<String> = (0..8).map(|i| format!("slow{i}")).collect();
+        for name in &names {
+            cluster.create(&widgets(), NS, name, spec(json!(1)));
+        }
+        eventually(4 * POLL_MS, "every converge runs in a", || {
+            audit.started.load(Ordering::SeqCst) == names.len()
+        })
+        .await;
 
-    let b = replica(&cluster, &audit, "b");
-    sleep_ms(5 * RP).await;
-    let moving: Vec<&String> = names
-        .iter()
-        .filter(|n| !a.runtime.shards_owned().contains(&shard_of(n)))
-        .collect();
-    assert!(!moving.is_empty(), "b's arrival moves some running work");
-    for name in &moving {
-        assert_eq!(
-            audit.holder(&profile(name)).as_deref(),
-            Some("a"),
-            "{name}'s shard is kept while its callback runs"
-        );
-        assert!(!b.runtime.shards_owned().contains(&shard_of(name)));
-    }
+        let b = replica(&cluster, &audit, "b");
+        sleep_ms(5 * RP).await;
+        let moving: Vec<&String> = names
+            .iter()
+            .filter(|n| !a.runtime.shards_owned().contains(&shard_of(n)))
+            .collect();
+        assert!(!moving.is_empty(), "b's arrival moves some running work");
+        for name in &moving {
+            assert_eq!(
+                audit.holder(&profile(name)).as_deref(),
+                Some("a"),
+                "{name}'s shard is kept while its callback runs"
+            );
+            assert!(!b.runtime.shards_owned().contains(&shard_of(name)));
+        }
 
-    audit.release_all();
-    eventually(3 * RP, "the drained shards reach b", || {
-        a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
-    })
-    .await;
-    assert_partition(&[&a, &b]);
-    assert!(names.iter().all(|n| phase(&cluster, n) == "Ready"));
-    assert!(metric(&a.runtime, "blue_shard_drain_seconds_count") >= 1);
+        audit.release_all();
+        eventually(3 * RP, "the drained shards reach b", || {
+            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+        })
+        .await;
+        assert_partition(&[&a, &b]);
+        assert!(names.iter().all(|n| phase(&cluster, n) == "Ready"));
+        assert!(metric(&a.runtime, "blue_shard_drain_seconds_count") >= 1);
 
-    // New desired state for the moved ones: b runs them now.
-    for name in &moving {
-        cluster.edit_spec(&widgets(), NS, name, |s| s["config"]["value"] = json!(2));
-    }
-    eventually(4 * POLL_MS, "b converges the moved widgets", || {
-        moving.iter().all(|n| audit.runs_of(&profile(n)).len() == 2)
-    })
-    .await;
-    for name in &moving {
-        let runs = audit.runs_of(&profile(name));
-        assert_eq!(
-            (runs[0].replica.as_str(), runs[1].replica.as_str()),
-            ("a", "b")
-        );
-        assert!(runs[1].start >= runs[0].end);
-        assert!(
-            runs[1].token > runs[0].token,
-            "the fencing token grew with the new owner: {runs:?}"
-        );
-    }
-    audit.assert_clean();
-    a.runtime.stop().await;
-    b.runtime.stop().await;
+        // New desired state for the moved ones: b runs them now.
+        for name in &moving {
+            cluster.edit_spec(&widgets(), NS, name, |s| s["config"]["value"] = json!(2));
+        }
+        eventually(4 * POLL_MS, "b converges the moved widgets", || {
+            moving.iter().all(|n| audit.runs_of(&profile(n)).len() == 2)
+        })
+        .await;
+        for name in &moving {
+            let runs = audit.runs_of(&profile(name));
+            assert_eq!(
+                (runs[0].replica.as_str(), runs[1].replica.as_str()),
+                ("a", "b")
+            );
+            assert!(runs[1].start >= runs[0].end);
+            assert!(
+                runs[1].token > runs[0].token,
+                "the fencing token grew with the new owner: {runs:?}"
+            );
+        }
+        audit.assert_clean();
+        a.runtime.stop().await;
+        b.runtime.stop().await;
+    });
 }
 
 #[test]

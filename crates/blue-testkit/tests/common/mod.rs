@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod log;
+pub mod watchdog;
 
 use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};
 use blue_kubernetes_client::{Client, ResourceDescriptor};

@@ -38,9 +38,15 @@
 //! - `related.rs`: a third property, related objects and references under
 //!   watch faults: every related change handled within a resync period,
 //!   no callback while a reference is unresolved (`related_world.rs`: its
-//!   server, databases and ConfigMaps).
+//!   server, databases and ConfigMaps);
+//! - `sharding.rs`: a fourth property, two to four sharded runtime
+//!   replicas under starts, graceful stops, crashes, partitions, lease
+//!   expiries and slow callbacks: no widget in flight in two replicas, no
+//!   fenced write landing, every widget converged once membership settles
+//!   (`sharding_world.rs`: its replicas, their wires and the ledger).
 //!
-//! Runs 64 cases by default (a few seconds in a debug build). Search longer:
+//! Runs 64 cases by default (the sharding property 16: it starts real
+//! runtimes; a few seconds each in a debug build). Search longer:
 //! `PROPTEST_CASES=2000 cargo test -p blue-testkit --test model --release`.
 
 mod audit;
@@ -54,6 +60,8 @@ mod object;
 mod oracle;
 mod related;
 mod related_world;
+mod sharding;
+mod sharding_world;
 mod steps;
 mod strategies;
 mod watching;
@@ -108,5 +116,21 @@ proptest! {
         ops in proptest::collection::vec(related::arb_related_op(), 0..=40),
     ) {
         related::run_related_case(server, &ops)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: sharding::cases(),
+        ..proptest_config()
+    })]
+
+    /// See `sharding.rs`.
+    #[test]
+    fn sharded_replicas_never_share_a_widget_never_land_a_fenced_write_and_converge_once_settled(
+        replicas in 1usize..=3,
+        ops in proptest::collection::vec(sharding::arb_shard_op(), 0..=30),
+    ) {
+        sharding::run_shard_case(replicas, ops)?;
     }
 }
