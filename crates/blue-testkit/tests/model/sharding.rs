@@ -378,12 +378,11 @@ pub fn arb_shard_op() -> impl Strategy<Value = ShardOp> {
 
 /// Not sharding's: one replica (sharding or not) whose converge of a
 /// watched widget holds while the user edits it. The pass's Ready write
-/// conflicts, and the edit, whose event arrived during the pass, is not
-/// looked at again until the next resync (5 min by default): the widget
-/// stays `Reconciling` at its old generation. Ignored until the runtime
-/// is fixed; the property runs with a short resync meanwhile.
+/// conflicts; the edit, whose event arrived during the pass, is looked at
+/// again at once, not at the next resync. (It used to wait for the
+/// resync: the pass awaited the event of its own Reconciling publish,
+/// which had arrived already, before the edit.)
 #[test]
-#[ignore = "runtime bug: an edit during a running pass waits for the resync"]
 fn an_edit_during_a_slow_converge_is_handled_before_the_next_resync() {
     let body = || async {
         let mut case = Case::new(1);

@@ -43,9 +43,8 @@ pub const RENEW_MS: u64 = 2_000;
 pub const RETRY_PERIOD_MS: u64 = 500;
 pub const POLL_MS: u64 = 500;
 pub const RETRY_MAX_MS: u64 = 2_000;
-/// Short: a widget edited while its pass runs a slow converge is only
-/// looked at again by the next resync (a runtime bug, sharding or not: see
-/// `an_edit_during_a_slow_converge_is_handled_before_the_next_resync`).
+/// Short, so the liveness wait can include one resync (the backstop for
+/// a lost watch event) without advancing minutes of paused time.
 pub const RESYNC_MS: u64 = 10_000;
 pub const NAMES: [&str; 5] = ["w0", "w1", "w2", "w3", "w4"];
 /// The first element of every identity: no other test's.
