@@ -5,6 +5,7 @@
 
 use crate::Controller;
 use blue_kubernetes_client::{AccessCheck, ApiResource, ErrorKind, ResourceDescriptor};
+use futures::future::join_all;
 
 /// One problem found by [`preflight`], printable as one clear line. Holds
 /// names from the configuration and the server's discovery only, never
@@ -77,10 +78,21 @@ fn hint(singular_of: Option<&str>) -> String {
 pub async fn preflight(controller: &Controller) -> Vec<Problem> {
     let config = &controller.config;
     let client = &config.client;
+    // Asked all at once: a restarted operator resumes its interrupted work
+    // only after preflight, and each request is a round trip. The answers
+    // are read in order, so the problems come out as if asked in turn.
+    let descriptors: Vec<_> = config.packages.iter().map(|p| p.descriptor()).collect();
+    let served = join_all(
+        descriptors
+            .iter()
+            .map(|d| client.server_resources(&d.group, &d.version)),
+    );
+    let checks = access_checks(controller);
+    let allowed = join_all(checks.iter().map(|check| client.can_i(check)));
+    let (served, allowed) = futures::join!(served, allowed);
     let mut problems = Vec::new();
-    for package in &config.packages {
-        let d = package.descriptor();
-        match client.server_resources(&d.group, &d.version).await {
+    for (d, served) in descriptors.into_iter().zip(served) {
+        match served {
             Err(e) if problems.is_empty() && is_unreachable(e.kind()) => {
                 return vec![Problem::Unreachable(e.kind())];
             }
@@ -92,8 +104,8 @@ pub async fn preflight(controller: &Controller) -> Vec<Problem> {
             Ok(Some(served)) => problems.extend(check_served(d, &served)),
         }
     }
-    for check in access_checks(controller) {
-        match client.can_i(&check).await {
+    for (check, allowed) in checks.into_iter().zip(allowed) {
+        match allowed {
             Ok(true) => {}
             Ok(false) => problems.push(Problem::Forbidden(check)),
             Err(e) if problems.is_empty() && is_unreachable(e.kind()) => {

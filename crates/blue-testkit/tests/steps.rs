@@ -532,3 +532,42 @@ async fn a_step_started_inside_another_fails_instead_of_waiting_forever() {
         ["a step was started while another one ran; steps run one at a time"]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn after_a_restart_the_run_a_dead_process_left_running_is_resumed_before_healthy_checks() {
+    let (cluster, infra) = (FakeCluster::new(), blue_testkit::FakeInfra::new());
+    let package = infra.stepped_package(widgets());
+    // Listed before `w`, and due at once (never checked).
+    for name in ["a0", "a1", "a2"] {
+        cluster.create(&widgets(), NS, name, json!({"config": {"value": 1}}));
+    }
+    cluster.create(&widgets(), NS, "w", json!({"config": {"value": 2}}));
+    let crash = Crash::new();
+    let dead = build(&crash.client(Arc::new(cluster.clone())), &package);
+    crash.arm(CrashAt::StepEnded("apply".into()));
+    let pass = reconcile(&dead, &package, NS, "w");
+    assert!(crash.run(pass).await.is_none(), "the pass died in `apply`");
+    let before = infra.records().len();
+    // The next process, one worker: the order it looks in is the order
+    // its callbacks run.
+    let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
+    config.namespace = NS.into();
+    config.now = common::tokio_clock();
+    config.workers = 1;
+    let next = blue_kubernetes::start(controller(config).unwrap()).unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    next.stop().await;
+    let order: Vec<String> = infra.records()[before..]
+        .iter()
+        .filter(|r| r.step == blue_testkit::Step::Observe)
+        .map(|r| r.profile.clone())
+        .collect();
+    assert_eq!(
+        order.first().map(String::as_str),
+        Some("dev--w"),
+        "{order:?}"
+    );
+    let status = cluster.get(&widgets(), NS, "w").unwrap()["status"].clone();
+    assert_eq!(status["phase"], "Ready");
+    assert_eq!(status["workflow"]["state"], "Done");
+}

@@ -65,8 +65,12 @@ pub(super) fn take_in(shared: &Shared, key: Key, object: Value, in_order: bool) 
         (key, ready, version, new_version)
     };
     let referrers = super::references::track(shared, &key, &object, new_version);
+    let lane = match crate::steps::left_running(&object) {
+        true => Lane::First,
+        false => Lane::InTurn,
+    };
     let delivered = in_order.then_some(object);
-    decide(shared, key.clone(), ready, delivered, version, now);
+    decide(shared, key.clone(), ready, delivered, version, now, lane);
     for referrer in referrers {
         if request(shared, &referrer) {
             shared.counters.requested();
@@ -135,7 +139,7 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
             .collect()
     };
     for (key, ready, version) in decisions {
-        decide(shared, key, ready, None, version, now);
+        decide(shared, key, ready, None, version, now, Lane::InTurn);
     }
 }
 
@@ -156,7 +160,7 @@ pub(super) fn request(shared: &Shared, key: &Key) -> bool {
             book.cache.version(key).unwrap_or_default(),
         )
     };
-    decide(shared, key, ready, None, version, now);
+    decide(shared, key, ready, None, version, now, Lane::InTurn);
     true
 }
 
@@ -212,7 +216,15 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
         let version = book.cache.version(&work.key).unwrap_or_default();
         (ready, version)
     };
-    decide(shared, work.key.clone(), ready, None, version, now);
+    decide(
+        shared,
+        work.key.clone(),
+        ready,
+        None,
+        version,
+        now,
+        Lane::InTurn,
+    );
     if let Some(shard) = ended.not_owned {
         super::shards::park(shared, &work.key, shard);
     }
@@ -226,7 +238,7 @@ pub(super) fn redecide(shared: &Shared, key: Key) {
         let ready = book.cache.ready_at(&key, |uid| shared.backoff.until(uid));
         (ready, book.cache.version(&key).unwrap_or_default())
     };
-    decide(shared, key, ready, None, version, now);
+    decide(shared, key, ready, None, version, now, Lane::InTurn);
 }
 
 /// The uid cached for `key`.
@@ -242,10 +254,11 @@ fn decide(
     snapshot: Option<Value>,
     version: String,
     now: u64,
+    lane: Lane,
 ) {
     match ready {
         None => {}
-        Some(at) if at <= now => queue(shared, key, snapshot, version),
+        Some(at) if at <= now => queue(shared, key, snapshot, version, lane),
         // Listed (not watched) resources are looked at by the next list.
         Some(_) if !shared.watched(&key) => {}
         Some(at) => set_timer(shared, key, at),
@@ -259,17 +272,31 @@ fn decide(
 /// afterwards), and an object that waited long is better read fresh anyway.
 const QUEUED_SNAPSHOTS: usize = 256;
 
+/// Where a due resource joins the queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    /// Its recorded run was left `Running` (a dead process's, read from a
+    /// list or watch): resuming it comes before checking what is healthy,
+    /// so a restart does not make interrupted work wait behind the fleet.
+    First,
+    InTurn,
+}
+
 /// A standby replica queues nothing: its reflectors relist when it leads.
-fn queue(shared: &Shared, key: Key, snapshot: Option<Value>, version: String) {
+fn queue(shared: &Shared, key: Key, snapshot: Option<Value>, version: String, lane: Lane) {
     if !shared.may_dispatch() {
         return;
     }
     let snapshot = snapshot.filter(|_| shared.queue.len() < QUEUED_SNAPSHOTS);
-    shared.queue.push(Work {
+    let work = Work {
         key,
         snapshot,
         version,
-    });
+    };
+    match lane {
+        Lane::First => shared.queue.push_first(work),
+        Lane::InTurn => shared.queue.push(work),
+    };
     set_queue_depth(shared);
 }
 

@@ -1,6 +1,8 @@
 //! The work queue: at most one pending entry per resource, none while that
 //! resource is being reconciled (the dispatch loop looks at it again when
-//! the pass ends, so nothing pushed meanwhile is lost).
+//! the pass ends, so nothing pushed meanwhile is lost). Entries queued
+//! [first](WorkQueue::push_first) are handed out before the others, each
+//! lane in the order it was queued.
 
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -23,6 +25,7 @@ pub(crate) struct Work {
 
 #[derive(Default)]
 struct State {
+    first: VecDeque<Key>,
     order: VecDeque<Key>,
     pending: HashMap<Key, Work>,
     running: HashSet<Key>,
@@ -43,7 +46,19 @@ impl WorkQueue {
     /// Queues `work`. A pending entry takes the newer decision (keeping a
     /// snapshot it had if the new one has none); a running one is skipped.
     /// Returns true if queued as a new entry.
-    pub(crate) fn push(&self, mut work: Work) -> bool {
+    pub(crate) fn push(&self, work: Work) -> bool {
+        self.push_to(work, false)
+    }
+
+    /// Queues `work` as [`push`](Self::push) does, ahead of every entry
+    /// queued by `push`: after a restart, the runs a dead process left
+    /// `Running` resume before the healthy resources are checked. An entry
+    /// already pending keeps its place.
+    pub(crate) fn push_first(&self, work: Work) -> bool {
+        self.push_to(work, true)
+    }
+
+    fn push_to(&self, mut work: Work, first: bool) -> bool {
         let mut s = self.state();
         if s.closed || s.running.contains(&work.key) {
             return false;
@@ -55,7 +70,8 @@ impl WorkQueue {
             *slot = work;
             return false;
         }
-        s.order.push_back(work.key.clone());
+        let lane = if first { &mut s.first } else { &mut s.order };
+        lane.push_back(work.key.clone());
         s.pending.insert(work.key.clone(), work);
         drop(s);
         self.notify.notify_one();
@@ -71,13 +87,13 @@ impl WorkQueue {
                 if s.closed {
                     return None;
                 }
-                while let Some(key) = s.order.pop_front() {
+                while let Some(key) = s.first.pop_front().or_else(|| s.order.pop_front()) {
                     let Some(work) = s.pending.remove(&key) else {
                         continue;
                     };
                     s.running.insert(key);
                     // Pass the wake-up on: more entries may be waiting.
-                    if !s.order.is_empty() {
+                    if !s.first.is_empty() || !s.order.is_empty() {
                         self.notify.notify_one();
                     }
                     return Some(work);
@@ -101,6 +117,7 @@ impl WorkQueue {
     pub(crate) fn close(&self) {
         let mut s = self.state();
         s.closed = true;
+        s.first.clear();
         s.order.clear();
         s.pending.clear();
         drop(s);
@@ -151,6 +168,22 @@ mod tests {
         assert!(!q.push(work("a", "2", None)));
         q.done(&w.key);
         assert!(q.push(work("a", "3", None)));
+    }
+
+    #[tokio::test]
+    async fn entries_queued_first_are_handed_out_before_the_rest_in_order() {
+        let q = WorkQueue::default();
+        q.push(work("healthy", "1", None));
+        assert!(q.push_first(work("resumed-a", "1", None)));
+        q.push_first(work("resumed-b", "1", None));
+        // Already pending: it keeps its place rather than jumping ahead.
+        assert!(!q.push_first(work("healthy", "2", None)));
+        let mut names = Vec::new();
+        for _ in 0..3 {
+            names.push(q.pop().await.unwrap().key.name().to_string());
+        }
+        assert_eq!(names, ["resumed-a", "resumed-b", "healthy"]);
+        assert_eq!(q.len(), 0);
     }
 
     #[tokio::test]

@@ -41,7 +41,7 @@ mod record;
 
 pub use key::MAX_STEP_NAME_BYTES;
 pub(crate) use key::{valid_name, Desired};
-pub(crate) use record::{status_schema, Begun, Record, Refused, State};
+pub(crate) use record::{left_running, status_schema, Begun, Record, Refused, State};
 pub use record::{MAX_STEPS_PER_RUN, MAX_STEP_RESULT_BYTES, MAX_WORKFLOW_BYTES};
 
 use crate::CallbackResult;

@@ -89,6 +89,16 @@ pub(crate) enum Refused {
     ResultTooLarge(usize),
 }
 
+/// Whether `object`'s recorded run was left `Running` with no process
+/// working on it (when read from a list or watch by a process that has not
+/// yet started it): its process died, or lost the write of its end.
+pub(crate) fn left_running(object: &Value) -> bool {
+    object
+        .pointer("/status/workflow/state")
+        .and_then(Value::as_str)
+        == Some("Running")
+}
+
 impl Record {
     /// The record stored in `status`, if it is one: anything else (absent,
     /// hand-edited into another shape) counts as no record.
