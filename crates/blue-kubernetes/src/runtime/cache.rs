@@ -77,7 +77,23 @@ pub(crate) struct Cache {
     namespaces: Namespaces,
     /// Package index -> objects per phase slot.
     counts: HashMap<usize, [i64; PHASE_SLOTS]>,
+    /// The versions watched while a pass over the key runs: at most one
+    /// entry per running pass (so per worker), never per resource.
+    passes: HashMap<Key, Seen>,
 }
+
+/// Versions a watch delivered during one pass, in order.
+#[derive(Default)]
+struct Seen {
+    versions: Vec<Token>,
+    /// More arrived than are kept: whether the pass's last write was
+    /// among them is unknown.
+    overflowed: bool,
+}
+
+/// Versions kept per running pass; a pass that writes more (each step
+/// boundary is a write) is rare and, past this, is not awaited.
+const SEEN_PER_PASS: usize = 32;
 
 fn phase_slot(object: &Value) -> Option<u8> {
     match status_str(object, "phase") {
@@ -141,6 +157,12 @@ impl Cache {
             Due::OnEdit => (None, false),
         };
         let version = version_of(object);
+        if let (true, Some(seen)) = (in_order, self.passes.get_mut(&key)) {
+            match seen.versions.len() < SEEN_PER_PASS {
+                true => seen.versions.push(Token::new(version)),
+                false => seen.overflowed = true,
+            }
+        }
         let uid = resource::uid(object).unwrap_or_default();
         let phase = phase_slot(object);
         let package = key.package();
@@ -343,6 +365,25 @@ impl Cache {
     pub(crate) fn schedule(&mut self, key: &Key, at_ms: u64) {
         if let Some(entry) = self.entries.get_mut(key) {
             entry.scheduled = Some(at_ms);
+        }
+    }
+
+    /// A pass over `key` starts: from now on, the versions watched are
+    /// kept until [`end_pass`](Self::end_pass).
+    pub(crate) fn begin_pass(&mut self, key: &Key) {
+        self.passes.insert(key.clone(), Seen::default());
+    }
+
+    /// The pass over `key` ended, its last successful write `written`:
+    /// awaited unless the watch already brought it while the pass ran
+    /// (then the versions after it are someone else's edits, which must
+    /// decide at once, not at the next list).
+    pub(crate) fn end_pass(&mut self, key: &Key, written: Option<&str>) {
+        let seen = self.passes.remove(key).unwrap_or_default();
+        let Some(written) = written else { return };
+        let arrived = seen.overflowed || seen.versions.iter().any(|v| v.is(written));
+        if !arrived {
+            self.await_version(key, written);
         }
     }
 
@@ -584,6 +625,25 @@ mod tests {
         c.restore_request(&key());
         c.hold(&key(), "1", Some(300));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(300), "a busy lock");
+    }
+
+    #[test]
+    fn an_edit_watched_after_our_write_within_the_pass_decides_at_once() {
+        let mut c = Cache::default();
+        c.record(key(), &at("1", "Pending"), Due::Now, true, 0);
+        c.begin_pass(&key());
+        c.record(key(), &at("2", "Reconciling"), Due::Now, true, 0);
+        c.record(key(), &at("3", "Ready"), stored(60_000), true, 0);
+        // Someone's edit arrives before the pass has ended.
+        c.record(key(), &at("4", "Ready"), Due::Now, true, 0);
+        c.end_pass(&key(), Some("3"));
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0), "the edit");
+        // Not yet watched when the pass ended: awaited as before.
+        c.begin_pass(&key());
+        c.end_pass(&key(), Some("6"));
+        c.record(key(), &at("5", "Reconciling"), Due::Now, true, 0);
+        assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "our own publish");
+        assert!(c.passes.is_empty(), "nothing kept after a pass");
     }
 
     #[test]

@@ -166,7 +166,9 @@ pub(super) fn request(shared: &Shared, key: &Key) -> bool {
 
 /// A pass over `key` starts: whether an early check was asked for.
 pub(super) fn take_request(shared: &Shared, key: &Key) -> bool {
-    book(shared).cache.take_request(key)
+    let mut book = book(shared);
+    book.cache.begin_pass(key);
+    book.cache.take_request(key)
 }
 
 /// What a finished pass tells the dispatcher.
@@ -204,9 +206,7 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
         if ended.unserved_request {
             book.cache.restore_request(&work.key);
         }
-        if let Some(written) = &ended.written {
-            book.cache.await_version(&work.key, written);
-        }
+        book.cache.end_pass(&work.key, ended.written.as_deref());
         if let Some(at) = ended.next_check {
             book.cache.schedule(&work.key, at);
         }
