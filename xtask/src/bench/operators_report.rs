@@ -300,3 +300,121 @@ fn pct(cores: f64) -> String {
 fn mib(kib: f64) -> String {
     format!("{:.1} MiB", kib / 1024.0)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::harness::Reaction;
+    use super::super::report::{blocks, terminal};
+    use super::super::steady::{Restart, Steady};
+    use super::*;
+
+    fn served(n: f64) -> super::super::apimetrics::Served {
+        let mut s = super::super::apimetrics::Served::default();
+        for (verb, resource) in [
+            ("GET", "configmaps"),
+            ("PATCH", "localconfigmaps/status"),
+            ("LIST", "localconfigmaps"),
+            ("WATCH", "configmaps"),
+            ("GET", "endpoints"),
+            ("PROXY", "events"),
+        ] {
+            s.requests.insert((verb.into(), resource.into()), n);
+        }
+        s.watches.insert("configmaps".into(), 2.0);
+        s
+    }
+
+    fn outcome(k: f64) -> Outcome {
+        let idle = Idle {
+            operator_cpu: 0.003 * k,
+            server_cpu: 0.05 * k,
+            rss: Default::default(),
+            served: served(3.0 * k),
+            wall: 30.0,
+        };
+        let at = |n: usize| AtSize {
+            edits: vec![
+                Reaction {
+                    ready: 0.010 * k,
+                    config_map: 0.008 * k,
+                },
+                Reaction {
+                    ready: 0.030 * k,
+                    config_map: 0.020 * k,
+                },
+            ],
+            creates: vec![0.02 * k, 0.04 * k],
+            restores: vec![0.005 * k, 0.007 * k],
+            idle: Idle {
+                rss: super::super::contender::Rss {
+                    operator: 10_000 + n as u64 * k as u64,
+                    peak: 12_000,
+                    children: 3_000,
+                },
+                ..idle.clone()
+            },
+        };
+        let steady = |n: usize, interval: u64| Steady {
+            n,
+            interval,
+            operator_cpu: 0.02 * k,
+            apiserver_cpu: 0.1 * k,
+            etcd_cpu: 0.01,
+            served: served(600.0 * k),
+            wall: 60.0,
+        };
+        Outcome {
+            new: (4.0 * k, 1.5 * k),
+            new_writes: 3.0 * k,
+            deletions: 2.0 * k,
+            deletion_writes: 1.0 * k,
+            steady: vec![steady(50, 10), steady(1_000, 10)],
+            restart: Some(Restart {
+                n: 50,
+                interval: 10,
+                all_checked: (k < 2.0).then_some(8.0),
+                quantiles: [Some(1.0), Some(4.0), None],
+                peak_checks: 12.0 * k,
+                peak_requests: 30.0,
+                peak_in_flight: 3.0,
+                requests_per_second: 9.5,
+            }),
+            sizes: [(10, at(10)), (1_000, at(1_000))].into_iter().collect(),
+        }
+    }
+
+    fn contender(label: &'static str, family: Family) -> Contender {
+        Contender {
+            label,
+            family,
+            binary: PathBuf::new(),
+            extra: vec![],
+        }
+    }
+
+    /// Captured from the renderers before they were rebuilt on one table
+    /// writer: the terminal tables and the Markdown blocks, byte for byte.
+    #[test]
+    fn the_tables_and_verdicts_render_as_before() {
+        let results = vec![
+            (contender("watch", Family::Ours), outcome(1.0)),
+            (contender("peer", Family::Peer), outcome(2.0)),
+        ];
+        let mut sizes = Sizes::new(true, Some(vec![10, 1_000]));
+        sizes.steady.push((1_000, 10));
+        let baseline = outcome(1.0).sizes.remove(&10).unwrap().idle;
+        let mut report = Report::default();
+        render(&results, &baseline, &sizes, &mut report);
+        let mut out = terminal(&report);
+        for b in blocks(&report) {
+            out.push_str(&format!("[{} / {}]\n{}", b.key, b.title, b.body));
+        }
+        let golden = include_str!("operators_report.golden.txt");
+        if out != golden {
+            std::fs::write("/tmp/operators_report.actual.txt", &out).unwrap();
+        }
+        assert!(out == golden, "differs: see /tmp/operators_report.actual.txt");
+    }
+}
