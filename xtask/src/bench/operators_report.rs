@@ -415,6 +415,9 @@ mod tests {
         if out != golden {
             std::fs::write("/tmp/operators_report.actual.txt", &out).unwrap();
         }
-        assert!(out == golden, "differs: see /tmp/operators_report.actual.txt");
+        assert!(
+            out == golden,
+            "differs: see /tmp/operators_report.actual.txt"
+        );
     }
 }
