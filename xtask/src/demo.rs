@@ -6,7 +6,6 @@
 //! change, together with the operator's log, until Ctrl-C (or `--once`:
 //! until Ready; `--for SECONDS`). Then stops and removes everything.
 
-use std::fs;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -16,7 +15,7 @@ use crate::cluster::manifests::SAMPLE;
 use crate::cluster::Mode;
 use crate::support::interrupt;
 use crate::support::kube::{Kube, LCM};
-use crate::world::operator::Operator;
+use crate::world::operator::{log_since, Operator};
 use crate::world::{Testbed, Transport};
 
 /// Usage of `cargo xtask demo`.
@@ -214,19 +213,12 @@ fn summary(r: &Value) -> String {
 /// Prints the operator's log lines written since `offset` (complete lines
 /// only, unless `all`).
 fn print_new_log(op: &Operator, offset: &mut u64, all: bool) {
-    let Ok(bytes) = fs::read(op.log()) else {
-        return;
+    let new = log_since(op.log(), *offset);
+    let end = match all {
+        true => new.len(),
+        false => new.rfind('\n').map_or(0, |i| i + 1),
     };
-    let start = usize::try_from(*offset)
-        .unwrap_or(usize::MAX)
-        .min(bytes.len());
-    let new = &bytes[start..];
-    let end = if all {
-        new.len()
-    } else {
-        new.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
-    };
-    for line in String::from_utf8_lossy(&new[..end]).lines() {
+    for line in new[..end].lines() {
         if !line.starts_with("===") {
             println!("           operator | {line}");
         }

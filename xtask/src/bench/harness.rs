@@ -161,22 +161,27 @@ impl<'a> Harness<'a> {
         Ok(())
     }
 
-    /// Resources of `namespace` Ready for their current generation, read
-    /// in pages: one list of 10,000 takes the API server longer than a
-    /// request may while an operator keeps it busy.
-    pub fn ready(&self, namespace: &str) -> Result<usize> {
+    /// The resources of `namespace`, read in pages: one list of 10,000
+    /// takes the API server longer than a request may while an operator
+    /// keeps it busy.
+    fn list(&self, namespace: &str) -> Result<Vec<Value>> {
         let mut page = PageRequest::first(LIST_PAGE);
-        let mut ready = 0;
+        let mut items = Vec::new();
         loop {
             let got = self
                 .rt
                 .block_on(self.client.list_page(&descriptor(), namespace, &page))?;
-            ready += got.items.iter().filter(|r| is_ready(r)).count();
+            items.extend(got.items);
             match got.continue_token {
                 Some(token) => page.continue_token = Some(token),
-                None => return Ok(ready),
+                None => return Ok(items),
             }
         }
+    }
+
+    /// Resources of `namespace` Ready for their current generation.
+    pub fn ready(&self, namespace: &str) -> Result<usize> {
+        Ok(self.list(namespace)?.iter().filter(|r| is_ready(r)).count())
     }
 
     /// Lists until `n` are Ready; returns the time it took. Every 50 ms for
@@ -313,21 +318,9 @@ impl<'a> Harness<'a> {
     /// controller runs to do it), then each object deleted, many at a time
     /// (the API server deletes a collection one object after another).
     pub fn discard(&self, namespace: &str) -> Result<()> {
-        let mut resources = Vec::new();
-        let mut page = PageRequest::first(LIST_PAGE);
-        loop {
-            let got = self
-                .rt
-                .block_on(self.client.list_page(&descriptor(), namespace, &page))?;
-            resources.extend(got.items);
-            match got.continue_token {
-                Some(token) => page.continue_token = Some(token),
-                None => break,
-            }
-        }
         let mut strips = Vec::new();
         let mut deletes = Vec::new();
-        for r in &resources {
+        for r in &self.list(namespace)? {
             let name = r["metadata"]["name"]
                 .as_str()
                 .context("a nameless resource")?;

@@ -282,30 +282,20 @@ fn write_blocks(out: &Path, blocks: &[report::Block]) -> Result<()> {
 
 /// The command line that reproduces this run.
 fn command(args: &Args) -> String {
-    let mut c = "cargo xtask bench".to_string();
-    if args.quick {
-        c.push_str(" --quick");
-    }
-    if args.peer.is_some() || args.build_peer {
-        c.push_str(" --peer");
-    }
-    if let Some(sizes) = &args.sizes {
-        let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
-        c.push_str(&format!(" --sizes {}", sizes.join(",")));
-    }
-    if args.reactions_only {
-        c.push_str(" --reactions-only");
-    }
-    if args.from > 0 {
-        c.push_str(&format!(" --from {}", args.from));
-    }
-    if let Some(who) = &args.contenders {
-        c.push_str(&format!(" --contenders {}", who.join(",")));
-    }
-    if args.parts.len() != PARTS.len() {
-        c.push_str(&format!(" --only {}", args.parts.join(",")));
-    }
-    c
+    let list = |l: &[String]| l.join(",");
+    let sizes: Option<Vec<String>> =
+        (args.sizes.as_ref()).map(|s| s.iter().map(usize::to_string).collect());
+    let flags = [
+        args.quick.then(|| "--quick".to_string()),
+        (args.peer.is_some() || args.build_peer).then(|| "--peer".into()),
+        sizes.map(|s| format!("--sizes {}", list(&s))),
+        args.reactions_only.then(|| "--reactions-only".into()),
+        (args.from > 0).then(|| format!("--from {}", args.from)),
+        (args.contenders.as_ref()).map(|c| format!("--contenders {}", list(c))),
+        (args.parts.len() != PARTS.len()).then(|| format!("--only {}", args.parts.join(","))),
+    ];
+    let flags = flags.into_iter().flatten();
+    flags.fold("cargo xtask bench".into(), |c, f| format!("{c} {f}"))
 }
 
 #[cfg(test)]
@@ -326,6 +316,9 @@ mod tests {
         assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));
         assert!(Args::parse(&["--sizes".into(), "10,many".into()]).is_err());
         let c = Args::parse(&["--contenders".into(), "poll,peer".into()]).unwrap();
+        assert_eq!(command(&c), "cargo xtask bench --contenders poll,peer");
+        let s = Args::parse(&["--sizes".into(), "10".into(), "--quick".into()]).unwrap();
+        assert_eq!(command(&s), "cargo xtask bench --quick --sizes 10");
         assert_eq!(
             c.contenders,
             Some(vec!["poll".to_string(), "peer".to_string()])

@@ -5,7 +5,7 @@ use super::contender::{Contender, Family};
 use super::measure::{median, ms, percentile, secs, thousands};
 use super::operators::{operator_resource, AtSize, Idle, Outcome, Sizes};
 use super::report::{Report, Section};
-use super::steady_report;
+use super::steady_report::{self, each, pct, Row};
 
 const VERBS: [&str; 7] = ["LIST", "WATCH", "GET", "PUT", "PATCH", "POST", "DELETE"];
 
@@ -30,45 +30,18 @@ pub fn render(
         &header.join(" | "),
     );
     s.order = 6;
-    // NaN: not measured (that size failed); shown as "-".
-    let mut row = |name: String, values: Vec<f64>, fmt: &dyn Fn(f64) -> String| {
-        let mut cells = vec![name];
-        cells.extend(
-            values
-                .iter()
-                .map(|v| if v.is_nan() { "-".into() } else { fmt(*v) }),
-        );
-        if let Some(p) = peer {
-            for &i in &ours {
-                cells.push(if values[p] > 0.0 && !values[i].is_nan() {
-                    format!("{:.1}x", values[i] / values[p])
-                } else {
-                    "-".into()
-                });
-            }
-        }
-        s.row(cells);
-    };
-    let each =
-        |f: &dyn Fn(&Outcome) -> f64| -> Vec<f64> { results.iter().map(|(_, o)| f(o)).collect() };
-    row(
-        format!("{} new to Ready: wall", sizes.new),
-        each(&|o| o.new.0),
-        &|v| secs(v),
-    );
-    row(
-        format!("{} new to Ready: operator CPU", sizes.new),
-        each(&|o| o.new.1),
-        &|v| secs(v),
-    );
-    row(
-        format!("{} Destroy deletions finished", sizes.deletions),
-        each(&|o| o.deletions),
-        &|v| secs(v),
-    );
-    for (name, values, format) in steady_report::rows(results, sizes) {
-        row(name, values, &format);
-    }
+    let each = |f: &dyn Fn(&Outcome) -> f64| each(results, f);
+    let new = format!("{} new to Ready", sizes.new);
+    let mut rows: Vec<Row> = vec![
+        (format!("{new}: wall"), each(&|o| o.new.0), secs),
+        (format!("{new}: operator CPU"), each(&|o| o.new.1), secs),
+        (
+            format!("{} Destroy deletions finished", sizes.deletions),
+            each(&|o| o.deletions),
+            secs,
+        ),
+    ];
+    rows.extend(steady_report::rows(results, sizes));
     type Samples = fn(&AtSize) -> Vec<f64>;
     let reactions: [(&str, Samples); 4] = [
         ("edit to Ready status", |a| {
@@ -89,7 +62,7 @@ pub fn render(
                     _ => percentile(v, 95.0),
                 };
                 let values = each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| stat(&samples(a))));
-                row(format!("{what} at {at}: {p}"), values, &|v| ms(v));
+                rows.push((format!("{what} at {at}: {p}"), values, ms));
             }
         }
     }
@@ -110,20 +83,36 @@ pub fn render(
         let at = thousands(n as f64);
         for (what, figure, format) in idle_figures {
             let values = each(&|o| o.sizes.get(&n).map_or(f64::NAN, |a| figure(&a.idle)));
-            row(format!("idle at {at}: {what}"), values, &format);
+            rows.push((format!("idle at {at}: {what}"), values, format));
         }
     }
     let per_resource: Vec<Option<(usize, f64)>> =
         results.iter().map(|(_, o)| rss_per_resource(o)).collect();
     if let Some(&n) = sizes.latency.iter().max() {
-        row(
+        rows.push((
             format!("operator RSS per resource at {}", thousands(n as f64)),
             per_resource
                 .iter()
                 .map(|p| p.filter(|x| x.0 == n).map_or(f64::NAN, |x| x.1))
                 .collect(),
-            &|v| format!("{} B", thousands(v)),
-        );
+            |v| format!("{} B", thousands(v)),
+        ));
+    }
+    for (name, values, format) in rows {
+        // NaN: not measured (that size failed); shown as "-".
+        let mut cells = vec![name];
+        cells.extend(values.iter().map(|v| match v.is_nan() {
+            true => "-".into(),
+            false => format(*v),
+        }));
+        // Each of ours against the peer.
+        for (i, p) in ours.iter().filter_map(|i| Some((*i, peer?))) {
+            cells.push(match values[p] > 0.0 && !values[i].is_nan() {
+                true => format!("{:.1}x", values[i] / values[p]),
+                false => "-".into(),
+            });
+        }
+        s.row(cells);
     }
     s.note(format!(
         "with no operator running, kube-apiserver + etcd used {} of a core over {:.0} s \
@@ -292,11 +281,110 @@ fn verdicts(
     }
 }
 
-/// Cores as a percentage of one, to 0.1% (idle figures are small).
-fn pct(cores: f64) -> String {
-    format!("{:.1}%", 100.0 * cores)
-}
-
 fn mib(kib: f64) -> String {
     format!("{:.1} MiB", kib / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::apimetrics::Served;
+    use super::super::harness::Reaction;
+    use super::super::report::{blocks, terminal};
+    use super::super::steady::{Restart, Steady};
+    use super::*;
+
+    fn served(n: f64) -> Served {
+        let mut s = Served::default();
+        for (verb, resource) in [
+            ("GET", "configmaps"),
+            ("PATCH", "localconfigmaps/status"),
+            ("LIST", "localconfigmaps"),
+            ("WATCH", "configmaps"),
+            ("GET", "endpoints"),
+            ("PROXY", "events"),
+        ] {
+            s.requests.insert((verb.into(), resource.into()), n);
+        }
+        s.watches.insert("configmaps".into(), 2.0);
+        s
+    }
+
+    /// Made-up figures, `k` times larger for the peer.
+    fn outcome(k: f64) -> Outcome {
+        let idle = |n: u64| Idle {
+            operator_cpu: 0.003 * k,
+            server_cpu: 0.05 * k,
+            rss: super::super::contender::Rss {
+                operator: 10_000 + n * k as u64,
+                peak: 12_000,
+                children: 3_000,
+            },
+            served: served(3.0 * k),
+            wall: 30.0,
+        };
+        let at = |n: usize| AtSize {
+            edits: [(0.010, 0.008), (0.030, 0.020)]
+                .map(|(r, c)| Reaction {
+                    ready: r * k,
+                    config_map: c * k,
+                })
+                .to_vec(),
+            creates: vec![0.02 * k, 0.04 * k],
+            restores: vec![0.005 * k, 0.007 * k],
+            idle: idle(n as u64),
+        };
+        let steady = |n: usize| Steady {
+            n,
+            interval: 10,
+            operator_cpu: 0.02 * k,
+            apiserver_cpu: 0.1 * k,
+            etcd_cpu: 0.01,
+            served: served(600.0 * k),
+            wall: 60.0,
+        };
+        Outcome {
+            new: (4.0 * k, 1.5 * k),
+            new_writes: 3.0 * k,
+            deletions: 2.0 * k,
+            deletion_writes: 1.0 * k,
+            steady: vec![steady(50), steady(1_000)],
+            restart: Some(Restart {
+                n: 50,
+                interval: 10,
+                all_checked: (k < 2.0).then_some(8.0),
+                quantiles: [Some(1.0), Some(4.0), None],
+                peak_checks: 12.0 * k,
+                peak_requests: 30.0,
+                peak_in_flight: 3.0,
+                requests_per_second: 9.5,
+            }),
+            sizes: [(10, at(10)), (1_000, at(1_000))].into_iter().collect(),
+        }
+    }
+
+    /// Captured from the renderers before they shared their row writer:
+    /// the terminal tables and the Markdown blocks, byte for byte.
+    #[test]
+    fn the_tables_and_verdicts_render_as_before() {
+        let contender = |label, family| Contender {
+            label,
+            family,
+            binary: Default::default(),
+            extra: vec![],
+        };
+        let results = vec![
+            (contender("watch", Family::Ours), outcome(1.0)),
+            (contender("peer", Family::Peer), outcome(2.0)),
+        ];
+        let mut sizes = Sizes::new(true, Some(vec![10, 1_000]));
+        sizes.steady.push((1_000, 10));
+        let baseline = outcome(1.0).sizes.remove(&10).unwrap().idle;
+        let mut report = Report::default();
+        render(&results, &baseline, &sizes, &mut report);
+        let mut out = terminal(&report);
+        for b in blocks(&report) {
+            out.push_str(&format!("[{} / {}]\n{}", b.key, b.title, b.body));
+        }
+        assert_eq!(out, include_str!("operators_report.golden.txt"));
+    }
 }

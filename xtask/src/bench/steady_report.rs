@@ -22,8 +22,13 @@ fn steady_of(o: &Outcome, n: usize, interval: u64) -> Option<&Steady> {
     o.steady.iter().find(|s| s.n == n && s.interval == interval)
 }
 
+/// `f` of each contender's outcome, in order.
+pub fn each(results: &[(Contender, Outcome)], f: &dyn Fn(&Outcome) -> f64) -> Vec<f64> {
+    results.iter().map(|(_, o)| f(o)).collect()
+}
+
 pub fn rows(results: &[(Contender, Outcome)], sizes: &Sizes) -> Vec<Row> {
-    let each = |f: &dyn Fn(&Outcome) -> f64| results.iter().map(|(_, o)| f(o)).collect();
+    let each = |f: &dyn Fn(&Outcome) -> f64| each(results, f);
     let mut out: Vec<Row> = vec![
         (
             format!("writes per new resource ({} new)", sizes.new),
@@ -196,7 +201,8 @@ pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Rep
     }
 }
 
-fn pct(cores: f64) -> String {
+/// Cores as a percentage of one, to 0.1% (idle figures are small).
+pub fn pct(cores: f64) -> String {
     format!("{:.1}%", 100.0 * cores)
 }
 

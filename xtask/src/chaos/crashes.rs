@@ -25,7 +25,8 @@ pub fn run(
     figures: &mut Figures,
 ) {
     let mut stats = Stats::default();
-    let passed = suite.check("operator-sigkill-at-random-points", || {
+    let name = "operator-sigkill-at-random-points";
+    suite.check_on(w, name, (World::diagnose, None), |w| {
         for i in 0..profile.kills {
             w.ensure_operator()?;
             fleet.batch(w, 1, 1, i % 2)?;
@@ -39,9 +40,6 @@ pub fn run(
         stats.recovery = Some(restarted.elapsed());
         Ok(())
     });
-    if !passed {
-        w.diagnose(None);
-    }
     figures.add(format!(
         "{} operator SIGKILLs: {} kubectl processes in flight at the kills, all gone within {:.1}s; {} private directories left by killed operators, all swept by the next start{}",
         profile.kills,

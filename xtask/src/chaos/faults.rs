@@ -68,7 +68,7 @@ pub fn run(
             format!("{fault:?}").to_lowercase()
         );
         let mut recovery = None;
-        let passed = suite.check(&name, || {
+        suite.check_on(w, &name, (World::diagnose, None), |w| {
             w.ensure_operator()?;
             fleet.batch(w, 2, 2, 1)?;
             let pid = procs.pid(component)?;
@@ -96,9 +96,6 @@ pub fn run(
             );
             Ok(())
         });
-        if !passed {
-            w.diagnose(None);
-        }
         if let Some(took) = recovery {
             figures.add(format!(
                 "{} {fault:?} for {}s during a batch of 2 creates, 2 edits, 1 delete: converged {:.1}s after it healed",

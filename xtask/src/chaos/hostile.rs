@@ -76,7 +76,8 @@ fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
 }
 
 pub fn run(w: &mut World<'_>, suite: &mut Suite) {
-    let passed = suite.check("malformed-resources-are-invalid-never-defaulted", || {
+    let malformed = "malformed-resources-are-invalid-never-defaulted";
+    suite.check_on(w, malformed, (World::diagnose, None), |w| {
         for (name, spec, _, _) in cases() {
             w.kube.create(&manifest(name, spec))?;
         }
@@ -86,65 +87,58 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
         ensure!(w.operator()?.is_running(), "the operator exited");
         Ok(())
     });
-    if !passed {
-        w.diagnose(None);
-    }
-    let passed = suite.check(
-        "forged-ready-status-does-not-keep-the-controller-away",
-        || {
-            // Forge while no operator runs, so the forgery is what it finds.
-            w.stop_operator()?;
-            let forged = "hostile-forged-status";
-            w.kube.create(&manifest(
+    let forged = "forged-ready-status-does-not-keep-the-controller-away";
+    let diagnose = (World::diagnose, Some("hostile-forged-status"));
+    suite.check_on(w, forged, diagnose, |w| {
+        // Forge while no operator runs, so the forgery is what it finds.
+        w.stop_operator()?;
+        let forged = "hostile-forged-status";
+        w.kube.create(&manifest(
+            forged,
+            json!({"config": {"data": {"real": "yes"}}}),
+        ))?;
+        let far = json!({"status": {
+            "phase": "Ready",
+            "observedGeneration": 1,
+            "nextReconcileTime": "9999-12-31T23:59:59Z",
+            "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
+                            "message": "forged", "lastTransitionTime": "2020-01-01T00:00:00Z"}],
+        }});
+        w.kube.ok(
+            &[
+                "patch",
+                LCM,
                 forged,
-                json!({"config": {"data": {"real": "yes"}}}),
-            ))?;
-            let far = json!({"status": {
-                "phase": "Ready",
-                "observedGeneration": 1,
-                "nextReconcileTime": "9999-12-31T23:59:59Z",
-                "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
-                                "message": "forged", "lastTransitionTime": "2020-01-01T00:00:00Z"}],
-            }});
-            w.kube.ok(
-                &[
-                    "patch",
-                    LCM,
-                    forged,
-                    "--subresource=status",
-                    "--type=merge",
-                    "-p",
-                    &far.to_string(),
-                ],
-                None,
-            )?;
-            w.start_operator(&w.admin_args())?;
-            // The forgery already reads Ready/Converged: wait for what only a
-            // real pass leaves, the finalizer and the state identity.
-            eventually("the forged resource to be managed", DEADLINE, || {
-                let r = w.wait_phase(forged, ("Ready", "Converged"), DEADLINE, |_| Ok(()))?;
-                ensure!(has_finalizer(&r), "no finalizer was added");
-                ensure!(
-                    r["status"]["stateIdentity"].is_string(),
-                    "no state identity recorded"
-                );
-                Ok(())
-            })?;
-            let cm = w
-                .kube
-                .get("configmap", forged)?
-                .context("its ConfigMap was never created")?;
+                "--subresource=status",
+                "--type=merge",
+                "-p",
+                &far.to_string(),
+            ],
+            None,
+        )?;
+        w.start_operator(&w.admin_args())?;
+        // The forgery already reads Ready/Converged: wait for what only a
+        // real pass leaves, the finalizer and the state identity.
+        eventually("the forged resource to be managed", DEADLINE, || {
+            let r = w.wait_phase(forged, ("Ready", "Converged"), DEADLINE, |_| Ok(()))?;
+            ensure!(has_finalizer(&r), "no finalizer was added");
             ensure!(
-                cm["data"] == json!({"real": "yes"}),
-                "ConfigMap data {}",
-                cm["data"]
+                r["status"]["stateIdentity"].is_string(),
+                "no state identity recorded"
             );
             Ok(())
-        },
-    );
-    if !passed {
-        w.diagnose(Some("hostile-forged-status"));
-    }
+        })?;
+        let cm = w
+            .kube
+            .get("configmap", forged)?
+            .context("its ConfigMap was never created")?;
+        ensure!(
+            cm["data"] == json!({"real": "yes"}),
+            "ConfigMap data {}",
+            cm["data"]
+        );
+        Ok(())
+    });
     suite.check("malformed-resources-can-be-deleted", || {
         w.ensure_operator()?;
         let mut names: Vec<&str> = cases().iter().map(|c| c.0).collect();

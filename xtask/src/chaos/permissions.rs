@@ -156,7 +156,8 @@ pub fn run(
 ) {
     for missing in cases(profile.every_permission) {
         let mut figure = None;
-        let passed = suite.check(&format!("bounded-requests-without-{}", missing.name), || {
+        let name = format!("bounded-requests-without-{}", missing.name);
+        suite.check_on(w, &name, (World::diagnose, None), |w| {
             let window = forbidden_window(w, counter, fleet, profile, &missing)?;
             let secs = profile.forbidden_window.as_secs_f64();
             // Each resource is retried at 0, 1, 3, 7, 15, 31, 63 ... s;
@@ -192,9 +193,6 @@ pub fn run(
         });
         if let Some(f) = figure {
             figures.add(f);
-        }
-        if !passed {
-            w.diagnose(None);
         }
         // Whatever happened: full permissions and the admin operator again.
         let restore = (|| -> Result<()> {

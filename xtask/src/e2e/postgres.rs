@@ -10,7 +10,6 @@ use postgres_operator::steps::CONVERGE;
 use postgres_operator::test_hooks;
 use serde_json::json;
 
-use crate::support::interrupt;
 use crate::support::suite::{checks, Suite};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::world::operator::processes_of;
@@ -48,14 +47,8 @@ pub fn run_all(w: &World<'_>, suite: &mut Suite) -> Option<PathBuf> {
         Ok(())
     });
     let mut pg = pg?;
-    for (name, _, check) in CHECKS {
-        if !suite.check(name, || check(&mut pg)) && !interrupt::requested() {
-            pg.diagnose();
-        }
-        if let Err(err) = pg.ensure_operator() {
-            println!("  (restarting postgres-operator failed: {err:#})");
-        }
-    }
+    let recover = ("postgres-operator", Postgres::ensure_operator);
+    suite.run_table(&mut pg, CHECKS, |pg, _| pg.diagnose(), recover);
     let dir = pg.server_dir().to_path_buf();
     drop(pg);
     let secs = started.elapsed().as_secs_f64();

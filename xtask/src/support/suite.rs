@@ -81,6 +81,43 @@ impl Suite {
         passed
     }
 
+    /// [`Suite::check`] of `f` on `state`; after a failure (not an
+    /// interrupt) `diagnose` prints what helps, showing `resource`.
+    pub fn check_on<S>(
+        &mut self,
+        state: &mut S,
+        name: &str,
+        (diagnose, resource): (impl Fn(&mut S, Option<&str>), Option<&str>),
+        f: impl FnOnce(&mut S) -> Result<()>,
+    ) {
+        if !self.check(name, || f(state)) && !interrupt::requested() {
+            diagnose(state, resource);
+        }
+    }
+
+    /// Runs each of `checks` on `state`; after a failure (not an
+    /// interrupt) `diagnose` prints what helps with the check's resource, and
+    /// after each check `recover` restarts the operator (`who`) if a failure
+    /// left none running, so one failure does not time out every later check.
+    pub fn run_table<S>(
+        &mut self,
+        state: &mut S,
+        checks: &[(&str, Option<&str>, impl Fn(&mut S) -> Result<()>)],
+        diagnose: impl Fn(&mut S, Option<&str>),
+        (who, recover): (&str, impl Fn(&mut S) -> Result<()>),
+    ) {
+        for (name, resource, check) in checks {
+            // After an interrupt, `check` skips (and reports) every check.
+            self.check_on(state, name, (&diagnose, *resource), check);
+            if interrupt::requested() {
+                continue;
+            }
+            if let Err(err) = recover(state) {
+                println!("  (restarting {who} failed: {err:#})");
+            }
+        }
+    }
+
     pub fn failed(&self) -> usize {
         self.outcomes.iter().filter(|o| o.failure.is_some()).count()
     }

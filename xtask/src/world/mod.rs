@@ -17,6 +17,7 @@ use std::process::ExitStatus;
 use anyhow::{ensure, Context, Result};
 use serde_json::Value;
 
+use crate::cluster::control_plane::process::log_tail;
 use crate::cluster::Cluster;
 use crate::support::kube::{Kube, LCM};
 use crate::support::wait::eventually;
@@ -191,13 +192,7 @@ impl World<'_> {
             },
             self.operator_log().display()
         );
-        println!(
-            "{}",
-            indent(&crate::cluster::control_plane::process::log_tail(
-                &self.operator_log(),
-                25
-            ))
-        );
+        println!("{}", indent(&log_tail(&self.operator_log(), 25)));
     }
 
     /// Waits up to `deadline` for resource `name` to reach phase `want`

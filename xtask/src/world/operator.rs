@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::cluster::control_plane::process::{kill_group, ManagedProcess, Watchdog};
+use crate::cluster::control_plane::process::{kill_group, release_group, ManagedProcess, Watchdog};
 use crate::support::processes::{all, stat_fields};
 
 /// Cargo package (and binary) name of the example operator.
@@ -190,13 +190,7 @@ impl Operator {
             p.stop(STOP_GRACE)?;
             self.exit = p.exit_status();
         }
-        if self.pgid != 0 {
-            kill_group(self.pgid);
-            self.pgid = 0;
-        }
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
+        release_group(&mut self.pgid, &mut self.watchdog);
         self.exit.context("the operator's exit status is unknown")
     }
 

@@ -32,36 +32,28 @@ impl Testbed {
     /// printing a `setup:` line per step.
     pub fn up(task: &str, mode: &Mode, namespace: Option<&str>) -> Result<Self> {
         let work = TempDir::new(&format!("blue-{task}"))?;
-        let t = Instant::now();
         let packages = [operator::PACKAGE, operator::PG_PACKAGE];
         println!("building {}", packages.join(" and "));
-        let built = operator::build(&packages, false)?;
+        let built = setup(
+            || operator::build(&packages, false),
+            |_| "operators built".into(),
+        )?;
         let (binary, pg_binary) = (built[0].clone(), built[1].clone());
-        println!("setup: operators built ({:.1}s)", t.elapsed().as_secs_f64());
-
-        let t = Instant::now();
-        let cluster = Cluster::open(mode, work.path())?;
-        println!(
-            "setup: {} ({:.1}s)",
-            cluster.describe(),
-            t.elapsed().as_secs_f64()
-        );
-
-        let t = Instant::now();
+        let cluster = setup(|| Cluster::open(mode, work.path()), Cluster::describe)?;
         let namespace = match namespace {
             Some(ns) => ns.to_string(),
             None => format!("blue-{task}-{}", random_hex(3)?),
         };
-        let installation = Installation::install(&cluster, &cluster.kube(&namespace))?;
-        println!(
-            "setup: namespace {namespace}, CRD ({}) and RBAC installed ({:.1}s)",
-            if installation.cel {
-                "with CEL rules"
-            } else {
-                "generated without CEL rules for this pre-1.25 server"
+        let installation = setup(
+            || Installation::install(&cluster, &cluster.kube(&namespace)),
+            |i| {
+                let crd = match i.cel {
+                    true => "with CEL rules",
+                    false => "generated without CEL rules for this pre-1.25 server",
+                };
+                format!("namespace {namespace}, CRD ({crd}) and RBAC installed")
             },
-            t.elapsed().as_secs_f64()
-        );
+        )?;
         Ok(Self {
             installation,
             cluster,
@@ -101,4 +93,13 @@ impl Testbed {
         drop(self.work);
         Ok(gone)
     }
+}
+
+/// Runs one step of the setup, then prints `setup: <what it did> (1.2s)`.
+fn setup<T>(step: impl FnOnce() -> Result<T>, done: impl FnOnce(&T) -> String) -> Result<T> {
+    let started = Instant::now();
+    let out = step()?;
+    let secs = started.elapsed().as_secs_f64();
+    println!("setup: {} ({secs:.1}s)", done(&out));
+    Ok(out)
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 
 use assets::Assets;
-use process::{kill_group, log_tail, ManagedProcess, Watchdog};
+use process::{log_tail, release_group, ManagedProcess, Watchdog};
 
 use crate::support::kube::{kubectl_binary, Kube};
 use crate::support::temp_dir::TempDir;
@@ -259,13 +259,7 @@ impl ControlPlane {
                 errors.push(format!("{err:#}"));
             }
         }
-        if self.pgid != 0 {
-            kill_group(self.pgid);
-            self.pgid = 0;
-        }
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
+        release_group(&mut self.pgid, &mut self.watchdog);
         if self.dir.exists() {
             if let Err(err) = fs::remove_dir_all(&self.dir) {
                 errors.push(format!("removing {}: {err}", self.dir.display()));

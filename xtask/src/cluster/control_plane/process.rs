@@ -163,6 +163,17 @@ pub fn kill_group(pgid: u32) {
     }
 }
 
+/// Kills what is left in process group `pgid` (0: none, or done before)
+/// and disarms its watchdog: the last step of stopping a group.
+pub fn release_group(pgid: &mut u32, watchdog: &mut Option<Watchdog>) {
+    if *pgid != 0 {
+        kill_group(std::mem::take(pgid));
+    }
+    if let Some(w) = watchdog.take() {
+        w.disarm();
+    }
+}
+
 /// A `sh` that waits for EOF on its stdin, which happens when xtask exits
 /// for any reason (even SIGKILL), then kills the control plane's process
 /// group and removes its directory. Disarmed by [`Watchdog::disarm`] on a

@@ -10,6 +10,7 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
 use super::{config_map, eventually, wait_ready, World, DEADLINE, LCM, REQUEST_ANNOTATION};
+use crate::cluster::control_plane::process::log_tail;
 use crate::world::election::{self, SHORT};
 use crate::world::operator::Operator;
 use crate::world::Transport;
@@ -175,8 +176,5 @@ fn check_single_effects(w: &World<'_>, logs: &[&Path]) -> Result<()> {
 }
 
 fn tail(who: &str, log: &Path) -> String {
-    format!(
-        "{who}'s log:\n{}",
-        crate::cluster::control_plane::process::log_tail(log, 15)
-    )
+    format!("{who}'s log:\n{}", log_tail(log, 15))
 }

@@ -17,7 +17,6 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
 use crate::cluster::manifests::{manifest, owner_uid, FINALIZER, REQUEST_ANNOTATION};
-use crate::support::interrupt;
 use crate::support::kube::LCM;
 use crate::support::suite::{checks, Suite};
 use crate::support::wait::{eventually, DEADLINE};
@@ -63,22 +62,10 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
     "leader-failover" on "ha-0" => failover::leader_failover,
 };
 
-/// Runs every check, printing diagnostics after each failure. A check that
-/// left no operator running (e.g. a failed restart) gets it restarted, so
-/// one failure does not time out every later check.
+/// Runs every check ([`Suite::run_table`]).
 pub fn run_all(world: &mut World<'_>, suite: &mut Suite) {
-    for (name, resource, check) in CHECKS {
-        // After an interrupt, suite.check skips (and reports) every check.
-        if !suite.check(name, || check(world)) && !interrupt::requested() {
-            world.diagnose(*resource);
-        }
-        if interrupt::requested() {
-            continue;
-        }
-        if let Err(err) = world.ensure_operator() {
-            println!("  (restarting the operator failed: {err:#})");
-        }
-    }
+    let recover = ("the operator", World::ensure_operator);
+    suite.run_table(world, CHECKS, World::diagnose, recover);
 }
 
 /// The data `alpha` holds after `config-update`.

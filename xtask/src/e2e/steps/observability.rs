@@ -102,17 +102,11 @@ fn summary(events: &[Value]) -> String {
 /// address in its log and scrapes `/metrics`, `/healthz` and `/readyz`.
 pub fn metrics_scrape(w: &mut World<'_>) -> Result<()> {
     let address = start_with_metrics(w, w.admin_args())?;
-    eventually("/readyz 200", DEADLINE, || {
-        let (code, _) = http_get(&address, "/readyz")?;
-        ensure!(code == 200, "/readyz answered {code}");
-        Ok(())
-    })?;
-    let (code, _) = http_get(&address, "/healthz")?;
-    ensure!(code == 200, "/healthz answered {code}");
+    eventually("/readyz 200", DEADLINE, || http_get(&address, "/readyz"))?;
+    http_get(&address, "/healthz")?;
     let controller = r#"controller="localconfigmaps.examples.blue.dev""#;
     eventually("reconcile metrics", DEADLINE, || {
-        let (code, text) = http_get(&address, "/metrics")?;
-        ensure!(code == 200, "/metrics answered {code}");
+        let text = http_get(&address, "/metrics")?;
         for needle in [
             format!("controller_runtime_reconcile_total{{{controller},result=\"success\"}}"),
             format!("blue_resources{{{controller},phase=\"Ready\"}}"),
@@ -147,10 +141,7 @@ pub fn quiet_checks_write_nothing(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
     super::watch::set_flag(&mut args, "--status-heartbeat-ms", "3600000")?;
     let quiet = start_with_metrics(w, args).and_then(|address| {
-        let observes = || -> Result<f64> {
-            let (_, text) = http_get(&address, "/metrics")?;
-            sample(&text, OBSERVES)
-        };
+        let observes = || -> Result<f64> { sample(&http_get(&address, "/metrics")?, OBSERVES) };
         // The restarted operator's first check of bravo may still write
         // (the schedule it had in memory is gone); judge the ones after it.
         let first = eventually("a first round of checks", DEADLINE, || {
@@ -299,8 +290,8 @@ fn wait_exit(w: &mut World<'_>) -> Result<ExitStatus> {
     w.stop_operator()
 }
 
-/// One HTTP/1.1 GET: the status code and the body.
-fn http_get(address: &str, path: &str) -> Result<(u16, String)> {
+/// One HTTP/1.1 GET that must answer 200: the body.
+fn http_get(address: &str, path: &str) -> Result<String> {
     let mut stream =
         TcpStream::connect(address).with_context(|| format!("connecting to {address}"))?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -310,15 +301,13 @@ fn http_get(address: &str, path: &str) -> Result<(u16, String)> {
     )?;
     let mut response = String::new();
     stream.read_to_string(&mut response)?;
-    let code = response
+    let code: u16 = response
         .get(9..12)
         .and_then(|c| c.parse().ok())
         .context("not an HTTP response")?;
-    let body = response
-        .split_once("\r\n\r\n")
-        .map_or("", |(_, b)| b)
-        .to_string();
-    Ok((code, body))
+    ensure!(code == 200, "{path} answered {code}");
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    Ok(body.to_string())
 }
 
 /// The value of the sample named exactly `key` (name and labels).

@@ -17,18 +17,10 @@ use crate::world::Transport;
 
 /// The proxy directories (`blue-proxy-*`) in the operator's TMPDIR.
 fn proxy_dirs(w: &World<'_>) -> Vec<PathBuf> {
-    std::fs::read_dir(w.operator_tmp())
-        .map(|entries| {
-            entries
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("blue-proxy-"))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    let entries = std::fs::read_dir(w.operator_tmp()).into_iter().flatten();
+    let proxy = |n: &std::ffi::OsStr| n.to_string_lossy().starts_with("blue-proxy-");
+    let dirs = entries.flatten().map(|e| e.path());
+    dirs.filter(|p| p.file_name().is_some_and(proxy)).collect()
 }
 
 /// Pids of live `kubectl ... proxy` processes serving the operator.
