@@ -24,9 +24,11 @@ mod roster;
 mod settings;
 mod table;
 pub(crate) mod task;
+mod view;
 
 pub use settings::Sharding;
 
 pub(crate) use assignment::{assign, shard_of};
-pub(crate) use roster::Roster;
+pub(crate) use roster::{Roster, Standing};
 pub(crate) use table::{Permit, ShardTable};
+pub(crate) use view::{Reader, View};

@@ -30,7 +30,7 @@ use crate::{Error, LeaderElection};
 /// assert_eq!(sharding.shards, 32);
 /// assert_eq!(sharding.max_members, 8);
 /// assert_eq!(sharding.lease.lease_duration_ms, 15_000);
-/// assert_eq!(sharding.lease.retry_period_ms, 5_000);
+/// assert_eq!(sharding.lease.retry_period_ms, 2_500);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -62,7 +62,7 @@ impl Sharding {
     /// the defaults, and a fresh [`LeaderElection::unique_identity`].
     pub fn new(lease_name: impl Into<String>, lease_namespace: impl Into<String>) -> Self {
         Self {
-            lease: LeaderElection::new(lease_name, lease_namespace).with_retry_period_ms(5_000u64),
+            lease: LeaderElection::new(lease_name, lease_namespace).with_retry_period_ms(2_500u64),
             shards: 32,
             max_members: 8,
         }
