@@ -14,12 +14,12 @@ use blue_kubernetes::{
     WorkflowOutcome,
 };
 use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
-use blue_testkit::FakeCluster;
+use blue_testkit::{FakeCluster, Operation};
 use common::watchdog::paused_test;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -189,19 +189,43 @@ fn package(audit: &Arc<Audit>, replica: &str) -> Package {
         .expect("all callbacks are set")
 }
 
-/// Refuses every call of one replica while set: a replica cut off from
-/// the API server (as a killed one looks to the others).
-struct Partition(Arc<AtomicBool>);
+/// One replica's connection: cut off (every call refused, as a killed
+/// replica looks to the others), a membership renewal held up once, and
+/// Lease lists refused as by a client without that capability.
+#[derive(Clone, Default)]
+struct Wire {
+    cut: Arc<AtomicBool>,
+    /// The next renewal of a membership slot waits this long (ms) first.
+    slow_renewal: Arc<AtomicU64>,
+    /// When the held-up renewal returned.
+    renewal_returned: Arc<Mutex<Option<Instant>>>,
+    no_list: Arc<AtomicBool>,
+}
 
 #[async_trait::async_trait]
-impl Hook for Partition {
-    async fn before(&self, _call: &Call<'_>) -> Result<(), Error> {
-        match self.0.load(Ordering::SeqCst) {
-            true => Err(Error::Timeout {
+impl Hook for Wire {
+    async fn before(&self, call: &Call<'_>) -> Result<(), Error> {
+        if self.cut.load(Ordering::SeqCst) {
+            return Err(Error::Timeout {
                 operation: "partitioned".into(),
                 timeout_ms: 0,
-            }),
-            false => Ok(()),
+            });
+        }
+        match call {
+            Call::ListLeases { .. } if self.no_list.load(Ordering::SeqCst) => {
+                Err(Error::Unsupported {
+                    operation: "list_leases",
+                })
+            }
+            Call::UpdateLease { lease } if lease.name.contains("-member-") => {
+                let ms = self.slow_renewal.swap(0, Ordering::SeqCst);
+                if ms > 0 {
+                    sleep_ms(ms).await;
+                    *lock(&self.renewal_returned) = Some(Instant::now());
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -209,12 +233,16 @@ impl Hook for Partition {
 struct Replica {
     runtime: Runtime,
     cut: Arc<AtomicBool>,
+    wire: Wire,
 }
 
 fn replica(cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
-    let cut = Arc::new(AtomicBool::new(false));
+    replica_on(Wire::default(), cluster, audit, name)
+}
+
+fn replica_on(wire: Wire, cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
     let inner: Arc<dyn Client> = Arc::new(cluster.clone());
-    let client: Arc<dyn Client> = Arc::new(Layered::new(inner, Partition(cut.clone())));
+    let client: Arc<dyn Client> = Arc::new(Layered::new(inner, wire.clone()));
     let mut config = Config::new(client, vec![package(audit, name)]);
     config.namespace = NS.into();
     config.now = tokio_clock();
@@ -222,7 +250,8 @@ fn replica(cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
     config.workers = 16;
     config.sharding = Some(settings(name));
     let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
-    Replica { runtime, cut }
+    let cut = wire.cut.clone();
+    Replica { runtime, cut, wire }
 }
 
 async fn sleep_ms(ms: u64) {
@@ -249,14 +278,20 @@ fn shard_of(name: &str) -> u32 {
     settings("any").shard_of(&identity(&profile(name)))
 }
 
-/// The shards each replica dispatches form a partition of all shards.
-fn assert_partition(replicas: &[&Replica]) {
+/// No shard is dispatched by two replicas; returns those dispatched.
+fn assert_disjoint(replicas: &[&Replica]) -> BTreeSet<u32> {
     let mut seen = BTreeSet::new();
     for r in replicas {
         for shard in r.runtime.shards_owned() {
             assert!(seen.insert(shard), "shard {shard} owned twice");
         }
     }
+    seen
+}
+
+/// The shards each replica dispatches form a partition of all shards.
+fn assert_partition(replicas: &[&Replica]) {
+    let seen = assert_disjoint(replicas);
     assert_eq!(seen, (0..SHARDS).collect(), "every shard owned once");
 }
 
@@ -443,6 +478,110 @@ fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts()
                 "the fencing token grew with the new owner: {runs:?}"
             );
         }
+        audit.assert_clean();
+        a.runtime.stop().await;
+        b.runtime.stop().await;
+    });
+}
+
+#[test]
+fn without_a_lease_list_the_replicas_read_the_leases_one_by_one_and_still_share_the_work() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        let no_list = || {
+            let wire = Wire::default();
+            wire.no_list.store(true, Ordering::SeqCst);
+            wire
+        };
+        let a = replica_on(no_list(), &cluster, &audit, "a");
+        let b = replica_on(no_list(), &cluster, &audit, "b");
+        eventually(8 * RP, "two members share the shards", || {
+            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+        })
+        .await;
+        assert_partition(&[&a, &b]);
+        let names: Vec<String> = (0..8).map(|i| format!("n{i}")).collect();
+        for name in &names {
+            cluster.create(&widgets(), NS, name, spec(json!(1)));
+        }
+        eventually(10 * POLL_MS, "every widget is Ready", || {
+            names.iter().all(|n| phase(&cluster, n) == "Ready")
+        })
+        .await;
+        audit.assert_clean();
+        let log = cluster.call_log();
+        let listed = log.iter().filter(|c| c.operation == Operation::ListLeases);
+        assert_eq!(listed.count(), 0, "refused by the wire, never sent");
+        a.runtime.stop().await;
+        eventually(3 * RP, "b takes a's shards after a leaves", || {
+            b.runtime.shards_owned().len() == SHARDS as usize
+        })
+        .await;
+        b.runtime.stop().await;
+    });
+}
+
+/// b renews its slot at `s`, is cut off for three rounds, and its next
+/// renewal (sent at `s` + 4 RP) answers only at `s` + LD + RP + RP/4:
+/// after a has seen b's slot expire and taken every shard, but before
+/// that renewal's own renew deadline (`s` + 4 RP + RD). Counting it would
+/// let b dispatch the shards a holds; it counts for nothing.
+#[test]
+fn a_membership_renewal_answered_after_the_lease_ran_out_extends_no_shard() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        let a = replica(&cluster, &audit, "a");
+        let b = replica(&cluster, &audit, "b");
+        eventually(6 * RP, "two members share the shards", || {
+            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+        })
+        .await;
+        let slot_of_b = || {
+            (0..4)
+                .map(|k| format!("widgets-operator-member-{k}"))
+                .filter_map(|name| cluster.lease(NS, &name))
+                .find(|l| l.spec.holder() == Some("b"))
+                .expect("b holds a slot")
+        };
+        let seen = slot_of_b().resource_version;
+        while slot_of_b().resource_version == seen {
+            sleep_ms(1).await;
+        }
+        let renewed = Instant::now();
+        b.cut.store(true, Ordering::SeqCst);
+        sleep_ms(3 * RP + RP / 4).await;
+        let late = LD + RP + RP / 4 - 4 * RP;
+        b.wire.slow_renewal.store(late, Ordering::SeqCst);
+        b.cut.store(false, Ordering::SeqCst);
+        tokio::time::sleep_until(renewed + Duration::from_millis(LD + RP)).await;
+        assert_eq!(
+            a.runtime.shards_owned().len(),
+            SHARDS as usize,
+            "a took b's"
+        );
+        assert!(
+            lock(&b.wire.renewal_returned).is_none(),
+            "b's renewal pending"
+        );
+        sleep_ms(RP / 4).await;
+        assert!(
+            lock(&b.wire.renewal_returned).is_some(),
+            "b's renewal answered"
+        );
+        // From the late answer on, at every instant of the next rounds.
+        for _ in 0..(3 * RP / 50) {
+            assert_disjoint(&[&a, &b]);
+            sleep_ms(50).await;
+        }
+        eventually(
+            4 * RP,
+            "b is a member again and gets its share back",
+            || b.runtime.shards_owned().len() == 4,
+        )
+        .await;
+        assert_partition(&[&a, &b]);
         audit.assert_clean();
         a.runtime.stop().await;
         b.runtime.stop().await;
