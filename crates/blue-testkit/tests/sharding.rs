@@ -15,12 +15,13 @@ use blue_kubernetes::{
 };
 use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
 use blue_testkit::{FakeCluster, Operation};
+use common::sharding::{self, lock, profile};
 use common::watchdog::paused_test;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -31,25 +32,17 @@ const RD: u64 = 10_000;
 const RP: u64 = 2_000;
 const SHARDS: u32 = 8;
 
+/// The first element of every identity: no other test's.
+const SYSTEM: &str = "audit";
+
 fn settings(replica: &str) -> Sharding {
-    let mut s = Sharding::new("widgets-operator", NS)
-        .with_shards(SHARDS)
-        .with_max_members(4u32);
-    s.lease.identity = replica.into();
+    let mut s = sharding::settings("widgets-operator", SHARDS, 4, replica);
     s.lease.retry_period_ms = RP;
     assert_eq!(
         (s.lease.lease_duration_ms, s.lease.renew_deadline_ms),
         (LD, RD)
     );
     s
-}
-
-fn identity(profile: &str) -> Vec<Option<String>> {
-    vec![Some("audit".into()), Some(profile.into())]
-}
-
-fn profile(name: &str) -> String {
-    format!("{NS}--{name}")
 }
 
 /// One converge: who ran it, for which identity, when, with which token,
@@ -75,10 +68,6 @@ struct Audit {
     started: AtomicUsize,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Audit {
     fn new(cluster: &FakeCluster) -> Arc<Self> {
         Arc::new(Self {
@@ -92,7 +81,7 @@ impl Audit {
 
     fn holder(&self, profile: &str) -> Option<String> {
         let s = settings("any");
-        let lease = s.shard_lease_name(s.shard_of(&identity(profile)));
+        let lease = s.shard_lease_name(sharding::shard_of(&s, SYSTEM, profile));
         self.cluster
             .lease(NS, &lease)
             .and_then(|l| l.spec.holder().map(str::to_owned))
@@ -167,7 +156,7 @@ fn package(audit: &Arc<Audit>, replica: &str) -> Package {
     let replica = replica.to_owned();
     Package::builder(widgets())
         .validate(|_o| Ok(Vec::<String>::new()))
-        .identity(|o| Ok(identity(o.profile())))
+        .identity(|o| Ok(sharding::identity(SYSTEM, o.profile())))
         .observe(move |o| {
             let items = lock(&observer.items);
             let current = items.get(o.profile());
@@ -275,7 +264,7 @@ fn phase(cluster: &FakeCluster, name: &str) -> Value {
 }
 
 fn shard_of(name: &str) -> u32 {
-    settings("any").shard_of(&identity(&profile(name)))
+    sharding::shard_of(&settings("any"), SYSTEM, &profile(name))
 }
 
 /// No shard is dispatched by two replicas; returns those dispatched.
