@@ -83,12 +83,11 @@ async fn a_second_create_fails_as_already_exists_and_leaves_the_loser_following(
 
 #[tokio::test]
 async fn the_lease_collection_lists_over_kubectl_and_a_refusal_keeps_its_kind() {
-    let clock = FakeClock::default();
-    let cluster = FakeCluster::new().with_clock(clock.clone());
+    let cluster = FakeCluster::new();
     let kubectl = FakeKubectl::new(cluster.clone());
     let client = client(&kubectl);
-    let mut a = elector("a");
-    assert_eq!(a.step(&client, &clock.as_fn()).await, ElectionStep::Leading);
+    let held = blue_kubernetes_client::Lease::new("ops", "op", Default::default());
+    cluster.create_lease(&held).await.unwrap();
     let leases = client.list_leases("ops").await.unwrap();
     assert_eq!(leases, [cluster.lease("ops", "op").unwrap()]);
     assert_eq!(

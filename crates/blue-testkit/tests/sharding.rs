@@ -13,8 +13,8 @@ use blue_kubernetes::{
     start, CallbackResult, Config, Observation, Options, Package, Runtime, Sharding,
     WorkflowOutcome,
 };
-use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
-use blue_testkit::{FakeCluster, Operation};
+use blue_kubernetes_client::{Call, Client, Error, ErrorKind, Hook, Layered};
+use blue_testkit::{FakeCluster, Fault, Operation};
 use common::sharding::{self, lock, profile};
 use common::watchdog::paused_test;
 use common::*;
@@ -180,7 +180,8 @@ fn package(audit: &Arc<Audit>, replica: &str) -> Package {
 
 /// One replica's connection: cut off (every call refused, as a killed
 /// replica looks to the others), a membership renewal held up once, and
-/// Lease lists refused as by a client without that capability.
+/// Lease lists refused as by a client without that capability (or by
+/// RBAC made for leader election, without `list`).
 #[derive(Clone, Default)]
 struct Wire {
     cut: Arc<AtomicBool>,
@@ -189,6 +190,7 @@ struct Wire {
     /// When the held-up renewal returned.
     renewal_returned: Arc<Mutex<Option<Instant>>>,
     no_list: Arc<AtomicBool>,
+    list_forbidden: Arc<AtomicBool>,
 }
 
 #[async_trait::async_trait]
@@ -205,6 +207,9 @@ impl Hook for Wire {
                 Err(Error::Unsupported {
                     operation: "list_leases",
                 })
+            }
+            Call::ListLeases { .. } if self.list_forbidden.load(Ordering::SeqCst) => {
+                Err(Fault::Kind(ErrorKind::Forbidden).error(Operation::ListLeases))
             }
             Call::UpdateLease { lease } if lease.name.contains("-member-") => {
                 let ms = self.slow_renewal.swap(0, Ordering::SeqCst);
@@ -265,6 +270,22 @@ fn phase(cluster: &FakeCluster, name: &str) -> Value {
 
 fn shard_of(name: &str) -> u32 {
     sharding::shard_of(&settings("any"), SYSTEM, &profile(name))
+}
+
+/// Replicas a and b, each on a `wire()`, once they share the shards.
+async fn sharing_pair(
+    wire: impl Fn() -> Wire,
+    cluster: &FakeCluster,
+    audit: &Arc<Audit>,
+) -> (Replica, Replica) {
+    let a = replica_on(wire(), cluster, audit, "a");
+    let b = replica_on(wire(), cluster, audit, "b");
+    eventually(8 * RP, "two members share the shards", || {
+        a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+    })
+    .await;
+    assert_partition(&[&a, &b]);
+    (a, b)
 }
 
 /// No shard is dispatched by two replicas; returns those dispatched.
@@ -353,12 +374,7 @@ fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire() {
     paused_test(|| async {
         let cluster = FakeCluster::new();
         let audit = Audit::new(&cluster);
-        let a = replica(&cluster, &audit, "a");
-        let b = replica(&cluster, &audit, "b");
-        eventually(6 * RP, "two members share the shards", || {
-            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
-        })
-        .await;
+        let (a, b) = sharing_pair(Wire::default, &cluster, &audit).await;
         let lost = b.runtime.shards_owned();
         let name = (0..100)
             .map(|i| format!("late{i}"))
@@ -478,18 +494,18 @@ fn without_a_lease_list_the_replicas_read_the_leases_one_by_one_and_still_share_
     paused_test(|| async {
         let cluster = FakeCluster::new();
         let audit = Audit::new(&cluster);
+        // a's client cannot list; b's RBAC does not allow it.
+        let made = AtomicUsize::new(0);
         let no_list = || {
             let wire = Wire::default();
-            wire.no_list.store(true, Ordering::SeqCst);
+            let refusal = match made.fetch_add(1, Ordering::SeqCst) {
+                0 => &wire.no_list,
+                _ => &wire.list_forbidden,
+            };
+            refusal.store(true, Ordering::SeqCst);
             wire
         };
-        let a = replica_on(no_list(), &cluster, &audit, "a");
-        let b = replica_on(no_list(), &cluster, &audit, "b");
-        eventually(8 * RP, "two members share the shards", || {
-            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
-        })
-        .await;
-        assert_partition(&[&a, &b]);
+        let (a, b) = sharing_pair(no_list, &cluster, &audit).await;
         let names: Vec<String> = (0..8).map(|i| format!("n{i}")).collect();
         for name in &names {
             cluster.create(&widgets(), NS, name, spec(json!(1)));
@@ -521,12 +537,7 @@ fn a_membership_renewal_answered_after_the_lease_ran_out_extends_no_shard() {
     paused_test(|| async {
         let cluster = FakeCluster::new();
         let audit = Audit::new(&cluster);
-        let a = replica(&cluster, &audit, "a");
-        let b = replica(&cluster, &audit, "b");
-        eventually(6 * RP, "two members share the shards", || {
-            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
-        })
-        .await;
+        let (a, b) = sharing_pair(Wire::default, &cluster, &audit).await;
         let slot_of_b = || {
             (0..4)
                 .map(|k| format!("widgets-operator-member-{k}"))

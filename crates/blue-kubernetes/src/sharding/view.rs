@@ -1,6 +1,7 @@
 //! What one sharding round reads: every Lease of the namespace in one
 //! list ([`Client::list_leases`]), or, from a client without that
-//! capability, the Leases it needs one by one.
+//! capability (or without RBAC to list Leases), the Leases it needs one
+//! by one.
 //!
 //! A list is one consistent snapshot. Read one by one, the shard Leases
 //! come first and the membership slots after: a slot renewal that a shard
@@ -64,6 +65,15 @@ impl Reader {
                 Err(Error::Unsupported { .. }) => {
                     tracing::info!(
                         "sharding: the client cannot list Leases; reading them one by one"
+                    );
+                    self.listing = false;
+                }
+                // RBAC made for leader election (get, create, update): work
+                // on, at the cost of a read per Lease (preflight names it).
+                Err(e) if e.kind() == ErrorKind::Forbidden => {
+                    tracing::warn!(
+                        "sharding: listing Leases is forbidden (RBAC lacks list on leases); \
+                         reading them one by one, at a higher request cost"
                     );
                     self.listing = false;
                 }
