@@ -31,9 +31,9 @@ use serde_json::Value;
 ///   [`update_event`](Client::update_event));
 /// - raw requests ([`send_raw`](Client::send_raw)), for the objects the
 ///   controller keeps beside a resource (connection Secrets);
-/// - Leases for leader election ([`get_lease`](Client::get_lease) and
-///   the rest), where an update carries the resourceVersion it was
-///   computed from.
+/// - Leases for leader election and sharding ([`get_lease`](Client::get_lease),
+///   [`list_leases`](Client::list_leases) and the rest), where an update
+///   carries the resourceVersion it was computed from.
 ///
 /// The defaults of the last four fail with [`Error::Unsupported`]: the
 /// preflight reports the check as not possible, Events are dropped (and
@@ -201,6 +201,20 @@ pub trait Client: Send + Sync {
         let _ = (namespace, name);
         Err(Error::Unsupported {
             operation: "get_lease",
+        })
+    }
+
+    /// Lists every `coordination.k8s.io/v1` Lease in `namespace` in one
+    /// request (one consistent snapshot), where reading them one by one
+    /// takes a request each: how the sharding roster reads every
+    /// membership slot and shard Lease per round.
+    ///
+    /// The default fails with [`Error::Unsupported`]: the roster then
+    /// reads the Leases it needs one by one with [`get_lease`](Client::get_lease).
+    async fn list_leases(&self, namespace: &str) -> Result<Vec<Lease>, Error> {
+        let _ = namespace;
+        Err(Error::Unsupported {
+            operation: "list_leases",
         })
     }
 

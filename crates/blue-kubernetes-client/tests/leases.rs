@@ -147,3 +147,43 @@ async fn release_clears_the_holder_and_an_unguarded_update_is_refused() {
     ));
     assert_eq!(calls.lock().unwrap().len(), 1, "nothing was sent");
 }
+
+#[tokio::test]
+async fn list_reads_every_lease_of_the_namespace_in_one_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = json!({
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "LeaseList",
+        "items": [
+            serde_json::from_str::<Value>(&stored("12", "pod-a")).unwrap(),
+            serde_json::from_str::<Value>(&stored("14", "pod-b")).unwrap(),
+        ],
+    });
+    let (runner, calls) = recording(move |_| Ok(ok(&list.to_string())));
+    let client = kubectl_client(options(runner, dir.path())).unwrap();
+
+    let leases = client.list_leases("ops").await.unwrap();
+    assert_eq!(
+        leases,
+        [held_by("pod-a", Some("12")), held_by("pod-b", Some("14"))]
+    );
+    let calls = calls.lock().unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        calls[0].args(),
+        [
+            "get",
+            "--raw",
+            "/apis/coordination.k8s.io/v1/namespaces/ops/leases"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_list_answer_without_items_is_a_decode_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runner, _) = recording(|_| Ok(ok(&stored("12", "pod-a"))));
+    let client = kubectl_client(options(runner, dir.path())).unwrap();
+    let err = client.list_leases("ops").await.unwrap_err();
+    assert!(matches!(err, Error::Decode { .. }), "{err:?}");
+}

@@ -374,3 +374,35 @@ async fn discovery_access_reviews_and_events_are_raw_requests() {
         assert_eq!((method.as_str(), path.as_str()), (m, p));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lease_list_is_one_get_of_the_collection() {
+    let fake = Fake::start();
+    let path = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
+    let lease = |name: &str| json!({"metadata": {"name": name, "namespace": "ops", "resourceVersion": "3"}});
+    fake.answer(
+        path,
+        Answer::Reply(200, json!({"items": [lease("a"), lease("b")]}).to_string()),
+    );
+    fake.answer(
+        "/apis/coordination.k8s.io/v1/namespaces/odd/leases",
+        Answer::Reply(200, json!({"kind": "LeaseList"}).to_string()),
+    );
+    let client = fake.client(|_| {});
+    let leases = client.list_leases("ops").await.unwrap();
+    let names: Vec<&str> = leases.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let err = client.list_leases("odd").await.unwrap_err();
+    assert!(matches!(err, Error::Decode { .. }), "{err:?}");
+    let err = client.list_leases("Not/A/Namespace").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidOption {
+                field: "lease.namespace",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}

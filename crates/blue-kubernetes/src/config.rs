@@ -96,9 +96,11 @@ pub struct Config {
     pub leader_election: Option<LeaderElection>,
     /// Scale-out across replicas (default `None`): the work is split into
     /// shards by state identity and each replica dispatches only the
-    /// shards whose Lease it holds. Exclusive with
-    /// [`leader_election`](Self::leader_election): setting both is an
-    /// [`Error::InvalidConfig`] naming both.
+    /// shards whose Lease it holds. Idle, each replica sends one Lease
+    /// list and one renewal per round (0.8 requests a second at the
+    /// defaults: see [`Sharding`] for the timing and its arithmetic).
+    /// Exclusive with [`leader_election`](Self::leader_election): setting
+    /// both is an [`Error::InvalidConfig`] naming both.
     ///
     /// ```
     /// # use blue_kubernetes::{controller, Config, Error, LeaderElection, Package, Sharding};

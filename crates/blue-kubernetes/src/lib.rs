@@ -36,8 +36,9 @@
 //!   (the client hook), `task` (the elector next to the runtime).
 //! - `sharding/`: scale-out: `settings`, `assignment` (rendezvous with a
 //!   bounded load; a resource's shard), `table` (each shard's gate and
-//!   drain state), `roster` (membership slots), `task` (membership and
-//!   shard Leases next to the runtime).
+//!   drain state), `view` (a round's Leases: one list), `roster`
+//!   (membership slots), `task` (membership and shard Leases next to the
+//!   runtime).
 //! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.
 //! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
 //!   in `status.workflow` (`record`), run ids and keys (`key`); the pass

@@ -154,7 +154,8 @@ fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Proble
 /// Every verb the controller uses, in every namespace it manages (`""`:
 /// cluster-wide): list, and watch when watching, get (re-read), patch
 /// (finalizers), update on `/status`, list (and watch) on related kinds, get/create/update on leases with
-/// leader election or sharding, and create/update on events when Events are on.
+/// leader election or sharding (and list with sharding: a round lists
+/// them), and create/update on events when Events are on.
 fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
     let config = &controller.config;
     let scopes = config.namespace.scopes();
@@ -202,7 +203,8 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
     // Sharding's membership and shard Leases live beside the election's.
     let leases = leases.or(config.sharding.as_ref().map(|s| &s.lease));
     if let Some(election) = leases {
-        for verb in ["get", "create", "update"] {
+        let list = config.sharding.as_ref().map(|_| "list");
+        for verb in ["get", "create", "update"].into_iter().chain(list) {
             let ns = &election.lease_namespace;
             checks.push(AccessCheck::new(ns, verb, "coordination.k8s.io", "leases"));
         }

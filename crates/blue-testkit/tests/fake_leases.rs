@@ -75,3 +75,24 @@ async fn lease_faults_fail_calls_without_effect_and_user_writes_bump_the_version
     let released = cluster.release_lease(&current).await.unwrap();
     assert_eq!(released.spec.holder(), None);
 }
+
+#[tokio::test]
+async fn a_list_returns_the_namespace_s_leases_in_one_counted_call() {
+    let cluster = FakeCluster::new();
+    cluster.create_lease(&lease("a")).await.unwrap();
+    let mut other = lease("b");
+    other.name = "op-2".into();
+    cluster.create_lease(&other).await.unwrap();
+    let mut elsewhere = lease("c");
+    elsewhere.namespace = "kube-system".into();
+    cluster.create_lease(&elsewhere).await.unwrap();
+    let listed = cluster.list_leases("default").await.unwrap();
+    let holders: Vec<_> = listed.iter().map(|l| l.spec.holder()).collect();
+    assert_eq!(holders, [Some("a"), Some("b")]);
+    assert_eq!(cluster.calls().leases, 4);
+    let ops = cluster.call_log();
+    assert_eq!(ops.last().unwrap().operation, Operation::ListLeases);
+    cluster.inject(Operation::ListLeases, Fault::Unavailable);
+    let err = cluster.list_leases("default").await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+}

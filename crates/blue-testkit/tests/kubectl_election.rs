@@ -3,7 +3,7 @@
 //! lines and the classification of kubectl's error texts are exercised.
 
 use blue_kubernetes::{ElectionStep, LeaderElection, LeaseElector};
-use blue_kubernetes_client::{kubectl_client, KubectlClient, KubectlOptions};
+use blue_kubernetes_client::{kubectl_client, Client, KubectlClient, KubectlOptions};
 use blue_testkit::{FakeClock, FakeCluster, FakeKubectl, Fault, Operation};
 
 const PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/op";
@@ -79,4 +79,29 @@ async fn a_second_create_fails_as_already_exists_and_leaves_the_loser_following(
     assert_eq!(kubectl.commands().last().unwrap()[0], "create");
     assert_eq!(b.last_failure(), None);
     assert_eq!(cluster.lease("ops", "op").unwrap().spec.holder(), Some("a"));
+}
+
+#[tokio::test]
+async fn the_lease_collection_lists_over_kubectl_and_a_refusal_keeps_its_kind() {
+    let cluster = FakeCluster::new();
+    let kubectl = FakeKubectl::new(cluster.clone());
+    let client = client(&kubectl);
+    let held = blue_kubernetes_client::Lease::new("ops", "op", Default::default());
+    cluster.create_lease(&held).await.unwrap();
+    let leases = client.list_leases("ops").await.unwrap();
+    assert_eq!(leases, [cluster.lease("ops", "op").unwrap()]);
+    assert_eq!(
+        kubectl.commands().last().unwrap(),
+        &[
+            "get",
+            "--raw",
+            "/apis/coordination.k8s.io/v1/namespaces/ops/leases"
+        ]
+    );
+    cluster.inject(
+        Operation::ListLeases,
+        Fault::Kind(blue_kubernetes_client::ErrorKind::Forbidden),
+    );
+    let err = client.list_leases("ops").await.unwrap_err();
+    assert_eq!(err.kind(), blue_kubernetes_client::ErrorKind::Forbidden);
 }

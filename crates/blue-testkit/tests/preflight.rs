@@ -123,3 +123,30 @@ async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
         ["RBAC does not allow update leases.coordination.k8s.io in namespace leases-ns"]
     );
 }
+
+#[tokio::test]
+async fn sharding_also_needs_to_list_leases() {
+    let cluster = served();
+    cluster.deny(AccessCheck::new(
+        "leases-ns",
+        "list",
+        "coordination.k8s.io",
+        "leases",
+    ));
+    let infra = FakeInfra::new();
+    let controller = build(
+        &cluster,
+        blue_kubernetes::system_clock(),
+        vec![infra.package(widgets())],
+        |c| c.sharding = Some(blue_kubernetes::Sharding::new("op", "leases-ns")),
+    );
+    let got: Vec<String> = preflight(&controller)
+        .await
+        .iter()
+        .map(Problem::to_string)
+        .collect();
+    assert_eq!(
+        got,
+        ["RBAC does not allow list leases.coordination.k8s.io in namespace leases-ns"]
+    );
+}

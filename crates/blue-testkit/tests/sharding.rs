@@ -13,14 +13,15 @@ use blue_kubernetes::{
     start, CallbackResult, Config, Observation, Options, Package, Runtime, Sharding,
     WorkflowOutcome,
 };
-use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
-use blue_testkit::FakeCluster;
+use blue_kubernetes_client::{Call, Client, Error, ErrorKind, Hook, Layered};
+use blue_testkit::{FakeCluster, Fault, Operation};
+use common::sharding::{self, lock, profile};
 use common::watchdog::paused_test;
 use common::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -31,25 +32,17 @@ const RD: u64 = 10_000;
 const RP: u64 = 2_000;
 const SHARDS: u32 = 8;
 
+/// The first element of every identity: no other test's.
+const SYSTEM: &str = "audit";
+
 fn settings(replica: &str) -> Sharding {
-    let mut s = Sharding::new("widgets-operator", NS)
-        .with_shards(SHARDS)
-        .with_max_members(4u32);
-    s.lease.identity = replica.into();
+    let mut s = sharding::settings("widgets-operator", SHARDS, 4, replica);
     s.lease.retry_period_ms = RP;
     assert_eq!(
         (s.lease.lease_duration_ms, s.lease.renew_deadline_ms),
         (LD, RD)
     );
     s
-}
-
-fn identity(profile: &str) -> Vec<Option<String>> {
-    vec![Some("audit".into()), Some(profile.into())]
-}
-
-fn profile(name: &str) -> String {
-    format!("{NS}--{name}")
 }
 
 /// One converge: who ran it, for which identity, when, with which token,
@@ -75,10 +68,6 @@ struct Audit {
     started: AtomicUsize,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Audit {
     fn new(cluster: &FakeCluster) -> Arc<Self> {
         Arc::new(Self {
@@ -92,7 +81,7 @@ impl Audit {
 
     fn holder(&self, profile: &str) -> Option<String> {
         let s = settings("any");
-        let lease = s.shard_lease_name(s.shard_of(&identity(profile)));
+        let lease = s.shard_lease_name(sharding::shard_of(&s, SYSTEM, profile));
         self.cluster
             .lease(NS, &lease)
             .and_then(|l| l.spec.holder().map(str::to_owned))
@@ -167,7 +156,7 @@ fn package(audit: &Arc<Audit>, replica: &str) -> Package {
     let replica = replica.to_owned();
     Package::builder(widgets())
         .validate(|_o| Ok(Vec::<String>::new()))
-        .identity(|o| Ok(identity(o.profile())))
+        .identity(|o| Ok(sharding::identity(SYSTEM, o.profile())))
         .observe(move |o| {
             let items = lock(&observer.items);
             let current = items.get(o.profile());
@@ -189,19 +178,48 @@ fn package(audit: &Arc<Audit>, replica: &str) -> Package {
         .expect("all callbacks are set")
 }
 
-/// Refuses every call of one replica while set: a replica cut off from
-/// the API server (as a killed one looks to the others).
-struct Partition(Arc<AtomicBool>);
+/// One replica's connection: cut off (every call refused, as a killed
+/// replica looks to the others), a membership renewal held up once, and
+/// Lease lists refused as by a client without that capability (or by
+/// RBAC made for leader election, without `list`).
+#[derive(Clone, Default)]
+struct Wire {
+    cut: Arc<AtomicBool>,
+    /// The next renewal of a membership slot waits this long (ms) first.
+    slow_renewal: Arc<AtomicU64>,
+    /// When the held-up renewal returned.
+    renewal_returned: Arc<Mutex<Option<Instant>>>,
+    no_list: Arc<AtomicBool>,
+    list_forbidden: Arc<AtomicBool>,
+}
 
 #[async_trait::async_trait]
-impl Hook for Partition {
-    async fn before(&self, _call: &Call<'_>) -> Result<(), Error> {
-        match self.0.load(Ordering::SeqCst) {
-            true => Err(Error::Timeout {
+impl Hook for Wire {
+    async fn before(&self, call: &Call<'_>) -> Result<(), Error> {
+        if self.cut.load(Ordering::SeqCst) {
+            return Err(Error::Timeout {
                 operation: "partitioned".into(),
                 timeout_ms: 0,
-            }),
-            false => Ok(()),
+            });
+        }
+        match call {
+            Call::ListLeases { .. } if self.no_list.load(Ordering::SeqCst) => {
+                Err(Error::Unsupported {
+                    operation: "list_leases",
+                })
+            }
+            Call::ListLeases { .. } if self.list_forbidden.load(Ordering::SeqCst) => {
+                Err(Fault::Kind(ErrorKind::Forbidden).error(Operation::ListLeases))
+            }
+            Call::UpdateLease { lease } if lease.name.contains("-member-") => {
+                let ms = self.slow_renewal.swap(0, Ordering::SeqCst);
+                if ms > 0 {
+                    sleep_ms(ms).await;
+                    *lock(&self.renewal_returned) = Some(Instant::now());
+                }
+                Ok(())
+            }
+            _ => Ok(()),
         }
     }
 }
@@ -209,12 +227,16 @@ impl Hook for Partition {
 struct Replica {
     runtime: Runtime,
     cut: Arc<AtomicBool>,
+    wire: Wire,
 }
 
 fn replica(cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
-    let cut = Arc::new(AtomicBool::new(false));
+    replica_on(Wire::default(), cluster, audit, name)
+}
+
+fn replica_on(wire: Wire, cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
     let inner: Arc<dyn Client> = Arc::new(cluster.clone());
-    let client: Arc<dyn Client> = Arc::new(Layered::new(inner, Partition(cut.clone())));
+    let client: Arc<dyn Client> = Arc::new(Layered::new(inner, wire.clone()));
     let mut config = Config::new(client, vec![package(audit, name)]);
     config.namespace = NS.into();
     config.now = tokio_clock();
@@ -222,7 +244,8 @@ fn replica(cluster: &FakeCluster, audit: &Arc<Audit>, name: &str) -> Replica {
     config.workers = 16;
     config.sharding = Some(settings(name));
     let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
-    Replica { runtime, cut }
+    let cut = wire.cut.clone();
+    Replica { runtime, cut, wire }
 }
 
 async fn sleep_ms(ms: u64) {
@@ -246,17 +269,39 @@ fn phase(cluster: &FakeCluster, name: &str) -> Value {
 }
 
 fn shard_of(name: &str) -> u32 {
-    settings("any").shard_of(&identity(&profile(name)))
+    sharding::shard_of(&settings("any"), SYSTEM, &profile(name))
 }
 
-/// The shards each replica dispatches form a partition of all shards.
-fn assert_partition(replicas: &[&Replica]) {
+/// Replicas a and b, each on a `wire()`, once they share the shards.
+async fn sharing_pair(
+    wire: impl Fn() -> Wire,
+    cluster: &FakeCluster,
+    audit: &Arc<Audit>,
+) -> (Replica, Replica) {
+    let a = replica_on(wire(), cluster, audit, "a");
+    let b = replica_on(wire(), cluster, audit, "b");
+    eventually(8 * RP, "two members share the shards", || {
+        a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
+    })
+    .await;
+    assert_partition(&[&a, &b]);
+    (a, b)
+}
+
+/// No shard is dispatched by two replicas; returns those dispatched.
+fn assert_disjoint(replicas: &[&Replica]) -> BTreeSet<u32> {
     let mut seen = BTreeSet::new();
     for r in replicas {
         for shard in r.runtime.shards_owned() {
             assert!(seen.insert(shard), "shard {shard} owned twice");
         }
     }
+    seen
+}
+
+/// The shards each replica dispatches form a partition of all shards.
+fn assert_partition(replicas: &[&Replica]) {
+    let seen = assert_disjoint(replicas);
     assert_eq!(seen, (0..SHARDS).collect(), "every shard owned once");
 }
 
@@ -329,12 +374,7 @@ fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire() {
     paused_test(|| async {
         let cluster = FakeCluster::new();
         let audit = Audit::new(&cluster);
-        let a = replica(&cluster, &audit, "a");
-        let b = replica(&cluster, &audit, "b");
-        eventually(6 * RP, "two members share the shards", || {
-            a.runtime.shards_owned().len() == 4 && b.runtime.shards_owned().len() == 4
-        })
-        .await;
+        let (a, b) = sharing_pair(Wire::default, &cluster, &audit).await;
         let lost = b.runtime.shards_owned();
         let name = (0..100)
             .map(|i| format!("late{i}"))
@@ -443,6 +483,105 @@ fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts()
                 "the fencing token grew with the new owner: {runs:?}"
             );
         }
+        audit.assert_clean();
+        a.runtime.stop().await;
+        b.runtime.stop().await;
+    });
+}
+
+#[test]
+fn without_a_lease_list_the_replicas_read_the_leases_one_by_one_and_still_share_the_work() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        // a's client cannot list; b's RBAC does not allow it.
+        let made = AtomicUsize::new(0);
+        let no_list = || {
+            let wire = Wire::default();
+            let refusal = match made.fetch_add(1, Ordering::SeqCst) {
+                0 => &wire.no_list,
+                _ => &wire.list_forbidden,
+            };
+            refusal.store(true, Ordering::SeqCst);
+            wire
+        };
+        let (a, b) = sharing_pair(no_list, &cluster, &audit).await;
+        let names: Vec<String> = (0..8).map(|i| format!("n{i}")).collect();
+        for name in &names {
+            cluster.create(&widgets(), NS, name, spec(json!(1)));
+        }
+        eventually(10 * POLL_MS, "every widget is Ready", || {
+            names.iter().all(|n| phase(&cluster, n) == "Ready")
+        })
+        .await;
+        audit.assert_clean();
+        let log = cluster.call_log();
+        let listed = log.iter().filter(|c| c.operation == Operation::ListLeases);
+        assert_eq!(listed.count(), 0, "refused by the wire, never sent");
+        a.runtime.stop().await;
+        eventually(3 * RP, "b takes a's shards after a leaves", || {
+            b.runtime.shards_owned().len() == SHARDS as usize
+        })
+        .await;
+        b.runtime.stop().await;
+    });
+}
+
+/// b renews its slot at `s`, is cut off for three rounds, and its next
+/// renewal (sent at `s` + 4 RP) answers only at `s` + LD + RP + RP/4:
+/// after a has seen b's slot expire and taken every shard, but before
+/// that renewal's own renew deadline (`s` + 4 RP + RD). Counting it would
+/// let b dispatch the shards a holds; it counts for nothing.
+#[test]
+fn a_membership_renewal_answered_after_the_lease_ran_out_extends_no_shard() {
+    paused_test(|| async {
+        let cluster = FakeCluster::new();
+        let audit = Audit::new(&cluster);
+        let (a, b) = sharing_pair(Wire::default, &cluster, &audit).await;
+        let slot_of_b = || {
+            (0..4)
+                .map(|k| format!("widgets-operator-member-{k}"))
+                .filter_map(|name| cluster.lease(NS, &name))
+                .find(|l| l.spec.holder() == Some("b"))
+                .expect("b holds a slot")
+        };
+        let seen = slot_of_b().resource_version;
+        while slot_of_b().resource_version == seen {
+            sleep_ms(1).await;
+        }
+        let renewed = Instant::now();
+        b.cut.store(true, Ordering::SeqCst);
+        sleep_ms(3 * RP + RP / 4).await;
+        let late = LD + RP + RP / 4 - 4 * RP;
+        b.wire.slow_renewal.store(late, Ordering::SeqCst);
+        b.cut.store(false, Ordering::SeqCst);
+        tokio::time::sleep_until(renewed + Duration::from_millis(LD + RP)).await;
+        assert_eq!(
+            a.runtime.shards_owned().len(),
+            SHARDS as usize,
+            "a took b's"
+        );
+        assert!(
+            lock(&b.wire.renewal_returned).is_none(),
+            "b's renewal pending"
+        );
+        sleep_ms(RP / 4).await;
+        assert!(
+            lock(&b.wire.renewal_returned).is_some(),
+            "b's renewal answered"
+        );
+        // From the late answer on, at every instant of the next rounds.
+        for _ in 0..(3 * RP / 50) {
+            assert_disjoint(&[&a, &b]);
+            sleep_ms(50).await;
+        }
+        eventually(
+            4 * RP,
+            "b is a member again and gets its share back",
+            || b.runtime.shards_owned().len() == 4,
+        )
+        .await;
+        assert_partition(&[&a, &b]);
         audit.assert_clean();
         a.runtime.stop().await;
         b.runtime.stop().await;

@@ -1,5 +1,6 @@
 //! The Lease operations of [`KubectlClient`] as raw API requests:
-//! `get --raw`, `create --raw ... -f -` and `replace --raw ... -f -`.
+//! `get --raw` (of one or of the collection), `create --raw ... -f -` and
+//! `replace --raw ... -f -`.
 //!
 //! Raw requests keep kubectl from second-guessing the body (no client-side
 //! apply logic, no defaulting), so the resourceVersion sent is exactly the
@@ -41,6 +42,23 @@ impl KubectlClient {
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// `kubectl get --raw /apis/coordination.k8s.io/v1/namespaces/NS/leases`.
+    pub(crate) async fn lease_list(&self, namespace: &str) -> Result<Vec<Lease>, Error> {
+        let path = collection(namespace)?;
+        let response = self
+            .request(&["get", "--raw", &path], RequestOptions::default())
+            .await?;
+        let decode = || Error::Decode {
+            operation: "list".into(),
+        };
+        let list = response.into_json().ok_or_else(decode)?;
+        let items = list["items"].as_array().ok_or_else(decode)?;
+        items
+            .iter()
+            .map(|item| Lease::from_object(item, "list"))
+            .collect()
     }
 
     /// `kubectl create --raw .../namespaces/NS/leases -f -` (a POST).

@@ -163,6 +163,10 @@ impl Client for KubectlClient {
         self.lease_get(namespace, name).await
     }
 
+    async fn list_leases(&self, namespace: &str) -> Result<Vec<Lease>, Error> {
+        self.lease_list(namespace).await
+    }
+
     async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
         self.lease_create(lease).await
     }

@@ -100,6 +100,11 @@ pub enum Call<'a> {
         /// The Lease's name.
         name: &'a str,
     },
+    /// [`Client::list_leases`](crate::Client::list_leases).
+    ListLeases {
+        /// The namespace listed.
+        namespace: &'a str,
+    },
     /// [`Client::create_lease`](crate::Client::create_lease).
     CreateLease {
         /// The Lease to create.
@@ -126,7 +131,8 @@ impl Call<'_> {
     /// The operation's class, as metrics label it: `list` (whole lists and
     /// pages), `watch`, `get`, `update_status`, `update_finalizers`,
     /// `discovery`, `access_review`, `create_event`, `update_event`,
-    /// `get_lease`, `create_lease`, `update_lease`, `release_lease`, `raw`.
+    /// `get_lease`, `list_leases`, `create_lease`, `update_lease`,
+    /// `release_lease`, `raw`.
     pub fn operation(&self) -> &'static str {
         match self {
             Call::List { .. } | Call::ListPage { .. } => "list",
@@ -139,6 +145,7 @@ impl Call<'_> {
             Call::CreateEvent { .. } => "create_event",
             Call::UpdateEvent { .. } => "update_event",
             Call::GetLease { .. } => "get_lease",
+            Call::ListLeases { .. } => "list_leases",
             Call::CreateLease { .. } => "create_lease",
             Call::UpdateLease { .. } => "update_lease",
             Call::ReleaseLease { .. } => "release_lease",
@@ -166,7 +173,8 @@ impl Call<'_> {
 /// The variant follows the call: `Objects` for `List`, `Page` for
 /// `ListPage`, `Stream` for `Watch`, `Object` for `Get`, `Written` for the
 /// resource and Event writes, `Resources` for discovery, `Allowed` for an
-/// access check, `Lease` for the Lease calls, `Raw` for a raw request.
+/// access check, `Lease` for the Lease calls but `Leases` for
+/// `ListLeases`, `Raw` for a raw request.
 /// Debug shows the variant only.
 #[derive(Clone, Copy)]
 #[non_exhaustive]
@@ -187,6 +195,8 @@ pub enum Answer<'a> {
     Allowed(bool),
     /// The Lease read or stored.
     Lease(Option<&'a Lease>),
+    /// The Leases listed.
+    Leases(&'a [Lease]),
     /// A raw request's answer.
     Raw(&'a ApiResponse),
 }
@@ -211,6 +221,7 @@ impl std::fmt::Debug for Answer<'_> {
             Answer::Resources(_) => "Resources",
             Answer::Allowed(_) => "Allowed",
             Answer::Lease(_) => "Lease",
+            Answer::Leases(_) => "Leases",
             Answer::Raw(_) => "Raw",
         };
         f.write_str(variant)

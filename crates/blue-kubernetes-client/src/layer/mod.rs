@@ -188,6 +188,12 @@ impl Answered for Option<Lease> {
     }
 }
 
+impl Answered for Vec<Lease> {
+    fn answer(&self) -> Answer<'_> {
+        Answer::Leases(self)
+    }
+}
+
 impl Answered for Lease {
     fn answer(&self) -> Answer<'_> {
         Answer::Lease(Some(self))
@@ -339,6 +345,11 @@ impl<H: Hook> Client for Layered<H> {
     async fn get_lease(&self, namespace: &str, name: &str) -> Result<Option<Lease>, Error> {
         let call = Call::GetLease { namespace, name };
         self.run(call, self.client.get_lease(namespace, name)).await
+    }
+
+    async fn list_leases(&self, namespace: &str) -> Result<Vec<Lease>, Error> {
+        let call = Call::ListLeases { namespace };
+        self.run(call, self.client.list_leases(namespace)).await
     }
 
     async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {

@@ -218,6 +218,17 @@ async fn capabilities_the_inner_client_lacks_stay_unsupported_through_the_layer(
         lines(&seen),
         ["a before:get_lease", "a after:get_lease:other"]
     );
+    let err = client.list_leases("ns").await.unwrap_err();
+    assert!(matches!(
+        err,
+        Error::Unsupported {
+            operation: "list_leases"
+        }
+    ));
+    assert_eq!(
+        lines(&seen),
+        ["a before:list_leases", "a after:list_leases:other"]
+    );
 }
 
 #[tokio::test]

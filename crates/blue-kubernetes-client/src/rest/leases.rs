@@ -1,5 +1,6 @@
-//! The Lease operations as raw API requests: GET, POST and a PUT carrying
-//! the resourceVersion (a stale one is a 409 Conflict).
+//! The Lease operations as raw API requests: GET (of one or of the
+//! collection), POST and a PUT carrying the resourceVersion (a stale one is
+//! a 409 Conflict).
 
 use super::{decode, send, HttpTransport};
 use crate::names::object_name;
@@ -27,6 +28,20 @@ pub(crate) async fn lease_get<T: HttpTransport>(
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+pub(crate) async fn lease_list<T: HttpTransport>(
+    transport: &T,
+    namespace: &str,
+) -> Result<Vec<Lease>, Error> {
+    let request = ApiRequest::get(path(namespace, None)?);
+    let list = send(transport, request).await?.body;
+    let items = list.as_ref().and_then(|l| l["items"].as_array());
+    let items = items.ok_or_else(|| decode::<T>("list"))?;
+    items
+        .iter()
+        .map(|item| Lease::from_object(item, "list"))
+        .collect()
 }
 
 pub(crate) async fn lease_create<T: HttpTransport>(

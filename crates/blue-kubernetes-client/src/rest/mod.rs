@@ -18,7 +18,7 @@ pub(crate) mod resources;
 mod watch;
 
 pub(crate) use cluster_calls::{discover, review, write_event};
-pub(crate) use leases::{lease_create, lease_get, lease_update};
+pub(crate) use leases::{lease_create, lease_get, lease_list, lease_update};
 pub(crate) use resources::rest_client;
 pub(crate) use watch::{body_chunks, watch};
 

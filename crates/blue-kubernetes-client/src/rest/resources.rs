@@ -168,6 +168,13 @@ macro_rules! rest_client {
                 $crate::rest::lease_get(self, namespace, name).await
             }
 
+            async fn list_leases(
+                &self,
+                namespace: &str,
+            ) -> Result<Vec<$crate::Lease>, $crate::Error> {
+                $crate::rest::lease_list(self, namespace).await
+            }
+
             async fn create_lease(
                 &self,
                 lease: &$crate::Lease,

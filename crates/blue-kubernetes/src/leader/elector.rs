@@ -28,6 +28,20 @@ pub enum ElectionStep {
     Failed,
 }
 
+/// When [`LeaseElector::act_on`] may take over a record another holder
+/// names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Takeover {
+    /// Once it has not changed for a lease duration (leader election, and
+    /// the membership slots).
+    AfterExpiry,
+    /// At once: the caller knows the holder is gone (a shard whose holder
+    /// has no live membership slot).
+    Now,
+    /// Never (our own membership slot, which only we renew).
+    Never,
+}
+
 /// A Lease record as last seen, and when (local clock) it was first seen.
 #[derive(Debug)]
 struct Observed {
@@ -105,10 +119,29 @@ impl LeaseElector {
     async fn attempt(&mut self, client: &dyn Client, now: &Clock) -> ElectionStep {
         let started = now();
         let s = &self.settings;
-        let current = match client.get_lease(&s.lease_namespace, &s.lease_name).await {
-            Ok(current) => current,
-            Err(e) => return self.failed(e.kind()),
-        };
+        match client.get_lease(&s.lease_namespace, &s.lease_name).await {
+            Ok(current) => {
+                let takeover = Takeover::AfterExpiry;
+                self.act_on(current, started, client, now, takeover).await
+            }
+            Err(e) => self.failed(e.kind()),
+        }
+    }
+
+    /// One attempt on `current`, the record as read by a request that
+    /// started at `started` (by [`step`](Self::step), or in the sharding
+    /// roster's list of every Lease): create it, renew it, take it over as
+    /// `takeover` allows, or leave it to its holder. Every write is
+    /// guarded by the resourceVersion of `current`.
+    pub(crate) async fn act_on(
+        &mut self,
+        current: Option<Lease>,
+        started: u64,
+        client: &dyn Client,
+        now: &Clock,
+        takeover: Takeover,
+    ) -> ElectionStep {
+        let s = &self.settings;
         let Some(current) = current else {
             let lease = Lease::new(
                 &s.lease_namespace,
@@ -129,7 +162,12 @@ impl LeaseElector {
         if self.renewed_at.is_some() && !mine {
             return self.lose();
         }
-        if !mine && current.spec.holder().is_some() && !self.expired(now()) {
+        let may_take = match takeover {
+            Takeover::AfterExpiry => self.expired(now()),
+            Takeover::Now => true,
+            Takeover::Never => false,
+        };
+        if !mine && current.spec.holder().is_some() && !may_take {
             return ElectionStep::Following;
         }
         let mut next = current.clone();
@@ -141,16 +179,29 @@ impl LeaseElector {
         }
     }
 
-    /// Reads the Lease and records what it shows, writing nothing: how the
-    /// sharding roster watches the membership slots of other replicas.
-    pub(crate) async fn look(&mut self, client: &dyn Client, now: &Clock) {
-        let s = &self.settings;
-        match client.get_lease(&s.lease_namespace, &s.lease_name).await {
-            Ok(Some(current)) => self.observe(&current, now()),
-            Ok(None) => self.observed = None,
-            // Unreadable: what was seen stands, and expires on its own.
-            Err(e) => self.failure = Some(e.kind()),
+    /// Records `current` (`None`: absent) as read at `now_ms`, writing
+    /// nothing; a record naming another holder of a Lease we hold means
+    /// we lost it: dispatching and writing stop at once.
+    pub(crate) fn seen(&mut self, current: Option<&Lease>, now_ms: u64) {
+        match current {
+            Some(current) => self.observe(current, now_ms),
+            None => self.observed = None,
         }
+        let me = Some(self.settings.identity.as_str());
+        if self.renewed_at.is_some() && self.holder() != me {
+            self.lose();
+        }
+    }
+
+    /// Whether this process holds the Lease: it won or renewed it and
+    /// has not lost or released it since (its gate may have run out).
+    pub(crate) fn held(&self) -> bool {
+        self.renewed_at.is_some()
+    }
+
+    /// The holder the record last seen names, expired or not.
+    pub(crate) fn holder(&self) -> Option<&str> {
+        self.observed.as_ref()?.lease.spec.holder()
     }
 
     /// The holder of the record last seen, unless it has expired by

@@ -63,6 +63,11 @@ impl Gate {
         now_ms < self.dispatch_until.load(Ordering::SeqCst)
     }
 
+    /// The instant (ms) writes stop; 0 when not leading.
+    pub(crate) fn write_deadline(&self) -> u64 {
+        self.write_until.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn may_write(&self, now_ms: u64) -> bool {
         now_ms < self.write_until.load(Ordering::SeqCst)
     }

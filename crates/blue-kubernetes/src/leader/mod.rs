@@ -8,6 +8,7 @@ mod gate;
 mod settings;
 pub(crate) mod task;
 
+pub(crate) use elector::Takeover;
 pub use elector::{ElectionStep, LeaseElector};
 pub use settings::LeaderElection;
 

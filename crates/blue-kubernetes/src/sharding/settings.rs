@@ -16,13 +16,34 @@ use crate::{Error, LeaderElection};
 /// and are named after [`lease.lease_name`](LeaderElection::lease_name):
 /// `<name>-member-<k>` for the membership slots (`k` below
 /// [`max_members`](Self::max_members)) and `<name>-shard-<i>` for the
-/// shards. Lease duration, renew deadline, retry period and identity mean
-/// what they mean for leader election, for every one of these Leases.
+/// shards. Lease duration, renew deadline and identity mean what they mean
+/// for leader election; the retry period is the length of a round. A
+/// replica's right to its shards rides on its membership slot: a slot
+/// renewal that started at `s` lets it dispatch them until `s` + renew
+/// deadline and write until `s` + lease duration (the shard Leases are
+/// taken once, by a guarded write, and not renewed).
 ///
-/// Idle cost, per replica and retry period: one read of every other
-/// membership slot, one renewal of its own, and a read and a renewal per
-/// shard it owns. The defaults (5 s retry period) make that about 6
-/// requests a second for one of three replicas at 32 shards and 8 slots.
+/// Defaults and what they give: lease duration 15 s, renew deadline 10 s
+/// (leader election's), rounds of 2.5 s.
+/// - Idle cost, per replica: one list of the namespace's Leases and one
+///   renewal of its slot per round, whatever the number of replicas,
+///   shards or resources: 2 requests / 2.5 s = 0.8 a second (the target is
+///   at most 1). A round of `r` ms costs `2000 / r` requests a second, so
+///   rounds shorter than 2 s break the target.
+/// - A graceful scale-down (or a rebalance) hands a shard over within one
+///   round, 2.5 s, after its longest running callback (target: 3 s plus
+///   that callback): the old owner releases it as soon as the callbacks
+///   end, and the new owner takes it at its next round.
+/// - A killed replica's shards dispatch elsewhere within a lease duration
+///   plus one round, 17.5 s (target: lease duration + 5 s): its last
+///   renewal is seen within a round, and the others look again the moment
+///   its slot expires.
+/// - Renewals have the renew deadline minus one round (7.5 s) to fail
+///   transiently before a replica stops dispatching.
+///
+/// A client without [`Client::list_leases`](blue_kubernetes_client::Client::list_leases)
+/// makes each round read every slot (and the shards that may be taken)
+/// one by one instead: `max_members` + 1 requests a round.
 ///
 /// ```
 /// use blue_kubernetes::Sharding;
@@ -30,7 +51,8 @@ use crate::{Error, LeaderElection};
 /// assert_eq!(sharding.shards, 32);
 /// assert_eq!(sharding.max_members, 8);
 /// assert_eq!(sharding.lease.lease_duration_ms, 15_000);
-/// assert_eq!(sharding.lease.retry_period_ms, 5_000);
+/// assert_eq!(sharding.lease.renew_deadline_ms, 10_000);
+/// assert_eq!(sharding.lease.retry_period_ms, 2_500);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -43,8 +65,9 @@ pub struct Sharding {
     /// resource, so change it with one replica running.
     pub shards: u32,
     /// How many membership slots exist, i.e. the most replicas that can
-    /// take part (default 8, 1 to 64). Every replica reads them all each
-    /// retry period, so keep it near the replicas you run.
+    /// take part (default 8, 1 to 64). Read in one list each round, so
+    /// they cost nothing more; a client that cannot list reads every one
+    /// each round.
     pub max_members: u32,
 }
 
@@ -62,7 +85,7 @@ impl Sharding {
     /// the defaults, and a fresh [`LeaderElection::unique_identity`].
     pub fn new(lease_name: impl Into<String>, lease_namespace: impl Into<String>) -> Self {
         Self {
-            lease: LeaderElection::new(lease_name, lease_namespace).with_retry_period_ms(5_000u64),
+            lease: LeaderElection::new(lease_name, lease_namespace).with_retry_period_ms(2_500u64),
             shards: 32,
             max_members: 8,
         }

@@ -121,9 +121,10 @@ impl CallCounts {
                 Operation::UpdateFinalizers => counts.update_finalizers += 1,
                 Operation::ListPage => counts.list_page += 1,
                 Operation::Watch => counts.watch += 1,
-                Operation::GetLease | Operation::CreateLease | Operation::UpdateLease => {
-                    counts.leases += 1
-                }
+                Operation::GetLease
+                | Operation::ListLeases
+                | Operation::CreateLease
+                | Operation::UpdateLease => counts.leases += 1,
                 // A package's own requests: in the call log, not in the
                 // controller's cost counts.
                 Operation::RawGet

@@ -178,6 +178,12 @@ impl Client for FakeCluster {
         Ok(self.lock().leases.get(namespace, name))
     }
 
+    async fn list_leases(&self, namespace: &str) -> Result<Vec<Lease>, Error> {
+        self.begin(Operation::ListLeases, &leases(), namespace, None)
+            .await?;
+        Ok(self.lock().leases.list(namespace))
+    }
+
     async fn create_lease(&self, lease: &Lease) -> Result<Lease, Error> {
         let op = Operation::CreateLease;
         self.begin(op, &leases(), &lease.namespace, Some(&lease.name))

@@ -5,7 +5,7 @@ use std::collections::{HashMap, VecDeque};
 
 /// One [`Client`](blue_kubernetes_client::Client) operation: the four on
 /// resources every transport has, the two a list-and-watch cache is fed by,
-/// and the three on Leases; or one kind of [`RawApi`](blue_kubernetes_client::RawApi)
+/// and the four on Leases; or one kind of [`RawApi`](blue_kubernetes_client::RawApi)
 /// request, the six `Raw*` ones (a package's own objects: Secrets, ConfigMaps...).
 ///
 /// ```
@@ -13,7 +13,7 @@ use std::collections::{HashMap, VecDeque};
 /// assert_eq!(Operation::UpdateStatus.kubectl_verb(), "replace");
 /// assert_eq!(Operation::ALL.len(), 4);
 /// assert_eq!(Operation::WATCHING.len(), 2);
-/// assert_eq!(Operation::LEASES.len(), 3);
+/// assert_eq!(Operation::LEASES.len(), 4);
 /// assert_eq!(Operation::RAW.len(), 6);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -35,6 +35,8 @@ pub enum Operation {
     GetLease,
     /// `create_lease` (`kubectl create --raw .../leases -f FILE`).
     CreateLease,
+    /// `list_leases` (`kubectl get --raw .../namespaces/NS/leases`).
+    ListLeases,
     /// `update_lease` and `release_lease` (`kubectl replace --raw .../leases/NAME -f FILE`).
     UpdateLease,
     /// A raw `GET` of one object.
@@ -77,9 +79,10 @@ impl Operation {
     /// ```
     /// assert_eq!(blue_testkit::Operation::LEASES[0], blue_testkit::Operation::GetLease);
     /// ```
-    pub const LEASES: [Operation; 3] = [
+    pub const LEASES: [Operation; 4] = [
         Operation::GetLease,
         Operation::CreateLease,
+        Operation::ListLeases,
         Operation::UpdateLease,
     ];
 
@@ -128,6 +131,7 @@ impl Operation {
             Operation::List
             | Operation::Get
             | Operation::GetLease
+            | Operation::ListLeases
             | Operation::ListPage
             | Operation::Watch
             | Operation::RawGet

@@ -22,6 +22,14 @@ impl Leases {
             .cloned()
     }
 
+    /// Every Lease in `namespace`, by name.
+    pub(crate) fn list(&self, namespace: &str) -> Vec<Lease> {
+        (self.by_name.iter())
+            .filter(|((ns, _), _)| ns == namespace)
+            .map(|(_, lease)| lease.clone())
+            .collect()
+    }
+
     /// Stores `lease` unconditionally with a fresh resourceVersion.
     pub(crate) fn put(&mut self, store: &mut Store, lease: &Lease) -> Lease {
         let mut stored = lease.clone();

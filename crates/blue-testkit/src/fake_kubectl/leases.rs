@@ -1,4 +1,5 @@
-//! The Lease requests of the transport: raw GET, POST and PUT on
+//! The Lease requests of the transport: raw GET (of one or of the
+//! collection), POST and PUT on
 //! `/apis/coordination.k8s.io/v1/namespaces/NS/leases[/NAME]`.
 
 use super::stderr::{self, Subject};
@@ -25,9 +26,9 @@ fn leases() -> ResourceDescriptor {
     ResourceDescriptor::new("coordination.k8s.io", "v1", "leases", "Lease")
 }
 
-fn refused(kind: ErrorKind, namespace: &str, name: &str, verb: &str) -> Output {
+fn refused(kind: ErrorKind, namespace: &str, name: Option<&str>, verb: &str) -> Output {
     let d = leases();
-    if kind == ErrorKind::Other && verb == "create" {
+    if let (ErrorKind::Other, "create", Some(name)) = (kind, verb, name) {
         return fail(format!(
             "Error from server (AlreadyExists): leases.coordination.k8s.io \"{name}\" already exists"
         ));
@@ -37,7 +38,7 @@ fn refused(kind: ErrorKind, namespace: &str, name: &str, verb: &str) -> Output {
         &Subject {
             descriptor: &d,
             namespace,
-            name: Some(name),
+            name,
             verb,
         },
     ))
@@ -55,13 +56,31 @@ fn read(file: &str) -> Result<Lease, Output> {
 
 impl FakeKubectl {
     pub(super) async fn get_lease(&self, path: &str) -> Output {
-        let Some((namespace, Some(name))) = parse(path) else {
+        let Some((namespace, name)) = parse(path) else {
             return fail(stderr::no_such_path());
+        };
+        let Some(name) = name else {
+            return self.list_leases(namespace).await;
         };
         match self.cluster.get_lease(namespace, name).await {
             Ok(Some(lease)) => ok(lease.to_object().to_string()),
-            Ok(None) => refused(ErrorKind::NotFound, namespace, name, "get"),
-            Err(e) => refused(e.kind(), namespace, name, "get"),
+            Ok(None) => refused(ErrorKind::NotFound, namespace, Some(name), "get"),
+            Err(e) => refused(e.kind(), namespace, Some(name), "get"),
+        }
+    }
+
+    async fn list_leases(&self, namespace: &str) -> Output {
+        match self.cluster.list_leases(namespace).await {
+            Ok(leases) => {
+                let items: Vec<_> = leases.iter().map(Lease::to_object).collect();
+                let list = serde_json::json!({
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "LeaseList",
+                    "items": items,
+                });
+                ok(list.to_string())
+            }
+            Err(e) => refused(e.kind(), namespace, None, "list"),
         }
     }
 
@@ -76,7 +95,7 @@ impl FakeKubectl {
         };
         match self.cluster.create_lease(&lease).await {
             Ok(stored) => ok(stored.to_object().to_string()),
-            Err(e) => refused(e.kind(), namespace, &lease.name, "create"),
+            Err(e) => refused(e.kind(), namespace, Some(&lease.name), "create"),
         }
     }
 
@@ -95,7 +114,7 @@ impl FakeKubectl {
             };
         match self.cluster.update_lease(&lease).await {
             Ok(stored) => ok(stored.to_object().to_string()),
-            Err(e) => refused(e.kind(), namespace, name, "update"),
+            Err(e) => refused(e.kind(), namespace, Some(name), "update"),
         }
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod log;
+pub mod sharding;
 pub mod watchdog;
 
 use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};

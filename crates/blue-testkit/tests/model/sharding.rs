@@ -35,7 +35,7 @@ use crate::common::{widgets, NS};
 use crate::liveness::ready_for_its_generation;
 use crate::sharding_world::{
     profile, shard_of, start_replica, write_widget, Ledger, Run, LEASE_MS, MAX_LIVE, NAMES,
-    POLL_MS, RESYNC_MS, RETRY_MAX_MS, SHARDS,
+    POLL_MS, RESYNC_MS, RETRY_MAX_MS, RETRY_PERIOD_MS, SHARDS,
 };
 use blue_kubernetes::{Clock, Runtime};
 use blue_testkit::FakeCluster;
@@ -403,4 +403,82 @@ fn an_edit_during_a_slow_converge_is_handled_before_the_next_resync() {
     watchdog::within(WALL_LIMIT, true, body)
         .expect("no hang")
         .expect("handled before the next resync");
+}
+
+/// The "no fenced write lands" check can fail: a replica cut off past its
+/// Lease while its slow converge runs, and reachable again just before the
+/// converge ends, sends the pass's Ready write after another replica took
+/// the shard (by then it is still the other's, or just released to it:
+/// never its own again). The fence refuses it; without the fence it lands, and the
+/// ledger reports it.
+#[test]
+fn a_write_of_a_pass_that_outlived_its_shard_lease_is_fenced() {
+    const HOLD_MS: u64 = 3 * LEASE_MS;
+    let body = || async {
+        let mut case = Case::new(2);
+        advance(LEASE_MS).await;
+        let owned: Vec<(String, Vec<u32>)> = (case.running())
+            .map(|(n, r)| (n.to_owned(), r.shards_owned()))
+            .collect();
+        let (victim, name) = (owned.iter())
+            .find_map(|(n, shards)| {
+                let name = NAMES
+                    .iter()
+                    .find(|w| shards.contains(&shard_of(&profile(w))))?;
+                Some((n.clone(), *name))
+            })
+            .expect("some widget lands in a shard a replica owns");
+        case.ledger.hold_next(&profile(name), HOLD_MS);
+        write_widget(&case.cluster, name, 1);
+        advance(2 * POLL_MS).await;
+        let slow = |l: &Ledger| {
+            let runs = l.runs();
+            let run = runs
+                .iter()
+                .find(|r| r.profile == profile(name) && r.callback == "converge");
+            run.map(|r| (r.start, r.end.is_none()))
+        };
+        let (start, running) = slow(&case.ledger).expect("the slow converge started");
+        assert!(running, "the slow converge runs in {victim}");
+        case.ledger.set_cut(&victim, true);
+        advance(LEASE_MS + 2 * RETRY_PERIOD_MS).await;
+        let holder = case.ledger.holder(&profile(name));
+        assert!(
+            holder.is_some() && holder != Some(victim.clone()),
+            "taken over: {holder:?}"
+        );
+        let ends = start + Duration::from_millis(HOLD_MS);
+        tokio::time::sleep_until(ends - Duration::from_millis(1)).await;
+        case.ledger.set_cut(&victim, false);
+        advance(POLL_MS).await;
+        assert_eq!(
+            slow(&case.ledger).map(|s| s.1),
+            Some(false),
+            "the slow converge ended"
+        );
+        let violations = case.ledger.violations();
+        let metrics = (case.running())
+            .find(|(n, _)| *n == victim)
+            .expect("the victim runs")
+            .1
+            .controller()
+            .metrics()
+            .encode();
+        let fenced = (metrics.lines()).find_map(|l| {
+            l.strip_prefix("blue_shard_fenced_writes_total")?
+                .trim()
+                .parse::<f64>()
+                .ok()
+        });
+        for replica in case.replicas.iter_mut() {
+            Case::stop(replica);
+        }
+        advance(MAX_HOLD_MS + LEASE_MS).await;
+        assert!(violations.is_empty(), "{violations:#?}");
+        assert!(
+            fenced >= Some(1.0),
+            "the pass's write was refused by the fence"
+        );
+    };
+    watchdog::within(WALL_LIMIT, true, body).expect("no hang");
 }

@@ -21,7 +21,8 @@
 //! - a status or finalizer write lands only while the writer is named
 //!   holder of the widget's shard Lease.
 
-use crate::common::{spec, widgets, NS};
+pub use crate::common::sharding::{lock, profile};
+use crate::common::{sharding, spec, widgets, NS};
 use blue_kubernetes::{
     CallbackResult, Clock, Config, Observation, Options, Package, Runtime, Sharding,
     WorkflowOutcome,
@@ -50,31 +51,16 @@ pub const NAMES: [&str; 5] = ["w0", "w1", "w2", "w3", "w4"];
 /// The first element of every identity: no other test's.
 const SYSTEM: &str = "shard-model";
 
-pub fn profile(name: &str) -> String {
-    format!("{NS}--{name}")
-}
-
 fn settings(identity: &str) -> Sharding {
-    let mut s = Sharding::new("shard-model", NS)
-        .with_shards(SHARDS)
-        .with_max_members(MAX_MEMBERS);
-    s.lease.identity = identity.into();
+    let mut s = sharding::settings("shard-model", SHARDS, MAX_MEMBERS, identity);
     s.lease.lease_duration_ms = LEASE_MS;
     s.lease.renew_deadline_ms = RENEW_MS;
     s.lease.retry_period_ms = RETRY_PERIOD_MS;
     s
 }
 
-fn identity(profile: &str) -> Vec<Option<String>> {
-    vec![Some(SYSTEM.into()), Some(profile.into())]
-}
-
 pub fn shard_of(profile: &str) -> u32 {
-    settings("any").shard_of(&identity(profile))
-}
-
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    sharding::shard_of(&settings("any"), SYSTEM, profile)
 }
 
 /// One callback run.
@@ -392,7 +378,7 @@ fn package(ledger: &Arc<Ledger>, replica: &str) -> Package {
     let (observer, converger) = (ledger.clone(), ledger.clone());
     let (r1, r2) = (replica.to_owned(), replica.to_owned());
     Package::builder(widgets())
-        .identity(|o| Ok(identity(o.profile())))
+        .identity(|o| Ok(sharding::identity(SYSTEM, o.profile())))
         .observe_async(move |o| observe(observer.clone(), r1.clone(), o))
         .converge_async(move |o| converge(converger.clone(), r2.clone(), o))
         .delete_async(|_o| async { Ok(WorkflowOutcome::new()) })
