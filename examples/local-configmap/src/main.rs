@@ -7,10 +7,13 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{
-    controller, preflight, serve_http, start, Config, Namespaces, Runtime, Stats,
+    controller, preflight, serve_http, start, Config, LeaderElection, Namespaces, Runtime,
+    Sharding, Stats,
 };
 use blue_kubernetes_client::{kubectl_client, RequestOptions};
+use local_configmap_operator::audit::AuditLog;
 use local_configmap_operator::cli::{self, Args, Command, Transport};
+use local_configmap_operator::instrumentation::Instrumentation;
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
 use local_configmap_operator::transport::{connect_transport, Connected};
@@ -97,10 +100,14 @@ async fn run(args: Args) -> Result<()> {
     let transport_kind = args.transport;
     let Connected { transport, proxy } = connect_transport(&args).await?;
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
-    let package = package::package_for(
+    let home = args.home_namespace();
+    let leader_election = args.leader_election(&home);
+    let sharding = args.sharding(&home);
+    let package = package::instrumented(
         args.descriptor(),
         transport.clone().into_raw_api(),
         on_effect,
+        instrumentation(&args, &leader_election, &sharding)?,
     )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespaces.clone();
@@ -120,11 +127,19 @@ async fn run(args: Args) -> Result<()> {
     if !args.no_events {
         config.event_component = Some(COMPONENT.to_string());
     }
-    config.leader_election = args.leader_election(&args.home_namespace());
+    config.leader_election = leader_election;
+    config.sharding = sharding;
     let election = config.leader_election.as_ref().map(|e| {
         format!(
             "; leader election on lease {}/{} as {}",
             e.lease_namespace, e.lease_name, e.identity
+        )
+    });
+    // The scale-out e2e waits for "sharded (N shards)".
+    let sharded = config.sharding.as_ref().map(|s| {
+        format!(
+            "; sharded ({} shards) on leases {}/{}-* as {}",
+            s.shards, s.lease.lease_namespace, s.lease.lease_name, s.lease.identity
         )
     });
     // The per-call kubectl transport cannot watch: it lists.
@@ -154,12 +169,13 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in {} ({connection}, {} transport, {discovery}{})",
+        "watching {}.{} in {} ({connection}, {} transport, {discovery}{}{})",
         package::PLURAL,
         package::GROUP,
         scope(&namespaces),
         transport_kind.as_str(),
         election.unwrap_or_default(),
+        sharded.unwrap_or_default(),
     );
     let server = match args.metrics_bind {
         None => None,
@@ -195,6 +211,39 @@ async fn run(args: Args) -> Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `--audit-file` and `--callback-delay-ms`. The audit names the replica
+/// by its Lease identity (sharding's, else the election's), else by
+/// `--leader-identity`, else a fresh one, as the Leases would.
+fn instrumentation(
+    args: &Args,
+    election: &Option<LeaderElection>,
+    sharding: &Option<Sharding>,
+) -> Result<Instrumentation> {
+    let audit = match &args.audit_file {
+        None => None,
+        Some(path) => {
+            let replica = match (sharding, election) {
+                (Some(s), _) => s.lease.identity.clone(),
+                (None, Some(e)) => e.identity.clone(),
+                (None, None) => args
+                    .leader_identity
+                    .clone()
+                    .unwrap_or_else(LeaderElection::unique_identity),
+            };
+            let log = AuditLog::open(path, replica)
+                .with_context(|| format!("opening --audit-file {}", path.display()))?;
+            Some(Arc::new(log))
+        }
+    };
+    Ok(Instrumentation {
+        audit,
+        converge_delay: args
+            .callback_delay_ms
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis),
+    })
 }
 
 /// `namespace a`, `namespaces a,b` or `all namespaces`, for log lines.
