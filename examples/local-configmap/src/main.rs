@@ -76,6 +76,11 @@ async fn run(args: Args) -> Result<()> {
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
     let namespaces = args.namespaces();
+    let home = args.home_namespace();
+    let leader_election = args.leader_election(&home);
+    let sharding = args.sharding(&home);
+    // Before connecting: an unusable --audit-file fails at once.
+    let aids = instrumentation(&args, &leader_election, &sharding)?;
     let connection = if args.in_cluster {
         "in-cluster".to_string()
     } else {
@@ -100,14 +105,11 @@ async fn run(args: Args) -> Result<()> {
     let transport_kind = args.transport;
     let Connected { transport, proxy } = connect_transport(&args).await?;
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
-    let home = args.home_namespace();
-    let leader_election = args.leader_election(&home);
-    let sharding = args.sharding(&home);
     let package = package::instrumented(
         args.descriptor(),
         transport.clone().into_raw_api(),
         on_effect,
-        instrumentation(&args, &leader_election, &sharding)?,
+        aids,
     )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespaces.clone();

@@ -66,8 +66,8 @@ fn touching_runs_and_other_identities_and_one_replica_are_not_overlaps() {
         run("a", "y", 15, 25),
     ]
     .concat();
-    // a/y and c/y overlap: a different identity from a's x run is fine,
-    // the pair of y runs is the only overlap.
+    // x: a ends exactly when b starts (touching). a's y run overlaps its
+    // own x run (another identity) and c's y run: only the latter counts.
     let found = overlaps(&entries);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0.identity, "y");
