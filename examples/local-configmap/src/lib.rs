@@ -18,6 +18,8 @@
 //! - [`sightings`]: what `observe` read, for the write right after it;
 //! - [`cli`]: the binary's flags; [`transport`]: the transport they ask for;
 //! - [`logging`]: the binary's `tracing` subscriber;
+//! - [`replicas`]: how a replica takes part among several (startup note,
+//!   audit name);
 //! - [`audit`] and [`instrumentation`]: `--audit-file` and
 //!   `--callback-delay-ms`, test aids for the scale-out e2e.
 
@@ -28,5 +30,6 @@ pub mod desired;
 pub mod instrumentation;
 pub mod logging;
 pub mod package;
+pub mod replicas;
 pub mod sightings;
 pub mod transport;

@@ -16,6 +16,7 @@ use local_configmap_operator::cli::{self, Args, Command, Transport};
 use local_configmap_operator::instrumentation::Instrumentation;
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
+use local_configmap_operator::replicas;
 use local_configmap_operator::transport::{connect_transport, Connected};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -131,19 +132,8 @@ async fn run(args: Args) -> Result<()> {
     }
     config.leader_election = leader_election;
     config.sharding = sharding;
-    let election = config.leader_election.as_ref().map(|e| {
-        format!(
-            "; leader election on lease {}/{} as {}",
-            e.lease_namespace, e.lease_name, e.identity
-        )
-    });
-    // The scale-out e2e waits for "sharded (N shards)".
-    let sharded = config.sharding.as_ref().map(|s| {
-        format!(
-            "; sharded ({} shards) on leases {}/{}-* as {}",
-            s.shards, s.lease.lease_namespace, s.lease.lease_name, s.lease.identity
-        )
-    });
+    let replicas =
+        replicas::startup_note(config.leader_election.as_ref(), config.sharding.as_ref());
     // The per-call kubectl transport cannot watch: it lists.
     let discovery = if config.watch && transport_kind != Transport::Kubectl {
         format!("watches, full list every {} ms", config.resync_ms)
@@ -171,13 +161,11 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in {} ({connection}, {} transport, {discovery}{}{})",
+        "watching {}.{} in {} ({connection}, {} transport, {discovery}{replicas})",
         package::PLURAL,
         package::GROUP,
         scope(&namespaces),
         transport_kind.as_str(),
-        election.unwrap_or_default(),
-        sharded.unwrap_or_default(),
     );
     let server = match args.metrics_bind {
         None => None,
@@ -215,9 +203,8 @@ async fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// `--audit-file` and `--callback-delay-ms`. The audit names the replica
-/// by its Lease identity (sharding's, else the election's), else by
-/// `--leader-identity`, else a fresh one, as the Leases would.
+/// `--audit-file` (naming the replica by [`replicas::audit_name`]) and
+/// `--callback-delay-ms`.
 fn instrumentation(
     args: &Args,
     election: &Option<LeaderElection>,
@@ -226,14 +213,11 @@ fn instrumentation(
     let audit = match &args.audit_file {
         None => None,
         Some(path) => {
-            let replica = match (sharding, election) {
-                (Some(s), _) => s.lease.identity.clone(),
-                (None, Some(e)) => e.identity.clone(),
-                (None, None) => args
-                    .leader_identity
-                    .clone()
-                    .unwrap_or_else(LeaderElection::unique_identity),
-            };
+            let replica = replicas::audit_name(
+                election.as_ref(),
+                sharding.as_ref(),
+                args.leader_identity.as_deref(),
+            );
             let log = AuditLog::open(path, replica)
                 .with_context(|| format!("opening --audit-file {}", path.display()))?;
             Some(Arc::new(log))
