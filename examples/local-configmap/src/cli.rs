@@ -1,6 +1,6 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
-use blue_kubernetes::{LeaderElection, Namespaces};
+use blue_kubernetes::{LeaderElection, Namespaces, Sharding};
 use blue_kubernetes_client::KubectlOptions;
 use std::path::PathBuf;
 
@@ -39,14 +39,25 @@ namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
   --skip-preflight    start without checking discovery and RBAC first
   --leader-elect      run as one of several replicas: only the holder of a
                       coordination.k8s.io Lease reconciles
-  --lease-name NAME   the Lease (default local-configmap-operator)
+  --shards N          run as one of several replicas that share the work,
+                      split into N shards (every replica the same N; the
+                      library's default is 32); excludes --leader-elect
+  --lease-name NAME   the Lease (default local-configmap-operator); with
+                      --shards the prefix of NAME-member-K and NAME-shard-I
   --lease-namespace NS
                       the Lease's namespace (default: the first --namespace,
                       else the default namespace above)
   --leader-identity ID
                       holder identity (default: host name + random suffix)
   --lease-duration-ms N, --renew-deadline-ms N, --retry-period-ms N
-                      election timing (defaults 15000, 10000, 2000)
+                      lease timing (defaults 15000, 10000, and 2000 for
+                      --leader-elect, 2500 for --shards)
+  --audit-file PATH   append a line when each converge and delete starts and
+                      ends (replica, identity hash, event); replicas may
+                      share the file
+  --callback-delay-ms N
+                      converge waits N ms before its work (tests: makes
+                      overlapping runs visible; default 0)
   -h, --help          show this help
   crd --no-cel        the CRD without CEL rules, for Kubernetes before 1.25
 
@@ -118,6 +129,12 @@ pub struct Args {
     pub renew_deadline_ms: Option<u64>,
     /// `--retry-period-ms`.
     pub retry_period_ms: Option<u64>,
+    /// `--shards`.
+    pub shards: Option<u32>,
+    /// `--audit-file`.
+    pub audit_file: Option<PathBuf>,
+    /// `--callback-delay-ms`.
+    pub callback_delay_ms: Option<u64>,
     /// `--transport` (default: the proxy).
     pub transport: Transport,
 }
@@ -248,6 +265,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
                 parsed.renew_deadline_ms = Some(number(&value(&flag)?, &flag)?)
             }
             "--retry-period-ms" => parsed.retry_period_ms = Some(number(&value(&flag)?, &flag)?),
+            "--shards" => parsed.shards = Some(number(&value(&flag)?, &flag)?),
+            "--audit-file" => parsed.audit_file = Some(value(&flag)?.into()),
+            "--callback-delay-ms" => {
+                parsed.callback_delay_ms = Some(number(&value(&flag)?, &flag)?)
+            }
             other if other.starts_with('-') => {
                 return Err(format!("unknown flag {other} (see --help)"))
             }
@@ -273,8 +295,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
         || parsed.lease_duration_ms.is_some()
         || parsed.renew_deadline_ms.is_some()
         || parsed.retry_period_ms.is_some();
-    if election_flags && !parsed.leader_elect {
-        return Err("lease flags need --leader-elect".into());
+    if parsed.leader_elect && parsed.shards.is_some() {
+        return Err("--shards and --leader-elect exclude each other: a sharded replica already leads its shards".into());
+    }
+    if election_flags && !parsed.leader_elect && parsed.shards.is_none() {
+        return Err("lease flags need --leader-elect or --shards".into());
     }
     Ok(Command::Run(Box::new(parsed)))
 }
@@ -341,27 +366,48 @@ impl Args {
         if !self.leader_elect {
             return None;
         }
-        let mut election = LeaderElection::new(
+        let (name, namespace) = self.lease_location(namespace);
+        Some(self.lease_flags(LeaderElection::new(name, namespace)))
+    }
+
+    /// The sharding settings these flags describe (`None` without
+    /// `--shards`): the library's defaults, the shard count, and the lease
+    /// flags as for [`Args::leader_election`]. Validated by the controller.
+    pub fn sharding(&self, namespace: &str) -> Option<Sharding> {
+        let shards = self.shards?;
+        let (name, namespace) = self.lease_location(namespace);
+        let sharding = Sharding::new(name, namespace).with_shards(shards);
+        let lease = self.lease_flags(sharding.lease.clone());
+        Some(sharding.with_lease(lease))
+    }
+
+    /// The Lease name and namespace flags, or their defaults.
+    fn lease_location(&self, namespace: &str) -> (String, String) {
+        (
             self.lease_name
                 .clone()
                 .unwrap_or_else(|| DEFAULT_LEASE_NAME.to_string()),
             self.lease_namespace
                 .clone()
                 .unwrap_or_else(|| namespace.to_string()),
-        );
+        )
+    }
+
+    /// `lease` with the identity and timing flags that were given.
+    fn lease_flags(&self, mut lease: LeaderElection) -> LeaderElection {
         if let Some(identity) = &self.leader_identity {
-            election.identity = identity.clone();
+            lease.identity = identity.clone();
         }
         if let Some(ms) = self.lease_duration_ms {
-            election.lease_duration_ms = ms;
+            lease.lease_duration_ms = ms;
         }
         if let Some(ms) = self.renew_deadline_ms {
-            election.renew_deadline_ms = ms;
+            lease.renew_deadline_ms = ms;
         }
         if let Some(ms) = self.retry_period_ms {
-            election.retry_period_ms = ms;
+            lease.retry_period_ms = ms;
         }
-        Some(election)
+        lease
     }
 
     /// The namespaces to manage: every one with `--all-namespaces`, else
@@ -502,6 +548,97 @@ mod tests {
         assert_eq!(e.lease_duration_ms, 15_000);
         let err = run(&["--context", "x", "--lease-name", "l"]).unwrap_err();
         assert!(err.contains("--leader-elect"), "{err}");
+    }
+
+    #[test]
+    fn shards_turn_sharding_on_with_the_library_defaults_and_the_lease_flags() {
+        let a = run(&["--context", "x", "-n", "team-a"]).unwrap();
+        assert_eq!(a.sharding("team-a"), None);
+        let s = run(&["--context", "x", "--shards", "4"])
+            .unwrap()
+            .sharding("team-a")
+            .unwrap();
+        let defaults = Sharding::new(DEFAULT_LEASE_NAME, "team-a");
+        assert_eq!(s.shards, 4);
+        assert_eq!(s.max_members, defaults.max_members);
+        assert_eq!(
+            (
+                s.lease.lease_name.as_str(),
+                s.lease.lease_namespace.as_str()
+            ),
+            (DEFAULT_LEASE_NAME, "team-a")
+        );
+        assert_eq!(
+            (s.lease.lease_duration_ms, s.lease.retry_period_ms),
+            (
+                defaults.lease.lease_duration_ms,
+                defaults.lease.retry_period_ms
+            )
+        );
+        assert!(!s.lease.identity.is_empty());
+        let a = run(&[
+            "--context",
+            "x",
+            "--shards=3",
+            "--lease-name",
+            "l",
+            "--lease-namespace=ops",
+            "--leader-identity",
+            "pod-2",
+            "--lease-duration-ms=3000",
+            "--renew-deadline-ms=2000",
+            "--retry-period-ms=500",
+        ])
+        .unwrap();
+        assert_eq!(a.leader_election("ops"), None);
+        let s = a.sharding("team-a").unwrap();
+        assert_eq!(s.shards, 3);
+        assert_eq!(s.shard_lease_name(1), "l-shard-1");
+        assert_eq!(
+            (s.lease.lease_namespace.as_str(), s.lease.identity.as_str()),
+            ("ops", "pod-2")
+        );
+        assert_eq!(
+            (
+                s.lease.lease_duration_ms,
+                s.lease.renew_deadline_ms,
+                s.lease.retry_period_ms
+            ),
+            (3000, 2000, 500)
+        );
+    }
+
+    #[test]
+    fn shards_and_leader_election_together_are_refused_naming_both() {
+        let err = run(&["--context", "x", "--leader-elect", "--shards", "3"]).unwrap_err();
+        assert!(
+            err.contains("--shards") && err.contains("--leader-elect"),
+            "{err}"
+        );
+        let err = run(&["--context", "x", "--shards", "many"]).unwrap_err();
+        assert!(err.contains("--shards needs a positive integer"), "{err}");
+        let err = run(&["--context", "x", "--leader-identity", "p"]).unwrap_err();
+        assert!(err.contains("--leader-elect or --shards"), "{err}");
+    }
+
+    #[test]
+    fn audit_file_and_callback_delay_are_off_unless_given() {
+        let a = run(&["--context", "x"]).unwrap();
+        assert_eq!((a.audit_file, a.callback_delay_ms), (None, None));
+        let a = run(&[
+            "--context",
+            "x",
+            "--audit-file=/tmp/audit",
+            "--callback-delay-ms",
+            "250",
+        ])
+        .unwrap();
+        assert_eq!(a.audit_file, Some(PathBuf::from("/tmp/audit")));
+        assert_eq!(a.callback_delay_ms, Some(250));
+        let err = run(&["--context", "x", "--callback-delay-ms=-1"]).unwrap_err();
+        assert!(err.contains("--callback-delay-ms"), "{err}");
+        let err = run(&["--context", "x", "--audit-file"]).unwrap_err();
+        assert!(err.contains("--audit-file needs a value"), "{err}");
     }
 
     #[test]

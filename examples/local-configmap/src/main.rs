@@ -7,12 +7,16 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{
-    controller, preflight, serve_http, start, Config, Namespaces, Runtime, Stats,
+    controller, preflight, serve_http, start, Config, LeaderElection, Namespaces, Runtime,
+    Sharding, Stats,
 };
 use blue_kubernetes_client::{kubectl_client, RequestOptions};
+use local_configmap_operator::audit::AuditLog;
 use local_configmap_operator::cli::{self, Args, Command, Transport};
+use local_configmap_operator::instrumentation::Instrumentation;
 use local_configmap_operator::logging;
 use local_configmap_operator::package::{self, Effect};
+use local_configmap_operator::replicas;
 use local_configmap_operator::transport::{connect_transport, Connected};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -73,6 +77,11 @@ async fn run(args: Args) -> Result<()> {
     let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
 
     let namespaces = args.namespaces();
+    let home = args.home_namespace();
+    let leader_election = args.leader_election(&home);
+    let sharding = args.sharding(&home);
+    // Before connecting: an unusable --audit-file fails at once.
+    let aids = instrumentation(&args, &leader_election, &sharding)?;
     let connection = if args.in_cluster {
         "in-cluster".to_string()
     } else {
@@ -97,10 +106,11 @@ async fn run(args: Args) -> Result<()> {
     let transport_kind = args.transport;
     let Connected { transport, proxy } = connect_transport(&args).await?;
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
-    let package = package::package_for(
+    let package = package::instrumented(
         args.descriptor(),
         transport.clone().into_raw_api(),
         on_effect,
+        aids,
     )?;
     let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespaces.clone();
@@ -120,13 +130,10 @@ async fn run(args: Args) -> Result<()> {
     if !args.no_events {
         config.event_component = Some(COMPONENT.to_string());
     }
-    config.leader_election = args.leader_election(&args.home_namespace());
-    let election = config.leader_election.as_ref().map(|e| {
-        format!(
-            "; leader election on lease {}/{} as {}",
-            e.lease_namespace, e.lease_name, e.identity
-        )
-    });
+    config.leader_election = leader_election;
+    config.sharding = sharding;
+    let replicas =
+        replicas::startup_note(config.leader_election.as_ref(), config.sharding.as_ref());
     // The per-call kubectl transport cannot watch: it lists.
     let discovery = if config.watch && transport_kind != Transport::Kubectl {
         format!("watches, full list every {} ms", config.resync_ms)
@@ -154,12 +161,11 @@ async fn run(args: Args) -> Result<()> {
     }
     let runtime = start(controller)?;
     tracing::info!(
-        "watching {}.{} in {} ({connection}, {} transport, {discovery}{})",
+        "watching {}.{} in {} ({connection}, {} transport, {discovery}{replicas})",
         package::PLURAL,
         package::GROUP,
         scope(&namespaces),
         transport_kind.as_str(),
-        election.unwrap_or_default(),
     );
     let server = match args.metrics_bind {
         None => None,
@@ -195,6 +201,35 @@ async fn run(args: Args) -> Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// `--audit-file` (naming the replica by [`replicas::audit_name`]) and
+/// `--callback-delay-ms`.
+fn instrumentation(
+    args: &Args,
+    election: &Option<LeaderElection>,
+    sharding: &Option<Sharding>,
+) -> Result<Instrumentation> {
+    let audit = match &args.audit_file {
+        None => None,
+        Some(path) => {
+            let replica = replicas::audit_name(
+                election.as_ref(),
+                sharding.as_ref(),
+                args.leader_identity.as_deref(),
+            );
+            let log = AuditLog::open(path, replica)
+                .with_context(|| format!("opening --audit-file {}", path.display()))?;
+            Some(Arc::new(log))
+        }
+    };
+    Ok(Instrumentation {
+        audit,
+        converge_delay: args
+            .callback_delay_ms
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis),
+    })
 }
 
 /// `namespace a`, `namespaces a,b` or `all namespaces`, for log lines.

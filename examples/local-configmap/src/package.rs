@@ -8,6 +8,7 @@
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
+use crate::instrumentation::Instrumentation;
 use crate::sightings::Sightings;
 use blue_kubernetes::{
     CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
@@ -131,10 +132,22 @@ pub fn package_for(
     client: Arc<dyn RawApi>,
     on_effect: EffectSink,
 ) -> Result<Package, blue_kubernetes::Error> {
+    instrumented(descriptor, client, on_effect, Instrumentation::default())
+}
+
+/// [`package_for`] with test aids around `converge` and `delete` (see
+/// [`Instrumentation`]).
+pub fn instrumented(
+    descriptor: ResourceDescriptor,
+    client: Arc<dyn RawApi>,
+    on_effect: EffectSink,
+    aids: Instrumentation,
+) -> Result<Package, blue_kubernetes::Error> {
     let seen = Arc::new(Sightings::default());
     let (c1, c2, c3) = (client.clone(), client.clone(), client);
     let (s1, s2, s3) = (seen.clone(), seen.clone(), seen);
     let (e1, e2) = (on_effect.clone(), on_effect);
+    let (a1, a2) = (aids.clone(), aids);
     declared(descriptor)
         // A deleted or edited ConfigMap asks for a check of its owner at
         // once, instead of at the next periodic check.
@@ -149,12 +162,18 @@ pub fn package_for(
             async move { observe(client.as_ref(), &seen, &config, &opts).await }
         })
         .converge_async(move |config, opts| {
-            let (client, seen, sink) = (c2.clone(), s2.clone(), e1.clone());
-            async move { converge(client.as_ref(), &seen, &config, &opts, sink.as_ref()).await }
+            let (client, seen, sink, aids) = (c2.clone(), s2.clone(), e1.clone(), a1.clone());
+            async move {
+                let body = converge(client.as_ref(), &seen, &config, &opts, sink.as_ref());
+                aids.around("converge", &config, &opts, body).await
+            }
         })
         .delete_async(move |config, opts| {
-            let (client, seen, sink) = (c3.clone(), s3.clone(), e2.clone());
-            async move { delete(client.as_ref(), &seen, &config, &opts, sink.as_ref()).await }
+            let (client, seen, sink, aids) = (c3.clone(), s3.clone(), e2.clone(), a2.clone());
+            async move {
+                let body = delete(client.as_ref(), &seen, &config, &opts, sink.as_ref());
+                aids.around("delete", &config, &opts, body).await
+            }
         })
         .build()
 }
