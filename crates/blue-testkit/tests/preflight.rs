@@ -3,7 +3,7 @@
 
 mod common;
 
-use blue_kubernetes::{preflight, Problem};
+use blue_kubernetes::{preflight, Config, Problem};
 use blue_kubernetes_client::{AccessCheck, ResourceDescriptor};
 use blue_testkit::{FakeCluster, FakeInfra};
 use common::*;
@@ -95,12 +95,13 @@ async fn each_missing_permission_names_its_verb_and_resource() {
     );
 }
 
-#[tokio::test]
-async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
+/// The problems preflight finds when RBAC denies `verb` on Leases in
+/// `leases-ns`, with the Lease user `tweak` configures.
+async fn problems_without_lease_verb(verb: &str, tweak: impl FnOnce(&mut Config)) -> Vec<String> {
     let cluster = served();
     cluster.deny(AccessCheck::new(
         "leases-ns",
-        "update",
+        verb,
         "coordination.k8s.io",
         "leases",
     ));
@@ -109,15 +110,21 @@ async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
         &cluster,
         blue_kubernetes::system_clock(),
         vec![infra.package(widgets())],
-        |c| {
-            c.leader_election = Some(blue_kubernetes::LeaderElection::new("op", "leases-ns"));
-        },
+        tweak,
     );
-    let got: Vec<String> = preflight(&controller)
+    preflight(&controller)
         .await
         .iter()
         .map(Problem::to_string)
-        .collect();
+        .collect()
+}
+
+#[tokio::test]
+async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
+    let got = problems_without_lease_verb("update", |c| {
+        c.leader_election = Some(blue_kubernetes::LeaderElection::new("op", "leases-ns"));
+    })
+    .await;
     assert_eq!(
         got,
         ["RBAC does not allow update leases.coordination.k8s.io in namespace leases-ns"]
@@ -126,25 +133,10 @@ async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
 
 #[tokio::test]
 async fn sharding_also_needs_to_list_leases() {
-    let cluster = served();
-    cluster.deny(AccessCheck::new(
-        "leases-ns",
-        "list",
-        "coordination.k8s.io",
-        "leases",
-    ));
-    let infra = FakeInfra::new();
-    let controller = build(
-        &cluster,
-        blue_kubernetes::system_clock(),
-        vec![infra.package(widgets())],
-        |c| c.sharding = Some(blue_kubernetes::Sharding::new("op", "leases-ns")),
-    );
-    let got: Vec<String> = preflight(&controller)
-        .await
-        .iter()
-        .map(Problem::to_string)
-        .collect();
+    let got = problems_without_lease_verb("list", |c| {
+        c.sharding = Some(blue_kubernetes::Sharding::new("op", "leases-ns"));
+    })
+    .await;
     assert_eq!(
         got,
         ["RBAC does not allow list leases.coordination.k8s.io in namespace leases-ns"]
