@@ -53,6 +53,9 @@ pub(crate) enum Rejected {
     WrongType,
     /// Their serialized size, above [`MAX_OUTPUTS_BYTES`].
     TooLarge(usize),
+    /// They hold a connection value generated in the pass (see
+    /// [`Connection`](crate::Connection)).
+    HoldsSecret,
 }
 
 impl std::fmt::Display for Rejected {
@@ -64,6 +67,7 @@ impl std::fmt::Display for Rejected {
                 f,
                 "outputs are {n} bytes as JSON, more than {MAX_OUTPUTS_BYTES}"
             ),
+            Rejected::HoldsSecret => write!(f, "outputs hold a connection secret value"),
         }
     }
 }

@@ -309,3 +309,64 @@ fn the_password_reaches_no_status_event_log_or_metric() {
     assert!(!metrics.contains(MARKER));
     assert!(!format!("{:?}", r.controller).contains(MARKER));
 }
+
+/// Where a careless package puts the generated password.
+#[derive(Clone, Copy, Debug)]
+enum Leak {
+    StepResult,
+    Outputs,
+}
+
+fn leaking_package(seen: &Seen, leak: Leak) -> Package {
+    let world = seen.world.clone();
+    Package::builder(widgets())
+        .connection_secret()
+        .steps()
+        .identity(move |opts| Ok(vec![Some(world.clone()), Some(opts.profile().into())]))
+        .observe(|_| Ok(Observation::new(false, false, false)))
+        .converge_async(move |opts| async move {
+            let connection = opts.connection().expect("declared");
+            let password = connection
+                .get_or_create("password", || MARKER.into())
+                .await?;
+            let dsn = format!("postgres://app:{}@db.internal/app", password.expose());
+            match leak {
+                Leak::StepResult => {
+                    let step = opts.steps().run("create-role", |_| async { Ok(dsn) });
+                    step.await?;
+                    Ok(WorkflowOutcome::new())
+                }
+                Leak::Outputs => blue_kubernetes::outcome_with_outputs(&json!({ "dsn": dsn })),
+            }
+        })
+        .delete(|_| Ok(WorkflowOutcome::new()))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_generated_password_in_a_step_result_or_outputs_fails_the_pass_and_is_never_recorded() {
+    for (leak, reason) in [
+        (Leak::StepResult, Reason::InvalidStep),
+        (Leak::Outputs, Reason::InvalidOutputs),
+    ] {
+        let cluster = FakeCluster::new();
+        let package = leaking_package(&Seen::new(), leak);
+        let client: Arc<dyn Client> = Arc::new(cluster.clone());
+        let config = Config::new(client, vec![package.clone()])
+            .with_namespace(NS)
+            .with_clock(FakeClock::default().as_fn());
+        let controller = controller(config).unwrap();
+        cluster.create(&widgets(), NS, "db", spec(json!(1)));
+        let report = reconcile(&controller, &package, NS, "db").await.unwrap();
+        assert_eq!(
+            report,
+            Report::Reconciled(Phase::Failed, reason),
+            "{leak:?}"
+        );
+        let object = cluster.get(&widgets(), NS, "db").unwrap();
+        assert!(!object.to_string().contains(MARKER), "{leak:?}: {object}");
+        let secret = cluster.get_object(&secret_path("db-connection")).unwrap();
+        assert_eq!(decoded(&secret, "password").as_deref(), Some(MARKER));
+    }
+}

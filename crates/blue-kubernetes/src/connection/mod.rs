@@ -15,6 +15,11 @@
 //!   output: callbacks get them as [`Sensitive`], errors name keys only.
 //! - A Secret of that name that the resource does not own is never taken
 //!   over or changed.
+//! - A value [`Connection::get_or_create`] returned is refused where a
+//!   package could write it by mistake: a durable step result holding it
+//!   fails the step ([`StepError::ResultHoldsSecret`](crate::StepError::ResultHoldsSecret)),
+//!   outputs holding it fail the pass (`InvalidOutputs`); neither is
+//!   recorded.
 //!
 //! # Caveats
 //! - What a Secret must hold is known from the Secret itself and kept in
@@ -23,6 +28,11 @@
 //!   package generates new ones (its `observe` should report the drift).
 //! - Restoring costs one GET of the Secret per pass (two requests when it
 //!   must be written).
+//! - Only values `get_or_create` returned *in the same pass* are searched
+//!   for, as text inside the strings of a result or the outputs: values
+//!   stored with [`Connection::set`] (a host, a user) are not secret, and a
+//!   value the package encodes (base64, a hash) or read another way is not
+//!   recognised.
 
 mod secret;
 mod sensitive;
@@ -89,6 +99,10 @@ struct Inner {
     // One writer at a time inside a pass: concurrent get_or_create calls of
     // one callback must not generate two values for one key.
     writing: tokio::sync::Mutex<()>,
+    // What get_or_create returned in this pass (a Connection lives for one
+    // pass): searched for in step results and outputs before they are
+    // recorded.
+    generated: std::sync::Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -116,6 +130,7 @@ impl Connection {
                 target: Target::new(descriptor, resource, name),
                 store,
                 writing: tokio::sync::Mutex::new(()),
+                generated: std::sync::Mutex::default(),
             }),
         }
     }
@@ -145,17 +160,34 @@ impl Connection {
         for _ in 0..ATTEMPTS {
             let stored = self.read().await?;
             if let Some(value) = stored.as_ref().and_then(|s| s.data.get(key)) {
-                return Ok(Sensitive::new(value.clone()));
+                return Ok(self.handed_out(value.clone()));
             }
             // Generated once: a retry after a lost race offers the same value.
             let value = generated
                 .get_or_insert_with(|| generate.take().map(|g| g()).unwrap_or_default())
                 .clone();
             if self.write_key(stored, key, &value).await? {
-                return Ok(Sensitive::new(value));
+                return Ok(self.handed_out(value));
             }
         }
         Err(ConnectionError::Contended)
+    }
+
+    fn handed_out(&self, value: String) -> Sensitive {
+        if !value.is_empty() {
+            let mut generated = self.inner.generated.lock().expect("not poisoned");
+            if !generated.contains(&value) {
+                generated.push(value.clone());
+            }
+        }
+        Sensitive::new(value)
+    }
+
+    /// Whether a string inside `value` (keys included) contains a value
+    /// [`get_or_create`](Self::get_or_create) returned in this pass.
+    pub(crate) fn holds_generated(&self, value: &Value) -> bool {
+        let generated = self.inner.generated.lock().expect("not poisoned");
+        !generated.is_empty() && strings_hold(value, &generated)
     }
 
     /// Stores `value` under `key` (host, port, user: details the package
@@ -282,6 +314,18 @@ fn check_key(key: &str) -> Result<(), ConnectionError> {
 }
 
 /// `spec.writeConnectionSecretToRef.name`, or `<name>-connection`.
+fn strings_hold(value: &Value, needles: &[String]) -> bool {
+    let holds = |text: &str| needles.iter().any(|n| text.contains(n.as_str()));
+    match value {
+        Value::String(text) => holds(text),
+        Value::Array(items) => items.iter().any(|v| strings_hold(v, needles)),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| holds(k) || strings_hold(v, needles)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
 pub(crate) fn secret_name(resource: &Value) -> String {
     match resource.pointer("/spec/writeConnectionSecretToRef/name") {
         Some(Value::String(name)) if !name.is_empty() => name.clone(),
@@ -316,4 +360,26 @@ fn is_dns_subdomain(name: &str) -> bool {
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strings_hold;
+    use serde_json::json;
+
+    #[test]
+    fn a_generated_value_is_found_inside_any_string_or_key_but_not_in_numbers() {
+        let needles = ["s3cr3t-value".to_string()];
+        for holding in [
+            json!("s3cr3t-value"),
+            json!({"dsn": "postgres://app:s3cr3t-value@db/app"}),
+            json!([1, {"nested": ["x", "s3cr3t-value"]}]),
+            json!({"s3cr3t-value": true}),
+        ] {
+            assert!(strings_hold(&holding, &needles), "{holding}");
+        }
+        for clean in [json!("s3cr3t"), json!({"port": 5432}), json!(null)] {
+            assert!(!strings_hold(&clean, &needles), "{clean}");
+        }
+    }
 }

@@ -105,18 +105,13 @@ impl<'a> Pass<'a> {
         let started = version(&self.snapshot);
         let result = self.decide().await;
         let now = version(&self.snapshot);
-        // A lost race proves the server moved past our last write: its
-        // event comes before the one that beat us (and may be taken in
-        // already), so waiting for it could wait for a version that never
-        // comes again, leaving the edit that beat us unhandled.
-        let lost = matches!(result, Err(Halt::Lost(Report::Conflict | Report::NotFound)));
         let report = match result {
             Ok(report) | Err(Halt::Lost(report)) => Ok(report),
             Err(Halt::Transport(e)) => Err(Error::Transport(e)),
         };
         PassOutcome {
             report,
-            written: now.filter(|now| !lost && Some(now) != started.as_ref()),
+            written: now.filter(|now| Some(now) != started.as_ref()),
             next_check: self.next_check,
         }
     }
@@ -125,7 +120,8 @@ impl<'a> Pass<'a> {
     /// quiet periodic check (see [`status::is_quiet`]).
     pub(super) async fn write(&mut self, mut t: Transition) -> Result<Report, Halt> {
         if let Some(outputs) = self.outputs.take() {
-            match accept(self.package.schema().outputs.as_ref(), outputs) {
+            let accepted = accept(self.package.schema().outputs.as_ref(), outputs);
+            match accepted.and_then(|v| self.not_holding_secrets(v)) {
                 Ok(value) => t.outputs = Some(value),
                 Err(rejected) => t = self.outputs_rejected(t, rejected),
             }
@@ -164,6 +160,19 @@ impl<'a> Pass<'a> {
         self.next_check = next_check;
         self.after_write(previous, &t, &status);
         Ok(Report::Reconciled(t.phase, t.reason))
+    }
+
+    /// Whether `value` holds a connection value generated in this pass.
+    pub(super) fn holds_generated(&self, value: &Value) -> bool {
+        let connection = self.options.connection();
+        connection.is_some_and(|c| c.holds_generated(value))
+    }
+
+    fn not_holding_secrets(&self, outputs: Value) -> Result<Value, Rejected> {
+        match self.holds_generated(&outputs) {
+            true => Err(Rejected::HoldsSecret),
+            false => Ok(outputs),
+        }
     }
 
     /// Outputs that cannot be recorded fail the pass instead of the

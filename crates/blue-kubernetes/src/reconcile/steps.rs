@@ -201,7 +201,12 @@ impl Pass<'_> {
         }
         workflow.running = None;
         match ended {
-            Ended::Returned(result) => match workflow.record.done(name, result, now) {
+            Ended::Returned(result) if self.holds_generated(&result) => {
+                self.workflow().record.failed(name, now);
+                let error = StepError::ResultHoldsSecret(name.to_string());
+                Err(self.refuse(name, error))
+            }
+            Ended::Returned(result) => match self.workflow().record.done(name, result, now) {
                 Ok(()) => Ok(()),
                 Err(Refused::ResultTooLarge(bytes)) => {
                     let step = name.to_string();
@@ -210,11 +215,11 @@ impl Pass<'_> {
                 Err(Refused::TooManySteps) => Err(self.refuse(name, StepError::TooManySteps)),
             },
             Ended::Failed => {
-                workflow.record.failed(name, now);
+                self.workflow().record.failed(name, now);
                 Ok(())
             }
             Ended::Unserializable => {
-                workflow.record.failed(name, now);
+                self.workflow().record.failed(name, now);
                 self.refuse(name, StepError::Unserializable(name.to_string()));
                 Ok(())
             }

@@ -149,6 +149,13 @@ pub enum StepError {
         /// The result's size.
         bytes: usize,
     },
+    /// The step's result holds a value
+    /// [`Connection::get_or_create`](crate::Connection::get_or_create)
+    /// returned in this pass: results are recorded in status, where
+    /// credentials must never be. The step counts as failed and its result
+    /// is not recorded.
+    #[error("the result of step {0:?} holds a connection secret value")]
+    ResultHoldsSecret(String),
     /// `run` was called while another step of this run was running (from
     /// inside it, or beside it): steps run one at a time.
     #[error("a step was started while another one ran; steps run one at a time")]
@@ -303,7 +310,9 @@ impl Steps {
     /// step runs (from inside it, or beside it) fails with
     /// [`StepError::Concurrent`] and runs nothing. Results are recorded in
     /// status, which everyone who can read the resource can read: never
-    /// return credentials (keep them in the connection Secret).
+    /// return credentials (keep them in the connection Secret). A result
+    /// holding a value the connection Secret generated in this pass fails
+    /// with [`StepError::ResultHoldsSecret`] and is not recorded.
     pub async fn run<T, F, Fut>(&self, name: &str, step: F) -> Result<T, StepError>
     where
         T: Serialize + DeserializeOwned,
