@@ -105,13 +105,18 @@ impl<'a> Pass<'a> {
         let started = version(&self.snapshot);
         let result = self.decide().await;
         let now = version(&self.snapshot);
+        // A lost race proves the server moved past our last write: its
+        // event comes before the one that beat us (and may be taken in
+        // already), so waiting for it could wait for a version that never
+        // comes again, leaving the edit that beat us unhandled.
+        let lost = matches!(result, Err(Halt::Lost(Report::Conflict | Report::NotFound)));
         let report = match result {
             Ok(report) | Err(Halt::Lost(report)) => Ok(report),
             Err(Halt::Transport(e)) => Err(Error::Transport(e)),
         };
         PassOutcome {
             report,
-            written: now.filter(|now| Some(now) != started.as_ref()),
+            written: now.filter(|now| !lost && Some(now) != started.as_ref()),
             next_check: self.next_check,
         }
     }
