@@ -8,6 +8,7 @@ mod drift;
 mod failover;
 mod in_cluster;
 mod observability;
+mod sharding;
 mod transport;
 mod watch;
 
@@ -60,6 +61,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
     "preflight-missing-status-rbac" => observability::preflight_missing_status_rbac,
     "in-cluster-token-rotation" on "echo" => in_cluster::in_cluster_token_rotation,
     "leader-failover" on "ha-0" => failover::leader_failover,
+    "scale-out-1-3-2-no-overlap" on "so-0" => sharding::scale_out,
 };
 
 /// Runs every check ([`Suite::run_table`]).
