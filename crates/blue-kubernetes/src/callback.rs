@@ -1,4 +1,5 @@
-//! Running callbacks: sync ones on blocking threads, panics as failures.
+//! Running callbacks: sync ones on blocking threads (but the pure ones,
+//! `validate` and `identity`, inline), panics as failures.
 
 use crate::{CallbackResult, Options};
 use futures::future::{BoxFuture, FutureExt};
@@ -11,6 +12,10 @@ type AsyncFn<T> = Arc<dyn Fn(Options) -> BoxFuture<'static, CallbackResult<T>> +
 /// A synchronous or asynchronous callback.
 pub(crate) enum Callback<T> {
     Sync(SyncFn<T>),
+    /// Synchronous and pure (no I/O, quick): run inline. A periodic check
+    /// calls `identity` twice and `validate` once; on blocking threads each
+    /// call cost two thread switches, more than the work itself.
+    Pure(SyncFn<T>),
     Async(AsyncFn<T>),
 }
 
@@ -69,6 +74,13 @@ impl<T: Send + 'static> Callback<T> {
         Callback::Sync(Arc::new(f))
     }
 
+    pub(crate) fn pure<F>(f: F) -> Self
+    where
+        F: Fn(&Options) -> CallbackResult<T> + Send + Sync + 'static,
+    {
+        Callback::Pure(Arc::new(f))
+    }
+
     pub(crate) fn asynchronous<F, Fut>(f: F) -> Self
     where
         F: Fn(Options) -> Fut + Send + Sync + 'static,
@@ -98,6 +110,10 @@ impl<T: Send + 'static> Callback<T> {
                     }
                 }
             }
+            Callback::Pure(f) => match std::panic::catch_unwind(AssertUnwindSafe(|| f(options))) {
+                Ok(r) => r,
+                Err(payload) => return Err(Failure::panicked(payload)),
+            },
             Callback::Async(f) => {
                 let options = options.clone();
                 let fut = match std::panic::catch_unwind(AssertUnwindSafe(|| f(options))) {
@@ -114,5 +130,36 @@ impl<T: Send + 'static> Callback<T> {
             kind: FailureKind::Errored,
             text: Some(crate::telemetry::log::error_chain(&*e)),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::thread::{self, ThreadId};
+
+    fn run<T: Send + 'static>(callback: &Callback<T>) -> Result<T, Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let options = Options::from_resource(&json!({"metadata": {"name": "a"}}));
+        runtime.block_on(callback.call(&options))
+    }
+
+    #[test]
+    fn pure_callbacks_run_inline_and_others_on_blocking_threads() {
+        let here = thread::current().id();
+        let current = |_: &Options| Ok(thread::current().id());
+        let thread_of = |c: &Callback<ThreadId>| run(c).map_err(|f| f.kind).unwrap();
+        assert_eq!(thread_of(&Callback::pure(current)), here);
+        assert_ne!(thread_of(&Callback::sync(current)), here);
+    }
+
+    #[test]
+    fn a_panicking_pure_callback_is_a_failure_with_its_text() {
+        let failure = run(&Callback::<()>::pure(|_| panic!("boom"))).unwrap_err();
+        assert_eq!(failure.kind, FailureKind::Panicked);
+        assert_eq!(failure.text.as_deref(), Some("boom"));
     }
 }

@@ -13,7 +13,8 @@
 //!   `client_stack::client_stack`.
 //! - `schema`, `package`, `typed`, `callback`, `validation`: the
 //!   [`ResourceSchema`] a package is built around, [`Package`]s, typed
-//!   configs, how a callback runs (blocking threads for sync ones, panics
+//!   configs, how a callback runs (blocking threads for sync effects and
+//!   `observe`, inline for the pure `validate` and `identity`, panics
 //!   caught), and what `validate` returns (log-only and user-facing
 //!   messages).
 //! - `domain/`: the rules of SPEC section 5 without I/O: `due`, `spec`,

@@ -234,12 +234,15 @@ pub struct PackageBuilder {
 
 macro_rules! setters {
     ($field:ident, $async_name:ident, $t:ty, $doc:literal) => {
-        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc)]
+        setters!($field, $async_name, $t, $doc, sync, "");
+    };
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal, $make:ident, $how:literal) => {
+        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc, $how)]
         pub fn $field<F>(mut self, f: F) -> Self
         where
             F: Fn(&Options) -> CallbackResult<$t> + Send + Sync + 'static,
         {
-            self.$field = Some(Callback::sync(f));
+            self.$field = Some(Callback::$make(f));
             self
         }
 
@@ -352,12 +355,18 @@ impl PackageBuilder {
     /// options, empty when valid. Return a `Vec<String>` (every message for
     /// the operator's log only) or [`ValidationErrors`], which can mark
     /// messages as safe for the resource's users.
+    ///
+    /// It runs inline on the controller's threads, every pass: keep it a
+    /// quick, pure function of the options (no I/O, no waiting); use
+    /// [`validate_async`](Self::validate_async) for anything that waits.
+    /// (`observe`, `converge` and `delete` given as synchronous callbacks
+    /// run on blocking threads instead, as they may run programs.)
     pub fn validate<F, V>(mut self, f: F) -> Self
     where
         F: Fn(&Options) -> CallbackResult<V> + Send + Sync + 'static,
         V: Into<ValidationErrors>,
     {
-        self.validate = Some(Callback::sync(move |opts: &Options| f(opts).map(V::into)));
+        self.validate = Some(Callback::pure(move |opts: &Options| f(opts).map(V::into)));
         self
     }
 
@@ -380,7 +389,14 @@ impl PackageBuilder {
         identity,
         identity_async,
         Vec<Option<String>>,
-        "the backend boundary and profile; equal identities share one lock."
+        "the backend boundary and profile; equal identities share one lock.",
+        pure,
+        "\n\nIt runs inline on the controller's threads, up to twice a pass \
+         (and, with sharding, for every watched change): keep it a quick, \
+         pure function of the options, without I/O or side effects; use \
+         the async form for anything that waits. (`observe`, `converge` \
+         and `delete` given as synchronous callbacks run on blocking \
+         threads instead, as they may run programs.)"
     );
     setters!(
         observe,

@@ -163,7 +163,10 @@ pub struct TypedPackageBuilder<C> {
 
 macro_rules! typed_setters {
     ($field:ident, $async_name:ident, $t:ty, $doc:literal) => {
-        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc)]
+        typed_setters!($field, $async_name, $t, $doc, "");
+    };
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal, $how:literal) => {
+        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc, $how)]
         pub fn $field<F>(mut self, f: F) -> Self
         where
             F: Fn(&C, &Options) -> CallbackResult<$t> + Send + Sync + 'static,
@@ -200,7 +203,9 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
     /// Sets `validate` to a synchronous callback: the errors in the config,
     /// empty when valid. Return a `Vec<String>` (every message for the
     /// operator's log only) or [`ValidationErrors`], which can mark messages
-    /// as safe for the resource's users.
+    /// as safe for the resource's users. Runs inline on the controller's
+    /// threads: keep it quick and pure (see
+    /// [`PackageBuilder::validate`](crate::PackageBuilder::validate)).
     pub fn validate<F, V>(mut self, f: F) -> Self
     where
         F: Fn(&C, &Options) -> CallbackResult<V> + Send + Sync + 'static,
@@ -230,7 +235,9 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         identity,
         identity_async,
         Vec<Option<String>>,
-        "the backend boundary and profile; equal identities share one lock."
+        "the backend boundary and profile; equal identities share one lock.",
+        " Runs inline on the controller's threads: keep it quick and pure \
+         (see [`PackageBuilder::identity`](crate::PackageBuilder::identity))."
     );
     typed_setters!(
         observe,
