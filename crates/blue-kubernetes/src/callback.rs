@@ -12,9 +12,9 @@ type AsyncFn<T> = Arc<dyn Fn(Options) -> BoxFuture<'static, CallbackResult<T>> +
 /// A synchronous or asynchronous callback.
 pub(crate) enum Callback<T> {
     Sync(SyncFn<T>),
-    /// Synchronous and pure (no I/O, quick): run inline. A periodic check
-    /// calls `identity` twice and `validate` once; on blocking threads each
-    /// call cost two thread switches, more than the work itself.
+    /// Synchronous and pure (no I/O, quick): run inline. Every pass calls
+    /// `identity` and `validate`; on a blocking thread each call cost two
+    /// thread switches, more than the work itself.
     Pure(SyncFn<T>),
     Async(AsyncFn<T>),
 }

@@ -391,8 +391,7 @@ impl PackageBuilder {
         Vec<Option<String>>,
         "the backend boundary and profile; equal identities share one lock.",
         pure,
-        "\n\nIt runs inline on the controller's threads, up to twice a pass \
-         (and, with sharding, for every watched change): keep it a quick, \
+        "\n\nIt runs inline on the controller's threads, every pass: keep it a quick, \
          pure function of the options, without I/O or side effects; use \
          the async form for anything that waits. (`observe`, `converge` \
          and `delete` given as synchronous callbacks run on blocking \
