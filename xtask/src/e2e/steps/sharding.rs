@@ -20,7 +20,6 @@ use crate::support::wait::poll;
 use crate::world::election::SHORT;
 use crate::world::in_cluster::{in_cluster_args, request_token};
 use crate::world::operator::Operator;
-use crate::world::Transport;
 
 /// The Leases' prefix: `e2e-shards-member-K` and `e2e-shards-shard-I`.
 const LEASE: &str = "e2e-shards";
@@ -33,12 +32,7 @@ const REPLICAS: [&str; 3] = ["so-r1", "so-r2", "so-r3"];
 const CONVERGE_MS: u64 = 2_000;
 
 /// Resources in the batch: enough that every replica's shards hold some.
-fn batch(w: &World<'_>) -> usize {
-    match w.transport {
-        Transport::Proxy => 12,
-        Transport::Kubectl => 6,
-    }
-}
+const BATCH: usize = 12;
 
 fn name(i: usize) -> String {
     format!("so-{i}")
@@ -105,7 +99,7 @@ pub fn scale_out(w: &mut World<'_>) -> Result<()> {
         .context("the first replica")?
         .stop_cleanly(first)?;
     super::observability::restart_normally(w)?;
-    let names: Vec<String> = (0..batch(w)).map(name).collect();
+    let names: Vec<String> = (0..BATCH).map(name).collect();
     let mut delete = vec!["delete", LCM, "--wait=false"];
     delete.extend(names.iter().map(String::as_str));
     w.kube.ok(&delete, None).map(drop)
@@ -158,7 +152,7 @@ fn wait_settled(w: &World<'_>, live: &[&str]) -> Result<()> {
 
 /// Creates (round 0) or edits every resource of the batch in one apply.
 fn apply_round(w: &World<'_>, round: usize) -> Result<()> {
-    let items: Vec<Value> = (0..batch(w))
+    let items: Vec<Value> = (0..BATCH)
         .map(|i| {
             json!({
                 "apiVersion": "examples.blue.dev/v1alpha1",
@@ -185,7 +179,7 @@ fn wait_round_ready(w: &World<'_>, round: usize) -> Result<()> {
         || {
             let resources = by_name(w.kube.items(&["get", LCM])?);
             let config_maps = by_name(w.kube.items(&["get", "configmaps"])?);
-            for i in 0..batch(w) {
+            for i in 0..BATCH {
                 let r = resources.get(&name(i)).context("a resource is missing")?;
                 super::check_ready(r).with_context(|| name(i))?;
                 let data = config_maps.get(&name(i)).map(|cm| &cm["data"]);
@@ -235,7 +229,7 @@ fn check_every_resource_audited(w: &World<'_>, entries: &[AuditEntry]) -> Result
         ensure!(ran, "{r} ran no callback: the check proves nothing");
     }
     let resources = by_name(w.kube.items(&["get", LCM])?);
-    for i in 0..batch(w) {
+    for i in 0..BATCH {
         let r = resources.get(&name(i)).context("a resource is missing")?;
         let identity = r["status"]["stateIdentity"].as_str().unwrap_or_default();
         ensure!(
