@@ -18,10 +18,11 @@ use postgres_operator::package::{self, REQUEST_ANNOTATION};
 use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
+use super::in_cluster::request_token_for;
 use super::operator::Operator;
-use super::{check_ready, indent, Transport, World, POLL_MS};
+use super::{check_ready, indent, World, POLL_MS};
 use crate::cluster::control_plane::process::{log_tail, Watchdog};
-use crate::cluster::manifests::crd_for;
+use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
@@ -33,6 +34,9 @@ pub const PGSRV: &str = "postgresservers.postgres.blue.example";
 /// The `PostgresServer` [`Postgres::create`] names.
 pub const SERVER: &str = "main";
 const ADMIN_SECRET: &str = "pg-admin";
+/// The example's shipped ServiceAccount, Role and RoleBinding.
+const RBAC: &str = include_str!("../../../examples/postgres/manifests/rbac.yaml");
+const ACCOUNT: &str = "postgres-operator";
 
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
 /// Only on clusters of the run's own: it leaves its CRD behind.
@@ -53,7 +57,9 @@ impl Postgres {
     /// the admin Secret into `w`'s namespace and starts the operator.
     pub fn up(w: &World<'_>) -> Result<Self> {
         crate::support::postgres::ensure_installed()?;
-        let mut args = w.connect_args_with(Transport::Proxy);
+        let work = w.work.join("postgres");
+        std::fs::create_dir_all(&work)?;
+        let mut args = as_shipped_account(w, &work)?;
         args.extend([
             "--poll-ms".into(),
             POLL_MS.to_string(),
@@ -62,14 +68,13 @@ impl Postgres {
         let mut pg = Postgres {
             kube: w.kube.clone(),
             operator: None,
-            work: w.work.join("postgres"),
+            work,
             binary: w.pg_binary.clone(),
             args,
             watchdog: None,
             server: with_default_mask(TestServer::start)?,
         };
         pg.arm_watchdog()?;
-        std::fs::create_dir_all(&pg.work)?;
         let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
         pg.kube.apply_crd(&crd, PGDB)?;
         pg.kube.wait_established(PGSRV)?;
@@ -290,6 +295,38 @@ impl Postgres {
 }
 
 /// `metadata.name`.
+/// Installs the example's shipped RBAC manifest into `w`'s namespace and
+/// returns flags connecting the operator as its ServiceAccount (a real
+/// token in a kubeconfig of its own in `dir`), so every check runs with
+/// exactly the permissions a user grants it.
+fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
+    let namespace = w.kube.namespace();
+    w.kube.apply(&in_namespace(RBAC, namespace))?;
+    let endpoint = w.cluster.endpoint()?;
+    let config = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "e2e", "cluster": {
+            "server": format!("https://{}:{}", endpoint.host, endpoint.port),
+            "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
+        }}],
+        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
+        "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
+    });
+    let kubeconfig = dir.join("kubeconfig");
+    std::fs::write(&kubeconfig, config.to_string())?;
+    let flags = [
+        "--context",
+        ACCOUNT,
+        "--namespace",
+        namespace,
+        "--transport",
+        "proxy",
+    ];
+    let mut args: Vec<String> = flags.map(String::from).to_vec();
+    args.extend(["--kubeconfig".into(), kubeconfig.display().to_string()]);
+    Ok(args)
+}
+
 pub fn name_of(r: &Value) -> &str {
     r["metadata"]["name"].as_str().unwrap_or("")
 }
