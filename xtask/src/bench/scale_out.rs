@@ -1,21 +1,11 @@
 //! Part `scale-out` (issue 23): the example operator as sharded replicas
-//! (`--shards 32`, the library's default timing: 15 s lease, 10 s renew
-//! deadline, 2.5 s rounds), 2 workers each, whose converge waits 200 ms
-//! (sleeping, not CPU), on the local control plane, each stage in its own
-//! namespace. "Settled": every shard Lease held by a running replica, each
-//! holding its share (within one of even).
-//! - throughput: 600 new resources to Ready beside 1, 2 and 3 settled
-//!   replicas;
-//! - idle cost: the Lease requests the API server counted in a window
-//!   beside 3 replicas, without resources and with the 600;
-//! - then rounds of: SIGKILL one of 3 (its process group), time until every
-//!   shard Lease it held names a running replica, and until 30 resources
-//!   edited right after the kill (about a third in its shards) are Ready;
-//!   a replica started beside the 2, time until settled; SIGTERM one of 3
-//!   while callbacks run (60 edits), time until its shards name the others;
-//!   a replica started again.
-//!
-//! Writes its own block of BENCHMARKS.md.
+//! (`--shards 32`, default Lease timing: 15 s lease, 2.5 s rounds) with 2
+//! workers whose converge sleeps 200 ms, each stage in its own namespace:
+//! 600 new resources to Ready beside 1, 2 and 3 settled replicas (every
+//! shard Lease held by a running one, each its share); the Lease requests
+//! the API server counted while 3 idle; then rounds of SIGTERM (while
+//! callbacks run) and SIGKILL of one of 3, each followed by a replica
+//! joining. Writes its own block of BENCHMARKS.md.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,10 +19,10 @@ use super::apimetrics::Scrape;
 use super::harness::{Harness, Spec};
 use super::live::Live;
 use super::machine::{loadavg, Machine};
-use super::measure::median;
+use super::measure::{median, pid_cpu_seconds, tree_cpu_seconds, CpuSnapshot};
 use super::report::{markdown_table, Block};
-use crate::support::temp_dir::TempDir;
 use crate::support::wait::poll;
+use crate::support::{interrupt, temp_dir::TempDir};
 use crate::world::operator::Operator;
 
 const SHARDS: usize = 32;
@@ -53,7 +43,8 @@ struct Stage<'a> {
     ns: String,
     audit: PathBuf,
     replicas: Vec<(String, Operator)>,
-    started: usize,
+    /// Numbers replicas and edit rounds (each sets a new value).
+    serial: usize,
 }
 
 impl<'a> Stage<'a> {
@@ -62,13 +53,14 @@ impl<'a> Stage<'a> {
         let ns = format!("scale-out-{n}");
         h.populate_with(&ns, 0, Spec::IDLE)?;
         let audit = h.work.join(format!("{ns}.audit"));
+        let (replicas, serial) = (Vec::new(), 0);
         let mut stage = Self {
             h,
             binary,
             ns,
             audit,
-            replicas: Vec::new(),
-            started: 0,
+            replicas,
+            serial,
         };
         for _ in 0..n {
             stage.start()?;
@@ -78,8 +70,8 @@ impl<'a> Stage<'a> {
     }
 
     fn start(&mut self) -> Result<()> {
-        self.started += 1;
-        let id = format!("{}-r{}", self.ns, self.started);
+        self.serial += 1;
+        let id = format!("{}-r{}", self.ns, self.serial);
         let flags = format!(
             "--shards {SHARDS} --leader-identity {id} --workers 2 --callback-delay-ms {CALLBACK_MS} --audit-file {}",
             self.audit.display()
@@ -95,17 +87,41 @@ impl<'a> Stage<'a> {
         Ok(shard_holders(&leases))
     }
 
-    fn live(&self) -> Vec<&str> {
-        self.replicas.iter().map(|(id, _)| id.as_str()).collect()
+    /// Polls every [`EVERY`] until `done`; returns the seconds since `since`.
+    fn wait(
+        &self,
+        what: &str,
+        since: Instant,
+        done: impl Fn(&Self) -> Result<bool>,
+    ) -> Result<f64> {
+        poll(what, TIMEOUT, EVERY, || {
+            ensure!(done(self)?, "not yet");
+            Ok(since.elapsed().as_secs_f64())
+        })
     }
 
-    /// Waits until the assignment is settled; returns how long that took.
-    fn wait_settled(&self) -> Result<Duration> {
-        let started = Instant::now();
-        poll("the shards settled", TIMEOUT, EVERY, || {
-            let holders = self.holders()?;
-            ensure!(settled(&holders, &self.live()), "holders {holders:?}");
-            Ok(started.elapsed())
+    fn wait_settled(&self) -> Result<f64> {
+        self.wait("the shards settled", Instant::now(), |s| {
+            let live: Vec<&str> = s.replicas.iter().map(|(id, _)| id.as_str()).collect();
+            Ok(settled(&s.holders()?, &live))
+        })
+    }
+
+    /// Until each of `shards` names a replica still in the stage.
+    fn wait_held(&self, shards: &[String], since: Instant) -> Result<f64> {
+        self.wait("the shards held elsewhere", since, |s| {
+            let holders = s.holders()?;
+            let live = |h: &String| s.replicas.iter().any(|(id, _)| id == h);
+            Ok(shards
+                .iter()
+                .all(|shard| holders.get(shard).is_some_and(live)))
+        })
+    }
+
+    /// Until every resource is Ready for its generation.
+    fn wait_ready(&self, since: Instant) -> Result<f64> {
+        self.wait("every resource Ready", since, |s| {
+            Ok(s.h.ready(&s.ns)? >= RESOURCES)
         })
     }
 
@@ -118,41 +134,32 @@ impl<'a> Stage<'a> {
         Ok((op, shards.collect()))
     }
 
-    /// Waits until each of `shards` names a replica still in the stage;
-    /// returns the time since `since`.
-    fn wait_held(&self, shards: &[String], since: Instant) -> Result<f64> {
-        poll("the shards held elsewhere", TIMEOUT, EVERY, || {
-            let holders = self.holders()?;
-            let elsewhere = |s: &String| {
-                holders
-                    .get(s)
-                    .is_some_and(|h| self.live().contains(&h.as_str()))
-            };
-            ensure!(shards.iter().all(elsewhere), "holders {holders:?}");
-            Ok(since.elapsed().as_secs_f64())
-        })
+    /// CPU seconds so far of the replicas' process trees (each with its
+    /// `kubectl proxy`) and of the API server and etcd.
+    fn cpu(&self) -> [f64; 2] {
+        let pids = self.replicas.iter().filter_map(|(_, op)| op.pid());
+        let server = self.h.server.server_pids.iter();
+        [
+            pids.map(tree_cpu_seconds).sum(),
+            server.filter_map(|p| pid_cpu_seconds(*p)).sum(),
+        ]
     }
 
-    /// Waits until all resources are Ready for their generation; returns
-    /// the time since `since`.
-    fn wait_ready(&self, since: Instant) -> Result<f64> {
-        poll("every resource Ready", TIMEOUT, EVERY, || {
-            let ready = self.h.ready(&self.ns)?;
-            ensure!(ready >= RESOURCES, "{ready} Ready");
-            Ok(since.elapsed().as_secs_f64())
-        })
-    }
-
-    /// The most converges one replica started, as the shared audit says.
-    fn busiest(&self) -> Result<usize> {
+    /// The busiest replica by the shared audit: its converges, and its
+    /// milliseconds per converge per worker (first start to last end).
+    fn busiest(&self) -> Result<(usize, f64)> {
         let text = std::fs::read_to_string(&self.audit).context("reading the audit")?;
-        let mut per = BTreeMap::<String, usize>::new();
-        for e in parse_audit(&text)? {
-            if e.callback == "converge" && e.phase == Phase::Start {
-                *per.entry(e.replica).or_default() += 1;
-            }
+        let mut per = BTreeMap::<String, (usize, u128, u128)>::new();
+        for e in parse_audit(&text)?
+            .into_iter()
+            .filter(|e| e.callback == "converge")
+        {
+            let (n, first, last) = per.entry(e.replica).or_insert((0, u128::MAX, 0));
+            *n += usize::from(e.phase == Phase::Start);
+            (*first, *last) = ((*first).min(e.unix_nanos), (*last).max(e.unix_nanos));
         }
-        Ok(per.into_values().max().unwrap_or(0))
+        let (n, first, last) = per.into_values().max().context("no converge audited")?;
+        Ok((n, (last - first) as f64 / 1e6 * 2.0 / n as f64))
     }
 }
 
@@ -178,23 +185,23 @@ fn settled(holders: &BTreeMap<String, String>, live: &[&str]) -> bool {
 fn idle(h: &Harness) -> Result<f64> {
     let before = Scrape::take(h.server)?;
     let started = Instant::now();
-    ensure!(
-        !crate::support::interrupt::sleep(IDLE_WINDOW),
-        "interrupted"
-    );
+    ensure!(!interrupt::sleep(IDLE_WINDOW), "interrupted");
     let served = Scrape::take(h.server)?.since(&before);
     Ok(served.total(|r| r == "leases") / started.elapsed().as_secs_f64() / 3.0)
 }
 
 #[derive(Default)]
 struct Figures {
-    /// (seconds to Ready, busiest replica's converges) per replica count.
-    throughput: Vec<(f64, usize)>,
+    /// Per replica count: seconds to Ready, the busiest replica's
+    /// converges and its time per converge per worker, and the CPU used
+    /// meanwhile: replicas, API server and etcd, whole machine (cores).
+    throughput: Vec<(f64, usize, f64, [f64; 3])>,
     idle: [f64; 2],
     kill: Vec<f64>,
     dispatch: Vec<f64>,
-    join: Vec<f64>,
     handover: Vec<f64>,
+    /// Beside live or released slots only, and after a kill.
+    join: [Vec<f64>; 2],
 }
 
 pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
@@ -211,21 +218,30 @@ pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
 
 fn stage(h: &Harness, binary: &Path, n: usize, f: &mut Figures) -> Result<()> {
     let mut s = Stage::new(h, binary, n)?;
-    eprintln!("[bench] scale-out: {n} replicas settled");
     if n == 3 {
         f.idle[0] = idle(h)?;
     }
-    // The harness's own spacing of its lists, as they cost the API server.
-    let t = Instant::now();
+    let (cpu, ours) = (CpuSnapshot::take(), s.cpu());
     h.create(&s.ns, 0..RESOURCES, Spec::IDLE)?;
+    // The harness spaces its lists out, as each costs the API server.
     h.wait_ready(&s.ns, RESOURCES, TIMEOUT)?;
-    let took = t.elapsed().as_secs_f64();
-    f.throughput.push((took, s.busiest()?));
-    eprintln!("[bench] scale-out: {RESOURCES} Ready in {took:.1}s beside {n}");
+    let (used, now) = (cpu.since(), s.cpu());
+    let cpu = [now[0] - ours[0], now[1] - ours[1], used.busy].map(|c| c / used.wall);
+    let (busiest, per_converge) = s.busiest()?;
+    f.throughput.push((used.wall, busiest, per_converge, cpu));
+    eprintln!("[bench] scale-out: {RESOURCES} Ready in {:.1}s", used.wall);
     if n == 3 {
         f.idle[1] = idle(h)?;
-        for round in 0..ROUNDS {
-            rounds(&mut s, round, f)?;
+        // Stopped ones release their slot; a killed one's stays behind.
+        for _ in 0..ROUNDS {
+            f.handover.push(graceful(&mut s)?);
+            f.join[0].push(join(&mut s)?);
+        }
+        for _ in 0..ROUNDS {
+            let (held, ready) = kill(&mut s)?;
+            f.kill.push(held);
+            f.dispatch.push(ready);
+            f.join[1].push(join(&mut s)?);
         }
     }
     let ns = s.ns.clone();
@@ -233,19 +249,11 @@ fn stage(h: &Harness, binary: &Path, n: usize, f: &mut Figures) -> Result<()> {
     h.discard(&ns)
 }
 
-/// One round on 3 settled replicas: kill one, start one, stop one
-/// gracefully, start one.
-fn rounds(s: &mut Stage, round: usize, f: &mut Figures) -> Result<()> {
-    let (mut victim, shards) = s.leave()?;
-    let killed = Instant::now();
-    victim.kill()?;
-    s.h.edit(&s.ns, 0..30, &format!("kill-{round}"))?;
-    f.kill.push(s.wait_held(&shards, killed)?);
-    f.dispatch.push(s.wait_ready(killed)?);
-    s.wait_settled()?;
-    f.join.push(join(s)?);
-    // Callbacks run in every replica when the SIGTERM arrives.
-    s.h.edit(&s.ns, 30..90, &format!("term-{round}"))?;
+/// SIGTERM to the oldest replica while callbacks run everywhere (90
+/// edits); the time until its shards are held by the others.
+fn graceful(s: &mut Stage) -> Result<f64> {
+    s.serial += 1;
+    s.h.edit(&s.ns, 0..90, &format!("edit-{}", s.serial))?;
     std::thread::sleep(Duration::from_millis(CALLBACK_MS * 2));
     let (mut leaving, shards) = s.leave()?;
     let stopping = Instant::now();
@@ -255,18 +263,25 @@ fn rounds(s: &mut Stage, round: usize, f: &mut Figures) -> Result<()> {
         stopped.join().expect("the stopping thread panicked")?;
         handover
     })?;
-    f.handover.push(handover);
     s.wait_ready(Instant::now())?;
-    f.join.push(join(s)?);
-    eprintln!(
-        "[bench] scale-out round {}: kill {:.1}s (dispatch {:.1}s), handover {:.1}s, joins {:?}",
-        round + 1,
-        f.kill[round],
-        f.dispatch[round],
-        f.handover[round],
-        &f.join[round * 2..]
-    );
-    Ok(())
+    eprintln!("[bench] scale-out: SIGTERM, shards held elsewhere in {handover:.1}s");
+    Ok(handover)
+}
+
+/// SIGKILL to the oldest replica's process group, then 30 edits (about a
+/// third in its shards); the time until its shards are held by others,
+/// and until the edits are Ready.
+fn kill(s: &mut Stage) -> Result<(f64, f64)> {
+    let (mut victim, shards) = s.leave()?;
+    let killed = Instant::now();
+    victim.kill()?;
+    s.serial += 1;
+    s.h.edit(&s.ns, 0..30, &format!("edit-{}", s.serial))?;
+    let held = s.wait_held(&shards, killed)?;
+    let ready = s.wait_ready(killed)?;
+    s.wait_settled()?;
+    eprintln!("[bench] scale-out: SIGKILL, shards held elsewhere in {held:.1}s, edits Ready in {ready:.1}s");
+    Ok((held, ready))
 }
 
 /// Starts a replica; returns the time until the shards settled again.
@@ -274,84 +289,64 @@ fn join(s: &mut Stage) -> Result<f64> {
     let joining = Instant::now();
     s.start()?;
     s.wait_settled()?;
-    Ok(joining.elapsed().as_secs_f64())
+    let took = joining.elapsed().as_secs_f64();
+    eprintln!("[bench] scale-out: joined, settled in {took:.1}s");
+    Ok(took)
 }
 
 /// `median (min-max)` in seconds, and whether the worst is within `bound`.
-fn span(v: &[f64], bound: f64) -> (String, bool) {
-    let (min, max) = v
-        .iter()
-        .fold((f64::MAX, 0.0_f64), |(a, b), x| (a.min(*x), b.max(*x)));
+fn span(v: &[f64], bound: f64) -> (String, Option<bool>) {
+    let max = v.iter().copied().fold(0.0, f64::max);
+    let min = v.iter().copied().fold(max, f64::min);
     let text = format!("{:.1} s ({min:.1}-{max:.1})", median(v));
-    (text, max <= bound)
+    (text, Some(max <= bound))
 }
 
 fn block(m: &Machine, f: &Figures, took: Duration) -> Block {
-    let verdict = |met: Option<bool>| match met {
-        Some(true) => "met",
-        Some(false) => "**missed**",
-        None => "-",
-    };
     let mut rows = Vec::new();
-    let mut row = |what: String, value: String, target: &str, met: Option<bool>| {
-        rows.push(vec![what, value, target.to_string(), verdict(met).into()]);
+    let mut row = |what: &str, (value, met): (String, Option<bool>), target: &str| {
+        let verdict = match met {
+            Some(true) => "met",
+            Some(false) => "**missed**",
+            None => "-",
+        };
+        rows.push([what, &value, target, verdict].map(String::from).to_vec());
     };
     let one = f.throughput.first().map_or(f64::NAN, |t| t.0);
-    for (i, (secs, busiest)) in f.throughput.iter().enumerate() {
+    for (i, (secs, busiest, per, cpu)) in f.throughput.iter().enumerate() {
         let ratio = one / secs;
+        let value = format!(
+            "{secs:.1} s, {:.1}/s, {ratio:.2}x; busiest replica {busiest} converges, {per:.0} ms each per worker; CPU (cores): replicas {:.2}, API server + etcd {:.2}, machine {:.2}",
+            RESOURCES as f64 / secs, cpu[0], cpu[1], cpu[2]
+        );
         let (target, bound) = [("-", 0.0), ("at least 1.8x", 1.8), ("at least 2.7x", 2.7)][i];
-        row(
-            format!("{RESOURCES} new to Ready beside {} replica(s)", i + 1),
-            format!(
-                "{secs:.1} s, {:.1}/s, {ratio:.2}x of 1 (busiest replica: {busiest} converges)",
-                RESOURCES as f64 / secs
-            ),
-            target,
-            (i > 0).then_some(ratio >= bound),
-        );
+        let what = format!("{RESOURCES} new to Ready beside {} replica(s)", i + 1);
+        row(&what, (value, (i > 0).then_some(ratio >= bound)), target);
     }
-    let killed = (LEASE_MS + 5_000.0) / 1e3;
-    let (text, met) = span(&f.kill, killed);
-    row(
-        "SIGKILL to its shards held elsewhere".into(),
-        text,
-        "lease + 5 s = 20 s",
-        Some(met),
-    );
-    let (text, met) = span(&f.dispatch, killed);
-    row(
-        "SIGKILL to 30 edits (a third in its shards) Ready".into(),
-        text,
-        "lease + 5 s = 20 s",
-        Some(met),
-    );
-    let (text, met) = span(&f.handover, 3.0 + CALLBACK_MS as f64 / 1e3);
-    row(
-        "SIGTERM (callbacks running) to its shards held elsewhere".into(),
-        text,
-        "3 s + 200 ms",
-        Some(met),
-    );
-    row(
-        "replica started beside 2 to settled".into(),
-        span(&f.join, 0.0).0,
-        "-",
-        None,
-    );
+    let (killed, lease_plus_5) = (LEASE_MS / 1e3 + 5.0, "lease + 5 s = 20 s");
+    let what = "SIGKILL to its shards held elsewhere";
+    row(what, span(&f.kill, killed), lease_plus_5);
+    let what = "SIGKILL to 30 edits (a third in its shards) Ready";
+    row(what, span(&f.dispatch, killed), lease_plus_5);
+    let bound = 3.0 + CALLBACK_MS as f64 / 1e3;
+    let what = "SIGTERM (callbacks running) to its shards held elsewhere";
+    row(what, span(&f.handover, bound), "3 s + 200 ms");
+    let no_bound = |v: &[f64]| (span(v, 0.0).0, None);
+    let what = "replica started beside 2 to settled";
+    row(what, no_bound(&f.join[0]), "-");
+    let what = "the same after a kill (the killed one's slot still names it)";
+    row(what, no_bound(&f.join[1]), "-");
     for (i, with) in ["no resources", "600 resources"].iter().enumerate() {
-        row(
-            format!("idle Lease requests per replica, 3 replicas, {with}"),
-            format!("{:.2}/s ({:.0}/min)", f.idle[i], f.idle[i] * 60.0),
-            "at most 1/s",
-            Some(f.idle[i] <= 1.0),
-        );
+        let value = format!("{:.2}/s ({:.0}/min)", f.idle[i], f.idle[i] * 60.0);
+        let what = format!("idle Lease requests per replica, 3 replicas, {with}");
+        row(&what, (value, Some(f.idle[i] <= 1.0)), "at most 1/s");
     }
     let header = ["measure", "measured", "target", "verdict"].map(String::from);
     Block {
         key: "scale-out",
         title: "Scale-out across replicas".into(),
         body: format!(
-            "{ROUNDS} kill/join/stop rounds, {:.0} s in all; {}, commit {}, load {} at start, {} at end.\n\n{}",
+            "{:.0} s in all; {}, commit {}, load {} at start, {} at end.\n\n{}",
             took.as_secs_f64(),
             m.date,
             m.commit,
