@@ -87,16 +87,11 @@ impl<'a> Stage<'a> {
         Ok(shard_holders(&leases))
     }
 
-    /// Polls every [`EVERY`] until `done`; returns the seconds since `since`.
-    fn wait(
-        &self,
-        what: &str,
-        since: Instant,
-        done: impl Fn(&Self) -> Result<bool>,
-    ) -> Result<f64> {
+    /// Polls every [`EVERY`] until `done`; returns the seconds since `t`.
+    fn wait(&self, what: &str, t: Instant, done: impl Fn(&Self) -> Result<bool>) -> Result<f64> {
         poll(what, TIMEOUT, EVERY, || {
             ensure!(done(self)?, "not yet");
-            Ok(since.elapsed().as_secs_f64())
+            Ok(t.elapsed().as_secs_f64())
         })
     }
 
@@ -112,9 +107,7 @@ impl<'a> Stage<'a> {
         self.wait("the shards held elsewhere", since, |s| {
             let holders = s.holders()?;
             let live = |h: &String| s.replicas.iter().any(|(id, _)| id == h);
-            Ok(shards
-                .iter()
-                .all(|shard| holders.get(shard).is_some_and(live)))
+            Ok(shards.iter().all(|i| holders.get(i).is_some_and(live)))
         })
     }
 
