@@ -88,7 +88,12 @@ impl<'a> Stage<'a> {
     }
 
     /// Polls every [`EVERY`] until `done`; returns the seconds since `t`.
-    fn wait(&self, what: &str, t: Instant, done: impl Fn(&Self) -> Result<bool>) -> Result<f64> {
+    fn wait(
+        &self,
+        what: &str,
+        t: Instant,
+        mut done: impl FnMut(&Self) -> Result<bool>,
+    ) -> Result<f64> {
         poll(what, TIMEOUT, EVERY, || {
             ensure!(done(self)?, "not yet");
             Ok(t.elapsed().as_secs_f64())
@@ -193,8 +198,9 @@ struct Figures {
     kill: Vec<f64>,
     dispatch: Vec<f64>,
     handover: Vec<f64>,
-    /// Beside live or released slots only, and after a kill.
-    join: [Vec<f64>; 2],
+    /// Beside live or released slots only, and after a kill: until
+    /// settled, and the longest a shard Lease stayed released meanwhile.
+    join: [Vec<(f64, f64)>; 2],
 }
 
 pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
@@ -278,13 +284,25 @@ fn kill(s: &mut Stage) -> Result<(f64, f64)> {
 }
 
 /// Starts a replica; returns the time until the shards settled again.
-fn join(s: &mut Stage) -> Result<f64> {
+/// and the longest any shard Lease stayed released (dispatched nowhere).
+fn join(s: &mut Stage) -> Result<(f64, f64)> {
     let joining = Instant::now();
     s.start()?;
-    s.wait_settled()?;
-    let took = joining.elapsed().as_secs_f64();
-    eprintln!("[bench] scale-out: joined, settled in {took:.1}s");
-    Ok(took)
+    let (mut since, mut longest) = (BTreeMap::<String, Instant>::new(), 0.0_f64);
+    let took = s.wait("the shards settled", joining, |s| {
+        let holders = s.holders()?;
+        for shard in (0..SHARDS).map(|i| format!("{LEASE}-shard-{i}")) {
+            if !holders.contains_key(&shard) {
+                since.entry(shard).or_insert_with(Instant::now);
+            } else if let Some(t) = since.remove(&shard) {
+                longest = longest.max(t.elapsed().as_secs_f64());
+            }
+        }
+        let live: Vec<&str> = s.replicas.iter().map(|(id, _)| id.as_str()).collect();
+        Ok(settled(&holders, &live))
+    })?;
+    eprintln!("[bench] scale-out: joined, settled in {took:.1}s, a shard released for up to {longest:.1}s");
+    Ok((took, longest))
 }
 
 /// `median (min-max)` in seconds, and whether the worst is within `bound`.
@@ -324,11 +342,18 @@ fn block(m: &Machine, f: &Figures, took: Duration) -> Block {
     let bound = 3.0 + CALLBACK_MS as f64 / 1e3;
     let what = "SIGTERM (callbacks running) to its shards held elsewhere";
     row(what, span(&f.handover, bound), "3 s + 200 ms");
-    let no_bound = |v: &[f64]| (span(v, 0.0).0, None);
-    let what = "replica started beside 2 to settled";
-    row(what, no_bound(&f.join[0]), "-");
+    // Joins beside 2 (k = 0) and after a kill (1): until settled (j = 0)
+    // and the longest release (1).
+    let joins = |k: usize, j: usize| {
+        let v: Vec<f64> = f.join[k].iter().map(|x| [x.0, x.1][j]).collect();
+        (span(&v, 0.0).0, None)
+    };
+    row("replica started beside 2 to settled", joins(0, 0), "-");
     let what = "the same after a kill (the killed one's slot still names it)";
-    row(what, no_bound(&f.join[1]), "-");
+    row(what, joins(1, 0), "-");
+    let what = "meanwhile, the longest a shard Lease stayed released: beside 2";
+    row(what, joins(0, 1), "-");
+    row("the same after a kill", joins(1, 1), "-");
     for (i, with) in ["no resources", "600 resources"].iter().enumerate() {
         let value = format!("{:.2}/s ({:.0}/min)", f.idle[i], f.idle[i] * 60.0);
         let what = format!("idle Lease requests per replica, 3 replicas, {with}");
