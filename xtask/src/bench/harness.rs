@@ -3,6 +3,7 @@
 //! deletes. It talks through its own `ProxyClient`, so watching costs the
 //! measured operator nothing.
 
+use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -126,11 +127,29 @@ impl<'a> Harness<'a> {
         self.send(
             ApiRequest::new(Method::Post, ApiPath::parse("/api/v1/namespaces")?).with_body(ns),
         )?;
+        self.create(namespace, 0..n, spec)
+    }
+
+    /// Creates `r-<i>` for `i` in `range` in the existing `namespace`, like
+    /// [`Harness::populate_with`].
+    pub fn create(&self, namespace: &str, range: Range<usize>, spec: Spec) -> Result<()> {
         let collection = Self::path(namespace, None)?;
-        let creates = (0..n).map(|i| {
+        let creates = range.map(|i| {
             ApiRequest::new(Method::Post, collection.clone()).with_body(spec.body(&name(i), "0"))
         });
         self.send_all(creates.collect(), false)
+    }
+
+    /// Sets the data of `r-<i>` for `i` in `range` to `value` (a new
+    /// generation each), many at a time.
+    pub fn edit(&self, namespace: &str, range: Range<usize>, value: &str) -> Result<()> {
+        let patch = json!({"spec": {"config": {"data": {"v": value}}}});
+        let edits = range.map(|i| {
+            let path = Self::path(namespace, Some(&name(i)))?;
+            let edit = ApiRequest::new(Method::Patch(PatchType::Merge), path);
+            Ok(edit.with_body(patch.clone()))
+        });
+        self.send_all(edits.collect::<Result<_>>()?, false)
     }
 
     /// Sends `requests`, [`CREATE_CONCURRENCY`] at a time; with
@@ -347,6 +366,19 @@ impl<'a> Harness<'a> {
 
     /// Starts `who` on `namespace`, logging to the scratch directory.
     pub fn start(&self, who: &Contender, namespace: &str) -> Result<Operator> {
+        let log = format!("{}-{namespace}", who.label);
+        self.launch(&who.binary, &who.extra, namespace, &log)
+    }
+
+    /// Starts `binary` on `namespace` with the flags beyond the cluster's
+    /// and the namespace, logging to `<log>.log` in the scratch directory.
+    pub fn launch(
+        &self,
+        binary: &Path,
+        extra: &[String],
+        namespace: &str,
+        log: &str,
+    ) -> Result<Operator> {
         let mut args = vec![
             "--context".to_string(),
             self.server.cp.context().to_string(),
@@ -355,9 +387,9 @@ impl<'a> Harness<'a> {
             "--namespace".into(),
             namespace.into(),
         ];
-        args.extend(who.extra.iter().cloned());
-        let log = self.work.join(format!("{}-{namespace}.log", who.label));
-        Operator::start(&who.binary, &args, &[], &log, self.work)
+        args.extend(extra.iter().cloned());
+        let log = self.work.join(format!("{log}.log"));
+        Operator::start(binary, &args, &[], &log, self.work)
     }
 }
 

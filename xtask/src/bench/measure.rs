@@ -139,6 +139,8 @@ pub struct CpuUse {
     pub wall: f64,
     /// Other processes on the machine (other engineers' builds and tests).
     pub other: f64,
+    /// Every process on the machine.
+    pub busy: f64,
 }
 
 impl CpuSnapshot {
@@ -161,6 +163,7 @@ impl CpuSnapshot {
         CpuUse {
             wall: now.at.duration_since(self.at).as_secs_f64(),
             other: (machine - own - children).max(0.0),
+            busy: machine,
         }
     }
 }

@@ -18,6 +18,7 @@ mod operators_report;
 mod package;
 mod peer;
 mod report;
+mod scale_out;
 mod steady;
 mod steady_report;
 mod steps;
@@ -32,19 +33,21 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only operators,steps]
+pub const USAGE: &str = "  bench [--quick] [--only operators,steps,scale-out]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
         [--reactions-only] [--from N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
-  bench --only failover leader failover and graceful handover (its block of BENCHMARKS.md)";
+  bench --only failover leader failover and graceful handover (its block of BENCHMARKS.md)
+  bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
+                        stop, idle Lease requests (its block of BENCHMARKS.md)";
 
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 2] = ["operators", "steps"];
+const PARTS: [&str; 3] = ["operators", "steps", "scale-out"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -212,6 +215,11 @@ fn run(args: &Args) -> Result<()> {
             timed("operators", || {
                 operators::run(&mut live, &options, &mut report)
             })?;
+        }
+        if wants("scale-out") {
+            let block = timed("scale-out", || scale_out::run(&live, &machine))?;
+            println!("{}", block.body);
+            write_blocks(&workspace_root().join("BENCHMARKS.md"), &[block])?;
         }
         Ok::<_, anyhow::Error>(())
     })();
