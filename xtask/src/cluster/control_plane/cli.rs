@@ -1,24 +1,22 @@
-//! `cargo xtask control-plane <provision|run|smoke>`.
+//! `cargo xtask control-plane <provision|run>`.
 
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::{provision, smoke, ControlPlane};
+use super::{provision, ControlPlane};
 use crate::support::interrupt;
 
 /// Usage text for the `control-plane` subcommands.
 pub const USAGE: &str = "\
 cargo xtask control-plane provision   build and cache kube-apiserver (Debian), link etcd
-cargo xtask control-plane run         start a local control plane until Ctrl-C
-cargo xtask control-plane smoke       start, exercise (CRD, /status, 409 conflict), stop, check cleanup";
+cargo xtask control-plane run         start a local control plane until Ctrl-C";
 
 /// Runs `control-plane <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("provision") => provision::provision(),
         Some("run") => run(),
-        Some("smoke") => smoke::smoke(),
         _ => bail!("usage:\n{USAGE}"),
     }
 }

@@ -8,7 +8,6 @@ pub mod cli;
 pub mod process;
 pub mod provision;
 mod restart;
-mod smoke;
 
 use std::fs;
 use std::net::{Ipv4Addr, TcpStream};
