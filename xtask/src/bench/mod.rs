@@ -8,7 +8,6 @@ mod api_server;
 mod apimetrics;
 mod changes;
 mod contender;
-mod failover;
 mod harness;
 mod live;
 mod machine;
@@ -39,7 +38,6 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,steps,scale-out]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
-  bench --only failover leader failover and graceful handover (its block of BENCHMARKS.md)
   bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
                         stop, idle Lease requests (its block of BENCHMARKS.md)";
 
@@ -142,9 +140,6 @@ fn workspace_root() -> PathBuf {
 }
 
 pub fn main(args: &[String]) -> Result<()> {
-    if failover::requested(args) {
-        return failover::main();
-    }
     let parsed = Args::parse(args)?;
     if cfg!(debug_assertions) && std::env::var_os(RELEASE_GUARD).is_none() {
         return rerun_release(args);

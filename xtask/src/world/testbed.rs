@@ -1,7 +1,7 @@
-//! Setup and teardown of a run, written once for e2e, chaos, the failover
-//! bench and the demo: build the operators, open the cluster, install the
-//! example into a namespace; afterwards stop and remove everything, in
-//! reverse order, also when the run failed.
+//! Setup and teardown of a run, written once for e2e, chaos and the demo:
+//! build the operators, open the cluster, install the example into a
+//! namespace; afterwards stop and remove everything, in reverse order, also
+//! when the run failed.
 
 use std::path::PathBuf;
 use std::time::Instant;
