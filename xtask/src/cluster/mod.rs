@@ -1,6 +1,5 @@
-//! The cluster under test: the local control plane (default), an existing
-//! cluster by context, or a throwaway kind cluster; and what a run installs
-//! into it.
+//! The cluster under test: the local control plane (default) or an existing
+//! cluster by context; and what a run installs into it.
 
 use std::path::{Path, PathBuf};
 
@@ -10,13 +9,11 @@ use base64::Engine;
 
 pub mod control_plane;
 pub mod installation;
-mod kind;
 pub mod manifests;
 
 use crate::support::interrupt;
 use crate::support::kube::{kubectl_binary, Kube};
 use control_plane::ControlPlane;
-use kind::KindCluster;
 
 /// Which cluster to use.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,8 +26,6 @@ pub enum Mode {
         /// kubeconfig file; kubectl's default lookup when `None`.
         kubeconfig: Option<PathBuf>,
     },
-    /// Create a kind cluster for the run and delete it afterwards.
-    Kind,
 }
 
 /// Where the API server is, as seen from this machine.
@@ -46,10 +41,9 @@ pub struct Endpoint {
 enum Backing {
     Local(Box<ControlPlane>),
     Existing,
-    Kind(KindCluster),
 }
 
-/// A cluster ready for kubectl; local and kind clusters go away on drop.
+/// A cluster ready for kubectl; a local one goes away on drop.
 pub struct Cluster {
     backing: Backing,
     kubectl: PathBuf,
@@ -73,11 +67,6 @@ impl Cluster {
                 context,
                 kubeconfig,
             } => (Backing::Existing, kubeconfig.clone(), context.clone()),
-            Mode::Kind => {
-                let kind = interrupt::with_default_mask(|| KindCluster::create(work))?;
-                let (k, c) = (kind.kubeconfig.clone(), kind.context());
-                (Backing::Kind(kind), Some(k), c)
-            }
         };
         Ok(Self {
             backing,
@@ -113,7 +102,6 @@ impl Cluster {
                 cp.startup_time().as_secs_f64()
             ),
             Backing::Existing => format!("existing cluster, context {}", self.context),
-            Backing::Kind(k) => format!("kind cluster {}", k.name),
         }
     }
 
@@ -153,7 +141,6 @@ impl Cluster {
         match self.backing {
             Backing::Local(cp) => (*cp).stop(),
             Backing::Existing => Ok(()),
-            Backing::Kind(kind) => kind.delete(),
         }
     }
 }

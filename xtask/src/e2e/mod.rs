@@ -28,7 +28,6 @@ pub const USAGE: &str = "\
 cargo xtask e2e                       example operator against a local control plane (provisioned on first use)
 cargo xtask e2e --context NAME [--kubeconfig PATH]
                                       ... against an existing cluster (uses a temporary namespace)
-cargo xtask e2e --kind                ... against a new kind cluster (needs kind and a Docker engine)
     [--transport proxy|kubectl]       the operator's transport (default proxy; a smoke check
                                       always runs the other one, kubectl, too)
     [--group main|postgres]           only the ConfigMap operator's checks, or only the postgres-* group";
@@ -90,7 +89,6 @@ fn parse(args: &[String]) -> Result<(Mode, Transport, Option<String>)> {
     let mut group = None;
     let mut context = None;
     let mut kubeconfig = None;
-    let mut kind = false;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -100,7 +98,6 @@ fn parse(args: &[String]) -> Result<(Mode, Transport, Option<String>)> {
                     it.next().context("--kubeconfig needs a path")?,
                 ))
             }
-            "--kind" => kind = true,
             "--transport" => {
                 transport = Transport::parse(it.next().context("--transport needs a value")?)?
             }
@@ -112,17 +109,15 @@ fn parse(args: &[String]) -> Result<(Mode, Transport, Option<String>)> {
             other => bail!("unknown argument {other:?}\nusage:\n{USAGE}"),
         }
     }
-    let mode = match (context, kubeconfig, kind) {
-        (None, None, false) => Mode::Local,
-        (None, None, true) => Mode::Kind,
-        (Some(context), kubeconfig, false) => Mode::Context {
+    let mode = match (context, kubeconfig) {
+        (None, None) => Mode::Local,
+        (Some(context), kubeconfig) => Mode::Context {
             context,
             kubeconfig,
         },
-        (None, Some(_), _) => {
+        (None, Some(_)) => {
             bail!("--kubeconfig needs --context (the current context is never used)")
         }
-        (Some(_), _, true) => bail!("--kind and --context exclude each other"),
     };
     Ok((mode, transport, group))
 }
@@ -140,7 +135,6 @@ mod tests {
         assert_eq!(parse(&[]).unwrap(), (Mode::Local, Transport::Proxy, None));
         let postgres = parse(&args(&["--group", "postgres"])).unwrap().2;
         assert_eq!(postgres.as_deref(), Some("postgres"));
-        assert_eq!(parse(&args(&["--kind"])).unwrap().0, Mode::Kind);
         assert_eq!(
             parse(&args(&["--transport", "kubectl"])).unwrap().1,
             Transport::Kubectl
@@ -156,7 +150,6 @@ mod tests {
         );
         for bad in [
             &["--kubeconfig", "/k"][..],
-            &["--kind", "--context", "dev"][..],
             &["--context"][..],
             &["--bogus"][..],
             &["--transport", "http"][..],
