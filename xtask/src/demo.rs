@@ -18,7 +18,6 @@ use crate::support::kube::{Kube, LCM};
 use crate::world::operator::{log_since, Operator};
 use crate::world::{Testbed, Transport};
 
-/// Usage of `cargo xtask demo`.
 pub const USAGE: &str = "\
 cargo xtask demo                      local control plane + example operator + a sample resource; Ctrl-C cleans up
 cargo xtask demo --once               ... exit (and clean up) once the sample is Ready
@@ -38,7 +37,6 @@ enum Until {
     Elapsed(Duration),
 }
 
-/// Runs `demo <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
     let (until, transport) = parse(args)?;

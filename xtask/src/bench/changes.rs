@@ -109,7 +109,6 @@ impl Drop for Changes {
     }
 }
 
-/// Whether `object` is the one named `name`.
 pub fn named(object: &Value, name: &str) -> bool {
     object["metadata"]["name"] == name
 }

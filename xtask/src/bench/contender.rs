@@ -54,7 +54,6 @@ pub enum Family {
     Peer,
 }
 
-/// Who is measured.
 #[derive(Clone, Debug)]
 pub struct Contender {
     /// `watch`, `poll`, `kubectl`, `kube` or `peer`.

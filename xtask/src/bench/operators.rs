@@ -1,9 +1,6 @@
 //! Part `operators`: the example operator end to end, as a separate
-//! process, in each of its modes (watching, polling, per-call kubectl), and
-//! optionally a peer operator taking the same flags (`--peer BINARY`), all
-//! on the same API server: new resources to Ready, Destroy deletions,
-//! periodic checks, reaction latency at each size, and the idle cost (CPU,
-//! memory, API requests). One measuring path serves every contender.
+//! process in each of its modes, and optionally a peer operator taking the
+//! same flags, on the same API server, through one measuring path.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -25,20 +22,14 @@ use crate::support::temp_dir::TempDir;
 use crate::support::wait::poll;
 use crate::world::operator::Operator;
 
-/// What `cargo xtask bench` asked of this part.
+/// What `cargo xtask bench` asked of this part (its flags: `bench::Args`).
 pub struct Options<'a> {
     pub quick: bool,
-    /// `--sizes`: the population sizes for latency and idle cost.
     pub sizes: Option<Vec<usize>>,
-    /// `--reactions-only`: only the stages at each size.
     pub reactions_only: bool,
-    /// `--from`: only the stages on populations of at least this many.
     pub from: usize,
-    /// `--contenders`: names, in order.
     pub contenders: Option<Vec<String>>,
     pub peer: Option<&'a Path>,
-    /// `--workers`: our operators' workers (the peer's reconciles are
-    /// unbounded).
     pub workers: usize,
 }
 
@@ -99,7 +90,6 @@ pub struct AtSize {
     pub idle: Idle,
 }
 
-/// Results of one contender.
 #[derive(Default)]
 pub struct Outcome {
     /// (seconds until all Ready, operator CPU seconds).
@@ -272,9 +262,8 @@ impl Bench<'_, '_> {
         })
     }
 
-    /// Runs `stage` for `who` into `out`. A stage that fails (a timeout at
-    /// 10,000 on a loaded machine) leaves its cells empty instead of losing
-    /// the whole run.
+    /// A stage that fails (a timeout at 10,000 on a loaded machine) leaves
+    /// its cells empty instead of losing the whole run.
     fn stage(&mut self, who: &Contender, stage: Stage, out: &mut Outcome) {
         let what = format!("operators: {} {stage:?}", who.label);
         let result = timed(&what, || match stage {

@@ -47,7 +47,6 @@ pub struct Verdict {
     pub met: bool,
 }
 
-/// Everything one run produced.
 #[derive(Debug, Default)]
 pub struct Report {
     pub sections: Vec<Section>,
@@ -119,7 +118,6 @@ fn md_escape(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-/// A Markdown table.
 pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let cells = |c: &[String]| {

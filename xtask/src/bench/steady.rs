@@ -1,14 +1,7 @@
-//! The cost of a healthy fleet, a part of `operators`. Ready resources due
-//! every 10 s or 60 s are checked by the operator for a window, and the
-//! bench records the CPU of the operator's process tree, of kube-apiserver
-//! and of etcd, and what the API server served (requests and writes per
-//! second, by verb). Then the same population is restarted: how long until
-//! every resource was checked once, how the checks spread over the
-//! interval, and the peak of requests per second and in flight.
-//!
-//! A periodic check is counted as the one ConfigMap GET every contender
-//! makes per check (the package reads what it owns), from the API server's
-//! own counters.
+//! The cost of a healthy fleet (part of `operators`): a steady window, and
+//! a restart of the same population. A periodic check is counted as the
+//! one ConfigMap GET every contender makes per check (the package reads
+//! what it owns), from the API server's own counters.
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +14,6 @@ use super::measure::pid_cpu_seconds;
 use super::operators::operator_resource;
 use crate::world::operator::Operator;
 
-/// One steady-state window.
 #[derive(Clone, Debug, Default)]
 pub struct Steady {
     pub n: usize,
@@ -35,26 +27,21 @@ pub struct Steady {
     pub wall: f64,
 }
 
-/// The verbs that write.
-pub const WRITES: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
+const WRITES: [&str; 4] = ["POST", "PUT", "PATCH", "DELETE"];
 
 impl Steady {
-    /// Periodic checks per second (ConfigMap GETs).
     pub fn checks_per_second(&self) -> f64 {
         self.served.count("GET", "configmaps") / self.wall.max(1e-9)
     }
 
-    /// Requests on the operator's resources per second.
     pub fn requests_per_second(&self) -> f64 {
         self.served.total(operator_resource) / self.wall.max(1e-9)
     }
 
-    /// Writes on the operator's resources per second.
     pub fn writes_per_second(&self) -> f64 {
         writes(&self.served) / self.wall.max(1e-9)
     }
 
-    /// Status writes per second.
     pub fn status_writes_per_second(&self) -> f64 {
         let status = ["PUT", "PATCH"].map(|v| self.served.count(v, "localconfigmaps/status"));
         status.iter().sum::<f64>() / self.wall.max(1e-9)
@@ -143,13 +130,12 @@ pub struct Restart {
     pub all_checked: Option<f64>,
     /// Seconds from the start until 10%, 50% and 90% of `n` checks.
     pub quantiles: [Option<f64>; 3],
-    /// The most checks in one second.
+    /// Peaks per second: checks, requests (operator resources), and
+    /// requests in flight at the API server (sampled each second).
     pub peak_checks: f64,
-    /// The most requests (operator resources) in one second.
     pub peak_requests: f64,
-    /// The most requests in flight at the API server, sampled each second.
     pub peak_in_flight: f64,
-    /// Requests per second until every resource was checked.
+    /// Until every resource was checked.
     pub requests_per_second: f64,
 }
 

@@ -12,17 +12,10 @@ use super::steady::{Restart, Steady};
 /// value is shown.
 pub type Row = (String, Vec<f64>, fn(f64) -> String);
 
-/// The status writes a fleet of `n` may make per second at the default
-/// heartbeat (10 minutes): each resource once per period.
-fn heartbeat_writes(n: usize) -> f64 {
-    n as f64 / 600.0
-}
-
 fn steady_of(o: &Outcome, n: usize, interval: u64) -> Option<&Steady> {
     o.steady.iter().find(|s| s.n == n && s.interval == interval)
 }
 
-/// `f` of each contender's outcome, in order.
 pub fn each(results: &[(Contender, Outcome)], f: &dyn Fn(&Outcome) -> f64) -> Vec<f64> {
     results.iter().map(|(_, o)| f(o)).collect()
 }
@@ -150,7 +143,8 @@ pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Rep
             // two requests: judged as shown, to two decimals.
             (s.requests_per_check() * 100.0).round() <= 200.0,
         );
-        let bound = heartbeat_writes(s.n);
+        // At the default heartbeat (10 minutes), each resource once per period.
+        let bound = s.n as f64 / 600.0;
         report.verdict(
             &format!(
                 "1,000 due every 10 s ({who}): status writes at most 1,000 per heartbeat \

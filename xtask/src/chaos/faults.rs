@@ -107,7 +107,6 @@ pub fn run(
     }
 }
 
-/// Waits until the API server answers again.
 fn wait_serving(w: &World<'_>) -> Result<()> {
     eventually("the API server serving", Duration::from_secs(90), || {
         w.kube.ok(&["get", "--raw", "/readyz"], None).map(drop)

@@ -15,7 +15,6 @@ use crate::support::kube::LCM;
 use crate::support::wait::eventually;
 use crate::world::{phase, World};
 
-/// Name prefix of the fleet's resources.
 pub const PREFIX: &str = "chaos-";
 /// How long convergence may take after a fault heals.
 pub const CONVERGE_DEADLINE: Duration = Duration::from_secs(180);

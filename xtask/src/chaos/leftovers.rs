@@ -15,7 +15,6 @@ pub fn operator_processes(w: &World<'_>) -> Vec<String> {
     processes_of(&w.work)
 }
 
-/// Every file under `dir`.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];

@@ -25,7 +25,6 @@ use crate::support::wait::eventually;
 use crate::world::{Testbed, Transport};
 use fleet::Fleet;
 
-/// Usage of `cargo xtask chaos`.
 pub const USAGE: &str = "\
 cargo xtask chaos                     faults and hostile input against a local control plane (about 3 minutes)
 cargo xtask chaos --long              ... longer outages, more operator kills, every missing permission
@@ -60,7 +59,6 @@ impl Profile {
     };
 }
 
-/// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 struct Args {
     profile: Profile,
@@ -100,7 +98,6 @@ impl Figures {
     }
 }
 
-/// Runs `chaos <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
     let Args {

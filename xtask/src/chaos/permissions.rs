@@ -218,7 +218,6 @@ struct Window {
     worst_resource: usize,
     /// Seconds between the attempts for the most-tried resource.
     gaps: Vec<f64>,
-    /// Every request.
     total: usize,
     /// The requests do not name their object.
     anonymous: bool,

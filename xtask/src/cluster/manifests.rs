@@ -5,12 +5,9 @@
 
 use anyhow::Context;
 
-/// `examples/local-configmap/manifests/rbac.yaml`.
 pub const RBAC: &str = include_str!("../../../examples/local-configmap/manifests/rbac.yaml");
-/// `examples/local-configmap/manifests/sample.yaml`.
 pub const SAMPLE: &str = include_str!("../../../examples/local-configmap/manifests/sample.yaml");
 
-/// Name of the CRD.
 pub const CRD_NAME: &str = "localconfigmaps.examples.blue.dev";
 /// ServiceAccount (and Role, RoleBinding) name in `rbac.yaml`.
 pub const SERVICE_ACCOUNT: &str = "local-configmap-operator";

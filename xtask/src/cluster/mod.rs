@@ -15,7 +15,6 @@ use crate::support::interrupt;
 use crate::support::kube::{kubectl_binary, Kube};
 use control_plane::ControlPlane;
 
-/// Which cluster to use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Start a local etcd + kube-apiserver (provisioned on first use).
@@ -31,7 +30,6 @@ pub enum Mode {
 /// Where the API server is, as seen from this machine.
 #[derive(Debug)]
 pub struct Endpoint {
-    /// Host name or IP.
     pub host: String,
     pub port: u16,
     /// PEM of the CA that signed the server certificate.

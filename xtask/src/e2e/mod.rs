@@ -23,7 +23,6 @@ use crate::support::processes::nothing_left;
 use crate::support::suite::Suite;
 use crate::world::{Testbed, Transport};
 
-/// Usage of `cargo xtask e2e`.
 pub const USAGE: &str = "\
 cargo xtask e2e                       example operator against a local control plane (provisioned on first use)
 cargo xtask e2e --context NAME [--kubeconfig PATH]
@@ -32,7 +31,6 @@ cargo xtask e2e --context NAME [--kubeconfig PATH]
                                       always runs the other one, kubectl, too)
     [--group main|postgres]           only the ConfigMap operator's checks, or only the postgres-* group";
 
-/// Runs `e2e <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
     let (mode, transport, group) = parse(args)?;

@@ -22,10 +22,8 @@ pub struct Kube {
     namespace: String,
 }
 
-/// What a kubectl run printed.
 #[derive(Debug)]
 pub struct Run {
-    /// Exit status was success.
     pub ok: bool,
     pub stdout: String,
     pub stderr: String,

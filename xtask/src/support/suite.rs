@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, ensure, Result};
 
 use super::interrupt;
 
@@ -18,7 +18,6 @@ macro_rules! checks {
 }
 pub(crate) use checks;
 
-/// One finished check.
 #[derive(Debug)]
 pub struct Outcome {
     pub name: String,
@@ -118,19 +117,16 @@ impl Suite {
         }
     }
 
-    pub fn failed(&self) -> usize {
-        self.outcomes.iter().filter(|o| o.failure.is_some()).count()
-    }
-
-    pub fn skipped(&self) -> usize {
-        self.outcomes.iter().filter(|o| o.skipped).count()
-    }
-
     /// Prints `<task>: N passed, N failed[, N skipped] <timing>` and fails
     /// when a check failed or the run was interrupted.
     pub fn finish(&self, task: &str, timing: &str) -> Result<()> {
         let total = self.outcomes.len();
-        let (failed, skipped) = (self.failed(), self.skipped());
+        let failures: Vec<&str> = (self.outcomes.iter())
+            .filter(|o| o.failure.is_some())
+            .map(|o| o.name.as_str())
+            .collect();
+        let failed = failures.len();
+        let skipped = self.outcomes.iter().filter(|o| o.skipped).count();
         let skipped_text = (skipped > 0).then(|| format!(", {skipped} skipped"));
         let timing = (!timing.is_empty()).then(|| format!(" {timing}"));
         println!(
@@ -142,18 +138,11 @@ impl Suite {
         if interrupt::requested() {
             bail!("interrupted");
         }
-        if failed > 0 {
-            let names: Vec<&str> = self
-                .outcomes
-                .iter()
-                .filter(|o| o.failure.is_some())
-                .map(|o| o.name.as_str())
-                .collect();
-            bail!(
-                "{failed} of {total} {task} checks failed: {}",
-                names.join(", ")
-            );
-        }
+        ensure!(
+            failed == 0,
+            "{failed} of {total} {task} checks failed: {}",
+            failures.join(", ")
+        );
         Ok(())
     }
 }

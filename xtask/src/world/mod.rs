@@ -74,7 +74,6 @@ pub struct World<'a> {
     pub operator: Option<Operator>,
     /// Extra environment for the operator (e.g. chaos's counting `KUBECTL`).
     pub operator_env: Vec<(String, String)>,
-    /// The transport operators are started with.
     pub transport: Transport,
 }
 

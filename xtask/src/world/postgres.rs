@@ -27,9 +27,7 @@ use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
 
-/// Plural.group of `PostgresDatabase`.
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
-/// Plural.group of `PostgresServer`.
 pub const PGSRV: &str = "postgresservers.postgres.blue.example";
 /// The `PostgresServer` [`Postgres::create`] names.
 pub const SERVER: &str = "main";
@@ -41,7 +39,6 @@ const ACCOUNT: &str = "postgres-operator";
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
 /// Only on clusters of the run's own: it leaves its CRD behind.
 pub struct Postgres {
-    /// kubectl in the run's namespace.
     pub kube: Kube,
     pub operator: Option<Operator>,
     /// The operator's scratch directory: log, TMPDIR, kubectl cache.
@@ -294,7 +291,6 @@ impl Postgres {
     }
 }
 
-/// `metadata.name`.
 /// Installs the example's shipped RBAC manifest into `w`'s namespace and
 /// returns flags connecting the operator as its ServiceAccount (a real
 /// token in a kubeconfig of its own in `dir`), so every check runs with

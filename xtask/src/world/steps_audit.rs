@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use super::postgres::Postgres;
 
-/// One row of the audit.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attempt {
     /// `namespace/name`.

@@ -51,7 +51,6 @@ fn from_env(single_var: &str, name: &str) -> Option<PathBuf> {
         .map(|dir| PathBuf::from(dir).join(name))
 }
 
-/// A file with an execute bit.
 pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

@@ -17,13 +17,10 @@ pub struct Pki {
     /// Serving certificate for 127.0.0.1 / localhost.
     pub serving_cert: PathBuf,
     pub serving_key: PathBuf,
-    /// Service-account signing key (private).
     pub sa_key: PathBuf,
-    /// Service-account verification key (public).
     pub sa_pub: PathBuf,
     /// `--token-auth-file` content: one admin user in `system:masters`.
     pub token_file: PathBuf,
-    /// The admin's bearer token.
     pub token: String,
 }
 

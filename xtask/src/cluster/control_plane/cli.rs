@@ -7,12 +7,10 @@ use anyhow::{bail, Result};
 use super::{provision, ControlPlane};
 use crate::support::interrupt;
 
-/// Usage text for the `control-plane` subcommands.
 pub const USAGE: &str = "\
 cargo xtask control-plane provision   build and cache kube-apiserver (Debian), link etcd
 cargo xtask control-plane run         start a local control plane until Ctrl-C";
 
-/// Runs `control-plane <args>`.
 pub fn main(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("provision") => provision::provision(),
