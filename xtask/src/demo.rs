@@ -80,19 +80,16 @@ fn parse(args: &[String]) -> Result<(Until, Transport)> {
             rest.push(arg.clone());
         }
     }
-    Ok((parse_until(&rest)?, transport))
-}
-
-fn parse_until(args: &[String]) -> Result<Until> {
-    match args {
-        [] => Ok(Until::Interrupted),
-        [once] if once == "--once" => Ok(Until::Ready),
+    let until = match &rest[..] {
+        [] => Until::Interrupted,
+        [once] if once == "--once" => Until::Ready,
         [flag, secs] if flag == "--for" => {
-            let secs: u64 = secs.parse().context("--for needs a number of seconds")?;
-            Ok(Until::Elapsed(Duration::from_secs(secs)))
+            let secs = secs.parse().context("--for needs a number of seconds")?;
+            Until::Elapsed(Duration::from_secs(secs))
         }
         _ => bail!("usage:\n{USAGE}"),
-    }
+    };
+    Ok((until, transport))
 }
 
 fn say(message: &str) {

@@ -289,7 +289,7 @@ fn mib(kib: f64) -> String {
 mod tests {
     use super::super::apimetrics::Served;
     use super::super::harness::Reaction;
-    use super::super::report::{blocks, terminal};
+    use super::super::report::blocks;
     use super::super::steady::{Restart, Steady};
     use super::*;
 
@@ -363,7 +363,7 @@ mod tests {
     }
 
     /// Captured from the renderers before they shared their row writer:
-    /// the terminal tables and the Markdown blocks, byte for byte.
+    /// the Markdown blocks (which the terminal shows too), byte for byte.
     #[test]
     fn the_tables_and_verdicts_render_as_before() {
         let contender = |label, family| Contender {
@@ -381,7 +381,7 @@ mod tests {
         let baseline = outcome(1.0).sizes.remove(&10).unwrap().idle;
         let mut report = Report::default();
         render(&results, &baseline, &sizes, &mut report);
-        let mut out = terminal(&report);
+        let mut out = String::new();
         for b in blocks(&report) {
             out.push_str(&format!("[{} / {}]\n{}", b.key, b.title, b.body));
         }

@@ -111,12 +111,25 @@ impl Kube {
     /// Runs kubectl with `args` (and `stdin`), whatever the outcome.
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<Run> {
         let mut cmd = self.command();
-        cmd.args(args);
+        let piped = if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        cmd.args(args)
+            .stdin(piped)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().context("running kubectl")?;
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(text.as_bytes())
+                .context("writing kubectl's stdin")?;
+        }
         let Output {
             status,
             stdout,
             stderr,
-        } = output_with_stdin(cmd, stdin)?;
+        } = child.wait_with_output().context("waiting for kubectl")?;
         Ok(Run {
             ok: status.success(),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
@@ -192,22 +205,4 @@ impl Kube {
         self.ok(&["patch", kind, name, "--type=merge", "-p", &patch], None)
             .map(drop)
     }
-}
-
-/// Runs `cmd` to completion, feeding `stdin` when given (else stdin is null),
-/// and returns its output whatever the exit status.
-fn output_with_stdin(mut cmd: Command, stdin: Option<&str>) -> Result<Output> {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().context("running kubectl")?;
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        pipe.write_all(text.as_bytes())
-            .context("writing kubectl's stdin")?;
-    }
-    child.wait_with_output().context("waiting for kubectl")
 }

@@ -30,7 +30,8 @@ pub fn ensure_installed() -> Result<()> {
     let guard = !Path::new(NO_SERVICE_START).exists();
     if guard {
         std::fs::write(NO_SERVICE_START, "#!/bin/sh\nexit 101\n")?;
-        set_executable(NO_SERVICE_START)?;
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(NO_SERVICE_START, mode)?;
     }
     let installed =
         apt(&["install", "-y", "--no-install-recommends", "postgresql"]).or_else(|_| {
@@ -57,10 +58,4 @@ fn apt(args: &[&str]) -> Result<()> {
         true => Ok(()),
         false => bail!("apt-get {} failed ({status})", args.join(" ")),
     }
-}
-
-fn set_executable(path: &str) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
-    Ok(())
 }

@@ -17,8 +17,7 @@ use crate::support::temp_dir::TempDir;
 /// The built operator, the cluster and the installation of one run.
 pub struct Testbed {
     // Fields drop in declaration order: the installation before the cluster
-    // it lives in, the scratch directory (the control plane may live in it
-    // for kind) last.
+    // it lives in, the scratch directory last.
     pub installation: Installation,
     pub cluster: Cluster,
     binary: PathBuf,

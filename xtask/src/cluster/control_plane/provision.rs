@@ -123,7 +123,10 @@ fn build_kube_apiserver(work: &Path, target: &Path) -> Result<()> {
             .filter_map(|e| e.ok().map(|e| e.path()))
             .find(|p| p.extension().is_some_and(|e| e == "dsc"))
             .context("apt-get source produced no .dsc file")?;
-        let version = dsc_version(&dsc)?;
+        let version = fs::read_to_string(&dsc)?
+            .lines()
+            .find_map(|l| Some(l.strip_prefix("Version:")?.trim().to_string()))
+            .with_context(|| format!("no Version: in {}", dsc.display()))?;
         ensure!(
             upstream_version(&version) == KUBERNETES_VERSION,
             "Debian's kubernetes source is version {version}, expected upstream \
@@ -211,14 +214,6 @@ fn upstream_version(debian: &str) -> &str {
     let no_epoch = debian.split_once(':').map_or(debian, |(_, v)| v);
     let upstream = no_epoch.rsplit_once('-').map_or(no_epoch, |(v, _)| v);
     upstream.rsplit_once("really").map_or(upstream, |(_, v)| v)
-}
-
-fn dsc_version(dsc: &Path) -> Result<String> {
-    let text = fs::read_to_string(dsc)?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("Version:"))
-        .map(|v| v.trim().to_string())
-        .with_context(|| format!("no Version: in {}", dsc.display()))
 }
 
 /// Runs a command with output to `log`, printing a heartbeat every 30 s and
