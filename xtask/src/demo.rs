@@ -1,10 +1,5 @@
-//! `cargo xtask demo`: the example operator on a local control plane.
-//!
-//! Starts the control plane (provisioning kube-apiserver on first use),
-//! installs the example's CRD and RBAC, runs the operator, creates the
-//! sample `LocalConfigMap` and prints its status and its ConfigMap as they
-//! change, together with the operator's log, until Ctrl-C (or `--once`:
-//! until Ready; `--for SECONDS`). Then stops and removes everything.
+//! `cargo xtask demo`: the example operator on a local control plane, its
+//! sample resource, status, ConfigMap and log shown as they change.
 
 use std::time::{Duration, Instant};
 

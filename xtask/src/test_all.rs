@@ -1,12 +1,5 @@
-//! `cargo xtask test`: the whole suite, exactly what CI runs.
-//!
-//! Formatting, lints and docs first (cheap, and they sink submissions), then
-//! unit, property and doc tests, then the end-to-end run against a real API
-//! server, which provisions the local control plane on first use, and the
-//! short chaos profile (faults and hostile input, about 3 minutes).
-//! PostgreSQL's binaries (for the PostgreSQL example's tests and the e2e's
-//! PostgreSQL group, which start private servers) are installed from Debian
-//! first when missing.
+//! `cargo xtask test`: the whole suite, exactly what CI runs. The cheap
+//! steps that sink submissions (formatting, lints, docs) come first.
 
 use anyhow::{bail, Context, Result};
 use std::process::Command;

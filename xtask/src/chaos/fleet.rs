@@ -1,8 +1,5 @@
-//! The resources the faults are applied to, what each should look like, and
-//! the invariants checked against the cluster: every live resource Ready for
-//! its current generation with exactly one ConfigMap holding its latest data
-//! (none lost, duplicated or rolled back), every deleted one gone together
-//! with its ConfigMap, and no orphaned ConfigMap.
+//! The resources the faults are applied to, what each should look like,
+//! and the invariants checked against the cluster (`Fleet::check`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
@@ -32,14 +29,8 @@ fn data(name: &str, version: u64) -> Value {
 }
 
 impl Fleet {
-    /// Live resources.
     pub fn live_count(&self) -> usize {
         self.live.len()
-    }
-
-    /// Names of live resources.
-    pub fn live(&self) -> Vec<String> {
-        self.live.keys().cloned().collect()
     }
 
     /// Creates `creates` resources, edits the `edits` oldest live ones and
@@ -54,7 +45,7 @@ impl Fleet {
         for _ in 0..creates {
             self.create(w)?;
         }
-        let names = self.live();
+        let names: Vec<String> = self.live.keys().cloned().collect();
         for name in names.iter().take(edits) {
             self.edit(w, name)?;
         }

@@ -1,12 +1,6 @@
-//! The PostgreSQL example under faults. PostgreSQL stopped and started
-//! again while `PostgresDatabase`s converge, their connection Secrets
-//! deleted and a new resource created during each outage: every resource
-//! ends Ready and logging in with its first password, with one role and
-//! one database each. Then the operator SIGKILLed at random (seeded) points
-//! of multi-step runs: every run it cut short finishes in the next
-//! process, which re-runs only the step cut short and no step twice (no
-//! failed attempt, so no retry delay waited), and the steps audit shows no
-//! step recorded Done run again.
+//! The PostgreSQL example under faults: PostgreSQL outages, then the
+//! operator SIGKILLed in the middle of multi-step runs (what each check
+//! proves: `xtask/README.md`, "Chaos").
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};

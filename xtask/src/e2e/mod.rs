@@ -1,13 +1,5 @@
-//! `cargo xtask e2e`: the example operator against a real API server.
-//!
-//! Builds `local-configmap-operator`, starts (or connects to) a cluster,
-//! installs the example's CRD and RBAC into a fresh namespace, runs the
-//! operator as a separate process and checks its behaviour with real
-//! kubectl, printing `PASS name (1.23s)` / `FAIL name (1.23s): reason`;
-//! then the `postgres-*` group runs the PostgreSQL example against a
-//! private PostgreSQL server.
-//! Everything started is stopped and every temporary file removed, also on
-//! failure, panic or Ctrl-C (guards with `Drop`; watchdogs if xtask dies).
+//! `cargo xtask e2e`: the example operators against a real API server,
+//! checked with real kubectl (and psql); the checks: `xtask/README.md`.
 
 mod postgres;
 mod steps;

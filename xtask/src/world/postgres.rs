@@ -1,11 +1,7 @@
-//! The PostgreSQL example on the testbed, for the e2e group and the chaos
-//! scenario: a private PostgreSQL server (the example's own test server,
-//! guarded by a watchdog like the control plane's processes), the
-//! example's CRDs, the admin Secret, the `PostgresServer` [`SERVER`] the
-//! databases name, and `postgres-operator` as a separate
-//! process with scratch space of its own, auditing its steps
-//! (`--audit-steps`, read in `steps_audit`); and the reads the checks
-//! make, through psql and kubectl.
+//! The PostgreSQL example on the testbed, for e2e and chaos: a private
+//! PostgreSQL server (guarded by a watchdog like the control plane's),
+//! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
+//! `postgres-operator` auditing its steps (`steps_audit`).
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

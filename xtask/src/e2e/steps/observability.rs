@@ -1,7 +1,5 @@
-//! What the people running the operator see: the log naming a failing
-//! callback and its reason, Events in `kubectl describe`, `/metrics` and
-//! health, and a startup preflight that refuses to start on a missing CRD,
-//! a wrong version or missing RBAC, naming the problem.
+//! What the people running the operator see: the log, Events, `/metrics`
+//! and health, and the startup preflight.
 
 use std::fs;
 use std::io::{Read, Write};

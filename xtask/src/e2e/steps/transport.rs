@@ -1,9 +1,9 @@
-//! The transports against the real API server: the proxy's private socket,
-//! its restart after it is killed, its death with a SIGKILLed operator, a
-//! smoke pass of the per-call kubectl transport, and the basics on
-//! kube-rs's client.
+//! The transports against the real API server: the proxy, the per-call
+//! kubectl transport and kube-rs's client.
 
 use anyhow::{bail, ensure, Context, Result};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -168,9 +168,7 @@ fn on_transport(
     check: impl FnOnce(&mut World<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut args = w.admin_args();
-    let flag = args.iter().position(|a| a == "--transport");
-    let value = flag.and_then(|at| args.get_mut(at + 1));
-    *value.context("the operator's flags name no transport")? = transport.to_string();
+    super::watch::set_flag(&mut args, "--transport", transport)?;
     let main_env = w.operator_env.clone();
     w.operator_env.extend_from_slice(env);
     let result = w.start_operator(&args).and_then(|()| check(w));
@@ -190,10 +188,7 @@ fn the_proxy(w: &World<'_>) -> Result<i32> {
 /// SIGKILLs the operator's one kubectl proxy; returns its pid.
 pub(super) fn kill_the_proxy(w: &World<'_>) -> Result<Vec<i32>> {
     let pid = the_proxy(w)?;
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    );
+    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
     Ok(vec![pid])
 }
 

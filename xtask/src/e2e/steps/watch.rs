@@ -1,9 +1,7 @@
 //! Watches against the real API server. These checks share one operator
-//! that lists once an hour (`--poll-ms 3600000`, default 5-minute resync)
-//! and manages two namespaces, so within their deadlines only a watch event
-//! can explain a reaction: an edit is handled, a deleted or edited
-//! ConfigMap is repaired, a killed proxy or a restarted API server loses
-//! nothing, and a third namespace is left alone.
+//! that lists once an hour (default 5-minute resync) and manages two
+//! namespaces, so within their deadlines only a watch event can explain a
+//! reaction.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
