@@ -194,7 +194,7 @@ fn verdicts(
     report: &mut Report,
 ) {
     let Some(i) = ours else { return };
-    let (c, o) = (&results[i].0, &results[i].1);
+    let (c, o) = &results[i];
     let who = c.label;
     if let Some(p) = peer {
         let po = &results[p].1;
@@ -231,11 +231,9 @@ fn verdicts(
                 );
             }
         }
-    }
-    // Issue 20: a deleted ConfigMap back at most 5 ms after the peer's, at p50.
-    if let Some(p) = peer {
+        // Issue 20: a deleted ConfigMap back at most 5 ms after the peer's, at p50.
         for (n, a) in o.sizes.iter().filter(|(n, _)| **n <= 1_000) {
-            let Some(b) = results[p].1.sizes.get(n) else {
+            let Some(b) = po.sizes.get(n) else {
                 continue;
             };
             let (ours, theirs) = (median(&a.restores), median(&b.restores));

@@ -87,7 +87,9 @@ pub fn run(
                 }
             }
             let healed = Instant::now();
-            wait_serving(w)?;
+            eventually("the API server serving", Duration::from_secs(90), || {
+                cp.serves("/readyz")
+            })?;
             fleet.wait_converged(w)?;
             recovery = Some(healed.elapsed());
             ensure!(
@@ -105,10 +107,4 @@ pub fn run(
             ));
         }
     }
-}
-
-fn wait_serving(w: &World<'_>) -> Result<()> {
-    eventually("the API server serving", Duration::from_secs(90), || {
-        w.kube.ok(&["get", "--raw", "/readyz"], None).map(drop)
-    })
 }

@@ -337,6 +337,14 @@ current-context: {CONTEXT}
         listening.map(drop).map_err(|e| e.context(self.logs(what)))
     }
 
+    /// The API server answers `GET path` (within 5 s).
+    pub fn serves(&self, path: &str) -> Result<()> {
+        let get = ["--request-timeout=5s", "get", "--raw", path];
+        let out = self.kube().run(&get, None)?;
+        ensure!(out.ok, "{}", out.stderr);
+        Ok(())
+    }
+
     /// Polls `/healthz` until `ok`, then waits for the `default` namespace
     /// (created by the apiserver shortly after it turns healthy).
     fn wait_until_ready(&mut self) -> Result<()> {
@@ -346,11 +354,7 @@ current-context: {CONTEXT}
             let what = format!("kube-apiserver serves {path}");
             let ready = poll(&what, left, Duration::from_millis(200), || {
                 self.check_alive().map_err(|e| e.context(GiveUp))?;
-                let out = self
-                    .kube()
-                    .run(&["--request-timeout=5s", "get", "--raw", path], None)?;
-                ensure!(out.ok, "{}", out.stderr);
-                Ok(())
+                self.serves(path)
             });
             ready.map_err(|e| e.context(self.logs("kube-apiserver")))?;
         }

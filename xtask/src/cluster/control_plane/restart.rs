@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, ensure, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
@@ -54,11 +54,7 @@ impl ControlPlane {
                 ))
                 .context(GiveUp);
             }
-            let out = self
-                .kube()
-                .run(&["--request-timeout=5s", "get", "--raw", "/readyz"], None)?;
-            ensure!(out.ok, "{}", out.stderr);
-            Ok(())
+            self.serves("/readyz")
         })
     }
 }
