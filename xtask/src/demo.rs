@@ -16,7 +16,6 @@ use crate::world::{Testbed, Transport};
 pub const USAGE: &str = "\
 cargo xtask demo                      local control plane + example operator + a sample resource; Ctrl-C cleans up
 cargo xtask demo --once               ... exit (and clean up) once the sample is Ready
-cargo xtask demo --for SECONDS        ... exit (and clean up) after SECONDS
     [--transport proxy|kubectl]       the operator's transport (default proxy)";
 
 /// The sample's name (`manifests/sample.yaml`).
@@ -25,16 +24,9 @@ const WATCH_EVERY: Duration = Duration::from_millis(300);
 /// How long `--once` waits for Ready.
 const ONCE_DEADLINE: Duration = Duration::from_secs(120);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Until {
-    Interrupted,
-    Ready,
-    Elapsed(Duration),
-}
-
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let (until, transport) = parse(args)?;
+    let (once, transport) = parse(args)?;
     say("the very first run builds kube-apiserver (about 4 minutes)");
     let testbed = Testbed::up("demo", &Mode::Local, Some("default"))?;
     let mut world = testbed.world(transport);
@@ -45,11 +37,11 @@ pub fn main(args: &[String]) -> Result<()> {
 
     kube.apply(SAMPLE)?;
     say("created the sample: examples/local-configmap/manifests/sample.yaml");
-    hints(&kube, until);
+    hints(&kube, once);
 
     let mut log_offset = 0;
     let op = world.operator()?;
-    let outcome = watch(&kube, op, until, &mut log_offset);
+    let outcome = watch(&kube, op, once, &mut log_offset);
     print_new_log(op, &mut log_offset, false);
 
     say("cleaning up");
@@ -63,8 +55,8 @@ pub fn main(args: &[String]) -> Result<()> {
     outcome
 }
 
-/// `--transport X` anywhere, then when to stop.
-fn parse(args: &[String]) -> Result<(Until, Transport)> {
+/// `--transport X` anywhere, and whether to stop once Ready (`--once`).
+fn parse(args: &[String]) -> Result<(bool, Transport)> {
     let mut transport = Transport::Proxy;
     let mut rest = Vec::new();
     let mut it = args.iter();
@@ -75,23 +67,18 @@ fn parse(args: &[String]) -> Result<(Until, Transport)> {
             rest.push(arg.clone());
         }
     }
-    let until = match &rest[..] {
-        [] => Until::Interrupted,
-        [once] if once == "--once" => Until::Ready,
-        [flag, secs] if flag == "--for" => {
-            let secs = secs.parse().context("--for needs a number of seconds")?;
-            Until::Elapsed(Duration::from_secs(secs))
-        }
+    match &rest[..] {
+        [] => Ok((false, transport)),
+        [once] if once == "--once" => Ok((true, transport)),
         _ => bail!("usage:\n{USAGE}"),
-    };
-    Ok((until, transport))
+    }
 }
 
 fn say(message: &str) {
     println!("[demo] {message}");
 }
 
-fn hints(kube: &Kube, until: Until) {
+fn hints(kube: &Kube, once: bool) {
     let k = kube.display_prefix();
     println!("       try, from another terminal while it runs:");
     println!("         {k} get localconfigmaps");
@@ -104,15 +91,15 @@ fn hints(kube: &Kube, until: Until) {
     println!(
         "         {k} patch localconfigmap {SAMPLE_NAME} --type=merge -p '{{\"spec\":{{\"state\":\"stopped\"}}}}'"
     );
-    match until {
-        Until::Interrupted => say("watching; press Ctrl-C to stop and clean up"),
-        Until::Ready => say("watching until the sample is Ready (--once)"),
-        Until::Elapsed(d) => say(&format!("watching for {}s", d.as_secs())),
+    match once {
+        false => say("watching; press Ctrl-C to stop and clean up"),
+        true => say("watching until the sample is Ready (--once)"),
     }
 }
 
-/// Prints status, ConfigMap and operator log changes until `until`.
-fn watch(kube: &Kube, op: &mut Operator, until: Until, log_offset: &mut u64) -> Result<()> {
+/// Prints status, ConfigMap and operator log changes until Ctrl-C (or,
+/// `once`, until the sample is Ready).
+fn watch(kube: &Kube, op: &mut Operator, once: bool, log_offset: &mut u64) -> Result<()> {
     let started = Instant::now();
     let mut last_status = String::new();
     let mut last_data = String::new();
@@ -150,16 +137,11 @@ fn watch(kube: &Kube, op: &mut Operator, until: Until, log_offset: &mut u64) -> 
         if !op.is_running() {
             bail!("the operator exited unexpectedly; see its log above");
         }
-        match until {
-            Until::Ready if ready => return Ok(()),
-            Until::Ready if started.elapsed() > ONCE_DEADLINE => {
-                bail!(
-                    "the sample was not Ready within {}s",
-                    ONCE_DEADLINE.as_secs()
-                )
-            }
-            Until::Elapsed(d) if started.elapsed() >= d => return Ok(()),
-            _ => {}
+        if once && ready {
+            return Ok(());
+        }
+        if once && started.elapsed() > ONCE_DEADLINE {
+            bail!("the sample was not Ready within {ONCE_DEADLINE:?}");
         }
         if interrupt::sleep(WATCH_EVERY) {
             return Ok(());
@@ -223,18 +205,14 @@ mod tests {
     #[test]
     fn flags_choose_when_to_stop() {
         let args = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(parse(&[]).unwrap(), (Until::Interrupted, Transport::Proxy));
+        assert_eq!(parse(&[]).unwrap(), (false, Transport::Proxy));
         assert_eq!(
             parse(&args(&["--once", "--transport", "kubectl"])).unwrap(),
-            (Until::Ready, Transport::Kubectl)
-        );
-        assert_eq!(
-            parse(&args(&["--for", "5"])).unwrap().0,
-            Until::Elapsed(Duration::from_secs(5))
+            (true, Transport::Kubectl)
         );
         assert!(parse(&args(&["--transport", "http"])).is_err());
-        assert!(parse(&args(&["--for", "soon"])).is_err());
-        assert!(parse(&args(&["--once", "--for", "5"])).is_err());
+        assert!(parse(&args(&["--for", "5"])).is_err());
+        assert!(parse(&args(&["--once", "--once"])).is_err());
     }
 
     #[test]

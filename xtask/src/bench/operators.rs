@@ -114,13 +114,11 @@ pub fn operator_resource(resource: &str) -> bool {
     )
 }
 
-/// Namespaces of Ready populations already built, per family.
-type Built = BTreeSet<String>;
-
 struct Bench<'h, 'a> {
     h: &'h Harness<'a>,
     sizes: Sizes,
-    built: Built,
+    /// Namespaces of Ready populations already built, per family.
+    built: BTreeSet<String>,
 }
 
 impl Bench<'_, '_> {
@@ -473,7 +471,7 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
     let mut bench = Bench {
         h: &h,
         sizes,
-        built: Built::new(),
+        built: BTreeSet::new(),
     };
     // The API server's own cost, with no operator running.
     let quiet = Scrape::take(&live.server)?;

@@ -170,6 +170,7 @@ pub fn run(
             } else {
                 (window.worst_resource, attempts + 1)
             };
+            let gaps: Vec<String> = window.gaps.iter().map(|g| format!("{g:.1}")).collect();
             figure = Some(format!(
                 "without {} {}: {} refused requests for {} resources in {secs:.0}s, at most {} per resource (bound {bound}), {}s apart; {:.0} kubectl calls/min in all (lists every {POLL_MS} ms included)",
                 missing.verb,
@@ -177,12 +178,7 @@ pub fn run(
                 window.count,
                 window.resources,
                 window.worst_resource,
-                window
-                    .gaps
-                    .iter()
-                    .map(|g| format!("{g:.1}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                gaps.join(", "),
                 window.total as f64 * 60.0 / secs,
             ));
             ensure!(
