@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 
 use super::fleet::Fleet;
-use super::leftovers::operator_processes;
 use super::{Figures, Profile};
 use crate::support::interrupt;
 use crate::support::random::XorShift;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
+use crate::world::operator::processes_of;
 use crate::world::World;
 
 pub fn run(
@@ -64,7 +64,7 @@ struct Stats {
 fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
     let operator = w.operator()?;
     ensure!(operator.is_running(), "the operator exited on its own");
-    let in_flight = operator_processes(w).len().saturating_sub(1);
+    let in_flight = processes_of(&w.work).len().saturating_sub(1);
     let killed_at = Instant::now();
     w.operator()?.crash()?;
     stats.kubectl_in_flight += in_flight;
@@ -72,7 +72,7 @@ fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
         "the killed operator's kubectl processes to die with it",
         Duration::from_secs(5),
         || {
-            let left = operator_processes(w);
+            let left = processes_of(&w.work);
             ensure!(left.is_empty(), "still running: {left:?}");
             Ok(())
         },

@@ -2,34 +2,12 @@
 //! processes, private files, panics in its log.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use anyhow::ensure;
 
 use crate::support::suite::Suite;
 use crate::world::operator::processes_of;
 use crate::world::World;
-
-/// Live processes started by an operator of this run.
-pub fn operator_processes(w: &World<'_>) -> Vec<String> {
-    processes_of(&w.work)
-}
-
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        for entry in fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
-}
 
 /// Checks at the end of the run, the operator still running until the last.
 pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
@@ -52,15 +30,13 @@ pub fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
         Ok(())
     });
     suite.check("no-kubectl-or-temp-file-left-by-the-operators", || {
-        let procs = operator_processes(w);
+        let procs = processes_of(&w.work);
         ensure!(procs.is_empty(), "processes left: {procs:?}");
-        let files = files_under(&w.operator_tmp());
-        ensure!(files.is_empty(), "files left: {files:?}");
-        let dirs: Vec<_> = fs::read_dir(w.operator_tmp())?
+        let left: Vec<_> = fs::read_dir(w.operator_tmp())?
             .flatten()
             .map(|e| e.path())
             .collect();
-        ensure!(dirs.is_empty(), "directories left: {dirs:?}");
+        ensure!(left.is_empty(), "files or directories left: {left:?}");
         Ok(())
     });
 }
