@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Context};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
@@ -22,26 +22,6 @@ enum Fault {
     Kill,
 }
 
-/// The processes as they are now: the originals, or their replacements.
-struct Processes<'a> {
-    cp: &'a ControlPlane,
-    replaced: Vec<(Component, u32)>,
-}
-
-impl Processes<'_> {
-    fn pid(&self, c: Component) -> Result<Pid> {
-        let pid = self
-            .replaced
-            .iter()
-            .rev()
-            .find(|(r, _)| *r == c)
-            .map(|(_, pid)| *pid)
-            .or_else(|| self.cp.pid(c))
-            .context("component not running")?;
-        Ok(Pid::from_raw(i32::try_from(pid)?))
-    }
-}
-
 pub fn run(
     w: &mut World<'_>,
     cp: &ControlPlane,
@@ -51,10 +31,6 @@ pub fn run(
     figures: &mut Figures,
     respawned: &mut Vec<ManagedProcess>,
 ) {
-    let mut procs = Processes {
-        cp,
-        replaced: Vec::new(),
-    };
     let cases = [
         (Component::ApiServer, Fault::Stop),
         (Component::ApiServer, Fault::Kill),
@@ -71,7 +47,15 @@ pub fn run(
         suite.check_on(w, &name, (World::diagnose, None), |w| {
             w.ensure_operator()?;
             fleet.batch(w, 2, 2, 1)?;
-            let pid = procs.pid(component)?;
+            // The process as it is now: the original, or its latest replacement.
+            let latest = respawned
+                .iter()
+                .rev()
+                .find(|p| p.name() == component.name());
+            let pid = latest
+                .map(ManagedProcess::pid)
+                .or_else(|| cp.pid(component));
+            let pid = Pid::from_raw(i32::try_from(pid.context("component not running")?)?);
             match fault {
                 Fault::Stop => {
                     kill(pid, Signal::SIGSTOP)?;
@@ -81,9 +65,7 @@ pub fn run(
                 Fault::Kill => {
                     kill(pid, Signal::SIGKILL)?;
                     interrupt::sleep(profile.outage);
-                    let p = cp.respawn(component)?;
-                    procs.replaced.push((component, p.pid()));
-                    respawned.push(p);
+                    respawned.push(cp.respawn(component)?);
                 }
             }
             let healed = Instant::now();
