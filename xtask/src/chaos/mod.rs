@@ -6,14 +6,14 @@ mod crashes;
 mod faults;
 mod fleet;
 mod hostile;
-mod leftovers;
 mod order;
 mod permissions;
 mod postgres;
 
+use std::fs;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 
 use crate::cluster::{manifests, Mode};
 use crate::support::interrupt;
@@ -22,7 +22,8 @@ use crate::support::processes::nothing_left;
 use crate::support::random::{random_hex, XorShift};
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
-use crate::world::{Testbed, Transport};
+use crate::world::operator::processes_of;
+use crate::world::{Testbed, Transport, World};
 use fleet::Fleet;
 
 pub const USAGE: &str = "\
@@ -154,13 +155,13 @@ pub fn main(args: &[String]) -> Result<()> {
             figures.add(format!(
                 "{verified} Destroy deletions: ConfigMap deleted at a lower resourceVersion than the finalizer removal ({unverified} fell into watch gaps during outages)"
             ));
-            anyhow::ensure!(verified > 0, "no deletion was observed completely");
+            ensure!(verified > 0, "no deletion was observed completely");
             Ok(())
         });
     }
     let pg_dir = postgres::run(&world, &profile, rng, &mut suite, &mut figures);
     if !only_postgres {
-        leftovers::final_checks(&mut world, &mut suite);
+        final_checks(&mut world, &mut suite);
     }
 
     drop(world);
@@ -203,9 +204,42 @@ fn loosen_crd(kube: &Kube) -> Result<()> {
             let probe =
                 crate::cluster::manifests::manifest("chaos-probe", serde_json::json!("text"));
             let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
-            anyhow::ensure!(run.ok, "a string spec is still refused");
+            ensure!(run.ok, "a string spec is still refused");
             Ok(())
         },
     )?;
     Ok(())
+}
+
+/// What a crashed or stopped operator must not leave behind, checked at the
+/// end of the run (the operator still running until then).
+fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
+    suite.check("operator-never-exited-on-its-own", || {
+        ensure!(
+            w.operator.as_mut().is_some_and(|o| o.is_running()),
+            "the operator is not running"
+        );
+        w.stop_operator_cleanly()
+    });
+    suite.check("no-panic-in-the-operator-log", || {
+        let log = fs::read_to_string(w.operator_log())?;
+        let panics: Vec<&str> = log.lines().filter(|l| l.contains("panicked")).collect();
+        ensure!(
+            panics.is_empty(),
+            "{} panic lines, first: {}",
+            panics.len(),
+            panics[0]
+        );
+        Ok(())
+    });
+    suite.check("no-kubectl-or-temp-file-left-by-the-operators", || {
+        let procs = processes_of(&w.work);
+        ensure!(procs.is_empty(), "processes left: {procs:?}");
+        let left: Vec<_> = fs::read_dir(w.operator_tmp())?
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        ensure!(left.is_empty(), "files or directories left: {left:?}");
+        Ok(())
+    });
 }

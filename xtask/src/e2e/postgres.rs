@@ -124,7 +124,6 @@ fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
     pg.app_login("orders").map(drop)
 }
 
-/// Edited values in the connection Secret are put back.
 fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
     let password = pg.password("orders")?;
     let edit = json!({"stringData": {"password": "tampered", "host": "elsewhere"}});
@@ -254,7 +253,6 @@ fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     pg.start_operator(&[])
 }
 
-/// The whole audit so far: no step recorded Done ran again in its run.
 fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
     let summary = pg.check_audit()?;
     println!(
@@ -268,7 +266,6 @@ fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
     Ok(())
 }
 
-/// No password (the admin's, or a generated one) in the operator's log.
 fn log_holds_no_password(pg: &mut Postgres) -> Result<()> {
     pg.log_holds_no_password(&strings(&["orders", "crashy", "flaky"]))
 }

@@ -36,18 +36,12 @@ pub struct Suite {
 impl Suite {
     /// Runs one check and prints its outcome; returns whether it passed (the
     /// caller prints diagnostics right after a failure).
-    /// After an interrupt, checks are skipped (`SKIP name`).
+    /// After an interrupt, checks are skipped (`SKIP name`) unstarted.
     pub fn check(&mut self, name: &str, f: impl FnOnce() -> Result<()>) -> bool {
-        if interrupt::requested() {
-            println!("SKIP {name} (interrupted)");
-            self.outcomes.push(Outcome {
-                name: name.to_string(),
-                failure: None,
-                skipped: true,
-            });
-            return false;
+        match interrupt::requested() {
+            true => self.run(name, || bail!("not started")),
+            false => self.run(name, f),
         }
-        self.run(name, f)
     }
 
     /// Runs a check even after an interrupt (e.g. the cleanup check).

@@ -198,7 +198,6 @@ pub fn config_update(w: &mut World<'_>) -> Result<()> {
     wait_ready(w, "alpha").map(drop)
 }
 
-/// Ten request tokens in a row: the last one ends up acknowledged.
 pub fn request_burst(w: &mut World<'_>) -> Result<()> {
     let last = 10;
     for i in 1..=last {

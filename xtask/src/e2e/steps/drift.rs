@@ -9,7 +9,6 @@ use super::{
     uid, wait_data, wait_phase, wait_ready, World, DEADLINE, LCM,
 };
 
-/// An edit behind the operator's back is undone within the interval.
 pub fn drift_repair(w: &mut World<'_>) -> Result<()> {
     tamper(w, "alpha")?;
     wait_data(w, "alpha", &alpha_data()).map(drop)

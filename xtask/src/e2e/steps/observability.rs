@@ -195,7 +195,6 @@ fn start_with_metrics(w: &mut World<'_>, mut args: Vec<String>) -> Result<String
     })
 }
 
-/// The operator refuses to start with a context the kubeconfig lacks.
 pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
     super::watch::set_flag(&mut args, "--context", "no-such-context")?;
@@ -206,14 +205,12 @@ pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
     )
 }
 
-/// The operator refuses to start when its CRD is not served.
 pub fn preflight_missing_crd(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
     args.extend(["--api-group".into(), "missing.blue.dev".into()]);
     refused(w, &args, "missing.blue.dev/v1alpha1 is not served")
 }
 
-/// The operator refuses to start with a version the CRD does not serve.
 pub fn preflight_wrong_version(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
     args.extend(["--api-version".into(), "v1".into()]);

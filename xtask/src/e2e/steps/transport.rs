@@ -62,7 +62,6 @@ pub fn proxy_socket_is_private(w: &mut World<'_>) -> Result<()> {
     Ok(())
 }
 
-/// A killed proxy is replaced; the operator keeps converging.
 pub fn proxy_restarted_after_kill(w: &mut World<'_>) -> Result<()> {
     if skip_unless_proxy(w) {
         return Ok(());
@@ -117,7 +116,6 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
     wait_ready(w, "alpha").map(drop)
 }
 
-/// The per-call kubectl transport still converges a new resource.
 pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     on_transport(w, "kubectl", &[], |w| {
         ensure!(
@@ -177,7 +175,6 @@ fn on_transport(
     result
 }
 
-/// The pid of the operator's one kubectl proxy.
 fn the_proxy(w: &World<'_>) -> Result<i32> {
     match proxy_pids(w)[..] {
         [pid] => Ok(pid),
@@ -192,7 +189,6 @@ pub(super) fn kill_the_proxy(w: &World<'_>) -> Result<Vec<i32>> {
     Ok(vec![pid])
 }
 
-/// Exactly one new proxy replaced the killed one.
 pub(super) fn proxy_replaced(w: &World<'_>, before: &[i32]) -> Result<()> {
     let after = proxy_pids(w);
     ensure!(

@@ -181,7 +181,6 @@ pub fn only_the_managed_namespaces(w: &mut World<'_>) -> Result<()> {
     result
 }
 
-/// Waits until `name` in `kube`'s namespace is Ready.
 fn ready_in(kube: &Kube, name: &str) -> Result<()> {
     let what = format!("{name} Ready in {}", kube.namespace());
     eventually(&what, DEADLINE, || check_ready(&existing(kube, name)?))
