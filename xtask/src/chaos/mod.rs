@@ -2,7 +2,6 @@
 //! on the e2e testbed with a schema-less CRD (so malformed input reaches the
 //! controller). The checks and figures: `xtask/README.md`, "Chaos".
 
-mod crashes;
 mod faults;
 mod fleet;
 mod hostile;
@@ -139,8 +138,8 @@ pub fn main(args: &[String]) -> Result<()> {
             fleet.wait_converged(w).map(drop)
         });
         let (suite, figures) = (&mut suite, &mut figures);
-        faults::run(w, cp, fleet, &profile, suite, figures, &mut respawned);
-        crashes::run(w, fleet, &profile, rng, suite, figures);
+        faults::control_plane(w, cp, fleet, &profile, suite, figures, &mut respawned);
+        faults::operator_kills(w, fleet, &profile, rng, suite, figures);
         hostile::run(w, suite);
         permissions::run(w, &counter, fleet, &profile, suite, figures);
         suite.check("every-resource-converges-after-the-faults", || {
