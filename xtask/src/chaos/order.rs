@@ -67,12 +67,7 @@ impl Recorder {
     /// Checks every Destroy deletion seen: ConfigMap deleted before the
     /// finalizer went. Returns (verified, unverified).
     pub fn check_finalizer_order(&self) -> Result<(usize, usize)> {
-        let events = self
-            .events
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        finalizer_order(&events)
+        finalizer_order(&self.events.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -117,15 +112,13 @@ fn finalizer_order(events: &[Event]) -> Result<(usize, usize)> {
 impl Drop for Recorder {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        for child in self
-            .children
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter_mut()
-        {
+        let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
+        for child in children.iter_mut() {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // Released before the joins: a watch thread may be waiting for it.
+        drop(children);
         for t in self.threads.drain(..) {
             let _ = t.join();
         }

@@ -18,12 +18,12 @@ pub fn extra_namespaces(main: &str) -> [String; 2] {
 /// removes what it added (also on drop, e.g. after a failed setup).
 pub struct Installation {
     kube: Kube,
-    disposable: bool,
     created_crd: bool,
-    created_namespace: bool,
+    /// Still to be removed: the run created the namespace on a cluster that
+    /// outlives it (the demo installs into `default`, never ours to delete).
+    pending: bool,
     /// The server evaluates the CRD's CEL rules.
     pub cel: bool,
-    removed: bool,
 }
 
 impl Installation {
@@ -31,18 +31,14 @@ impl Installation {
     /// CEL rules on servers before 1.25), waits until it is established, and
     /// applies the RBAC.
     pub fn install(cluster: &Cluster, kube: &Kube) -> Result<Self> {
-        let created_crd = kube.get("crd", manifests::CRD_NAME)?.is_none();
+        let created_namespace = kube.get("namespace", kube.namespace())?.is_none();
         let mut this = Self {
             kube: kube.clone(),
-            disposable: cluster.is_disposable(),
-            created_crd,
-            created_namespace: false,
+            created_crd: kube.get("crd", manifests::CRD_NAME)?.is_none(),
+            pending: created_namespace && !cluster.is_disposable(),
             cel: false,
-            removed: false,
         };
-        // The demo installs into `default`, which is never ours to delete.
-        this.created_namespace = kube.get("namespace", kube.namespace())?.is_none();
-        if this.created_namespace {
+        if created_namespace {
             kube.ok(&["create", "namespace", kube.namespace()], None)?;
         }
         let (crd, cel) = manifests::crd_for(kube, local_configmap_operator::package::crd_yaml)?;
@@ -66,11 +62,9 @@ impl Installation {
     }
 
     fn remove_now(&mut self) -> Result<()> {
-        if self.removed || self.disposable || !self.created_namespace {
-            self.removed = true;
+        if !std::mem::take(&mut self.pending) {
             return Ok(());
         }
-        self.removed = true;
         let main = self.kube.namespace().to_string();
         let [watched, ignored] = extra_namespaces(&main);
         for ns in [main.clone(), watched, ignored] {

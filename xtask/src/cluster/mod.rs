@@ -36,14 +36,10 @@ pub struct Endpoint {
     pub ca_pem: Vec<u8>,
 }
 
-enum Backing {
-    Local(Box<ControlPlane>),
-    Existing,
-}
-
 /// A cluster ready for kubectl; a local one goes away on drop.
 pub struct Cluster {
-    backing: Backing,
+    /// The local control plane; `None` for an existing cluster.
+    local: Option<ControlPlane>,
     kubectl: PathBuf,
     kubeconfig: Option<PathBuf>,
     context: String,
@@ -55,19 +51,19 @@ impl Cluster {
     pub fn open(mode: &Mode, work: &Path) -> Result<Self> {
         let kubectl = kubectl_binary()?;
         let cache_dir = work.join("kube-cache");
-        let (backing, kubeconfig, context) = match mode {
+        let (local, kubeconfig, context) = match mode {
             Mode::Local => {
                 let cp = interrupt::with_default_mask(ControlPlane::start)?;
                 let (k, c) = (cp.kubeconfig_path().to_path_buf(), cp.context().to_string());
-                (Backing::Local(Box::new(cp)), Some(k), c)
+                (Some(cp), Some(k), c)
             }
             Mode::Context {
                 context,
                 kubeconfig,
-            } => (Backing::Existing, kubeconfig.clone(), context.clone()),
+            } => (None, kubeconfig.clone(), context.clone()),
         };
         Ok(Self {
-            backing,
+            local,
             kubectl,
             kubeconfig,
             context,
@@ -88,27 +84,24 @@ impl Cluster {
 
     /// True for clusters created for this run (nothing inside needs cleanup).
     pub fn is_disposable(&self) -> bool {
-        !matches!(self.backing, Backing::Existing)
+        self.local.is_some()
     }
 
     /// One line for humans.
     pub fn describe(&self) -> String {
-        match &self.backing {
-            Backing::Local(cp) => format!(
+        match &self.local {
+            Some(cp) => format!(
                 "local control plane at {} (ready in {:.1}s)",
                 cp.server(),
                 cp.startup_time().as_secs_f64()
             ),
-            Backing::Existing => format!("existing cluster, context {}", self.context),
+            None => format!("existing cluster, context {}", self.context),
         }
     }
 
     /// The local control plane, if this is one.
     pub fn control_plane(&self) -> Option<&ControlPlane> {
-        match &self.backing {
-            Backing::Local(cp) => Some(cp),
-            _ => None,
-        }
+        self.local.as_ref()
     }
 
     /// The API server endpoint and CA from the kubeconfig, for running the
@@ -136,10 +129,7 @@ impl Cluster {
 
     /// Stops what this run started.
     pub fn stop(self) -> Result<()> {
-        match self.backing {
-            Backing::Local(cp) => (*cp).stop(),
-            Backing::Existing => Ok(()),
-        }
+        self.local.map_or(Ok(()), ControlPlane::stop)
     }
 }
 

@@ -100,8 +100,7 @@ impl World<'_> {
     pub fn connect_args_with(&self, transport: Transport) -> Vec<String> {
         let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
         if let Some(k) = self.kube.kubeconfig() {
-            args.push("--kubeconfig".into());
-            args.push(k.display().to_string());
+            args.extend(["--kubeconfig".into(), k.display().to_string()]);
         }
         args.extend([
             "--namespace".into(),

@@ -39,13 +39,11 @@ impl Postgres {
         let attempt = |line: &str| {
             let f: Vec<&str> = line.split('|').collect();
             ensure!(f.len() == 4, "audit row {line:?}");
-            let (resource, run, step) = (f[0].into(), f[1].into(), f[2].into());
-            let interrupted = f[3] == "t";
             Ok(Attempt {
-                resource,
-                run,
-                step,
-                interrupted,
+                resource: f[0].into(),
+                run: f[1].into(),
+                step: f[2].into(),
+                interrupted: f[3] == "t",
             })
         };
         rows.lines().map(attempt).collect()

@@ -26,29 +26,20 @@ pub struct Assets {
 
 /// `~/.cache/blue-kubernetes/assets/<KUBERNETES_VERSION>` (or under `$XDG_CACHE_HOME`).
 pub fn cache_dir() -> Result<PathBuf> {
-    let base = match env::var_os("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let home = env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .context("neither XDG_CACHE_HOME nor HOME is set")?;
-            PathBuf::from(home).join(".cache")
-        }
-    };
+    let home = || Some(env_path("HOME")?.join(".cache"));
+    let base = env_path("XDG_CACHE_HOME").or_else(home);
     Ok(base
+        .context("neither XDG_CACHE_HOME nor HOME is set")?
         .join("blue-kubernetes")
         .join("assets")
         .join(KUBERNETES_VERSION))
 }
 
-/// Where a binary would come from if an envtest variable names it.
-fn from_env(single_var: &str, name: &str) -> Option<PathBuf> {
-    if let Some(path) = env::var_os(single_var).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(path));
-    }
-    env::var_os("KUBEBUILDER_ASSETS")
+/// A variable's value as a path, unless unset or empty.
+fn env_path(var: &str) -> Option<PathBuf> {
+    env::var_os(var)
         .filter(|v| !v.is_empty())
-        .map(|dir| PathBuf::from(dir).join(name))
+        .map(PathBuf::from)
 }
 
 pub fn is_executable(path: &Path) -> bool {
@@ -61,7 +52,9 @@ pub fn is_executable(path: &Path) -> bool {
 pub fn resolve() -> Result<Option<Assets>> {
     let cache = cache_dir()?;
     let pick = |var: &str, name: &str| -> Result<Option<PathBuf>> {
-        if let Some(path) = from_env(var, name) {
+        // An envtest variable: the binary's own, else the assets directory.
+        let named = env_path(var).or_else(|| Some(env_path("KUBEBUILDER_ASSETS")?.join(name)));
+        if let Some(path) = named {
             if !is_executable(&path) {
                 bail!(
                     "{} is not an executable file (from {var} or KUBEBUILDER_ASSETS)",

@@ -4,7 +4,6 @@
 use std::fs;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::ExitStatus;
 use std::time::Duration;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -248,7 +247,11 @@ pub fn preflight_missing_status_rbac(w: &mut World<'_>) -> Result<()> {
 fn refused(w: &mut World<'_>, args: &[String], expected: &str) -> Result<()> {
     let offset = log_len(&w.operator_log());
     w.start_operator(args)?;
-    let status = wait_exit(w)?;
+    eventually("the operator to exit", DEADLINE, || {
+        ensure!(!w.operator()?.is_running(), "still running");
+        Ok(())
+    })?;
+    let status = w.stop_operator()?;
     let log = log_since(&w.operator_log(), offset);
     restart_normally(w)?;
     ensure!(!status.success(), "the operator started anyway ({status})");
@@ -275,14 +278,6 @@ pub(super) fn restart_normally(w: &mut World<'_>) -> Result<()> {
         );
         Ok(())
     })
-}
-
-fn wait_exit(w: &mut World<'_>) -> Result<ExitStatus> {
-    eventually("the operator to exit", DEADLINE, || {
-        ensure!(!w.operator()?.is_running(), "still running");
-        Ok(())
-    })?;
-    w.stop_operator()
 }
 
 /// One HTTP/1.1 GET that must answer 200: the body.

@@ -24,12 +24,16 @@ const HOUR_MS: &str = "3600000";
 static WATCHING_PID: AtomicU32 = AtomicU32::new(0);
 
 /// The watching operator: reused while it runs, else started (the suite
-/// restarts a crashed operator with its usual flags, which poll).
-fn watching_operator(w: &mut World<'_>) -> Result<()> {
+/// restarts a crashed operator with its usual flags, which poll). False,
+/// and nothing to check, on the kubectl transport.
+fn watching_operator(w: &mut World<'_>) -> Result<bool> {
+    if skip_unless_proxy(w) {
+        return Ok(false);
+    }
     let pid = WATCHING_PID.load(Ordering::SeqCst);
     let same = pid != 0 && w.operator.as_ref().and_then(|o| o.pid()) == Some(pid);
     if same && w.operator()?.is_running() {
-        return Ok(());
+        return Ok(true);
     }
     for ns in extra_namespaces(w.kube.namespace()) {
         if w.kube.get("namespace", &ns)?.is_none() {
@@ -46,7 +50,7 @@ fn watching_operator(w: &mut World<'_>) -> Result<()> {
     )?;
     w.start_operator(&args)?;
     WATCHING_PID.store(w.operator()?.pid().unwrap_or(0), Ordering::SeqCst);
-    Ok(())
+    Ok(true)
 }
 
 /// Replaces the value after `flag` in an operator's flags.
@@ -68,10 +72,9 @@ fn golf(data: Value) -> Value {
 /// A create and then an edit are handled although no list is due for an
 /// hour.
 pub fn edit_handled_without_polling(w: &mut World<'_>) -> Result<()> {
-    if skip_unless_proxy(w) {
+    if !watching_operator(w)? {
         return Ok(());
     }
-    watching_operator(w)?;
     w.kube.create(&manifest("golf", golf(json!({"v": "1"}))))?;
     wait_ready(w, "golf")?;
     wait_data(w, "golf", &json!({"v": "1"}))?;
@@ -82,10 +85,9 @@ pub fn edit_handled_without_polling(w: &mut World<'_>) -> Result<()> {
 /// is repaired within seconds: its watch (a related kind) asks for the
 /// check, not the hour-long interval nor the 5-minute resync.
 pub fn deleted_config_map_restored(w: &mut World<'_>) -> Result<()> {
-    if skip_unless_proxy(w) {
+    if !watching_operator(w)? {
         return Ok(());
     }
-    watching_operator(w)?;
     let soon = std::time::Duration::from_secs(10);
     let want = json!({"v": "2"});
     w.kube.ok(&["delete", "configmap", "golf"], None)?;
@@ -98,10 +100,9 @@ pub fn deleted_config_map_restored(w: &mut World<'_>) -> Result<()> {
 /// With the proxy killed under the watch, a later edit and create are
 /// still handled: the client starts a new proxy and the watch resumes.
 pub fn proxy_killed_mid_watch_loses_nothing(w: &mut World<'_>) -> Result<()> {
-    if skip_unless_proxy(w) {
+    if !watching_operator(w)? {
         return Ok(());
     }
-    watching_operator(w)?;
     let before = kill_the_proxy(w)?;
     edit_v(w, "golf", "3", DEADLINE)?;
     w.kube.create(&manifest("hotel", golf(json!({"v": "1"}))))?;
