@@ -27,21 +27,13 @@ pub enum Mode {
 impl Mode {
     pub const ALL: [Mode; 4] = [Mode::Watch, Mode::Poll, Mode::Kubectl, Mode::Kube];
 
-    pub fn label(self) -> &'static str {
+    /// Its label, and the operator's `--transport`.
+    fn names(self) -> (&'static str, &'static str) {
         match self {
-            Mode::Watch => "watch",
-            Mode::Poll => "poll",
-            Mode::Kubectl => "kubectl",
-            Mode::Kube => "kube",
-        }
-    }
-
-    /// The operator's `--transport`.
-    fn transport(self) -> &'static str {
-        match self {
-            Mode::Watch | Mode::Poll => "proxy",
-            Mode::Kubectl => "kubectl",
-            Mode::Kube => "kube",
+            Mode::Watch => ("watch", "proxy"),
+            Mode::Poll => ("poll", "proxy"),
+            Mode::Kubectl => ("kubectl", "kubectl"),
+            Mode::Kube => ("kube", "kube"),
         }
     }
 }
@@ -67,14 +59,14 @@ pub struct Contender {
 impl Contender {
     pub fn ours(binary: &Path, mode: Mode, workers: usize) -> Self {
         let workers = workers.to_string();
-        let mut extra: Vec<String> = ["--workers", &workers, "--transport", mode.transport()]
+        let mut extra: Vec<String> = ["--workers", &workers, "--transport", mode.names().1]
             .map(String::from)
             .to_vec();
         if matches!(mode, Mode::Poll | Mode::Kubectl) {
             extra.push("--no-watch".into());
         }
         Self {
-            label: mode.label(),
+            label: mode.names().0,
             family: Family::Ours,
             binary: binary.to_path_buf(),
             extra,
@@ -113,7 +105,7 @@ pub fn select(
         }
         let mode = Mode::ALL
             .into_iter()
-            .find(|m| m.label() == name)
+            .find(|m| m.names().0 == name)
             .with_context(|| {
                 format!("unknown contender {name:?} (watch, poll, kubectl, kube, peer)")
             })?;
