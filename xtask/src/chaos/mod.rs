@@ -100,15 +100,10 @@ impl Figures {
 
 pub fn main(args: &[String]) -> Result<()> {
     interrupt::install()?;
-    let Args {
-        profile,
-        seed,
-        only_postgres,
-    } = parse(args)?;
-    let seed = match seed {
-        Some(seed) => seed,
-        None => u64::from_str_radix(&random_hex(8)?, 16)?,
-    };
+    let parsed = parse(args)?;
+    let random = u64::from_str_radix(&random_hex(8)?, 16)?;
+    let seed = parsed.seed.unwrap_or(random);
+    let (profile, only_postgres) = (parsed.profile, parsed.only_postgres);
     println!("seed {seed}: `--seed {seed}` replays this run's kill points");
     let rng = &mut XorShift::new(seed);
     let started = Instant::now();

@@ -97,15 +97,13 @@ impl Kube {
 
     /// A shell-pasteable prefix for humans (`kubectl --kubeconfig K --context C -n NS`).
     pub fn display_prefix(&self) -> String {
-        let mut s = String::from("kubectl");
-        if let Some(k) = &self.kubeconfig {
-            s.push_str(&format!(" --kubeconfig {}", k.display()));
-        }
-        s.push_str(&format!(
-            " --context {} -n {}",
-            self.context, self.namespace
-        ));
-        s
+        let kubeconfig =
+            (self.kubeconfig.as_ref()).map(|k| format!(" --kubeconfig {}", k.display()));
+        let (context, namespace) = (&self.context, &self.namespace);
+        format!(
+            "kubectl{} --context {context} -n {namespace}",
+            kubeconfig.unwrap_or_default()
+        )
     }
 
     /// Runs kubectl with `args` (and `stdin`), whatever the outcome.

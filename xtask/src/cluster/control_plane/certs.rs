@@ -1,28 +1,17 @@
 //! Certificates, keys and the bearer token, made with the `openssl` CLI
-//! (ECDSA P-256: fast to generate, accepted by kube-apiserver and kubectl).
+//! (ECDSA P-256: fast to generate, accepted by kube-apiserver and kubectl),
+//! into the control plane's directory: `ca.crt` (also the client CA and the
+//! kubeconfig's), `serving.crt` and `serving.key` (127.0.0.1, localhost),
+//! `sa.key` and `sa.pub` (service-account signing), and `tokens.csv` (the
+//! `--token-auth-file`: one admin user in `system:masters`).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
 use crate::support::random::random_hex;
-
-/// Files written into the control plane's directory.
-#[derive(Debug, Clone)]
-pub struct Pki {
-    /// CA certificate (also `--client-ca-file`, and the kubeconfig's CA).
-    pub ca_cert: PathBuf,
-    /// Serving certificate for 127.0.0.1 / localhost.
-    pub serving_cert: PathBuf,
-    pub serving_key: PathBuf,
-    pub sa_key: PathBuf,
-    pub sa_pub: PathBuf,
-    /// `--token-auth-file` content: one admin user in `system:masters`.
-    pub token_file: PathBuf,
-    pub token: String,
-}
 
 const OPENSSL_CNF: &str = "\
 [req]
@@ -69,9 +58,8 @@ fn openssl(dir: &Path, command_line: &str) -> Result<()> {
     Ok(())
 }
 
-/// Generates the CA, the serving pair, the service-account pair and the
-/// token file in `dir`.
-pub fn generate(dir: &Path) -> Result<Pki> {
+/// Generates the files in `dir`; returns the admin's bearer token.
+pub fn generate(dir: &Path) -> Result<String> {
     fs::write(dir.join("openssl.cnf"), OPENSSL_CNF)?;
     let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     let serial = format!("0x{}", random_hex(8)?);
@@ -95,19 +83,7 @@ pub fn generate(dir: &Path) -> Result<Pki> {
     }
 
     let token = random_hex(24)?;
-    let token_file = dir.join("tokens.csv");
-    fs::write(
-        &token_file,
-        format!("{token},{ADMIN_USER},{ADMIN_USER},\"system:masters\"\n"),
-    )?;
-
-    Ok(Pki {
-        ca_cert: dir.join("ca.crt"),
-        serving_cert: dir.join("serving.crt"),
-        serving_key: dir.join("serving.key"),
-        sa_key: dir.join("sa.key"),
-        sa_pub: dir.join("sa.pub"),
-        token_file,
-        token,
-    })
+    let line = format!("{token},{ADMIN_USER},{ADMIN_USER},\"system:masters\"\n");
+    fs::write(dir.join("tokens.csv"), line)?;
+    Ok(token)
 }

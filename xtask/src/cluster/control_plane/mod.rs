@@ -108,7 +108,7 @@ impl ControlPlane {
             watchdog: None,
             startup: Duration::ZERO,
         };
-        let pki = certs::generate(&cp.dir)?;
+        let token = certs::generate(&cp.dir)?;
 
         let etcd_client = process::free_port()?;
         let etcd_peer = process::free_port()?;
@@ -136,22 +136,23 @@ impl ControlPlane {
         cp.watchdog = Some(Watchdog::arm(cp.pgid, &cp.dir)?);
         cp.wait_for_port(etcd_client, "etcd")?;
 
-        let path = |p: &Path| p.display().to_string();
+        // What `certs::generate` wrote.
+        let file = |name: &str| cp.dir.join(name).display().to_string();
         let apiserver_args = vec![
             format!("--etcd-servers={client_url}"),
             format!("--secure-port={secure_port}"),
             "--bind-address=127.0.0.1".to_string(),
             "--advertise-address=127.0.0.1".to_string(),
             format!("--cert-dir={}", cp.dir.join("apiserver").display()),
-            format!("--tls-cert-file={}", path(&pki.serving_cert)),
-            format!("--tls-private-key-file={}", path(&pki.serving_key)),
-            format!("--client-ca-file={}", path(&pki.ca_cert)),
-            format!("--token-auth-file={}", path(&pki.token_file)),
+            format!("--tls-cert-file={}", file("serving.crt")),
+            format!("--tls-private-key-file={}", file("serving.key")),
+            format!("--client-ca-file={}", file("ca.crt")),
+            format!("--token-auth-file={}", file("tokens.csv")),
             "--authorization-mode=RBAC".to_string(),
             "--service-cluster-ip-range=10.0.0.0/24".to_string(),
             format!("--service-account-issuer={}", cp.server),
-            format!("--service-account-key-file={}", path(&pki.sa_pub)),
-            format!("--service-account-signing-key-file={}", path(&pki.sa_key)),
+            format!("--service-account-key-file={}", file("sa.pub")),
+            format!("--service-account-signing-key-file={}", file("sa.key")),
             "--disable-admission-plugins=ServiceAccount".to_string(),
             "--profiling=false".to_string(),
         ];
@@ -161,7 +162,7 @@ impl ControlPlane {
             apiserver_args,
         ));
         cp.apiserver = Some(cp.spawn(Component::ApiServer, Some(cp.pgid))?);
-        cp.write_kubeconfig(&pki)?;
+        cp.write_kubeconfig(&token)?;
         cp.wait_for_port(secure_port, "kube-apiserver")?;
         cp.wait_until_ready()?;
         cp.startup = started.elapsed();
@@ -271,7 +272,7 @@ impl ControlPlane {
         }
     }
 
-    fn write_kubeconfig(&self, pki: &certs::Pki) -> Result<()> {
+    fn write_kubeconfig(&self, token: &str) -> Result<()> {
         let text = format!(
             "apiVersion: v1
 kind: Config
@@ -293,8 +294,7 @@ contexts:
 current-context: {CONTEXT}
 ",
             server = self.server,
-            ca = pki.ca_cert.display(),
-            token = pki.token,
+            ca = self.dir.join("ca.crt").display(),
         );
         fs::write(&self.kubeconfig, text).context("writing the kubeconfig")
     }

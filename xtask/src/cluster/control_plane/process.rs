@@ -83,7 +83,6 @@ impl ManagedProcess {
         self.child.id()
     }
 
-    /// The name given at spawn time.
     pub fn name(&self) -> &'static str {
         self.name
     }

@@ -115,12 +115,13 @@ pub fn kubectl_wait_ready(w: &mut World<'_>) -> Result<()> {
         "bravo",
         json!({"reconcileInterval": "2s", "config": {"data": {"witness": "1"}}}),
     ))?;
+    let bravo = format!("{LCM}/bravo");
     // --request-timeout=0: the 20 s default of these calls would cut the watch.
     let out = w.kube.ok(
         &[
             "wait",
             "--for=condition=Ready",
-            &format!("{LCM}/bravo"),
+            &bravo,
             "--timeout=60s",
             "--request-timeout=0",
         ],
@@ -130,9 +131,7 @@ pub fn kubectl_wait_ready(w: &mut World<'_>) -> Result<()> {
         out.contains("condition met"),
         "kubectl wait printed {out:?}"
     );
-    let table = w
-        .kube
-        .ok(&["get", &format!("{LCM}/bravo"), "-o", "wide"], None)?;
+    let table = w.kube.ok(&["get", &bravo, "-o", "wide"], None)?;
     let words: Vec<Vec<&str>> = table
         .lines()
         .map(|l| l.split_whitespace().collect())
