@@ -86,17 +86,14 @@ pub fn render(
             rows.push((format!("idle at {at}: {what}"), values, format));
         }
     }
-    let per_resource: Vec<Option<(usize, f64)>> =
-        results.iter().map(|(_, o)| rss_per_resource(o)).collect();
     if let Some(&n) = sizes.latency.iter().max() {
-        rows.push((
-            format!("operator RSS per resource at {}", thousands(n as f64)),
-            per_resource
-                .iter()
-                .map(|p| p.filter(|x| x.0 == n).map_or(f64::NAN, |x| x.1))
-                .collect(),
-            |v| format!("{} B", thousands(v)),
-        ));
+        let at_n = |o: &Outcome| {
+            rss_per_resource(o)
+                .filter(|x| x.0 == n)
+                .map_or(f64::NAN, |x| x.1)
+        };
+        let name = format!("operator RSS per resource at {}", thousands(n as f64));
+        rows.push((name, each(&at_n), |v| format!("{} B", thousands(v))));
     }
     for (name, values, format) in rows {
         // NaN: not measured (that size failed); shown as "-".
@@ -121,13 +118,9 @@ pub fn render(
         baseline.wall,
         baseline.served.total(|_| true) * 60.0 / baseline.wall.max(1e-9)
     ));
-    report.sections.push(s);
-    report
-        .sections
-        .push(requests_section(results, baseline, sizes));
-    report
-        .sections
-        .push(steady_report::requests_section(results, &VERBS));
+    let requests = requests_section(results, baseline, sizes);
+    let steady = steady_report::requests_section(results, &VERBS);
+    report.sections.extend([s, requests, steady]);
     verdicts(results, ours.first().copied(), peer, sizes, report);
 }
 
@@ -212,21 +205,16 @@ fn verdicts(
             ];
             // Issue 21: edit to ConfigMap p50 at most 1.3x, create to Ready
             // at most 1.2x, p95 of both at most 2x.
+            let at = thousands(n as f64);
             for ((what, ours, theirs), ratio) in pairs.into_iter().zip([1.3, 1.2]) {
                 let (p50, p95) = (median(&ours), percentile(&ours, 95.0));
                 let (q50, q95) = (median(&theirs), percentile(&theirs, 95.0));
+                let [o50, t50, o95, t95] = [p50, q50, p95, q95].map(ms);
                 report.verdict(
                     &format!(
-                        "{what} at {} ({who}): p50 at most {ratio}x the peer's, p95 at most 2x",
-                        thousands(n as f64)
+                        "{what} at {at} ({who}): p50 at most {ratio}x the peer's, p95 at most 2x"
                     ),
-                    format!(
-                        "p50 {} vs {}, p95 {} vs {}",
-                        ms(p50),
-                        ms(q50),
-                        ms(p95),
-                        ms(q95)
-                    ),
+                    format!("p50 {o50} vs {t50}, p95 {o95} vs {t95}"),
                     p50 <= ratio * q50 && p95 <= 2.0 * q95,
                 );
             }
@@ -237,11 +225,9 @@ fn verdicts(
                 continue;
             };
             let (ours, theirs) = (median(&a.restores), median(&b.restores));
+            let at = thousands(*n as f64);
             report.verdict(
-                &format!(
-                    "deleted ConfigMap to re-created at {} ({who}): p50 at most the peer's + 5 ms",
-                    thousands(*n as f64)
-                ),
+                &format!("deleted ConfigMap to re-created at {at} ({who}): p50 at most the peer's + 5 ms"),
                 format!("p50 {} vs {}", ms(ours), ms(theirs)),
                 ours <= theirs + 0.005,
             );
@@ -249,30 +235,23 @@ fn verdicts(
     }
     steady_report::verdicts(o, who, peer.map(|p| &results[p].1), report);
     if let Some((n, a)) = o.sizes.iter().next_back() {
+        let at = thousands(*n as f64);
         report.verdict(
-            &format!(
-                "idle with {} ({who}): operator + proxy at most 2% of one core",
-                thousands(*n as f64)
-            ),
+            &format!("idle with {at} ({who}): operator + proxy at most 2% of one core"),
             pct(a.idle.operator_cpu),
             a.idle.operator_cpu <= 0.02,
         );
         let per_resource = a.idle.served.per_resource(operator_resource);
         report.verdict(
-            &format!(
-                "idle with {} ({who}): only lists and watches reach the API server",
-                thousands(*n as f64)
-            ),
+            &format!("idle with {at} ({who}): only lists and watches reach the API server"),
             format!("{per_resource:.0} other requests in {:.0} s", a.idle.wall),
             per_resource == 0.0,
         );
     }
     if let Some((n, b)) = rss_per_resource(o) {
+        let at = thousands(n as f64);
         report.verdict(
-            &format!(
-                "memory at {} ({who}): at most 2 KiB per resource",
-                thousands(n as f64)
-            ),
+            &format!("memory at {at} ({who}): at most 2 KiB per resource"),
             format!("{} B", thousands(b)),
             b <= 2048.0,
         );
