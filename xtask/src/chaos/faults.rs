@@ -79,10 +79,8 @@ pub fn control_plane(
             })?;
             fleet.wait_converged(w)?;
             recovery = Some(healed.elapsed());
-            ensure!(
-                w.operator()?.is_running(),
-                "the operator exited during the outage"
-            );
+            let running = w.operator()?.is_running();
+            ensure!(running, "the operator exited during the outage");
             Ok(())
         });
         if let Some(took) = recovery {
@@ -151,15 +149,12 @@ fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
     let killed_at = Instant::now();
     w.operator()?.crash()?;
     stats.kubectl_in_flight += in_flight;
-    eventually(
-        "the killed operator's kubectl processes to die with it",
-        Duration::from_secs(5),
-        || {
-            let left = processes_of(&w.work);
-            ensure!(left.is_empty(), "still running: {left:?}");
-            Ok(())
-        },
-    )?;
+    let what = "the killed operator's kubectl processes to die with it";
+    eventually(what, Duration::from_secs(5), || {
+        let left = processes_of(&w.work);
+        ensure!(left.is_empty(), "still running: {left:?}");
+        Ok(())
+    })?;
     stats.slowest_kubectl_death = stats.slowest_kubectl_death.max(killed_at.elapsed());
     let tmp = w.operator_tmp();
     stats.dirs_left += fs::read_dir(&tmp).map_or(0, |d| d.count());
@@ -168,17 +163,14 @@ fn kill_and_restart(w: &mut World<'_>, stats: &mut Stats) -> Result<()> {
     let pid = w.operator()?.pid().context("the operator started")?;
     // The new operator's client sweeps at startup: only its own directory
     // (named after its pid) may remain.
-    eventually(
-        "the new operator to sweep the killed one's files",
-        Duration::from_secs(10),
-        || {
-            let foreign: Vec<_> = fs::read_dir(&tmp)?
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| !n.starts_with(&format!("blue-kubectl-{pid}-")))
-                .collect();
-            ensure!(foreign.is_empty(), "left behind: {foreign:?}");
-            Ok(())
-        },
-    )
+    let what = "the new operator to sweep the killed one's files";
+    eventually(what, Duration::from_secs(10), || {
+        let foreign: Vec<_> = fs::read_dir(&tmp)?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with(&format!("blue-kubectl-{pid}-")))
+            .collect();
+        ensure!(foreign.is_empty(), "left behind: {foreign:?}");
+        Ok(())
+    })
 }

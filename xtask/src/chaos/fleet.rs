@@ -134,10 +134,8 @@ impl Fleet {
             );
         }
         for name in &self.deleted {
-            ensure!(
-                !by_name.contains_key(name.as_str()),
-                "{name} is not gone yet"
-            );
+            let gone = !by_name.contains_key(name.as_str());
+            ensure!(gone, "{name} is not gone yet");
         }
         let live_uids: Vec<&str> = resources
             .iter()

@@ -122,10 +122,8 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
         eventually("the forged resource to be managed", DEADLINE, || {
             let r = w.wait_phase(forged, ("Ready", "Converged"), DEADLINE, |_| Ok(()))?;
             ensure!(has_finalizer(&r), "no finalizer was added");
-            ensure!(
-                r["status"]["stateIdentity"].is_string(),
-                "no state identity recorded"
-            );
+            let recorded = r["status"]["stateIdentity"].is_string();
+            ensure!(recorded, "no state identity recorded");
             Ok(())
         })?;
         let cm = w

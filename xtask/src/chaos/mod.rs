@@ -191,17 +191,13 @@ fn loosen_crd(kube: &Kube) -> Result<()> {
     }
     kube.ok(&["replace", "-f", "-"], Some(&crd.to_string()))?;
     // The API server serves the new schema after a moment.
-    eventually(
-        "the loose schema is served",
-        Duration::from_secs(30),
-        || {
-            let probe =
-                crate::cluster::manifests::manifest("chaos-probe", serde_json::json!("text"));
-            let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
-            ensure!(run.ok, "a string spec is still refused");
-            Ok(())
-        },
-    )?;
+    let what = "the loose schema is served";
+    eventually(what, Duration::from_secs(30), || {
+        let probe = crate::cluster::manifests::manifest("chaos-probe", serde_json::json!("text"));
+        let run = kube.run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
+        ensure!(run.ok, "a string spec is still refused");
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -209,10 +205,8 @@ fn loosen_crd(kube: &Kube) -> Result<()> {
 /// end of the run (the operator still running until then).
 fn final_checks(w: &mut World<'_>, suite: &mut Suite) {
     suite.check("operator-never-exited-on-its-own", || {
-        ensure!(
-            w.operator.as_mut().is_some_and(|o| o.is_running()),
-            "the operator is not running"
-        );
+        let running = w.operator.as_mut().is_some_and(|o| o.is_running());
+        ensure!(running, "the operator is not running");
         w.stop_operator_cleanly()
     });
     suite.check("no-panic-in-the-operator-log", || {

@@ -72,10 +72,8 @@ pub fn initial_convergence(w: &mut World<'_>) -> Result<()> {
         "configmap owner is {:?}",
         owner_uid(&cm)
     );
-    ensure!(
-        cm["metadata"].get("ownerReferences").is_none(),
-        "configmap has ownerReferences"
-    );
+    let no_refs = cm["metadata"].get("ownerReferences").is_none();
+    ensure!(no_refs, "configmap has ownerReferences");
     let profile = format!("{}--alpha", w.kube.namespace());
     ensure!(
         r["status"]["profile"] == profile.as_str(),
@@ -83,10 +81,8 @@ pub fn initial_convergence(w: &mut World<'_>) -> Result<()> {
         r["status"]["profile"]
     );
     let hash = r["status"]["stateIdentity"].as_str().unwrap_or("");
-    ensure!(
-        hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
-        "status.stateIdentity is {hash:?}"
-    );
+    let hex = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    ensure!(hex, "status.stateIdentity is {hash:?}");
     Ok(())
 }
 
@@ -97,10 +93,8 @@ pub fn finalizer_present(w: &mut World<'_>) -> Result<()> {
     let finalizers = r["metadata"]["finalizers"]
         .as_array()
         .context("no finalizers")?;
-    ensure!(
-        finalizers.iter().any(|f| f == FINALIZER),
-        "finalizers are {finalizers:?}"
-    );
+    let ours = finalizers.iter().any(|f| f == FINALIZER);
+    ensure!(ours, "finalizers are {finalizers:?}");
     for kind in ["Reconciling", "Stalled"] {
         let c = condition(&r, kind).with_context(|| format!("no {kind} condition"))?;
         ensure!(c["status"] == "False", "{kind} is {}", c["status"]);
@@ -127,10 +121,8 @@ pub fn kubectl_wait_ready(w: &mut World<'_>) -> Result<()> {
         ],
         None,
     )?;
-    ensure!(
-        out.contains("condition met"),
-        "kubectl wait printed {out:?}"
-    );
+    let met = out.contains("condition met");
+    ensure!(met, "kubectl wait printed {out:?}");
     let table = w.kube.ok(&["get", &bravo, "-o", "wide"], None)?;
     let words: Vec<Vec<&str>> = table
         .lines()

@@ -32,10 +32,8 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
         "deletionObserved is {}",
         r["status"]["deletionObserved"]
     );
-    ensure!(
-        config_map(w, "delta")?.is_some(),
-        "the protected configmap was deleted"
-    );
+    let kept = config_map(w, "delta")?.is_some();
+    ensure!(kept, "the protected configmap was deleted");
 
     w.kube.merge_patch(
         LCM,
@@ -56,9 +54,7 @@ pub fn retain_keeps_configmap(w: &mut World<'_>) -> Result<()> {
     })?;
     let cm = config_map(w, "alpha")?.context("the retained configmap is gone")?;
     ensure!(data(&cm) == alpha_data(), "retained data is {}", data(&cm));
-    ensure!(
-        owner_uid(&cm) == uid,
-        "retained configmap lost its owner annotation"
-    );
+    let owned = owner_uid(&cm) == uid;
+    ensure!(owned, "retained configmap lost its owner annotation");
     Ok(())
 }

@@ -21,10 +21,8 @@ pub fn stop_start(w: &mut World<'_>) -> Result<()> {
     w.kube
         .merge_patch(LCM, "alpha", &json!({"spec": {"state": "stopped"}}))?;
     let cm = wait_data(w, "alpha", &json!({}))?;
-    ensure!(
-        owner_uid(&cm) == uid(&r)?,
-        "stopped configmap lost its owner"
-    );
+    let owned = owner_uid(&cm) == uid(&r)?;
+    ensure!(owned, "stopped configmap lost its owner");
     wait_ready(w, "alpha")?;
     w.kube
         .merge_patch(LCM, "alpha", &json!({"spec": {"state": "running"}}))?;
@@ -44,34 +42,27 @@ pub fn suspend_resume(w: &mut World<'_>) -> Result<()> {
     tamper(w, "bravo")?;
     // bravo's interval is 2 s: once it was repaired and checked again more
     // than two intervals after the tampering, alpha would have been too.
-    eventually(
-        "bravo repaired and rechecked after two intervals",
-        DEADLINE,
-        || {
-            let cm = config_map(w, "bravo")?.context("configmap bravo is absent")?;
-            ensure!(
-                data(&cm) == json!({"witness": "1"}),
-                "bravo not repaired yet"
-            );
-            let r = get(w, "bravo")?;
-            let last = r["status"]["lastReconcileTime"]
-                .as_str()
-                .and_then(|t| humantime::parse_rfc3339(t).ok())
-                .context("bravo has no lastReconcileTime")?;
-            let after = last.duration_since(tampered_at).unwrap_or_default();
-            ensure!(
-                after >= Duration::from_millis(4_500),
-                "bravo last checked {} ms after the tampering",
-                after.as_millis()
-            );
-            Ok(())
-        },
-    )?;
+    let what = "bravo repaired and rechecked after two intervals";
+    eventually(what, DEADLINE, || {
+        let cm = config_map(w, "bravo")?.context("configmap bravo is absent")?;
+        let repaired = data(&cm) == json!({"witness": "1"});
+        ensure!(repaired, "bravo not repaired yet");
+        let r = get(w, "bravo")?;
+        let last = r["status"]["lastReconcileTime"]
+            .as_str()
+            .and_then(|t| humantime::parse_rfc3339(t).ok())
+            .context("bravo has no lastReconcileTime")?;
+        let after = last.duration_since(tampered_at).unwrap_or_default();
+        ensure!(
+            after >= Duration::from_millis(4_500),
+            "bravo last checked {} ms after the tampering",
+            after.as_millis()
+        );
+        Ok(())
+    })?;
     let cm = config_map(w, "alpha")?.context("configmap alpha vanished")?;
-    ensure!(
-        data(&cm)["greeting"] == "tampered",
-        "a suspended resource's drift was repaired"
-    );
+    let left_alone = data(&cm)["greeting"] == "tampered";
+    ensure!(left_alone, "a suspended resource's drift was repaired");
     let r = get(w, "alpha")?;
     ensure!(phase(&r) == "Suspended", "phase is {:?}", phase(&r));
 
@@ -103,41 +94,34 @@ pub fn ownership_conflict(w: &mut World<'_>) -> Result<()> {
     ))?;
     let mut first = 0;
     for at_least in [1, 2] {
-        let count = eventually(
-            &format!("charlie Failed with retryCount >= {at_least}"),
-            DEADLINE,
-            || {
-                let r = get(w, "charlie")?;
-                let reason = condition(&r, "Ready").map(|c| c["reason"].clone());
-                let count = r["status"]["retryCount"].as_u64().unwrap_or(0);
-                ensure!(
-                    phase(&r) == "Failed"
-                        && reason.as_ref().is_some_and(|r| r == "ExecutionFailed")
-                        && count >= at_least
-                        && count > first,
-                    "phase {:?}, reason {}, retryCount {count}",
-                    phase(&r),
-                    reason.unwrap_or_default()
-                );
-                Ok(count)
-            },
-        )?;
+        let what = format!("charlie Failed with retryCount >= {at_least}");
+        let count = eventually(&what, DEADLINE, || {
+            let r = get(w, "charlie")?;
+            let reason = condition(&r, "Ready").map(|c| c["reason"].clone());
+            let count = r["status"]["retryCount"].as_u64().unwrap_or(0);
+            ensure!(
+                phase(&r) == "Failed"
+                    && reason.as_ref().is_some_and(|r| r == "ExecutionFailed")
+                    && count >= at_least
+                    && count > first,
+                "phase {:?}, reason {}, retryCount {count}",
+                phase(&r),
+                reason.unwrap_or_default()
+            );
+            Ok(count)
+        })?;
         first = count;
     }
     let cm = config_map(w, "taken")?.context("the foreign configmap vanished")?;
-    ensure!(
-        owner_uid(&cm) == "someone-else" && data(&cm) == theirs,
-        "the foreign configmap was modified"
-    );
+    let untouched = owner_uid(&cm) == "someone-else" && data(&cm) == theirs;
+    ensure!(untouched, "the foreign configmap was modified");
 
     w.kube.ok(&["delete", "configmap", "taken"], None)?;
     let r = wait_ready(w, "charlie")?;
     ensure!(r["status"]["retryCount"] == 0, "retryCount not reset");
     let cm = wait_data(w, "taken", &json!({"mine": "1"}))?;
-    ensure!(
-        owner_uid(&cm) == uid(&r)?,
-        "recreated configmap not owned by charlie"
-    );
+    let owned = owner_uid(&cm) == uid(&r)?;
+    ensure!(owned, "recreated configmap not owned by charlie");
     Ok(())
 }
 

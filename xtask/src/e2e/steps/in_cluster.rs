@@ -55,13 +55,10 @@ pub fn in_cluster_token_rotation(w: &mut World<'_>) -> Result<()> {
 
 /// Waits until the operator logs `needle` after log `offset`.
 fn wait_logged(w: &mut World<'_>, offset: u64, needle: &str, deadline: Duration) -> Result<()> {
-    eventually(
-        &format!("the operator logging {needle:?}"),
-        deadline,
-        || {
-            let logged = w.operator()?.logged_since(offset, needle);
-            ensure!(logged, "not logged yet");
-            Ok(())
-        },
-    )
+    let what = format!("the operator logging {needle:?}");
+    eventually(&what, deadline, || {
+        let logged = w.operator()?.logged_since(offset, needle);
+        ensure!(logged, "not logged yet");
+        Ok(())
+    })
 }

@@ -61,29 +61,23 @@ pub fn failure_explained(w: &mut World<'_>) -> Result<()> {
             "event reported by {}",
             event["source"]["component"]
         );
-        ensure!(
-            !event.to_string().contains("owned by another"),
-            "an Event carries callback error text"
-        );
+        let quiet = !event.to_string().contains("owned by another");
+        ensure!(quiet, "an Event carries callback error text");
     }
     let failed = events
         .iter()
         .find(|e| e["reason"] == "ExecutionFailed")
         .context("no ExecutionFailed event")?;
     let message = failed["message"].as_str().unwrap_or("");
-    ensure!(
-        message.starts_with("converge failed; retry "),
-        "ExecutionFailed message: {message:?}"
-    );
+    let retry = message.starts_with("converge failed; retry ");
+    ensure!(retry, "ExecutionFailed message: {message:?}");
     let described = w.kube.ok(&["describe", LCM, "charlie"], None)?;
     ensure!(
         described.contains("ExecutionFailed") && described.contains("converge failed; retry"),
         "kubectl describe shows no failure history:\n{described}"
     );
-    ensure!(
-        !described.contains("owned by another"),
-        "kubectl describe shows callback error text"
-    );
+    let quiet = !described.contains("owned by another");
+    ensure!(quiet, "kubectl describe shows callback error text");
     Ok(())
 }
 
@@ -151,10 +145,8 @@ pub fn quiet_checks_write_nothing(w: &mut World<'_>) -> Result<()> {
         eventually("three more intervals of bravo", DEADLINE, || {
             let n = observes()?;
             ensure!(n >= first + 3.0, "{} observes since", n - first);
-            ensure!(
-                started.elapsed() >= Duration::from_millis(6_600),
-                "too soon"
-            );
+            let late = started.elapsed() >= Duration::from_millis(6_600);
+            ensure!(late, "too soon");
             Ok(())
         })?;
         let after = get(w, "bravo")?;
@@ -226,10 +218,8 @@ pub fn preflight_missing_status_rbac(w: &mut World<'_>) -> Result<()> {
             &format!("name: {ACCOUNT}"),
         )
         .replace("verbs: [get, update]", "verbs: [get]");
-    ensure!(
-        rbac.contains("verbs: [get]\n"),
-        "the Role's status rule was not found"
-    );
+    let found = rbac.contains("verbs: [get]\n");
+    ensure!(found, "the Role's status rule was not found");
     w.kube.apply(&rbac)?;
     let token = eventually("a token for the restricted account", DEADLINE, || {
         request_token_for(w, ACCOUNT)
@@ -272,10 +262,8 @@ pub(super) fn restart_normally(w: &mut World<'_>) -> Result<()> {
     let offset = log_len(&w.operator_log());
     w.start_operator(&w.admin_args())?;
     eventually("the operator to start watching", DEADLINE, || {
-        ensure!(
-            log_since(&w.operator_log(), offset).contains("watching"),
-            "not yet"
-        );
+        let up = log_since(&w.operator_log(), offset).contains("watching");
+        ensure!(up, "not yet");
         Ok(())
     })
 }

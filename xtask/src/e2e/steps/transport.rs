@@ -47,10 +47,8 @@ pub fn proxy_socket_is_private(w: &mut World<'_>) -> Result<()> {
     }
     the_proxy(w)?;
     let dirs = proxy_dirs(w);
-    ensure!(
-        dirs.len() == 1,
-        "expected one proxy directory, found {dirs:?}"
-    );
+    let one = dirs.len() == 1;
+    ensure!(one, "expected one proxy directory, found {dirs:?}");
     let mode = std::fs::metadata(&dirs[0])?.permissions().mode() & 0o777;
     ensure!(mode == 0o700, "the proxy directory has mode {mode:o}");
     let socket = std::fs::symlink_metadata(dirs[0].join("api.sock")).context("no api.sock")?;
@@ -70,10 +68,8 @@ pub fn proxy_restarted_after_kill(w: &mut World<'_>) -> Result<()> {
     tamper(w, "alpha")?;
     wait_data(w, "alpha", &super::alpha_data())?;
     proxy_replaced(w, &before)?;
-    ensure!(
-        proxy_dirs(w).len() == 1,
-        "the killed proxy's directory remains"
-    );
+    let swept = proxy_dirs(w).len() == 1;
+    ensure!(swept, "the killed proxy's directory remains");
     Ok(())
 }
 
@@ -101,27 +97,22 @@ pub fn proxy_dies_with_a_killed_operator(w: &mut World<'_>) -> Result<()> {
         "the killed operator left no directory to sweep"
     );
     w.ensure_operator()?;
-    eventually(
-        "the killed operator's proxy directory swept",
-        DEADLINE,
-        || {
-            let now = proxy_dirs(w);
-            ensure!(
-                now.len() == 1 && left.iter().all(|dir| !now.contains(dir)),
-                "not swept yet, or no new proxy: {left:?} -> {now:?}"
-            );
-            Ok(())
-        },
-    )?;
+    let what = "the killed operator's proxy directory swept";
+    eventually(what, DEADLINE, || {
+        let now = proxy_dirs(w);
+        ensure!(
+            now.len() == 1 && left.iter().all(|dir| !now.contains(dir)),
+            "not swept yet, or no new proxy: {left:?} -> {now:?}"
+        );
+        Ok(())
+    })?;
     wait_ready(w, "alpha").map(drop)
 }
 
 pub fn kubectl_transport_smoke(w: &mut World<'_>) -> Result<()> {
     on_transport(w, "kubectl", &[], |w| {
-        ensure!(
-            proxy_pids(w).is_empty(),
-            "the kubectl transport started a proxy"
-        );
+        let no_proxy = proxy_pids(w).is_empty();
+        ensure!(no_proxy, "the kubectl transport started a proxy");
         w.kube.create(&manifest(
             "foxtrot",
             json!({"config": {"data": {"via": "kubectl"}}}),
@@ -142,14 +133,10 @@ pub fn kube_transport_basics(w: &mut World<'_>) -> Result<()> {
         wait_ready(w, "kilo")?;
         wait_data(w, "kilo", &json!({"v": "kube"}))?;
         let log = std::fs::read_to_string(w.operator_log()).unwrap_or_default();
-        ensure!(
-            log.contains("kube transport, watches"),
-            "the operator does not say it watches through kube"
-        );
-        ensure!(
-            proxy_pids(w).is_empty(),
-            "the kube transport started a proxy"
-        );
+        let says = log.contains("kube transport, watches");
+        ensure!(says, "the operator does not say it watches through kube");
+        let no_proxy = proxy_pids(w).is_empty();
+        ensure!(no_proxy, "the kube transport started a proxy");
         edit_v(w, "kilo", "edited", DEADLINE)?;
         w.kube.delete(LCM, "kilo")?;
         wait_gone_with_config_map(w, "kilo")
