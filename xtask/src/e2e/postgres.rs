@@ -77,10 +77,8 @@ fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
     let version = outputs["serverVersion"].as_str().unwrap_or("");
     let oid = oid_of(pg, "orders")?;
     let (owner, oid_ok) = (&outputs["owner"], outputs["databaseOid"].as_u64() == oid);
-    ensure!(
-        version.starts_with("15.") && owner == "orders" && oid_ok,
-        "outputs {outputs}"
-    );
+    let expected = version.starts_with("15.") && owner == "orders" && oid_ok;
+    ensure!(expected, "outputs {outputs}");
     let password = pg.password("orders")?;
     same("the password's length", password.len(), 32)?;
     let leaked = status.to_string().contains(&password);
@@ -223,18 +221,14 @@ fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     let failing = |a: &String| a.starts_with("grants");
     eventually("grants attempted twice", DEADLINE, || {
         let attempts = pg.attempts_of("flaky")?;
-        ensure!(
-            attempts.iter().filter(|a| failing(a)).count() >= 2,
-            "{attempts:?}"
-        );
+        let retried = attempts.iter().filter(|a| failing(a)).count() >= 2;
+        ensure!(retried, "{attempts:?}");
         Ok(())
     })?;
     let status = pg.kube.get(PGDB, "flaky")?.context("flaky is gone")?["status"].clone();
     let conditions = status["conditions"].to_string();
-    ensure!(
-        conditions.contains("step 4 (grants)"),
-        "conditions {conditions}"
-    );
+    let named = conditions.contains("step 4 (grants)");
+    ensure!(named, "conditions {conditions}");
     std::fs::remove_file(&fail)?;
     pg.wait_ready("flaky")?;
     let attempts = pg.attempts_of("flaky")?;

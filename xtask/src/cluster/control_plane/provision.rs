@@ -192,10 +192,8 @@ fn build_kube_apiserver(work: &Path, target: &Path) -> Result<()> {
 
     let out = Command::new(&built).arg("--version").output()?;
     let reported = String::from_utf8_lossy(&out.stdout);
-    ensure!(
-        reported.contains(&format!("v{KUBERNETES_VERSION}")),
-        "built kube-apiserver reports {reported:?}"
-    );
+    let versioned = reported.contains(&format!("v{KUBERNETES_VERSION}"));
+    ensure!(versioned, "built kube-apiserver reports {reported:?}");
     let dir = target.parent().context("cache path has a parent")?;
     fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".{KUBE_APISERVER}.{}", std::process::id()));

@@ -155,10 +155,8 @@ pub fn only_the_managed_namespaces(w: &mut World<'_>) -> Result<()> {
             untouched["status"],
             untouched["metadata"]["finalizers"]
         );
-        ensure!(
-            ignored.get("configmap", "juliet")?.is_none(),
-            "a ConfigMap appeared in the unmanaged namespace"
-        );
+        let clean = ignored.get("configmap", "juliet")?.is_none();
+        ensure!(clean, "a ConfigMap appeared in the unmanaged namespace");
         // Deleted while the operator runs, so its finalizer goes too.
         watched.ok(&["delete", LCM, "juliet", "--timeout=30s"], None)?;
         // Every namespace of a cluster someone else uses would include
