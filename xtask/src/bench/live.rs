@@ -13,7 +13,7 @@ pub struct Live {
 impl Live {
     pub fn start() -> Result<Self> {
         Ok(Self {
-            rt: super::tokio_runtime()?,
+            rt: tokio::runtime::Runtime::new()?,
             server: ApiServer::start()?,
         })
     }

@@ -14,13 +14,11 @@ mod machine;
 pub mod measure;
 mod operators;
 mod operators_report;
-mod package;
 mod peer;
 mod report;
 mod scale_out;
 mod steady;
 mod steady_report;
-mod steps;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,7 +30,7 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only operators,steps,scale-out]
+pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
         [--reactions-only] [--from N]
         [--out FILE]
@@ -45,7 +43,7 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,steps,scale-out]
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 3] = ["operators", "steps", "scale-out"];
+const PARTS: [&str; 2] = ["operators", "scale-out"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -190,9 +188,6 @@ fn run(args: &Args) -> Result<()> {
     );
     let result = (|| {
         let wants = |part| args.parts.contains(&part);
-        if wants("steps") {
-            timed("steps", || steps::run(&mut live, args.quick, &mut report))?;
-        }
         if wants("operators") {
             let built = match args.build_peer {
                 true => Some(peer::build(&workspace_root())?),
@@ -244,14 +239,6 @@ fn run(args: &Args) -> Result<()> {
     write_blocks(&out, &blocks)?;
     eprintln!("[bench] wrote {} ({:.0}s in all)", out.display(), total);
     Ok(())
-}
-
-/// A multi-threaded runtime for the in-process controllers.
-pub fn tokio_runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("building the tokio runtime")
 }
 
 /// `quick_value` in a `--quick` run, else `full_value`.
@@ -312,8 +299,8 @@ mod tests {
         assert_eq!(a.parts, ["operators"]);
         assert!(!a.full());
         assert!(Args::parse(&["--only".into(), "nope".into()]).is_err());
-        let t = Args::parse(&["--only".into(), "steps,operators".into()]).unwrap();
-        assert_eq!(t.parts, ["steps", "operators"]);
+        let t = Args::parse(&["--only".into(), "scale-out,operators".into()]).unwrap();
+        assert_eq!(t.parts, ["scale-out", "operators"]);
         assert!(Args::parse(&[]).unwrap().full());
         let s = Args::parse(&["--sizes".into(), "10, 1_000,10000".into()]).unwrap();
         assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));

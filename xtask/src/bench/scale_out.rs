@@ -1,11 +1,6 @@
-//! Part `scale-out` (issue 23): the example operator as sharded replicas
-//! (`--shards 32`, default Lease timing: 15 s lease, 2.5 s rounds) with 2
-//! workers whose converge sleeps 200 ms, each stage in its own namespace:
-//! 600 new resources to Ready beside 1, 2 and 3 settled replicas (every
-//! shard Lease held by a running one, each its share); the Lease requests
-//! the API server counted while 3 idle; then rounds of SIGTERM (while
-//! callbacks run) and SIGKILL of one of 3, each followed by a replica
-//! joining. Writes its own block of BENCHMARKS.md.
+//! Part `scale-out` (issue 23): sharded replicas of the example operator,
+//! their throughput, handovers and idle Lease cost (what each figure
+//! means: xtask/README.md and BENCHMARKS.md). Writes its own block.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -116,7 +111,6 @@ impl<'a> Stage<'a> {
         })
     }
 
-    /// Until every resource is Ready for its generation.
     fn wait_ready(&self, since: Instant) -> Result<f64> {
         self.wait("every resource Ready", since, |s| {
             Ok(s.h.ready(&s.ns)? >= RESOURCES)

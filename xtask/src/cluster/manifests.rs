@@ -21,13 +21,29 @@ pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
 
 /// A LocalConfigMap manifest.
 pub fn manifest(name: &str, spec: serde_json::Value) -> String {
+    object(name, spec).to_string()
+}
+
+fn object(name: &str, spec: serde_json::Value) -> serde_json::Value {
     serde_json::json!({
         "apiVersion": "examples.blue.dev/v1alpha1",
         "kind": "LocalConfigMap",
         "metadata": {"name": name},
         "spec": spec,
     })
-    .to_string()
+}
+
+/// A List of `n` LocalConfigMaps, `name(i)` holding `data(i)`, for one
+/// `kubectl create` or `apply`.
+pub fn batch(
+    n: usize,
+    name: impl Fn(usize) -> String,
+    data: impl Fn(usize) -> serde_json::Value,
+) -> String {
+    let items: Vec<serde_json::Value> = (0..n)
+        .map(|i| object(&name(i), serde_json::json!({"config": {"data": data(i)}})))
+        .collect();
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
 }
 
 /// The owner annotation of a ConfigMap ("" when it has none).

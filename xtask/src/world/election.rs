@@ -1,6 +1,6 @@
-//! Leader election from the outside, shared by the failover e2e check and
-//! the failover benchmark: election flags for the example operator and the
-//! Lease's holder as the API server reports it.
+//! Leader election from the outside, for the failover and scale-out e2e
+//! checks: Lease flags for the example operator and the Lease's holder as
+//! the API server reports it.
 
 use std::time::{Duration, Instant};
 
@@ -12,35 +12,20 @@ use crate::support::wait::poll;
 /// The Lease the e2e and bench operators elect on.
 pub const LEASE: &str = "e2e-leader";
 
-/// Short election timing, so a failover costs seconds of CI time.
-#[derive(Clone, Copy, Debug)]
-pub struct Timing {
-    /// `--lease-duration-ms`.
-    pub lease_ms: u64,
-    /// `--renew-deadline-ms`.
-    pub renew_ms: u64,
-    /// `--retry-period-ms`.
-    pub retry_ms: u64,
+/// Short Lease timing, so a failover costs seconds of CI time: 3 s lease,
+/// 2 s renew deadline, 0.5 s retry period (with sharding: rounds).
+pub const LEASE_MS: u64 = 3_000;
+pub const RETRY_MS: u64 = 500;
+pub fn timing() -> String {
+    format!("--lease-duration-ms {LEASE_MS} --renew-deadline-ms 2000 --retry-period-ms {RETRY_MS}")
 }
-
-/// What the e2e and the bench use: 3 s lease, 2 s renew deadline, 0.5 s retry.
-pub const SHORT: Timing = Timing {
-    lease_ms: 3_000,
-    renew_ms: 2_000,
-    retry_ms: 500,
-};
 
 /// Flags that make the example operator a candidate named `identity` (no
 /// spaces: the flags are split at them).
-pub fn election_args(identity: &str, timing: Timing) -> Vec<String> {
-    let Timing {
-        lease_ms,
-        renew_ms,
-        retry_ms,
-    } = timing;
+pub fn election_args(identity: &str) -> Vec<String> {
     format!(
-        "--leader-elect --lease-name {LEASE} --leader-identity {identity} \
-         --lease-duration-ms {lease_ms} --renew-deadline-ms {renew_ms} --retry-period-ms {retry_ms}"
+        "--leader-elect --lease-name {LEASE} --leader-identity {identity} {}",
+        timing()
     )
     .split_whitespace()
     .map(String::from)

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{config_map, eventually, wait_ready, World, DEADLINE, LCM, REQUEST_ANNOTATION};
 use crate::cluster::control_plane::process::log_tail;
-use crate::world::election::{self, SHORT};
+use crate::cluster::manifests;
+use crate::world::election::{self, LEASE_MS, RETRY_MS};
 use crate::world::operator::Operator;
 use crate::world::Transport;
 
@@ -43,7 +44,7 @@ const CANDIDATE_WORKERS: &str = "2";
 /// A candidate operator: its own log and identity.
 fn candidate(w: &World<'_>, identity: &str) -> Result<(Operator, PathBuf)> {
     let mut args = w.admin_args();
-    args.extend(election::election_args(identity, SHORT));
+    args.extend(election::election_args(identity));
     args.extend(["--workers".to_string(), CANDIDATE_WORKERS.to_string()]);
     let log = w.scratch(&format!("operator-{identity}.log"));
     Ok((w.spawn_operator(&args, &log)?, log))
@@ -58,18 +59,11 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
     let mut b = Some(b);
 
     let batch = batch(w);
-    let items: Vec<Value> = (0..batch)
-        .map(|i| {
-            json!({
-                "apiVersion": "examples.blue.dev/v1alpha1",
-                "kind": "LocalConfigMap",
-                "metadata": {"name": name(i)},
-                "spec": {"config": {"data": {"n": i.to_string()}}},
-            })
-        })
-        .collect();
-    w.kube
-        .create(&json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string())?;
+    w.kube.create(&manifests::batch(
+        batch,
+        name,
+        |i| json!({"n": i.to_string()}),
+    ))?;
 
     // Mid-batch: the first ConfigMap exists, not the last ones.
     let written = eventually("the leader's first effect", DEADLINE, || {
@@ -86,7 +80,7 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
 
     let takeover = election::wait_holder(&w.kube, "e2e-b", killed_at, DEADLINE)
         .with_context(|| tail("follower", &b_log))?;
-    let bound = Duration::from_millis(SHORT.lease_ms + SHORT.retry_ms) + SLACK;
+    let bound = Duration::from_millis(LEASE_MS + RETRY_MS) + SLACK;
     println!(
         "  killed the leader after {written}/{batch} configmaps; the follower took over in {} ms",
         takeover.as_millis()

@@ -12,12 +12,13 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{ensure, Context, Result};
-use local_configmap_operator::audit::{self, AuditEntry, Phase};
+use local_configmap_operator::audit::{self, AuditEntry};
 use serde_json::{json, Value};
 
 use super::{eventually, World, DEADLINE, LCM};
+use crate::cluster::manifests;
 use crate::support::wait::poll;
-use crate::world::election::SHORT;
+use crate::world::election::timing;
 use crate::world::in_cluster::{in_cluster_args, request_token};
 use crate::world::operator::Operator;
 
@@ -71,7 +72,7 @@ pub fn scale_out(w: &mut World<'_>) -> Result<()> {
     apply_round(w, 3)?;
     wait_mid_converge(&audit_file, &[staying])?;
     running.remove(staying).context("the victim")?.kill()?;
-    let killed_at = unix_nanos();
+    let killed_at = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos();
     wait_settled(w, &[first])?;
     wait_round_ready(w, 3)?;
 
@@ -98,11 +99,9 @@ pub fn scale_out(w: &mut World<'_>) -> Result<()> {
         .remove(first)
         .context("the first replica")?
         .stop_cleanly(first)?;
-    super::observability::restart_normally(w)?;
-    let names: Vec<String> = (0..BATCH).map(name).collect();
-    let mut delete = vec!["delete", LCM, "--wait=false"];
-    delete.extend(names.iter().map(String::as_str));
-    w.kube.ok(&delete, None).map(drop)
+    // The batch stays, as the failover check's does: the operator
+    // restarted here manages it from now on.
+    super::observability::restart_normally(w)
 }
 
 /// A sharded replica named `identity`, in-cluster with a fresh token.
@@ -110,12 +109,9 @@ fn replica(w: &World<'_>, identity: &str, audit_file: &Path) -> Result<Operator>
     let sa = w.scratch(&format!("serviceaccount-{identity}"));
     let mut args = in_cluster_args(w, &sa, &request_token(w)?)?;
     let flags = format!(
-        "--shards {SHARDS} --lease-name {LEASE} --leader-identity {identity} \
-         --lease-duration-ms {} --renew-deadline-ms {} --retry-period-ms {} \
+        "--shards {SHARDS} --lease-name {LEASE} --leader-identity {identity} {} \
          --workers 2 --callback-delay-ms {CONVERGE_MS} --audit-file {}",
-        SHORT.lease_ms,
-        SHORT.renew_ms,
-        SHORT.retry_ms,
+        timing(),
         audit_file.display()
     );
     args.extend(flags.split_whitespace().map(String::from));
@@ -152,18 +148,8 @@ fn wait_settled(w: &World<'_>, live: &[&str]) -> Result<()> {
 
 /// Creates (round 0) or edits every resource of the batch in one apply.
 fn apply_round(w: &World<'_>, round: usize) -> Result<()> {
-    let items: Vec<Value> = (0..BATCH)
-        .map(|i| {
-            json!({
-                "apiVersion": "examples.blue.dev/v1alpha1",
-                "kind": "LocalConfigMap",
-                "metadata": {"name": name(i)},
-                "spec": {"config": {"data": round_data(i, round)}},
-            })
-        })
-        .collect();
     w.kube
-        .apply(&json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string())
+        .apply(&manifests::batch(BATCH, name, |i| round_data(i, round)))
 }
 
 fn round_data(i: usize, round: usize) -> Value {
@@ -219,15 +205,10 @@ fn read_audit(path: &Path) -> Result<Vec<AuditEntry>> {
     Ok(audit::parse_audit(&text)?)
 }
 
-/// Every replica ran callbacks, and every resource's state identity (as
-/// its status records it) was converged under the audit.
+/// Every resource's state identity (as its status records it) was
+/// converged under the audit. (Every replica ran callbacks: each was seen
+/// mid-converge.)
 fn check_every_resource_audited(w: &World<'_>, entries: &[AuditEntry]) -> Result<()> {
-    for r in REPLICAS {
-        let ran = entries
-            .iter()
-            .any(|e| e.replica == r && e.phase == Phase::Start);
-        ensure!(ran, "{r} ran no callback: the check proves nothing");
-    }
     let resources = by_name(w.kube.items(&["get", LCM])?);
     for i in 0..BATCH {
         let r = resources.get(&name(i)).context("a resource is missing")?;
@@ -239,10 +220,4 @@ fn check_every_resource_audited(w: &World<'_>, entries: &[AuditEntry]) -> Result
         );
     }
     Ok(())
-}
-
-fn unix_nanos() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos())
 }
