@@ -9,7 +9,7 @@ use anyhow::{ensure, Result};
 use crate::support::kube::Kube;
 use crate::support::wait::poll;
 
-/// The Lease the e2e and bench operators elect on.
+/// The Lease the failover check's operators elect on.
 pub const LEASE: &str = "e2e-leader";
 
 /// Short Lease timing, so a failover costs seconds of CI time: 3 s lease,

@@ -95,10 +95,8 @@ pub fn scale_out(w: &mut World<'_>) -> Result<()> {
         "  {} callbacks audited across {REPLICAS:?}, {leaving} left gracefully, {staying} was killed mid-converge; no overlap",
         audit::intervals(&entries).len()
     );
-    running
-        .remove(first)
-        .context("the first replica")?
-        .stop_cleanly(first)?;
+    let mut last = running.remove(first).context("the first replica")?;
+    last.stop_cleanly(first)?;
     // The batch stays, as the failover check's does: the operator
     // restarted here manages it from now on.
     super::observability::restart_normally(w)
