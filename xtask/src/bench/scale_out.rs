@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
-use blue_kubernetes_client::{Client, Lease};
+use blue_kubernetes_client::Client;
 use local_configmap_operator::audit::{parse_audit, Phase};
 
 use super::apimetrics::Scrape;
@@ -18,6 +18,7 @@ use super::measure::{median, pid_cpu_seconds, tree_cpu_seconds, CpuSnapshot};
 use super::report::{markdown_table, Block};
 use crate::support::wait::poll;
 use crate::support::{interrupt, temp_dir::TempDir};
+use crate::world::election::shard_holders;
 use crate::world::operator::Operator;
 
 const SHARDS: usize = 32;
@@ -79,7 +80,7 @@ impl<'a> Stage<'a> {
 
     fn holders(&self) -> Result<BTreeMap<String, String>> {
         let leases = self.h.rt.block_on(self.h.client.list_leases(&self.ns))?;
-        Ok(shard_holders(&leases))
+        Ok(shard_holders(&leases, LEASE))
     }
 
     /// Polls every [`EVERY`] until `done`; returns the seconds since `t`.
@@ -153,15 +154,6 @@ impl<'a> Stage<'a> {
         let (n, first, last) = per.into_values().max().context("no converge audited")?;
         Ok((n, (last - first) as f64 / 1e6 * 2.0 / n as f64))
     }
-}
-
-/// The holder of each shard Lease (`<LEASE>-shard-<i>`) by name; released
-/// ones are left out.
-fn shard_holders(leases: &[Lease]) -> BTreeMap<String, String> {
-    let prefix = format!("{LEASE}-shard-");
-    let held = leases.iter().filter(|l| l.name.starts_with(&prefix));
-    held.filter_map(|l| Some((l.name.clone(), l.spec.holder()?.to_string())))
-        .collect()
 }
 
 /// Every shard held by one of `live`, each holding its share.
@@ -372,7 +364,7 @@ fn block(m: &Machine, f: &Figures, took: Duration) -> Block {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blue_kubernetes_client::LeaseSpec;
+    use blue_kubernetes_client::{Lease, LeaseSpec};
 
     fn lease(name: &str, holder: Option<&str>) -> Lease {
         let spec = LeaseSpec {
@@ -392,14 +384,15 @@ mod tests {
 
     #[test]
     fn settled_needs_every_shard_held_by_a_live_replica_with_its_share() {
-        let even = shard_holders(&shards(|i| Some(["a", "b", "c"][i % 3])));
+        let even = shard_holders(&shards(|i| Some(["a", "b", "c"][i % 3])), LEASE);
         assert_eq!(even.len(), SHARDS, "membership Leases are no shards");
         assert!(settled(&even, &["a", "b", "c"]));
         assert!(!settled(&even, &["a", "b"]), "c is gone");
-        let lopsided = shard_holders(&shards(|i| Some(if i < 20 { "a" } else { "b" })));
+        let lopsided = shard_holders(&shards(|i| Some(if i < 20 { "a" } else { "b" })), LEASE);
         assert!(!settled(&lopsided, &["a", "b"]));
-        let released = shard_holders(&shards(|i| (i > 0).then_some("a")));
+        let released = shard_holders(&shards(|i| (i > 0).then_some("a")), LEASE);
         assert!(!settled(&released, &["a"]));
-        assert!(settled(&shard_holders(&shards(|_| Some("a"))), &["a"]));
+        let alone = shard_holders(&shards(|_| Some("a")), LEASE);
+        assert!(settled(&alone, &["a"]));
     }
 }

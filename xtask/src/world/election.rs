@@ -1,10 +1,12 @@
-//! Leader election from the outside, for the failover and scale-out e2e
-//! checks: Lease flags for the example operator and the Lease's holder as
-//! the API server reports it.
+//! Leases from the outside, for the failover and scale-out checks and the
+//! scale-out bench: Lease flags for the example operator, and the holders
+//! as the API server reports them.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Result};
+use blue_kubernetes_client::Lease;
 
 use crate::support::kube::Kube;
 use crate::support::wait::poll;
@@ -51,4 +53,13 @@ pub fn wait_holder(kube: &Kube, want: &str, since: Instant, timeout: Duration) -
         ensure!(now.as_deref() == Some(want), "holder is {now:?}");
         Ok(since.elapsed())
     })
+}
+
+/// The holder of each shard Lease (`<prefix>-shard-<i>`) by Lease name;
+/// released ones are left out.
+pub fn shard_holders(leases: &[Lease], prefix: &str) -> BTreeMap<String, String> {
+    let prefix = format!("{prefix}-shard-");
+    let held = leases.iter().filter(|l| l.name.starts_with(&prefix));
+    held.filter_map(|l| Some((l.name.clone(), l.spec.holder()?.to_string())))
+        .collect()
 }

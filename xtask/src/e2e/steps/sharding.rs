@@ -12,13 +12,14 @@ use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{ensure, Context, Result};
+use blue_kubernetes_client::Lease;
 use local_configmap_operator::audit::{self, AuditEntry};
 use serde_json::{json, Value};
 
 use super::{eventually, World, DEADLINE, LCM};
 use crate::cluster::manifests;
 use crate::support::wait::poll;
-use crate::world::election::timing;
+use crate::world::election::{shard_holders, timing};
 use crate::world::in_cluster::{in_cluster_args, request_token};
 use crate::world::operator::Operator;
 
@@ -118,16 +119,12 @@ fn replica(w: &World<'_>, identity: &str, audit_file: &Path) -> Result<Operator>
 
 /// Shard Lease -> holder, for the shards some replica holds.
 fn holders(w: &World<'_>) -> Result<BTreeMap<String, String>> {
-    let prefix = format!("{LEASE}-shard-");
-    let leases = w.kube.items(&["get", "leases"])?;
-    Ok(leases
-        .iter()
-        .filter_map(|l| {
-            let shard = l["metadata"]["name"].as_str()?.strip_prefix(&prefix)?;
-            let holder = l["spec"]["holderIdentity"].as_str()?;
-            (!holder.is_empty()).then(|| (shard.to_string(), holder.to_string()))
-        })
-        .collect())
+    let items = w.kube.items(&["get", "leases"])?;
+    let leases = items.iter().map(|l| Lease::from_object(l, "get lease"));
+    Ok(shard_holders(
+        &leases.collect::<Result<Vec<_>, _>>()?,
+        LEASE,
+    ))
 }
 
 /// Waits until every shard is held, only by `live` replicas, and each of
