@@ -32,8 +32,8 @@ const RD: u64 = 10_000;
 const RP: u64 = 2_000;
 const SHARDS: u32 = 8;
 
-/// The first element of every identity: no other test's.
-const SYSTEM: &str = "audit";
+/// Numbers each test's own identity system (see [`Audit::system`]).
+static SYSTEMS: AtomicUsize = AtomicUsize::new(0);
 
 fn settings(replica: &str) -> Sharding {
     let mut s = sharding::settings("widgets-operator", SHARDS, 4, replica);
@@ -61,6 +61,9 @@ struct Run {
 /// The infrastructure every replica manages, and the audit of its runs.
 struct Audit {
     cluster: FakeCluster,
+    /// The first element of every identity of this test: no other test's,
+    /// since the identity lock is process-wide and tests run in parallel.
+    system: String,
     runs: Mutex<Vec<Run>>,
     items: Mutex<HashMap<String, Value>>,
     /// While set, converges wait for a permit.
@@ -70,8 +73,10 @@ struct Audit {
 
 impl Audit {
     fn new(cluster: &FakeCluster) -> Arc<Self> {
+        let system = SYSTEMS.fetch_add(1, Ordering::Relaxed);
         Arc::new(Self {
             cluster: cluster.clone(),
+            system: format!("audit-{system}"),
             runs: Mutex::default(),
             items: Mutex::default(),
             gate: Mutex::default(),
@@ -80,11 +85,15 @@ impl Audit {
     }
 
     fn holder(&self, profile: &str) -> Option<String> {
-        let s = settings("any");
-        let lease = s.shard_lease_name(sharding::shard_of(&s, SYSTEM, profile));
+        let lease = settings("any").shard_lease_name(self.shard_of(profile));
         self.cluster
             .lease(NS, &lease)
             .and_then(|l| l.spec.holder().map(str::to_owned))
+    }
+
+    /// The shard `profile`'s widget lands in.
+    fn shard_of(&self, profile: &str) -> u32 {
+        sharding::shard_of(&settings("any"), &self.system, profile)
     }
 
     fn hold(&self) {
@@ -154,9 +163,10 @@ impl Audit {
 fn package(audit: &Arc<Audit>, replica: &str) -> Package {
     let (observer, converger, deleter) = (audit.clone(), audit.clone(), audit.clone());
     let replica = replica.to_owned();
+    let system = audit.system.clone();
     Package::builder(widgets())
         .validate(|_o| Ok(Vec::<String>::new()))
-        .identity(|o| Ok(sharding::identity(SYSTEM, o.profile())))
+        .identity(move |o| Ok(sharding::identity(&system, o.profile())))
         .observe(move |o| {
             let items = lock(&observer.items);
             let current = items.get(o.profile());
@@ -268,10 +278,6 @@ fn phase(cluster: &FakeCluster, name: &str) -> Value {
     cluster.get(&widgets(), NS, name).unwrap()["status"]["phase"].clone()
 }
 
-fn shard_of(name: &str) -> u32 {
-    sharding::shard_of(&settings("any"), SYSTEM, &profile(name))
-}
-
 /// Replicas a and b, each on a `wire()`, once they share the shards.
 async fn sharing_pair(
     wire: impl Fn() -> Wire,
@@ -333,7 +339,11 @@ fn each_resource_is_dispatched_by_exactly_one_replica_holding_its_shard() {
             assert_eq!(runs.len(), 1, "{name} converged once: {runs:?}");
             let owner = [("a", &a), ("b", &b), ("c", &c)]
                 .into_iter()
-                .find(|(_, r)| r.runtime.shards_owned().contains(&shard_of(name)))
+                .find(|(_, r)| {
+                    r.runtime
+                        .shards_owned()
+                        .contains(&audit.shard_of(&profile(name)))
+                })
                 .map(|(n, _)| n);
             assert_eq!(Some(runs[0].replica.as_str()), owner, "{name}");
         }
@@ -378,7 +388,7 @@ fn a_replica_that_stops_renewing_loses_its_shards_only_after_they_expire() {
         let lost = b.runtime.shards_owned();
         let name = (0..100)
             .map(|i| format!("late{i}"))
-            .find(|n| lost.contains(&shard_of(n)))
+            .find(|n| lost.contains(&audit.shard_of(&profile(n))))
             .expect("some name lands in b's shards");
 
         b.cut.store(true, Ordering::SeqCst);
@@ -442,7 +452,11 @@ fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts()
         sleep_ms(5 * RP).await;
         let moving: Vec<&String> = names
             .iter()
-            .filter(|n| !a.runtime.shards_owned().contains(&shard_of(n)))
+            .filter(|n| {
+                !a.runtime
+                    .shards_owned()
+                    .contains(&audit.shard_of(&profile(n)))
+            })
             .collect();
         assert!(!moving.is_empty(), "b's arrival moves some running work");
         for name in &moving {
@@ -451,7 +465,10 @@ fn a_graceful_handover_drains_the_running_callback_before_the_new_owner_starts()
                 Some("a"),
                 "{name}'s shard is kept while its callback runs"
             );
-            assert!(!b.runtime.shards_owned().contains(&shard_of(name)));
+            assert!(!b
+                .runtime
+                .shards_owned()
+                .contains(&audit.shard_of(&profile(name))));
         }
 
         audit.release_all();

@@ -34,8 +34,8 @@ use crate::common::watchdog;
 use crate::common::{widgets, NS};
 use crate::liveness::ready_for_its_generation;
 use crate::sharding_world::{
-    profile, shard_of, start_replica, write_widget, Ledger, Run, LEASE_MS, MAX_LIVE, NAMES,
-    POLL_MS, RESYNC_MS, RETRY_MAX_MS, RETRY_PERIOD_MS, SHARDS,
+    profile, start_replica, write_widget, Ledger, Run, LEASE_MS, MAX_LIVE, NAMES, POLL_MS,
+    RESYNC_MS, RETRY_MAX_MS, RETRY_PERIOD_MS, SHARDS,
 };
 use blue_kubernetes::{Clock, Runtime};
 use blue_testkit::FakeCluster;
@@ -233,7 +233,7 @@ impl Case {
         let violations = self.ledger.violations();
         prop_assert!(violations.is_empty(), "{}: {:#?}", context, violations);
         self.owners()?;
-        check_runs(context, &self.ledger.runs())
+        check_runs(context, &self.ledger)
     }
 
     /// Heals every replica, makes sure one runs, lets membership settle;
@@ -303,11 +303,12 @@ async fn advance(ms: u64) {
 /// Per shard, in the order they started: the fencing token never falls,
 /// and grows when the replica changes; no two runs of one widget in two
 /// replicas overlap on the paused clock, but for an overtaken zombie.
-fn check_runs(context: &str, runs: &[Run]) -> Result<(), TestCaseError> {
+fn check_runs(context: &str, ledger: &Ledger) -> Result<(), TestCaseError> {
+    let runs = &ledger.runs();
     let mut last: BTreeMap<u32, &Run> = BTreeMap::new();
     // A zombie's token is its Lease's old one: it is overtaken, not next.
     for run in runs.iter().filter(|r| !r.zombie) {
-        let shard = shard_of(&run.profile);
+        let shard = ledger.shard_of(&run.profile);
         if let Some(prev) = last.insert(shard, run) {
             let grows = match prev.replica == run.replica {
                 true => run.token >= prev.token,
@@ -424,7 +425,7 @@ fn a_write_of_a_pass_that_outlived_its_shard_lease_is_fenced() {
             .find_map(|(n, shards)| {
                 let name = NAMES
                     .iter()
-                    .find(|w| shards.contains(&shard_of(&profile(w))))?;
+                    .find(|w| shards.contains(&case.ledger.shard_of(&profile(w))))?;
                 Some((n.clone(), *name))
             })
             .expect("some widget lands in a shard a replica owns");

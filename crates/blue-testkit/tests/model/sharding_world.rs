@@ -48,8 +48,8 @@ pub const RETRY_MAX_MS: u64 = 2_000;
 /// a lost watch event) without advancing minutes of paused time.
 pub const RESYNC_MS: u64 = 10_000;
 pub const NAMES: [&str; 5] = ["w0", "w1", "w2", "w3", "w4"];
-/// The first element of every identity: no other test's.
-const SYSTEM: &str = "shard-model";
+/// Numbers each case's own identity system (see [`Ledger::system`]).
+static CASES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn settings(identity: &str) -> Sharding {
     let mut s = sharding::settings("shard-model", SHARDS, MAX_MEMBERS, identity);
@@ -57,10 +57,6 @@ fn settings(identity: &str) -> Sharding {
     s.lease.renew_deadline_ms = RENEW_MS;
     s.lease.retry_period_ms = RETRY_PERIOD_MS;
     s
-}
-
-pub fn shard_of(profile: &str) -> u32 {
-    sharding::shard_of(&settings("any"), SYSTEM, profile)
 }
 
 /// One callback run.
@@ -117,6 +113,11 @@ struct State {
 /// The shared record of the case, and the widgets' infrastructure.
 pub struct Ledger {
     pub cluster: FakeCluster,
+    /// The first element of every identity of this case: no other case's
+    /// or test's, since the identity lock is process-wide and the tests of
+    /// this binary run in parallel (a shared one made a replica here find
+    /// a widget `Busy` while another test's pass held it).
+    system: String,
     state: Mutex<State>,
     /// Wakes held converges when a replica dies.
     died: tokio::sync::Notify,
@@ -124,8 +125,10 @@ pub struct Ledger {
 
 impl Ledger {
     pub fn new(cluster: &FakeCluster) -> Arc<Self> {
+        let case = CASES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Arc::new(Self {
             cluster: cluster.clone(),
+            system: format!("shard-model-{case}"),
             state: Mutex::default(),
             died: tokio::sync::Notify::new(),
         })
@@ -135,9 +138,14 @@ impl Ledger {
         lock(&self.state)
     }
 
+    /// The shard `profile`'s widget lands in.
+    pub fn shard_of(&self, profile: &str) -> u32 {
+        sharding::shard_of(&settings("any"), &self.system, profile)
+    }
+
     /// The holder the Lease of `profile`'s shard names now.
     pub fn holder(&self, profile: &str) -> Option<String> {
-        let lease = settings("any").shard_lease_name(shard_of(profile));
+        let lease = settings("any").shard_lease_name(self.shard_of(profile));
         let lease = self.cluster.lease(NS, &lease)?;
         lease.spec.holder().map(str::to_owned)
     }
@@ -376,9 +384,10 @@ async fn converge(
 
 fn package(ledger: &Arc<Ledger>, replica: &str) -> Package {
     let (observer, converger) = (ledger.clone(), ledger.clone());
+    let system = ledger.system.clone();
     let (r1, r2) = (replica.to_owned(), replica.to_owned());
     Package::builder(widgets())
-        .identity(|o| Ok(sharding::identity(SYSTEM, o.profile())))
+        .identity(move |o| Ok(sharding::identity(&system, o.profile())))
         .observe_async(move |o| observe(observer.clone(), r1.clone(), o))
         .converge_async(move |o| converge(converger.clone(), r2.clone(), o))
         .delete_async(|_o| async { Ok(WorkflowOutcome::new()) })
