@@ -107,6 +107,36 @@ async fn a_deleted_related_object_has_its_owner_checked_at_once() {
     r.runtime.stop().await;
 }
 
+/// A deletion most likely needs repair, so the owner publishes
+/// Reconciling while it observes (as for an edit: one round trip sooner)
+/// rather than after. Seen here where the infrastructure still matches:
+/// only that path publishes at all, so the check writes twice.
+#[tokio::test(start_paused = true)]
+async fn a_deleted_related_object_has_its_owner_publish_while_observing() {
+    let r = rig();
+    ready_widget(&r).await;
+    let (observed, converged) = (r.infra.count(Step::Observe), r.infra.count(Step::Converge));
+    r.cluster.reset_calls();
+    r.cluster.delete_object(&cm_path("w-cm"));
+    wait_ms(10).await;
+    assert_eq!(r.infra.count(Step::Observe), observed + 1, "one check");
+    assert_eq!(
+        r.infra.count(Step::Converge),
+        converged,
+        "nothing to repair"
+    );
+    assert_eq!(
+        r.cluster.calls().update_status,
+        2,
+        "Reconciling published with the observe, then Ready"
+    );
+    assert_eq!(
+        r.cluster.get(&widgets(), NS, "w").unwrap()["status"]["phase"],
+        "Ready"
+    );
+    r.runtime.stop().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_edited_related_object_asks_for_a_quiet_check_only_of_its_owner() {
     let r = rig();

@@ -28,6 +28,7 @@ impl Pass<'_> {
             self.set_finalizer(true).await?;
         }
         let expect_effect = deleting
+            || self.expects_effect
             || desired_state_changed(
                 &self.snapshot,
                 &self.controller.config.names.request_annotation,

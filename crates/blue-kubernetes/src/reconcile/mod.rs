@@ -17,6 +17,29 @@ use crate::{Controller, Error, Options, Package, Phase, Reason};
 use references::Resolution;
 use serde_json::Value;
 
+/// Why a pass runs early: asked for in memory, not by the due rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Request {
+    /// Not asked for: the due rules decide.
+    #[default]
+    None,
+    /// Look now, as if the next check were due (a related object changed,
+    /// a referenced resource, a trigger).
+    Check,
+    /// A related object was deleted: an effect is likely, so Reconciling
+    /// is published while observing, as for an edit (one round trip
+    /// sooner). A check that then finds everything in place writes Ready
+    /// again: two status writes instead of none, for a rare event.
+    Repair,
+}
+
+impl Request {
+    /// Whether an early check was asked for at all.
+    pub(crate) fn any(self) -> bool {
+        self != Request::None
+    }
+}
+
 /// What one reconcile did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -107,7 +130,7 @@ pub async fn reconcile(
     namespace: &str,
     name: &str,
 ) -> Result<Report, Error> {
-    one_shot(controller, package, namespace, name, false).await
+    one_shot(controller, package, namespace, name, Request::None).await
 }
 
 /// Reconciles `namespace/name` now as if its next check were due: what
@@ -131,7 +154,7 @@ pub async fn trigger(
     namespace: &str,
     name: &str,
 ) -> Result<Report, Error> {
-    one_shot(controller, package, namespace, name, true).await
+    one_shot(controller, package, namespace, name, Request::Check).await
 }
 
 async fn one_shot(
@@ -139,7 +162,7 @@ async fn one_shot(
     package: &Package,
     namespace: &str,
     name: &str,
-    requested: bool,
+    requested: Request,
 ) -> Result<Report, Error> {
     let client = &controller.config.client;
     match client
@@ -187,7 +210,7 @@ pub(crate) async fn reconcile_snapshot(
     package: &Package,
     listed: Value,
     origin: Origin,
-    requested: bool,
+    requested: Request,
 ) -> PassOutcome {
     match check(controller, package, listed, origin, requested).await {
         Ok(Checked::Run(lock, pass, permit)) => {
@@ -213,10 +236,10 @@ async fn check<'a>(
     package: &'a Package,
     listed: Value,
     origin: Origin,
-    requested: bool,
+    requested: Request,
 ) -> Result<Checked<'a>, Error> {
     let names = &controller.config.names;
-    if !requested && !controller.is_due(&listed) {
+    if !requested.any() && !controller.is_due(&listed) {
         return Ok(Checked::Done(Report::NotDue));
     }
     // Releasing a Retain finalizer runs no package code at all, not even
@@ -267,6 +290,7 @@ async fn check<'a>(
         pass.config_error = listed_config_error;
         pass.references = resolution;
         pass.may_be_quiet = true;
+        pass.expects_effect = requested == Request::Repair;
         return Ok(Checked::Run(lock, pass, permit));
     }
     let descriptor = package.descriptor();
@@ -286,7 +310,7 @@ async fn check<'a>(
     {
         return Ok(Checked::Done(Report::Changed));
     }
-    if !requested && !controller.is_due(&fresh) {
+    if !requested.any() && !controller.is_due(&fresh) {
         return Ok(Checked::Done(Report::NotDue));
     }
     let resolution = resolve_references(controller, package, &fresh, releasing).await?;

@@ -62,6 +62,9 @@ pub(super) struct Pass<'a> {
     /// change only the schedule may write nothing; a one-shot pass has
     /// only status to remember it by and always writes.
     pub(super) may_be_quiet: bool,
+    /// An effect is likely whatever the desired state says (a related
+    /// object was deleted): Reconciling is published while observing.
+    pub(super) expects_effect: bool,
 }
 
 impl<'a> Pass<'a> {
@@ -97,6 +100,7 @@ impl<'a> Pass<'a> {
             next_check: None,
             references: None,
             may_be_quiet: false,
+            expects_effect: false,
         }
     }
 

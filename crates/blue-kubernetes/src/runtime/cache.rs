@@ -20,6 +20,7 @@ use super::token::{Spelled, Token};
 use crate::domain::due::Due;
 use crate::domain::jitter;
 use crate::domain::resource::{self, status_str};
+use crate::reconcile::Request;
 use crate::Phase;
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
@@ -63,7 +64,7 @@ struct Entry {
     /// An early check was asked for (a related object changed, a
     /// trigger) and no pass has started since: due now, whatever the
     /// version or the due rules say.
-    requested: bool,
+    requested: Request,
     /// What referrers depend on (readiness, outputs), for a resource of a
     /// referenced package; `None` until first seen so.
     digest: Option<u64>,
@@ -203,7 +204,7 @@ impl Cache {
                     hold: None,
                     awaiting: None,
                     phase,
-                    requested: false,
+                    requested: Request::None,
                     digest: None,
                 };
                 self.entries.insert(key.clone(), entry);
@@ -262,7 +263,7 @@ impl Cache {
         backoff_until: impl Fn(&str) -> Option<u64>,
     ) -> Option<u64> {
         let entry = self.entries.get(key)?;
-        if entry.requested {
+        if entry.requested.any() {
             // News the version does not carry: neither a hold until a
             // newer version nor our own write still on its way keeps it;
             // a short hold (the lock was busy) and a backoff still do.
@@ -312,23 +313,25 @@ impl Cache {
         }
     }
 
-    /// Asks for an early check of `key`; false when it is not cached.
-    pub(crate) fn request(&mut self, key: &Key) -> bool {
+    /// Asks for an early check of `key` (a repair outranks a check);
+    /// false when it is not cached.
+    pub(crate) fn request(&mut self, key: &Key, request: Request) -> bool {
         match self.entries.get_mut(key) {
             Some(entry) => {
-                entry.requested = true;
+                entry.requested = entry.requested.max(request);
                 true
             }
             None => false,
         }
     }
 
-    /// A pass over `key` starts: whether an early check was asked for
-    /// (the request is hers from now on).
-    pub(crate) fn take_request(&mut self, key: &Key) -> bool {
+    /// A pass over `key` starts: the early check asked for, if any (the
+    /// request is hers from now on).
+    pub(crate) fn take_request(&mut self, key: &Key) -> Request {
         self.entries
             .get_mut(key)
-            .is_some_and(|e| std::mem::take(&mut e.requested))
+            .map(|e| std::mem::take(&mut e.requested))
+            .unwrap_or_default()
     }
 
     /// Records what referrers of `key` depend on; true when it changed
@@ -356,8 +359,8 @@ impl Cache {
 
     /// A pass over `key` that was asked for could not look (the lock was
     /// busy, the cluster unreachable): the request stands.
-    pub(crate) fn restore_request(&mut self, key: &Key) {
-        self.request(key);
+    pub(crate) fn restore_request(&mut self, key: &Key, request: Request) {
+        self.request(key, request);
     }
 
     /// A pass over `key` decided (and wrote, or quietly kept) its next
@@ -609,20 +612,32 @@ mod tests {
     }
 
     #[test]
+    fn a_repair_outranks_a_check_asked_for_before_or_after_it() {
+        let mut c = Cache::default();
+        c.record(key(), &at("1", "Ready"), stored(60_000), true, 0);
+        c.request(&key(), Request::Repair);
+        c.request(&key(), Request::Check);
+        assert_eq!(c.take_request(&key()), Request::Repair);
+        c.request(&key(), Request::Check);
+        c.restore_request(&key(), Request::Repair);
+        assert_eq!(c.take_request(&key()), Request::Repair);
+    }
+
+    #[test]
     fn a_request_makes_it_due_now_past_holds_and_waits_but_not_past_backoff() {
         let mut c = Cache::default();
-        assert!(!c.request(&key()), "not cached");
+        assert!(!c.request(&key(), Request::Check), "not cached");
         c.record(key(), &at("1", "Ready"), stored(60_000), true, 0);
         c.hold(&key(), "1", None);
         c.await_version(&key(), "2");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
-        assert!(c.request(&key()));
+        assert!(c.request(&key(), Request::Check));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
         assert_eq!(c.ready_at(&key(), |_| Some(700)), Some(700));
-        assert!(c.take_request(&key()));
-        assert!(!c.take_request(&key()), "taken once");
+        assert_eq!(c.take_request(&key()), Request::Check);
+        assert_eq!(c.take_request(&key()), Request::None, "taken once");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "the hold again");
-        c.restore_request(&key());
+        c.restore_request(&key(), Request::Check);
         c.hold(&key(), "1", Some(300));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(300), "a busy lock");
     }

@@ -18,6 +18,7 @@ use super::key::Key;
 use super::queue::Work;
 use super::{outcome, Shared};
 use crate::domain::resource;
+use crate::reconcile::Request;
 use crate::telemetry::QUEUE_NAME;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -147,10 +148,15 @@ pub(super) fn rearm(shared: &Shared, package: usize, namespace: &str) {
 /// running (then looked at again when its pass ends) or backing off.
 /// False when `key` is not cached.
 pub(super) fn request(shared: &Shared, key: &Key) -> bool {
+    request_as(shared, key, Request::Check)
+}
+
+/// [`request`], saying why.
+pub(super) fn request_as(shared: &Shared, key: &Key, request: Request) -> bool {
     let now = shared.controller.now();
     let (key, ready, version) = {
         let mut book = book(shared);
-        if !book.cache.request(key) {
+        if !book.cache.request(key, request) {
             return false;
         }
         let ready = book.cache.ready_at(key, |uid| shared.backoff.until(uid));
@@ -164,8 +170,8 @@ pub(super) fn request(shared: &Shared, key: &Key) -> bool {
     true
 }
 
-/// A pass over `key` starts: whether an early check was asked for.
-pub(super) fn take_request(shared: &Shared, key: &Key) -> bool {
+/// A pass over `key` starts: the early check asked for, if any.
+pub(super) fn take_request(shared: &Shared, key: &Key) -> Request {
     let mut book = book(shared);
     book.cache.begin_pass(key);
     book.cache.take_request(key)
@@ -186,7 +192,7 @@ pub(super) struct Ended {
     pub(super) next_check: Option<u64>,
     /// It was asked for and could not look (busy lock, transport error):
     /// the request stands.
-    pub(super) unserved_request: bool,
+    pub(super) unserved_request: Request,
     /// With sharding: the resource's shard is held by another replica.
     pub(super) not_owned: Option<u32>,
 }
@@ -203,8 +209,9 @@ pub(super) fn after_pass(shared: &Shared, work: &Work, ended: Ended) {
         if !quiet {
             book.cache.hold(&work.key, &work.version, ended.hold);
         }
-        if ended.unserved_request {
-            book.cache.restore_request(&work.key);
+        if ended.unserved_request.any() {
+            book.cache
+                .restore_request(&work.key, ended.unserved_request);
         }
         book.cache.end_pass(&work.key, ended.written.as_deref());
         if let Some(at) = ended.next_check {

@@ -22,6 +22,7 @@ use super::dispatch;
 use super::key::{Key, Namespaces};
 use super::token::Token;
 use super::Shared;
+use crate::reconcile::Request;
 use crate::{Package, Related};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
@@ -216,14 +217,14 @@ pub(super) fn take_in(shared: &Shared, scope: usize, kind: usize, object: &Value
         book.related
             .record(key, version_of(object), targets, seeding)
     };
-    request_all(shared, &check);
+    request_all(shared, &check, Request::Check);
     key
 }
 
 /// A related object is gone (missing from a list).
 pub(super) fn forget(shared: &Shared, key: &Key) {
     let check = dispatch::book(shared).related.remove(key);
-    request_all(shared, &check);
+    request_all(shared, &check, Request::Repair);
 }
 
 /// A related object of kind `kind` was deleted; `object` is its last
@@ -239,7 +240,7 @@ pub(super) fn deleted(shared: &Shared, kind: usize, object: &Value) {
             check.push(target);
         }
     }
-    request_all(shared, &check);
+    request_all(shared, &check, Request::Repair);
 }
 
 /// A complete list of related kind `kind` in `namespace` (`""`: all) from
@@ -262,9 +263,12 @@ pub(super) fn forget_missing(
     }
 }
 
-fn request_all(shared: &Shared, keys: &[Key]) {
+/// Asks for `request` of each of `keys`: a deleted object most likely
+/// needs repair (its owner publishes while observing), a changed one a
+/// look.
+fn request_all(shared: &Shared, keys: &[Key], request: Request) {
     for key in keys {
-        if dispatch::request(shared, key) {
+        if dispatch::request_as(shared, key, request) {
             shared.counters.requested();
         }
     }

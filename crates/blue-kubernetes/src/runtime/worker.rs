@@ -10,7 +10,7 @@ use super::failure_log::Failure;
 use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome, Report};
+use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome, Report, Request};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -33,7 +33,10 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 Err(hold) => {
                     shared.queue.done(&work.key);
                     let ended = Ended {
-                        unserved_request: requested && hold.is_some(),
+                        unserved_request: match hold {
+                            Some(_) => requested,
+                            None => Request::None,
+                        },
                         hold,
                         ..Ended::default()
                     };
@@ -86,7 +89,12 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
 
 /// One pass over `snapshot`, measured and recorded; returns what
 /// [`after_pass`] needs.
-async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value, requested: bool) -> Ended {
+async fn pass(
+    shared: &Shared,
+    work: &Work,
+    snapshot: serde_json::Value,
+    requested: Request,
+) -> Ended {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.package()];
     let label = [("controller", package.descriptor().qualified_plural())];
@@ -122,14 +130,17 @@ async fn pass(shared: &Shared, work: &Work, snapshot: serde_json::Value, request
     // looked; a busy lock, a lost race or an unreachable cluster did not.
     // A request to a replica not holding the shard is the holder's to
     // serve (it saw the same news).
-    let unserved_request = requested
-        && not_owned.is_none()
-        && !matches!(
+    let served = not_owned.is_some()
+        || matches!(
             &result,
             Ok(Ok(Report::Reconciled(..)
                 | Report::Released
                 | Report::NotFound))
         );
+    let unserved_request = match served {
+        true => Request::None,
+        false => requested,
+    };
     let verdict = Verdict::of(&result);
     let hold = outcome::settle(shared, &work.key, &metadata, &verdict);
     metrics.active_workers.get_or_create(&label).dec();
