@@ -390,3 +390,93 @@ async fn a_queued_reconciling_event_gives_way_to_its_outcome_queued_behind_it() 
         "one per object: no outcome replaced another's"
     );
 }
+
+/// A pass whose converge holds: its Reconciling Event waits out its grace
+/// (for an outcome that would replace it), then is written while the
+/// converge still runs; the outcome follows.
+#[tokio::test(start_paused = true)]
+async fn a_long_converges_reconciling_event_is_written_once_its_grace_is_over() {
+    use std::time::Duration;
+    let (cluster, infra) = (
+        blue_testkit::FakeCluster::new(),
+        blue_testkit::FakeInfra::new(),
+    );
+    let runtime = runtime_with_events(&cluster, &infra);
+    infra.hold_effects();
+    cluster.create(&widgets(), NS, "web", spec(json!(1)));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(infra.effects_started_count(), 1, "converge holds");
+    assert!(cluster.events().is_empty(), "Reconciling waits its grace");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let reasons = |c: &blue_testkit::FakeCluster| -> Vec<String> {
+        summary(&c.events()).into_iter().map(|e| e.1).collect()
+    };
+    assert_eq!(reasons(&cluster), ["Reconciling"]);
+    infra.release(1);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    runtime.stop().await;
+    assert_eq!(reasons(&cluster), ["Reconciling", "Converged"]);
+}
+
+/// Several new resources, the writer idle between them and every call
+/// taking time (so the writer runs while a pass waits): each Reconciling
+/// gives way to its outcome, one Event write per resource.
+#[tokio::test(start_paused = true)]
+async fn new_resources_cost_one_event_write_each_with_the_writer_idle() {
+    let (cluster, infra) = (
+        blue_testkit::FakeCluster::new(),
+        blue_testkit::FakeInfra::new(),
+    );
+    let runtime = runtime_with_events(&cluster, &infra);
+    cluster.set_latency(std::time::Duration::from_millis(5));
+    for name in ["a", "b", "c"] {
+        cluster.create(&widgets(), NS, name, spec(json!(1)));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    runtime.stop().await;
+    let reasons: Vec<_> = summary(&cluster.events())
+        .into_iter()
+        .map(|e| e.1)
+        .collect();
+    assert_eq!(reasons, ["Converged", "Converged", "Converged"]);
+    assert_eq!(cluster.event_writes(), 3);
+}
+
+/// A Destroy that finishes within the grace writes no Deleting Event (the
+/// release replaces it, as an outcome would); one whose delete holds past
+/// the grace does.
+#[tokio::test(start_paused = true)]
+async fn a_quick_destroy_writes_no_deleting_event_and_a_long_one_does() {
+    use std::time::Duration;
+    let (cluster, infra) = (
+        blue_testkit::FakeCluster::new(),
+        blue_testkit::FakeInfra::new(),
+    );
+    let runtime = runtime_with_events(&cluster, &infra);
+    let destroy = json!({"deletionPolicy": "Destroy", "config": {"value": 1}});
+    for name in ["quick", "slow"] {
+        cluster.create(&widgets(), NS, name, destroy.clone());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    cluster.delete(&widgets(), NS, "quick");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(cluster.get(&widgets(), NS, "quick").is_none(), "destroyed");
+    let deleting = |c: &blue_testkit::FakeCluster| {
+        let events = c.events();
+        let named = |e: &&Value| e["reason"] == "Deleting";
+        events
+            .iter()
+            .filter(named)
+            .map(|e| e["involvedObject"]["name"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(deleting(&cluster).is_empty(), "no Deleting Event for quick");
+    infra.hold_effects();
+    cluster.delete(&widgets(), NS, "slow");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(deleting(&cluster), [json!("slow")]);
+    infra.release(1);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(cluster.get(&widgets(), NS, "slow").is_none(), "destroyed");
+    runtime.stop().await;
+}

@@ -119,6 +119,9 @@ impl Pass<'_> {
             }
         }
         self.set_finalizer(false).await?;
+        if let Some(events) = &self.controller.telemetry.events {
+            events.released(&self.snapshot);
+        }
         self.forget_connection();
         self.record_lingering_deletion().await?;
         Ok(Report::Released)

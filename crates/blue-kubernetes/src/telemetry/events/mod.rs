@@ -64,16 +64,24 @@ struct State {
     series: HashMap<SeriesKey, Series>,
     buckets: HashMap<String, Bucket>,
     sequence: u64,
-    /// Object uid -> the sequence of its Normal Reconciling Event while it
-    /// waits in the outbox (not yet taken by the writer).
-    queued_reconciling: HashMap<String, u64>,
-    /// Sequences of queued Events the writer skips: a Reconciling with its
-    /// object's outcome queued behind it.
+    /// Object uid -> the sequence and reason of its Normal progress Event
+    /// while it waits in the outbox (not yet taken by the writer).
+    queued_progress: HashMap<String, (u64, &'static str)>,
+    /// Sequences of queued Events the writer skips: a progress Event with
+    /// its object's outcome queued behind it, or its object released.
     superseded: HashSet<u64>,
 }
 
-/// The reason whose queued Event an outcome behind it replaces.
-const RECONCILING: &str = "Reconciling";
+/// The reasons of Normal Events that say work began: each waits in the
+/// outbox, and its object's outcome queued behind it (or, for Deleting,
+/// the object's release) replaces it.
+const PROGRESS: [&str; 2] = ["Reconciling", "Deleting"];
+
+/// `reason` as one of [`PROGRESS`], for a Normal Event.
+fn progress(kind: EventType, reason: &str) -> Option<&'static str> {
+    let found = PROGRESS.iter().find(|p| **p == reason);
+    found.copied().filter(|_| kind == EventType::Normal)
+}
 
 /// Writes Events for one controller, reported as `component`.
 pub(crate) struct EventRecorder {
@@ -103,6 +111,15 @@ struct Outgoing {
     now_ms: u64,
 }
 
+impl Outgoing {
+    /// A progress Event waits out a grace before it is written, for its
+    /// object's outcome (or release) to come and replace it.
+    fn waits(&self) -> bool {
+        let (_, kind, reason) = &self.key;
+        progress(*kind, reason).is_some()
+    }
+}
+
 impl EventRecorder {
     pub(crate) fn new(
         component: String,
@@ -125,6 +142,17 @@ impl EventRecorder {
     /// Waits until every Event queued so far has been written (or failed).
     pub(crate) async fn flush(&self) {
         self.outbox.flush().await;
+    }
+
+    /// `object` was released (our finalizer removed: it is going away): a
+    /// Deleting Event of it still waiting is not written, as an outcome
+    /// would replace it. A Destroy that finishes within the grace costs no
+    /// Event write.
+    pub(crate) fn released(&self, object: &Value) {
+        let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
+        if let Some(uid) = uid {
+            self.shared.lock().supersede_waiting(uid);
+        }
     }
 
     /// [`flush`](Self::flush), giving up after `limit`; returns false then.
@@ -233,28 +261,34 @@ impl EventRecorder {
 }
 
 impl State {
-    /// Event `sequence` of series `key` was admitted. A Normal Reconciling
-    /// one waits as its object's; any other Event of that object makes a
-    /// Reconciling still waiting superseded: the writer skips it, so the
-    /// outcome is what `kubectl describe` shows, as aggregation would show
-    /// the last occurrence, and a new resource costs one Event write fewer.
-    /// Its count and token are given back, as if it had never been
-    /// recorded.
+    /// Event `sequence` of series `key` was admitted. A Normal progress
+    /// one (Reconciling, Deleting) waits as its object's; any other Event
+    /// of that object makes a progress Event still waiting superseded: the
+    /// writer skips it, so the outcome is what `kubectl describe` shows, as
+    /// aggregation would show the last occurrence, and a new resource costs
+    /// one Event write fewer. Its count and token are given back, as if it
+    /// had never been recorded.
     fn supersede(&mut self, key: &SeriesKey, sequence: u64) {
         let (uid, kind, reason) = key;
-        if *kind == EventType::Normal && reason == RECONCILING {
-            self.queued_reconciling.insert(uid.clone(), sequence);
+        if let Some(reason) = progress(*kind, reason) {
+            self.queued_progress.insert(uid.clone(), (sequence, reason));
             return;
         }
-        let Some(waiting) = self.queued_reconciling.remove(uid) else {
+        self.supersede_waiting(uid);
+    }
+
+    /// The progress Event of object `uid` still waiting is skipped, its
+    /// count and token given back.
+    fn supersede_waiting(&mut self, uid: &str) {
+        let Some((waiting, reason)) = self.queued_progress.remove(uid) else {
             return;
         };
         self.superseded.insert(waiting);
-        let reconciling = (uid.clone(), EventType::Normal, RECONCILING.to_string());
-        if let Some(series) = self.series.get_mut(&reconciling) {
+        let progress = (uid.to_string(), EventType::Normal, reason.to_string());
+        if let Some(series) = self.series.get_mut(&progress) {
             series.count = series.count.saturating_sub(1);
             if series.count == 0 && series.stored.is_none() {
-                self.series.remove(&reconciling);
+                self.series.remove(&progress);
             }
         }
         if let Some(bucket) = self.buckets.get_mut(uid) {
@@ -268,8 +302,8 @@ impl State {
         if self.superseded.remove(&sequence) {
             return false;
         }
-        if self.queued_reconciling.get(&key.0) == Some(&sequence) {
-            self.queued_reconciling.remove(&key.0);
+        if self.queued_progress.get(&key.0).map(|q| q.0) == Some(sequence) {
+            self.queued_progress.remove(&key.0);
         }
         true
     }
@@ -409,7 +443,7 @@ mod tests {
     #[test]
     fn a_waiting_reconciling_is_superseded_by_its_objects_outcome_only() {
         let mut state = State::default();
-        let reconciling = |uid| key(uid, EventType::Normal, RECONCILING);
+        let reconciling = |uid| key(uid, EventType::Normal, "Reconciling");
         state.supersede(&reconciling("a"), 1);
         state.supersede(&reconciling("b"), 2);
         state.supersede(&key("a", EventType::Normal, "Converged"), 3);
@@ -419,6 +453,6 @@ mod tests {
         // Taken, it can no longer be superseded.
         state.supersede(&key("b", EventType::Warning, "ExecutionFailed"), 4);
         assert!(state.superseded.is_empty());
-        assert!(state.queued_reconciling.is_empty());
+        assert!(state.queued_progress.is_empty());
     }
 }

@@ -3,6 +3,12 @@
 //! finds its series' Event already stored and raises its count), like
 //! client-go's event broadcaster.
 //!
+//! A Normal Reconciling Event waits [`RECONCILING_GRACE`] before it is
+//! written, while other Events go on: most passes end well within it, and
+//! their outcome replaces it (a new resource costs one Event write, not
+//! two, even when the writer is idle). A flush writes the waiting ones at
+//! once.
+//!
 //! The writer is started on the first push, inside whatever tokio runtime
 //! the pass runs on, and ends when the recorder is dropped. Should that
 //! runtime go away first (a controller used from several runtimes), the
@@ -11,12 +17,18 @@
 //! blocking a reconcile for.
 
 use super::{Outgoing, Shared};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
+use tokio::time::{sleep_until, Instant};
 
 /// Events queued at most; beyond this they are dropped.
 const CAPACITY: usize = 1024;
+
+/// How long a Normal Reconciling Event waits for its object's outcome.
+pub(crate) const RECONCILING_GRACE: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 pub(super) struct Outbox {
@@ -29,6 +41,8 @@ pub(super) struct Outbox {
 struct Pending {
     count: AtomicUsize,
     drained: Notify,
+    /// A flush asks the writer to write waiting Events now.
+    hurry: Notify,
 }
 
 impl Pending {
@@ -70,19 +84,16 @@ impl Outbox {
 
     fn start(&self, shared: &Arc<Shared>) -> Option<mpsc::Sender<Outgoing>> {
         let runtime = tokio::runtime::Handle::try_current().ok()?;
-        let (tx, mut rx) = mpsc::channel::<Outgoing>(CAPACITY);
+        let (tx, rx) = mpsc::channel::<Outgoing>(CAPACITY);
         let (shared, pending) = (shared.clone(), self.pending.clone());
-        runtime.spawn(async move {
-            while let Some(outgoing) = rx.recv().await {
-                shared.write(outgoing).await;
-                pending.finish();
-            }
-        });
+        runtime.spawn(write_all(rx, shared, pending));
         Some(tx)
     }
 
-    /// Waits until nothing queued is left unwritten.
+    /// Waits until nothing queued is left unwritten, Events waiting out
+    /// their grace included (written at once).
     pub(super) async fn flush(&self) {
+        self.pending.hurry.notify_one();
         loop {
             // Registered before the check, so a finish in between wakes it.
             let drained = self.pending.drained.notified();
@@ -91,6 +102,42 @@ impl Outbox {
             }
             drained.await;
         }
+    }
+}
+
+/// The writer: Events in the order they came, but for Normal Reconciling
+/// ones, which wait their grace (in order) unless a flush hurries them.
+async fn write_all(mut rx: mpsc::Receiver<Outgoing>, shared: Arc<Shared>, pending: Arc<Pending>) {
+    let mut waiting: VecDeque<(Instant, Outgoing)> = VecDeque::new();
+    let write = |o| async {
+        shared.write(o).await;
+        pending.finish();
+    };
+    loop {
+        let due = waiting.front().map(|(at, _)| *at);
+        tokio::select! {
+            biased;
+            received = rx.recv() => match received {
+                Some(o) if o.waits() => waiting.push_back((Instant::now() + RECONCILING_GRACE, o)),
+                Some(o) => write(o).await,
+                None => break,
+            },
+            // Always listened to, so a flush with nothing waiting leaves no
+            // stale permit to hurry a later Event.
+            () = pending.hurry.notified() => {
+                for (_, o) in std::mem::take(&mut waiting) {
+                    write(o).await;
+                }
+            }
+            () = sleep_until(due.unwrap_or_else(Instant::now)), if due.is_some() => {
+                if let Some((_, o)) = waiting.pop_front() {
+                    write(o).await;
+                }
+            }
+        }
+    }
+    for (_, o) in waiting {
+        write(o).await;
     }
 }
 
