@@ -16,37 +16,45 @@ use blue_kubernetes_client::{
 };
 use futures::StreamExt;
 use serde_json::Value;
+use tokio::runtime::{Handle, Runtime};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 /// The changes to one type in one namespace since [`Changes::open`], in
-/// the order the API server sent them.
+/// the order the API server sent them; waited for from blocking code.
 pub struct Changes {
     /// Arrival, whether it was a deletion, and the object.
     events: mpsc::UnboundedReceiver<(Instant, bool, Value)>,
     reader: JoinHandle<()>,
+    rt: Handle,
+    /// How long a wait may take before it fails.
+    timeout: Duration,
 }
 
 impl Changes {
     /// Watches `descriptor` in `namespace` from its current
-    /// resourceVersion: every later change arrives, nothing earlier.
-    pub async fn open(
-        client: Arc<ProxyClient>,
+    /// resourceVersion, on `rt`: every later change arrives, nothing
+    /// earlier.
+    pub fn open(
+        rt: &Runtime,
+        client: &Arc<ProxyClient>,
         descriptor: &ResourceDescriptor,
         namespace: &str,
+        timeout: Duration,
     ) -> Result<Self> {
-        // A one-item page is enough for the list's resourceVersion.
-        let page = client
-            .list_page(descriptor, namespace, &PageRequest::first(1))
-            .await?;
-        let request = WatchRequest {
-            resource_version: page.resource_version.context("a list without version")?,
-            timeout_seconds: 900,
-            bookmarks: false,
-        };
-        let mut stream = client.watch(descriptor, namespace, &request).await?;
+        let stream = rt.block_on(async {
+            // A one-item page is enough for the list's resourceVersion.
+            let page = (client.list_page(descriptor, namespace, &PageRequest::first(1))).await?;
+            let request = WatchRequest {
+                resource_version: page.resource_version.context("a list without version")?,
+                timeout_seconds: 900,
+                bookmarks: false,
+            };
+            anyhow::Ok(client.watch(descriptor, namespace, &request).await?)
+        })?;
         let (sender, events) = mpsc::unbounded_channel();
-        let reader = tokio::spawn(async move {
+        let reader = rt.spawn(async move {
+            let mut stream = stream;
             while let Some(Ok(event)) = stream.next().await {
                 let (deleted, object) = match event {
                     WatchEvent::Added(o) | WatchEvent::Modified(o) => (false, o),
@@ -58,48 +66,40 @@ impl Changes {
                 }
             }
         });
-        Ok(Self { events, reader })
+        let rt = rt.handle().clone();
+        Ok(Self {
+            events,
+            reader,
+            rt,
+            timeout,
+        })
     }
 
     /// When the first object (added or modified) for which `done` holds
     /// arrived; the events before it are consumed. Fails with `never` after
-    /// `timeout`, or when the watch ends first.
-    pub async fn until(
-        &mut self,
-        never: &str,
-        timeout: Duration,
-        done: impl Fn(&Value) -> bool,
-    ) -> Result<Instant> {
-        self.until_event(never, timeout, |deleted, o| !deleted && done(o))
-            .await
+    /// the timeout, or when the watch ends first.
+    pub fn until(&mut self, never: &str, done: impl Fn(&Value) -> bool) -> Result<Instant> {
+        self.until_event(never, |deleted, o| !deleted && done(o))
     }
 
     /// When the deletion of `name` arrived, as [`until`](Self::until).
-    pub async fn until_deleted(
-        &mut self,
-        never: &str,
-        timeout: Duration,
-        name: &str,
-    ) -> Result<Instant> {
-        self.until_event(never, timeout, |deleted, o| deleted && named(o, name))
-            .await
+    pub fn until_deleted(&mut self, never: &str, name: &str) -> Result<Instant> {
+        self.until_event(never, |deleted, o| deleted && named(o, name))
     }
 
-    async fn until_event(
-        &mut self,
-        never: &str,
-        timeout: Duration,
-        done: impl Fn(bool, &Value) -> bool,
-    ) -> Result<Instant> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                Ok(Some((at, deleted, object))) if done(deleted, &object) => return Ok(at),
-                Ok(Some(_)) => {}
-                Ok(None) => bail!("{never} (the watch ended)"),
-                Err(_) => bail!("{never}"),
+    fn until_event(&mut self, never: &str, done: impl Fn(bool, &Value) -> bool) -> Result<Instant> {
+        let (rt, timeout) = (self.rt.clone(), self.timeout);
+        rt.block_on(async {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                match tokio::time::timeout_at(deadline, self.events.recv()).await {
+                    Ok(Some((at, deleted, object))) if done(deleted, &object) => return Ok(at),
+                    Ok(Some(_)) => {}
+                    Ok(None) => bail!("{never} (the watch ended)"),
+                    Err(_) => bail!("{never}"),
+                }
             }
-        }
+        })
     }
 }
 

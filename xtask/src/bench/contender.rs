@@ -10,33 +10,15 @@ use anyhow::{bail, Context, Result};
 use super::measure::{descendants, pid_status_kib, tree_cpu_seconds};
 use crate::world::operator::Operator;
 
-/// How the example operator learns about changes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Proxy transport, list + watch (the default once the runtime watches).
-    Watch,
-    /// Proxy transport, a full list every poll period (`--no-watch` once
-    /// the runtime watches; the default before).
-    Poll,
-    /// One kubectl process per request, polling.
-    Kubectl,
-    /// kube-rs's client (the peer's HTTP stack), list + watch.
-    Kube,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Watch, Mode::Poll, Mode::Kubectl, Mode::Kube];
-
-    /// Its label, and the operator's `--transport`.
-    fn names(self) -> (&'static str, &'static str) {
-        match self {
-            Mode::Watch => ("watch", "proxy"),
-            Mode::Poll => ("poll", "proxy"),
-            Mode::Kubectl => ("kubectl", "kubectl"),
-            Mode::Kube => ("kube", "kube"),
-        }
-    }
-}
+/// The example operator's modes: label, `--transport`, and whether it
+/// watches (the others poll, `--no-watch`). `kube` is kube-rs's client,
+/// the peer's HTTP stack; `kubectl` one kubectl process per request.
+const OURS: [(&str, &str, bool); 4] = [
+    ("watch", "proxy", true),
+    ("poll", "proxy", false),
+    ("kubectl", "kubectl", false),
+    ("kube", "kube", true),
+];
 
 /// The operator families: ours share a finalizer (and so populations), the
 /// peer uses its own.
@@ -57,20 +39,21 @@ pub struct Contender {
 }
 
 impl Contender {
-    pub fn ours(binary: &Path, mode: Mode, workers: usize) -> Self {
+    /// Our mode `label` (see [`OURS`]), if there is one.
+    pub fn ours(binary: &Path, label: &str, workers: usize) -> Option<Self> {
+        let &(label, transport, watches) = OURS.iter().find(|m| m.0 == label)?;
         let workers = workers.to_string();
-        let mut extra: Vec<String> = ["--workers", &workers, "--transport", mode.names().1]
-            .map(String::from)
-            .to_vec();
-        if matches!(mode, Mode::Poll | Mode::Kubectl) {
+        let extra = ["--workers", &workers, "--transport", transport].map(String::from);
+        let mut extra = extra.to_vec();
+        if !watches {
             extra.push("--no-watch".into());
         }
-        Self {
-            label: mode.names().0,
+        Some(Self {
+            label,
             family: Family::Ours,
             binary: binary.to_path_buf(),
             extra,
-        }
+        })
     }
 
     pub fn peer(binary: &Path) -> Self {
@@ -103,13 +86,9 @@ pub fn select(
             }
             continue;
         }
-        let mode = Mode::ALL
-            .into_iter()
-            .find(|m| m.names().0 == name)
-            .with_context(|| {
-                format!("unknown contender {name:?} (watch, poll, kubectl, kube, peer)")
-            })?;
-        out.push(Contender::ours(binary, mode, workers));
+        let ours = Contender::ours(binary, name, workers);
+        let unknown = || format!("unknown contender {name:?} (watch, poll, kubectl, kube, peer)");
+        out.push(ours.with_context(unknown)?);
     }
     anyhow::ensure!(!out.is_empty(), "no contender to measure");
     Ok(out)
@@ -154,20 +133,19 @@ mod tests {
     #[test]
     fn each_mode_gets_its_transport_and_only_polling_ones_no_watch() {
         let bin = Path::new("op");
-        let poll = Contender::ours(bin, Mode::Poll, 2).extra;
+        let ours = |label| Contender::ours(bin, label, 2).unwrap();
+        let poll = ours("poll").extra;
         assert!(has(&poll, ["--transport", "proxy"]) && poll.contains(&"--no-watch".into()));
-        let watch = Contender::ours(bin, Mode::Watch, 2).extra;
+        let watch = ours("watch").extra;
         assert!(has(&watch, ["--transport", "proxy"]) && !watch.contains(&"--no-watch".into()));
-        let kube = Contender::ours(bin, Mode::Kube, 2);
+        let kube = ours("kube");
         assert_eq!(kube.label, "kube");
         assert!(has(&kube.extra, ["--transport", "kube"]));
         assert!(!kube.extra.contains(&"--no-watch".into()), "it watches");
-        let kubectl = Contender::ours(bin, Mode::Kubectl, 2).extra;
+        let kubectl = ours("kubectl").extra;
         assert!(has(&kubectl, ["--transport", "kubectl"]));
-        assert!(has(
-            &Contender::ours(bin, Mode::Watch, 8).extra,
-            ["--workers", "8"]
-        ));
+        let eight = Contender::ours(bin, "watch", 8).unwrap().extra;
+        assert!(has(&eight, ["--workers", "8"]));
     }
 
     #[test]

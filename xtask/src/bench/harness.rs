@@ -229,33 +229,16 @@ impl<'a> Harness<'a> {
         let patch = json!({"spec": {"config": {"data": {"v": value}}}});
         let edited =
             self.send(ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch))?;
-        let generation = edited["metadata"]["generation"]
-            .as_i64()
-            .context("no generation")?;
-        let (edit, ready, config_map) = self.rt.block_on(async {
-            let edit = resources
-                .until(
-                    &format!("the watch never showed {name}'s edit"),
-                    REACTION_TIMEOUT,
-                    |r| named(r, name) && r["metadata"]["generation"].as_i64() >= Some(generation),
-                )
-                .await?;
-            let ready = resources
-                .until(
-                    &format!("{name} never Ready for generation {generation}"),
-                    REACTION_TIMEOUT,
-                    |r| named(r, name) && ready_for(r, generation),
-                )
-                .await?;
-            let config_map = config_maps
-                .until(
-                    &format!("the ConfigMap of {name} never held the edit"),
-                    REACTION_TIMEOUT,
-                    |cm| named(cm, name) && cm["data"]["v"] == value,
-                )
-                .await?;
-            anyhow::Ok((edit, ready, config_map))
+        let generation = edited["metadata"]["generation"].as_i64();
+        let never = format!("the watch never showed {name}'s edit");
+        let edit = resources.until(&never, |r| {
+            named(r, name) && r["metadata"]["generation"].as_i64() >= generation
         })?;
+        let never = format!("{name} never Ready for its edit");
+        let ready = resources.until(&never, |r| named(r, name) && ready_for(r, generation))?;
+        let never = format!("the ConfigMap of {name} never held the edit");
+        let config_map =
+            config_maps.until(&never, |cm| named(cm, name) && cm["data"]["v"] == value)?;
         Ok(Reaction {
             ready: ready.saturating_duration_since(edit).as_secs_f64(),
             config_map: config_map.saturating_duration_since(edit).as_secs_f64(),
@@ -268,28 +251,18 @@ impl<'a> Harness<'a> {
         let (_, mut config_maps) = self.watch_both(namespace)?;
         let path = ApiPath::namespaced("", "v1", namespace, "configmaps", Some(name), None)?;
         self.send(ApiRequest::new(Method::Delete, path))?;
-        let (deleted, created) = self.rt.block_on(async {
-            let never = format!("the watch never showed {name}'s ConfigMap deleted");
-            let deleted = config_maps
-                .until_deleted(&never, REACTION_TIMEOUT, name)
-                .await?;
-            let never = format!("{name}'s ConfigMap never came back");
-            let created = config_maps
-                .until(&never, REACTION_TIMEOUT, |cm| named(cm, name))
-                .await?;
-            anyhow::Ok((deleted, created))
-        })?;
+        let never = format!("the watch never showed {name}'s ConfigMap deleted");
+        let deleted = config_maps.until_deleted(&never, name)?;
+        let never = format!("{name}'s ConfigMap never came back");
+        let created = config_maps.until(&never, |cm| named(cm, name))?;
         Ok(created.saturating_duration_since(deleted).as_secs_f64())
     }
 
     /// Watches of the resources and of the ConfigMaps of `namespace`.
     fn watch_both(&self, namespace: &str) -> Result<(Changes, Changes)> {
         let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
-        self.rt.block_on(async {
-            let resources = Changes::open(self.client.clone(), &descriptor(), namespace).await?;
-            let config_maps = Changes::open(self.client.clone(), &config_maps, namespace).await?;
-            Ok((resources, config_maps))
-        })
+        let open = |d| Changes::open(self.rt, &self.client, d, namespace, REACTION_TIMEOUT);
+        Ok((open(&descriptor())?, open(&config_maps)?))
     }
 
     /// Creates `name` (idle spec); times, from the harness's watch event of
@@ -298,19 +271,10 @@ impl<'a> Harness<'a> {
         let (mut resources, _) = self.watch_both(namespace)?;
         let body = Spec::IDLE.body(name, "0");
         self.send(ApiRequest::new(Method::Post, Self::path(namespace, None)?).with_body(body))?;
-        let (created, ready) = self.rt.block_on(async {
-            let never = format!("the watch never showed {name} created");
-            let created = resources
-                .until(&never, REACTION_TIMEOUT, |r| named(r, name))
-                .await?;
-            let never = format!("{name} never Ready");
-            let ready = resources
-                .until(&never, REACTION_TIMEOUT, |r| {
-                    named(r, name) && ready_for(r, 1)
-                })
-                .await?;
-            anyhow::Ok((created, ready))
-        })?;
+        let never = format!("the watch never showed {name} created");
+        let created = resources.until(&never, |r| named(r, name))?;
+        let never = format!("{name} never Ready");
+        let ready = resources.until(&never, |r| named(r, name) && ready_for(r, Some(1)))?;
         Ok(ready.saturating_duration_since(created).as_secs_f64())
     }
 
@@ -394,9 +358,8 @@ impl<'a> Harness<'a> {
 }
 
 /// Ready for `generation` or a later one.
-fn ready_for(r: &Value, generation: i64) -> bool {
-    r["status"]["phase"] == "Ready"
-        && r["status"]["observedGeneration"].as_i64() >= Some(generation)
+fn ready_for(r: &Value, generation: Option<i64>) -> bool {
+    r["status"]["phase"] == "Ready" && r["status"]["observedGeneration"].as_i64() >= generation
 }
 
 pub fn name(i: usize) -> String {

@@ -109,6 +109,38 @@ impl Machine {
             body: markdown_table(&["".into(), "".into()], &rows),
         }
     }
+
+    /// The block of a part that writes its own: when and under which load
+    /// it ran, and its rows of measure, measured, target and whether it
+    /// was met (`None`: no target).
+    pub fn part_block(
+        &self,
+        (key, title): (&'static str, &str),
+        took: std::time::Duration,
+        rows: Vec<(String, String, &str, Option<bool>)>,
+    ) -> Block {
+        let verdict = |met| match met {
+            Some(true) => "met",
+            Some(false) => "**missed**",
+            None => "-",
+        };
+        let rows: Vec<Vec<String>> = (rows.into_iter())
+            .map(|(what, value, target, met)| vec![what, value, target.into(), verdict(met).into()])
+            .collect();
+        let header = ["measure", "measured", "target", "verdict"].map(String::from);
+        let (secs, table) = (took.as_secs_f64(), markdown_table(&header, &rows));
+        Block {
+            key,
+            title: title.into(),
+            body: format!(
+                "{secs:.0} s in all; {}, commit {}, load {} at start, {} at end.\n\n{table}",
+                self.date,
+                self.commit,
+                self.load_start,
+                loadavg()
+            ),
+        }
+    }
 }
 
 fn build() -> &'static str {

@@ -15,6 +15,7 @@ pub mod measure;
 mod operators;
 mod operators_report;
 mod peer;
+mod references;
 mod report;
 mod scale_out;
 mod steady;
@@ -30,20 +31,21 @@ use machine::Machine;
 use measure::{core_pct, CpuSnapshot};
 use report::Report;
 
-pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out]
+pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,references]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
         [--reactions-only] [--from N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
   bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
-                        stop, idle Lease requests (its block of BENCHMARKS.md)";
+                        stop, idle Lease requests (its block of BENCHMARKS.md)
+  bench --only references a referenced PostgresServer Ready to its database's converge";
 
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 2] = ["operators", "scale-out"];
+const PARTS: [&str; 3] = ["operators", "scale-out", "references"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -206,8 +208,13 @@ fn run(args: &Args) -> Result<()> {
                 operators::run(&mut live, &options, &mut report)
             })?;
         }
-        if wants("scale-out") {
-            let block = timed("scale-out", || scale_out::run(&live, &machine))?;
+        type Part = fn(&live::Live, &Machine) -> Result<report::Block>;
+        let own_blocks: [(&str, Part); 2] = [
+            ("scale-out", scale_out::run),
+            ("references", references::run),
+        ];
+        for (part, run) in own_blocks.into_iter().filter(|(p, _)| wants(p)) {
+            let block = timed(part, || run(&live, &machine))?;
             println!("{}", block.body);
             write_blocks(&workspace_root().join("BENCHMARKS.md"), &[block])?;
         }

@@ -13,9 +13,9 @@ use local_configmap_operator::audit::{parse_audit, Phase};
 use super::apimetrics::Scrape;
 use super::harness::{Harness, Spec};
 use super::live::Live;
-use super::machine::{loadavg, Machine};
+use super::machine::Machine;
 use super::measure::{median, pid_cpu_seconds, tree_cpu_seconds, CpuSnapshot};
-use super::report::{markdown_table, Block};
+use super::report::Block;
 use crate::support::wait::poll;
 use crate::support::{interrupt, temp_dir::TempDir};
 use crate::world::election::shard_holders;
@@ -301,13 +301,8 @@ fn span(v: &[f64], bound: f64) -> (String, Option<bool>) {
 
 fn block(m: &Machine, f: &Figures, took: Duration) -> Block {
     let mut rows = Vec::new();
-    let mut row = |what: &str, (value, met): (String, Option<bool>), target: &str| {
-        let verdict = match met {
-            Some(true) => "met",
-            Some(false) => "**missed**",
-            None => "-",
-        };
-        rows.push([what, &value, target, verdict].map(String::from).to_vec());
+    let mut row = |what: &str, (value, met): (String, Option<bool>), target| {
+        rows.push((what.to_string(), value, target, met));
     };
     let one = f.throughput.first().map_or(f64::NAN, |t| t.0);
     for (i, (secs, busiest, per, cpu)) in f.throughput.iter().enumerate() {
@@ -345,20 +340,7 @@ fn block(m: &Machine, f: &Figures, took: Duration) -> Block {
         let what = format!("idle Lease requests per replica, 3 replicas, {with}");
         row(&what, (value, Some(f.idle[i] <= 1.0)), "at most 1/s");
     }
-    let header = ["measure", "measured", "target", "verdict"].map(String::from);
-    Block {
-        key: "scale-out",
-        title: "Scale-out across replicas".into(),
-        body: format!(
-            "{:.0} s in all; {}, commit {}, load {} at start, {} at end.\n\n{}",
-            took.as_secs_f64(),
-            m.date,
-            m.commit,
-            m.load_start,
-            loadavg(),
-            markdown_table(&header, &rows)
-        ),
-    }
+    m.part_block(("scale-out", "Scale-out across replicas"), took, rows)
 }
 
 #[cfg(test)]
