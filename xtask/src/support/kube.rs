@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -109,11 +109,7 @@ impl Kube {
     /// Runs kubectl with `args` (and `stdin`), whatever the outcome.
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Result<Run> {
         let mut cmd = self.command();
-        let piped = if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        };
+        let piped = stdin.map_or_else(Stdio::null, |_| Stdio::piped());
         cmd.args(args)
             .stdin(piped)
             .stdout(Stdio::piped())
@@ -123,15 +119,11 @@ impl Kube {
             pipe.write_all(text.as_bytes())
                 .context("writing kubectl's stdin")?;
         }
-        let Output {
-            status,
-            stdout,
-            stderr,
-        } = child.wait_with_output().context("waiting for kubectl")?;
+        let out = child.wait_with_output().context("waiting for kubectl")?;
         Ok(Run {
-            ok: status.success(),
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
+            ok: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         })
     }
 

@@ -33,11 +33,8 @@ pub fn ensure_installed() -> Result<()> {
         let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
         std::fs::set_permissions(NO_SERVICE_START, mode)?;
     }
-    let installed =
-        apt(&["install", "-y", "--no-install-recommends", "postgresql"]).or_else(|_| {
-            apt(&["update"])
-                .and_then(|()| apt(&["install", "-y", "--no-install-recommends", "postgresql"]))
-        });
+    let install = || apt(&["install", "-y", "--no-install-recommends", "postgresql"]);
+    let installed = install().or_else(|_| apt(&["update"]).and_then(|()| install()));
     if guard {
         let _ = std::fs::remove_file(NO_SERVICE_START);
     }
