@@ -40,10 +40,8 @@ pub struct Endpoint {
 pub struct Cluster {
     /// The local control plane; `None` for an existing cluster.
     local: Option<ControlPlane>,
-    kubectl: PathBuf,
-    kubeconfig: Option<PathBuf>,
-    context: String,
-    cache_dir: PathBuf,
+    /// kubectl bound to this cluster, in the `default` namespace.
+    kube: Kube,
 }
 
 impl Cluster {
@@ -62,24 +60,13 @@ impl Cluster {
                 kubeconfig,
             } => (None, kubeconfig.clone(), context.clone()),
         };
-        Ok(Self {
-            local,
-            kubectl,
-            kubeconfig,
-            context,
-            cache_dir,
-        })
+        let kube = Kube::new(kubectl, kubeconfig, &context, &cache_dir, "default");
+        Ok(Self { local, kube })
     }
 
     /// kubectl bound to this cluster and `namespace`.
     pub fn kube(&self, namespace: &str) -> Kube {
-        Kube::new(
-            self.kubectl.clone(),
-            self.kubeconfig.clone(),
-            &self.context,
-            &self.cache_dir,
-            namespace,
-        )
+        self.kube.in_namespace(namespace)
     }
 
     /// True for clusters created for this run (nothing inside needs cleanup).
@@ -95,7 +82,7 @@ impl Cluster {
                 cp.server(),
                 cp.startup_time().as_secs_f64()
             ),
-            None => format!("existing cluster, context {}", self.context),
+            None => format!("existing cluster, context {}", self.kube.context()),
         }
     }
 
@@ -108,7 +95,7 @@ impl Cluster {
     /// operator "in-cluster" from outside.
     pub fn endpoint(&self) -> Result<Endpoint> {
         let view = self
-            .kube("default")
+            .kube
             .json(&["config", "view", "--minify", "--raw", "-o", "json"])?;
         let cluster = &view["clusters"][0]["cluster"];
         let server = cluster["server"]
@@ -147,12 +134,8 @@ fn split_server(server: &str) -> Result<(String, u16)> {
         Some((h, p)) if !p.contains(']') => (h, p.parse().context("bad API server port")?),
         _ => (authority, 443),
     };
-    Ok((
-        host.trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string(),
-        port,
-    ))
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    Ok((host.to_string(), port))
 }
 
 #[cfg(test)]
@@ -161,18 +144,13 @@ mod tests {
 
     #[test]
     fn servers_split_into_host_and_port() {
-        assert_eq!(
-            split_server("https://127.0.0.1:6443").unwrap(),
-            ("127.0.0.1".to_string(), 6443)
-        );
-        assert_eq!(
-            split_server("https://[::1]:8443/").unwrap(),
-            ("::1".to_string(), 8443)
-        );
-        assert_eq!(
-            split_server("https://api.example.com").unwrap(),
-            ("api.example.com".to_string(), 443)
-        );
+        for (server, host, port) in [
+            ("https://127.0.0.1:6443", "127.0.0.1", 6443),
+            ("https://[::1]:8443/", "::1", 8443),
+            ("https://api.example.com", "api.example.com", 443),
+        ] {
+            assert_eq!(split_server(server).unwrap(), (host.to_string(), port));
+        }
         assert!(split_server("http://x:80").is_err());
         assert!(split_server("https://x:80/prefix").is_err());
     }
