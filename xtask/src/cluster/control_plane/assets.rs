@@ -28,11 +28,8 @@ pub struct Assets {
 pub fn cache_dir() -> Result<PathBuf> {
     let home = || Some(env_path("HOME")?.join(".cache"));
     let base = env_path("XDG_CACHE_HOME").or_else(home);
-    Ok(base
-        .context("neither XDG_CACHE_HOME nor HOME is set")?
-        .join("blue-kubernetes")
-        .join("assets")
-        .join(KUBERNETES_VERSION))
+    let base = base.context("neither XDG_CACHE_HOME nor HOME is set")?;
+    Ok(base.join("blue-kubernetes/assets").join(KUBERNETES_VERSION))
 }
 
 /// A variable's value as a path, unless unset or empty.
@@ -68,13 +65,11 @@ pub fn resolve() -> Result<Option<Assets>> {
     };
     let kube_apiserver = pick("TEST_ASSET_KUBE_APISERVER", KUBE_APISERVER)?;
     let etcd = pick("TEST_ASSET_ETCD", ETCD)?;
-    Ok(match (kube_apiserver, etcd) {
-        (Some(kube_apiserver), Some(etcd)) => Some(Assets {
-            kube_apiserver,
-            etcd,
-        }),
-        _ => None,
-    })
+    let both = kube_apiserver.zip(etcd);
+    Ok(both.map(|(kube_apiserver, etcd)| Assets {
+        kube_apiserver,
+        etcd,
+    }))
 }
 
 /// The binaries, building and caching them first when needed (see

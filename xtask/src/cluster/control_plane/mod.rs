@@ -249,12 +249,12 @@ impl ControlPlane {
         let mut restarted =
             std::mem::take(self.restarted.get_mut().unwrap_or_else(|e| e.into_inner()));
         restarted.sort_by_key(|p| p.name() != Component::ApiServer.name());
-        for mut p in restarted {
-            if let Err(err) = p.stop(Duration::from_secs(10)) {
-                errors.push(format!("{err:#}"));
-            }
-        }
-        for (p, grace) in [(self.apiserver.take(), 10), (self.etcd.take(), 5)] {
+        let originals = [(self.apiserver.take(), 10), (self.etcd.take(), 5)];
+        for (p, grace) in restarted
+            .into_iter()
+            .map(|p| (Some(p), 10))
+            .chain(originals)
+        {
             if let Err(err) = p.map_or(Ok(()), |mut p| p.stop(Duration::from_secs(grace))) {
                 errors.push(format!("{err:#}"));
             }
@@ -265,11 +265,9 @@ impl ControlPlane {
                 errors.push(format!("removing {}: {err}", self.dir.display()));
             }
         }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            bail!("stopping the control plane: {}", errors.join("; "))
-        }
+        let stopped = errors.is_empty();
+        ensure!(stopped, "stopping the control plane: {}", errors.join("; "));
+        Ok(())
     }
 
     fn write_kubeconfig(&self, token: &str) -> Result<()> {

@@ -26,10 +26,8 @@ fn step<T>(n: usize, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     println!("[provision {n}/{STEPS}] {what}");
     let started = Instant::now();
     let out = f()?;
-    println!(
-        "               done in {:.1}s",
-        started.elapsed().as_secs_f64()
-    );
+    let secs = started.elapsed().as_secs_f64();
+    println!("               done in {secs:.1}s");
     Ok(out)
 }
 

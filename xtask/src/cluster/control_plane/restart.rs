@@ -41,18 +41,12 @@ impl ControlPlane {
     }
 
     fn wait_serving(&self, fresh: &mut ManagedProcess) -> Result<()> {
-        let what = format!(
-            "the API server serves again after restarting {}",
-            fresh.name()
-        );
+        let name = fresh.name();
+        let what = format!("the API server serves again after restarting {name}");
         poll(&what, READY_TIMEOUT, Duration::from_millis(200), || {
             if let Some(status) = fresh.exit_status() {
                 let log = log_tail(fresh.log(), 30);
-                return Err(anyhow!(
-                    "restarted {} exited ({status})\n{log}",
-                    fresh.name()
-                ))
-                .context(GiveUp);
+                return Err(anyhow!("restarted {name} exited ({status})\n{log}")).context(GiveUp);
             }
             self.serves("/readyz")
         })
