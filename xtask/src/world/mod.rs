@@ -93,11 +93,6 @@ impl World<'_> {
 
     /// [`World::admin_args`] with the operator's default poll period.
     pub fn connect_args(&self) -> Vec<String> {
-        self.connect_args_with(self.transport)
-    }
-
-    /// [`World::connect_args`] with `transport`.
-    pub fn connect_args_with(&self, transport: Transport) -> Vec<String> {
         let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
         if let Some(k) = self.kube.kubeconfig() {
             args.extend(["--kubeconfig".into(), k.display().to_string()]);
@@ -106,7 +101,7 @@ impl World<'_> {
             "--namespace".into(),
             self.kube.namespace().to_string(),
             "--transport".into(),
-            transport.as_str().into(),
+            self.transport.as_str().into(),
         ]);
         args
     }
