@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::{
     alpha_data, check_acknowledged, condition, config_map, ensure_stalled, eventually, get,
-    manifest, owner_uid, phase, uid, wait_data, wait_phase, wait_ready, World, DEADLINE, FINALIZER,
-    LCM, REQUEST_ANNOTATION,
+    manifest, owner_uid, patch_spec, phase, uid, wait_data, wait_phase, wait_ready, World,
+    DEADLINE, FINALIZER, LCM, REQUEST_ANNOTATION,
 };
 
 /// The server's schema (not the operator) rejects malformed common fields
@@ -169,22 +169,15 @@ pub fn profile_immutable(w: &mut World<'_>) -> Result<()> {
         "stored profile changed to {}",
         r["status"]["profile"]
     );
-    w.kube.merge_patch(
-        LCM,
-        "alpha",
-        &json!({"spec": {"config": {"profile": null}}}),
-    )?;
+    patch_spec(w, "alpha", json!({"config": {"profile": null}}))?;
     wait_ready(w, "alpha").map(drop)
 }
 
 /// A config change reaches the ConfigMap (changed, added and removed keys)
 /// and is acknowledged.
 pub fn config_update(w: &mut World<'_>) -> Result<()> {
-    w.kube.merge_patch(
-        LCM,
-        "alpha",
-        &json!({"spec": {"config": {"data": {"greeting": "bonjour", "color": null, "extra": "1"}}}}),
-    )?;
+    let data = json!({"greeting": "bonjour", "color": null, "extra": "1"});
+    patch_spec(w, "alpha", json!({"config": {"data": data}}))?;
     wait_data(w, "alpha", &alpha_data())?;
     wait_ready(w, "alpha").map(drop)
 }

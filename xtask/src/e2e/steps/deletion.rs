@@ -6,8 +6,8 @@ use serde_json::json;
 use crate::cluster::manifests::DESTROY_PROTECTION_KEY;
 
 use super::{
-    alpha_data, config_map, data, ensure_stalled, eventually, get, manifest, owner_uid, wait_data,
-    wait_gone_with_config_map, wait_phase, wait_ready, World, DEADLINE, LCM,
+    alpha_data, config_map, data, ensure_stalled, eventually, get, manifest, owner_uid, patch_spec,
+    wait_data, wait_gone_with_config_map, wait_phase, wait_ready, World, DEADLINE, LCM,
 };
 
 /// Deleting a Destroy resource with the destroy-protection key is Blocked and
@@ -35,11 +35,8 @@ pub fn destroy_blocked_then_destroyed(w: &mut World<'_>) -> Result<()> {
     let kept = config_map(w, "delta")?.is_some();
     ensure!(kept, "the protected configmap was deleted");
 
-    w.kube.merge_patch(
-        LCM,
-        "delta",
-        &json!({"spec": {"config": {DESTROY_PROTECTION_KEY: false}}}),
-    )?;
+    let unprotected = json!({"config": {DESTROY_PROTECTION_KEY: false}});
+    patch_spec(w, "delta", unprotected)?;
     wait_gone_with_config_map(w, "delta")
 }
 

@@ -5,8 +5,8 @@ use serde_json::json;
 use std::time::{Duration, SystemTime};
 
 use super::{
-    alpha_data, condition, config_map, data, eventually, get, manifest, owner_uid, phase, tamper,
-    uid, wait_data, wait_phase, wait_ready, World, DEADLINE, LCM,
+    alpha_data, condition, config_map, data, eventually, get, manifest, owner_uid, patch_spec,
+    phase, tamper, uid, wait_data, wait_phase, wait_ready, World, DEADLINE,
 };
 
 pub fn drift_repair(w: &mut World<'_>) -> Result<()> {
@@ -18,14 +18,12 @@ pub fn drift_repair(w: &mut World<'_>) -> Result<()> {
 /// restores the data.
 pub fn stop_start(w: &mut World<'_>) -> Result<()> {
     let r = get(w, "alpha")?;
-    w.kube
-        .merge_patch(LCM, "alpha", &json!({"spec": {"state": "stopped"}}))?;
+    patch_spec(w, "alpha", json!({"state": "stopped"}))?;
     let cm = wait_data(w, "alpha", &json!({}))?;
     let owned = owner_uid(&cm) == uid(&r)?;
     ensure!(owned, "stopped configmap lost its owner");
     wait_ready(w, "alpha")?;
-    w.kube
-        .merge_patch(LCM, "alpha", &json!({"spec": {"state": "running"}}))?;
+    patch_spec(w, "alpha", json!({"state": "running"}))?;
     wait_data(w, "alpha", &alpha_data())?;
     wait_ready(w, "alpha").map(drop)
 }
@@ -33,8 +31,7 @@ pub fn stop_start(w: &mut World<'_>) -> Result<()> {
 /// Suspended: drift is left alone (while another resource, `bravo`, shows
 /// the operator repairing drift and two intervals passing); resumed: repaired.
 pub fn suspend_resume(w: &mut World<'_>) -> Result<()> {
-    w.kube
-        .merge_patch(LCM, "alpha", &json!({"spec": {"suspend": true}}))?;
+    patch_spec(w, "alpha", json!({"suspend": true}))?;
     wait_phase(w, "alpha", "Suspended", "Suspended")?;
 
     let tampered_at = SystemTime::now();
@@ -66,8 +63,7 @@ pub fn suspend_resume(w: &mut World<'_>) -> Result<()> {
     let r = get(w, "alpha")?;
     ensure!(phase(&r) == "Suspended", "phase is {:?}", phase(&r));
 
-    w.kube
-        .merge_patch(LCM, "alpha", &json!({"spec": {"suspend": false}}))?;
+    patch_spec(w, "alpha", json!({"suspend": false}))?;
     wait_data(w, "alpha", &alpha_data())?;
     wait_ready(w, "alpha").map(drop)
 }

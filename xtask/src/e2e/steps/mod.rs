@@ -131,23 +131,24 @@ fn wait_data_within(
     expected: &Value,
     deadline: Duration,
 ) -> Result<Value> {
-    eventually(
-        &format!("configmap {name} data {expected}"),
-        deadline,
-        || {
-            let cm = config_map(w, name)?.with_context(|| format!("configmap {name} is absent"))?;
-            ensure!(data(&cm) == *expected, "data is {}", data(&cm));
-            Ok(cm)
-        },
-    )
+    let what = format!("configmap {name} data {expected}");
+    eventually(&what, deadline, || {
+        let cm = config_map(w, name)?.with_context(|| format!("configmap {name} is absent"))?;
+        ensure!(data(&cm) == *expected, "data is {}", data(&cm));
+        Ok(cm)
+    })
+}
+
+/// A merge patch of the resource's spec.
+fn patch_spec(w: &World<'_>, name: &str, spec: Value) -> Result<()> {
+    w.kube.merge_patch(LCM, name, &json!({ "spec": spec }))
 }
 
 /// Sets `name`'s data to `{"v": value}` and waits until the ConfigMap
 /// (within `deadline`) and the status follow.
 fn edit_v(w: &World<'_>, name: &str, value: &str, deadline: Duration) -> Result<()> {
     let data = json!({"v": value});
-    w.kube
-        .merge_patch(LCM, name, &json!({"spec": {"config": {"data": data}}}))?;
+    patch_spec(w, name, json!({"config": {"data": data}}))?;
     wait_data_within(w, name, &data, deadline)?;
     wait_ready(w, name).map(drop)
 }
