@@ -74,20 +74,11 @@ pub fn terminal(report: &Report) -> String {
 pub fn markdown_table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let cells = |c: &[String]| {
-        format!(
-            "| {} |",
-            c.iter()
-                .map(|x| x.replace('|', "\\|"))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        )
+        let escaped: Vec<String> = c.iter().map(|x| x.replace('|', "\\|")).collect();
+        format!("| {} |", escaped.join(" | "))
     };
     let _ = writeln!(out, "{}", cells(header));
-    let _ = writeln!(
-        out,
-        "|{}|",
-        header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-    );
+    let _ = writeln!(out, "|{}|", vec!["---"; header.len()].join("|"));
     for row in rows {
         let _ = writeln!(out, "{}", cells(row));
     }
@@ -144,10 +135,8 @@ pub fn blocks(report: &Report) -> Vec<Block> {
 pub fn with_blocks(doc: &str, blocks: &[Block]) -> String {
     let mut out = doc.to_string();
     for b in blocks {
-        let (open, close) = (
-            format!("<!-- bench:{} -->", b.key),
-            format!("<!-- /bench:{} -->", b.key),
-        );
+        let open = format!("<!-- bench:{} -->", b.key);
+        let close = format!("<!-- /bench:{} -->", b.key);
         let block = format!("{open}\n{}{close}", b.body);
         match (out.find(&open), out.find(&close)) {
             (Some(s), Some(e)) if e > s => out.replace_range(s..e + close.len(), &block),
