@@ -108,17 +108,10 @@ fn machine_busy_seconds() -> f64 {
     busy as f64 / TICKS_PER_SECOND
 }
 
-fn rusage_seconds(who: UsageWho) -> (f64, u64) {
-    match getrusage(who) {
-        Ok(u) => {
-            let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
-            (
-                secs(u.user_time()) + secs(u.system_time()),
-                u.max_rss().max(0) as u64,
-            )
-        }
-        Err(_) => (0.0, 0),
-    }
+/// User and system CPU seconds of `who`; 0 when unreadable.
+fn rusage_seconds(who: UsageWho) -> f64 {
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    getrusage(who).map_or(0.0, |u| secs(u.user_time()) + secs(u.system_time()))
 }
 
 /// Where CPU time went between two points: this process (harness threads),
@@ -148,8 +141,8 @@ impl CpuSnapshot {
     pub fn take() -> Self {
         Self {
             at: Instant::now(),
-            own: rusage_seconds(UsageWho::RUSAGE_SELF).0,
-            children: rusage_seconds(UsageWho::RUSAGE_CHILDREN).0,
+            own: rusage_seconds(UsageWho::RUSAGE_SELF),
+            children: rusage_seconds(UsageWho::RUSAGE_CHILDREN),
             machine: machine_busy_seconds(),
         }
     }
