@@ -63,10 +63,8 @@ impl Served {
 
     /// Requests of `verb` on `resource` (e.g. `GET`, `configmaps`).
     pub fn count(&self, verb: &str, resource: &str) -> f64 {
-        self.requests
-            .get(&(verb.to_string(), resource.to_string()))
-            .copied()
-            .unwrap_or(0.0)
+        let key = (verb.to_string(), resource.to_string());
+        self.requests.get(&key).copied().unwrap_or(0.0)
     }
 
     pub fn open_watches(&self) -> f64 {
@@ -78,18 +76,16 @@ impl Scrape {
     /// Reads the API server's `/metrics` (one kubectl call, outside any
     /// measured operator).
     pub fn take(server: &ApiServer) -> Result<Self> {
-        Ok(Self::parse(
-            &server.kube.ok(&["get", "--raw", "/metrics"], None)?,
-        ))
+        let text = server.kube.ok(&["get", "--raw", "/metrics"], None)?;
+        Ok(Self::parse(&text))
     }
 
     /// Parses the Prometheus text format, keeping the two metrics.
     pub fn parse(text: &str) -> Self {
         let mut out = Self::default();
         for line in text.lines() {
-            let (metric, labels, value) = match split_sample(line) {
-                Some(sample) => sample,
-                None => continue,
+            let Some((metric, labels, value)) = split_sample(line) else {
+                continue;
             };
             let label = |key: &str| labels.get(key).cloned().unwrap_or_default();
             if metric == "apiserver_current_inflight_requests" {

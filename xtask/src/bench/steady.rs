@@ -91,24 +91,17 @@ pub fn window(
     window: Duration,
 ) -> Result<Steady> {
     let before = Scrape::take(server)?;
-    let (c0, (a0, e0), t0) = (operator_cpu(op), server_cpu(server), Instant::now());
+    let cpu = || (operator_cpu(op), server_cpu(server));
+    let ((c0, (a0, e0)), t0) = (cpu(), Instant::now());
     std::thread::sleep(window);
-    let (c1, (a1, e1), wall) = (
-        operator_cpu(op),
-        server_cpu(server),
-        t0.elapsed().as_secs_f64(),
-    );
+    let ((c1, (a1, e1)), wall) = (cpu(), t0.elapsed().as_secs_f64());
     let served = Scrape::take(server)?.since(&before);
     // The breakdown behind the totals, for the log: which resource each
     // verb's requests went to.
-    let mine = served
-        .requests
-        .iter()
-        .filter(|((_, resource), _)| operator_resource(resource.split('/').next().unwrap_or("")));
-    eprintln!(
-        "[bench] steady {n} every {interval}s: {:?}",
-        mine.collect::<Vec<_>>()
-    );
+    let mine: Vec<_> = (served.requests.iter())
+        .filter(|((_, resource), _)| operator_resource(resource.split('/').next().unwrap_or("")))
+        .collect();
+    eprintln!("[bench] steady {n} every {interval}s: {mine:?}");
     Ok(Steady {
         n,
         interval,
