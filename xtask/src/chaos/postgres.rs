@@ -146,12 +146,8 @@ fn sigkill_during_steps(
         k.kills += 1;
         // The runs recorded Running now were cut short: (name, run, event,
         // the step cut short or "").
-        let open: Vec<[String; 4]> = pg
-            .kube
-            .items(&["get", PGDB])?
-            .iter()
-            .filter_map(open_run)
-            .collect();
+        let resources = pg.kube.items(&["get", PGDB])?;
+        let open: Vec<[String; 4]> = resources.iter().filter_map(open_run).collect();
         k.deletes += open
             .iter()
             .filter(|[.., event, _]| event == "delete")
@@ -159,6 +155,7 @@ fn sigkill_during_steps(
         let offset = log_len(&pg.log());
         pg.start_operator(&[])?;
         let (restarted, clock) = (Instant::now(), SystemTime::now());
+        let secs_since = |t: SystemTime| t.duration_since(clock).unwrap_or_default().as_secs_f64();
         let up = || log_since(&pg.log(), offset).contains("watching ");
         let every = Duration::from_millis(10);
         until("the restarted operator up", DEADLINE, every, up)?;
@@ -174,11 +171,7 @@ fn sigkill_during_steps(
                 finished(r, run, clock).with_context(|| format!("{name}'s killed run"))?;
             k.retried
                 .extend(retried(r, cut).map(|step| format!("{name}: {step}")));
-            let took = end.duration_since(clock).unwrap_or_default().as_secs_f64();
-            let waited = resumed
-                .duration_since(clock)
-                .unwrap_or_default()
-                .as_secs_f64();
+            let (took, waited) = (secs_since(end), secs_since(resumed));
             k.resumed.push((waited - startup).max(0.0));
             k.converges += 1;
             k.recoveries.push(took);
@@ -217,14 +210,8 @@ fn open_run(r: &Value) -> Option<[String; 4]> {
     let cut = steps.iter().find(|s| s["state"] == "Running");
     let cut = cut.and_then(|s| s["name"].as_str()).unwrap_or("");
     let running = workflow["state"] == "Running";
-    running.then(|| {
-        [
-            name_of(r).to_string(),
-            text("run"),
-            text("event"),
-            cut.into(),
-        ]
-    })
+    let name = name_of(r).to_string();
+    running.then(|| [name, text("run"), text("event"), cut.into()])
 }
 
 /// The steps of `r`'s finished run started more often than once, or twice
