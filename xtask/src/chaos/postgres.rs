@@ -15,8 +15,8 @@ use crate::support::random::XorShift;
 use crate::support::suite::Suite;
 use crate::support::wait::{until, DEADLINE};
 use crate::world::operator::{log_len, log_since};
-use crate::world::postgres::{name_of, Postgres, PGDB};
-use crate::world::World;
+use crate::world::postgres::{Postgres, PGDB};
+use crate::world::{name_of, World};
 
 /// Each outage outlasts the resources' 2 s interval, so checks fail.
 const OUTAGE: Duration = Duration::from_secs(3);

@@ -226,6 +226,11 @@ pub fn indent(text: &str) -> String {
         .join("\n")
 }
 
+/// `metadata.name` of an object ("" when absent).
+pub fn name_of(r: &Value) -> &str {
+    r["metadata"]["name"].as_str().unwrap_or("")
+}
+
 /// `status.phase` of a resource ("" when absent).
 pub fn phase(r: &Value) -> &str {
     r["status"]["phase"].as_str().unwrap_or("")

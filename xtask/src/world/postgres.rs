@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use super::in_cluster::request_token_for;
 use super::operator::Operator;
-use super::{check_ready, indent, World, POLL_MS};
+use super::{check_ready, indent, name_of, World, POLL_MS};
 use crate::cluster::control_plane::process::{log_tail, Watchdog};
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
@@ -315,10 +315,6 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
     let mut args: Vec<String> = flags.map(String::from).to_vec();
     args.extend(["--kubeconfig".into(), kubeconfig.display().to_string()]);
     Ok(args)
-}
-
-pub fn name_of(r: &Value) -> &str {
-    r["metadata"]["name"].as_str().unwrap_or("")
 }
 
 impl Drop for Postgres {
