@@ -14,7 +14,7 @@ use crate::cluster::control_plane::process::log_tail;
 use crate::cluster::manifests;
 use crate::world::election::{self, LEASE_MS, RETRY_MS};
 use crate::world::operator::Operator;
-use crate::world::Transport;
+use crate::world::{name_of, Transport};
 
 /// Resources converged in the batch the leader dies in: enough that the
 /// leader is still converging when the check (polling through kubectl)
@@ -132,14 +132,8 @@ pub fn leader_failover(w: &mut World<'_>) -> Result<()> {
 /// ConfigMaps of the batch that exist now.
 fn written(w: &World<'_>) -> Result<usize> {
     let items = w.kube.items(&["get", "configmaps"])?;
-    Ok(items
-        .iter()
-        .filter(|cm| {
-            cm["metadata"]["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("ha-"))
-        })
-        .count())
+    let names = items.iter().map(name_of);
+    Ok(names.filter(|n| n.starts_with("ha-")).count())
 }
 
 /// Every ConfigMap of the batch was written exactly once (the example's
@@ -149,22 +143,13 @@ fn check_single_effects(w: &World<'_>, logs: &[&Path]) -> Result<()> {
         .iter()
         .map(|l| std::fs::read_to_string(l).unwrap_or_default())
         .collect();
-    for i in 0..batch(w) {
-        let cm =
-            config_map(w, &name(i))?.with_context(|| format!("configmap {} is absent", name(i)))?;
+    for name in (0..batch(w)).map(name) {
+        let cm = config_map(w, &name)?.with_context(|| format!("configmap {name} is absent"))?;
         let writes = &cm["metadata"]["annotations"][WRITES_ANNOTATION];
-        ensure!(
-            writes == "1",
-            "configmap {} was written {writes} times",
-            name(i)
-        );
-        let line = format!("{}/{}: configmap created", w.kube.namespace(), name(i));
+        ensure!(writes == "1", "configmap {name} was written {writes} times");
+        let line = format!("{}/{name}: configmap created", w.kube.namespace());
         let logged = text.matches(&line).count();
-        ensure!(
-            logged <= 1,
-            "{logged} processes created configmap {}",
-            name(i)
-        );
+        ensure!(logged <= 1, "{logged} processes created configmap {name}");
     }
     Ok(())
 }
