@@ -121,10 +121,8 @@ fn replica(w: &World<'_>, identity: &str, audit_file: &Path) -> Result<Operator>
 fn holders(w: &World<'_>) -> Result<BTreeMap<String, String>> {
     let items = w.kube.items(&["get", "leases"])?;
     let leases = items.iter().map(|l| Lease::from_object(l, "get lease"));
-    Ok(shard_holders(
-        &leases.collect::<Result<Vec<_>, _>>()?,
-        LEASE,
-    ))
+    let leases: Vec<Lease> = leases.collect::<Result<_, _>>()?;
+    Ok(shard_holders(&leases, LEASE))
 }
 
 /// Waits until every shard is held, only by `live` replicas, and each of
@@ -154,25 +152,19 @@ fn round_data(i: usize, round: usize) -> Value {
 /// Waits until every resource is Ready for its generation and its
 /// ConfigMap holds `round`'s data.
 fn wait_round_ready(w: &World<'_>, round: usize) -> Result<()> {
-    eventually(
-        &format!("the batch Ready for round {round}"),
-        DEADLINE,
-        || {
-            let resources = by_name(w.kube.items(&["get", LCM])?);
-            let config_maps = by_name(w.kube.items(&["get", "configmaps"])?);
-            for i in 0..BATCH {
-                let r = resources.get(&name(i)).context("a resource is missing")?;
-                super::check_ready(r).with_context(|| name(i))?;
-                let data = config_maps.get(&name(i)).map(|cm| &cm["data"]);
-                ensure!(
-                    data == Some(&round_data(i, round)),
-                    "configmap {} holds {data:?}",
-                    name(i)
-                );
-            }
-            Ok(())
-        },
-    )
+    let what = format!("the batch Ready for round {round}");
+    eventually(&what, DEADLINE, || {
+        let resources = by_name(w.kube.items(&["get", LCM])?);
+        let config_maps = by_name(w.kube.items(&["get", "configmaps"])?);
+        for i in 0..BATCH {
+            let r = resources.get(&name(i)).context("a resource is missing")?;
+            super::check_ready(r).with_context(|| name(i))?;
+            let data = config_maps.get(&name(i)).map(|cm| &cm["data"]);
+            let held = data == Some(&round_data(i, round));
+            ensure!(held, "configmap {} holds {data:?}", name(i));
+        }
+        Ok(())
+    })
 }
 
 fn by_name(items: Vec<Value>) -> BTreeMap<String, Value> {

@@ -43,11 +43,8 @@ fn watching_operator(w: &mut World<'_>) -> Result<bool> {
     let [watched, _] = extra_namespaces(w.kube.namespace());
     let mut args = w.admin_args();
     set_flag(&mut args, "--poll-ms", HOUR_MS)?;
-    set_flag(
-        &mut args,
-        "--namespace",
-        &format!("{},{watched}", w.kube.namespace()),
-    )?;
+    let both = format!("{},{watched}", w.kube.namespace());
+    set_flag(&mut args, "--namespace", &both)?;
     w.start_operator(&args)?;
     WATCHING_PID.store(w.operator()?.pid().unwrap_or(0), Ordering::SeqCst);
     Ok(true)
@@ -186,10 +183,7 @@ fn ready_in(kube: &Kube, name: &str) -> Result<()> {
 }
 
 fn existing(kube: &Kube, name: &str) -> Result<Value> {
-    kube.get(LCM, name)?.with_context(|| {
-        format!(
-            "localconfigmap {name} does not exist in {}",
-            kube.namespace()
-        )
-    })
+    let namespace = kube.namespace();
+    let found = kube.get(LCM, name)?;
+    found.with_context(|| format!("localconfigmap {name} does not exist in {namespace}"))
 }
