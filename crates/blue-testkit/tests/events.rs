@@ -189,9 +189,9 @@ fn runtime_with_events(
     blue_kubernetes::start(controller).unwrap()
 }
 
-/// A runtime whose Event writes are held, 100 ms (paused) after `web`
-/// was created.
-async fn held_pass_of_web() -> (
+/// A fresh cluster and infrastructure, and a runtime over them writing
+/// Events.
+fn started_with_events() -> (
     blue_testkit::FakeCluster,
     blue_testkit::FakeInfra,
     blue_kubernetes::Runtime,
@@ -201,6 +201,17 @@ async fn held_pass_of_web() -> (
         blue_testkit::FakeInfra::new(),
     );
     let runtime = runtime_with_events(&cluster, &infra);
+    (cluster, infra, runtime)
+}
+
+/// A runtime whose Event writes are held, 100 ms (paused) after `web`
+/// was created.
+async fn held_pass_of_web() -> (
+    blue_testkit::FakeCluster,
+    blue_testkit::FakeInfra,
+    blue_kubernetes::Runtime,
+) {
+    let (cluster, infra, runtime) = started_with_events();
     cluster.hold_events();
     cluster.create(&widgets(), NS, "web", spec(json!(1)));
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
@@ -357,11 +368,7 @@ async fn without_a_component_a_user_facing_message_writes_no_event() {
 
 #[tokio::test(start_paused = true)]
 async fn a_queued_reconciling_event_gives_way_to_its_outcome_queued_behind_it() {
-    let (cluster, infra) = (
-        blue_testkit::FakeCluster::new(),
-        blue_testkit::FakeInfra::new(),
-    );
-    let runtime = runtime_with_events(&cluster, &infra);
+    let (cluster, _infra, runtime) = started_with_events();
     // Held, the writer takes nothing before the passes end.
     cluster.hold_events();
     for name in ["a", "b", "c"] {
@@ -397,11 +404,7 @@ async fn a_queued_reconciling_event_gives_way_to_its_outcome_queued_behind_it() 
 #[tokio::test(start_paused = true)]
 async fn a_long_converges_reconciling_event_is_written_once_its_grace_is_over() {
     use std::time::Duration;
-    let (cluster, infra) = (
-        blue_testkit::FakeCluster::new(),
-        blue_testkit::FakeInfra::new(),
-    );
-    let runtime = runtime_with_events(&cluster, &infra);
+    let (cluster, infra, runtime) = started_with_events();
     infra.hold_effects();
     cluster.create(&widgets(), NS, "web", spec(json!(1)));
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -423,11 +426,7 @@ async fn a_long_converges_reconciling_event_is_written_once_its_grace_is_over() 
 /// gives way to its outcome, one Event write per resource.
 #[tokio::test(start_paused = true)]
 async fn new_resources_cost_one_event_write_each_with_the_writer_idle() {
-    let (cluster, infra) = (
-        blue_testkit::FakeCluster::new(),
-        blue_testkit::FakeInfra::new(),
-    );
-    let runtime = runtime_with_events(&cluster, &infra);
+    let (cluster, _infra, runtime) = started_with_events();
     cluster.set_latency(std::time::Duration::from_millis(5));
     for name in ["a", "b", "c"] {
         cluster.create(&widgets(), NS, name, spec(json!(1)));
@@ -448,11 +447,7 @@ async fn new_resources_cost_one_event_write_each_with_the_writer_idle() {
 #[tokio::test(start_paused = true)]
 async fn a_quick_destroy_writes_no_deleting_event_and_a_long_one_does() {
     use std::time::Duration;
-    let (cluster, infra) = (
-        blue_testkit::FakeCluster::new(),
-        blue_testkit::FakeInfra::new(),
-    );
-    let runtime = runtime_with_events(&cluster, &infra);
+    let (cluster, infra, runtime) = started_with_events();
     let destroy = json!({"deletionPolicy": "Destroy", "config": {"value": 1}});
     for name in ["quick", "slow"] {
         cluster.create(&widgets(), NS, name, destroy.clone());
