@@ -33,10 +33,7 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                 Err(hold) => {
                     shared.queue.done(&work.key);
                     let ended = Ended {
-                        unserved_request: match hold {
-                            Some(_) => requested,
-                            None => Request::None,
-                        },
+                        unserved_request: hold.map_or(Request::None, |_| requested),
                         hold,
                         ..Ended::default()
                     };
@@ -137,10 +134,7 @@ async fn pass(
                 | Report::Released
                 | Report::NotFound))
         );
-    let unserved_request = match served {
-        true => Request::None,
-        false => requested,
-    };
+    let unserved_request = if served { Request::None } else { requested };
     let verdict = Verdict::of(&result);
     let hold = outcome::settle(shared, &work.key, &metadata, &verdict);
     metrics.active_workers.get_or_create(&label).dec();
