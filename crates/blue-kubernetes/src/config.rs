@@ -6,6 +6,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// [`Config::timer_slack_ms`]'s default.
+const DEFAULT_TIMER_SLACK_MS: u64 = 200;
+
 /// A clock returning milliseconds since the Unix epoch. Inject a fake one in tests.
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
@@ -71,6 +74,16 @@ pub struct Config {
     /// controller still checks (default 600000, i.e. 10 minutes; 0 writes
     /// every check, as the reference does; at most 365 days).
     pub status_heartbeat_ms: u64,
+    /// Timers fire on a grid of this many milliseconds (default 200; 0:
+    /// each at its own millisecond): a periodic check or retry due at `t`
+    /// runs at the first multiple of `timer_slack_ms` at or after `t`, so
+    /// the checks of a fleet spread over its intervals by jitter still
+    /// reach the API server a few at a time rather than one by one. Every
+    /// process on the machine and the server then wake a few times a
+    /// second instead of for every check, which at 1,000 resources due
+    /// every 10 s halves the API server's CPU (BENCHMARKS.md). Watch
+    /// events are never delayed by it. At most 60000.
+    pub timer_slack_ms: u64,
     /// Log the text of a failed callback's error, with its whole `source()`
     /// chain (`outer: middle: inner`, as `anyhow`'s `{:#}` prints it), and
     /// validation messages in the operator's log (default true). Turn it off for
@@ -131,6 +144,7 @@ impl Config {
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
             status_heartbeat_ms: 600_000,
+            timer_slack_ms: DEFAULT_TIMER_SLACK_MS,
             log_callback_errors: true,
             event_component: None,
             names: Names::default(),
@@ -193,6 +207,9 @@ impl Config {
         if self.status_heartbeat_ms > crate::MAX_RECONCILE_INTERVAL_MS {
             return invalid("status_heartbeat_ms", "must be at most 365 days");
         }
+        if self.timer_slack_ms > 60_000 {
+            return invalid("timer_slack_ms", "must be at most 60000");
+        }
         if let Some(component) = &self.event_component {
             let ok = |b: u8| b.is_ascii_alphanumeric() || b"-._/".contains(&b);
             if component.is_empty() || component.len() > 128 || !component.bytes().all(ok) {
@@ -240,6 +257,7 @@ impl std::fmt::Debug for Config {
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
             .field("status_heartbeat_ms", &self.status_heartbeat_ms)
+            .field("timer_slack_ms", &self.timer_slack_ms)
             .field("log_callback_errors", &self.log_callback_errors)
             .field("event_component", &self.event_component)
             .field("names", &self.names)
@@ -270,6 +288,8 @@ crate::setters::setters!(Config {
     with_retry_max_ms(retry_max_ms: u64),
     /// Sets [`status_heartbeat_ms`](Config::status_heartbeat_ms).
     with_status_heartbeat_ms(status_heartbeat_ms: u64),
+    /// Sets [`timer_slack_ms`](Config::timer_slack_ms).
+    with_timer_slack_ms(timer_slack_ms: u64),
     /// Sets [`log_callback_errors`](Config::log_callback_errors).
     with_log_callback_errors(log_callback_errors: bool),
     /// Sets [`event_component`](Config::event_component).

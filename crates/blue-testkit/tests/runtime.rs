@@ -248,6 +248,7 @@ fn invalid_configuration_names_the_field() {
         ("namespace", Box::new(|c| c.namespace = "Not Valid".into())),
         ("retry_base_ms", Box::new(|c| c.retry_base_ms = 0)),
         ("retry_max_ms", Box::new(|c| c.retry_max_ms = 10)),
+        ("timer_slack_ms", Box::new(|c| c.timer_slack_ms = 60_001)),
         (
             "packages",
             Box::new(|c| c.packages.push(c.packages[0].clone())),

@@ -27,6 +27,8 @@ namespace, several, or all: each one owns a ConfigMap holding spec.config.data.
                       a periodic check that finds nothing new writes no
                       status unless lastReconcileTime is this old, in
                       milliseconds (default 600000; 0: write every check)
+  --timer-slack-ms N  periodic checks and retries due within one N ms step of
+                      the clock run together (default 200; 0: each on time)
   --workers N         concurrent reconciles (default 16)
   --transport T       proxy (default): one long-lived `kubectl proxy` on a private
                       unix socket; kubectl: one kubectl process per request;
@@ -99,6 +101,8 @@ pub struct Args {
     pub resync_ms: Option<u64>,
     /// `--status-heartbeat-ms`.
     pub status_heartbeat_ms: Option<u64>,
+    /// `--timer-slack-ms`.
+    pub timer_slack_ms: Option<u64>,
     /// `--workers`.
     pub workers: Option<usize>,
     /// `--metrics-bind`.
@@ -234,6 +238,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             "--status-heartbeat-ms" => {
                 let flag = "--status-heartbeat-ms";
                 parsed.status_heartbeat_ms = Some(number(&value(flag)?, flag)?)
+            }
+            "--timer-slack-ms" => {
+                let flag = "--timer-slack-ms";
+                parsed.timer_slack_ms = Some(number(&value(flag)?, flag)?)
             }
             "--workers" => parsed.workers = Some(number(&value("--workers")?, "--workers")?),
             "--transport" => parsed.transport = value("--transport")?.parse()?,
@@ -665,6 +673,9 @@ mod tests {
         assert_eq!(a.status_heartbeat_ms, None);
         let a = run(&["--context", "x", "--status-heartbeat-ms", "0"]).unwrap();
         assert_eq!(a.status_heartbeat_ms, Some(0));
+        assert_eq!(a.timer_slack_ms, None);
+        let a = run(&["--context", "x", "--timer-slack-ms", "0"]).unwrap();
+        assert_eq!(a.timer_slack_ms, Some(0));
     }
 
     #[test]

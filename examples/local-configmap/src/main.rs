@@ -125,6 +125,9 @@ async fn run(args: Args) -> Result<()> {
     if let Some(heartbeat_ms) = args.status_heartbeat_ms {
         config.status_heartbeat_ms = heartbeat_ms;
     }
+    if let Some(slack_ms) = args.timer_slack_ms {
+        config.timer_slack_ms = slack_ms;
+    }
     config.workers = args.workers.unwrap_or(cli::DEFAULT_WORKERS);
     config.log_callback_errors = !args.hide_callback_errors;
     if !args.no_events {

@@ -24,6 +24,34 @@ use std::collections::{BinaryHeap, HashMap};
 /// Stale entries tolerated beyond the live ones before the heap is rebuilt.
 const STALE_SLACK: usize = 64;
 
+/// Timer coalescing: a timer set for `t` fires at the first multiple of
+/// the grid at or after `t` (0: at `t`). Timers due within one step fire
+/// together, and the work they start reaches the API server as one burst
+/// instead of a request every few milliseconds; for the processes on both
+/// ends a wake-up costs far more than the few requests it serves
+/// (BENCHMARKS.md, "timer slack"). The grid is the wall clock's, so
+/// several replicas line up as well.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid(pub(crate) u64);
+
+impl Grid {
+    /// Timers set at or before this time have fired by `now_ms`.
+    pub(crate) fn fired_by(self, now_ms: u64) -> u64 {
+        match self.0 {
+            0 => now_ms,
+            step => now_ms - now_ms % step,
+        }
+    }
+
+    /// When a timer set for `at_ms` fires.
+    pub(crate) fn fires_at(self, at_ms: u64) -> u64 {
+        match self.0 {
+            0 => at_ms,
+            step => at_ms.div_ceil(step).saturating_mul(step),
+        }
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Scheduler {
     /// Key -> its time: the truth; an entry of `order` not matching it is
@@ -206,6 +234,32 @@ mod tests {
         assert!(s.schedule(key("a"), 100), "fired: set afresh");
         assert_eq!(s.pop_due(100), vec![key("a")]);
         assert_eq!(s.next_ms(), None);
+    }
+
+    #[test]
+    fn timers_due_within_one_grid_step_fire_together_and_never_early() {
+        let grid = Grid(200);
+        let mut s = Scheduler::default();
+        s.schedule(key("a"), 1_001);
+        s.schedule(key("b"), 1_150);
+        s.schedule(key("c"), 1_200);
+        s.schedule(key("d"), 1_201);
+        assert_eq!(grid.fires_at(s.next_ms().unwrap()), 1_200);
+        assert!(s.pop_due(grid.fired_by(1_199)).is_empty(), "none early");
+        assert_eq!(
+            s.pop_due(grid.fired_by(1_200)),
+            vec![key("a"), key("b"), key("c")]
+        );
+        assert_eq!(grid.fires_at(s.next_ms().unwrap()), 1_400);
+        assert!(s.pop_due(grid.fired_by(1_399)).is_empty());
+        assert_eq!(s.pop_due(grid.fired_by(1_400)), vec![key("d")]);
+    }
+
+    #[test]
+    fn a_zero_grid_fires_each_timer_at_its_own_millisecond() {
+        let grid = Grid(0);
+        assert_eq!((grid.fired_by(1_001), grid.fires_at(1_001)), (1_001, 1_001));
+        assert_eq!(Grid(200).fires_at(u64::MAX - 1), u64::MAX, "saturates");
     }
 
     #[test]
