@@ -138,10 +138,18 @@ async fn a_due_timer_fires_at_the_next_step_of_the_slack_grid_never_before() {
     let observed = r.infra.count(Step::Observe);
     if fires > due + 1 {
         wait_ms(due + 1 - now()).await;
-        assert_eq!(r.infra.count(Step::Observe), observed, "due, not yet on the grid");
+        assert_eq!(
+            r.infra.count(Step::Observe),
+            observed,
+            "due, not yet on the grid"
+        );
     }
     wait_ms(fires + 1 - now()).await;
-    assert_eq!(r.infra.count(Step::Observe), observed + 1, "checked on the grid");
+    assert_eq!(
+        r.infra.count(Step::Observe),
+        observed + 1,
+        "checked on the grid"
+    );
     r.runtime.stop().await;
 }
 

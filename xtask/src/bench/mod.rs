@@ -55,7 +55,8 @@ struct Args {
     peer: Option<PathBuf>,
     /// `--peer` without a binary.
     build_peer: bool,
-    /// `operators`: population sizes for latency and idle cost.
+    /// `operators`: population sizes for latency, idle cost and the steady
+    /// state (default 10, 1,000 and 10,000).
     sizes: Option<Vec<usize>>,
     /// `operators`: who is measured, in order.
     contenders: Option<Vec<String>>,

@@ -43,27 +43,33 @@ pub struct Sizes {
     /// (resources, interval in seconds) of each steady-state window.
     pub steady: Vec<(usize, u64)>,
     pub steady_window: Duration,
-    /// The steady population restarted.
-    pub restart: (usize, u64),
+    /// The steady population restarted, if its size was asked for.
+    pub restart: Option<(usize, u64)>,
 }
 
 impl Sizes {
+    /// `latency` (`--sizes`) also picks the full run's steady populations
+    /// of those sizes, so `--sizes 1000` skips the 40 minutes of 10,000.
     pub fn new(quick: bool, latency: Option<Vec<usize>>) -> Self {
         let default_latency = pick(quick, vec![10, 100], vec![10, 1_000, 10_000]);
+        let asked = |n: &usize| quick || latency.as_ref().is_none_or(|sizes| sizes.contains(n));
+        let mut steady = pick(
+            quick,
+            vec![(50, 10)],
+            vec![(1_000, 10), (10_000, 10), (1_000, 60), (10_000, 60)],
+        );
+        steady.retain(|(n, _)| asked(n));
+        let restart = Some(pick(quick, (50, 10), (10_000, 60))).filter(|(n, _)| asked(n));
         Self {
             new: pick(quick, 20, 100),
             deletions: pick(quick, 5, 20),
-            latency: latency.unwrap_or(default_latency),
+            latency: latency.clone().unwrap_or(default_latency),
             edits: pick(quick, 5, 20),
             creates: pick(quick, 3, 10),
             idle_window: Duration::from_secs(pick(quick, 5, 30)),
-            steady: pick(
-                quick,
-                vec![(50, 10)],
-                vec![(1_000, 10), (10_000, 10), (1_000, 60), (10_000, 60)],
-            ),
+            steady,
             steady_window: Duration::from_secs(pick(quick, 10, 60)),
-            restart: pick(quick, (50, 10), (10_000, 60)),
+            restart,
         }
     }
 }
@@ -346,11 +352,10 @@ fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
             n,
             interval,
             window: true,
-            restart: sizes.restart == (n, interval),
+            restart: sizes.restart == Some((n, interval)),
         });
     }
-    if !sizes.steady.contains(&sizes.restart) {
-        let (n, interval) = sizes.restart;
+    if let Some((n, interval)) = sizes.restart.filter(|r| !sizes.steady.contains(r)) {
         out.push(Stage::Steady {
             n,
             interval,
@@ -512,7 +517,7 @@ mod tests {
 
     #[test]
     fn the_restart_joins_its_steady_window_and_reactions_only_keeps_the_sizes() {
-        let sizes = Sizes::new(false, Some(vec![10, 1_000]));
+        let sizes = Sizes::new(false, Some(vec![10, 1_000, 10_000]));
         let all = stages(&sizes, false);
         assert_eq!(all[0], Stage::New);
         let sizes_in_order: Vec<usize> = all.iter().map(Stage::size).collect();
@@ -531,7 +536,14 @@ mod tests {
             })
             .collect();
         assert_eq!(restarts.len(), 1, "{all:?}");
-        assert_eq!(all.len(), 1 + sizes.steady.len() + 2);
+        assert_eq!(all.len(), 1 + sizes.steady.len() + sizes.latency.len());
+        let sizes = Sizes::new(false, Some(vec![10, 1_000]));
+        assert_eq!(
+            sizes.steady,
+            [(1_000, 10), (1_000, 60)],
+            "only sizes asked for"
+        );
+        assert_eq!(sizes.restart, None);
         let reactions = stages(&sizes, true);
         assert_eq!(reactions, [Stage::AtSize(10), Stage::AtSize(1_000)]);
     }

@@ -64,7 +64,9 @@ pub fn rows(results: &[(Contender, Outcome)], sizes: &Sizes) -> Vec<Row> {
             out.push((name, values, format));
         }
     }
-    let (n, interval) = sizes.restart;
+    let Some((n, interval)) = sizes.restart else {
+        return out;
+    };
     type Mark = (&'static str, fn(&Restart) -> Option<f64>, fn(f64) -> String);
     let marks: [Mark; 8] = [
         ("10% checked", |r| r.quantiles[0], seconds),

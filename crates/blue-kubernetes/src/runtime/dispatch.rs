@@ -323,12 +323,17 @@ pub(super) async fn timer_loop(shared: std::sync::Arc<Shared>, mut stopped: watc
         let now = shared.controller.now();
         let (fired, next) = {
             let mut book = book(&shared);
-            (book.timers.pop_due(grid.fired_by(now)), book.timers.next_ms())
+            (
+                book.timers.pop_due(grid.fired_by(now)),
+                book.timers.next_ms(),
+            )
         };
         for key in fired {
             redecide(&shared, key);
         }
-        let wait = next.map_or(poll, |at| grid.fires_at(at).saturating_sub(now).clamp(1, poll));
+        let wait = next.map_or(poll, |at| {
+            grid.fires_at(at).saturating_sub(now).clamp(1, poll)
+        });
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
             _ = shared.wake.notified() => {}
