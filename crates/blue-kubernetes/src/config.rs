@@ -74,15 +74,17 @@ pub struct Config {
     /// controller still checks (default 600000, i.e. 10 minutes; 0 writes
     /// every check, as the reference does; at most 365 days).
     pub status_heartbeat_ms: u64,
-    /// Timers fire on a grid of this many milliseconds (default 200; 0:
-    /// each at its own millisecond): a periodic check or retry due at `t`
-    /// runs at the first multiple of `timer_slack_ms` at or after `t`, so
-    /// the checks of a fleet spread over its intervals by jitter still
-    /// reach the API server a few at a time rather than one by one. Every
-    /// process on the machine and the server then wake a few times a
-    /// second instead of for every check, which at 1,000 resources due
-    /// every 10 s halves the API server's CPU (BENCHMARKS.md). Watch
-    /// events are never delayed by it. At most 60000.
+    /// How much later than due a periodic check or retry may run, so that
+    /// timers due close together fire together (default 200; 0: each on
+    /// its millisecond; at most 60000). A timer set for `t` fires at the
+    /// first multiple of a step at or after `t`; the step is this slack,
+    /// halved until it is at most a tenth of the wait, so a check due in
+    /// 10 s may run 200 ms late and one due in 250 ms at most 16 ms. The
+    /// checks of a fleet, spread over their intervals by jitter, then reach
+    /// the API server a few at a time instead of one by one, and the
+    /// server, the proxy and the operator wake a few times a second instead
+    /// of for every request: at 1,000 resources due every 10 s that halves
+    /// the API server's CPU (BENCHMARKS.md). Watch events are never delayed.
     pub timer_slack_ms: u64,
     /// Log the text of a failed callback's error, with its whole `source()`
     /// chain (`outer: middle: inner`, as `anyhow`'s `{:#}` prints it), and

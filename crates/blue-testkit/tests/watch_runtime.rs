@@ -124,14 +124,14 @@ async fn a_due_time_fires_its_timer_without_a_list() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_due_timer_fires_at_the_next_step_of_the_slack_grid_never_before() {
+async fn a_due_timer_fires_at_the_next_step_of_its_slack_never_before() {
+    // An hour's tenth is far more than the slack: the step is the slack.
     const STEP: u64 = 10_000;
     // The rig's clock starts now (paused time moves only when awaited).
     let start = tokio::time::Instant::now();
     let now = || blue_testkit::DEFAULT_START_MS + start.elapsed().as_millis() as u64;
     let r = rig_with(&[widgets()], |config| config.timer_slack_ms = STEP);
-    let spec = json!({"reconcileInterval": "30s", "config": {"value": 1}});
-    r.cluster.create(&widgets(), NS, "w", spec);
+    r.cluster.create(&widgets(), NS, "w", hourly(1));
     wait_ms(100).await;
     let due = ms_of(&status_of(&r.cluster, &widgets(), NS, "w")["nextReconcileTime"]);
     let fires = due.div_ceil(STEP) * STEP;
@@ -141,14 +141,14 @@ async fn a_due_timer_fires_at_the_next_step_of_the_slack_grid_never_before() {
         assert_eq!(
             r.infra.count(Step::Observe),
             observed,
-            "due, not yet on the grid"
+            "due, not yet on its step"
         );
     }
     wait_ms(fires + 1 - now()).await;
     assert_eq!(
         r.infra.count(Step::Observe),
         observed + 1,
-        "checked on the grid"
+        "checked on its step"
     );
     r.runtime.stop().await;
 }

@@ -8,16 +8,17 @@
 //!   kept: a list holds every resource, and the worker reads the few due
 //!   ones, as it does when a timer fires.
 //! - Otherwise its timer fires when the due rules say (interval, retry
-//!   time), pushed back by write backoff or a hold, at the first multiple
-//!   of `timer_slack_ms` from then; the loop wakes at least every `poll_ms`
-//!   so a clock that jumps (or a fake one) is noticed.
+//!   time), pushed back by write backoff or a hold, and coalesced with
+//!   the timers due near it (at most `timer_slack_ms` and a tenth of the
+//!   wait later); the loop wakes at least every `poll_ms` so a clock that
+//!   jumps (or a fake one) is noticed.
 //! - After every pass the resource is looked at again, so an event that
 //!   arrived while it was running is not lost.
 
 use super::cache::{slot_label, Cache};
 use super::key::Key;
 use super::queue::Work;
-use super::scheduler::Grid;
+use super::scheduler::Slack;
 use super::{outcome, Shared};
 use crate::domain::resource;
 use crate::reconcile::Request;
@@ -270,7 +271,10 @@ fn decide(
         Some(at) if at <= now => queue(shared, key, snapshot, version, lane),
         // Listed (not watched) resources are looked at by the next list.
         Some(_) if !shared.watched(&key) => {}
-        Some(at) => set_timer(shared, key, at),
+        Some(at) => {
+            let at = Slack(shared.controller.config.timer_slack_ms).fires_at(now, at);
+            set_timer(shared, key, at)
+        }
     }
 }
 
@@ -318,22 +322,16 @@ fn set_timer(shared: &Shared, key: Key, at: u64) {
 /// Fires timers as they come due, until stopped.
 pub(super) async fn timer_loop(shared: std::sync::Arc<Shared>, mut stopped: watch::Receiver<bool>) {
     let poll = shared.controller.config.poll_ms;
-    let grid = Grid(shared.controller.config.timer_slack_ms);
     loop {
         let now = shared.controller.now();
         let (fired, next) = {
             let mut book = book(&shared);
-            (
-                book.timers.pop_due(grid.fired_by(now)),
-                book.timers.next_ms(),
-            )
+            (book.timers.pop_due(now), book.timers.next_ms())
         };
         for key in fired {
             redecide(&shared, key);
         }
-        let wait = next.map_or(poll, |at| {
-            grid.fires_at(at).saturating_sub(now).clamp(1, poll)
-        });
+        let wait = next.map_or(poll, |at| at.saturating_sub(now).clamp(1, poll));
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(wait)) => {}
             _ = shared.wake.notified() => {}

@@ -24,28 +24,27 @@ use std::collections::{BinaryHeap, HashMap};
 /// Stale entries tolerated beyond the live ones before the heap is rebuilt.
 const STALE_SLACK: usize = 64;
 
-/// Timer coalescing: a timer set for `t` fires at the first multiple of
-/// the grid at or after `t` (0: at `t`). Timers due within one step fire
-/// together, and the work they start reaches the API server as one burst
-/// instead of a request every few milliseconds; for the processes on both
-/// ends a wake-up costs far more than the few requests it serves
-/// (BENCHMARKS.md, "timer slack"). The grid is the wall clock's, so
-/// several replicas line up as well.
+/// Timer coalescing ("timer slack"): a timer set at `now` for `at` fires
+/// at the first multiple of a step at or after `at`. The step is the
+/// configured slack, halved until it is at most a tenth of the wait, so a
+/// check due in 10 s may wait 200 ms more and one due in 250 ms at most
+/// 16 ms. Timers due within one step fire together, and the work they
+/// start reaches the API server as one burst instead of a request every
+/// few milliseconds: for the processes on both ends a wake-up costs far
+/// more than the few requests it serves (BENCHMARKS.md, "timer slack").
+/// The steps are the wall clock's, so several replicas line up as well.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Grid(pub(crate) u64);
+pub(crate) struct Slack(pub(crate) u64);
 
-impl Grid {
-    /// Timers set at or before this time have fired by `now_ms`.
-    pub(crate) fn fired_by(self, now_ms: u64) -> u64 {
-        match self.0 {
-            0 => now_ms,
-            step => now_ms - now_ms % step,
+impl Slack {
+    /// When a timer set at `now_ms` for `at_ms` fires.
+    pub(crate) fn fires_at(self, now_ms: u64, at_ms: u64) -> u64 {
+        let tenth = at_ms.saturating_sub(now_ms) / 10;
+        let mut step = self.0;
+        while step > tenth {
+            step /= 2;
         }
-    }
-
-    /// When a timer set for `at_ms` fires.
-    pub(crate) fn fires_at(self, at_ms: u64) -> u64 {
-        match self.0 {
+        match step {
             0 => at_ms,
             step => at_ms.div_ceil(step).saturating_mul(step),
         }
@@ -237,29 +236,32 @@ mod tests {
     }
 
     #[test]
-    fn timers_due_within_one_grid_step_fire_together_and_never_early() {
-        let grid = Grid(200);
+    fn timers_due_within_one_step_fire_together_and_never_early() {
+        let slack = Slack(200);
+        let now = 0;
         let mut s = Scheduler::default();
-        s.schedule(key("a"), 1_001);
-        s.schedule(key("b"), 1_150);
-        s.schedule(key("c"), 1_200);
-        s.schedule(key("d"), 1_201);
-        assert_eq!(grid.fires_at(s.next_ms().unwrap()), 1_200);
-        assert!(s.pop_due(grid.fired_by(1_199)).is_empty(), "none early");
-        assert_eq!(
-            s.pop_due(grid.fired_by(1_200)),
-            vec![key("a"), key("b"), key("c")]
-        );
-        assert_eq!(grid.fires_at(s.next_ms().unwrap()), 1_400);
-        assert!(s.pop_due(grid.fired_by(1_399)).is_empty());
-        assert_eq!(s.pop_due(grid.fired_by(1_400)), vec![key("d")]);
+        for (name, at) in [("a", 10_001), ("b", 10_150), ("c", 10_200), ("d", 10_201)] {
+            s.schedule(key(name), slack.fires_at(now, at));
+        }
+        assert_eq!(s.next_ms(), Some(10_200));
+        assert!(s.pop_due(10_199).is_empty(), "none early");
+        assert_eq!(s.pop_due(10_200), vec![key("a"), key("b"), key("c")]);
+        assert_eq!(s.next_ms(), Some(10_400));
     }
 
     #[test]
-    fn a_zero_grid_fires_each_timer_at_its_own_millisecond() {
-        let grid = Grid(0);
-        assert_eq!((grid.fired_by(1_001), grid.fires_at(1_001)), (1_001, 1_001));
-        assert_eq!(Grid(200).fires_at(u64::MAX - 1), u64::MAX, "saturates");
+    fn the_slack_is_at_most_a_tenth_of_the_wait_and_zero_means_on_time() {
+        let slack = Slack(200);
+        assert_eq!(
+            slack.fires_at(0, 10_001),
+            10_200,
+            "a tenth is 1 s: the whole slack"
+        );
+        assert_eq!(slack.fires_at(10_000, 10_251), 10_275, "a tenth is 25 ms");
+        assert_eq!(slack.fires_at(10_000, 10_005), 10_005, "too close to round");
+        assert_eq!(slack.fires_at(20_000, 10_001), 10_001, "already due");
+        assert_eq!(Slack(0).fires_at(0, 10_001), 10_001);
+        assert_eq!(slack.fires_at(0, u64::MAX - 1), u64::MAX, "saturates");
     }
 
     #[test]
