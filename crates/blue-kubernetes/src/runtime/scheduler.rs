@@ -24,15 +24,11 @@ use std::collections::{BinaryHeap, HashMap};
 /// Stale entries tolerated beyond the live ones before the heap is rebuilt.
 const STALE_SLACK: usize = 64;
 
-/// Timer coalescing ("timer slack"): a timer set at `now` for `at` fires
-/// at the first multiple of a step at or after `at`. The step is the
-/// configured slack, halved until it is at most a tenth of the wait, so a
-/// check due in 10 s may wait 200 ms more and one due in 250 ms at most
-/// 16 ms. Timers due within one step fire together, and the work they
-/// start reaches the API server as one burst instead of a request every
-/// few milliseconds: for the processes on both ends a wake-up costs far
-/// more than the few requests it serves (BENCHMARKS.md, "timer slack").
-/// The steps are the wall clock's, so several replicas line up as well.
+/// Timer coalescing ([`Config::timer_slack_ms`](crate::Config::timer_slack_ms)
+/// says what and why): a timer set at `now` for `at` fires at the first
+/// multiple of a step at or after `at`, the step being the slack halved
+/// until it is at most a tenth of the wait. The steps are the wall
+/// clock's, so several replicas line up as well.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slack(pub(crate) u64);
 
