@@ -108,6 +108,13 @@ impl ProxyClient {
                 reason: "must be greater than zero",
             });
         }
+        if options.gc_percent == Some(0) {
+            // GOGC=0 collects without pause; `None` is how to leave it alone.
+            return Err(Error::InvalidOption {
+                field: "gc_percent",
+                reason: "must be greater than zero",
+            });
+        }
         let kubectl = crate::kubectl_client(options.kubectl.clone())?;
         // The per-call prefix minus `--request-timeout`: the proxy serves
         // long requests (watches) and our own deadline bounds each request.

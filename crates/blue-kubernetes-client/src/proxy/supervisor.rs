@@ -93,7 +93,7 @@ impl Supervisor {
                 closed: false,
             }),
             argv,
-            env: options.kubectl.env.clone(),
+            env: options.proxy_env(std::env::var_os("GOGC").as_deref()),
             temp_dir: options.kubectl.temp_dir.clone(),
             startup_timeout: Duration::from_millis(options.startup_timeout_ms),
             backoff: (
