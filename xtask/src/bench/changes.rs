@@ -87,6 +87,12 @@ impl Changes {
         self.until_event(never, |deleted, o| deleted && named(o, name))
     }
 
+    /// When the deletion for which `done` (called once per deletion)
+    /// holds arrived, as [`until`](Self::until).
+    pub fn until_deletions(&mut self, never: &str, done: impl Fn() -> bool) -> Result<Instant> {
+        self.until_event(never, |deleted, _| deleted && done())
+    }
+
     fn until_event(&mut self, never: &str, done: impl Fn(bool, &Value) -> bool) -> Result<Instant> {
         let (rt, timeout) = (self.rt.clone(), self.timeout);
         rt.block_on(async {

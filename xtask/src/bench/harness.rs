@@ -3,6 +3,8 @@
 //! deletes. It talks through its own `ProxyClient`, so watching costs the
 //! measured operator nothing.
 
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
@@ -278,22 +280,57 @@ impl<'a> Harness<'a> {
         Ok(ready.saturating_duration_since(created).as_secs_f64())
     }
 
-    /// Deletes every resource of `namespace`; times until the last one is
-    /// gone (its finalizer released, i.e. its Destroy finished).
+    /// Creates `r-0`..`r-<n>` at once in `namespace`, where an operator
+    /// is already watching; times, from the watch event of the first
+    /// create, until the watch has shown every one Ready.
+    pub fn burst_ready(&self, namespace: &str, n: usize, spec: Spec) -> Result<f64> {
+        let mut resources = self.watch(namespace)?;
+        self.create(namespace, 0..n, spec)?;
+        let burst = |r: &Value| {
+            r["metadata"]["name"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("r-"))
+        };
+        let first = resources.until("the watch never showed a create", burst)?;
+        let ready = RefCell::new(BTreeSet::new());
+        let last = resources.until(&format!("{n} never Ready in {namespace}"), |r| {
+            if burst(r) && ready_for(r, Some(1)) {
+                ready.borrow_mut().insert(r["metadata"]["name"].to_string());
+            }
+            ready.borrow().len() >= n
+        })?;
+        Ok(last.saturating_duration_since(first).as_secs_f64())
+    }
+
+    /// Deletes every resource of `namespace`; times, from the watch event
+    /// of the first deletion request, until the watch has shown the last
+    /// one gone (its finalizer released, i.e. its Destroy finished).
     pub fn delete_all(&self, namespace: &str, n: usize) -> Result<f64> {
-        let started = Instant::now();
+        let mut resources = self.watch(namespace)?;
         for i in 0..n {
             let path = Self::path(namespace, Some(&name(i)))?;
             self.send(ApiRequest::new(Method::Delete, path))?;
         }
-        let what = format!("every resource in {namespace} gone");
-        poll(&what, REACTION_TIMEOUT, Duration::from_millis(20), || {
-            let left = self
-                .rt
-                .block_on(self.client.list_resources(&descriptor(), namespace))?;
-            ensure!(left.is_empty(), "{} resources left", left.len());
-            Ok(started.elapsed().as_secs_f64())
-        })
+        let first = resources.until("the watch never showed a deletion", |r| {
+            !r["metadata"]["deletionTimestamp"].is_null()
+        })?;
+        let gone = Cell::new(0);
+        let last = resources.until_deletions(&format!("{n} never gone in {namespace}"), || {
+            gone.set(gone.get() + 1);
+            gone.get() >= n
+        })?;
+        Ok(last.saturating_duration_since(first).as_secs_f64())
+    }
+
+    /// A watch of the resources of `namespace`, from now.
+    fn watch(&self, namespace: &str) -> Result<Changes> {
+        Changes::open(
+            self.rt,
+            &self.client,
+            &descriptor(),
+            namespace,
+            REACTION_TIMEOUT,
+        )
     }
 
     /// Removes every LocalConfigMap, ConfigMap and Event of `namespace`

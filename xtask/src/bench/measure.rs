@@ -188,7 +188,7 @@ pub fn secs(s: f64) -> String {
 
 /// Milliseconds, no unit switching (for latency tables).
 pub fn ms(s: f64) -> String {
-    format!("{:.0} ms", s * 1e3)
+    format!("{:.1} ms", s * 1e3)
 }
 
 /// CPU seconds over wall seconds, as a percentage of one core.

@@ -12,7 +12,7 @@ use super::apimetrics::{Scrape, Served};
 use super::contender::{operator_cpu, operator_rss, select, Contender, Rss};
 use super::harness::{name, Harness, Reaction, Spec};
 use super::live::Live;
-use super::measure::pid_cpu_seconds;
+use super::measure::{median, pid_cpu_seconds};
 use super::operators_report::render;
 use super::report::Report;
 use super::steady::{self, writes, Restart, Steady};
@@ -120,6 +120,9 @@ pub fn operator_resource(resource: &str) -> bool {
     )
 }
 
+/// Rounds of the bursts (new resources, Destroy deletions).
+const BURST_ROUNDS: usize = 3;
+
 struct Bench<'h, 'a> {
     h: &'h Harness<'a>,
     sizes: Sizes,
@@ -160,28 +163,53 @@ impl Bench<'_, '_> {
         Ok(ns)
     }
 
-    /// (wall, operator CPU) until `sizes.new` new resources are Ready, and
-    /// the writes per resource once the operator went idle.
-    fn new_resources(&self, who: &Contender) -> Result<((f64, f64), f64)> {
+    /// (wall, operator CPU) from the first of `sizes.new` resources created
+    /// at once until the last is Ready, with the operator already running
+    /// (its start-up is the restart stage's), and the writes per resource
+    /// once it went idle.
+    fn new_resources(&self, who: &Contender, round: usize) -> Result<((f64, f64), f64)> {
         let n = self.sizes.new;
-        let ns = format!("{}-new-{n}", who.label);
-        self.h.populate_with(&ns, n, Spec::IDLE)?;
-        let before = Scrape::take(self.h.server)?;
+        let ns = format!("{}-new-{n}-{round}", who.label);
+        self.h.populate_with(&ns, 0, Spec::IDLE)?;
         self.with(who, &ns, |op| {
+            // One resource made Ready first proves the operator watches.
+            self.h.create_reaction(&ns, "warm-up")?;
+            settle(self.h, &ns)?;
+            let before = Scrape::take(self.h.server)?;
             let cpu0 = operator_cpu(op);
-            let took = self.h.wait_ready(&ns, n, ready_timeout(n))?;
+            let took = self.h.burst_ready(&ns, n, Spec::IDLE)?;
             let cpu = operator_cpu(op) - cpu0;
             settle(self.h, &ns)?;
-            let written = writes(&Scrape::take(self.h.server)?.since(&before));
-            Ok(((took.as_secs_f64(), cpu), written / n as f64))
+            // Less the creates, which are the harness's.
+            let written = writes(&Scrape::take(self.h.server)?.since(&before)) - n as f64;
+            Ok(((took, cpu), written / n as f64))
         })
+    }
+
+    /// New resources and Destroy deletions, [`BURST_ROUNDS`] times: one
+    /// burst varies 2x from run to run (the peer's too), so each figure is
+    /// the median of the rounds.
+    fn bursts(&self, who: &Contender, out: &mut Outcome) -> Result<()> {
+        let mut rounds: [Vec<f64>; 5] = Default::default();
+        for round in 0..BURST_ROUNDS {
+            let ((wall, cpu), writes) = self.new_resources(who, round)?;
+            let (gone, deletion_writes) = self.deletions(who, round)?;
+            let values = [wall, cpu, writes, gone, deletion_writes];
+            for (column, v) in rounds.iter_mut().zip(values) {
+                column.push(v);
+            }
+        }
+        let [wall, cpu, writes, gone, deletion_writes] = rounds.map(|c| median(&c));
+        (out.new, out.new_writes) = ((wall, cpu), writes);
+        (out.deletions, out.deletion_writes) = (gone, deletion_writes);
+        Ok(())
     }
 
     /// Seconds until `sizes.deletions` Destroy deletions finished, and the
     /// operator's writes per deletion.
-    fn deletions(&self, who: &Contender) -> Result<(f64, f64)> {
+    fn deletions(&self, who: &Contender, round: usize) -> Result<(f64, f64)> {
         let n = self.sizes.deletions;
-        let ns = format!("{}-delete-{n}", who.label);
+        let ns = format!("{}-delete-{n}-{round}", who.label);
         let spec = Spec {
             destroy: true,
             ..Spec::IDLE
@@ -271,11 +299,7 @@ impl Bench<'_, '_> {
     fn stage(&mut self, who: &Contender, stage: Stage, out: &mut Outcome) {
         let what = format!("operators: {} {stage:?}", who.label);
         let result = timed(&what, || match stage {
-            Stage::New => {
-                (out.new, out.new_writes) = self.new_resources(who)?;
-                (out.deletions, out.deletion_writes) = self.deletions(who)?;
-                Ok(())
-            }
+            Stage::New => self.bursts(who, out),
             Stage::Steady {
                 n,
                 interval,

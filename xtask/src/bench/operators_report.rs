@@ -31,7 +31,7 @@ pub fn render(
     );
     s.order = 6;
     let each = |f: &dyn Fn(&Outcome) -> f64| each(results, f);
-    let new = format!("{} new to Ready", sizes.new);
+    let new = format!("{} created at once to Ready", sizes.new);
     let mut rows: Vec<Row> = vec![
         (format!("{new}: wall"), each(&|o| o.new.0), secs),
         (format!("{new}: operator CPU"), each(&|o| o.new.1), secs),

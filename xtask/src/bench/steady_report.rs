@@ -173,7 +173,7 @@ pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Rep
     }
     if let Some(p) = peer.filter(|p| new_measured && p.new.0 > 0.0) {
         for (what, ours, theirs) in [
-            ("new resources Ready", o.new.0, p.new.0),
+            ("created at once to Ready", o.new.0, p.new.0),
             ("Destroy deletions finished", o.deletions, p.deletions),
         ] {
             report.verdict(
