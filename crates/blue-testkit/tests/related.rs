@@ -137,6 +137,58 @@ async fn a_deleted_related_object_has_its_owner_publish_while_observing() {
     r.runtime.stop().await;
 }
 
+/// A resource being deleted never makes its related objects again: their
+/// deletion (its own Destroy's, or anyone's) asks it for no pass.
+#[tokio::test(start_paused = true)]
+async fn a_deleted_related_object_asks_nothing_of_an_owner_being_deleted() {
+    let r = rig();
+    let object = json!({
+        "metadata": {"name": "w", "namespace": NS, "finalizers": ["other/keep"]},
+        "spec": hourly(1),
+    });
+    r.cluster.create_with(&widgets(), object);
+    create_cm(&r.cluster, "w-cm", "w");
+    wait_ms(100).await;
+    r.cluster.delete(&widgets(), NS, "w");
+    wait_ms(100).await;
+    let lingering = r.cluster.get(&widgets(), NS, "w").unwrap();
+    assert_eq!(
+        lingering["status"]["phase"], "Deleting",
+        "held by other/keep"
+    );
+    let requested = r.runtime.stats().requested_checks;
+    r.cluster.reset_calls();
+    r.cluster.delete_object(&cm_path("w-cm"));
+    wait_ms(10).await;
+    assert_eq!(r.cluster.calls().get, 0, "no pass re-read it");
+    assert_eq!(r.runtime.stats().requested_checks, requested);
+    r.runtime.stop().await;
+}
+
+/// A Destroy that deletes the related object itself is not asked for
+/// another pass by that deletion (its Deleting publish came first): once
+/// our finalizer is released nothing could come of it but a read.
+#[tokio::test(start_paused = true)]
+async fn a_related_object_deleted_during_its_owners_destroy_asks_no_pass_after_it() {
+    let r = rig();
+    let spec =
+        json!({"reconcileInterval": "1h", "deletionPolicy": "Destroy", "config": {"value": 1}});
+    r.cluster.create(&widgets(), NS, "w", spec);
+    create_cm(&r.cluster, "w-cm", "w");
+    wait_ms(100).await;
+    r.infra.hold_effects();
+    r.cluster.delete(&widgets(), NS, "w");
+    r.infra.effects_started(2).await;
+    r.cluster.delete_object(&cm_path("w-cm"));
+    wait_ms(10).await;
+    r.cluster.reset_calls();
+    r.infra.release(1);
+    wait_ms(100).await;
+    assert!(r.cluster.get(&widgets(), NS, "w").is_none(), "released");
+    assert_eq!(r.cluster.calls().get, 0, "no pass read it again");
+    r.runtime.stop().await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_edited_related_object_asks_for_a_quiet_check_only_of_its_owner() {
     let r = rig();

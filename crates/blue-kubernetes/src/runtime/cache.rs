@@ -351,10 +351,15 @@ impl Cache {
 
     /// Whether `key`'s cached phase is `Waiting` (for a reference).
     pub(crate) fn is_waiting(&self, key: &Key) -> bool {
-        let waiting = Phase::ALL.iter().position(|p| *p == Phase::Waiting);
+        self.phase_is(key, Phase::Waiting)
+    }
+
+    /// Whether `key`'s cached phase is `phase`.
+    pub(crate) fn phase_is(&self, key: &Key, phase: Phase) -> bool {
+        let slot = Phase::ALL.iter().position(|p| *p == phase);
         self.entries
             .get(key)
-            .is_some_and(|e| e.phase.map(usize::from) == waiting.map(|i| i + 1))
+            .is_some_and(|e| e.phase.map(usize::from) == slot.map(|i| i + 1))
     }
 
     /// A pass over `key` that was asked for could not look (the lock was

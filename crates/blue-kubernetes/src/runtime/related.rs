@@ -23,7 +23,7 @@ use super::key::{Key, Namespaces};
 use super::token::Token;
 use super::Shared;
 use crate::reconcile::Request;
-use crate::{Package, Related};
+use crate::{Package, Phase, Related};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
@@ -268,6 +268,12 @@ pub(super) fn forget_missing(
 /// look.
 fn request_all(shared: &Shared, keys: &[Key], request: Request) {
     for key in keys {
+        // A resource being deleted never makes its related objects again,
+        // and its own Destroy deleting one is no reason for another pass.
+        let deleting = || dispatch::book(shared).cache.phase_is(key, Phase::Deleting);
+        if request == Request::Repair && deleting() {
+            continue;
+        }
         if dispatch::request_as(shared, key, request) {
             shared.counters.requested();
         }
