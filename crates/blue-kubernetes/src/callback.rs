@@ -90,8 +90,19 @@ impl<T: Send + 'static> Callback<T> {
     }
 
     /// Runs the callback to completion. Never cancelled by the controller:
-    /// callbacks own their timeouts.
+    /// callbacks own their timeouts. A failure's text comes back with the
+    /// connection values the pass handed out redacted: this is where every
+    /// failure text is made, so nothing downstream sees a value.
     pub(crate) async fn call(&self, options: &Options) -> Result<T, Failure> {
+        self.run(options).await.map_err(|mut failure| {
+            if let (Some(text), Some(connection)) = (&failure.text, options.connection()) {
+                failure.text = Some(connection.redact(text));
+            }
+            failure
+        })
+    }
+
+    async fn run(&self, options: &Options) -> Result<T, Failure> {
         let result = match self {
             Callback::Sync(f) => {
                 let (f, options) = (f.clone(), options.clone());

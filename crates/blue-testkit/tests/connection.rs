@@ -315,6 +315,12 @@ fn the_password_reaches_no_status_event_log_or_metric() {
 enum Leak {
     StepResult,
     Outputs,
+    /// The author's own error text, as an `ALTER ROLE` that failed.
+    ErrorText,
+    /// A panic message.
+    Panic,
+    /// The error a step's closure returned (the log shows its source).
+    StepError,
 }
 
 fn leaking_package(seen: &Seen, leak: Leak) -> Package {
@@ -337,6 +343,20 @@ fn leaking_package(seen: &Seen, leak: Leak) -> Package {
                     Ok(WorkflowOutcome::new())
                 }
                 Leak::Outputs => blue_kubernetes::outcome_with_outputs(&json!({ "dsn": dsn })),
+                Leak::ErrorText => {
+                    Err(format!("ALTER ROLE app PASSWORD '{}' failed", password.expose()).into())
+                }
+                Leak::Panic => panic!("could not set {}", password.expose()),
+                Leak::StepError => {
+                    let step = opts.steps().run("set-password", |_| async move {
+                        Err::<(), _>(
+                            format!("ALTER ROLE app PASSWORD '{}' failed", password.expose())
+                                .into(),
+                        )
+                    });
+                    step.await?;
+                    Ok(WorkflowOutcome::new())
+                }
             }
         })
         .delete(|_| Ok(WorkflowOutcome::new()))
@@ -368,5 +388,46 @@ async fn a_generated_password_in_a_step_result_or_outputs_fails_the_pass_and_is_
         assert!(!object.to_string().contains(MARKER), "{leak:?}: {object}");
         let secret = cluster.get_object(&secret_path("db-connection")).unwrap();
         assert_eq!(decoded(&secret, "password").as_deref(), Some(MARKER));
+    }
+}
+
+#[test]
+fn a_password_in_error_text_a_panic_or_a_step_error_reaches_no_log_event_metric_or_status() {
+    for leak in [Leak::ErrorText, Leak::Panic, Leak::StepError] {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let cluster = FakeCluster::new();
+        let package = leaking_package(&Seen::new(), leak);
+        let client: Arc<dyn Client> = Arc::new(cluster.clone());
+        let config = Config::new(client, vec![package.clone()])
+            .with_namespace(NS)
+            .with_clock(FakeClock::default().as_fn())
+            .with_event_component("widgets-operator".to_string());
+        let controller = controller(config).unwrap();
+        cluster.create(&widgets(), NS, "db", spec(json!(1)));
+        let (report, lines) =
+            common::log::capture(|| runtime.block_on(reconcile(&controller, &package, NS, "db")));
+        let report = report.unwrap();
+        assert_eq!(
+            report,
+            Report::Reconciled(Phase::Failed, Reason::ExecutionFailed),
+            "{leak:?}"
+        );
+        let logged = format!("{lines:?}");
+        // The failure is logged, with the author's text around the value.
+        assert!(logged.contains("callback failed"), "{leak:?}: {logged}");
+        assert!(logged.contains("<redacted>"), "{leak:?}: {logged}");
+        assert!(!logged.contains(MARKER), "{leak:?}: {logged}");
+        let object = cluster.get(&widgets(), NS, "db").unwrap();
+        assert!(!object.to_string().contains(MARKER), "{leak:?}: {object}");
+        let events = format!("{:?}", cluster.events());
+        assert!(!events.contains(MARKER), "{leak:?}: {events}");
+        assert!(!controller.metrics().encode().contains(MARKER), "{leak:?}");
+        assert!(
+            !format!("{report:?} {controller:?}").contains(MARKER),
+            "{leak:?}"
+        );
     }
 }

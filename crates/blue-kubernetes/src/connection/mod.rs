@@ -13,6 +13,15 @@
 //!   altered one repaired, with the same values.
 //! - Values never reach status, Events, logs, errors, metrics or `Debug`
 //!   output: callbacks get them as [`Sensitive`], errors name keys only.
+//! - Every value the connection handed out in a pass (what `get_or_create`
+//!   returned, and what `get` read back) is replaced by `<redacted>` in the
+//!   free text the controller emits about that pass: a callback's error
+//!   text and its source chain, a step's error, a panic message as the
+//!   controller logs it. The package author's own text is no exception, so
+//!   an `ALTER ROLE ... PASSWORD '...'` that failed is logged without the
+//!   password. Values shorter than 8 bytes are not searched for (they
+//!   would mangle every log line that happens to contain them; generate
+//!   credentials longer than that).
 //! - A Secret of that name that the resource does not own is never taken
 //!   over or changed.
 //! - A value [`Connection::get_or_create`] returned is refused where a
@@ -28,11 +37,14 @@
 //!   package generates new ones (its `observe` should report the drift).
 //! - Restoring costs one GET of the Secret per pass (two requests when it
 //!   must be written).
-//! - Only values `get_or_create` returned *in the same pass* are searched
-//!   for, as text inside the strings of a result or the outputs: values
-//!   stored with [`Connection::set`] (a host, a user) are not secret, and a
-//!   value the package encodes (base64, a hash) or read another way is not
-//!   recognised.
+//! - Only values handed out *in the same pass* are searched for: values
+//!   stored with [`Connection::set`] (a host, a user) are not secret unless
+//!   read back with [`Connection::get`], and a value the package encodes
+//!   (base64, a hash) or reads another way is not recognised.
+//! - Redaction covers what the controller logs. A panic's message is also
+//!   printed to stderr by Rust's panic hook, which the library does not
+//!   replace: an operator binary that panics with credentials in the
+//!   message should install a hook of its own.
 
 mod secret;
 mod sensitive;
@@ -99,10 +111,19 @@ struct Inner {
     // One writer at a time inside a pass: concurrent get_or_create calls of
     // one callback must not generate two values for one key.
     writing: tokio::sync::Mutex<()>,
-    // What get_or_create returned in this pass (a Connection lives for one
-    // pass): searched for in step results and outputs before they are
-    // recorded.
-    generated: std::sync::Mutex<Vec<String>>,
+    // What this pass handed out (a Connection lives for one pass).
+    handed_out: std::sync::Mutex<HandedOut>,
+}
+
+/// The values a pass handed out, for refusing and redacting them.
+#[derive(Default)]
+struct HandedOut {
+    /// What `get_or_create` returned: refused in step results and outputs
+    /// and redacted from free text.
+    generated: Vec<String>,
+    /// What `get` read back: redacted from free text only (a step result
+    /// may carry a detail the package stored with `set`).
+    read: Vec<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -130,7 +151,7 @@ impl Connection {
                 target: Target::new(descriptor, resource, name),
                 store,
                 writing: tokio::sync::Mutex::new(()),
-                generated: std::sync::Mutex::default(),
+                handed_out: std::sync::Mutex::default(),
             }),
         }
     }
@@ -143,7 +164,8 @@ impl Connection {
     /// The stored value of `key`, if any.
     pub async fn get(&self, key: &str) -> Result<Option<Sensitive>, ConnectionError> {
         let stored = self.read().await?;
-        Ok(stored.and_then(|s| s.data.get(key).cloned().map(Sensitive::new)))
+        let value = stored.and_then(|s| s.data.get(key).cloned());
+        Ok(value.map(|v| self.handed_out(v, |h| &mut h.read)))
     }
 
     /// The stored value of `key`; when there is none, `generate`'s, stored
@@ -160,34 +182,50 @@ impl Connection {
         for _ in 0..ATTEMPTS {
             let stored = self.read().await?;
             if let Some(value) = stored.as_ref().and_then(|s| s.data.get(key)) {
-                return Ok(self.handed_out(value.clone()));
+                return Ok(self.handed_out(value.clone(), |h| &mut h.generated));
             }
             // Generated once: a retry after a lost race offers the same value.
             let value = generated
                 .get_or_insert_with(|| generate.take().map(|g| g()).unwrap_or_default())
                 .clone();
             if self.write_key(stored, key, &value).await? {
-                return Ok(self.handed_out(value));
+                return Ok(self.handed_out(value, |h| &mut h.generated));
             }
         }
         Err(ConnectionError::Contended)
     }
 
-    fn handed_out(&self, value: String) -> Sensitive {
+    fn handed_out(&self, value: String, list: fn(&mut HandedOut) -> &mut Vec<String>) -> Sensitive {
         if !value.is_empty() {
-            let mut generated = self.inner.generated.lock().expect("not poisoned");
-            if !generated.contains(&value) {
-                generated.push(value.clone());
+            let mut handed_out = self.handed_out_lock();
+            let values = list(&mut handed_out);
+            if !values.contains(&value) {
+                values.push(value.clone());
             }
         }
         Sensitive::new(value)
     }
 
+    fn handed_out_lock(&self) -> std::sync::MutexGuard<'_, HandedOut> {
+        self.inner
+            .handed_out
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Whether a string inside `value` (keys included) contains a value
     /// [`get_or_create`](Self::get_or_create) returned in this pass.
     pub(crate) fn holds_generated(&self, value: &Value) -> bool {
-        let generated = self.inner.generated.lock().expect("not poisoned");
-        !generated.is_empty() && strings_hold(value, &generated)
+        let handed_out = self.handed_out_lock();
+        !handed_out.generated.is_empty() && strings_hold(value, &handed_out.generated)
+    }
+
+    /// `text` with every value this pass handed out (of at least
+    /// [`SHORTEST_REDACTED`] bytes) replaced by [`REDACTED`].
+    pub(crate) fn redact(&self, text: &str) -> String {
+        let handed_out = self.handed_out_lock();
+        let values = handed_out.generated.iter().chain(&handed_out.read);
+        redact(text, values.map(String::as_str))
     }
 
     /// Stores `value` under `key` (host, port, user: details the package
@@ -306,6 +344,29 @@ impl Connection {
     }
 }
 
+/// The shortest value redacted from free text. A shorter one would mangle
+/// log lines wherever its characters happen to occur (a port, a word), and
+/// no generated credential is that short.
+pub(crate) const SHORTEST_REDACTED: usize = 8;
+
+/// What a redacted value reads as: the same marker [`Sensitive`] prints.
+pub(crate) const REDACTED: &str = "<redacted>";
+
+/// `text` with each of `values` (of at least [`SHORTEST_REDACTED`] bytes)
+/// replaced by [`REDACTED`], the longest first, so a value that contains
+/// another is replaced whole.
+fn redact<'a>(text: &str, values: impl Iterator<Item = &'a str>) -> String {
+    let mut values: Vec<&str> = values.filter(|v| v.len() >= SHORTEST_REDACTED).collect();
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    let mut text = text.to_string();
+    for value in values {
+        if text.contains(value) {
+            text = text.replace(value, REDACTED);
+        }
+    }
+    text
+}
+
 fn check_key(key: &str) -> Result<(), ConnectionError> {
     match valid_key(key) {
         true => Ok(()),
@@ -364,7 +425,17 @@ fn is_dns_subdomain(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::strings_hold;
+    use super::{redact, strings_hold};
+
+    #[test]
+    fn values_are_redacted_longest_first_and_short_ones_are_left() {
+        let values = ["s3cr3t-value", "s3cr3t-value-2", "short"];
+        let text = "a s3cr3t-value-2, a s3cr3t-value and a short one";
+        assert_eq!(
+            redact(text, values.into_iter()),
+            "a <redacted>, a <redacted> and a short one"
+        );
+    }
     use serde_json::json;
 
     #[test]
