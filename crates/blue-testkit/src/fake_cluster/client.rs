@@ -32,11 +32,17 @@ impl FakeCluster {
     /// operation.
     pub(super) async fn begin_call(&self, call: Call) -> Result<(), Error> {
         let operation = call.operation;
+        // Recorded, so a test sees the attempt; refused before anything
+        // else, as the transports refuse it before sending.
+        let refusal = unsendable(&call);
         let latency = {
             let mut state = self.lock();
             state.log.push(call);
             state.latency
         };
+        if let Some(refusal) = refusal {
+            return Err(refusal);
+        }
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;
         }
@@ -46,6 +52,34 @@ impl FakeCluster {
             None => Ok(()),
         }
     }
+}
+
+/// The refusal the transports give a call whose name or namespace could
+/// read as a flag or change a URL path: such a name never reaches an API
+/// server, so the fake does not serve it either.
+fn unsendable(call: &Call) -> Option<Error> {
+    let refused = |value: &str| {
+        let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || "/?#%\\".contains(c);
+        value.is_empty()
+            || value.starts_with('-')
+            || value == "."
+            || value == ".."
+            || value.contains(unsafe_char)
+    };
+    let reason = "is not a valid kubernetes object name";
+    if call.name.as_deref().is_some_and(refused) {
+        return Some(Error::InvalidOption {
+            field: "name",
+            reason,
+        });
+    }
+    if !call.namespace.is_empty() && refused(&call.namespace) {
+        return Some(Error::InvalidOption {
+            field: "namespace",
+            reason,
+        });
+    }
+    None
 }
 
 /// The descriptor Lease calls are recorded under.
