@@ -310,14 +310,19 @@ impl PackageBuilder {
     /// one), described so in the generated CRD.
     ///
     /// Before any callback runs, the controller reads what it names: not
-    /// found, not Ready for its current generation, or being deleted, and
-    /// the resource is `Waiting` / `DependencyNotReady` (no callback runs;
-    /// checked again as soon as the referenced resource changes, and at its
-    /// interval); Ready, and the callbacks get its `status.outputs`
+    /// found, not Ready for its current generation, being deleted, or
+    /// Ready without this controller's own marks (its finalizer and a
+    /// recorded profile and state identity: a status anyone with `/status`
+    /// access wrote proves nothing), and the resource is `Waiting` /
+    /// `DependencyNotReady` (no callback runs; checked again as soon as the
+    /// referenced resource changes, and at its interval); Ready, and the
+    /// callbacks get its `status.outputs`
     /// ([`Options::referenced`](crate::Options::referenced)). A field that
-    /// is not a reference, or a chain of references that leads back to the
-    /// resource, is `Invalid`. A resource being deleted does not wait: its
-    /// callbacks get the outputs of what is Ready and nothing for the rest.
+    /// is not a reference, a name that is no object name (a DNS-1123
+    /// subdomain; such a name is never sent to the API server), or a chain
+    /// of references that leads back to the resource, is `Invalid`. A
+    /// resource being deleted does not wait: its callbacks get the outputs
+    /// of what is Ready and nothing for the rest.
     ///
     /// ```
     /// use blue_kubernetes::Package;

@@ -315,3 +315,258 @@ async fn the_runtime_rechecks_referrers_when_what_they_name_turns_ready_or_goes(
     assert_eq!(runtime.stats().requested_checks, requested);
     runtime.stop().await;
 }
+
+/// What a referrer's callbacks were handed as `serverRef`'s outputs, in
+/// the order they ran (`identity`, `observe`, `delete`).
+type Seen = Arc<Mutex<Vec<(&'static str, Option<Value>)>>>;
+
+/// A database package whose every callback records the `serverRef`
+/// outputs it was handed.
+fn spying_databases(seen: &Seen) -> Package {
+    let spy = |callback: &'static str, seen: &Seen| {
+        let seen = seen.clone();
+        move |opts: &Options| {
+            let handed = opts.referenced("serverRef").cloned();
+            seen.lock().unwrap().push((callback, handed));
+        }
+    };
+    let (identity, observe, delete) = (
+        spy("identity", seen),
+        spy("observe", seen),
+        spy("delete", seen),
+    );
+    Package::builder(databases())
+        .reference("serverRef", servers())
+        .identity(move |opts| {
+            identity(opts);
+            Ok(vec![Some("spy".into()), Some(opts.profile().into())])
+        })
+        .observe(move |opts| {
+            observe(opts);
+            // Gone once deleted, so that a delete completes.
+            let deleting = !opts.resource()["metadata"]["deletionTimestamp"].is_null();
+            Ok(match deleting {
+                true => Observation::ABSENT,
+                false => Observation::READY,
+            })
+        })
+        .converge(|_| Ok(WorkflowOutcome::new()))
+        .delete(move |opts| {
+            delete(opts);
+            Ok(WorkflowOutcome::new())
+        })
+        .build()
+        .unwrap()
+}
+
+const FORGED_HOST: &str = "collector.attacker.example";
+
+/// Runs `f` on a fresh current-thread runtime, capturing what it logs.
+fn logged<T>(f: impl std::future::Future<Output = T>) -> (T, Vec<common::log::Line>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    common::log::capture(|| runtime.block_on(f))
+}
+
+#[test]
+fn a_forged_ready_on_a_resource_we_never_reconciled_is_not_trusted() {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let servers_package = infra.package(servers());
+    let seen = Seen::default();
+    let dbs = spying_databases(&seen);
+    let c = build(
+        &cluster,
+        FakeClock::default().as_fn(),
+        vec![servers_package.clone(), dbs.clone()],
+        |_| {},
+    );
+    // Written by someone with `/status` access, never by the controller:
+    // no finalizer, no recorded profile or state identity.
+    cluster.create_with(
+        &servers(),
+        json!({
+            "metadata": {"name": "main", "namespace": NS},
+            "spec": hourly(7),
+            "status": {"phase": "Ready", "observedGeneration": 1,
+                       "outputs": {"host": FORGED_HOST}},
+        }),
+    );
+    cluster.create(&databases(), NS, "app", db_spec(1, "main"));
+    let (report, lines) = logged(reconcile(&c, &dbs, NS, "app"));
+    assert_eq!(
+        report.unwrap(),
+        Report::Reconciled(Phase::Waiting, blue_kubernetes::Reason::DependencyNotReady)
+    );
+    let status = cluster.get(&databases(), NS, "app").unwrap()["status"].clone();
+    assert_eq!(status["phase"], "Waiting");
+    assert_eq!(condition(&status, "Ready")["reason"], "DependencyNotReady");
+    assert!(seen.lock().unwrap().is_empty(), "no callback ran");
+    // The operator learns why, without the forged values.
+    let why: Vec<_> = lines
+        .iter()
+        .filter(|(_, l)| l.contains("field=\"serverRef\"") && l.contains("missing="))
+        .collect();
+    assert!(!why.is_empty(), "a line says why: {lines:?}");
+    for (level, line) in &why {
+        assert!(*level <= tracing::Level::INFO, "INFO or WARN: {line}");
+        assert!(line.contains("name=\"app\""), "{line}");
+        assert!(line.contains("missing=\"finalizer\""), "{line}");
+    }
+    let all: String = lines.iter().map(|(_, l)| l.as_str()).collect();
+    assert!(!all.contains(FORGED_HOST), "no forged value is logged");
+
+    // Reconciled by the controller, the server carries its marks and
+    // outputs it really observed: the database proceeds with those.
+    infra.set_outputs(&format!("{NS}--main"), json!({"host": "db.internal"}));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        reconcile(&c, &servers_package, NS, "main").await.unwrap();
+        let server = cluster.get(&servers(), NS, "main").unwrap();
+        assert_eq!(finalizers(&server), [blue_kubernetes::FINALIZER]);
+        assert!(server["status"]["stateIdentity"].is_string());
+        let report = trigger(&c, &dbs, NS, "app").await.unwrap();
+        assert!(
+            matches!(report, Report::Reconciled(Phase::Ready, _)),
+            "{report:?}"
+        );
+    });
+    let seen = seen.lock().unwrap();
+    let forged = Some(json!({"host": FORGED_HOST}));
+    assert!(seen.iter().all(|(_, handed)| *handed != forged), "{seen:?}");
+    let observed = seen.iter().find(|(callback, _)| *callback == "observe");
+    let real = Some(json!({"host": "db.internal"}));
+    assert_eq!(observed.map(|(_, handed)| handed), Some(&real), "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_deleting_referrer_is_not_handed_outputs_whose_marks_were_stripped() {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let servers_package = infra.package(servers());
+    let seen = Seen::default();
+    let dbs = spying_databases(&seen);
+    let c = build(
+        &cluster,
+        FakeClock::default().as_fn(),
+        vec![servers_package.clone(), dbs.clone()],
+        |_| {},
+    );
+    cluster.create(&servers(), NS, "main", hourly(7));
+    infra.set_outputs(&format!("{NS}--main"), json!({"host": "db.internal"}));
+    reconcile(&c, &servers_package, NS, "main").await.unwrap();
+    let mut spec = db_spec(1, "main");
+    spec["deletionPolicy"] = json!("Destroy");
+    cluster.create(&databases(), NS, "app", spec);
+    reconcile(&c, &dbs, NS, "app").await.unwrap();
+    assert_eq!(
+        cluster.get(&databases(), NS, "app").unwrap()["status"]["phase"],
+        "Ready"
+    );
+    // Someone with `/status` access rewrites the server's record: still
+    // Ready for its generation, but without the identity the controller
+    // recorded, and naming another host.
+    let server = cluster.get(&servers(), NS, "main").unwrap();
+    let mut forged = server["status"].clone();
+    forged.as_object_mut().unwrap().remove("stateIdentity");
+    forged["outputs"] = json!({"host": FORGED_HOST});
+    let client: &dyn blue_kubernetes_client::Client = &cluster;
+    client
+        .update_status(&servers(), &server, &forged)
+        .await
+        .unwrap();
+    // A resource being deleted does not wait, but it is handed nothing
+    // from a resource that fails the test.
+    seen.lock().unwrap().clear();
+    cluster.delete(&databases(), NS, "app");
+    let report = reconcile(&c, &dbs, NS, "app").await.unwrap();
+    assert_eq!(report, Report::Released);
+    let seen = seen.lock().unwrap();
+    assert!(
+        seen.iter().any(|(callback, _)| *callback == "observe"),
+        "{seen:?}"
+    );
+    for (callback, handed) in seen.iter() {
+        assert_eq!(*handed, None, "{callback}");
+    }
+}
+
+/// Names a transport would refuse, or that no object can have.
+const NOT_OBJECT_NAMES: [&str; 4] = ["../main", "a/b", "..", "-o=yaml"];
+
+#[tokio::test]
+async fn a_reference_name_that_is_no_object_name_is_invalid_and_never_sent() {
+    let r = rig();
+    let c = r.controller(FakeClock::default().as_fn(), |_| {});
+    r.cluster.create(&servers(), NS, "main", hourly(7));
+    reconcile(&c, &r.servers, NS, "main").await.unwrap();
+    let extra = ["Main", "a..b", "a_b", "main.", &"a".repeat(254)];
+    for (i, bad) in NOT_OBJECT_NAMES.iter().copied().chain(extra).enumerate() {
+        let name = format!("app-{i}");
+        r.cluster.reset_calls();
+        r.cluster.create(&databases(), NS, &name, db_spec(1, bad));
+        let report = reconcile(&c, &r.databases, NS, &name).await.unwrap();
+        assert_eq!(
+            report,
+            Report::Reconciled(
+                Phase::Invalid,
+                blue_kubernetes::Reason::InvalidConfiguration
+            ),
+            "{bad:?}"
+        );
+        assert_eq!(
+            r.phase(&databases(), &name),
+            (json!("Invalid"), json!("InvalidConfiguration")),
+            "{bad:?}"
+        );
+        assert_eq!(r.callbacks_of(&name), 0, "{bad:?}");
+        let sent: Vec<_> = r
+            .cluster
+            .call_log()
+            .into_iter()
+            .filter(|call| call.name.as_deref() == Some(bad))
+            .collect();
+        assert!(sent.is_empty(), "{bad:?} reached the client: {sent:?}");
+    }
+}
+
+#[test]
+fn an_invalid_reference_name_is_logged_by_its_field_not_its_value() {
+    let r = rig();
+    let c = r.controller(FakeClock::default().as_fn(), |_| {});
+    r.cluster
+        .create(&databases(), NS, "app", db_spec(1, "-o=yaml"));
+    let (report, lines) = logged(reconcile(&c, &r.databases, NS, "app"));
+    assert!(matches!(
+        report.unwrap(),
+        Report::Reconciled(Phase::Invalid, _)
+    ));
+    let named: Vec<_> = lines
+        .iter()
+        .filter(|(_, l)| l.contains("field=\"serverRef\""))
+        .collect();
+    assert!(!named.is_empty(), "the field is named: {lines:?}");
+    let all: String = lines.iter().map(|(_, l)| l.as_str()).collect();
+    assert!(!all.contains("-o=yaml"), "the value is not echoed: {all}");
+}
+
+#[tokio::test]
+async fn the_fake_cluster_refuses_names_a_transport_refuses() {
+    let cluster = FakeCluster::new();
+    cluster.create(&servers(), NS, "main", hourly(1));
+    let client: &dyn blue_kubernetes_client::Client = &cluster;
+    for bad in NOT_OBJECT_NAMES {
+        let err = client.get_resource(&servers(), NS, bad).await.unwrap_err();
+        assert!(
+            matches!(err, blue_kubernetes_client::Error::InvalidOption { .. }),
+            "{bad:?}: {err}"
+        );
+    }
+    assert!(client
+        .get_resource(&servers(), NS, "main")
+        .await
+        .unwrap()
+        .is_some());
+}

@@ -1,5 +1,6 @@
 //! The names the controller writes and reads on resources it does not own:
-//! its finalizer, the request annotation and the destroy-protection key.
+//! its finalizer, the request annotation and the destroy-protection key;
+//! and what counts as an object name where a resource names another.
 
 /// The reference finalizer, [`Names::default`]'s `finalizer`.
 pub const FINALIZER: &str = "colors.getcolors.ai/infrastructure";
@@ -177,9 +178,39 @@ fn is_qualified_name(s: &str) -> bool {
     name_ok && prefix.len() <= 253 && prefix.split('.').all(label_ok)
 }
 
+/// Whether `s` can be an object's name: a DNS-1123 subdomain (lowercase
+/// alphanumerics, `-` and `.`, each dot-separated part starting and ending
+/// alphanumeric, at most 253 characters). Checked before a name from a
+/// spec goes anywhere: anything else could read as a flag or a path
+/// (`-o=yaml`, `../x`, `a/b`), and no object has such a name anyway.
+pub(crate) fn is_object_name(s: &str) -> bool {
+    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let part_ok = |p: &str| {
+        p.bytes().next().is_some_and(alnum)
+            && p.bytes().last().is_some_and(alnum)
+            && p.bytes().all(|b| alnum(b) || b == b'-')
+    };
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(part_ok)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn object_names_are_dns_subdomains() {
+        let longest = format!("{}.{}", "a".repeat(126), "b".repeat(126));
+        for good in ["main", "db-1", "my-server.v2", "0", "a.b.c", &longest] {
+            assert!(is_object_name(good), "{good:?}");
+        }
+        let too_long = "a".repeat(254);
+        for bad in [
+            "", "../main", "a/b", "..", ".", "-o=yaml", "Main", "a_b", "a..b", "a.-b", "a-", "-a",
+            ".a", "a.", "a b", "a%2Fb", "é", &too_long,
+        ] {
+            assert!(!is_object_name(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn reference_names_are_valid_defaults() {

@@ -2,8 +2,14 @@
 //! referenced resource is read fresh (one read per reference per pass),
 //! and where references can form a chain back to this kind, the chain is
 //! followed to find cycles.
+//!
+//! Every reference is checked to name an object before any is read, so a
+//! name that is no object name never reaches a transport. A referenced
+//! resource counts only on this controller's own marks (see
+//! `references::readiness`): the outputs of one that fails the test are
+//! never handed to a callback.
 
-use crate::references::{is_ready, package_of, reaches, Named};
+use crate::references::{package_of, reaches, readiness, Named, ReferenceField, Unready};
 use crate::{Controller, Error, Package};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -20,11 +26,12 @@ pub(crate) enum Resolution {
     /// (`null` for one that records none).
     Resolved(BTreeMap<String, Value>),
     /// Some referenced resource is missing or not Ready; the outputs of
-    /// those that are.
+    /// those that are (on this controller's marks: nothing of the others).
     Waiting(BTreeMap<String, Value>),
     /// Following references leads back to the resource.
     Cycle,
-    /// A reference field holds something that is not a reference.
+    /// A reference field holds something that is not a reference, or a
+    /// name that is no object name; nothing was read for any of them.
     Malformed,
 }
 
@@ -52,19 +59,29 @@ pub(crate) async fn resolve(
         crate::domain::resource::namespace(resource).to_string(),
         crate::domain::resource::name(resource).to_string(),
     );
+    // Checked for all fields before reading any: a malformed field makes
+    // the resource Invalid, so no name of it needs to be sent anywhere.
+    let mut named = Vec::with_capacity(declared.len());
+    for reference in declared {
+        match reference.named(resource) {
+            Named::Nothing => {}
+            Named::Malformed => {
+                log_malformed(resource, reference);
+                return Ok(Resolution::Malformed);
+            }
+            Named::Resource(namespace, name) => named.push((reference, namespace, name)),
+        }
+    }
+    let finalizer = &controller.config.names.finalizer;
     let mut outputs = BTreeMap::new();
     let mut waiting = false;
-    for reference in declared {
-        let (namespace, name) = match reference.named(resource) {
-            Named::Nothing => continue,
-            Named::Malformed => return Ok(Resolution::Malformed),
-            Named::Resource(namespace, name) => (namespace, name),
-        };
+    for (reference, namespace, name) in named {
         let client = &controller.config.client;
         let Some(target) = client
             .get_resource(&reference.kind, &namespace, &name)
             .await?
         else {
+            log_waiting(resource, reference, None);
             waiting = true;
             continue;
         };
@@ -76,18 +93,70 @@ pub(crate) async fn resolve(
                 return Ok(Resolution::Cycle);
             }
         }
-        match is_ready(&target) {
-            true => {
+        match readiness(&target, finalizer) {
+            Ok(()) => {
                 let found = target.pointer("/status/outputs").cloned();
                 outputs.insert(reference.field.clone(), found.unwrap_or(Value::Null));
             }
-            false => waiting = true,
+            Err(why) => {
+                log_waiting(resource, reference, Some(why));
+                waiting = true;
+            }
         }
     }
     Ok(match waiting {
         true => Resolution::Waiting(outputs),
         false => Resolution::Resolved(outputs),
     })
+}
+
+/// The Invalid write's reason is generic: the operator's log names the
+/// field. Never its value, which could be anything a user typed.
+fn log_malformed(resource: &Value, reference: &ReferenceField) {
+    tracing::info!(
+        namespace = crate::domain::resource::namespace(resource),
+        name = crate::domain::resource::name(resource),
+        field = reference.field.as_str(),
+        "reference field does not name an object (a DNS-1123 subdomain of at most 253 characters)"
+    );
+}
+
+/// Why `resource` waits for what `reference` names (`None`: it does not
+/// exist). A status claiming Ready without this controller's marks is a
+/// WARN: it was not written by this controller, so either it was never
+/// reconciled here or someone rewrote its record. Ordinary waiting (not
+/// yet Ready, an edit being handled) is DEBUG: a referrer may wait for
+/// many passes. Only the referrer, the field and a fixed word for why are
+/// logged; nothing of the referenced resource's status.
+fn log_waiting(resource: &Value, reference: &ReferenceField, why: Option<Unready>) {
+    let (namespace, name) = (
+        crate::domain::resource::namespace(resource),
+        crate::domain::resource::name(resource),
+    );
+    let field = reference.field.as_str();
+    match why {
+        Some(Unready::Unmarked(mark)) => tracing::warn!(
+            namespace,
+            name,
+            field,
+            missing = mark.as_str(),
+            "referenced resource claims Ready without this controller's marks; waiting"
+        ),
+        Some(why) => tracing::debug!(
+            namespace,
+            name,
+            field,
+            why = why.as_str(),
+            "waiting for a referenced resource"
+        ),
+        None => tracing::debug!(
+            namespace,
+            name,
+            field,
+            why = "not found",
+            "waiting for a referenced resource"
+        ),
+    }
 }
 
 type Link = (usize, String, String);

@@ -52,7 +52,8 @@ pub(super) fn track(shared: &Shared, key: &Key, object: &Value, new_version: boo
         return Vec::new();
     }
     let names = refers.then(|| named_by(packages, package, object));
-    let digest = referenced.then(|| crate::references::digest(object));
+    let finalizer = &shared.controller.config.names.finalizer;
+    let digest = referenced.then(|| crate::references::digest(object, finalizer));
     let mut book = super::dispatch::book(shared);
     if let Some(names) = names {
         book.references.set(key, names);
