@@ -22,6 +22,8 @@ pub struct Controller {
     /// Set by [`Runtime::stop`](crate::Runtime::stop) (each runtime has
     /// its own): a pass ends at its next durable-step boundary.
     pub(crate) stopping: Arc<std::sync::atomic::AtomicBool>,
+    /// How far this process went in each object's durable-steps runs.
+    pub(crate) step_marks: Arc<crate::steps::Marks>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -71,6 +73,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
             metrics.clone(),
         )
     });
+    let step_marks = Arc::new(crate::steps::Marks::new(&metrics));
     let telemetry = Telemetry::new(metrics, events, config.log_callback_errors);
     Ok(Controller {
         config: Arc::new(config),
@@ -79,6 +82,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         shards,
         connections: Arc::default(),
         stopping: Arc::default(),
+        step_marks,
     })
 }
 

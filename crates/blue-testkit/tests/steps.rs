@@ -5,6 +5,10 @@
 #[path = "steps/chain.rs"]
 mod chain;
 mod common;
+#[path = "steps/forged.rs"]
+mod forged;
+#[path = "steps/names.rs"]
+mod names;
 
 use blue_kubernetes::{controller, crd, reconcile, Config, Controller, CrdOptions, Package};
 use blue_kubernetes::{Phase, Reason, Report, REQUEST_ANNOTATION};
@@ -79,6 +83,16 @@ fn build(client: &Arc<dyn Client>, package: &Package) -> Controller {
     let mut config = Config::new(client.clone(), vec![package.clone()]);
     config.namespace = NS.into();
     controller(config).unwrap()
+}
+
+/// Runs `f` to completion on a fresh current-thread runtime, capturing
+/// what the controller logs meanwhile.
+fn logged<T>(f: impl std::future::Future<Output = T>) -> (T, Vec<common::log::Line>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    common::log::capture(|| runtime.block_on(f))
 }
 
 const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);

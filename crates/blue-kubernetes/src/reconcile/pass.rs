@@ -168,6 +168,7 @@ impl<'a> Pass<'a> {
             .inspect_err(|e| self.report_fenced(e))?;
         self.next_check = next_check;
         self.after_write(previous, &t, &status);
+        self.workflow_written();
         Ok(Report::Reconciled(t.phase, t.reason))
     }
 
@@ -227,6 +228,9 @@ impl<'a> Pass<'a> {
             .update_finalizers(self.package.descriptor(), &self.snapshot, &finalizers)
             .await
             .inspect_err(|e| self.report_fenced(e))?;
+        if !present {
+            self.forget_runs();
+        }
         Ok(())
     }
 

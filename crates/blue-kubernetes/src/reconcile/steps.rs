@@ -9,8 +9,11 @@ use crate::callback::{Callback, Failure};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
 use crate::package::PackageInner;
-use crate::steps::{valid_name, Begun, Desired, Ended, Record, Refused, Request, Started};
-use crate::{Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
+use crate::steps::{valid_name, Begun, Chosen, Desired, Ended, Ignored, Record, Refused};
+use crate::steps::{Request, Started, State};
+use crate::{Controller, Options, Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
+use serde_json::Value;
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
 /// The run a pass works on, in memory: written with each of its status
@@ -25,6 +28,19 @@ pub(super) struct Workflow {
     /// A step ran in this pass: the next boundary is one a stopping
     /// runtime may end the pass at.
     ran: bool,
+    /// The names `run` was called with in this pass: each may be used once.
+    named: HashSet<String>,
+    /// What of the stored record was ignored, until a write replaces it:
+    /// a pass that loses its first write (a stale snapshot) reports
+    /// nothing, so only real rewrites of status are logged and counted.
+    ignored: Notes,
+}
+
+/// Claims of the stored record a pass ignored.
+#[derive(Default)]
+struct Notes {
+    forged_keys: Vec<String>,
+    rolled_back: bool,
 }
 
 impl Workflow {
@@ -34,6 +50,24 @@ impl Workflow {
             running: None,
             halt: None,
             ran: false,
+            named: HashSet::new(),
+            ignored: Notes::default(),
+        }
+    }
+
+    fn chosen(chosen: Chosen) -> Self {
+        let Chosen {
+            record,
+            forged_keys,
+            rolled_back,
+        } = chosen;
+        let ignored = Notes {
+            forged_keys,
+            rolled_back,
+        };
+        Self {
+            ignored,
+            ..Self::new(record)
         }
     }
 }
@@ -44,15 +78,21 @@ pub(super) enum Effect {
     Failed(Reason),
 }
 
+/// The desired state the pass's run is for. (A function of the fields it
+/// reads, so the run in memory can be changed while it is held.)
+fn desired<'a>(snapshot: &'a Value, controller: &Controller, options: &Options) -> Desired<'a> {
+    let names = &controller.config.names;
+    Desired {
+        uid: resource::uid(snapshot).unwrap_or_default(),
+        generation: resource::generation(snapshot),
+        request: resource::request_token(snapshot, &names.request_annotation),
+        event: options.event(),
+    }
+}
+
 impl Pass<'_> {
     fn desired(&self) -> Desired<'_> {
-        let names = &self.controller.config.names;
-        Desired {
-            uid: resource::uid(&self.snapshot).unwrap_or_default(),
-            generation: resource::generation(&self.snapshot),
-            request: resource::request_token(&self.snapshot, &names.request_annotation),
-            event: self.options.event(),
-        }
+        desired(&self.snapshot, self.controller, &self.options)
     }
 
     /// The package declares durable steps.
@@ -117,12 +157,15 @@ impl Pass<'_> {
     }
 
     /// The run this pass continues (the stored one of this desired state,
-    /// unless it is done) or starts.
+    /// unless it is done or behind what this process already used) or
+    /// starts.
     fn workflow(&mut self) -> &mut Workflow {
         if self.workflow.is_none() {
             let stored = Record::stored(status(&self.snapshot));
-            let record = Record::current(stored, &self.desired(), self.controller.now());
-            self.workflow = Some(Workflow::new(record));
+            let desired = self.desired();
+            let mark = self.controller.step_marks.get(desired.uid);
+            let chosen = Record::current(stored, &desired, mark, self.controller.now());
+            self.workflow = Some(Workflow::chosen(chosen));
         }
         self.workflow.as_mut().expect("just set")
     }
@@ -137,12 +180,19 @@ impl Pass<'_> {
         if !valid_name(name) {
             return Err(self.refuse(name, StepError::InvalidName(name.to_string())));
         }
+        // Answering a second use of a name with the first one's result
+        // would hand one item's result to another.
+        if !self.workflow().named.insert(name.to_string()) {
+            return Err(self.refuse(name, StepError::Repeated(name.to_string())));
+        }
         if self.stopping_before(name) {
             return Err(self.stop_at_boundary().await);
         }
-        let uid = self.desired().uid.to_string();
         let now = self.controller.now();
-        let begun = self.workflow().record.begin(&uid, name, now);
+        let desired = desired(&self.snapshot, self.controller, &self.options);
+        let workflow = self.workflow.as_mut().expect("named above");
+        let begun = workflow.record.begin(&desired, name, now);
+        let run = desired.run_id(workflow.record.sequence);
         let (key, interrupted) = match begun {
             Ok(Begun::Recorded(result)) => return Ok(Started::Recorded(result)),
             Ok(Begun::Run { key, interrupted }) => (key, interrupted),
@@ -151,7 +201,8 @@ impl Pass<'_> {
         let workflow = self.workflow();
         workflow.running = Some(name.to_string());
         workflow.ran = true;
-        let run = workflow.record.run.clone();
+        // The keys go out only once the record holding the run landed
+        // (`workflow_written` marks it started then).
         let (phase, reason) = self.effect_phase();
         match self.publish(phase, reason).await {
             Ok(()) => Ok(Started::Run(Step::new(name, key, run, interrupted))),
@@ -276,11 +327,82 @@ impl Pass<'_> {
         let Some(stored) = Record::stored(status(&self.snapshot)) else {
             return;
         };
-        if stored.is_for(&self.desired()) && stored.state != crate::steps::State::Done {
+        let desired = self.desired();
+        if stored.is_for(&desired) && stored.state != State::Done {
+            let mut stored = stored;
+            let forged_keys = stored.derive_keys(&desired);
             let mut workflow = Workflow::new(stored);
+            workflow.ignored.forged_keys = forged_keys;
             workflow.record.finish(self.controller.now());
             self.workflow = Some(workflow);
         }
+    }
+
+    /// A status write holding the pass's run landed: the process marks
+    /// how far it went in the object's runs (a run whose step began is
+    /// started, a `Done` one ended), and what the write replaced of a
+    /// forged record is reported.
+    pub(super) fn workflow_written(&mut self) {
+        let Some(workflow) = self.workflow.as_mut() else {
+            return;
+        };
+        let notes = std::mem::take(&mut workflow.ignored);
+        let (sequence, ran, done) = (
+            workflow.record.sequence,
+            workflow.ran,
+            workflow.record.state == State::Done,
+        );
+        let uid = resource::uid(&self.snapshot).unwrap_or_default();
+        let marks = &self.controller.step_marks;
+        if ran {
+            marks.started(uid, sequence);
+        }
+        if done {
+            marks.ended(uid, sequence);
+        }
+        self.report_ignored(notes);
+    }
+
+    /// Logs and counts what of a stored record was ignored: which steps
+    /// had a key that was not theirs (never the key itself), and whether
+    /// the run went back behind this process's.
+    fn report_ignored(&self, notes: Notes) {
+        let descriptor = self.package.descriptor();
+        let (namespace, name) = (
+            resource::namespace(&self.snapshot),
+            resource::name(&self.snapshot),
+        );
+        let marks = &self.controller.step_marks;
+        for step in &notes.forged_keys {
+            tracing::warn!(
+                group = %descriptor.group,
+                kind = %descriptor.kind,
+                namespace,
+                name,
+                step = step.as_str(),
+                "stored step key ignored: it is not the key this step derives; the derived key is recorded and used"
+            );
+        }
+        if !notes.forged_keys.is_empty() {
+            marks.count(Ignored::Key, notes.forged_keys.len());
+        }
+        if notes.rolled_back {
+            tracing::warn!(
+                group = %descriptor.group,
+                kind = %descriptor.kind,
+                namespace,
+                name,
+                "stored step run ignored: it goes back behind a run this process started or ended; a new run starts"
+            );
+            marks.count(Ignored::Run, 1);
+        }
+    }
+
+    /// The object is released: it runs no more steps, so the process
+    /// need not remember its runs.
+    pub(super) fn forget_runs(&self) {
+        let uid = resource::uid(&self.snapshot).unwrap_or_default();
+        self.controller.step_marks.forget(uid);
     }
 
     /// Puts the run into the status write `t`, with the step in progress

@@ -9,6 +9,13 @@
 //! all five; a step's key is a digest of the uid, the run id and the step's
 //! name, so it is the same on every attempt of that step in that run, in
 //! every process, and differs in every other run.
+//!
+//! Both are computed again on every use, never read back from status. Of
+//! their inputs only the run number is stored in status; the uid and the
+//! generation are the API server's, the request token and the event come
+//! from the object's metadata and spec, and the name is the package's
+//! constant. What keeps a stored run number from bringing an older run
+//! back is the process's memory of its runs (`marks`).
 
 use crate::Event;
 use sha2::{Digest, Sha256};
@@ -64,7 +71,7 @@ pub(crate) fn step_key(uid: &str, run: &str, name: &str) -> String {
     format!("{lead}-{digest}")
 }
 
-/// `[a-z0-9-]{1,63}`: what SPEC section 8 allows a step name to be.
+/// `[a-z0-9-]{1,63}`: what a step name may be.
 pub(crate) fn valid_name(name: &str) -> bool {
     (1..=MAX_STEP_NAME_BYTES).contains(&name.len())
         && name

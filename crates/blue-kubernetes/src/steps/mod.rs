@@ -1,6 +1,6 @@
-//! Durable steps (SPEC section 8): `converge` and `delete` run their work
-//! as named steps, recorded in `status.workflow`, so that a later pass of
-//! the same run resumes where the last one stopped.
+//! Durable steps: `converge` and `delete` run their work as named steps,
+//! recorded in `status.workflow`, so that a later pass of the same run
+//! resumes where the last one stopped.
 //!
 //! # Guarantees
 //! - **Recorded before it starts:** a step is recorded `Running`, with its
@@ -19,8 +19,34 @@
 //! - **No effect after a lost record:** a step record that cannot be
 //!   written (a conflict, an unreachable API server, a lost lease) stops
 //!   the pass: no later step starts, and nothing more is written.
-//! - **Keys:** stable across crashes, retries and processes within a run,
-//!   different in every other run (see `key`).
+//! - **Keys are derived, never read:** a step's key is computed again on
+//!   every use from the object's uid, the step's name and the run's id
+//!   (a digest of uid, generation, request token, event and run number);
+//!   it is stable across crashes, retries and processes within a run and
+//!   different in every other run (see `key`). The key stored in status
+//!   is a record for people: it is never handed to a package. A stored key
+//!   that differs from the derived one is replaced in the record, counted
+//!   (`blue_step_records_ignored_total{what="key"}`) and logged (WARN,
+//!   naming the step, never the stored value). Every key handed out is 1
+//!   to 64 characters of `[a-z0-9-]`, and no status can make a package
+//!   see another object's key.
+//! - **Older runs stay closed while the process lives:** the run number
+//!   comes from status, so the controller also remembers, per object, the
+//!   highest run number whose keys it handed out and whether that run
+//!   ended. A stored run behind that (a rolled-back `workflow.sequence`,
+//!   or a run this process ended marked unfinished again) is not resumed:
+//!   a new run starts, numbered after every run this process used for
+//!   the object, and the rollback is counted
+//!   (`blue_step_records_ignored_total{what="run"}`) and logged once a
+//!   write has replaced it. So within one process's lifetime no run's
+//!   keys are handed out again after a newer run started or after the run
+//!   ended, whatever status says.
+//! - **One use of a name per pass:** a second [`Steps::run`] of a name
+//!   that already ran (or was skipped as done) in this pass fails with
+//!   [`StepError::Repeated`] and runs nothing; the pass fails
+//!   (`InvalidStep`, the operator's log names the step) and is retried
+//!   with backoff like any failure, so the package's mistake shows
+//!   instead of one step's result being handed back for another.
 //!
 //! # Not guaranteed
 //! - Effects are at least once, not exactly once: a step that was running
@@ -34,14 +60,40 @@
 //! - Steps run in the order the package calls them, one at a time (a
 //!   step started while another runs fails); the package must call them
 //!   in the same order every pass.
-//! - The record is as trustworthy as whoever may write `/status`.
+//! - After a restart (or on another replica taking over), the process
+//!   remembers no runs: the first run it touches for an object takes its
+//!   number from status. Whoever may write `/status` can, before that
+//!   first pass, roll the number back and make that process hand out the
+//!   keys of an older run of the same desired state (same uid, generation,
+//!   request token and event) once more. Keys of another object, another
+//!   generation, request token or event can never be produced.
+//! - Recorded results and step states are as trustworthy as whoever may
+//!   write `/status`: a skipped step's result is handed back as stored.
+//!
+//! # Many items
+//! A run records at most [`MAX_STEPS_PER_RUN`] (24) steps, and each name
+//! is used once per pass. For a list of items (databases, users, DNS
+//! records):
+//! - up to the limit, one step per item, named after the item
+//!   (`db-app`, `db-audit`) or its position in a list ordered the same way
+//!   every pass (`db-1`, `db-2`): each item is then recorded, resumed and
+//!   keyed on its own;
+//! - beyond it, one step for a batch (`databases`, or fixed-size chunks
+//!   `databases-1`, `databases-2`): the step creates every item of its
+//!   batch idempotently, and on [`Step::interrupted`] first looks for the
+//!   ones already made. Its one key serves the batch: derive a token per
+//!   item from it and the item's name (a digest, if the API limits a
+//!   token's length). Its result stays small (at most
+//!   [`MAX_STEP_RESULT_BYTES`]): IDs a later step needs, not documents.
 
 mod key;
+mod marks;
 mod record;
 
 pub use key::MAX_STEP_NAME_BYTES;
 pub(crate) use key::{valid_name, Desired};
-pub(crate) use record::{left_running, status_schema, Begun, Record, Refused, State};
+pub(crate) use marks::{Ignored, Marks};
+pub(crate) use record::{left_running, status_schema, Begun, Chosen, Record, Refused, State};
 pub use record::{MAX_STEPS_PER_RUN, MAX_STEP_RESULT_BYTES, MAX_WORKFLOW_BYTES};
 
 use crate::CallbackResult;
@@ -77,11 +129,12 @@ impl Step {
         &self.name
     }
 
-    /// The idempotency key: at most 64 characters of `[a-z0-9-]`, the same
+    /// The idempotency key: 1 to 64 characters of `[a-z0-9-]`, the same
     /// on every attempt of this step in this run (after a crash, a failure
     /// or a restart, in any process) and different in every other run.
-    /// Usable as a cloud API's client token, or to name what the step
-    /// creates so that it can be found again.
+    /// Derived from the object's uid, the run and the step's name each
+    /// time, never read from status. Usable as a cloud API's client token,
+    /// or to name what the step creates so that it can be found again.
     pub fn key(&self) -> &str {
         &self.key
     }
@@ -138,6 +191,11 @@ pub enum StepError {
     /// The run already has [`MAX_STEPS_PER_RUN`] steps.
     #[error("a run may record at most {MAX_STEPS_PER_RUN} steps")]
     TooManySteps,
+    /// A step of this name already ran (or was skipped as done) in this
+    /// pass: each step of a run needs a name of its own. Nothing ran and
+    /// no result is handed back; the pass fails.
+    #[error("step {0:?} already ran in this pass; each step of a run needs a name of its own")]
+    Repeated(String),
     /// The step's result is larger than [`MAX_STEP_RESULT_BYTES`] as JSON;
     /// the step counts as failed.
     #[error(
@@ -302,7 +360,18 @@ impl Steps {
     ///
     /// Before `step` is called, the step is recorded `Running` (a status
     /// write); when it returns, its result is recorded `Done` with the
-    /// next write. Results are small JSON values (at most
+    /// next write. `name` is the package's constant, `[a-z0-9-]{1,63}`,
+    /// used once per pass: a second call with a name that already ran (or
+    /// was skipped) in this pass fails with [`StepError::Repeated`], runs
+    /// nothing and fails the pass.
+    ///
+    /// A run records at most [`MAX_STEPS_PER_RUN`] steps. For many items
+    /// (databases, users), use one step per item, named after it
+    /// (`db-app`, `db-audit`), up to that limit; beyond it, one step per
+    /// batch (`databases`, or chunks `databases-1`, `databases-2`) that
+    /// makes each item of its batch idempotently, looks for the ones
+    /// already made when [`Step::interrupted`], and derives a token per
+    /// item from [`Step::key`] and the item's name. Results are small JSON values (at most
     /// [`MAX_STEP_RESULT_BYTES`]), typed through serde: `()` for none.
     /// An error from `step` is [`StepError::Failed`]: return it from
     /// `converge` (`?`), the pass fails with backoff and the retry resumes

@@ -1,8 +1,14 @@
 //! The record of a run in `status.workflow`: which run it is, and each
 //! step with its state, key, times and result. Pure: the pass decides
 //! when it is written.
+//!
+//! A stored record is read as a record, never as an authority: its run
+//! is resumed only if its id is the one the desired state and its number
+//! derive, and only if this process did not already go past it (see
+//! `marks`); its keys are never read, each is derived again.
 
-use super::key::{step_key, Desired};
+use super::key::{step_key, valid_name, Desired};
+use super::marks::Mark;
 use crate::domain::time::format_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -18,6 +24,12 @@ pub const MAX_STEPS_PER_RUN: usize = 24;
 /// The largest `status.workflow` the limits above allow (32 KiB as JSON);
 /// no larger record can be made.
 pub const MAX_WORKFLOW_BYTES: usize = 32 * 1024;
+
+/// The largest run number a stored record may hold: the largest integer
+/// every JSON reader keeps exact, far beyond what runs ever reach. A
+/// stored record with a larger one counts as none, so a forged number
+/// cannot make the next one run out.
+pub(crate) const MAX_SEQUENCE: u64 = (1 << 53) - 1;
 
 /// Where a run, or one of its steps, stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -70,6 +82,19 @@ pub(crate) struct Record {
     pub(crate) steps: Vec<Entry>,
 }
 
+/// The run a pass works on, and what of the stored record it ignored to
+/// choose it (reported once a write has replaced it).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Chosen {
+    pub(crate) record: Record,
+    /// Steps whose stored key was not the one they derive; the record
+    /// now holds the derived one.
+    pub(crate) forged_keys: Vec<String>,
+    /// The stored run went back behind the process's mark (an older run,
+    /// or the run it ended marked unfinished): a new run was started.
+    pub(crate) rolled_back: bool,
+}
+
 /// What [`Record::begin`] found for a step.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Begun {
@@ -89,6 +114,16 @@ pub(crate) enum Refused {
     ResultTooLarge(usize),
 }
 
+impl Chosen {
+    fn new(record: Record) -> Self {
+        Chosen {
+            record,
+            forged_keys: Vec::new(),
+            rolled_back: false,
+        }
+    }
+}
+
 /// Whether `object`'s recorded run was left `Running` with no process
 /// working on it (when read from a list or watch by a process that has not
 /// yet started it): its process died, or lost the write of its end.
@@ -101,23 +136,49 @@ pub(crate) fn left_running(object: &Value) -> bool {
 
 impl Record {
     /// The record stored in `status`, if it is one: anything else (absent,
-    /// hand-edited into another shape) counts as no record.
+    /// hand-edited into another shape, a run number above
+    /// [`MAX_SEQUENCE`]) counts as no record.
     pub(crate) fn stored(status: Option<&Value>) -> Option<Record> {
         let workflow = status?.get("workflow")?;
-        serde_json::from_value(workflow.clone()).ok()
+        let record: Record = serde_json::from_value(workflow.clone()).ok()?;
+        (record.sequence <= MAX_SEQUENCE).then_some(record)
     }
 
     /// The run `desired` continues: the stored one if it is for the same
-    /// desired state and not done, else a new one numbered after it.
-    pub(crate) fn current(stored: Option<Record>, desired: &Desired, now_ms: u64) -> Record {
-        if let Some(stored) = stored {
-            let same = stored.run == desired.run_id(stored.sequence);
-            if same && stored.state != State::Done {
-                return stored;
-            }
-            return Record::new(desired, stored.sequence.saturating_add(1), now_ms);
+    /// desired state, not done, and not behind `mark` (the furthest this
+    /// process went in the object's runs); else a new one numbered after
+    /// both the stored one and the mark, so that no run number this
+    /// process used comes back.
+    pub(crate) fn current(
+        stored: Option<Record>,
+        desired: &Desired,
+        mark: Option<Mark>,
+        now_ms: u64,
+    ) -> Chosen {
+        let used = mark.map_or(0, |m| m.sequence);
+        let Some(mut stored) = stored else {
+            return Chosen::new(Record::new(desired, used.saturating_add(1), now_ms));
+        };
+        let rolled_back = mark.is_some_and(|m| {
+            stored.sequence < m.sequence
+                || (stored.sequence == m.sequence && m.ended && stored.state != State::Done)
+        });
+        if stored.is_for(desired) && stored.state != State::Done && !rolled_back {
+            // What the id already proves, said again in plain fields.
+            stored.generation = desired.generation;
+            stored.event = desired.event.as_str().to_string();
+            let forged_keys = stored.derive_keys(desired);
+            return Chosen {
+                record: stored,
+                forged_keys,
+                rolled_back,
+            };
         }
-        Record::new(desired, 1, now_ms)
+        let next = stored.sequence.max(used).saturating_add(1);
+        Chosen {
+            rolled_back,
+            ..Chosen::new(Record::new(desired, next, now_ms))
+        }
     }
 
     fn new(desired: &Desired, sequence: u64, now_ms: u64) -> Record {
@@ -131,6 +192,23 @@ impl Record {
             end_time: None,
             steps: Vec::new(),
         }
+    }
+
+    /// Puts in every step the key it derives in this run, in place of
+    /// what was stored; returns the steps whose stored key differed. (A
+    /// step whose name is not one a package may give is never begun, so
+    /// it has no key to derive.)
+    pub(crate) fn derive_keys(&mut self, desired: &Desired) -> Vec<String> {
+        let run = desired.run_id(self.sequence);
+        let mut forged = Vec::new();
+        for entry in self.steps.iter_mut().filter(|e| valid_name(&e.name)) {
+            let key = step_key(desired.uid, &run, &entry.name);
+            if entry.key != key {
+                forged.push(entry.name.clone());
+                entry.key = key;
+            }
+        }
+        forged
     }
 
     /// This record is `desired`'s current run (whatever its state).
@@ -149,10 +227,16 @@ impl Record {
         self.steps.iter_mut().find(|e| e.name == name)
     }
 
-    /// Step `name` of object `uid` is about to run: a `Done` step hands back
-    /// its result and stays as it is; any other is recorded `Running`
-    /// (again) with its key.
-    pub(crate) fn begin(&mut self, uid: &str, name: &str, now_ms: u64) -> Result<Begun, Refused> {
+    /// Step `name` of `desired`'s run is about to run: a `Done` step hands
+    /// back its result and stays as it is; any other is recorded
+    /// `Running` (again) with its key, derived here and never read from
+    /// the record.
+    pub(crate) fn begin(
+        &mut self,
+        desired: &Desired,
+        name: &str,
+        now_ms: u64,
+    ) -> Result<Begun, Refused> {
         let now = format_ms(now_ms);
         if let Some(entry) = self.steps.iter().find(|e| e.name == name) {
             if entry.state == State::Done {
@@ -163,18 +247,18 @@ impl Record {
         }
         self.state = State::Running;
         self.end_time = None;
+        let key = step_key(desired.uid, &desired.run_id(self.sequence), name);
         if let Some(entry) = self.entry_mut(name) {
             entry.state = State::Running;
+            entry.key = key.clone();
             entry.attempts = entry.attempts.saturating_add(1);
             entry.start_time = now;
             entry.end_time = None;
-            let key = entry.key.clone();
             return Ok(Begun::Run {
                 key,
                 interrupted: true,
             });
         }
-        let key = step_key(uid, &self.run, name);
         self.steps.push(Entry {
             name: name.to_string(),
             state: State::Running,
