@@ -13,12 +13,13 @@ use serde_json::json;
 use crate::support::suite::{checks, Suite};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::world::operator::processes_of;
-use crate::world::postgres::{Postgres, PGDB, PGSRV};
+use crate::world::postgres::{Postgres, ADMIN_SECRET, PGDB, PGSRV, SERVER};
 use crate::world::{condition, phase, World};
 
 type Check = fn(&mut Postgres) -> Result<()>;
 
 const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
+    "postgres-account-forbidden-outside-its-role" => forbidden_outside_role,
     "postgres-create-ready-app-logs-in" => create_ready_app_logs_in,
     "postgres-dropped-database-recreated" => dropped_database_recreated,
     "postgres-deleted-secret-back-at-once-same-password" => deleted_secret_back,
@@ -62,10 +63,54 @@ fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<(
     Ok(())
 }
 
+/// The roles and the databases named like `pattern` are `want`
+/// (comma-separated, sorted).
+fn names_are(pg: &Postgres, pattern: &str, want: [&str; 2]) -> Result<()> {
+    let got = pg.names_like(pattern)?;
+    same("roles and databases", [got.0.as_str(), &got.1], want)
+}
+
+/// Deletes the `PostgresDatabase`s `names` and waits until they are gone.
+fn delete_all(pg: &Postgres, names: &[&str]) -> Result<()> {
+    pg.kube
+        .ok(&[&["delete", PGDB, "--wait=false"], names].concat(), None)?;
+    eventually(&format!("{} gone", names.join(", ")), DEADLINE, || {
+        let get = [&["get", PGDB, "--ignore-not-found", "-o", "name"], names].concat();
+        same("left", pg.kube.ok(&get, None)?.as_str(), "")
+    })
+}
+
 /// The database's oid, `None` when it does not exist.
 fn oid_of(pg: &Postgres, database: &str) -> Result<Option<u64>> {
     let sql = format!("SELECT oid FROM pg_database WHERE datname = '{database}'");
     Ok(pg.admin(&sql)?.parse().ok())
+}
+
+/// With the operator's own token, the admin Secret in its namespace is
+/// read, but what its Role does not grant is Forbidden: that Secret in
+/// another namespace, and deleting a PostgresServer (a server-side dry run:
+/// authorized as the real delete, it changes nothing if let through).
+/// Only the answer's reason is kept, never a body.
+fn forbidden_outside_role(pg: &mut Postgres) -> Result<()> {
+    let (own, other) = (&pg.account, &pg.account.in_namespace("default"));
+    let read = &["get", "secret", ADMIN_SECRET, "-o", "name"][..];
+    let delete = &["delete", PGSRV, SERVER, "--dry-run=server"][..];
+    for (kube, args, want) in [
+        (own, read, "allowed"),
+        (other, read, "Forbidden"),
+        (own, delete, "Forbidden"),
+    ] {
+        let run = kube.run(args, None)?;
+        let said = run.stderr.split("Error from server (").nth(1);
+        let reason = said.and_then(|s| s.split(')').next());
+        let got = match run.ok {
+            true => "allowed",
+            false => reason.unwrap_or("refused without a reason"),
+        };
+        let request = format!("kubectl -n {} {}", kube.namespace(), args.join(" "));
+        same(&request, got, want)?;
+    }
+    Ok(())
 }
 
 /// Ready, with outputs; the application logs in with the Secret alone,
@@ -114,8 +159,7 @@ fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
     let hourly = json!({"spec": {"reconcileInterval": "1h"}});
     pg.kube.merge_patch(PGDB, "orders", &hourly)?;
     pg.wait_ready("orders")?;
-    let delete = ["delete", "secret", "orders-connection"];
-    pg.kube.ok(&delete, None)?;
+    pg.kube.delete("secret", "orders-connection")?;
     eventually("orders-connection back with its password", DEADLINE, || {
         same("the password", pg.password("orders")?, password.clone())
     })?;
@@ -148,11 +192,7 @@ fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
     let spec = json!({"config": {"serverRef": {"name": "later"}}});
     pg.create("waiter", spec)?;
     wait_waiting(pg, "waiter")?;
-    same(
-        "roles and databases",
-        pg.names_like("waiter")?,
-        Default::default(),
-    )?;
+    names_are(pg, "waiter", ["", ""])?;
     pg.create_server("later")?;
     pg.wait_ready("waiter")?;
     pg.app_login("waiter").map(drop)
@@ -163,12 +203,8 @@ fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
 fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
     pg.kube.delete(PGSRV, "later")?;
     wait_waiting(pg, "waiter")?;
-    pg.kube.delete(PGDB, "waiter")?;
-    eventually("waiter gone", DEADLINE, || {
-        same("waiter", pg.kube.get(PGDB, "waiter")?, None)
-    })?;
-    let kept = ("waiter".to_string(), "waiter".to_string());
-    same("roles and databases", pg.names_like("waiter")?, kept)
+    delete_all(pg, &["waiter"])?;
+    names_are(pg, "waiter", ["waiter", "waiter"])
 }
 
 /// SIGKILLed right after CREATE ROLE (the test pause holds the `role`
@@ -184,8 +220,7 @@ fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
         Ok(std::fs::read_to_string(&pause)?)
     })?;
     same("the paused role", paused.as_str(), "crashy")?;
-    let role_only = ("crashy".into(), "".into());
-    same("roles and databases", pg.names_like("crashy%")?, role_only)?;
+    names_are(pg, "crashy%", ["crashy", ""])?;
     let stored = pg.password("crashy")?;
     pg.operator.as_mut().context("no operator")?.crash()?;
     eventually("the killed operator's processes gone", DEADLINE, || {
@@ -194,20 +229,15 @@ fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
     std::fs::remove_file(&pause)?;
     pg.start_operator(&[])?;
     pg.wait_ready("crashy")?;
-    let both = ("crashy".to_string(), "crashy".to_string());
-    same("roles and databases", pg.names_like("crashy%")?, both)?;
+    names_are(pg, "crashy%", ["crashy", "crashy"])?;
     let secrets = pg.kube.ok(&["get", "secret", "-o", "name"], None)?;
     let ours: Vec<&str> = secrets.lines().filter(|s| s.contains("crashy")).collect();
     same("secrets", ours, vec!["secret/crashy-connection"])?;
     same("the password", pg.password("crashy")?, stored)?;
-    let mut steps = strings(&CONVERGE);
+    let mut steps = CONVERGE.map(String::from).to_vec();
     steps.insert(2, "role!".into());
     same("the steps run", pg.attempts_of("crashy")?, steps)?;
     pg.app_login("crashy").map(drop)
-}
-
-fn strings(names: &[&str]) -> Vec<String> {
-    names.iter().map(|s| s.to_string()).collect()
 }
 
 /// Step 4 of 5 (`grants`) fails until the test hook lets it pass: the
@@ -218,10 +248,9 @@ fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     std::fs::write(&fail, "grants")?;
     pg.start_operator(&[(test_hooks::FAIL_ENV.into(), fail.display().to_string())])?;
     pg.create("flaky", json!({"deletionPolicy": "Destroy"}))?;
-    let failing = |a: &String| a.starts_with("grants");
     eventually("grants attempted twice", DEADLINE, || {
         let attempts = pg.attempts_of("flaky")?;
-        let retried = attempts.iter().filter(|a| failing(a)).count() >= 2;
+        let retried = attempts.iter().filter(|a| a.starts_with("grants")).count() >= 2;
         ensure!(retried, "{attempts:?}");
         Ok(())
     })?;
@@ -233,7 +262,7 @@ fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     pg.wait_ready("flaky")?;
     let attempts = pg.attempts_of("flaky")?;
     let retries = attempts.iter().filter(|a| *a == "grants!").count();
-    let mut want = strings(&CONVERGE);
+    let mut want = CONVERGE.map(String::from).to_vec();
     want.splice(4..4, vec!["grants!".to_string(); retries]);
     ensure!(retries >= 1, "grants was not retried: {attempts:?}");
     same("the steps run", attempts, want)?;
@@ -248,20 +277,15 @@ fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
 }
 
 fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
-    let summary = pg.check_audit()?;
-    println!(
-        "  ({} runs, {} step attempts, {} re-runs of interrupted steps)",
-        summary.runs, summary.attempts, summary.reruns
-    );
-    ensure!(
-        summary.reruns >= 2,
-        "the crash and the failure left no re-run"
-    );
+    let s = pg.check_audit()?;
+    let (runs, attempts, reruns) = (s.runs, s.attempts, s.reruns);
+    println!("  ({runs} runs, {attempts} step attempts, {reruns} re-runs of interrupted steps)");
+    ensure!(reruns >= 2, "the crash and the failure left no re-run");
     Ok(())
 }
 
 fn log_holds_no_password(pg: &mut Postgres) -> Result<()> {
-    pg.log_holds_no_password(&strings(&["orders", "crashy", "flaky"]))
+    pg.log_holds_no_password(&["orders", "crashy", "flaky"].map(String::from))
 }
 
 /// `managementPolicy: Observe` imports a database made by hand: outputs
@@ -278,10 +302,7 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
     ensure!(owner == "legacy" && oid_ok, "outputs {outputs}");
     let secret = pg.kube.get("secret", "legacy-connection")?;
     ensure!(secret.is_none(), "a connection Secret");
-    pg.kube.delete(PGDB, "legacy")?;
-    eventually("legacy gone", DEADLINE, || {
-        same("legacy", pg.kube.get(PGDB, "legacy")?, None)
-    })?;
+    delete_all(pg, &["legacy"])?;
     let mark = "SELECT shobj_description(oid, 'pg_authid') FROM pg_roles WHERE rolname = 'legacy'";
     same("the role's comment", pg.admin(mark)?.as_str(), "")?;
     same("the database's oid", oid_of(pg, "legacy")?, oid)?;
@@ -292,13 +313,6 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
 /// Deleting the Destroy resources drops their roles and databases; only
 /// the imported ones, the retained `waiter`'s and the server's stay.
 fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
-    let delete = ["delete", PGDB, "orders", "crashy", "flaky", "--wait=false"];
-    pg.kube.ok(&delete, None)?;
-    eventually("orders, crashy and flaky gone", DEADLINE, || {
-        let left = pg.kube.ok(&["get", PGDB, "-o", "name"], None)?;
-        same("resources", left.as_str(), "")
-    })?;
-    let left = "legacy,postgres,waiter".to_string();
-    let left = (left.clone(), left);
-    same("roles and databases", pg.names_like("%")?, left)
+    delete_all(pg, &["orders", "crashy", "flaky"])?;
+    names_are(pg, "%", ["legacy,postgres,waiter"; 2])
 }

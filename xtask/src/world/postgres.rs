@@ -20,14 +20,15 @@ use super::{check_ready, indent, name_of, World, POLL_MS};
 use crate::cluster::control_plane::process::{log_tail, Watchdog};
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
-use crate::support::kube::Kube;
+use crate::support::kube::{kubectl_binary, Kube};
 use crate::support::wait::{eventually, DEADLINE};
 
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
 pub const PGSRV: &str = "postgresservers.postgres.blue.example";
 /// The `PostgresServer` [`Postgres::create`] names.
 pub const SERVER: &str = "main";
-const ADMIN_SECRET: &str = "pg-admin";
+/// The admin Secret [`SERVER`] names.
+pub const ADMIN_SECRET: &str = "pg-admin";
 /// The example's shipped ServiceAccount, Role and RoleBinding.
 const RBAC: &str = include_str!("../../../examples/postgres/manifests/rbac.yaml");
 const ACCOUNT: &str = "postgres-operator";
@@ -36,6 +37,8 @@ const ACCOUNT: &str = "postgres-operator";
 /// Only on clusters of the run's own: it leaves its CRD behind.
 pub struct Postgres {
     pub kube: Kube,
+    /// kubectl as the operator connects: its ServiceAccount's token.
+    pub account: Kube,
     pub operator: Option<Operator>,
     /// The operator's scratch directory: log, TMPDIR, kubectl cache.
     pub work: PathBuf,
@@ -52,14 +55,11 @@ impl Postgres {
         crate::support::postgres::ensure_installed()?;
         let work = w.work.join("postgres");
         std::fs::create_dir_all(&work)?;
-        let mut args = as_shipped_account(w, &work)?;
-        args.extend([
-            "--poll-ms".into(),
-            POLL_MS.to_string(),
-            "--audit-steps".into(),
-        ]);
+        let (account, mut args) = as_shipped_account(w, &work)?;
+        args.extend(["--poll-ms", &POLL_MS.to_string(), "--audit-steps"].map(String::from));
         let mut pg = Postgres {
             kube: w.kube.clone(),
+            account,
             operator: None,
             work,
             binary: w.pg_binary.clone(),
@@ -286,10 +286,10 @@ impl Postgres {
 }
 
 /// Installs the example's shipped RBAC manifest into `w`'s namespace and
-/// returns flags connecting the operator as its ServiceAccount (a real
-/// token in a kubeconfig of its own in `dir`), so every check runs with
-/// exactly the permissions a user grants it.
-fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
+/// returns kubectl and the operator's flags connecting as its
+/// ServiceAccount (a real token in a kubeconfig of its own in `dir`), so
+/// every check runs with exactly the permissions a user grants it.
+fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<(Kube, Vec<String>)> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.cluster.endpoint()?;
@@ -302,19 +302,14 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
         "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
         "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
     });
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(&kubeconfig, config.to_string())?;
-    let flags = [
-        "--context",
-        ACCOUNT,
-        "--namespace",
-        namespace,
-        "--transport",
-        "proxy",
-    ];
-    let mut args: Vec<String> = flags.map(String::from).to_vec();
-    args.extend(["--kubeconfig".into(), kubeconfig.display().to_string()]);
-    Ok(args)
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, config.to_string())?;
+    let (kubectl, cache) = (kubectl_binary()?, dir.join("account-kube-cache"));
+    let account = Kube::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
+    let file = path.display().to_string();
+    let connect = ["--context", ACCOUNT, "--namespace", namespace];
+    let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
+    Ok((account, flags.iter().map(|f| f.to_string()).collect()))
 }
 
 impl Drop for Postgres {
