@@ -9,11 +9,14 @@
 use crate::Error;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
 /// `apiVersion` of a Lease.
 pub const LEASE_API_VERSION: &str = "coordination.k8s.io/v1";
 
-/// A Lease object: where it lives, the version it was read at, and its spec.
+/// A Lease object: where it lives, the version it was read at, its
+/// identity and annotations (an elector may keep durable state there, in
+/// the same guarded write), and its spec.
 ///
 /// ```
 /// use blue_kubernetes_client::{Lease, LeaseSpec};
@@ -35,6 +38,13 @@ pub struct Lease {
     /// carries the version it was computed from, so a stale one fails with
     /// [`ErrorKind::Conflict`](crate::ErrorKind::Conflict).
     pub resource_version: Option<String>,
+    /// `metadata.uid`: assigned by the API server when the Lease is
+    /// created, so a Lease deleted and created again has a new one. `None`
+    /// for a Lease to create.
+    pub uid: Option<String>,
+    /// `metadata.annotations`. Sent back on every update, so a replace
+    /// keeps what others stored there.
+    pub annotations: BTreeMap<String, String>,
     /// `spec`.
     pub spec: LeaseSpec,
 }
@@ -81,16 +91,26 @@ impl Lease {
             namespace: namespace.into(),
             name: name.into(),
             resource_version: None,
+            uid: None,
+            annotations: BTreeMap::new(),
             spec,
         }
     }
 
     /// The API object: `{apiVersion, kind, metadata: {name, namespace,
-    /// resourceVersion?}, spec}`.
+    /// resourceVersion?, uid?, annotations?}, spec}`. A uid sent with an
+    /// update is a precondition: the API server refuses it if the Lease
+    /// was created again meanwhile.
     pub fn to_object(&self) -> Value {
         let mut metadata = json!({"name": self.name, "namespace": self.namespace});
         if let Some(rv) = &self.resource_version {
             metadata["resourceVersion"] = json!(rv);
+        }
+        if let Some(uid) = &self.uid {
+            metadata["uid"] = json!(uid);
+        }
+        if !self.annotations.is_empty() {
+            metadata["annotations"] = json!(self.annotations);
         }
         json!({
             "apiVersion": LEASE_API_VERSION,
@@ -122,10 +142,16 @@ impl Lease {
             None | Some(Value::Null) => LeaseSpec::default(),
             Some(spec) => serde_json::from_value(spec.clone()).map_err(|_| decode())?,
         };
+        let annotations = match &object["metadata"]["annotations"] {
+            Value::Null => BTreeMap::new(),
+            given => serde_json::from_value(given.clone()).map_err(|_| decode())?,
+        };
         Ok(Self {
             namespace: meta("namespace").ok_or_else(decode)?,
             name: meta("name").ok_or_else(decode)?,
             resource_version: meta("resourceVersion"),
+            uid: meta("uid"),
+            annotations,
             spec,
         })
     }
@@ -149,6 +175,10 @@ mod tests {
             },
         );
         lease.resource_version = Some("9".into());
+        lease.uid = Some("6f1c".into());
+        lease
+            .annotations
+            .insert("example.com/note".into(), "kept".into());
         assert_eq!(
             Lease::from_object(&lease.to_object(), "get").unwrap(),
             lease

@@ -100,7 +100,7 @@ pub use domain::status::{Phase, Reason};
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
-pub use leader::LeaderElection;
+pub use leader::{FencingToken, LeaderElection};
 pub use namespaces::Namespaces;
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{

@@ -96,3 +96,37 @@ async fn a_list_returns_the_namespace_s_leases_in_one_counted_call() {
     let err = cluster.list_leases("default").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unavailable);
 }
+
+#[tokio::test]
+async fn a_lease_keeps_its_uid_and_annotations_until_it_is_deleted_and_created_again() {
+    let cluster = FakeCluster::new();
+    let mut first = lease("a");
+    first
+        .annotations
+        .insert("example.com/note".into(), "kept".into());
+    let created = cluster.create_lease(&first).await.unwrap();
+    let uid = created.uid.clone().expect("the server assigns a uid");
+    let updated = cluster.update_lease(&created).await.unwrap();
+    assert_eq!(updated.uid.as_deref(), Some(uid.as_str()));
+    assert_eq!(updated.annotations["example.com/note"], "kept");
+    let put = cluster.put_lease(&lease("b"));
+    assert_eq!(
+        put.uid.as_deref(),
+        Some(uid.as_str()),
+        "a user write keeps it"
+    );
+
+    assert!(cluster.delete_lease("default", "op").is_some());
+    let again = cluster.create_lease(&lease("c")).await.unwrap();
+    assert_ne!(again.uid.as_deref(), Some(uid.as_str()));
+    let mut stale = again.clone();
+    stale.uid = Some(uid);
+    assert!(
+        cluster
+            .update_lease(&stale)
+            .await
+            .unwrap_err()
+            .is_conflict(),
+        "an update naming the old object's uid"
+    );
+}

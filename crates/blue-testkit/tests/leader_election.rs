@@ -315,3 +315,98 @@ proptest! {
         })?;
     }
 }
+
+#[tokio::test]
+async fn renewals_keep_the_token_and_a_new_owner_gets_a_greater_one() {
+    let (cluster, clock) = setup();
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    a.step(&clock).await;
+    let first = a.elector.fencing_token(clock.now_ms()).expect("leading");
+    assert_eq!(first.counter(), 1);
+    clock.advance(RP);
+    a.step(&clock).await;
+    assert_eq!(a.elector.fencing_token(clock.now_ms()), Some(first));
+    a.elector.release(&a.link).await.unwrap();
+    assert_eq!(a.elector.fencing_token(clock.now_ms()), None);
+    b.step(&clock).await;
+    let second = b.elector.fencing_token(clock.now_ms()).expect("leading");
+    assert_eq!((second.epoch(), second.counter()), (first.epoch(), 2));
+    let recorded = &cluster.lease(NS, LEASE).unwrap().annotations;
+    assert!(recorded["blue.kubernetes/fencing-token"].starts_with(&second.to_string()));
+}
+
+#[tokio::test]
+async fn a_leader_that_lost_the_lease_and_takes_it_back_is_a_new_owner() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    a.step(&clock).await;
+    let first = a.elector.fencing_token(clock.now_ms()).unwrap();
+    cluster.inject(Operation::UpdateLease, Fault::Conflict);
+    clock.advance(RP);
+    assert_eq!(a.step(&clock).await, ElectionStep::Lost);
+    // The record still names a; its passes before the loss are deposed.
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+    let again = a.elector.fencing_token(clock.now_ms()).unwrap();
+    assert!(again > first, "{first} then {again}");
+}
+
+#[tokio::test]
+async fn a_lease_deleted_under_its_holder_is_recreated_in_a_new_epoch() {
+    let (cluster, clock) = setup();
+    let mut a = candidate(&cluster, "a");
+    a.step(&clock).await;
+    let first = a.elector.fencing_token(clock.now_ms()).unwrap();
+    let old = cluster.delete_lease(NS, LEASE).unwrap();
+    // At the same instant: the epoch a saw is the floor, not the clock.
+    assert_eq!(a.step(&clock).await, ElectionStep::Leading);
+    let recreated = cluster.lease(NS, LEASE).unwrap();
+    assert_ne!(recreated.uid, old.uid);
+    let again = a.elector.fencing_token(clock.now_ms()).unwrap();
+    assert!(again.epoch() > first.epoch(), "{first} then {again}");
+    assert_eq!(again.counter(), 1);
+}
+
+#[tokio::test]
+async fn a_follower_whose_clock_is_behind_still_begins_a_greater_epoch_than_it_saw() {
+    let (cluster, clock) = setup();
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    clock.advance(3_600_000);
+    a.step(&clock).await;
+    let first = a.elector.fencing_token(clock.now_ms()).unwrap();
+    assert_eq!(b.step(&clock).await, ElectionStep::Following);
+    a.elector.release(&a.link).await.unwrap();
+    cluster.delete_lease(NS, LEASE).unwrap();
+    // b's clock is an hour behind a's.
+    let behind = FakeClock::default();
+    assert_eq!(b.step(&behind).await, ElectionStep::Leading);
+    let second = b.elector.fencing_token(behind.now_ms()).unwrap();
+    assert!(second > first, "{first} then {second}");
+    assert_eq!(second.epoch(), first.epoch() + 1);
+}
+
+#[tokio::test]
+async fn a_restored_record_is_not_continued() {
+    let (cluster, clock) = setup();
+    let (mut a, mut b) = (candidate(&cluster, "a"), candidate(&cluster, "b"));
+    a.step(&clock).await;
+    clock.advance(RP);
+    a.step(&clock).await;
+    let backup = cluster.lease(NS, LEASE).unwrap();
+    a.elector.release(&a.link).await.unwrap();
+    b.step(&clock).await;
+    let deposed = b.elector.fencing_token(clock.now_ms()).unwrap();
+    b.elector.release(&b.link).await.unwrap();
+    // Deleted and restored from the backup taken under a: the old token
+    // comes back on a new object, which a new process reads first.
+    cluster.delete_lease(NS, LEASE).unwrap();
+    let mut restored = backup.clone();
+    restored.spec.holder_identity = None;
+    cluster.put_lease(&restored);
+    assert_ne!(cluster.lease(NS, LEASE).unwrap().uid, backup.uid);
+    clock.advance(1);
+    let mut c = candidate(&cluster, "c");
+    assert_eq!(c.step(&clock).await, ElectionStep::Leading);
+    let token = c.elector.fencing_token(clock.now_ms()).unwrap();
+    assert!(token > deposed, "{deposed} then {token}");
+    assert_ne!(token.epoch(), deposed.epoch());
+}

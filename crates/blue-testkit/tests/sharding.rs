@@ -10,7 +10,7 @@
 mod common;
 
 use blue_kubernetes::{
-    start, CallbackResult, Config, Observation, Options, Package, Runtime, Sharding,
+    start, CallbackResult, Config, FencingToken, Observation, Options, Package, Runtime, Sharding,
     WorkflowOutcome,
 };
 use blue_kubernetes_client::{Call, Client, Error, ErrorKind, Hook, Layered};
@@ -53,7 +53,7 @@ struct Run {
     profile: String,
     start: Instant,
     end: Instant,
-    token: Option<u64>,
+    token: Option<FencingToken>,
     holder_at_start: Option<String>,
     holder_at_end: Option<String>,
 }

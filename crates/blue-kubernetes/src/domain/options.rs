@@ -2,7 +2,7 @@
 
 use crate::domain::resource;
 use crate::typed::AnyConfig;
-use crate::{Connection, Steps};
+use crate::{Connection, FencingToken, Steps};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -60,7 +60,7 @@ pub struct Options {
     /// The `status.outputs` of each Ready referenced resource, by field.
     referenced: Option<Arc<std::collections::BTreeMap<String, Value>>>,
     /// The fencing token of the Lease the pass runs under.
-    fencing_token: Option<u64>,
+    fencing_token: Option<FencingToken>,
 }
 
 /// Key of the event in the options.
@@ -104,36 +104,37 @@ impl Options {
         }
     }
 
-    pub(crate) fn with_fencing_token(mut self, token: Option<u64>) -> Self {
+    pub(crate) fn with_fencing_token(mut self, token: Option<FencingToken>) -> Self {
         self.fencing_token = token;
         self
     }
 
-    /// The fencing token of the Lease this pass runs under: the transition
-    /// count of its shard's Lease with [`Config::sharding`](crate::Config::sharding),
-    /// of the leader-election Lease with
+    /// The fencing token of the Lease this pass runs under: its shard's
+    /// Lease with [`Config::sharding`](crate::Config::sharding), the
+    /// leader-election Lease with
     /// [`Config::leader_election`](crate::Config::leader_election); `None`
     /// without either (or for a one-shot [`reconcile`](crate::reconcile)
     /// while not leading).
     ///
-    /// It grows with every change of the Lease's holder, so an
-    /// infrastructure API that accepts conditional writes (a version
-    /// column, a compare-and-set, a "reject if older token" check) can
-    /// refuse the writes of a replica that lost the Lease while its
-    /// callback was still running.
+    /// Each new owner of the Lease gets a greater token than every owner
+    /// before it, so an infrastructure API that accepts conditional writes
+    /// (a version column, a compare-and-set, a "reject if older token"
+    /// check) can refuse the writes of a replica that lost the Lease while
+    /// its callback was still running. [`FencingToken`] describes its
+    /// shape, its text form and what a change of epoch means.
     ///
     /// What it does not protect: an API with no conditional writes, and
     /// effects that do not carry the token. A replica cut off from the API
     /// server keeps running the callbacks it started (as with leader
     /// election) and its token stays what it was; only the infrastructure
-    /// comparing tokens can refuse it. Two passes of one holder carry the
+    /// comparing tokens can refuse it. Two passes of one owner carry the
     /// same token.
     ///
     /// ```
     /// let opts = blue_kubernetes::Options::from_resource(&serde_json::json!({}));
     /// assert_eq!(opts.fencing_token(), None);
     /// ```
-    pub fn fencing_token(&self) -> Option<u64> {
+    pub fn fencing_token(&self) -> Option<FencingToken> {
         self.fencing_token
     }
 

@@ -6,6 +6,7 @@
 //! different machines need not agree; only their rates must.
 
 use super::gate::Gate;
+use super::token::{self, FencingToken};
 use crate::{Clock, Error, LeaderElection};
 use blue_kubernetes_client::{Client, ErrorKind, Lease, LeaseSpec};
 use std::sync::Arc;
@@ -66,6 +67,11 @@ pub struct LeaseElector {
     renewed_at: Option<u64>,
     /// Why the last attempt failed, if it did (never the error's text).
     failure: Option<ErrorKind>,
+    /// The token of our ownership, while we hold the Lease.
+    token: Option<FencingToken>,
+    /// The greatest token seen on the Lease (recorded there or ours): a
+    /// record set back below it is not continued.
+    highest: Option<FencingToken>,
     pub(crate) gate: Arc<Gate>,
 }
 
@@ -78,6 +84,8 @@ impl LeaseElector {
             observed: None,
             renewed_at: None,
             failure: None,
+            token: None,
+            highest: None,
             gate: Arc::default(),
         })
     }
@@ -95,6 +103,12 @@ impl LeaseElector {
     /// True while this process may write status and finalizers at `now_ms`.
     pub fn may_write(&self, now_ms: u64) -> bool {
         self.gate.may_write(now_ms)
+    }
+
+    /// The fencing token of this process's ownership, while it may write
+    /// at `now_ms`: what callbacks receive.
+    pub fn fencing_token(&self, now_ms: u64) -> Option<FencingToken> {
+        self.gate.token(now_ms)
     }
 
     /// One attempt: read the Lease, then create it, renew it, take it over
@@ -143,13 +157,15 @@ impl LeaseElector {
     ) -> ElectionStep {
         let s = &self.settings;
         let Some(current) = current else {
-            let lease = Lease::new(
+            let mut lease = Lease::new(
                 &s.lease_namespace,
                 &s.lease_name,
                 self.spec_after(None, started),
             );
+            let token = self.token_after(None, started);
+            token::record(&mut lease, token);
             return match client.create_lease(&lease).await {
-                Ok(stored) => self.won(stored, started, now()),
+                Ok(stored) => self.won(stored, token, started, now()),
                 Err(e) if matches!(e.kind(), ErrorKind::Forbidden | ErrorKind::Unauthorized) => {
                     self.failed(e.kind())
                 }
@@ -172,8 +188,10 @@ impl LeaseElector {
         }
         let mut next = current.clone();
         next.spec = self.spec_after(Some(&current.spec), started);
+        let token = self.token_after(Some(&current), started);
+        token::record(&mut next, token);
         match client.update_lease(&next).await {
-            Ok(stored) => self.won(stored, started, now()),
+            Ok(stored) => self.won(stored, token, started, now()),
             Err(e) if e.is_conflict() => self.not_won(),
             Err(e) => self.failed(e.kind()),
         }
@@ -216,6 +234,7 @@ impl LeaseElector {
     /// Returns whether a release was written.
     pub async fn release(&mut self, client: &dyn Client) -> Result<bool, Error> {
         self.gate.revoke();
+        self.token = None;
         if self.renewed_at.take().is_none() {
             return Ok(false);
         }
@@ -253,6 +272,7 @@ impl LeaseElector {
             .as_ref()
             .is_none_or(|o| o.lease.resource_version != current.resource_version);
         if changed {
+            self.saw(token::recorded(current).map(|(t, _)| t));
             self.observed = Some(Observed {
                 lease: current.clone(),
                 at_ms,
@@ -278,10 +298,31 @@ impl LeaseElector {
         Some(o.at_ms.saturating_add(duration))
     }
 
+    /// The token of the write about to be sent on `current`: ours while
+    /// we hold the Lease, else a new owner's (a record that names us while
+    /// we do not hold it is no proof of anything: a forged write, or an
+    /// earlier process under the same identity).
+    fn token_after(&self, current: Option<&Lease>, started: u64) -> FencingToken {
+        match self.token {
+            Some(ours) if self.renewed_at.is_some() && current.is_some() => ours,
+            _ => token::next(current, self.highest, started),
+        }
+    }
+
+    fn saw(&mut self, token: Option<FencingToken>) {
+        self.highest = self.highest.max(token);
+    }
+
     fn spec_after(&self, previous: Option<&LeaseSpec>, started: u64) -> LeaseSpec {
         let me = self.settings.identity.as_str();
         let kept = previous.filter(|p| p.holder() == Some(me));
-        let transitions = previous.and_then(|p| p.lease_transitions).unwrap_or(0);
+        // The API's count of holder changes, kept for the tools that show
+        // it (never below zero, as the API server requires); the fencing
+        // token does not rest on it.
+        let transitions = previous
+            .and_then(|p| p.lease_transitions)
+            .unwrap_or(0)
+            .max(0);
         LeaseSpec {
             holder_identity: Some(me.to_owned()),
             lease_duration_seconds: Some(self.settings.lease_duration_seconds()),
@@ -297,13 +338,17 @@ impl LeaseElector {
         }
     }
 
-    fn won(&mut self, stored: Lease, started: u64, at_ms: u64) -> ElectionStep {
+    fn won(
+        &mut self,
+        stored: Lease,
+        token: FencingToken,
+        started: u64,
+        at_ms: u64,
+    ) -> ElectionStep {
         self.renewed_at = Some(started);
-        let transitions = stored.spec.lease_transitions.unwrap_or(0);
-        self.gate.token.store(
-            u64::try_from(transitions).unwrap_or(0),
-            std::sync::atomic::Ordering::SeqCst,
-        );
+        self.token = Some(token);
+        self.saw(Some(token));
+        self.gate.set_token(token);
         self.observed = Some(Observed {
             lease: stored,
             at_ms,
@@ -328,6 +373,7 @@ impl LeaseElector {
 
     fn lose(&mut self) -> ElectionStep {
         self.renewed_at = None;
+        self.token = None;
         self.gate.revoke();
         ElectionStep::Lost
     }

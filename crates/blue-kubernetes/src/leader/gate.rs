@@ -5,9 +5,11 @@
 //! slow request: no renewal within the renew deadline stops dispatching,
 //! and the lease's expiry stops writes.
 
+use super::FencingToken;
 use crate::telemetry::Tally;
 use prometheus_client::metrics::gauge::Gauge;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 #[derive(Debug, Default)]
 pub(crate) struct Gate {
@@ -24,9 +26,10 @@ pub(crate) struct Gate {
     /// `blue_leader_election_fenced_writes_total` and read back into
     /// `Stats`, so the fact is counted once.
     pub(crate) fenced_writes: Tally,
-    /// The Lease's transition count when this process last won or renewed
-    /// it: the fencing token callbacks receive.
-    pub(crate) token: AtomicU64,
+    /// The token of this process's ownership of the Lease, set when it
+    /// wins it: the fencing token callbacks receive. A lock, as the token
+    /// is two words that must be read together.
+    token: Mutex<Option<FencingToken>>,
 }
 
 impl Gate {
@@ -73,9 +76,14 @@ impl Gate {
     }
 
     /// The fencing token while writes are allowed at `now_ms`.
-    pub(crate) fn token(&self, now_ms: u64) -> Option<u64> {
-        self.may_write(now_ms)
-            .then(|| self.token.load(Ordering::SeqCst))
+    pub(crate) fn token(&self, now_ms: u64) -> Option<FencingToken> {
+        let token = *self.token.lock().unwrap_or_else(|e| e.into_inner());
+        token.filter(|_| self.may_write(now_ms))
+    }
+
+    /// The token of the ownership just won (or kept).
+    pub(crate) fn set_token(&self, token: FencingToken) {
+        *self.token.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);
     }
 
     pub(crate) fn count(counter: &AtomicU64) {

@@ -7,10 +7,12 @@ mod fence;
 mod gate;
 mod settings;
 pub(crate) mod task;
+mod token;
 
 pub(crate) use elector::Takeover;
 pub use elector::{ElectionStep, LeaseElector};
 pub use settings::LeaderElection;
+pub use token::FencingToken;
 
 pub(crate) use fence::{fenced_by, Fence};
 pub(crate) use gate::Gate;

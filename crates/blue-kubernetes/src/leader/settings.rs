@@ -10,6 +10,12 @@ use std::hash::{BuildHasher, Hasher};
 /// deadline and a 2 s retry period. Set [`Config::leader_election`](crate::Config::leader_election)
 /// to use it; without it the controller behaves as a single process.
 ///
+/// Besides the Lease's spec, the elector keeps the last
+/// [`FencingToken`](crate::FencingToken) it issued in the annotation
+/// `blue.kubernetes/fencing-token`, written in the same guarded write that
+/// acquires the Lease; the Lease's `leaseTransitions` is kept for the tools
+/// that show it, and the token does not rest on it.
+///
 /// ```
 /// use blue_kubernetes::LeaderElection;
 /// let election = LeaderElection::new("my-operator", "infra");

@@ -8,6 +8,7 @@
 
 use crate::leader::Gate;
 use crate::telemetry::{Metrics, ShardMetrics};
+use crate::FencingToken;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
@@ -40,8 +41,9 @@ pub(crate) struct Permit {
     shard: u32,
     /// The shard Lease's gate: the pass's writes are fenced by it.
     pub(crate) gate: Arc<Gate>,
-    /// The shard Lease's transition count when the pass was admitted.
-    pub(crate) token: Option<u64>,
+    /// The fencing token of the shard Lease's ownership the pass was
+    /// admitted under.
+    pub(crate) token: Option<FencingToken>,
 }
 
 impl ShardTable {
@@ -134,7 +136,7 @@ mod tests {
         assert!(table.admit(1, 0).is_none(), "no lease, no pass");
         table.gate(1).renewed(0, 10_000, 15_000);
         let permit = table.admit(1, 5).expect("held lease admits");
-        assert_eq!(permit.token, Some(0));
+        assert_eq!(permit.token, None, "no token was won");
         table.set_draining(1, true);
         assert!(table.admit(1, 6).is_none());
         assert!(!table.idle(1));

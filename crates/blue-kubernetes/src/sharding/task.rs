@@ -23,8 +23,8 @@
 //! One that arrives later ([`Standing::Restarted`]), or a slot found lost,
 //! stops every shard at once, and each is dispatched again only after it
 //! is taken again by a guarded write, which fails if another replica took
-//! it meanwhile. The fencing token is the shard Lease's transition count,
-//! which grows with every change of holder.
+//! it meanwhile. The fencing token is kept on the shard Lease by the
+//! elector (see `leader::token`) and grows with every new owner.
 
 use super::{assign, Reader, Roster, ShardTable, Sharding, Standing, View};
 use crate::leader::{LeaseElector, Takeover};
@@ -291,7 +291,8 @@ impl Sharder {
         if is && !was {
             metrics.gained.inc();
             metrics.owned.inc();
-            let token = self.table.gate(shard).token(now);
+            let token = self.shards[i].fencing_token(now);
+            let token = token.map(tracing::field::display);
             tracing::info!(shard, token, "sharding: shard gained");
             (self.on_gained)(shard);
         } else if was && !is {

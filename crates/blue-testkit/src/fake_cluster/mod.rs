@@ -310,7 +310,8 @@ impl FakeCluster {
 
     /// Writes `lease` on the user side, unconditionally (another elector or
     /// a human with `kubectl edit`): the stored version gets a new
-    /// resourceVersion, so guarded updates from older reads conflict.
+    /// resourceVersion, so guarded updates from older reads conflict, and
+    /// keeps its uid (a new Lease gets a new one).
     ///
     /// ```
     /// use blue_kubernetes_client::{Lease, LeaseSpec};
@@ -322,5 +323,20 @@ impl FakeCluster {
         let mut state = self.lock();
         let State { store, leases, .. } = &mut *state;
         leases.put(store, lease)
+    }
+
+    /// Deletes the Lease `namespace/name` on the user side (a human's
+    /// `kubectl delete lease`), returning it as it was; the next create of
+    /// that name makes a new object.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Lease, LeaseSpec};
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.put_lease(&Lease::new("default", "op", LeaseSpec::default()));
+    /// assert!(cluster.delete_lease("default", "op").is_some());
+    /// assert!(cluster.lease("default", "op").is_none());
+    /// ```
+    pub fn delete_lease(&self, namespace: &str, name: &str) -> Option<Lease> {
+        self.lock().leases.delete(namespace, name)
     }
 }

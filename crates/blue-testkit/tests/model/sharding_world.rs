@@ -24,7 +24,7 @@
 pub use crate::common::sharding::{lock, profile};
 use crate::common::{sharding, spec, widgets, NS};
 use blue_kubernetes::{
-    CallbackResult, Clock, Config, Observation, Options, Package, Runtime, Sharding,
+    CallbackResult, Clock, Config, FencingToken, Observation, Options, Package, Runtime, Sharding,
     WorkflowOutcome,
 };
 use blue_kubernetes_client::{Answer, Call, Client, Error, Hook, Layered};
@@ -70,7 +70,7 @@ pub struct Run {
     pub start: Instant,
     /// `None` while in flight.
     pub end: Option<Instant>,
-    pub token: Option<u64>,
+    pub token: Option<FencingToken>,
     /// Its replica was cut off at some point while it ran: it may outlive
     /// the Lease it started under.
     pub zombie: bool,
@@ -217,7 +217,7 @@ impl Ledger {
         replica: &str,
         profile: &str,
         callback: &'static str,
-        token: Option<u64>,
+        token: Option<FencingToken>,
     ) -> usize {
         let holder = self.holder(profile);
         let mut state = self.state();
