@@ -1,9 +1,9 @@
 //! The controller's client, assembled in one place.
 //!
 //! ```text
-//! Fence (only with leader election or sharding: refuses status and
-//!   │    finalizer writes once the lease, or the pass's shard Lease,
-//!   │    cannot be proven held)
+//! Fence (only with leader election: refuses status, finalizer and
+//!   │    Secret writes once the lease cannot be proven held; each pass
+//!   │    adds the fence it started under, the leader's or its shard's)
 //!   └─ RequestMetrics (counts and times every request that is sent)
 //!        └─ the transport from `Config::client`
 //! ```

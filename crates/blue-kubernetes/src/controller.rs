@@ -58,12 +58,12 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         .sharding
         .as_ref()
         .map(|s| Arc::new(crate::sharding::ShardTable::new(s.shards, &metrics)));
-    // With sharding the fence has no gate of its own: each pass brings its
-    // shard's.
-    let fence = (gate.is_some() || shards.is_some()).then(|| Fence {
-        gate: gate.clone(),
-        now: config.now.clone(),
-    });
+    // Every write of the controller's client is fenced by the leader's
+    // lease; each pass also carries the fence it started under (the
+    // leader's or its shard's), see `reconcile`.
+    let fence = gate
+        .clone()
+        .map(|gate| Fence::leader(gate, config.now.clone()));
     config.client = client_stack(config.client, &metrics, fence);
     let events = config.event_component.clone().map(|component| {
         EventRecorder::new(

@@ -321,6 +321,8 @@ enum Leak {
     Panic,
     /// The error a step's closure returned (the log shows its source).
     StepError,
+    /// A step name made of it (refused as a name, and logged).
+    StepName,
 }
 
 fn leaking_package(seen: &Seen, leak: Leak) -> Package {
@@ -347,6 +349,11 @@ fn leaking_package(seen: &Seen, leak: Leak) -> Package {
                     Err(format!("ALTER ROLE app PASSWORD '{}' failed", password.expose()).into())
                 }
                 Leak::Panic => panic!("could not set {}", password.expose()),
+                Leak::StepName => {
+                    let name = format!("Set {}", password.expose());
+                    opts.steps().run(&name, |_| async { Ok(()) }).await?;
+                    Ok(WorkflowOutcome::new())
+                }
                 Leak::StepError => {
                     let step = opts.steps().run("set-password", |_| async move {
                         Err::<(), _>(
@@ -393,7 +400,12 @@ async fn a_generated_password_in_a_step_result_or_outputs_fails_the_pass_and_is_
 
 #[test]
 fn a_password_in_error_text_a_panic_or_a_step_error_reaches_no_log_event_metric_or_status() {
-    for leak in [Leak::ErrorText, Leak::Panic, Leak::StepError] {
+    for (leak, reason) in [
+        (Leak::ErrorText, Reason::ExecutionFailed),
+        (Leak::Panic, Reason::ExecutionFailed),
+        (Leak::StepError, Reason::ExecutionFailed),
+        (Leak::StepName, Reason::InvalidStep),
+    ] {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -412,12 +424,12 @@ fn a_password_in_error_text_a_panic_or_a_step_error_reaches_no_log_event_metric_
         let report = report.unwrap();
         assert_eq!(
             report,
-            Report::Reconciled(Phase::Failed, Reason::ExecutionFailed),
+            Report::Reconciled(Phase::Failed, reason),
             "{leak:?}"
         );
         let logged = format!("{lines:?}");
         // The failure is logged, with the author's text around the value.
-        assert!(logged.contains("callback failed"), "{leak:?}: {logged}");
+        assert!(logged.contains("failed"), "{leak:?}: {logged}");
         assert!(logged.contains("<redacted>"), "{leak:?}: {logged}");
         assert!(!logged.contains(MARKER), "{leak:?}: {logged}");
         let object = cluster.get(&widgets(), NS, "db").unwrap();

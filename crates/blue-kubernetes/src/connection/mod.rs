@@ -78,11 +78,19 @@ pub enum ConnectionError {
     /// Someone else kept writing the Secret; the pass retries.
     #[error("the connection secret kept changing while it was written")]
     Contended,
+    /// The write was refused before it was sent: the lease the pass
+    /// started under (leader election or its shard's) is no longer
+    /// provably held, so another replica may own the resource now.
+    #[error("connection secret write refused: the pass's lease is no longer held")]
+    Fenced,
 }
 
 impl From<blue_kubernetes_client::Error> for ConnectionError {
     fn from(e: blue_kubernetes_client::Error) -> Self {
-        ConnectionError::Transport(e.kind())
+        match e {
+            blue_kubernetes_client::Error::Fenced { .. } => ConnectionError::Fenced,
+            e => ConnectionError::Transport(e.kind()),
+        }
     }
 }
 
@@ -338,6 +346,7 @@ impl Connection {
         };
         match self.inner.client.send_raw(request).await {
             Ok(_) => Ok(true),
+            Err(e @ blue_kubernetes_client::Error::Fenced { .. }) => Err(e.into()),
             Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => Ok(false),
             Err(e) => Err(e.into()),
         }

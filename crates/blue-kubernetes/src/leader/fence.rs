@@ -1,42 +1,69 @@
-//! Fencing: a hook on the controller's client that refuses status and
-//! finalizer writes once this process can no longer prove it holds the
-//! lease: the leader-election Lease, or with sharding the Lease of the
-//! shard the pass runs under.
+//! Fencing: a hook on a client that refuses writes once this process can
+//! no longer prove it holds the lease: the leader-election Lease, or with
+//! sharding the Lease of the shard a pass runs under.
+//!
+//! The fence a pass runs under is carried explicitly, in the client the
+//! pass and its connection write through (see [`Fence::pass`]), never in
+//! a task-local: a write from a task the package spawned, or from a
+//! blocking callback on another thread, is checked like one the pass
+//! makes itself.
 
 use super::gate::Gate;
 use crate::Clock;
-use blue_kubernetes_client::{Call, Error, Hook, Method};
+use blue_kubernetes_client::{Call, Client, Error, Hook, Layered, Method};
 use std::sync::Arc;
 
 /// Reads pass through: a fenced process may look, never write state. The
-/// check runs before each write is sent; a write already on its way when
-/// the lease expires still carries its resourceVersion, so it fails if the
-/// new leader has written the object since.
+/// check runs before each write is sent, in memory (no request); a write
+/// already on its way when the lease expires still carries its
+/// resourceVersion, so it fails if the new owner has written the object
+/// since.
 ///
-/// Events and Leases pass too. Events are not state (SPEC: a deposed leader
-/// "writes no more status or finalizers"), and the pass that meets a
-/// refusal reports it as a `Fenced` Warning Event on the resource, which a
-/// fenced Event writer could never deliver. The elector needs the Lease
-/// calls to win the lease back.
-///
-/// With sharding there is no process-wide gate: a pass runs inside
-/// [`fenced_by`] with its shard's gate, and its writes are checked against
-/// that. Writes outside any pass (none today) pass unchecked.
+/// Events and Leases pass too: the elector needs the Lease calls to win
+/// the lease back, and Events are held back earlier, when a pass records
+/// them (an Event queued while the fence held may still go out after it
+/// was lost; the one Warning that reports a refused write is sent
+/// regardless, or its users would never learn why status stopped moving).
+#[derive(Clone)]
 pub(crate) struct Fence {
-    pub(crate) gate: Option<Arc<Gate>>,
-    pub(crate) now: Clock,
+    gate: Arc<Gate>,
+    /// The term the fence was taken in; `None`: any term of the gate (the
+    /// process-wide leader fence on the controller's own client).
+    term: Option<u64>,
+    now: Clock,
 }
 
-tokio::task_local! {
-    /// The gate of the shard Lease the current pass runs under.
-    static SHARD_GATE: Arc<Gate>;
-}
+impl Fence {
+    /// The process-wide fence of leader election: every write of the
+    /// controller's client while the lease is held.
+    pub(crate) fn leader(gate: Arc<Gate>, now: Clock) -> Self {
+        Self {
+            gate,
+            term: None,
+            now,
+        }
+    }
 
-/// Runs `pass` with its writes fenced by `gate` (its shard's), as leader
-/// election fences every write by the one Lease. Task-local, so it covers
-/// exactly the writes the pass's own task sends.
-pub(crate) async fn fenced_by<F: std::future::Future>(gate: Arc<Gate>, pass: F) -> F::Output {
-    SHARD_GATE.scope(gate, pass).await
+    /// The fence that holds now on `gate`, for one pass: its writes pass
+    /// only while the lease is held in the term the pass started in, so a
+    /// lease lost and won back does not reopen it.
+    pub(crate) fn pass(gate: Arc<Gate>, now: Clock) -> Self {
+        Self {
+            term: Some(gate.term()),
+            gate,
+            now,
+        }
+    }
+
+    /// `client` with its writes checked against this fence.
+    pub(crate) fn around(self, client: Arc<dyn Client>) -> Arc<dyn Client> {
+        Arc::new(Layered::new(client, self))
+    }
+
+    /// Whether writes may still be made under this fence.
+    pub(crate) fn holds(&self) -> bool {
+        self.term.is_none_or(|term| term == self.gate.term()) && self.gate.may_write((self.now)())
+    }
 }
 
 #[async_trait::async_trait]
@@ -49,13 +76,10 @@ impl Hook for Fence {
             Call::Raw { request } if request.method != Method::Get => request.method.as_str(),
             _ => return Ok(()),
         };
-        let Some(gate) = SHARD_GATE.try_with(Arc::clone).ok().or(self.gate.clone()) else {
-            return Ok(());
-        };
-        if gate.may_write((self.now)()) {
+        if self.holds() {
             return Ok(());
         }
-        gate.fenced_writes.inc();
+        self.gate.fenced_writes.inc();
         tracing::warn!(
             operation,
             "write refused: the lease (leader election or the shard's) is no longer provably held"

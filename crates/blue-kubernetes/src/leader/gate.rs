@@ -17,6 +17,10 @@ pub(crate) struct Gate {
     dispatch_until: AtomicU64,
     /// Status and finalizer writes only before this instant (ms).
     write_until: AtomicU64,
+    /// Counts the times the lease was held anew: after a revoke or a
+    /// lapse. A pass's fence is the term it started in; a later term is
+    /// another hold, with possibly another owner in between.
+    term: AtomicU64,
     pub(crate) acquired: AtomicU64,
     pub(crate) lost: AtomicU64,
     /// Exported as `leader_election_master_status` (controller-runtime's
@@ -45,10 +49,15 @@ impl Gate {
     /// A successful acquire or renew whose request started at `started_ms`:
     /// nobody else can take over before `started_ms + lease_duration`.
     pub(crate) fn renewed(&self, started_ms: u64, renew_deadline_ms: u64, lease_duration_ms: u64) {
-        self.write_until.store(
+        let before = self.write_until.swap(
             started_ms.saturating_add(lease_duration_ms),
             Ordering::SeqCst,
         );
+        // A hold that lapsed before this renewal began is a new term:
+        // someone else may have held the lease in the gap.
+        if before <= started_ms {
+            self.term.fetch_add(1, Ordering::SeqCst);
+        }
         self.dispatch_until.store(
             started_ms.saturating_add(renew_deadline_ms),
             Ordering::SeqCst,
@@ -60,6 +69,12 @@ impl Gate {
     pub(crate) fn revoke(&self) {
         self.dispatch_until.store(0, Ordering::SeqCst);
         self.write_until.store(0, Ordering::SeqCst);
+        self.term.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The current term (see the field); compare, never interpret.
+    pub(crate) fn term(&self) -> u64 {
+        self.term.load(Ordering::SeqCst)
     }
 
     pub(crate) fn may_dispatch(&self, now_ms: u64) -> bool {
@@ -105,5 +120,19 @@ mod tests {
         assert!(gate.may_write(15_999) && !gate.may_write(16_000));
         gate.revoke();
         assert!(!gate.may_dispatch(1_000) && !gate.may_write(1_000));
+    }
+
+    #[test]
+    fn a_new_term_starts_after_a_revoke_or_a_lapse_but_not_with_a_renewal() {
+        let gate = Gate::default();
+        gate.renewed(1_000, 10_000, 15_000);
+        let first = gate.term();
+        gate.renewed(5_000, 10_000, 15_000);
+        assert_eq!(gate.term(), first, "renewed in time");
+        gate.renewed(20_000, 10_000, 15_000);
+        assert_ne!(gate.term(), first, "lapsed at 20,000 before this renewal");
+        let second = gate.term();
+        gate.revoke();
+        assert_ne!(gate.term(), second);
     }
 }

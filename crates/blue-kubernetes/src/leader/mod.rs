@@ -14,7 +14,7 @@ pub use elector::{ElectionStep, LeaseElector};
 pub use settings::LeaderElection;
 pub use token::FencingToken;
 
-pub(crate) use fence::{fenced_by, Fence};
+pub(crate) use fence::Fence;
 pub(crate) use gate::Gate;
 
 use crate::Clock;

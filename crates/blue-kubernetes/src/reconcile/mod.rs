@@ -11,6 +11,7 @@ mod rules;
 mod steps;
 
 use crate::domain::resource::{self, uid};
+use crate::leader::Fence;
 use crate::lock::{try_acquire, LockGuard, LockKey};
 use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
@@ -214,10 +215,7 @@ pub(crate) async fn reconcile_snapshot(
 ) -> PassOutcome {
     match check(controller, package, listed, origin, requested).await {
         Ok(Checked::Run(lock, pass, permit)) => {
-            let outcome = match &permit {
-                Some(permit) => crate::leader::fenced_by(permit.gate.clone(), pass.run()).await,
-                None => pass.run().await,
-            };
+            let outcome = pass.run().await;
             drop(lock);
             // Released after the lock: a drain that sees the shard idle
             // sees the identity free as well.
@@ -276,6 +274,13 @@ async fn check<'a>(
             .and_then(|g| g.token(controller.now())),
     };
     let listed_options = listed_options.with_fencing_token(token);
+    // The fence that holds now, carried by every write the pass makes or
+    // hands out (its connection's included), from any task or thread.
+    let gate = permit
+        .as_ref()
+        .map(|p| &p.gate)
+        .or(controller.gate.as_ref());
+    let fence = gate.map(|gate| Fence::pass(gate.clone(), controller.config.now.clone()));
     let key = match &identity {
         Some(id) => LockKey::Identity(id.clone()),
         None => LockKey::Object(object_key(package, &listed)),
@@ -285,7 +290,7 @@ async fn check<'a>(
     };
     if origin == Origin::Runtime {
         let options = with_referenced(listed_options, &resolution);
-        let mut pass = pass::Pass::new(controller, package, listed, options, identity);
+        let mut pass = pass::Pass::new(controller, package, listed, options, identity, fence);
         pass.failure = listed_failure.map(|f| ("identity", f));
         pass.config_error = listed_config_error;
         pass.references = resolution;
@@ -336,7 +341,7 @@ async fn check<'a>(
             return Ok(Checked::Done(Report::Changed));
         }
     }
-    let mut pass = pass::Pass::new(controller, package, fresh, options, identity);
+    let mut pass = pass::Pass::new(controller, package, fresh, options, identity, fence);
     pass.failure = failure;
     pass.config_error = config_error;
     pass.references = resolution;

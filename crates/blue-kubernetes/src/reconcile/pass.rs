@@ -4,11 +4,14 @@
 use super::{PassOutcome, Report};
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
+use crate::leader::Fence;
 use crate::outputs::{accept, Rejected};
 use crate::package::Outputs;
 use crate::telemetry::EventType;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
+use blue_kubernetes_client::Client;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Why a pass stops early.
 pub(super) enum Halt {
@@ -65,6 +68,11 @@ pub(super) struct Pass<'a> {
     /// An effect is likely whatever the desired state says (a related
     /// object was deleted): Reconciling is published while observing.
     pub(super) expects_effect: bool,
+    /// What the pass writes through: the controller's client, behind the
+    /// fence the pass started under when there is one.
+    client: Arc<dyn Client>,
+    /// That fence, for the Events the pass records.
+    fence: Option<Fence>,
 }
 
 impl<'a> Pass<'a> {
@@ -74,10 +82,15 @@ impl<'a> Pass<'a> {
         snapshot: Value,
         options: Options,
         identity: Option<Vec<Option<String>>>,
+        fence: Option<Fence>,
     ) -> Self {
+        let client = match &fence {
+            Some(fence) => fence.clone().around(controller.config.client.clone()),
+            None => controller.config.client.clone(),
+        };
         let options = match package.schema().connection {
             true => options.with_connection(crate::Connection::new(
-                controller.config.client.clone(),
+                client.clone(),
                 package.descriptor(),
                 &snapshot,
                 controller.connections.clone(),
@@ -101,6 +114,8 @@ impl<'a> Pass<'a> {
             references: None,
             may_be_quiet: false,
             expects_effect: false,
+            client,
+            fence,
         }
     }
 
@@ -161,7 +176,7 @@ impl<'a> Pass<'a> {
         }
         self.before_write(&t, &status);
         let previous = super::reporting::phase_of(&self.snapshot);
-        self.snapshot = config
+        self.snapshot = self
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await
@@ -170,6 +185,14 @@ impl<'a> Pass<'a> {
         self.after_write(previous, &t, &status);
         self.workflow_written();
         Ok(Report::Reconciled(t.phase, t.reason))
+    }
+
+    /// `text` with the connection values this pass handed out redacted.
+    pub(super) fn redacted(&self, text: &str) -> String {
+        match self.options.connection() {
+            Some(connection) => connection.redact(text),
+            None => text.to_string(),
+        }
     }
 
     /// Whether `value` holds a connection value generated in this pass.
@@ -222,8 +245,6 @@ impl<'a> Pass<'a> {
             finalizers.push(ours.clone());
         }
         self.snapshot = self
-            .controller
-            .config
             .client
             .update_finalizers(self.package.descriptor(), &self.snapshot, &finalizers)
             .await
@@ -249,7 +270,7 @@ impl<'a> Pass<'a> {
             "status"
         };
         let message = format!(
-            "{what} write refused: this replica can no longer prove it holds the leader-election lease"
+            "{what} write refused: this replica can no longer prove it holds its lease (leader election or the resource's shard)"
         );
         let descriptor = self.package.descriptor();
         events.record(
@@ -259,6 +280,12 @@ impl<'a> Pass<'a> {
             "Fenced",
             message,
         );
+    }
+
+    /// Whether the fence the pass started under still holds (always, with
+    /// none): an Event is recorded only then, as a write would be.
+    pub(super) fn fence_holds(&self) -> bool {
+        self.fence.as_ref().is_none_or(Fence::holds)
     }
 
     /// Our finalizer is on the current snapshot.

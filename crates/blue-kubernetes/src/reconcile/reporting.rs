@@ -99,7 +99,7 @@ impl Pass<'_> {
         if changed {
             log::phase_changed(self.subject(), previous.as_deref(), t.phase, t.reason);
         }
-        let Some(recorder) = &telemetry.events else {
+        let Some(recorder) = telemetry.events.as_ref().filter(|_| self.fence_holds()) else {
             return;
         };
         // Marked validation messages are news on every Invalid write (each

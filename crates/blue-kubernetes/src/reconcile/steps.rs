@@ -286,8 +286,10 @@ impl Pass<'_> {
             kind = %descriptor.kind,
             namespace = resource::namespace(&self.snapshot),
             name = resource::name(&self.snapshot),
-            step = name,
-            why = %error,
+            // A name the package got wrong is its own text: redacted as
+            // any other.
+            step = self.redacted(name),
+            why = self.redacted(&error.to_string()),
             "durable step refused; the pass fails"
         );
         self.steps_broken = true;
