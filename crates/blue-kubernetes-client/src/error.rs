@@ -93,10 +93,12 @@ pub enum Error {
         reason: &'static str,
     },
     /// A write refused without being sent because this process can no
-    /// longer prove it holds its leader-election lease. Classified as
+    /// longer prove it holds the lease the write was made under (the
+    /// leader-election Lease, or the Lease of the resource's shard, in the
+    /// term the pass started in). Classified as
     /// [`ErrorKind::Conflict`]: like a lost race, the caller's view is stale
     /// and nothing may follow from it.
-    #[error("{operation} refused: leadership is no longer provable")]
+    #[error("{operation} refused: the lease it was made under is no longer provably held")]
     Fenced {
         /// The refused operation, e.g. `replace`.
         operation: String,
