@@ -12,13 +12,15 @@ use std::time::{Duration, Instant};
 const CHILD_DIR: &str = "BLUE_CRASH_TEST_DIR";
 const DOC: &str = r#"{"kind":"Secret","data":{"password":"aHVudGVyMg=="}}"#;
 
-/// Runs only as the child of `sigkilled_process_leaves_no_kubectl_and_no_file`:
-/// starts a request whose fake kubectl never answers.
+/// Not a test of its own: the child process of
+/// `sigkilled_process_leaves_no_kubectl_and_no_file`, which runs it with
+/// `--ignored`; starts a request whose fake kubectl never answers.
 #[tokio::test]
+#[ignore = "the child process of sigkilled_process_leaves_no_kubectl_and_no_file, which runs it"]
 async fn child_process_hangs_in_a_request() {
-    let Some(dir) = std::env::var_os(CHILD_DIR).map(PathBuf::from) else {
-        return;
-    };
+    let dir = std::env::var_os(CHILD_DIR)
+        .map(PathBuf::from)
+        .expect("run by sigkilled_process_leaves_no_kubectl_and_no_file, which sets the directory");
     let kubectl = dir.join("kubectl");
     let options = KubectlOptions::for_context("test")
         .with_kubectl(&kubectl)
@@ -76,7 +78,12 @@ fn sigkilled_process_leaves_no_kubectl_and_no_file() {
     let pid_file = dir.path().join("kubectl.pid");
 
     let child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_process_hangs_in_a_request", "--exact", "--nocapture"])
+        .args([
+            "child_process_hangs_in_a_request",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
         .env(CHILD_DIR, dir.path())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
