@@ -1,5 +1,6 @@
 //! Controller configuration and its validation.
 
+use crate::test_hooks::TestHooks;
 use crate::{Error, LeaderElection, Names, Namespaces, Package, Sharding};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
@@ -128,6 +129,10 @@ pub struct Config {
     /// # }
     /// ```
     pub sharding: Option<Sharding>,
+    /// For tests only: pause or SIGKILL this process at named boundaries
+    /// of a pass (default `None`: no hook, nothing checked). See
+    /// [`test_hooks`](crate::test_hooks).
+    pub test_hooks: Option<TestHooks>,
 }
 
 impl Config {
@@ -152,6 +157,7 @@ impl Config {
             names: Names::default(),
             leader_election: None,
             sharding: None,
+            test_hooks: None,
         }
     }
 
@@ -265,6 +271,7 @@ impl std::fmt::Debug for Config {
             .field("names", &self.names)
             .field("leader_election", &self.leader_election)
             .field("sharding", &self.sharding)
+            .field("test_hooks", &self.test_hooks)
             .finish_non_exhaustive()
     }
 }
@@ -302,4 +309,6 @@ crate::setters::setters!(Config {
     with_leader_election(leader_election: Option<LeaderElection>),
     /// Sets [`sharding`](Config::sharding).
     with_sharding(sharding: Option<Sharding>),
+    /// Sets [`test_hooks`](Config::test_hooks) (for tests only).
+    with_test_hooks(test_hooks: Option<TestHooks>),
 });

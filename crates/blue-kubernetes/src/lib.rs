@@ -44,6 +44,8 @@
 //! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
 //!   in `status.workflow` (`record`), run ids and keys (`key`); the pass
 //!   answers the handle in `reconcile::steps`.
+//! - `test_hooks`: test-only pauses and SIGKILLs at named boundaries of
+//!   a pass (`reconcile::steps`, `act` and `pass` reach them).
 //! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
 //!
 //! # One resource's path
@@ -85,6 +87,7 @@ mod setters;
 mod sharding;
 mod steps;
 mod telemetry;
+pub mod test_hooks;
 mod typed;
 mod validation;
 

@@ -18,6 +18,7 @@ use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
 use crate::package::Outputs;
+use crate::test_hooks::Point;
 use crate::{Observation, Phase, Reason, WorkflowOutcome, OUTPUTS_KEY};
 use serde_json::Value;
 
@@ -85,7 +86,9 @@ impl Pass<'_> {
                 self.publish(Phase::Reconciling, Reason::Reconciling)
                     .await?;
             }
-            if let Effect::Failed(reason) = self.effect("converge").await? {
+            let effect = self.effect("converge").await?;
+            self.reached(Point::AfterConverge).await;
+            if let Effect::Failed(reason) = effect {
                 return self.fail(reason).await;
             }
             let Some(again) = self.observe().await else {

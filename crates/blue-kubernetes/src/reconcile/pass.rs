@@ -8,6 +8,7 @@ use crate::leader::Fence;
 use crate::outputs::{accept, Rejected};
 use crate::package::Outputs;
 use crate::telemetry::EventType;
+use crate::test_hooks::{self, Point};
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use blue_kubernetes_client::Client;
 use serde_json::Value;
@@ -236,6 +237,9 @@ impl<'a> Pass<'a> {
 
     /// Sets our finalizer present or absent, keeping everyone else's.
     pub(super) async fn set_finalizer(&mut self, present: bool) -> Result<(), Halt> {
+        if !present {
+            self.reached(Point::BeforeFinalizerRelease).await;
+        }
         let ours = &self.controller.config.names.finalizer;
         let mut finalizers: Vec<String> = resource::finalizers(&self.snapshot)
             .into_iter()
@@ -286,6 +290,13 @@ impl<'a> Pass<'a> {
     /// none): an Event is recorded only then, as a write would be.
     pub(super) fn fence_holds(&self) -> bool {
         self.fence.as_ref().is_none_or(Fence::holds)
+    }
+
+    /// A boundary a test hook may name: it may pause or kill the process
+    /// here (test-only; nothing happens without hooks).
+    pub(super) async fn reached(&self, point: Point<'_>) {
+        let hooks = self.controller.config.test_hooks.as_ref();
+        test_hooks::reached(hooks, point, &self.snapshot).await;
     }
 
     /// Our finalizer is on the current snapshot.

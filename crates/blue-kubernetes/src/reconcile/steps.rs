@@ -11,6 +11,7 @@ use crate::domain::status::Transition;
 use crate::package::PackageInner;
 use crate::steps::{valid_name, Begun, Chosen, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};
+use crate::test_hooks::Point;
 use crate::{Controller, Options, Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -151,6 +152,7 @@ impl Pass<'_> {
                 let _ = reply.send(answer);
             }
             Request::End { name, ended, reply } => {
+                self.reached(Point::AfterStep(&name)).await;
                 let _ = reply.send(self.end_step(&name, ended));
             }
         }
@@ -205,7 +207,10 @@ impl Pass<'_> {
         // (`workflow_written` marks it started then).
         let (phase, reason) = self.effect_phase();
         match self.publish(phase, reason).await {
-            Ok(()) => Ok(Started::Run(Step::new(name, key, run, interrupted))),
+            Ok(()) => {
+                self.reached(Point::BeforeStep(name)).await;
+                Ok(Started::Run(Step::new(name, key, run, interrupted)))
+            }
             Err(halt) => {
                 self.workflow().halt = Some(halt);
                 Err(StepError::Halted)
