@@ -116,6 +116,8 @@ async fn run(args: Args) -> Result<()> {
     config.namespace = namespaces.clone();
     config.names = package::names();
     config.watch = !args.no_watch;
+    // Test-only: BLUE_TEST_HOOKS pauses or kills this process at a boundary.
+    config.test_hooks = blue_kubernetes::test_hooks::TestHooks::from_env()?;
     if let Some(poll_ms) = args.poll_ms {
         config.poll_ms = poll_ms;
     }

@@ -26,7 +26,7 @@
 //! - [`package`]: the `PostgresDatabase` callbacks and the CRDs;
 //! - [`postgres_server`]: the `PostgresServer` package (observe only);
 //! - [`cli`], [`logging`]: the binary's flags and log;
-//! - [`test_hooks`]: test-only hooks to pause or fail a step;
+//! - [`test_hooks`]: a test-only hook to fail a step;
 //! - `test_server` (feature `test-server`): a private PostgreSQL for tests.
 
 pub mod admin;

@@ -3,6 +3,7 @@
 //! SIGINT (or, with `--once`, for one pass over one `PostgresDatabase`).
 
 use anyhow::{Context, Result};
+use blue_kubernetes::test_hooks::TestHooks;
 use blue_kubernetes::{controller, preflight, reconcile, serve_http, start, Config};
 use blue_kubernetes_client::{connect, proxy_client, ProxyOptions, Transport, TransportKind};
 use postgres_operator::cli::{self, Args, Command};
@@ -90,7 +91,8 @@ async fn run(args: Args) -> Result<()> {
         .with_namespace(namespaces.clone())
         .with_watch(!args.no_watch)
         .with_workers(args.workers.unwrap_or(cli::DEFAULT_WORKERS))
-        .with_log_callback_errors(!args.hide_callback_errors);
+        .with_log_callback_errors(!args.hide_callback_errors)
+        .with_test_hooks(TestHooks::from_env()?);
     if let Some(poll_ms) = args.poll_ms {
         config = config.with_poll_ms(poll_ms);
     }

@@ -113,11 +113,7 @@ impl Run<'_> {
                 .get_or_create(keys::PASSWORD, password::generate)
                 .await?;
             let facts = self.facts().await?;
-            server::ensure_role(admin, target, &facts, password.expose()).await?;
-            if facts.role.is_none() {
-                test_hooks::after_create_role(&target.role).await;
-            }
-            Ok(())
+            Ok(server::ensure_role(admin, target, &facts, password.expose()).await?)
         })
         .await?;
         self.step("database", || async move {

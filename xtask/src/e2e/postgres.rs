@@ -2,10 +2,12 @@
 //! API server and a real PostgreSQL 15 (`world::postgres`). Like the main
 //! checks, later ones build on earlier ones (`orders` lives through most).
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
+use blue_kubernetes::test_hooks::HOOKS_ENV;
 use postgres_operator::steps::CONVERGE;
 use postgres_operator::test_hooks;
 use serde_json::json;
@@ -207,26 +209,23 @@ fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
     names_are(pg, "waiter", ["waiter", "waiter"])
 }
 
-/// SIGKILLed right after CREATE ROLE (the test pause holds the `role`
-/// step there), the next operator re-runs that step alone of the done
-/// ones and finishes the job with the password stored before the role got
-/// it: one role, one database, one Secret, and no process of the killed
-/// one left.
+/// SIGKILLed by its own test hook once the `role` step created the role
+/// (its `Done` not yet recorded), the next operator re-runs that step alone
+/// of the done ones and finishes the job with the password stored before
+/// the role got it: one role, one database, one Secret, no process of the
+/// killed one left.
 fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
-    let pause = pg.work.join("pause-after-create-role");
-    pg.start_operator(&[(test_hooks::PAUSE_ENV.into(), pause.display().to_string())])?;
+    pg.start_operator(&[(HOOKS_ENV.into(), "kill:after-step:role".into())])?;
     pg.create("crashy", json!({"deletionPolicy": "Destroy"}))?;
-    let paused = eventually("converge paused after CREATE ROLE", DEADLINE, || {
-        Ok(std::fs::read_to_string(&pause)?)
-    })?;
-    same("the paused role", paused.as_str(), "crashy")?;
+    let op = pg.operator.as_mut().context("no operator")?;
+    let dead = || (!op.is_running()).then_some(()).context("running");
+    eventually("the operator killed by its hook", DEADLINE, dead)?;
+    same("its end", op.crash()?.and_then(|e| e.signal()), Some(9))?;
     names_are(pg, "crashy%", ["crashy", ""])?;
     let stored = pg.password("crashy")?;
-    pg.operator.as_mut().context("no operator")?.crash()?;
     eventually("the killed operator's processes gone", DEADLINE, || {
         same("processes", processes_of(&pg.work), vec![])
     })?;
-    std::fs::remove_file(&pause)?;
     pg.start_operator(&[])?;
     pg.wait_ready("crashy")?;
     names_are(pg, "crashy%", ["crashy", "crashy"])?;

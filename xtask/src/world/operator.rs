@@ -159,13 +159,14 @@ impl Operator {
     }
 
     /// Crashes the operator: SIGKILL to its process alone (not its group:
-    /// kubectl children must die by themselves), then reaps it.
-    pub fn crash(&mut self) -> Result<()> {
+    /// kubectl children must die by themselves), then reaps it (one dead
+    /// already is only reaped). Returns its exit status.
+    pub fn crash(&mut self) -> Result<Option<ExitStatus>> {
         if let Some(p) = self.process.as_mut() {
             p.kill()?;
             self.exit = p.exit_status();
         }
-        Ok(())
+        Ok(self.exit)
     }
 
     /// True while the process runs.
