@@ -1,0 +1,15 @@
+//! Random names and secrets from the kernel, without a dependency.
+
+use std::fs;
+use std::io::Read;
+
+use crate::error::{io_error, Error};
+
+/// `n` random bytes from the kernel, hex-encoded.
+pub(crate) fn random_hex(n: usize) -> Result<String, Error> {
+    let mut bytes = vec![0u8; n];
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(io_error("reading /dev/urandom"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
