@@ -1,7 +1,7 @@
 //! Controller configuration and its validation.
 
 use crate::test_hooks::TestHooks;
-use crate::{Error, LeaderElection, Names, Namespaces, Package, Sharding};
+use crate::{Error, LeaderElection, LockDomain, Names, Namespaces, Package, Sharding};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -133,6 +133,12 @@ pub struct Config {
     /// of a pass (default `None`: no hook, nothing checked). See
     /// [`test_hooks`](crate::test_hooks).
     pub test_hooks: Option<TestHooks>,
+    /// The identity lock this controller takes (default: the one
+    /// process-wide [`LockDomain::process`], which an operator keeps).
+    /// Give independent controllers of one process, such as parallel
+    /// tests, a [`LockDomain::new`] each, so equal identities in two of
+    /// them are not [`Busy`](crate::Report::Busy) for each other.
+    pub lock_domain: LockDomain,
 }
 
 impl Config {
@@ -158,6 +164,7 @@ impl Config {
             leader_election: None,
             sharding: None,
             test_hooks: None,
+            lock_domain: LockDomain::process(),
         }
     }
 
@@ -272,6 +279,7 @@ impl std::fmt::Debug for Config {
             .field("leader_election", &self.leader_election)
             .field("sharding", &self.sharding)
             .field("test_hooks", &self.test_hooks)
+            .field("lock_domain", &self.lock_domain)
             .finish_non_exhaustive()
     }
 }
@@ -311,4 +319,6 @@ crate::setters::setters!(Config {
     with_sharding(sharding: Option<Sharding>),
     /// Sets [`test_hooks`](Config::test_hooks) (for tests only).
     with_test_hooks(test_hooks: Option<TestHooks>),
+    /// Sets [`lock_domain`](Config::lock_domain).
+    with_lock_domain(lock_domain: LockDomain),
 });

@@ -104,6 +104,7 @@ pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
 pub use leader::{FencingToken, LeaderElection};
+pub use lock::LockDomain;
 pub use namespaces::Namespaces;
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{

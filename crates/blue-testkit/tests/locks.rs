@@ -1,8 +1,10 @@
-//! The identity lock spans resource types and controller instances.
+//! The identity lock spans resource types and controller instances of
+//! one lock domain: by default the whole process; a controller given a
+//! domain of its own contends only with those given the same one.
 
 mod common;
 
-use blue_kubernetes::{is_locked, reconcile, Phase, Reason, Report};
+use blue_kubernetes::{is_locked, reconcile, LockDomain, Phase, Reason, Report};
 use blue_testkit::Step;
 use common::*;
 use serde_json::json;
@@ -57,4 +59,43 @@ async fn different_identities_do_not_contend() {
     });
     assert_eq!(a, Report::Reconciled(Phase::Ready, Reason::Converged));
     assert_eq!(b, Report::Reconciled(Phase::Ready, Reason::Converged));
+}
+
+#[tokio::test]
+async fn equal_identities_in_lock_domains_of_their_own_both_proceed() {
+    let own = LockDomain::new();
+    let w = World::with(|c| c.lock_domain = own.clone());
+    let gadget_package = w.infra.package(gadgets());
+    let packages = vec![gadget_package.clone()];
+    let apart = build(&w.cluster, w.clock.as_fn(), packages.clone(), |c| {
+        c.lock_domain = LockDomain::new();
+    });
+    let sharing = build(&w.cluster, w.clock.as_fn(), packages, |c| {
+        c.lock_domain = own.clone();
+    });
+    // Same namespace and name: the same identity in both types.
+    w.create("web", spec(json!(1)));
+    w.cluster.create(&gadgets(), NS, "web", spec(json!(1)));
+
+    w.infra.hold_effects();
+    let (first, (second, busy)) = tokio::join!(w.reconcile("web"), async {
+        w.infra.effects_started(1).await;
+        let identity = w.infra.identity(&World::profile("web"));
+        assert!(own.is_locked(&identity));
+        assert!(!is_locked(&identity), "not in the process-wide domain");
+        let busy = reconcile(&sharing, &gadget_package, NS, "web")
+            .await
+            .unwrap();
+        let second = reconcile(&apart, &gadget_package, NS, "web");
+        let (second, ()) = tokio::join!(second, async {
+            w.infra.effects_started(2).await;
+            w.infra.release(2);
+        });
+        (second.unwrap(), busy)
+    });
+    assert_eq!(first, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(second, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(busy, Report::Busy, "a clone of the domain is the same lock");
+    assert_eq!(w.infra.max_concurrent_effects(), 2, "both held at once");
+    assert!(!own.is_locked(&w.infra.identity(&World::profile("web"))));
 }

@@ -12,7 +12,7 @@ mod steps;
 
 use crate::domain::resource::{self, uid};
 use crate::leader::Fence;
-use crate::lock::{try_acquire, LockGuard, LockKey};
+use crate::lock::{LockGuard, LockKey};
 use crate::typed::options_for;
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use references::Resolution;
@@ -49,7 +49,8 @@ pub enum Report {
     NotFound,
     /// The resource is not due; nothing was read or written.
     NotDue,
-    /// Another reconcile in this process holds the identity lock; nothing was done.
+    /// Another reconcile holds the identity lock (in this process, or in
+    /// the controller's own [`LockDomain`](crate::LockDomain)); nothing was done.
     Busy,
     /// Between the list and the re-read the object was replaced or its
     /// identity changed; the next poll starts over.
@@ -285,7 +286,7 @@ async fn check<'a>(
         Some(id) => LockKey::Identity(id.clone()),
         None => LockKey::Object(object_key(package, &listed)),
     };
-    let Some(lock) = try_acquire(key) else {
+    let Some(lock) = controller.config.lock_domain.try_acquire(key) else {
         return Ok(Checked::Done(Report::Busy));
     };
     if origin == Origin::Runtime {
