@@ -216,6 +216,28 @@ async fn a_crash_right_after_a_step_is_recorded_running_reruns_it_interrupted() 
 }
 
 #[tokio::test]
+async fn a_run_that_observe_ends_records_its_cut_short_step_interrupted_not_running() {
+    let chain = Chain::new();
+    let mut bed = Bed::new(chain.package(3));
+    bed.create(json!({"config": {"value": 7}}));
+    // The last step ran (the value is applied); its Done never landed.
+    bed.crash_at(CrashAt::StepEnded("s3".into())).await;
+    bed.restart();
+    assert_eq!(bed.reconcile().await, READY);
+    assert_eq!(chain.ran_of("s3").len(), 1, "observe found it in place");
+    let workflow = bed.status()["workflow"].clone();
+    assert_eq!(workflow["state"], "Done", "{workflow}");
+    let s3 = &workflow["steps"][2];
+    assert_eq!(s3["state"], "Interrupted", "{workflow}");
+    assert_eq!(s3["attempts"], 1, "{workflow}");
+    assert!(
+        s3.get("endTime").is_none(),
+        "when it ended is unknown: {s3}"
+    );
+    assert_eq!(done_steps(&bed.status()), ["s1", "s2"]);
+}
+
+#[tokio::test]
 async fn every_crash_point_of_a_run_recovers_to_ready_without_rerunning_a_done_step() {
     let n = 3;
     // The run's status writes: the first step with the publish, one per

@@ -326,7 +326,8 @@ impl Pass<'_> {
     /// The resource is Ready for its desired state: a run of that state
     /// still open (its last pass died after its work, or the
     /// infrastructure came right by itself) ends, so the next effect
-    /// starts a new run instead of skipping steps from this one.
+    /// starts a new run instead of skipping steps from this one; the step
+    /// it cut short is recorded `Interrupted`, not left `Running`.
     pub(super) fn finish_open_run(&mut self) {
         if !self.stepped() || self.workflow.is_some() {
             return;

@@ -16,6 +16,11 @@
 //!   started and did not record `Done` (the process died, its record was
 //!   lost to a conflict, it failed or panicked) runs again with
 //!   [`Step::interrupted`] true and the same [`Step::key`].
+//! - **An ended run claims no work in progress:** when a run ends with a
+//!   step still recorded `Running` (its process died after the step's
+//!   effect, and the next pass's `observe` found the infrastructure in
+//!   place, so nothing ran again), that step is recorded `Interrupted`:
+//!   no result, no end time, since whether and when it finished is unknown.
 //! - **No effect after a lost record:** a step record that cannot be
 //!   written (a conflict, an unreachable API server, a lost lease) stops
 //!   the pass: no later step starts, and nothing more is written.

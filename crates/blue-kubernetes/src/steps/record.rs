@@ -41,6 +41,12 @@ pub(crate) enum State {
     Failed,
     /// Ended; a step's result is recorded. Never run again in this run.
     Done,
+    /// A step only: it was cut short (its process died, or its record was
+    /// lost) and its run ended without it returning, because the next pass
+    /// found the infrastructure in place (or the package no longer ran it).
+    /// Whether its effect happened is unknown; it has no result and no end
+    /// time.
+    Interrupted,
 }
 
 /// One step of a run.
@@ -306,11 +312,16 @@ impl Record {
     }
 
     /// The run ended (its callback succeeded, or the resource is Ready):
-    /// the next effect for the same desired state is a new run.
+    /// the next effect for the same desired state is a new run. A step
+    /// still recorded `Running` will never run again in it: it is recorded
+    /// `Interrupted`, so the record does not claim work in progress.
     pub(crate) fn finish(&mut self, now_ms: u64) {
         if self.state != State::Done {
             self.state = State::Done;
             self.end_time = Some(format_ms(now_ms));
+        }
+        for entry in self.steps.iter_mut().filter(|e| e.state == State::Running) {
+            entry.state = State::Interrupted;
         }
     }
 
@@ -345,6 +356,8 @@ pub(crate) fn status_schema() -> Value {
     let string = json!({"type": "string"});
     let time = json!({"type": "string", "format": "date-time"});
     let state = json!({"type": "string", "enum": ["Running", "Failed", "Done"]});
+    let step_state =
+        json!({"type": "string", "enum": ["Running", "Failed", "Done", "Interrupted"]});
     json!({
         "type": "object",
         "description": "The latest durable-steps run of converge or delete: its identity and each step's state, idempotency key, times and result.",
@@ -364,7 +377,7 @@ pub(crate) fn status_schema() -> Value {
                     "required": ["name", "state", "key"],
                     "properties": {
                         "name": {"type": "string", "maxLength": super::key::MAX_STEP_NAME_BYTES},
-                        "state": state,
+                        "state": step_state,
                         "key": {"type": "string", "maxLength": super::key::MAX_KEY_BYTES},
                         "attempts": {"type": "integer", "minimum": 0},
                         "startTime": time,

@@ -181,6 +181,33 @@ fn progress_names_the_step_in_generic_words() {
 }
 
 #[test]
+fn a_run_that_ends_with_a_step_left_running_records_it_interrupted() {
+    let mut record = current(None, &desired(1, Event::Create));
+    record.begin(&D, "role", NOW).unwrap();
+    record.done("role", json!("app"), NOW + 1).unwrap();
+    record.begin(&D, "grants", NOW + 2).unwrap();
+    // A later pass found the infrastructure in place and ended the run.
+    record.finish(NOW + 9);
+    assert_eq!(record.state, State::Done);
+    assert_eq!(record.steps[0].state, State::Done, "done stays done");
+    let grants = &record.steps[1];
+    assert_eq!((grants.state, grants.attempts), (State::Interrupted, 1));
+    assert_eq!(grants.end_time, None, "when it ended is unknown");
+    assert_eq!(record.to_value()["steps"][1]["state"], "Interrupted");
+    let schema = status_schema();
+    let step_states = &schema["properties"]["steps"]["items"]["properties"]["state"]["enum"];
+    assert!(step_states
+        .as_array()
+        .unwrap()
+        .contains(&json!("Interrupted")));
+    let run_states = &schema["properties"]["state"]["enum"];
+    assert!(!run_states
+        .as_array()
+        .unwrap()
+        .contains(&json!("Interrupted")));
+}
+
+#[test]
 fn the_record_round_trips_through_its_json() {
     let mut record = current(None, &desired(3, Event::Stop));
     record.begin(&D, "a", NOW).unwrap();
