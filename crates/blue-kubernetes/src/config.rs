@@ -70,10 +70,11 @@ pub struct Config {
     /// Largest retry delay (default 60000 ms, >= `retry_base_ms`).
     pub retry_max_ms: u64,
     /// A periodic check that finds nothing new writes no status (a quiet
-    /// check: SPEC section 7), unless the stored `lastReconcileTime` is at
-    /// least this old; then it writes once, a heartbeat that shows the
-    /// controller still checks (default 600000, i.e. 10 minutes; 0 writes
-    /// every check, as the reference does; at most 365 days).
+    /// check: see "Guarantees" in the crate docs), unless the stored
+    /// `lastReconcileTime` is at least this old; then it writes once, a
+    /// heartbeat that shows the controller still checks (default 600000,
+    /// i.e. 10 minutes; 0 writes every check, as the reference does; at
+    /// most 365 days).
     pub status_heartbeat_ms: u64,
     /// How much later than due a periodic check or retry may run, so that
     /// timers due close together fire together (default 200; 0: each on

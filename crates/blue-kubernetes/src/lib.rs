@@ -17,9 +17,10 @@
 //!   `observe`, inline for the pure `validate` and `identity`, panics
 //!   caught), and what `validate` returns (log-only and user-facing
 //!   messages).
-//! - `domain/`: the rules of SPEC section 5 without I/O: `due`, `spec`,
-//!   `status` (and when a check is quiet), `names`, `resource`, `options`,
-//!   `time`, `jitter` (each interval's uid-derived stretch).
+//! - `domain/`: the rules of a pass ("One pass, in order", above) without
+//!   I/O: `due`, `spec`, `status` (and when a check is quiet), `names`,
+//!   `resource`, `options`, `time`, `jitter` (each interval's uid-derived
+//!   stretch).
 //! - `reconcile/`: one pass: `mod` (due check, identity lock, snapshot),
 //!   `rules` (the ordered rules), `act` (observe, converge or destroy,
 //!   publishing first), `pass` (the guarded writes), `reporting` (logs,

@@ -1,5 +1,6 @@
 //! Related kinds: objects whose changes ask for an early check of the
-//! resources they concern (SPEC section 8, "Related objects and triggers").
+//! resources they concern (the crate README, "Related objects, references
+//! and triggers").
 //!
 //! A package declares them with [`PackageBuilder::related`](crate::PackageBuilder::related).
 //! The runtime lists and watches each related kind once per namespace

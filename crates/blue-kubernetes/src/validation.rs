@@ -1,7 +1,7 @@
 //! What `validate` returns: messages for the operator's log, and messages
 //! the package marks as safe to show the resource's users.
 //!
-//! Status never carries either (SPEC section 5 keeps it generic). A
+//! Status never carries either: it holds generic reasons only. A
 //! message reaches the resource's users only when the package wraps it in
 //! a [`UserFacingMessage`]: then, with Events on
 //! ([`Config::event_component`](crate::Config::event_component)), it is

@@ -1,4 +1,4 @@
-//! Connection Secrets (SPEC section 8): one Secret per resource, owned and
+//! Connection Secrets: one Secret per resource, owned and
 //! labelled, generated values stored before they are used, restored when
 //! deleted or altered, never taken from someone else, and never leaking a
 //! value anywhere else.

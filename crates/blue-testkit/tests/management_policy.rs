@@ -1,4 +1,4 @@
-//! `spec.managementPolicy: Observe` (SPEC section 8): import existing
+//! `spec.managementPolicy: Observe`: import existing
 //! infrastructure. The controller observes and records outputs, never runs
 //! `converge` or `delete`, and never blocks deletion on infrastructure.
 

@@ -1,4 +1,4 @@
-//! Outputs (SPEC section 8): recorded in `status.outputs` by the status
+//! Outputs: recorded in `status.outputs` by the status
 //! write a pass makes anyway, the latest of the pass winning, kept when a
 //! pass reports none, bounded, and described by the generated CRD.
 

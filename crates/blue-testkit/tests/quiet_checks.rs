@@ -1,4 +1,4 @@
-//! Quiet periodic checks (SPEC section 7): a check that would change only
+//! Quiet periodic checks: a check that would change only
 //! the schedule writes nothing, a heartbeat writes once when the stored
 //! `lastReconcileTime` is old, the runtime keeps each next check in memory
 //! (watching or polling), and a start spreads the resources whose stored

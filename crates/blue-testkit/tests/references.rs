@@ -1,4 +1,4 @@
-//! References between resources (SPEC section 8): a resource waits
+//! References between resources: a resource waits
 //! (`Waiting` / `DependencyNotReady`, no callback at all) until what it
 //! names is Ready, then its callbacks get that resource's outputs; a
 //! change to the referenced resource asks for a check of its referrers; a

@@ -1,4 +1,4 @@
-//! Related objects and triggers (SPEC section 8): a change to a related
+//! Related objects and triggers: a change to a related
 //! object asks for an early check of the resource it maps to, in memory;
 //! related kinds are watched once per kind and scope, listed every poll
 //! without watches, and their lost events are found by the resync list;

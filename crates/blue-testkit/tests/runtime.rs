@@ -38,8 +38,9 @@ fn rig_over(
     config.namespace = NS.into();
     config.now = tokio_clock();
     config.poll_ms = POLL_MS;
-    // These are the polling runtime's rules (SPEC section 5); watching is
-    // tested in `watch_runtime.rs`.
+    // These are the polling runtime's rules (one list per type every
+    // `poll_ms`, due-ness decided from it); watching is tested in
+    // `watch_runtime.rs`.
     config.watch = false;
     tweak(&mut config);
     let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();

@@ -1,4 +1,4 @@
-//! A pass acts on the freshest snapshot at hand (SPEC section 7): the
+//! A pass acts on the freshest snapshot at hand: the
 //! object its watch event delivered, else one read. Paused tokio time
 //! drives the watching runtime.
 

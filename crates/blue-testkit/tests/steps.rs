@@ -1,4 +1,4 @@
-//! Durable steps (SPEC section 8) through the controller's real rules:
+//! Durable steps through the controller's real rules:
 //! what they cost in status writes, what a failure, a conflict, a crash
 //! and new desired state do to a run, and what status shows.
 

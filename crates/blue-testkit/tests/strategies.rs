@@ -17,7 +17,8 @@ fn is_dns_label(name: &str) -> bool {
         && name.ends_with(alnum)
 }
 
-/// The SPEC's rule: a positive integer followed by `ms`, `s`, `m` or `h`.
+/// The rule for `reconcileInterval`: a positive integer followed by `ms`,
+/// `s`, `m` or `h`.
 fn is_valid_interval(text: &str) -> bool {
     let unit_at = text
         .find(|c: char| !c.is_ascii_digit())

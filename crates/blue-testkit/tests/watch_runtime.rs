@@ -332,7 +332,7 @@ async fn a_long_queue_holds_at_most_256_objects_and_reads_the_rest() {
     for n in 0..300 {
         assert!(settled(&cluster, &widgets(), NS, &format!("w{n:03}")));
     }
-    // The first list keeps no objects: one read each, under its lock.
+    // The first list keeps no objects: one read each, before its pass.
     assert_eq!(cluster.calls().get, 300);
     runtime.stop().await;
 }

@@ -1,4 +1,4 @@
-//! Connection Secrets (SPEC section 8): one Secret per resource, in its
+//! Connection Secrets: one Secret per resource, in its
 //! namespace, named by `spec.writeConnectionSecretToRef.name` (default
 //! `<name>-connection`), labelled `app.kubernetes.io/managed-by:
 //! blue-kubernetes` and owned by the resource, so it goes with it.

@@ -1,6 +1,5 @@
 //! Each resource's interval, stretched by a factor derived from its uid so
-//! that resources created together are not checked together (SPEC section
-//! 7, "Quiet periodic checks").
+//! that resources created together are not checked together.
 //!
 //! The rule, exactly: `h` is the 64-bit FNV-1a hash of the uid's bytes,
 //! `permille = h % 1000`, and an interval `i` becomes

@@ -1,4 +1,5 @@
-//! The domain rules of SPEC section 5, free of I/O: when a resource is due
+//! The controller's rules (the crate README, "One pass, in order"), free
+//! of I/O: when a resource is due
 //! (`due`), what its common spec fields mean (`spec`), the status a pass
 //! writes (`status`), the names we own (`names`), reading a resource's
 //! metadata (`resource`), the options callbacks receive (`options`), time

@@ -276,9 +276,9 @@ pub(crate) fn next_check(status: &Value) -> Option<u64> {
         .and_then(crate::domain::time::parse_ms)
 }
 
-/// A quiet periodic check (SPEC section 7): `status`, rendered for
-/// `snapshot` by `t`, would differ from the stored status only in its
-/// schedule, and the stored `lastReconcileTime` is no older than
+/// A quiet periodic check (the crate README, "Guarantees"): `status`,
+/// rendered for `snapshot` by `t`, would differ from the stored status
+/// only in its schedule, and the stored `lastReconcileTime` is no older than
 /// `heartbeat_ms` (0: every check writes, as the reference does). Then
 /// nothing is written. A Failed attempt always writes (its retry count and
 /// backoff are the record of it), and so does a changed desired state (its

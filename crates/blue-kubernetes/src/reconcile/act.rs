@@ -2,13 +2,14 @@
 //!
 //! When an effect is expected (the desired state changed, or the resource
 //! is being destroyed), Reconciling (or Deleting) is published *while*
-//! observing rather than after: observing is read-only, so the order SPEC
-//! section 5 asks for (published before the first effect, nothing done if
-//! the publish loses a race) still holds, and the effect comes one round
-//! trip sooner. A periodic check does not expect an effect and keeps the
-//! sequential order, so one that finds everything matching writes status
-//! once and publishes nothing. A package with durable steps publishes with
-//! its first step's record instead (`steps.rs`), so it observes first.
+//! observing rather than after: observing is read-only, so publish before
+//! effect (the crate README, "Guarantees": published before the first
+//! effect, nothing done if the publish loses a race) still holds, and the
+//! effect comes one round trip sooner. A periodic check does not expect
+//! an effect and keeps the sequential order, so one that finds everything
+//! matching writes status once and publishes nothing. A package with
+//! durable steps publishes with its first step's record instead
+//! (`steps.rs`), so it observes first.
 
 use super::pass::{Halt, Pass};
 use super::reporting::call;

@@ -16,7 +16,7 @@ use crate::{Phase, Reason};
 
 impl Pass<'_> {
     pub(super) async fn import(&mut self, interval_ms: u64) -> Result<Report, Halt> {
-        // Every managed resource carries our finalizer (SPEC section 5);
+        // Every managed resource carries our finalizer (rule 8);
         // under Observe, deletion releases it at once (rule 1).
         if !self.has_finalizer() {
             self.set_finalizer(true).await?;

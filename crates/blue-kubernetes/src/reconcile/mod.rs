@@ -1,5 +1,6 @@
 //! One reconcile of one resource: the due check, the identity lock, the
-//! re-read, then the ordered rules in [`rules`].
+//! snapshot (read again under the lock for a one-shot pass), then the
+//! ordered rules in [`rules`] (the crate README, "One pass, in order").
 
 mod act;
 mod connection;
@@ -62,8 +63,8 @@ pub enum Report {
     /// resource; for Destroy only after absence was observed.
     Released,
     /// Status records this phase and reason: written by this pass, or,
-    /// for a quiet periodic check (SPEC section 7), already stored and
-    /// left alone because only its schedule would have changed.
+    /// for a quiet periodic check, already stored and left alone because
+    /// only its schedule would have changed.
     Reconciled(Phase, Reason),
     /// With [`Config::sharding`](crate::Config::sharding): this replica
     /// does not hold the Lease of the resource's shard (or is giving it
@@ -102,8 +103,8 @@ impl PassOutcome {
 // would only add an allocation.
 #[allow(clippy::large_enum_variant)]
 enum Checked<'a> {
-    /// Due, locked and re-read: the rules run while the lock is held (and,
-    /// with sharding, while the pass counts as running in its shard).
+    /// Due, locked, with its snapshot: the rules run while the lock is held
+    /// (and, with sharding, while the pass counts as running in its shard).
     Run(LockGuard, pass::Pass<'a>, Option<crate::sharding::Permit>),
     /// Nothing for the rules to do.
     Done(Report),
@@ -187,7 +188,7 @@ async fn one_shot(
 }
 
 /// Who runs a pass, which decides how fresh its object is and whether a
-/// check may be quiet (SPEC section 7, "Reaction and scale").
+/// check may be quiet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Origin {
     /// The one-shot [`reconcile`]: the object was read before the lock was

@@ -71,7 +71,7 @@ impl Pass<'_> {
         }
 
         // 3c. References: no callback runs until every referenced resource
-        // is Ready (SPEC section 8); a resource being deleted does not wait.
+        // is Ready; a resource being deleted does not wait.
         if !deleting {
             match &self.references {
                 Some(Resolution::Malformed) => return self.invalid().await,

@@ -5,7 +5,7 @@
 //! record anything, so without this the object would be due, and retried,
 //! on every poll. Same doubling as callback retries; a successful write or
 //! an edit (new generation or request token) resets it. A conflict is not a
-//! failure: the next poll rereads at once.
+//! failure: the resource is read and checked again at once.
 
 use crate::domain::due::backoff_ms;
 use crate::domain::resource;

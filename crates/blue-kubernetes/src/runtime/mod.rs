@@ -3,9 +3,11 @@
 //! coalescing queue feeds a fixed pool of workers.
 //!
 //! # Guarantees
-//! - The due rules of SPEC section 5 decide, unchanged: a watched change is
-//!   queued as soon as its event arrives, a due time fires its timer, and
-//!   a pass re-reads the object under its lock.
+//! - The due rules decide, unchanged (the crate README, "One pass, in
+//!   order"): a watched change is queued as soon as its event arrives and
+//!   its pass acts on the object the event delivered; a due time fires its
+//!   timer, and that pass reads the object once, from the API server's
+//!   watch cache.
 //! - Lost events cost at most `resync_ms`: every reflector lists in full
 //!   that often while watching, and resources the list shows changed,
 //!   added or gone are handled as if their events had arrived.
@@ -15,7 +17,7 @@
 //!
 //! # Caveats
 //! - A resource whose timer fires while watching is read once before its
-//!   pass (the cache keeps no object) and once more under its lock.
+//!   pass: the cache keeps no object.
 
 mod backoff;
 mod cache;
@@ -81,8 +83,8 @@ struct Shared {
     wake: Notify,
     /// Per reflector: what it feeds, its namespace scope, and whether it
     /// watches now. Timers only serve watched resources; a listed one is
-    /// decided at its next list, with the object at hand, as the SPEC's
-    /// cost budget asks.
+    /// decided at its next list, with the object at hand, so an idle poll
+    /// costs one list per type and no read per resource.
     reflectors: Vec<(Feed, String, AtomicBool)>,
     /// The related kinds of every package, each watched once per scope.
     related: Vec<related::Kind>,

@@ -56,8 +56,9 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
     let descriptor = shared.controller.config.packages[key.package()].descriptor();
     let client = &shared.controller.config.client;
     // From the API server's watch cache: a stale answer is as safe as a
-    // delivered snapshot (every write carries its resourceVersion, SPEC
-    // section 7) and costs the server no etcd read per periodic check.
+    // delivered snapshot (every write carries its resourceVersion, so a
+    // stale one loses its first write before any effect) and costs the
+    // server no etcd read per periodic check.
     match client
         .get_resource_cached(descriptor, key.namespace(), key.name())
         .await

@@ -1,4 +1,5 @@
-//! Optional scale-out across replicas (SPEC section 8): the settings, the
+//! Optional scale-out across replicas (the crate README, "Scale-out:
+//! sharding across replicas"): the settings, the
 //! pure assignment of shards to members and of resources to shards, the
 //! shard table the passes check, the round's view of every Lease (one
 //! list), the membership roster, and the task that holds the membership

@@ -132,8 +132,8 @@ pub fn ms_of(time: &Value) -> u64 {
     t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
 }
 
-/// The longest an interval of `ms` is stretched to (SPEC section 7: by
-/// under a tenth, from the uid), so a clock advanced by it finds any
+/// The longest an interval of `ms` is stretched to (by under a tenth,
+/// from the uid), so a clock advanced by it finds any
 /// resource's periodic check due.
 pub fn stretched(ms: u64) -> u64 {
     ms + ms / 10

@@ -1,4 +1,6 @@
-//! Model-based property test of the controller (SPEC section 5).
+//! Model-based property test of the controller: due-ness, the ordered
+//! rules of a pass, publish before effect, absence before release and
+//! stale results that never acknowledge new desired state.
 //!
 //! Random sequences (up to 40 steps) of user actions on three resources of
 //! two types sharing one fake infrastructure (`widgets/a` and `gadgets/a`

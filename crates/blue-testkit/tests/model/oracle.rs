@@ -1,4 +1,5 @@
-//! The oracle: what one write must look like (SPEC section 5), judged from
+//! The oracle: what one write must look like under the ordered rules of a
+//! pass (the crate README, "One pass, in order"), judged from
 //! the snapshot the controller computed it from, the write itself and the
 //! few facts of the world passed in (the clock, the retry settings, what
 //! the infrastructure holds). Pure functions, so that the rules are tested
@@ -245,7 +246,7 @@ pub fn identity_rules(
 /// The next check: one interval after Ready and Blocked, the backoff
 /// after Failed (whose attempts count again from 1 once the desired state
 /// changes).
-/// SPEC section 7: each resource's interval `i` is stretched by a factor
+/// Each resource's interval `i` is stretched by a factor
 /// in [0, 10%) from its uid, so the next check comes `after` ms with
 /// `i <= after < 1.1 i` (exactly `i` when the stretch rounds to nothing).
 pub fn stretched_within(i: u64, after: Option<u64>) -> bool {
@@ -443,7 +444,7 @@ mod tests {
     }
 
     /// The status a correct controller writes for `snapshot` at `NOW`: the
-    /// rules' own reading of SPEC section 5, built by hand.
+    /// rules' own reading of the ordered rules of a pass, built by hand.
     fn written(snapshot: &Value, phase: &str, reason: &str, next_ms: u64, retries: u64) -> Value {
         let generation = generation(snapshot);
         let at = rfc3339(NOW);
