@@ -21,6 +21,11 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     crate::support::postgres::ensure_installed()?;
+    // The workspace's tests start blue-envtest control planes, which never
+    // provision by themselves: the same (cached) step as
+    // `cargo xtask control-plane provision`.
+    println!("==> control plane binaries");
+    crate::cluster::control_plane::provision::ensure_provisioned()?;
     let steps: [Step; 6] = [
         ("fmt", "fmt --all -- --check", &[]),
         (

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{ensure, Result};
 use blue_kubernetes_client::KubectlOptions;
 
-use crate::cluster::control_plane::ControlPlane;
+use crate::cluster::control_plane::{self, ControlPlane};
 use crate::support::kube::Kube;
 use crate::support::processes::processes_mentioning;
 
@@ -22,14 +22,14 @@ pub struct ApiServer {
 
 impl ApiServer {
     pub fn start() -> Result<Self> {
-        let cp = ControlPlane::start()?;
+        let cp = control_plane::start()?;
         let cache_dir = cp.dir().join("kube-cache");
         let server_pids = server_pids(cp.dir());
         ensure!(
             server_pids.len() == 2,
             "expected etcd and kube-apiserver, found {server_pids:?}"
         );
-        let kube = cp.kube();
+        let kube = control_plane::kube(&cp);
         Ok(Self {
             cp,
             kube,

@@ -75,7 +75,7 @@ pub fn control_plane(
             }
             let healed = Instant::now();
             eventually("the API server serving", Duration::from_secs(90), || {
-                cp.serves("/readyz")
+                Ok(cp.serves("/readyz")?)
             })?;
             fleet.wait_converged(w)?;
             recovery = Some(healed.elapsed());

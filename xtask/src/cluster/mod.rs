@@ -51,7 +51,7 @@ impl Cluster {
         let cache_dir = work.join("kube-cache");
         let (local, kubeconfig, context) = match mode {
             Mode::Local => {
-                let cp = interrupt::with_default_mask(ControlPlane::start)?;
+                let cp = interrupt::with_default_mask(control_plane::start)?;
                 let (k, c) = (cp.kubeconfig_path().to_path_buf(), cp.context().to_string());
                 (Some(cp), Some(k), c)
             }
@@ -116,7 +116,7 @@ impl Cluster {
 
     /// Stops what this run started.
     pub fn stop(self) -> Result<()> {
-        self.local.map_or(Ok(()), ControlPlane::stop)
+        Ok(self.local.map_or(Ok(()), ControlPlane::stop)?)
     }
 }
 

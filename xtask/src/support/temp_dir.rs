@@ -1,6 +1,6 @@
 //! A private temporary directory, removed on drop.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -19,10 +19,5 @@ impl TempDir {
     /// The directory.
     pub fn path(&self) -> &Path {
         self.0.path()
-    }
-
-    /// The directory, no longer removed on drop: the caller removes it.
-    pub fn keep(self) -> PathBuf {
-        self.0.keep()
     }
 }

@@ -140,7 +140,7 @@ impl Operator {
             cmd.env(k, v);
         }
         let process = crate::support::interrupt::with_default_mask(|| {
-            ManagedProcess::spawn("operator", &mut cmd, log.to_path_buf(), None)
+            ManagedProcess::spawn("operator", cmd, log.to_path_buf(), None)
         })?;
         let pgid = process.pid();
         let watchdog = Watchdog::arm(pgid, work)?;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use super::{provision, ControlPlane};
+use super::provision;
 use crate::support::interrupt;
 
 pub const USAGE: &str = "\
@@ -21,7 +21,7 @@ pub fn main(args: &[String]) -> Result<()> {
 
 fn run() -> Result<()> {
     interrupt::install()?;
-    let cp = interrupt::with_default_mask(ControlPlane::start)?;
+    let cp = interrupt::with_default_mask(super::start)?;
     println!(
         "control plane ready in {:.1}s at {}",
         cp.startup_time().as_secs_f64(),

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::assets::{self, cache_dir, is_executable, ETCD, KUBERNETES_VERSION, KUBE_APISERVER};
-use super::process::log_tail;
 use crate::support::temp_dir::TempDir;
+use blue_envtest::assets::{self, is_executable, Assets, ETCD, KUBERNETES_VERSION, KUBE_APISERVER};
+use blue_envtest::process::log_tail;
 
 /// The vendored reflect2 v1.0.1 -> v1.0.2 map-iterator change (Go >= 1.18).
 const REFLECT2_PATCH: &str = include_str!("../../../patches/reflect2-go118.patch");
@@ -31,6 +31,17 @@ fn step<T>(n: usize, what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
     Ok(out)
 }
 
+/// The binaries, building and caching them first when needed (a no-op
+/// when they are already there).
+pub fn ensure_provisioned() -> Result<Assets> {
+    if let Some(assets) = assets::resolve()? {
+        return Ok(assets);
+    }
+    provision()?;
+    let found = assets::resolve()?;
+    found.context("provisioning finished but the control-plane binaries are still missing")
+}
+
 /// Makes the cached binaries exist. Idempotent: returns at once when the
 /// binaries already resolve (cache or envtest variables).
 pub fn provision() -> Result<()> {
@@ -42,7 +53,7 @@ pub fn provision() -> Result<()> {
         );
         return Ok(());
     }
-    let cache = cache_dir()?;
+    let cache = assets::cache_dir().context("neither XDG_CACHE_HOME nor HOME is set")?;
     let total = Instant::now();
 
     println!("[provision 1/{STEPS}] checking for apt-get (Debian)");
