@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// An error of this crate. Cloneable, so that every test sharing a control
-/// plane that failed to start sees why.
-#[derive(Debug, Clone, thiserror::Error)]
+/// plane that failed to start sees why. Its `Debug` is its message, so a
+/// test's `unwrap()` or `?` prints the line that says what to do.
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// kube-apiserver or etcd is not on this machine. Starting never
@@ -86,6 +87,12 @@ pub enum Error {
     /// Stopping left something behind.
     #[error("stopping the control plane: {0}")]
     Stop(String),
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// Maps an I/O error to [`Error::Io`] with what was being done.
