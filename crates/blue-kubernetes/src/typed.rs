@@ -292,8 +292,11 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         self
     }
 
-    /// Finishes the package, naming the first missing required callback.
+    /// Finishes the package, naming the first missing required callback,
+    /// or the field of the config or outputs type that no CRD can describe
+    /// ([`Error::NotStructural`]).
     pub fn build(self) -> Result<Package, Error> {
+        crate::crd::check(self.inner.as_ref())?;
         self.inner.build()
     }
 }

@@ -2,8 +2,10 @@
 //! common spec fields, the config schema, the full status the controller
 //! writes, printer columns and (optionally) CEL immutability rules.
 
+mod defaults;
 mod schemas;
 mod structural;
+mod unions;
 mod yaml;
 
 pub use yaml::to_yaml;
@@ -103,8 +105,31 @@ crate::setters::setters!(CrdOptions {
 /// `spec.config` is the config type's schema (see
 /// [`PackageBuilder::config`](crate::PackageBuilder::config)) plus the
 /// reserved `profile` and destroy-protection keys; an untyped package's
-/// config keeps unknown fields. Fails with [`Error::NotStructural`] when
-/// the config type cannot be described structurally.
+/// config keeps unknown fields. Fails with [`Error::NotStructural`],
+/// naming the field, when the config or outputs type cannot be described
+/// structurally (a typed package's `build` fails the same way): an enum
+/// with data, an untagged enum other than an integer or a string, a
+/// recursive type.
+///
+/// The schema is one kube-apiserver 1.20 accepts, and where 1.20 is
+/// stricter than later releases it follows 1.20:
+/// - every string that is not an enum is `nullable`: 1.20 built with a
+///   recent Go reads `""` as null and refuses it (in an object, or as the
+///   `default` of a `#[serde(default)] String`) where a string is not
+///   nullable. A `null` given for such a field is therefore stored, not
+///   pruned, and the controller reports the config Invalid unless the
+///   field is an `Option`;
+/// - an enum is never `nullable`, so a `null` is pruned (read as absent)
+///   rather than refused;
+/// - a default holds only the fields its node declares and no nulls (a
+///   `skip_deserializing` field, a `None`), and a `null` default is left
+///   out; `uniqueItems` is left out (sets deduplicate anyway);
+/// - a `#[serde(flatten)]` map beside declared fields keeps its extra keys
+///   unchecked (`x-kubernetes-preserve-unknown-fields`): the server takes
+///   no map schema beside `properties`; serde checks them when the
+///   controller decodes the config;
+/// - an untagged enum of an integer and a string is
+///   `x-kubernetes-int-or-string` (which takes no `""` on 1.20).
 ///
 /// ```
 /// use blue_kubernetes::{crd, CrdOptions, Package};
@@ -131,13 +156,7 @@ pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Resul
     let resource = resource.as_ref();
     let d = resource.descriptor();
     let config = config_schema(resource, options)?;
-    let mut outputs = outputs::status_schema(resource.outputs.as_ref());
-    if resource.outputs.is_some() {
-        // The same rewrite as the config's: a nested `deny_unknown_fields`
-        // struct's `additionalProperties: false` beside its `properties`
-        // is refused by the API server.
-        structural::rewrite(&mut outputs, "status.outputs")?;
-    }
+    let outputs = outputs_schema(resource)?;
     let singular = d.kind.to_lowercase();
     let mut names = json!({
         "plural": d.plural,
@@ -184,6 +203,25 @@ pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Resul
             }],
         },
     }))
+}
+
+/// Fails like [`crd`] when the config or outputs type has no structural
+/// schema: a package is refused when it is built, not when its CRD is
+/// printed.
+pub(crate) fn check(resource: &ResourceSchema) -> Result<(), Error> {
+    config_schema(resource, &CrdOptions::default())?;
+    outputs_schema(resource).map(drop)
+}
+
+fn outputs_schema(resource: &ResourceSchema) -> Result<Value, Error> {
+    let mut outputs = outputs::status_schema(resource.outputs.as_ref());
+    if resource.outputs.is_some() {
+        // The same rewrite as the config's: a nested `deny_unknown_fields`
+        // struct's `additionalProperties: false` beside its `properties`
+        // is refused by the API server.
+        structural::rewrite(&mut outputs, "status.outputs")?;
+    }
+    Ok(outputs)
 }
 
 fn config_schema(resource: &ResourceSchema, options: &CrdOptions) -> Result<Value, Error> {

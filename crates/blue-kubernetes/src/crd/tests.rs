@@ -31,7 +31,7 @@ fn config_of(package: &Package) -> Value {
 }
 
 #[allow(dead_code)]
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Tier {
     Small,
@@ -101,12 +101,259 @@ struct WithShape {
     shape: Shape,
 }
 
+/// The package built on `C`, or why it cannot be.
+fn build<C>() -> Result<Package, Error>
+where
+    C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
+{
+    Package::builder(ResourceDescriptor::new(
+        "example.com",
+        "v1",
+        "widgets",
+        "Widget",
+    ))
+    .config::<C>()
+    .identity(|_c, _o| Ok(vec![]))
+    .observe(|_c, _o| Ok(Observation::ABSENT))
+    .converge(|_c, _o| Ok(WorkflowOutcome::new()))
+    .delete(|_c, _o| Ok(WorkflowOutcome::new()))
+    .build()
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind")]
+enum Backend {
+    S3 { bucket: String },
+    Local { path: String },
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum Loose {
+    Number(u32),
+    Words(Vec<String>),
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Unions {
+    backend: Option<Backend>,
+    loose: Loose,
+}
+
 #[test]
-fn data_carrying_enums_are_refused_with_the_field() {
-    let err = crd(&typed::<WithShape>(), &CrdOptions::default()).unwrap_err();
+fn data_carrying_enums_are_refused_naming_the_field_when_the_package_is_built() {
+    let err = build::<WithShape>().expect_err("refused");
     assert!(err.to_string().contains("spec.config.shape"), "{err}");
-    let err = crd(&typed::<u32>(), &CrdOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("unit variants"), "{err}");
+    let schema = ResourceSchema::new(ResourceDescriptor::new(
+        "example.com",
+        "v1",
+        "widgets",
+        "Widget",
+    ));
+    let err = crd(&schema.config::<WithShape>(), &CrdOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("spec.config.shape"), "{err}");
+    let err = build::<Unions>().expect_err("refused");
+    assert!(err.to_string().contains("spec.config.backend"), "{err}");
+    let err = build::<u32>().expect_err("refused");
     assert!(err.to_string().contains("struct or a map"), "{err}");
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct LooseOnly {
+    loose: Loose,
+}
+
+#[test]
+fn untagged_enums_other_than_integer_or_string_are_refused_naming_the_field() {
+    let err = build::<LooseOnly>().expect_err("refused");
+    assert!(err.to_string().contains("spec.config.loose"), "{err}");
+    assert!(err.to_string().contains("untagged"), "{err}");
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Outputs {
+    backend: Backend,
+}
+
+#[test]
+fn an_outputs_type_without_a_structural_schema_is_refused_when_the_package_is_built() {
+    let err = Package::builder(ResourceDescriptor::new(
+        "example.com",
+        "v1",
+        "widgets",
+        "Widget",
+    ))
+    .config::<Endpoint>()
+    .outputs::<Outputs>()
+    .identity(|_c, _o| Ok(vec![]))
+    .observe(|_c, _o| Ok(Observation::ABSENT))
+    .converge(|_c, _o| Ok(WorkflowOutcome::new()))
+    .delete(|_c, _o| Ok(WorkflowOutcome::new()))
+    .build()
+    .expect_err("refused");
+    assert!(err.to_string().contains("status.outputs.backend"), "{err}");
+}
+
+fn hello() -> String {
+    "hello".into()
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Defaults {
+    #[serde(default)]
+    comment: String,
+    #[serde(default = "hello")]
+    greeting: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    #[serde(default)]
+    tier: Option<Tier>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[test]
+fn strings_take_an_empty_string_on_kubernetes_1_20() {
+    // 1.20 reads "" as null: a string that is not nullable refuses it,
+    // in an object and as a default.
+    let config = config_of(&typed::<Defaults>());
+    let p = &config["properties"];
+    assert_eq!(p["comment"]["default"], "");
+    assert_eq!(p["comment"]["nullable"], true, "{config}");
+    assert_eq!(p["greeting"]["nullable"], true);
+    assert_eq!(p["tags"]["items"]["nullable"], true);
+    assert_eq!(p["labels"]["additionalProperties"]["nullable"], true);
+    assert_eq!(p["note"]["nullable"], true);
+    // A null default is no default.
+    assert_eq!(p["note"].get("default"), None, "{config}");
+}
+
+#[test]
+fn enums_are_never_nullable_so_a_null_is_pruned_rather_than_refused() {
+    let config = config_of(&typed::<Defaults>());
+    let tier = &config["properties"]["tier"];
+    assert_eq!(tier["enum"], json!(["small", "large"]), "{tier}");
+    assert_eq!(tier.get("nullable"), None, "{tier}");
+    assert_eq!(tier.get("default"), None, "{tier}");
+}
+
+fn gibibyte() -> String {
+    "1Gi".into()
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct Limits {
+    #[serde(default = "gibibyte")]
+    memory: String,
+    #[serde(default)]
+    burst: Option<u32>,
+    #[serde(default, skip_deserializing)]
+    derived: u32,
+    #[serde(default)]
+    tier: Option<Tier>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory: gibibyte(),
+            burst: None,
+            derived: 7,
+            tier: None,
+        }
+    }
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+struct WithLimits {
+    #[serde(default)]
+    limits: Limits,
+    #[serde(default)]
+    per_zone: BTreeMap<String, Limits>,
+}
+
+#[test]
+fn a_default_holds_only_the_fields_its_node_declares_and_no_nulls() {
+    let config = config_of(&typed::<WithLimits>());
+    // `derived` is serialized with the rest but never read; the server
+    // refuses a default it would prune, and a null where none is allowed.
+    assert_eq!(
+        config["properties"]["limits"]["default"],
+        json!({"memory": "1Gi"}),
+        "{config}"
+    );
+    assert_eq!(config["properties"]["per_zone"]["default"], json!({}));
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Sets {
+    #[serde(default)]
+    names: std::collections::BTreeSet<String>,
+}
+
+#[test]
+fn sets_carry_no_unique_items_which_the_server_refuses() {
+    let config = config_of(&typed::<Sets>());
+    assert_eq!(config["properties"]["names"]["type"], "array");
+    assert_eq!(config["properties"]["names"].get("uniqueItems"), None);
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Flattened {
+    name: String,
+    #[serde(flatten)]
+    extra: BTreeMap<String, String>,
+}
+
+#[test]
+fn a_flattened_map_keeps_its_extra_keys_beside_the_declared_fields() {
+    // The server takes no map schema beside `properties`.
+    let config = config_of(&typed::<Flattened>());
+    assert_eq!(config.get("additionalProperties"), None, "{config}");
+    assert_eq!(config["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(config["properties"]["name"]["type"], "string");
+    assert_eq!(config["required"], json!(["name"]));
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum IntOrString {
+    Int(u16),
+    Str(String),
+}
+
+#[allow(dead_code)]
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Ports {
+    port: IntOrString,
+    #[serde(default)]
+    target: Option<IntOrString>,
+}
+
+#[test]
+fn an_untagged_integer_or_string_is_int_or_string() {
+    let config = config_of(&typed::<Ports>());
+    let int_or_string = json!({
+        "x-kubernetes-int-or-string": true,
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+    });
+    assert_eq!(config["properties"]["port"], int_or_string, "{config}");
+    assert_eq!(config["properties"]["target"], int_or_string, "{config}");
+    assert_eq!(config["required"], json!(["port"]));
 }
 
 #[test]
