@@ -1,6 +1,11 @@
 //! What the API server does with a CRD's structural schema on every write:
 //! prune undeclared fields, apply defaults, then validate types, enums,
 //! patterns, bounds and required fields.
+//!
+//! As kube-apiserver 1.20 does, where it differs from later releases: an
+//! empty string is read as null, so `""` is refused wherever the schema
+//! says `type` without `nullable` (1.20 built with a recent Go, as the
+//! local control plane is).
 
 use serde_json::{Map, Value};
 
@@ -37,6 +42,11 @@ pub(crate) fn from_crd(crd: &Value, version: &str) -> Result<(String, String, St
 }
 
 impl Structural {
+    /// The `openAPIV3Schema` itself.
+    pub(crate) fn root(&self) -> &Value {
+        &self.root
+    }
+
     /// Prunes, defaults and validates `object` in place (`metadata` is the
     /// server's and left alone). Errors name the field and the rule, never
     /// the value.
@@ -51,8 +61,11 @@ impl Structural {
             .collect();
         let mut errors = Vec::new();
         let mut rest = Value::Object(std::mem::take(fields));
+        normalize_numbers(&mut rest);
         prune(&mut rest, &self.root);
         default(&mut rest, &self.root);
+        // Defaults are numbers as the server decoded the CRD: `0.0` is `0`.
+        normalize_numbers(&mut rest);
         validate(&rest, &self.root, "", &mut errors);
         if let Value::Object(rest) = rest {
             *fields = rest;
@@ -65,6 +78,45 @@ impl Structural {
         } else {
             Err(errors)
         }
+    }
+}
+
+/// What a default must be for the API server to take the CRD: nothing
+/// it would prune, and valid once its own nested defaults are applied.
+/// The errors name the field within the default and the rule.
+pub(crate) fn check_default(default: &Value, schema: &Value) -> Vec<String> {
+    let mut value = default.clone();
+    normalize_numbers(&mut value);
+    let mut pruned = value.clone();
+    prune(&mut pruned, schema);
+    if pruned != value {
+        return vec!["must not have unknown fields".into()];
+    }
+    self::default(&mut value, schema);
+    let mut errors = Vec::new();
+    validate(&value, schema, "", &mut errors);
+    errors
+}
+
+/// The server decodes JSON numbers as int64 where they are integral (so
+/// `2.0` is stored as `2`) and as float64 otherwise (so an integer beyond
+/// int64 is a float, and no `integer`).
+fn normalize_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.as_i64().is_none() => {
+            let f = n.as_f64().unwrap_or_default();
+            let integral = f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64;
+            if integral && n.is_f64() {
+                *value = Value::from(f as i64);
+            } else if n.is_u64() {
+                if let Some(n) = serde_json::Number::from_f64(f) {
+                    *value = Value::Number(n);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalize_numbers),
+        Value::Object(fields) => fields.values_mut().for_each(normalize_numbers),
+        _ => {}
     }
 }
 
@@ -110,7 +162,9 @@ fn default(value: &mut Value, schema: &Value) {
         Value::Object(fields) => {
             if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
                 for (k, sub) in properties {
-                    if let (None, Some(d)) = (fields.get(k), sub.get("default")) {
+                    // A null default is no default: the server drops it.
+                    let given = sub.get("default").filter(|d| !d.is_null());
+                    if let (None, Some(d)) = (fields.get(k), given) {
                         fields.insert(k.clone(), d.clone());
                     }
                     if let Some(v) = fields.get_mut(k) {
@@ -146,13 +200,30 @@ fn validate(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>)
             if path.is_empty() { "<root>" } else { path }
         ))
     };
+    let allowed = schema.get("enum").and_then(Value::as_array);
     if value.is_null() {
         if !nullable(schema) && !preserves(schema) {
             fail("must not be null".into());
+        } else if allowed.is_some_and(|a| !a.contains(value)) {
+            // Nullable or not, an enum without null refuses it.
+            fail("Unsupported value: null".into());
         }
         return;
     }
-    let type_ok = match schema.get("type").and_then(Value::as_str) {
+    let int_or_string = schema["x-kubernetes-int-or-string"] == true;
+    let typed = schema.get("type").and_then(Value::as_str);
+    if value == "" && (typed.is_some() || int_or_string) && !nullable(schema) {
+        fail(format!(
+            "must be of type {}: null (an empty string, as 1.20 reads it)",
+            typed.unwrap_or("integer or string")
+        ));
+        return;
+    }
+    if int_or_string && !(value.is_string() || value.is_i64()) {
+        fail("must be of type integer or string".into());
+        return;
+    }
+    let type_ok = match typed {
         None => true,
         Some("object") => value.is_object(),
         Some("array") => value.is_array(),
@@ -169,7 +240,7 @@ fn validate(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>)
         ));
         return;
     }
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+    if let Some(allowed) = allowed {
         if !allowed.contains(value) {
             fail(format!("must be one of {}", Value::Array(allowed.clone())));
         }
@@ -225,6 +296,42 @@ fn validate(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>)
         }
         Value::Object(fields) => validate_object(fields, schema, path, errors),
         _ => {}
+    }
+    combinators(value, schema, path, errors);
+}
+
+/// `anyOf`, `oneOf`, `allOf` and `not`: value validations beside the
+/// node's own (in a structural schema they add no types, except the
+/// integer-or-string `anyOf`).
+fn combinators(value: &Value, schema: &Value, path: &str, errors: &mut Vec<String>) {
+    let passes = |branch: &Value| {
+        let mut branch_errors = Vec::new();
+        validate(value, branch, path, &mut branch_errors);
+        branch_errors.is_empty()
+    };
+    let branches = |k: &str| {
+        schema
+            .get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let at = if path.is_empty() { "<root>" } else { path };
+    let any_of = branches("anyOf");
+    if !any_of.is_empty() && !any_of.iter().any(passes) {
+        errors.push(format!("{at}: must validate at least one schema (anyOf)"));
+    }
+    let one_of = branches("oneOf");
+    if !one_of.is_empty() && one_of.iter().filter(|b| passes(b)).count() != 1 {
+        errors.push(format!(
+            "{at}: must validate one and only one schema (oneOf)"
+        ));
+    }
+    if !branches("allOf").iter().all(passes) {
+        errors.push(format!("{at}: must validate all the schemas (allOf)"));
+    }
+    if schema.get("not").is_some_and(passes) {
+        errors.push(format!("{at}: must not validate the schema (not)"));
     }
 }
 
@@ -314,5 +421,84 @@ mod tests {
                 "{field}: {errors:?}"
             );
         }
+    }
+
+    fn spec(properties: Value) -> Structural {
+        Structural {
+            root: json!({"type": "object", "properties": {
+                "spec": {"type": "object", "properties": properties},
+            }}),
+        }
+    }
+
+    #[test]
+    fn an_empty_string_is_refused_where_the_node_is_not_nullable() {
+        // kube-apiserver 1.20 (built with a recent Go) reads "" as null.
+        let schema = spec(json!({
+            "plain": {"type": "string"},
+            "nullable": {"type": "string", "nullable": true},
+            "open": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        }));
+        let mut refused = json!({"spec": {"plain": ""}});
+        let errors = schema.admit(&mut refused).unwrap_err();
+        assert!(
+            errors[0].starts_with("spec.plain: must be of type string"),
+            "{errors:?}"
+        );
+        let mut stored = json!({"spec": {"nullable": "", "open": {"x": ""}}});
+        schema.admit(&mut stored).unwrap();
+        assert_eq!(stored["spec"], json!({"nullable": "", "open": {"x": ""}}));
+    }
+
+    #[test]
+    fn integral_numbers_are_stored_as_integers_and_beyond_int64_are_none() {
+        let schema = spec(json!({
+            "count": {"type": "integer"},
+            "ratio": {"type": "number", "default": 0.0},
+        }));
+        let mut object = json!({"spec": {"count": 2.0}});
+        schema.admit(&mut object).unwrap();
+        assert_eq!(object["spec"], json!({"count": 2, "ratio": 0}));
+        assert!(object["spec"]["count"].is_i64());
+        let mut huge = json!({"spec": {"count": u64::MAX}});
+        assert!(schema.admit(&mut huge).is_err());
+    }
+
+    #[test]
+    fn a_null_is_refused_by_an_enum_without_it_even_when_nullable() {
+        let schema = spec(json!({
+            "mode": {"type": "string", "enum": ["a"], "nullable": true},
+            "plain": {"type": "string", "enum": ["a"], "default": "a"},
+        }));
+        let mut object = json!({"spec": {"mode": null}});
+        assert!(schema.admit(&mut object).is_err());
+        // Not nullable: the null is pruned and the default applies.
+        let mut object = json!({"spec": {"plain": null}});
+        schema.admit(&mut object).unwrap();
+        assert_eq!(object["spec"], json!({"plain": "a"}));
+    }
+
+    #[test]
+    fn int_or_string_takes_an_integer_or_a_non_empty_string() {
+        let schema = spec(json!({"port": {
+            "x-kubernetes-int-or-string": true,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+        }}));
+        for port in [json!(80), json!("http")] {
+            let mut object = json!({"spec": {"port": port}});
+            schema.admit(&mut object).unwrap();
+        }
+        for port in [json!(""), json!(1.5), json!(true), json!({"a": 1})] {
+            let mut object = json!({"spec": {"port": port}});
+            assert!(schema.admit(&mut object).is_err(), "{port}");
+        }
+    }
+
+    #[test]
+    fn a_null_default_is_no_default() {
+        let schema = spec(json!({"note": {"type": "string", "nullable": true, "default": null}}));
+        let mut object = json!({"spec": {}});
+        schema.admit(&mut object).unwrap();
+        assert_eq!(object["spec"], json!({}));
     }
 }
