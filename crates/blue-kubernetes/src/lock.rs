@@ -54,6 +54,9 @@ pub struct LockDomain {
 impl LockDomain {
     /// A domain of its own: its locks are contended only by controllers
     /// given this domain (or a clone of it).
+    // No `Default`: which domain a controller takes is said, never implied
+    // (`Config` starts from `process`).
+    #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
         Self {
             table: Table::default(),
@@ -102,13 +105,6 @@ impl LockDomain {
     #[doc(hidden)]
     pub fn is_locked(&self, identity: &[Option<String>]) -> bool {
         self.table().contains(&LockKey::Identity(identity.to_vec()))
-    }
-}
-
-/// The process-wide domain, as [`LockDomain::process`].
-impl Default for LockDomain {
-    fn default() -> Self {
-        Self::process()
     }
 }
 
@@ -174,7 +170,7 @@ mod tests {
         );
         drop(held);
         assert!(!a.is_locked(&[Some("domains".into()), None]));
-        assert!(LockDomain::default().same_as(&LockDomain::process()));
+        assert!(LockDomain::process().same_as(&LockDomain::process()));
         assert!(!a.same_as(&b));
         assert_eq!(format!("{a:?}"), "LockDomain(\"own\")");
     }
