@@ -101,6 +101,14 @@ impl Crash {
         self.lock().armed = None;
     }
 
+    /// Disarms the switch and forgets a crash that happened, as a
+    /// restarted process starts: [`run`](Self::run) then drives a pass to
+    /// its end again.
+    pub fn reset(&self) {
+        *self.lock() = State::default();
+        self.tripped.send_replace(false);
+    }
+
     /// Whether the armed crash happened.
     pub fn crashed(&self) -> bool {
         *self.tripped.borrow()

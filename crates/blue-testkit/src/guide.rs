@@ -5,7 +5,8 @@
 //! process and deterministically: [`FakeCluster`](crate::FakeCluster) plays
 //! the API server (with your generated CRD's schema), [`FakeClock`](crate::FakeClock)
 //! plays time, and *your own* fake infrastructure records what the callbacks
-//! did. No cluster, no sleeps.
+//! did. No cluster, no sleeps. [`TestOperator`](crate::TestOperator) puts
+//! the three together (section 11).
 //!
 //! Add to your crate's `Cargo.toml`:
 //!
@@ -24,16 +25,18 @@
 //!
 //! ## 2. Reconcile it and assert on status and on your infrastructure
 //!
-//! Install the CRD the operator ships ([`blue_kubernetes::crd`]): from then
-//! on the fake server prunes, defaults and validates every write like a
-//! real one, so a status field your CRD does not declare disappears here as
-//! it would on a cluster, and a config the CRD refuses panics at `create`.
+//! A [`TestOperator`](crate::TestOperator) is your package's operator
+//! over a fake API server whose clock it reads. Give it the CRD the
+//! operator ships ([`with_crds`](crate::TestOperator::with_crds), the
+//! package's [`blue_kubernetes::crd`]): from then on the fake server
+//! prunes, defaults and validates every write like a real one, so a status
+//! field your CRD does not declare disappears here as it would on a
+//! cluster, and a config the CRD refuses panics at `create`.
 //!
 //! ```
-//! use blue_kubernetes::{controller, crd, reconcile, Config, CrdOptions, Observation};
-//! use blue_kubernetes::{Package, Phase, Reason, Report, WorkflowOutcome};
+//! use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
 //! use blue_kubernetes_client::ResourceDescriptor;
-//! use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
+//! use blue_testkit::{Fault, Operation, TestOperator};
 //! use serde_json::json;
 //! use std::collections::HashMap;
 //! use std::sync::{Arc, Mutex};
@@ -57,7 +60,7 @@
 //!     let (observe, converge, delete) = (b.clone(), b.clone(), b);
 //!     Package::builder(descriptor)
 //!         .config::<BucketConfig>()
-//!         .identity(|_config, opts| Ok(vec![Some("buckets".into()), Some(opts.profile().into())]))
+//!         .identity(|_config, opts| Ok(vec![Some(opts.profile().into())]))
 //!         .observe(move |config, opts| {
 //!             let have = observe.sizes.lock().unwrap().get(opts.profile()).copied();
 //!             Ok(Observation::new(have.is_some(), have == Some(config.size), have.is_some()))
@@ -80,59 +83,52 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let buckets = Buckets::default();
-//! let package = package(buckets.clone());
-//! let d = package.descriptor().clone();
-//!
-//! // The API server, with the CRD the operator ships, and time.
-//! let clock = FakeClock::default();
-//! let cluster = FakeCluster::new().with_clock(clock.clone());
-//! cluster.install_crd(&crd(&package, &CrdOptions::default()).unwrap(), "v1");
-//! let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
-//! config.now = clock.as_fn();
-//! let c = controller(config).unwrap();
+//! // The operator, the API server with the CRD the operator ships, and time.
+//! let op = TestOperator::new(package(buckets.clone())).with_crds();
 //!
 //! // A new resource converges; the CRD filled in the common defaults.
-//! let created = cluster.create(&d, "default", "logs", json!({"config": {"size": 10}}));
+//! let created = op.create("logs", json!({"config": {"size": 10}}));
 //! assert_eq!(created["spec"]["deletionPolicy"], "Retain");
-//! let report = reconcile(&c, &package, "default", "logs").await.unwrap();
+//! let report = op.reconcile("logs").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
-//! let status = &cluster.get(&d, "default", "logs").unwrap()["status"];
+//! let status = op.status("logs");
 //! assert_eq!(status["phase"], "Ready");
 //! assert_eq!(status["profile"], "default--logs");
 //! assert_eq!(buckets.sizes.lock().unwrap()["default--logs"], 10);
 //!
 //! // Nothing is due until the reconcile interval (60s by default) passes.
-//! assert_eq!(reconcile(&c, &package, "default", "logs").await.unwrap(), Report::NotDue);
+//! assert_eq!(op.reconcile("logs").await, Report::NotDue);
 //!
 //! // Drift is repaired at the next periodic check (the interval, stretched
 //! // by under a tenth from the uid so that resources spread out).
 //! buckets.sizes.lock().unwrap().insert("default--logs".into(), 1);
-//! clock.advance(66_000);
-//! reconcile(&c, &package, "default", "logs").await.unwrap();
+//! op.clock().advance(66_000);
+//! op.reconcile("logs").await;
 //! assert_eq!(buckets.sizes.lock().unwrap()["default--logs"], 10);
 //!
 //! // Script faults: your backend fails, then the API server loses a race.
 //! *buckets.down.lock().unwrap() = true;
-//! cluster.edit_spec(&d, "default", "logs", |spec| spec["config"]["size"] = json!(20));
-//! let report = reconcile(&c, &package, "default", "logs").await.unwrap();
+//! op.edit_spec("logs", |spec| spec["config"]["size"] = json!(20));
+//! let report = op.reconcile("logs").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Failed, Reason::ExecutionFailed));
-//! let status = &cluster.get(&d, "default", "logs").unwrap()["status"];
+//! let status = op.status("logs");
 //! assert_eq!(status["retryCount"], 1);
 //! assert!(!status.to_string().contains("backend unavailable"), "error text stays out");
 //!
 //! *buckets.down.lock().unwrap() = false;
-//! clock.advance(1_000); // the first retry backoff
-//! cluster.inject(Operation::UpdateStatus, Fault::Conflict);
-//! let report = reconcile(&c, &package, "default", "logs").await.unwrap();
+//! op.clock().advance(1_000); // the first retry backoff
+//! op.cluster().inject(Operation::UpdateStatus, Fault::Conflict);
+//! let report = op.reconcile("logs").await;
 //! assert_eq!(report, Report::Conflict, "the publish lost the race: no effect ran");
 //! assert_eq!(buckets.sizes.lock().unwrap()["default--logs"], 10);
-//! let report = reconcile(&c, &package, "default", "logs").await.unwrap();
+//! // `settle` runs passes (moving the clock to each retry) until Ready.
+//! let report = op.settle("logs").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
 //! assert_eq!(buckets.sizes.lock().unwrap()["default--logs"], 20);
 //!
 //! // The CRD refuses what your type's schema forbids, before the controller sees it.
 //! let too_big = json!({"metadata": {"name": "x"}, "spec": {"config": {"size": 1000}}});
-//! assert!(cluster.admit(&d, too_big).is_err());
+//! assert!(op.cluster().admit(op.package().descriptor(), too_big).is_err());
 //! # }
 //! ```
 //!
@@ -151,13 +147,11 @@
 //! converges: the CRD and the type cannot drift apart unnoticed.
 //!
 //! ```
-//! use blue_kubernetes::{controller, crd, reconcile, Config, CrdOptions, Observation};
-//! use blue_kubernetes::{Package, Phase, Report, WorkflowOutcome};
+//! use blue_kubernetes::{crd, CrdOptions, Observation, Package, Phase, Report, WorkflowOutcome};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
-//! use blue_testkit::FakeCluster;
+//! use blue_testkit::TestOperator;
 //! use proptest::prelude::*;
-//! use std::sync::Arc;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! #[serde(deny_unknown_fields)]
@@ -184,13 +178,9 @@
 //! let definition = crd(&package(), &CrdOptions::default()).unwrap();
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! proptest!(ProptestConfig::with_cases(32), |(spec in arb_spec_with(arb_config_from_crd(&definition)))| {
-//!     let package = package();
-//!     let d = package.descriptor().clone();
-//!     let cluster = FakeCluster::new();
-//!     cluster.install_crd(&definition, "v1");
-//!     cluster.create(&d, "default", "b", spec.clone());
-//!     let c = controller(Config::new(Arc::new(cluster.clone()), vec![package.clone()])).unwrap();
-//!     let report = runtime.block_on(reconcile(&c, &package, "default", "b")).unwrap();
+//!     let op = TestOperator::new(package()).with_crds();
+//!     op.create("b", spec.clone());
+//!     let report = runtime.block_on(op.reconcile("b"));
 //!     let Report::Reconciled(phase, _) = report else { panic!("{report:?}") };
 //!     // Suspended and stopped specs are fine; Invalid would mean the CRD
 //!     // admitted a config the type refuses.
@@ -211,25 +201,23 @@
 //! the same test fails at the first status assertion:
 //!
 //! ```
-//! use blue_kubernetes::{controller, crd, reconcile, Config, CrdOptions};
+//! use blue_kubernetes::{crd, CrdOptions};
 //! use blue_kubernetes_client::ResourceDescriptor;
-//! use blue_testkit::{FakeCluster, FakeInfra};
+//! use blue_testkit::{FakeInfra, TestOperator};
 //! use serde_json::json;
-//! use std::sync::Arc;
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
-//! let package = FakeInfra::new().package(d.clone());
+//! let package = FakeInfra::new().package(d);
 //! let mut hand_written = crd(&package, &CrdOptions::default()).unwrap();
 //! hand_written["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"] =
 //!     json!({"type": "object"});
 //!
-//! let cluster = FakeCluster::new();
-//! cluster.install_crd(&hand_written, "v1");
-//! cluster.create(&d, "default", "w", json!({"config": {"value": 1}}));
-//! let c = controller(Config::new(Arc::new(cluster.clone()), vec![package.clone()])).unwrap();
-//! reconcile(&c, &package, "default", "w").await.unwrap();
-//! assert_eq!(cluster.get(&d, "default", "w").unwrap()["status"], json!({}), "pruned");
+//! let op = TestOperator::new(package);
+//! op.cluster().install_crd(&hand_written, "v1");
+//! op.create("w", json!({"config": {"value": 1}}));
+//! op.reconcile("w").await;
+//! assert_eq!(op.status("w"), json!({}), "pruned");
 //! # }
 //! ```
 //!
@@ -238,7 +226,10 @@
 //! [`blue_kubernetes::start`] runs the same rules on a timer. Test it with
 //! `#[tokio::test(start_paused = true)]` and a clock that follows tokio's
 //! (paused) time, then `tokio::time::advance` instead of sleeping; stop the
-//! runtime at the end of the test (`runtime.stop().await`).
+//! runtime at the end of the test (`runtime.stop().await`). A
+//! [`TestOperator`](crate::TestOperator)'s controller starts the same way
+//! (`start(op.controller().clone())`), given that clock with
+//! [`configure`](crate::TestOperator::configure).
 //!
 //! ## 6. Expectation-style tests with `MockClient`
 //!
@@ -308,10 +299,10 @@
 //! Secrets: assert on the stored object, and play the user who deletes it.
 //!
 //! ```
-//! use blue_kubernetes::{controller, reconcile, Config, Observation, Options};
-//! use blue_kubernetes::{CallbackResult, Package, Phase, Reason, Report, WorkflowOutcome};
+//! use blue_kubernetes::{CallbackResult, Observation, Options, Package, Phase, Reason, Report};
+//! use blue_kubernetes::WorkflowOutcome;
 //! use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, RawApi, ResourceDescriptor};
-//! use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
+//! use blue_testkit::{FakeCluster, Fault, Operation, TestOperator};
 //! use serde_json::{json, Value};
 //! use std::sync::Arc;
 //!
@@ -374,17 +365,12 @@
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let clock = FakeClock::default();
-//! let cluster = FakeCluster::new().with_clock(clock.clone());
 //! // The fake is the package's raw API and the controller's client at once.
-//! let package = package(Arc::new(cluster.clone()));
-//! let d = package.descriptor().clone();
-//! let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
-//! config.now = clock.as_fn();
-//! let c = controller(config).unwrap();
+//! let cluster = FakeCluster::new();
+//! let op = TestOperator::on(&cluster, vec![package(Arc::new(cluster.clone()))]).in_namespace("dev");
 //!
-//! cluster.create(&d, "dev", "orders", json!({"config": {"user": "app"}}));
-//! let report = reconcile(&c, &package, "dev", "orders").await.unwrap();
+//! op.create("orders", json!({"config": {"user": "app"}}));
+//! let report = op.reconcile("orders").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
 //! let path = "/api/v1/namespaces/dev/secrets/orders-credentials";
 //! let stored = cluster.get_object(path).unwrap();
@@ -394,15 +380,15 @@
 //! // A user deletes the Secret: the next periodic check (after the
 //! // interval and its uid stretch of up to 10%) restores it.
 //! cluster.delete_object(path);
-//! clock.advance(66_000);
-//! reconcile(&c, &package, "dev", "orders").await.unwrap();
+//! op.clock().advance(66_000);
+//! op.reconcile("orders").await;
 //! assert!(cluster.get_object(path).is_some());
 //!
 //! // The API server refuses the create: the resource fails and retries.
 //! cluster.delete_object(path);
-//! clock.advance(66_000);
+//! op.clock().advance(66_000);
 //! cluster.inject(Operation::RawCreate, Fault::Unavailable);
-//! let report = reconcile(&c, &package, "dev", "orders").await.unwrap();
+//! let report = op.reconcile("orders").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Failed, Reason::ExecutionFailed));
 //! assert!(cluster.objects("/api/v1/namespaces/dev/secrets").is_empty());
 //! # }
@@ -432,10 +418,10 @@
 //!
 //! ```
 //! use base64::Engine;
-//! use blue_kubernetes::{controller, outcome_with_outputs, reconcile, Config, Observation};
-//! use blue_kubernetes::{Package, Phase, Reason, Report, REQUEST_ANNOTATION};
+//! use blue_kubernetes::{outcome_with_outputs, Observation, Package, Phase, Reason, Report};
+//! use blue_kubernetes::REQUEST_ANNOTATION;
 //! use blue_kubernetes_client::ResourceDescriptor;
-//! use blue_testkit::FakeCluster;
+//! use blue_testkit::{FakeCluster, TestOperator};
 //! use serde_json::json;
 //! use std::sync::Arc;
 //! # #[tokio::main(flavor = "current_thread")]
@@ -445,7 +431,7 @@
 //! let (seen, done) = (made.clone(), made);
 //! let package = Package::builder(d.clone())
 //!     .connection_secret()
-//!     .identity(|opts| Ok(vec![Some("guide-8".into()), Some(opts.profile().into())]))
+//!     .identity(|opts| Ok(vec![Some(opts.profile().into())]))
 //!     .observe(move |_| {
 //!         let made = *seen.lock().unwrap();
 //!         Ok(Observation::new(made, made, made))
@@ -465,12 +451,11 @@
 //!     .build()
 //!     .unwrap();
 //!
-//! let cluster = FakeCluster::new();
-//! cluster.create(&d, "default", "app", json!({"config": {}}));
-//! let c = controller(Config::new(Arc::new(cluster.clone()), vec![package.clone()])).unwrap();
-//! let report = reconcile(&c, &package, "default", "app").await.unwrap();
+//! let op = TestOperator::new(package);
+//! op.create("app", json!({"config": {}}));
+//! let report = op.reconcile("app").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
-//! assert_eq!(cluster.get(&d, "default", "app").unwrap()["status"]["outputs"]["port"], 5432);
+//! assert_eq!(op.status("app")["outputs"]["port"], 5432);
 //!
 //! let path = "/api/v1/namespaces/default/secrets/app-connection";
 //! let password = |cluster: &FakeCluster| {
@@ -478,14 +463,14 @@
 //!     let b64 = secret["data"]["password"].as_str()?.to_string();
 //!     base64::engine::general_purpose::STANDARD.decode(b64).ok()
 //! };
-//! assert_eq!(password(&cluster).as_deref(), Some(&b"s3cret"[..]));
+//! assert_eq!(password(op.cluster()).as_deref(), Some(&b"s3cret"[..]));
 //!
 //! // A user deletes the Secret; the next pass (here asked for with the
 //! // request annotation) restores it, same password, without converging.
-//! cluster.delete_object(path);
-//! cluster.set_annotation(&d, "default", "app", REQUEST_ANNOTATION, "1");
-//! reconcile(&c, &package, "default", "app").await.unwrap();
-//! assert_eq!(password(&cluster).as_deref(), Some(&b"s3cret"[..]));
+//! op.cluster().delete_object(path);
+//! op.cluster().set_annotation(&d, "default", "app", REQUEST_ANNOTATION, "1");
+//! op.reconcile("app").await;
+//! assert_eq!(password(op.cluster()).as_deref(), Some(&b"s3cret"[..]));
 //! # }
 //! ```
 //!
@@ -512,32 +497,105 @@
 //! declares references or related kinds on a recording package.
 //!
 //! ```
-//! use blue_kubernetes::{controller, reconcile, trigger, Config, Phase, Report};
+//! use blue_kubernetes::{trigger, Phase, Report};
 //! use blue_kubernetes_client::ResourceDescriptor;
-//! use blue_testkit::{FakeCluster, FakeInfra};
+//! use blue_testkit::{FakeCluster, FakeInfra, TestOperator};
 //! use serde_json::json;
-//! use std::sync::Arc;
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let servers = ResourceDescriptor::new("example.com", "v1", "servers", "Server");
 //! let databases = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
-//! let (cluster, infra) = (FakeCluster::new(), FakeInfra::new());
+//! let infra = FakeInfra::new();
 //! let server_pkg = infra.package(servers.clone());
-//! let db_pkg = infra.package_with(databases.clone(), |b| b.reference("serverRef", servers.clone()));
-//! let mut config = Config::new(Arc::new(cluster.clone()), vec![server_pkg.clone(), db_pkg.clone()]);
-//! config.namespace = "default".into();
-//! let c = controller(config).unwrap();
+//! let db_pkg = infra.package_with(databases, |b| b.reference("serverRef", servers.clone()));
+//! // One operator for both kinds; `create` and `reconcile` are the first one's.
+//! let op = TestOperator::on(&FakeCluster::new(), vec![db_pkg.clone(), server_pkg.clone()]);
 //!
-//! let spec = json!({"config": {"value": 1, "serverRef": {"name": "main"}}});
-//! cluster.create(&databases, "default", "app", spec);
-//! let waiting = reconcile(&c, &db_pkg, "default", "app").await.unwrap();
+//! op.create("app", json!({"config": {"value": 1, "serverRef": {"name": "main"}}}));
+//! let waiting = op.reconcile("app").await;
 //! assert!(matches!(waiting, Report::Reconciled(Phase::Waiting, _)));
 //!
-//! cluster.create(&servers, "default", "main", json!({"config": {"value": 7}}));
-//! reconcile(&c, &server_pkg, "default", "main").await.unwrap();
+//! op.cluster().create(&servers, "default", "main", json!({"config": {"value": 7}}));
+//! op.reconcile_of(&server_pkg, "main").await;
 //! // The runtime would ask for this check itself when the server turned Ready.
-//! let ready = trigger(&c, &db_pkg, "default", "app").await.unwrap();
+//! let ready = trigger(op.controller(), &db_pkg, "default", "app").await.unwrap();
 //! assert!(matches!(ready, Report::Reconciled(Phase::Ready, _)));
+//! # }
+//! ```
+//!
+//! ## 11. `TestOperator`: crashes, settling, and tests in parallel
+//!
+//! [`TestOperator`](crate::TestOperator) is the operator process of a
+//! package test, so that each test says only what it is about:
+//!
+//! - [`new`](crate::TestOperator::new) (or [`on`](crate::TestOperator::on)
+//!   a cluster your packages already write to, with several packages)
+//!   builds a controller over a [`FakeCluster`](crate::FakeCluster), with
+//!   the cluster's [`FakeClock`](crate::FakeClock) as its clock and a
+//!   [`Crash`](crate::Crash) switch in front of its client;
+//!   [`in_namespace`](crate::TestOperator::in_namespace),
+//!   [`with_crds`](crate::TestOperator::with_crds) and
+//!   [`configure`](crate::TestOperator::configure) (say, your
+//!   [`Names`](blue_kubernetes::Names)) change it, restarts included;
+//! - [`restart`](crate::TestOperator::restart) is a new process: a new
+//!   controller over the same cluster, nothing of the old one's memory;
+//! - [`crash_at`](crate::TestOperator::crash_at) kills a pass at a step
+//!   boundary or status write and restarts (section 9);
+//! - [`settle`](crate::TestOperator::settle) runs passes, moving the clock
+//!   to each retry, until the resource is Ready or released, and fails
+//!   naming every report if that takes more than
+//!   [`SETTLE_PASSES`](crate::SETTLE_PASSES);
+//! - `create`, `edit_spec`, `delete`, `get` and `status` act on its first
+//!   package's resources in its namespace; `cluster()`, `clock()` and
+//!   `crash()` reach the rest.
+//!
+//! **The identity lock and parallel tests.** Before it acts on a resource
+//! the controller takes the lock of the identity your package computes:
+//! two passes with the same identity never run at once, and the second
+//! reports [`Busy`](blue_kubernetes::Report::Busy). In an operator that
+//! lock is one for the whole process. `cargo test` runs a file's tests on
+//! parallel threads of one process, so two tests whose resources compute
+//! the same identity (same namespace and name, same backend) would find
+//! each other `Busy` now and then. Every controller a `TestOperator`
+//! builds, each restart's too, has a
+//! [`LockDomain`](blue_kubernetes::LockDomain) of its own: your tests need
+//! no distinct names or identity prefixes to stay apart. A controller you
+//! build yourself with `controller(Config::new(..))` takes the process's
+//! lock; in a test, give it `.with_lock_domain(LockDomain::new())`. To make
+//! two operators contend on purpose, as two controllers of one operator
+//! process would, give one the other's domain:
+//! `.with_lock_domain(first.lock_domain())`.
+//!
+//! ```
+//! use blue_kubernetes::{Phase, Reason, Report};
+//! use blue_kubernetes_client::ResourceDescriptor;
+//! use blue_testkit::{FakeInfra, TestOperator};
+//! use serde_json::json;
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+//! let infra = FakeInfra::new();
+//! let mut a = TestOperator::new(infra.package(d.clone()));
+//! a.create("web", json!({"config": {"value": 1}, "deletionPolicy": "Destroy"}));
+//! let ready = Report::Reconciled(Phase::Ready, Reason::Converged);
+//! assert_eq!(a.settle("web").await, ready);
+//! // A new process deletes it: passes run until the resource is released.
+//! a.restart();
+//! a.delete("web");
+//! assert_eq!(a.settle("web").await, Report::Released);
+//! assert_eq!(infra.get("default--web"), None);
+//!
+//! // Two operators whose resources have one identity (same backend,
+//! // namespace and name), a pass of each in flight at once: neither is Busy.
+//! let b = TestOperator::new(infra.package(d));
+//! a.create("db", json!({"config": {"value": 2}}));
+//! b.create("db", json!({"config": {"value": 2}}));
+//! infra.hold_effects();
+//! let (first, second, ()) = tokio::join!(a.reconcile("db"), b.reconcile("db"), async {
+//!     infra.effects_started(2).await;
+//!     infra.release(2);
+//! });
+//! assert_eq!((first, second), (ready, ready));
 //! # }
 //! ```
 

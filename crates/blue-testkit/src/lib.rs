@@ -17,6 +17,9 @@
 //!   packages whose `converge` and `delete` run durable steps).
 //! - [`Crash`]: the operator's process dying at a chosen point of a pass
 //!   (a step boundary, a status write), to test durable steps.
+//! - [`TestOperator`]: your package's operator over a [`FakeCluster`] and
+//!   its [`FakeClock`], with a [`Crash`] switch and an identity lock of its
+//!   own: restart it, crash it at a step, run passes until Ready.
 //! - [`edits`]: user edits and fault sequences for model-based tests.
 //! - [`strategies`]: proptest strategies for names, configs and specs, and
 //!   for your own config type from its CRD schema.
@@ -44,6 +47,7 @@ pub mod edits;
 mod fake_cluster;
 mod fake_kubectl;
 pub mod guide;
+mod operator;
 mod recording;
 pub mod strategies;
 
@@ -55,6 +59,7 @@ pub use crash::{Crash, CrashAt};
 pub use edits::UserEdit;
 pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation, WatchStats};
 pub use fake_kubectl::FakeKubectl;
+pub use operator::{TestOperator, SETTLE_PASSES};
 pub use recording::{
     desired, FakeInfra, Misbehaviour, Record, Step, StepRun, CONVERGE_STEPS, DELETE_STEPS,
     PLANTED_SECRET,

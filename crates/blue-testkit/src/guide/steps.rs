@@ -7,19 +7,19 @@
 //! was cut short with `step.interrupted() == true` and the same
 //! `step.key()`. What your package must get right is the step that was cut
 //! short: its effect may have happened. Test exactly that with
-//! [`Crash`](crate::Crash): put it in front of the controller's client,
-//! arm it at a step boundary, drive the pass with [`Crash::run`](crate::Crash::run)
-//! (`None`: it died there), then build a new controller (nothing of the
-//! old one's memory survives) and reconcile again.
+//! [`TestOperator::crash_at`](crate::TestOperator::crash_at): it kills a
+//! pass at a step boundary (a [`Crash`](crate::Crash) in front of the
+//! controller's client) and starts a new process, a controller with
+//! nothing of the old one's memory; then reconcile again.
 //!
 //! The backend below is not idempotent on purpose: creating a role that
 //! exists fails, as PostgreSQL's `CREATE ROLE` does.
 //!
 //! ```
-//! use blue_kubernetes::{controller, reconcile, CallbackResult, Config, Controller};
-//! use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
-//! use blue_kubernetes_client::{Client, ResourceDescriptor};
-//! use blue_testkit::{Crash, CrashAt, FakeCluster};
+//! use blue_kubernetes::{CallbackResult, Observation, Package, Phase, Reason, Report};
+//! use blue_kubernetes::WorkflowOutcome;
+//! use blue_kubernetes_client::ResourceDescriptor;
+//! use blue_testkit::{CrashAt, TestOperator};
 //! use serde_json::json;
 //! use std::collections::BTreeMap;
 //! use std::sync::{Arc, Mutex};
@@ -50,7 +50,7 @@
 //!     let (observe, converge) = (db.clone(), db);
 //!     Package::builder(d)
 //!         .steps()
-//!         .identity(|opts| Ok(vec![Some("guide-9".into()), Some(opts.profile().into())]))
+//!         .identity(|opts| Ok(vec![Some(opts.profile().into())]))
 //!         .observe(move |_| {
 //!             let done = !observe.grants.lock().unwrap().is_empty();
 //!             Ok(Observation::new(done, done, done))
@@ -85,29 +85,21 @@
 //!         .unwrap()
 //! }
 //!
-//! fn build(client: &Arc<dyn Client>, package: &Package) -> Controller {
-//!     controller(Config::new(client.clone(), vec![package.clone()])).unwrap()
-//! }
-//!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let (db, cluster, crash) = (Db::default(), FakeCluster::new(), Crash::new());
-//! let package = package(db.clone());
-//! let d = package.descriptor().clone();
-//! let client = crash.client(Arc::new(cluster.clone()));
-//! cluster.create(&d, "default", "orders", json!({"config": {}}));
+//! let db = Db::default();
+//! let mut op = TestOperator::new(package(db.clone()));
+//! op.create("orders", json!({"config": {}}));
 //!
-//! // The role is made; the process dies before its Done is recorded.
-//! crash.arm(CrashAt::StepEnded("role".into()));
-//! let first = build(&client, &package);
-//! assert!(crash.run(reconcile(&first, &package, "default", "orders")).await.is_none());
-//! let status = cluster.get(&d, "default", "orders").unwrap()["status"].clone();
+//! // The role is made; the process dies before its Done is recorded, and
+//! // a new one starts.
+//! op.crash_at(CrashAt::StepEnded("role".into()), "orders").await;
+//! let status = op.status("orders");
 //! assert_eq!(status["workflow"]["steps"][0]["state"], "Running");
 //!
-//! // A new process: the role step runs again, interrupted, with the same
+//! // The new process runs the role step again, interrupted, with the same
 //! // key; it finds the role instead of failing on "already exists".
-//! let second = build(&client, &package);
-//! let report = reconcile(&second, &package, "default", "orders").await.unwrap();
+//! let report = op.reconcile("orders").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
 //! assert_eq!(*db.creates.lock().unwrap(), 1, "CREATE ROLE ran once");
 //! let key = status["workflow"]["steps"][0]["key"].as_str().unwrap();
@@ -122,8 +114,11 @@
 //! `Running` record landed and it never started; `CrashAt::StepEnded(name)`:
 //! it ran and its `Done` record never landed; `AfterStatusWrite(n)` and
 //! `BeforeStatusWrite(n)` for any write), or call
-//! [`Crash::here`](crate::Crash::here) inside your fake backend to die in
-//! the middle of an effect. Drive async callbacks: a sync one runs on a
+//! [`Crash::here`](crate::Crash::here) on
+//! [`op.crash()`](crate::TestOperator::crash) inside your fake backend to
+//! die in the middle of an effect
+//! ([`expect_crash`](crate::TestOperator::expect_crash) drives that pass).
+//! Drive async callbacks: a sync one runs on a
 //! blocking thread, which a dropped pass cannot stop (a crash at a status
 //! write still works for it: the callback's next step finds its pass gone).
 //! [`FakeInfra::stepped_package`](crate::FakeInfra::stepped_package) is a

@@ -1,0 +1,126 @@
+//! The package test harness: its own identity lock, crashes with restarts,
+//! passes until Ready or released.
+
+use blue_kubernetes::{LockDomain, Phase, Reason, Report};
+use blue_kubernetes_client::ResourceDescriptor;
+use blue_testkit::{CrashAt, FakeCluster, FakeInfra, Misbehaviour, Step, TestOperator};
+use serde_json::json;
+
+const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);
+
+fn widgets() -> ResourceDescriptor {
+    ResourceDescriptor::new("example.com", "v1", "widgets", "Widget")
+}
+
+#[tokio::test]
+async fn each_operator_has_its_own_identity_lock_unless_told_to_share() {
+    let infra = FakeInfra::new();
+    let a = TestOperator::new(infra.package(widgets()));
+    let apart = TestOperator::new(infra.package(widgets()));
+    let sharing = TestOperator::new(infra.package(widgets())).with_lock_domain(a.lock_domain());
+    assert!(!a.lock_domain().same_as(&LockDomain::process()));
+    for op in [&a, &apart, &sharing] {
+        op.create("db", json!({"config": {"value": 1}}));
+    }
+    infra.hold_effects();
+    let (first, (second, busy)) = tokio::join!(a.reconcile("db"), async {
+        infra.effects_started(1).await;
+        let busy = sharing.reconcile("db").await;
+        let (second, ()) = tokio::join!(apart.reconcile("db"), async {
+            infra.effects_started(2).await;
+            infra.release(2);
+        });
+        (second, busy)
+    });
+    assert_eq!((first, second, busy), (READY, READY, Report::Busy));
+}
+
+#[tokio::test]
+async fn a_restart_keeps_a_shared_lock_domain_and_renews_an_own_one() {
+    let shared = LockDomain::new();
+    let infra = FakeInfra::new();
+    let mut own = TestOperator::new(infra.package(widgets()));
+    let mut told = TestOperator::new(infra.package(widgets())).with_lock_domain(shared.clone());
+    let before = own.lock_domain();
+    own.restart();
+    told.restart();
+    assert!(!own.lock_domain().same_as(&before), "a new process");
+    assert!(told.lock_domain().same_as(&shared));
+}
+
+#[tokio::test]
+async fn crash_at_kills_the_pass_there_and_the_next_process_resumes_the_run() {
+    let infra = FakeInfra::new();
+    let mut op = TestOperator::new(infra.stepped_package(widgets())).with_crds();
+    op.create("w", json!({"config": {"value": 4}}));
+    let at = blue_testkit::CONVERGE_STEPS[1];
+    op.crash_at(CrashAt::StepEnded(at.into()), "w").await;
+    let workflow = &op.status("w")["workflow"];
+    assert_eq!(workflow["steps"][1]["state"], "Running", "{workflow}");
+    assert_eq!(op.reconcile("w").await, READY);
+    let reruns: Vec<_> = infra
+        .step_runs()
+        .into_iter()
+        .filter(|r| r.name == at)
+        .map(|r| r.interrupted)
+        .collect();
+    assert_eq!(reruns, [false, true]);
+}
+
+#[tokio::test]
+#[should_panic(expected = "no crash at")]
+async fn crash_at_a_point_the_pass_never_reaches_fails_the_test() {
+    let mut op = TestOperator::new(FakeInfra::new().package(widgets()));
+    op.create("w", json!({"config": {"value": 1}}));
+    op.crash_at(CrashAt::StepStarted("none".into()), "w").await;
+}
+
+#[tokio::test]
+async fn expect_crash_drives_a_pass_the_backend_kills() {
+    let infra = FakeInfra::new();
+    let cluster = FakeCluster::new();
+    let mut op = TestOperator::on(&cluster, vec![infra.package(widgets())]);
+    let crash = op.crash().clone();
+    infra.hold_effects();
+    op.create("w", json!({"config": {"value": 1}}));
+    let killed = async {
+        infra.effects_started(1).await;
+        crash.now();
+    };
+    let ((), ()) = tokio::join!(op.expect_crash("w"), killed);
+    infra.release(1);
+    assert_eq!(op.reconcile("w").await, READY);
+}
+
+#[tokio::test]
+async fn settle_moves_the_clock_through_retries_until_ready_then_until_released() {
+    let infra = FakeInfra::new();
+    let op = TestOperator::new(infra.package(widgets()));
+    for _ in 0..3 {
+        infra.script(Step::Converge, Misbehaviour::Error);
+    }
+    op.create(
+        "w",
+        json!({"config": {"value": 1}, "deletionPolicy": "Destroy"}),
+    );
+    let start = op.clock().now_ms();
+    assert_eq!(op.settle("w").await, READY);
+    assert_eq!(infra.count(Step::Converge), 4);
+    // Backoffs of 1, 2 and 4 seconds.
+    assert!(op.clock().now_ms() - start >= 7_000);
+    op.delete("w");
+    assert_eq!(op.settle("w").await, Report::Released);
+    assert!(op.get("w").is_none());
+}
+
+#[tokio::test]
+#[should_panic(expected = "neither Ready nor released after 20 passes")]
+async fn settle_gives_up_after_its_bound_naming_the_reports() {
+    let infra = FakeInfra::new();
+    let op = TestOperator::new(infra.package(widgets()));
+    for _ in 0..30 {
+        infra.script(Step::Converge, Misbehaviour::Error);
+    }
+    op.create("w", json!({"config": {"value": 1}}));
+    op.settle("w").await;
+}
