@@ -6,26 +6,20 @@
 mod common;
 
 use blue_kubernetes::{controller, reconcile, Config, Package, Phase, Reason, Report};
-use blue_kubernetes::{Observation, WorkflowOutcome};
+use blue_kubernetes::{LockDomain, Observation, WorkflowOutcome};
 use blue_kubernetes_client::Client;
 use blue_testkit::{FakeClock, FakeCluster};
 use common::{spec, widgets, NS};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The value every generated password takes: tests search for it.
 const MARKER: &str = "pw-3f9c2e-marker";
 
-/// Rigs of parallel tests must not share identities (one process-wide lock).
-static RIGS: AtomicU64 = AtomicU64::new(0);
-
 /// What the package's converge saw and did, for one resource's world.
 #[derive(Clone, Default)]
 struct Seen {
-    /// The identity's first element: one per world, shared by the
-    /// processes a test restarts.
-    world: String,
     /// The password converge was handed, each time.
     passwords: Arc<Mutex<Vec<String>>>,
     /// How often a password was generated.
@@ -57,11 +51,10 @@ fn decoded(secret: &Value, key: &str) -> Option<String> {
 }
 
 fn package(cluster: &FakeCluster, seen: &Seen) -> Package {
-    let world = seen.world.clone();
     let (cluster, seen, observed) = (cluster.clone(), seen.clone(), seen.clone());
     Package::builder(widgets())
         .connection_secret()
-        .identity(move |opts| Ok(vec![Some(world.clone()), Some(opts.profile().into())]))
+        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
         // A new config value is drift: converge runs on every such edit.
         .observe(move |opts| {
             let matches = observed.applied.lock().unwrap().as_ref() == opts.get("value");
@@ -97,10 +90,12 @@ fn package(cluster: &FakeCluster, seen: &Seen) -> Package {
 fn rig_on(cluster: &FakeCluster, seen: &Seen) -> Rig {
     let package = package(cluster, seen);
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
+    // Rigs of parallel tests share identities: each has its own lock.
     let config = Config::new(client, vec![package.clone()])
         .with_namespace(NS)
         .with_clock(FakeClock::default().as_fn())
-        .with_event_component("widgets-operator".to_string());
+        .with_event_component("widgets-operator".to_string())
+        .with_lock_domain(LockDomain::new());
     Rig {
         cluster: cluster.clone(),
         seen: seen.clone(),
@@ -109,17 +104,8 @@ fn rig_on(cluster: &FakeCluster, seen: &Seen) -> Rig {
     }
 }
 
-impl Seen {
-    fn new() -> Self {
-        Self {
-            world: format!("connection-{}", RIGS.fetch_add(1, Ordering::Relaxed)),
-            ..Self::default()
-        }
-    }
-}
-
 fn rig() -> Rig {
-    rig_on(&FakeCluster::new(), &Seen::new())
+    rig_on(&FakeCluster::new(), &Seen::default())
 }
 
 impl Rig {
@@ -178,7 +164,7 @@ async fn the_secret_is_named_owned_and_labelled() {
 #[tokio::test]
 async fn after_a_restart_the_stored_password_comes_back_and_nothing_is_generated() {
     let cluster = FakeCluster::new();
-    let seen = Seen::new();
+    let seen = Seen::default();
     let first = rig_on(&cluster, &seen);
     cluster.create(&widgets(), NS, "db", spec(json!(1)));
     first.reconcile("db").await;
@@ -325,12 +311,11 @@ enum Leak {
     StepName,
 }
 
-fn leaking_package(seen: &Seen, leak: Leak) -> Package {
-    let world = seen.world.clone();
+fn leaking_package(leak: Leak) -> Package {
     Package::builder(widgets())
         .connection_secret()
         .steps()
-        .identity(move |opts| Ok(vec![Some(world.clone()), Some(opts.profile().into())]))
+        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
         .observe(|_| Ok(Observation::new(false, false, false)))
         .converge_async(move |opts| async move {
             let connection = opts.connection().expect("declared");
@@ -378,11 +363,12 @@ async fn a_generated_password_in_a_step_result_or_outputs_fails_the_pass_and_is_
         (Leak::Outputs, Reason::InvalidOutputs),
     ] {
         let cluster = FakeCluster::new();
-        let package = leaking_package(&Seen::new(), leak);
+        let package = leaking_package(leak);
         let client: Arc<dyn Client> = Arc::new(cluster.clone());
         let config = Config::new(client, vec![package.clone()])
             .with_namespace(NS)
-            .with_clock(FakeClock::default().as_fn());
+            .with_clock(FakeClock::default().as_fn())
+            .with_lock_domain(LockDomain::new());
         let controller = controller(config).unwrap();
         cluster.create(&widgets(), NS, "db", spec(json!(1)));
         let report = reconcile(&controller, &package, NS, "db").await.unwrap();
@@ -411,12 +397,13 @@ fn a_password_in_error_text_a_panic_or_a_step_error_reaches_no_log_event_metric_
             .build()
             .unwrap();
         let cluster = FakeCluster::new();
-        let package = leaking_package(&Seen::new(), leak);
+        let package = leaking_package(leak);
         let client: Arc<dyn Client> = Arc::new(cluster.clone());
         let config = Config::new(client, vec![package.clone()])
             .with_namespace(NS)
             .with_clock(FakeClock::default().as_fn())
-            .with_event_component("widgets-operator".to_string());
+            .with_event_component("widgets-operator".to_string())
+            .with_lock_domain(LockDomain::new());
         let controller = controller(config).unwrap();
         cluster.create(&widgets(), NS, "db", spec(json!(1)));
         let (report, lines) =

@@ -5,12 +5,11 @@
 mod common;
 
 use blue_kubernetes::{controller, crd, outcome_with_outputs, reconcile, Config, CrdOptions};
-use blue_kubernetes::{Observation, Package, Phase, Reason, Report, MAX_OUTPUTS_BYTES};
+use blue_kubernetes::{LockDomain, Observation, Package, Phase, Reason, Report, MAX_OUTPUTS_BYTES};
 use blue_kubernetes_client::Client;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use common::{spec, widgets, World, NS};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -27,12 +26,8 @@ struct Script {
     converged: Arc<Mutex<Option<Value>>>,
 }
 
-/// Rigs of parallel tests must not share identities (one process-wide lock).
-static RIGS: AtomicU64 = AtomicU64::new(0);
-
 fn package(script: &Script) -> Package {
     let (o, c) = (script.clone(), script.clone());
-    let rig = RIGS.fetch_add(1, Ordering::Relaxed).to_string();
     Package::builder(widgets())
         .outputs::<Endpoint>()
         .validate(|opts| {
@@ -41,7 +36,7 @@ fn package(script: &Script) -> Package {
                 _ => vec![],
             })
         })
-        .identity(move |opts| Ok(vec![Some(rig.clone()), Some(opts.profile().into())]))
+        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
         .observe(move |_| {
             let exists = *o.exists.lock().unwrap();
             let seen = Observation::new(exists, exists, exists);
@@ -78,9 +73,11 @@ fn rig() -> Rig {
     // be pruned here as on a real server.
     cluster.install_crd(&crd(&package, &CrdOptions::default()).unwrap(), "v1");
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
+    // Rigs of parallel tests share identities: each has its own lock.
     let config = Config::new(client, vec![package.clone()])
         .with_namespace(NS)
-        .with_clock(clock.as_fn());
+        .with_clock(clock.as_fn())
+        .with_lock_domain(LockDomain::new());
     let controller = controller(config).unwrap();
     Rig {
         cluster,

@@ -4,7 +4,7 @@
 
 mod common;
 
-use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+use blue_kubernetes::{LockDomain, Observation, Package, Phase, Reason, Report, WorkflowOutcome};
 use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
 use common::*;
 use serde_json::json;
@@ -61,12 +61,8 @@ impl Probe {
     fn package(&self) -> Package {
         let (gate, matching) = (self.gate.clone(), self.matching.clone());
         let converges = self.converges.clone();
-        // The identity lock is process-wide: tests running at once must not
-        // share an identity.
-        static PROBES: AtomicUsize = AtomicUsize::new(0);
-        let backend = format!("probe-{}", PROBES.fetch_add(1, Ordering::SeqCst));
         Package::builder(widgets())
-            .identity(move |opts| Ok(vec![Some(backend.clone()), Some(opts.profile().into())]))
+            .identity(|opts| Ok(vec![Some(opts.profile().into())]))
             .observe_async(move |_| {
                 let (gate, matching) = (gate.clone(), matching.clone());
                 async move {
@@ -119,7 +115,10 @@ fn rig(probe: &Probe) -> (FakeCluster, FakeClock, blue_kubernetes::Controller, P
     let clock = FakeClock::default();
     let cluster = FakeCluster::new().with_clock(clock.clone());
     let package = probe.package();
-    let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
+    // Tests running at once share identities: each has its own lock.
+    let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |c| {
+        c.lock_domain = LockDomain::new();
+    });
     (cluster, clock, controller, package)
 }
 

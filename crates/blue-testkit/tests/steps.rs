@@ -10,7 +10,8 @@ mod forged;
 #[path = "steps/names.rs"]
 mod names;
 
-use blue_kubernetes::{controller, crd, reconcile, Config, Controller, CrdOptions, Package};
+use blue_kubernetes::Package;
+use blue_kubernetes::{controller, crd, reconcile, Config, Controller, CrdOptions, LockDomain};
 use blue_kubernetes::{Phase, Reason, Report, REQUEST_ANNOTATION};
 use blue_kubernetes_client::Client;
 use blue_testkit::{Crash, CrashAt, FakeCluster, Fault, Operation};
@@ -82,6 +83,8 @@ impl Bed {
 fn build(client: &Arc<dyn Client>, package: &Package) -> Controller {
     let mut config = Config::new(client.clone(), vec![package.clone()]);
     config.namespace = NS.into();
+    // Beds of parallel tests share identities: each process its own lock.
+    config.lock_domain = LockDomain::new();
     controller(config).unwrap()
 }
 

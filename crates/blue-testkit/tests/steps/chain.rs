@@ -7,7 +7,6 @@ use blue_kubernetes::{CallbackResult, Observation, Options, Package, WorkflowOut
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// What each step returns: the next step gets it, recorded or not.
@@ -42,11 +41,8 @@ struct State {
 
 #[derive(Clone)]
 pub struct Chain {
-    id: u64,
     state: Arc<Mutex<State>>,
 }
-
-static NEXT: AtomicU64 = AtomicU64::new(1);
 
 fn value(o: &Options) -> i64 {
     o.get("value").and_then(Value::as_i64).unwrap_or_default()
@@ -55,7 +51,6 @@ fn value(o: &Options) -> i64 {
 impl Chain {
     pub fn new() -> Self {
         Self {
-            id: NEXT.fetch_add(1, Ordering::Relaxed),
             state: Arc::default(),
         }
     }
@@ -109,14 +104,9 @@ impl Chain {
     }
 
     fn builder(&self) -> blue_kubernetes::PackageBuilder {
-        let (identity, observe) = (self.id, self.clone());
+        let observe = self.clone();
         Package::builder(crate::common::widgets())
-            .identity(move |o| {
-                Ok(vec![
-                    Some(format!("chain-{identity}")),
-                    Some(o.profile().into()),
-                ])
-            })
+            .identity(|o| Ok(vec![Some(o.profile().into())]))
             .observe(move |o| {
                 let held = observe.applied(o.profile());
                 let matches = held.as_ref().and_then(Value::as_i64) == Some(value(o));
@@ -229,14 +219,8 @@ impl Chain {
     /// the error, and go on without.
     pub fn undeclared_package(&self) -> Package {
         let (observe, converge) = (self.clone(), self.clone());
-        let inner = self.clone();
         Package::builder(crate::common::widgets())
-            .identity(move |o| {
-                Ok(vec![
-                    Some(format!("chain-{}", inner.id)),
-                    Some(o.profile().into()),
-                ])
-            })
+            .identity(|o| Ok(vec![Some(o.profile().into())]))
             .observe_async(move |o| {
                 let chain = observe.clone();
                 async move {
