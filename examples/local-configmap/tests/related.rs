@@ -2,16 +2,14 @@
 //! owner-name annotation): a deleted or edited ConfigMap is repaired at
 //! once, long before the resource's interval or a resync.
 
-use blue_kubernetes::{controller, start, Config};
-use blue_kubernetes_client::{Client, RawApi};
-use blue_testkit::FakeCluster;
+use blue_kubernetes::start;
+use blue_testkit::{FakeCluster, TestOperator};
 use local_configmap_operator::configmap::OWNER_NAME_ANNOTATION;
-use local_configmap_operator::package::{descriptor, names, package, Effect};
+use local_configmap_operator::package::{names, package, Effect};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-const NS: &str = "default";
 const CM: &str = "/api/v1/namespaces/default/configmaps/app";
 
 /// Polls `f` every few milliseconds for at most five seconds.
@@ -30,18 +28,19 @@ fn data(cluster: &FakeCluster) -> Option<Value> {
 #[tokio::test]
 async fn a_deleted_or_edited_config_map_is_repaired_at_once() {
     let cluster = FakeCluster::new();
-    let raw: Arc<dyn RawApi> = Arc::new(cluster.clone());
-    let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    let package = package(raw, Arc::new(|_: &Effect| {})).unwrap();
-    let mut config = Config::new(client, vec![package]);
-    config.namespace = NS.into();
-    config.names = names();
-    // An hour for everything but the watches: only an event can repair it.
-    config.poll_ms = 3_600_000;
-    config.resync_ms = 3_600_000;
-    let runtime = start(controller(config).unwrap()).unwrap();
-    let spec = json!({"reconcileInterval": "1h", "config": {"data": {"k": "v"}}});
-    cluster.create(&descriptor(), NS, "app", spec);
+    let package = package(Arc::new(cluster.clone()), Arc::new(|_: &Effect| {})).unwrap();
+    let op = TestOperator::on(&cluster, vec![package]).configure(|c| {
+        // An hour for everything but the watches: only an event can repair it.
+        let hour = 3_600_000u64;
+        c.with_names(names())
+            .with_poll_ms(hour)
+            .with_resync_ms(hour)
+    });
+    let runtime = start(op.controller().clone()).unwrap();
+    op.create(
+        "app",
+        json!({"reconcileInterval": "1h", "config": {"data": {"k": "v"}}}),
+    );
     eventually("created", || data(&cluster) == Some(json!({"k": "v"}))).await;
     let cm = cluster.get_object(CM).unwrap();
     assert_eq!(cm["metadata"]["annotations"][OWNER_NAME_ANNOTATION], "app");

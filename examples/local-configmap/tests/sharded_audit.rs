@@ -4,7 +4,7 @@
 //! hash (what its status reports), both replicas ran some, and no
 //! identity ran in both at once.
 
-use blue_kubernetes::{controller, start, Config, Runtime, Sharding};
+use blue_kubernetes::{controller, start, Config, LockDomain, Runtime, Sharding};
 use blue_kubernetes_client::{Client, RawApi};
 use blue_testkit::FakeCluster;
 use local_configmap_operator::audit::{intervals, overlaps, parse_audit, AuditLog};
@@ -38,6 +38,9 @@ fn replica(cluster: &FakeCluster, audit: &Path, name: &str) -> Runtime {
     let mut config = Config::new(client, vec![package]);
     config.namespace = NS.into();
     config.names = names();
+    // Each replica is a process of its own: no identity lock shared with
+    // the other, so only the shards keep them apart, as in a cluster.
+    config.lock_domain = LockDomain::new();
     // Short rounds, so shards are taken within a test's patience.
     let mut sharding = Sharding::new("lcm", NS).with_shards(4u32);
     sharding.lease.identity = name.into();

@@ -33,7 +33,7 @@ async fn a_database_created_before_its_server_waits_then_is_ready_once_the_serve
 
     r.create_server(SERVER, r.pg.port());
     assert_eq!(r.reconcile_server(SERVER).await, READY);
-    let report = trigger(&r.controller, &r.package, &r.ns, "early")
+    let report = trigger(r.op.controller(), &r.package, &r.ns, "early")
         .await
         .unwrap();
     assert_eq!(report, READY);
@@ -54,7 +54,7 @@ async fn a_deleted_server_turns_its_databases_back_to_waiting_and_drops_nothing(
     );
     assert_eq!(r.reconcile_server(SERVER).await, Report::Released);
     assert!(r.server(SERVER).is_none(), "nothing to destroy: released");
-    let report = trigger(&r.controller, &r.package, &r.ns, "orders")
+    let report = trigger(r.op.controller(), &r.package, &r.ns, "orders")
         .await
         .unwrap();
     assert_eq!(report, WAITING);

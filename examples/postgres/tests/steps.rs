@@ -95,9 +95,7 @@ async fn a_crash_at_any_converge_boundary_resumes_without_repeating_a_done_step(
         {
             let name = format!("c{i}-{j}");
             r.create(&name, json!({"config": {}}));
-            r.crash.arm(at.clone());
-            assert_eq!(r.reconcile_until_crash(&name).await, None, "{at:?}");
-            r.restart();
+            r.op.crash_at(at.clone(), &name).await;
             assert_eq!(r.reconcile(&name).await, READY, "{at:?}");
 
             // The step cut short ran again, interrupted; every other once.
@@ -123,12 +121,12 @@ async fn a_crash_in_the_middle_of_destroy_resumes_at_the_role() {
     r.create("gone", json!({"config": {}, "deletionPolicy": "Destroy"}));
     assert_eq!(r.reconcile("gone").await, READY);
     r.delete("gone");
-    r.crash.arm(CrashAt::StepEnded("database".into()));
-    assert_eq!(r.reconcile_until_crash("gone").await, None);
+    r.op.crash_at(CrashAt::StepEnded("database".into()), "gone")
+        .await;
     assert_eq!(r.owner_of("gone").await, None, "the database was dropped");
     assert!(r.role_exists("gone").await, "the role was not");
 
-    r.restart();
+    // The next process resumes the delete run.
     assert_eq!(r.reconcile("gone").await, Report::Released);
     assert!(!r.role_exists("gone").await);
     let deleting: Vec<_> = r

@@ -1,14 +1,13 @@
 //! What every package test needs: a real PostgreSQL server (the crate's
-//! `test_server`, which `cargo xtask e2e` uses too), the testkit's fake API
-//! server (which also keeps Secrets) and the controller around both
-//! packages ([`Rig`]), with the steps audit on and a crash switch in front
-//! of the controller's client (unarmed, it changes nothing). [`Rig::new`]
-//! has the `PostgresServer` [`SERVER`] Ready; [`Rig::bare`] has none.
+//! `test_server`, which `cargo xtask e2e` uses too) and the testkit's
+//! [`TestOperator`] of both packages, with the steps audit on, over its
+//! fake API server (which also keeps Secrets) ([`Rig`]). [`Rig::new`] has
+//! the `PostgresServer` [`SERVER`] Ready; [`Rig::bare`] has none.
 #![allow(dead_code)]
 
 use base64::Engine;
-use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Phase, Report};
-use blue_testkit::{Crash, FakeClock, FakeCluster};
+use blue_kubernetes::{Package, Phase, Report};
+use blue_testkit::{FakeCluster, TestOperator};
 use postgres_operator::desired::Target;
 use postgres_operator::package::{self, Features};
 use postgres_operator::postgres_server;
@@ -21,21 +20,19 @@ pub const ADMIN_SECRET: &str = "pg-admin";
 /// The `PostgresServer` every database of [`Rig::create`] names.
 pub const SERVER: &str = "main";
 
-/// One test's world: server, cluster (with Secrets), clock, controller.
+/// One test's world: server, and the operator over its cluster (with
+/// Secrets). Rigs share names and identities: each operator has its own
+/// identity lock.
 pub struct Rig {
-    /// This rig's namespace, `team-<port>`: tests run in parallel in one
-    /// process, whose identity lock would serialise equal identities
-    /// (`<namespace>/<server>`) of different rigs.
     pub ns: String,
     pub pg: TestServer,
+    /// The operator of `package` (first) and `servers`.
+    pub op: TestOperator,
     pub cluster: FakeCluster,
-    pub clock: FakeClock,
     /// The `PostgresDatabase` package.
     pub package: Package,
     /// The `PostgresServer` package.
     pub servers: Package,
-    pub crash: Crash,
-    pub controller: Controller,
 }
 
 /// One row of the steps audit.
@@ -50,21 +47,6 @@ pub struct Attempt {
 
 fn encoded(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
-}
-
-fn build(
-    cluster: &FakeCluster,
-    crash: &Crash,
-    clock: &FakeClock,
-    packages: Vec<Package>,
-    ns: &str,
-) -> Controller {
-    let config = Config::new(crash.client(Arc::new(cluster.clone())), packages)
-        .with_names(package::names())
-        .with_namespace(ns)
-        .with_clock(clock.as_fn())
-        .with_event_component(Some("postgres-operator".to_string()));
-    controller(config).unwrap()
 }
 
 impl Rig {
@@ -83,9 +65,8 @@ impl Rig {
     /// A rig without any `PostgresServer`.
     pub fn bare() -> Self {
         let pg = TestServer::start().expect("a private PostgreSQL server");
-        let ns = format!("team-{}", pg.port());
-        let clock = FakeClock::default();
-        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let ns = "team".to_string();
+        let cluster = FakeCluster::new();
         let features = Features { audit_steps: true };
         let mut packages = package::packages(Arc::new(cluster.clone()), features).unwrap();
         let (package, servers) = (packages.pop().unwrap(), packages.pop().unwrap());
@@ -100,32 +81,20 @@ impl Rig {
                 "data": {"username": encoded(ADMIN), "password": encoded(ADMIN_PASSWORD)},
             }),
         );
-        let crash = Crash::new();
-        let both = vec![servers.clone(), package.clone()];
-        let controller = build(&cluster, &crash, &clock, both, &ns);
+        let op = TestOperator::on(&cluster, vec![package.clone(), servers.clone()])
+            .in_namespace(&ns)
+            .configure(|c| {
+                c.with_names(package::names())
+                    .with_event_component(Some("postgres-operator".to_string()))
+            });
         Rig {
             ns,
             pg,
+            op,
             cluster,
-            clock,
             package,
             servers,
-            crash,
-            controller,
         }
-    }
-
-    /// A new operator process: a controller with nothing of the old one's
-    /// memory, over the same cluster (after a crash, say).
-    pub fn restart(&mut self) {
-        let both = vec![self.servers.clone(), self.package.clone()];
-        self.controller = build(&self.cluster, &self.crash, &self.clock, both, &self.ns);
-    }
-
-    /// Reconciles `name` until the armed crash strikes: `None` when it did.
-    pub async fn reconcile_until_crash(&self, name: &str) -> Option<Report> {
-        let pass = reconcile(&self.controller, &self.package, &self.ns, name);
-        self.crash.run(pass).await.map(Result::unwrap)
     }
 
     /// The steps audit, oldest first.
@@ -164,9 +133,7 @@ impl Rig {
     }
 
     pub async fn reconcile_server(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.servers, &self.ns, name)
-            .await
-            .unwrap()
+        self.op.reconcile_of(&self.servers, name).await
     }
 
     pub fn server(&self, name: &str) -> Option<Value> {
@@ -187,14 +154,12 @@ impl Rig {
     }
 
     pub async fn reconcile(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.package, &self.ns, name)
-            .await
-            .unwrap()
+        self.op.reconcile(name).await
     }
 
     /// Past the next periodic check (interval 60 s plus up to 10% jitter).
     pub fn next_check(&self) {
-        self.clock.advance(70_000);
+        self.op.clock().advance(70_000);
     }
 
     pub fn resource(&self, name: &str) -> Option<Value> {
