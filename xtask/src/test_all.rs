@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Instant;
 
 pub const USAGE: &str =
-    "  test                 fmt, clippy, docs, cargo test --workspace, e2e, then the short chaos profile";
+    "  test                 fmt, clippy, docs, cargo test --workspace, the Clojure differential, e2e, short chaos";
 
 /// A step: its name, cargo's arguments (split at spaces) and extra environment.
 type Step = (
@@ -20,13 +20,14 @@ pub fn main(args: &[String]) -> Result<()> {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    crate::support::postgres::ensure_installed()?;
+    crate::support::debian::ensure_postgres()?;
+    crate::support::debian::ensure_clojure()?;
     // The workspace's tests start blue-envtest control planes, which never
     // provision by themselves: the same (cached) step as
     // `cargo xtask control-plane provision`.
     println!("==> control plane binaries");
     crate::cluster::control_plane::provision::ensure_provisioned()?;
-    let steps: [Step; 6] = [
+    let steps: [Step; 7] = [
         ("fmt", "fmt --all -- --check", &[]),
         (
             "clippy",
@@ -39,6 +40,11 @@ pub fn main(args: &[String]) -> Result<()> {
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
         ("unit, property and doc tests", "test --workspace", &[]),
+        (
+            "Clojure differential (ignored without clojure)",
+            "test -p blue-identity --test clojure_differential -- --ignored",
+            &[],
+        ),
         ("e2e", "xtask e2e", &[]),
         ("chaos (short profile)", "xtask chaos", &[]),
     ];

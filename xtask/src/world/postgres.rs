@@ -52,7 +52,7 @@ impl Postgres {
     /// Installs PostgreSQL if needed, starts a server, installs the CRD and
     /// the admin Secret into `w`'s namespace and starts the operator.
     pub fn up(w: &World<'_>) -> Result<Self> {
-        crate::support::postgres::ensure_installed()?;
+        crate::support::debian::ensure_postgres()?;
         let work = w.work.join("postgres");
         std::fs::create_dir_all(&work)?;
         let (account, mut args) = as_shipped_account(w, &work)?;

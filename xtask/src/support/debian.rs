@@ -1,7 +1,8 @@
-//! PostgreSQL 15 from Debian, for the PostgreSQL example's tests and the
-//! e2e's PostgreSQL group: each starts private servers of its own
-//! (`postgres_operator::test_server`), so here only the binaries are
-//! installed, and no system service is created or started.
+//! What the suite installs from Debian's packages. PostgreSQL 15, for the
+//! PostgreSQL example's tests and the e2e's PostgreSQL group: each starts
+//! private servers of its own (`postgres_operator::test_server`), so here
+//! only the binaries are installed, and no system service is created or
+//! started. Clojure, for the state-identity differential test.
 
 use anyhow::{bail, Context, Result};
 use std::path::Path;
@@ -18,8 +19,18 @@ const NO_MAIN_CLUSTER: (&str, &str) = (
 );
 const NO_SERVICE_START: &str = "/usr/sbin/policy-rc.d";
 
+/// Installs Debian's `clojure` (1.11) unless `clojure` is there.
+pub fn ensure_clojure() -> Result<()> {
+    if Path::new("/usr/bin/clojure").exists() {
+        return Ok(());
+    }
+    println!("==> clojure: installing Debian's clojure");
+    let install = || apt(&["install", "-y", "--no-install-recommends", "clojure"]);
+    install().or_else(|_| apt(&["update"]).and_then(|()| install()))
+}
+
 /// Installs the `postgresql` package unless its binaries are there.
-pub fn ensure_installed() -> Result<()> {
+pub fn ensure_postgres() -> Result<()> {
     if Path::new(BIN_DIR).join("initdb").exists() {
         return Ok(());
     }
@@ -50,7 +61,7 @@ fn apt(args: &[&str]) -> Result<()> {
         .args(args)
         .env("DEBIAN_FRONTEND", "noninteractive")
         .status()
-        .context("running apt-get (PostgreSQL comes from Debian's packages)")?;
+        .context("running apt-get (PostgreSQL and Clojure come from Debian's packages)")?;
     match status.success() {
         true => Ok(()),
         false => bail!("apt-get {} failed ({status})", args.join(" ")),
