@@ -2,7 +2,7 @@
 
 mod common;
 
-use blue_kubernetes::{is_locked, Phase, Reason, Report};
+use blue_kubernetes::{Phase, Reason, Report};
 use blue_testkit::{Fault, Misbehaviour, Operation, Step, PLANTED_SECRET};
 use common::*;
 use serde_json::json;
@@ -148,7 +148,7 @@ async fn conflict_on_finalizer_write_prevents_effects_and_releases_the_lock() {
         .inject(Operation::UpdateFinalizers, Fault::Conflict);
     assert_eq!(w.reconcile("web").await, Report::Conflict);
     assert_eq!(w.infra.count(Step::Converge), 0);
-    assert!(!is_locked(&w.infra.identity(&World::profile("web"))));
+    assert!(!w.is_locked("web"));
     assert_eq!(
         w.reconcile("web").await,
         Report::Reconciled(Phase::Ready, Reason::Converged)
@@ -162,7 +162,7 @@ async fn conflict_on_reconciling_publish_prevents_effects_and_releases_the_lock(
     w.cluster.inject(Operation::UpdateStatus, Fault::Conflict);
     assert_eq!(w.reconcile("web").await, Report::Conflict);
     assert_eq!(w.infra.count(Step::Converge), 0);
-    assert!(!is_locked(&w.infra.identity(&World::profile("web"))));
+    assert!(!w.is_locked("web"));
 }
 
 #[tokio::test]

@@ -4,20 +4,25 @@
 
 mod common;
 
-use blue_kubernetes::{is_locked, reconcile, LockDomain, Phase, Reason, Report};
-use blue_testkit::Step;
+use blue_kubernetes::{is_locked, reconcile, Config, LockDomain, Phase, Reason, Report};
+use blue_testkit::{FakeCluster, Step};
 use common::*;
 use serde_json::json;
+use std::sync::Arc;
 
 #[tokio::test]
-async fn lock_spans_types_and_controller_instances() {
-    let w = World::new();
+async fn by_default_the_lock_spans_types_and_controller_instances_of_the_process() {
+    // What a controller takes unless told otherwise (the tests' builder
+    // gives each its own: put the default back).
+    let default = Config::new(Arc::new(FakeCluster::new()), vec![]).lock_domain;
+    assert!(default.same_as(&LockDomain::process()));
+    let w = World::with(|c| c.lock_domain = LockDomain::process());
     let gadget_package = w.infra.package(gadgets());
     let other = build(
         &w.cluster,
         w.clock.as_fn(),
         vec![gadget_package.clone()],
-        |_| {},
+        |c| c.lock_domain = default,
     );
     // Same namespace and name, so the same profile and identity, in two types.
     w.create("web", spec(json!(1)));

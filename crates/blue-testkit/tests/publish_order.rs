@@ -4,7 +4,7 @@
 
 mod common;
 
-use blue_kubernetes::{LockDomain, Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
 use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
 use common::*;
 use serde_json::json;
@@ -115,10 +115,7 @@ fn rig(probe: &Probe) -> (FakeCluster, FakeClock, blue_kubernetes::Controller, P
     let clock = FakeClock::default();
     let cluster = FakeCluster::new().with_clock(clock.clone());
     let package = probe.package();
-    // Tests running at once share identities: each has its own lock.
-    let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |c| {
-        c.lock_domain = LockDomain::new();
-    });
+    let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
     (cluster, clock, controller, package)
 }
 

@@ -10,7 +10,7 @@ mod common;
 
 use blue_kubernetes::test_hooks::{Action, Boundary, Hook, TestHooks, TestHooksError};
 use blue_kubernetes::{controller, crd, reconcile, Config, CrdOptions, Package};
-use blue_kubernetes::{Phase, Reason, Report};
+use blue_kubernetes::{LockDomain, Phase, Reason, Report};
 use blue_testkit::FakeCluster;
 use chain::Chain;
 use common::{finalizers, widgets, NS};
@@ -96,7 +96,8 @@ impl Bed {
         let hooks = TestHooks::parse(hooks, Some(dir.path().into())).unwrap();
         let config = Config::new(Arc::new(cluster.clone()), vec![package.clone()])
             .with_namespace(NS)
-            .with_test_hooks(hooks);
+            .with_test_hooks(hooks)
+            .with_lock_domain(LockDomain::new());
         let controller = controller(config).unwrap();
         cluster.create(
             &widgets(),

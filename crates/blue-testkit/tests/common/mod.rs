@@ -5,7 +5,9 @@ pub mod log;
 pub mod sharding;
 pub mod watchdog;
 
-use blue_kubernetes::{controller, reconcile, Clock, Config, Controller, Package, Report};
+use blue_kubernetes::{
+    controller, reconcile, Clock, Config, Controller, LockDomain, Package, Report,
+};
 use blue_kubernetes_client::{Client, ResourceDescriptor};
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use serde_json::{json, Value};
@@ -86,6 +88,13 @@ impl World {
     pub fn profile(name: &str) -> String {
         format!("{NS}--{name}")
     }
+
+    /// Whether the identity of widget `name` is locked in the
+    /// controller's lock domain right now.
+    pub fn is_locked(&self, name: &str) -> bool {
+        let identity = self.infra.identity(&Self::profile(name));
+        self.controller.config().lock_domain.is_locked(&identity)
+    }
 }
 
 pub fn build(
@@ -98,6 +107,10 @@ pub fn build(
     let mut config = Config::new(client, packages);
     config.namespace = NS.into();
     config.now = now;
+    // Tests run in parallel in one process: each controller takes an
+    // identity lock of its own, so equal identities in two tests never
+    // meet (a test that wants two controllers to contend shares one).
+    config.lock_domain = LockDomain::new();
     tweak(&mut config);
     controller(config).expect("valid config")
 }
