@@ -67,15 +67,18 @@ mod callback;
 mod client_stack;
 mod config;
 mod connection;
+mod context;
 mod controller;
 mod crd;
 mod domain;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod infrastructure;
 mod leader;
 mod lock;
 mod namespaces;
+mod observation;
 mod outputs;
 mod package;
 mod preflight;
@@ -92,25 +95,29 @@ pub mod test_hooks;
 mod typed;
 mod validation;
 
+pub use async_trait::async_trait;
 pub use config::{system_clock, Clock, Config};
 pub use connection::{Connection, ConnectionError, Sensitive};
+pub use context::{Api, Context, Metadata};
 pub use controller::{controller, Controller};
 pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use domain::due::is_due;
 pub use domain::names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use domain::options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
-pub use domain::spec::{reconcile_interval_pattern, MAX_RECONCILE_INTERVAL_MS};
+pub use domain::spec::{reconcile_interval_pattern, ManagementPolicy, MAX_RECONCILE_INTERVAL_MS};
 pub use domain::status::{Phase, Reason};
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
+pub use infrastructure::{blocking, Infrastructure, NoOutputs, Outcome};
 pub use leader::{FencingToken, LeaderElection};
 pub use lock::LockDomain;
 pub use namespaces::Namespaces;
+pub use observation::Observation;
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{
-    outcome_with_outputs, CallbackError, CallbackResult, Observation, Package, PackageBuilder,
-    WorkflowOutcome, OUTPUTS_KEY,
+    outcome_with_outputs, CallbackError, CallbackResult, Package, PackageBuilder, WorkflowOutcome,
+    OUTPUTS_KEY,
 };
 pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.

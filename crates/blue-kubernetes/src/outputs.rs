@@ -7,7 +7,7 @@
 //! keeps what is recorded, so a resource that is deleted, Invalid or
 //! failing shows the outputs it last had.
 
-use crate::package::Outputs;
+use crate::observation::Outputs;
 use crate::typed::openapi_schema;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -1,8 +1,11 @@
 //! Packages: a resource type plus the trusted callbacks that manage its infrastructure.
 
-use crate::callback::Callback;
+use crate::callback::{Callback, Closures};
+use crate::infrastructure::{Callbacks, Decode, Erased};
 use crate::typed::TypedPackageBuilder;
-use crate::{Error, Options, Related, ResourceSchema, ValidationErrors};
+use crate::{
+    Error, Infrastructure, Observation, Options, Related, ResourceSchema, ValidationErrors,
+};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -24,98 +27,6 @@ pub type CallbackResult<T> = Result<T, CallbackError>;
 /// A workflow outcome map returned by `converge` and `delete`. A non-zero
 /// integer under `blue/exit` marks failure; absent means 0.
 pub type WorkflowOutcome = Map<String, Value>;
-
-/// What `observe` reports about the infrastructure. Observing is read-only.
-///
-/// Build one with [`Observation::new`] (or [`READY`](Observation::READY),
-/// [`ABSENT`](Observation::ABSENT)); a package that declares an outputs
-/// type ([`PackageBuilder::outputs`]) may attach the facts it read with
-/// [`with_outputs`](Observation::with_outputs), recorded in
-/// `status.outputs`.
-///
-/// ```
-/// use blue_kubernetes::Observation;
-/// #[derive(serde::Serialize)]
-/// struct Endpoint { host: String, port: u16 }
-///
-/// let seen = Observation::new(true, true, true)
-///     .with_outputs(&Endpoint { host: "db.internal".into(), port: 5432 });
-/// assert!(seen.is_ready());
-/// assert_eq!(seen.outputs().unwrap()["port"], 5432);
-/// ```
-#[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct Observation {
-    /// The infrastructure exists.
-    pub exists: bool,
-    /// It matches the desired state.
-    pub matches: bool,
-    /// It is ready to use.
-    pub ready: bool,
-    outputs: Option<Outputs>,
-}
-
-/// Outputs as a callback handed them over.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Outputs {
-    /// Serialized.
-    Value(Value),
-    /// `serde` could not serialize them: the pass fails (never a partial record).
-    Unserializable,
-}
-
-impl Outputs {
-    pub(crate) fn of(outputs: &impl Serialize) -> Self {
-        match serde_json::to_value(outputs) {
-            Ok(value) => Outputs::Value(value),
-            Err(_) => Outputs::Unserializable,
-        }
-    }
-}
-
-impl Observation {
-    /// Exists, matches and is ready.
-    pub const READY: Observation = Observation::new(true, true, true);
-    /// Does not exist.
-    pub const ABSENT: Observation = Observation::new(false, false, false);
-
-    /// An observation without outputs.
-    pub const fn new(exists: bool, matches: bool, ready: bool) -> Self {
-        Self {
-            exists,
-            matches,
-            ready,
-            outputs: None,
-        }
-    }
-
-    /// Attaches outputs: non-secret facts about the infrastructure
-    /// (endpoint, external ID, version), never credentials. They must
-    /// serialize to the package's declared outputs type.
-    #[must_use]
-    pub fn with_outputs(mut self, outputs: &impl Serialize) -> Self {
-        self.outputs = Some(Outputs::of(outputs));
-        self
-    }
-
-    /// Exists, matches and is ready, whatever the outputs.
-    pub fn is_ready(&self) -> bool {
-        self.exists && self.matches && self.ready
-    }
-
-    /// The outputs attached, serialized (`None` without, or when they did
-    /// not serialize).
-    pub fn outputs(&self) -> Option<&Value> {
-        match &self.outputs {
-            Some(Outputs::Value(v)) => Some(v),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn take_outputs(&mut self) -> Option<Outputs> {
-        self.outputs.take()
-    }
-}
 
 /// The key of a [`WorkflowOutcome`] under which `converge` hands over
 /// outputs; see [`outcome_with_outputs`].
@@ -165,19 +76,33 @@ pub struct Package {
     inner: Arc<PackageInner>,
 }
 
-pub(crate) struct PackageInner {
-    pub(crate) schema: ResourceSchema,
-    pub(crate) validate: Option<Callback<ValidationErrors>>,
-    pub(crate) identity: Callback<Vec<Option<String>>>,
-    pub(crate) observe: Callback<Observation>,
-    pub(crate) converge: Callback<WorkflowOutcome>,
-    pub(crate) delete: Callback<WorkflowOutcome>,
-    /// Kinds whose changes ask for early checks of this package's resources.
-    pub(crate) related: Vec<Related>,
+struct PackageInner {
+    schema: ResourceSchema,
+    /// The package's callbacks: an [`Infrastructure`], or the closure
+    /// form's adapter onto it.
+    callbacks: Box<dyn Callbacks>,
 }
 
 impl Package {
-    /// Starts building a package for `descriptor`.
+    /// The package of an [`Infrastructure`]: its declared schema, with the
+    /// config and outputs types its associated types name. Fails with
+    /// [`Error::NotStructural`] naming the field of either type that no
+    /// CRD can describe.
+    pub fn new<T: Infrastructure>(infrastructure: T) -> Result<Package, Error> {
+        let schema = ResourceSchema::of::<T>();
+        crate::crd::check(&schema)?;
+        let decode: Decode<T::Config> = crate::typed::decode_config::<T::Config>;
+        Ok(Self::assemble(
+            schema,
+            Erased {
+                infrastructure,
+                decode,
+            },
+        ))
+    }
+
+    /// Starts building a package of closures for `descriptor`: the closure
+    /// form, whose callbacks receive the [`Options`] map.
     pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
         PackageBuilder {
             schema: ResourceSchema::new(descriptor),
@@ -186,7 +111,15 @@ impl Package {
             observe: None,
             converge: None,
             delete: None,
-            related: Vec::new(),
+        }
+    }
+
+    pub(crate) fn assemble(schema: ResourceSchema, callbacks: impl Callbacks + 'static) -> Self {
+        Package {
+            inner: Arc::new(PackageInner {
+                schema,
+                callbacks: Box::new(callbacks),
+            }),
         }
     }
 
@@ -200,8 +133,8 @@ impl Package {
         &self.inner.schema
     }
 
-    pub(crate) fn callbacks(&self) -> &PackageInner {
-        &self.inner
+    pub(crate) fn callbacks(&self) -> &dyn Callbacks {
+        &*self.inner.callbacks
     }
 }
 
@@ -223,13 +156,12 @@ impl std::fmt::Debug for Package {
 /// other callbacks are required. Methods without suffix take synchronous
 /// closures, `_async` ones take closures returning futures.
 pub struct PackageBuilder {
-    schema: ResourceSchema,
-    validate: Option<Callback<ValidationErrors>>,
-    identity: Option<Callback<Vec<Option<String>>>>,
-    observe: Option<Callback<Observation>>,
-    converge: Option<Callback<WorkflowOutcome>>,
-    delete: Option<Callback<WorkflowOutcome>>,
-    related: Vec<Related>,
+    pub(crate) schema: ResourceSchema,
+    pub(crate) validate: Option<Callback<Value, ValidationErrors>>,
+    pub(crate) identity: Option<Callback<Value, Vec<Option<String>>>>,
+    pub(crate) observe: Option<Callback<Value, Observation>>,
+    pub(crate) converge: Option<Callback<Value, WorkflowOutcome>>,
+    pub(crate) delete: Option<Callback<Value, WorkflowOutcome>>,
 }
 
 macro_rules! setters {
@@ -242,7 +174,7 @@ macro_rules! setters {
         where
             F: Fn(&Options) -> CallbackResult<$t> + Send + Sync + 'static,
         {
-            self.$field = Some(Callback::$make(f));
+            self.$field = Some(Callback::$make(move |_: &Value, opts: &Options| f(opts)));
             self
         }
 
@@ -252,7 +184,7 @@ macro_rules! setters {
             F: Fn(Options) -> Fut + Send + Sync + 'static,
             Fut: Future<Output = CallbackResult<$t>> + Send + 'static,
         {
-            self.$field = Some(Callback::asynchronous(f));
+            self.$field = Some(Callback::asynchronous(move |_, opts| f(opts)));
             self
         }
     };
@@ -352,7 +284,7 @@ impl PackageBuilder {
     /// # let _ = builder;
     /// ```
     pub fn related(mut self, related: Related) -> Self {
-        self.related.push(related);
+        self.schema = self.schema.related(related);
         self
     }
 
@@ -371,7 +303,9 @@ impl PackageBuilder {
         F: Fn(&Options) -> CallbackResult<V> + Send + Sync + 'static,
         V: Into<ValidationErrors>,
     {
-        self.validate = Some(Callback::pure(move |opts: &Options| f(opts).map(V::into)));
+        self.validate = Some(Callback::pure(move |_: &Value, opts: &Options| {
+            f(opts).map(V::into)
+        }));
         self
     }
 
@@ -383,7 +317,7 @@ impl PackageBuilder {
         Fut: Future<Output = CallbackResult<V>> + Send + 'static,
         V: Into<ValidationErrors>,
     {
-        self.validate = Some(Callback::asynchronous(move |opts| {
+        self.validate = Some(Callback::asynchronous(move |_, opts| {
             let found = f(opts);
             async move { found.await.map(V::into) }
         }));
@@ -423,17 +357,20 @@ impl PackageBuilder {
 
     /// Finishes the package, naming the first missing required callback.
     pub fn build(self) -> Result<Package, Error> {
-        Ok(Package {
-            inner: Arc::new(PackageInner {
-                schema: self.schema,
-                validate: self.validate,
-                identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
-                observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
-                converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
-                delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
-                related: self.related,
-            }),
-        })
+        let closures = Closures {
+            validate: self.validate,
+            identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
+            observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
+            converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
+            delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
+        };
+        // Untyped: the callbacks read the options, so nothing is decoded.
+        let decode: Decode<Value> = |_| Ok(Value::Null);
+        let erased = Erased {
+            infrastructure: closures,
+            decode,
+        };
+        Ok(Package::assemble(self.schema, erased))
     }
 }
 

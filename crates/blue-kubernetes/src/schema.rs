@@ -47,6 +47,8 @@ pub struct ResourceSchema {
     pub(crate) steps: bool,
     /// Config fields naming other managed resources.
     pub(crate) references: Vec<crate::references::ReferenceField>,
+    /// Kinds whose changes ask for early checks of this package's resources.
+    pub(crate) related: Vec<crate::Related>,
 }
 
 impl ResourceSchema {
@@ -60,7 +62,31 @@ impl ResourceSchema {
             connection: false,
             steps: false,
             references: Vec::new(),
+            related: Vec::new(),
         }
+    }
+
+    /// The schema of the [`Infrastructure`](crate::Infrastructure) `T`:
+    /// its declaration ([`Infrastructure::schema`](crate::Infrastructure::schema))
+    /// with the config and outputs its associated types name. What
+    /// [`Package::new`](crate::Package::new) builds around, and enough to
+    /// print its CRD without making a `T`.
+    pub fn of<T: crate::Infrastructure>() -> Self {
+        let schema = T::schema().config::<T::Config>();
+        let no_outputs =
+            std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<crate::NoOutputs>();
+        match no_outputs {
+            true => schema,
+            false => schema.outputs::<T::Outputs>(),
+        }
+    }
+
+    /// Declares a related kind: a change to one of its objects asks for an
+    /// early check of the resources it maps to; see
+    /// [`PackageBuilder::related`](crate::PackageBuilder::related).
+    pub fn related(mut self, related: crate::Related) -> Self {
+        self.related.push(related);
+        self
     }
 
     /// Describes `spec.config` with `C`'s schema; see
@@ -129,6 +155,7 @@ impl std::fmt::Debug for ResourceSchema {
             .field("connection_secret", &self.connection)
             .field("steps", &self.steps)
             .field("references", &self.references)
+            .field("related", &self.related.len())
             .finish()
     }
 }

@@ -1,24 +1,22 @@
 //! Typed config: a package's `spec.config` deserialized into the author's
-//! type once per pass, handed to callbacks beside the [`Options`].
+//! type, handed to every callback; and the closure form's typed builder.
 
+use crate::callback::{Callback, Closures};
+use crate::infrastructure::{Decode, Erased};
 use crate::package::{CallbackResult, PackageBuilder, WorkflowOutcome};
 use crate::{Error, Names, Observation, Options, Package, ResourceSchema, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::any::Any;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A decoded config, type-erased so [`Options`] stays one type.
-pub(crate) type AnyConfig = Arc<dyn Any + Send + Sync>;
-
-/// How a typed package turns `spec.config` into its type and describes it.
+/// How a typed package's config is checked and described.
 #[derive(Clone)]
 pub(crate) struct ConfigType {
-    pub(crate) decode: fn(Value) -> Result<AnyConfig, serde_json::Error>,
+    /// Whether `spec.config` (reserved keys removed) decodes.
+    pub(crate) check: fn(Value) -> Result<(), serde_json::Error>,
     /// The config's OpenAPI v3 schema, as schemars generates it.
     pub(crate) schema: fn() -> Value,
 }
@@ -26,7 +24,7 @@ pub(crate) struct ConfigType {
 impl ConfigType {
     pub(crate) fn of<C: DeserializeOwned + JsonSchema + Send + Sync + 'static>() -> Self {
         Self {
-            decode: |v| Ok(Arc::new(serde_json::from_value::<C>(v)?) as AnyConfig),
+            check: |v| serde_json::from_value::<C>(v).map(|_| ()),
             schema: openapi_schema::<C>,
         }
     }
@@ -50,25 +48,39 @@ fn reserved(key: &str, names: &Names) -> bool {
     key == "profile" || key == names.destroy_protection_key
 }
 
-/// The callback options for `resource`, with the typed config attached when
-/// the package declares one. The error is the decode failure, redacted.
-pub(crate) fn options_for(
-    package: &Package,
-    resource: &Value,
-    names: &Names,
-) -> (Options, Option<String>) {
-    let options = Options::from_resource(resource);
-    let Some(config) = &package.schema().config else {
-        return (options, None);
-    };
+/// `spec.config` of `resource` without the reserved keys.
+fn config_of(resource: &Value, names: &Names) -> Value {
     let mut map = resource
         .pointer("/spec/config")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
     map.retain(|k, _| !reserved(k, names));
-    match (config.decode)(Value::Object(map)) {
-        Ok(typed) => (options.with_typed(typed), None),
+    Value::Object(map)
+}
+
+/// The typed config of the resource the options are for.
+pub(crate) fn decode_config<C: DeserializeOwned>(
+    options: &Options,
+) -> Result<C, serde_json::Error> {
+    serde_json::from_value(config_of(options.resource(), &options.names()))
+}
+
+/// The callback options for `resource`, with the controller's clock and
+/// names; and, for a package with a typed config that does not decode,
+/// why (redacted).
+pub(crate) fn options_for(
+    package: &Package,
+    resource: &Value,
+    config: &crate::Config,
+) -> (Options, Option<String>) {
+    let names = &config.names;
+    let options = Options::from_resource(resource).with_env(config.now.clone(), names.clone());
+    let Some(config) = &package.schema().config else {
+        return (options, None);
+    };
+    match (config.check)(config_of(resource, names)) {
+        Ok(()) => (options, None),
         Err(e) => (
             options,
             Some(redact(&crate::telemetry::log::error_chain(&e))),
@@ -112,16 +124,13 @@ pub(crate) fn redact(message: &str) -> String {
     out
 }
 
-/// The typed config of `opts`, present whenever a typed callback runs: the
-/// pass refuses configs that do not decode before any callback sees them.
-fn typed<C: Send + Sync + 'static>(opts: &Options) -> CallbackResult<Arc<C>> {
-    opts.typed()
-        .and_then(|t| t.downcast::<C>().ok())
-        .ok_or_else(|| "config did not decode".into())
-}
-
-/// Builds a [`Package`] whose callbacks receive the decoded config `C`
+/// Builds a [`Package`] of closures that receive the decoded config `C`
 /// beside the [`Options`]. Start with [`PackageBuilder::config`].
+///
+/// Superseded by the package trait, [`Infrastructure`](crate::Infrastructure),
+/// whose methods receive a typed [`Context`](crate::Context); kept so
+/// packages can move at their own pace, and to be removed in a later
+/// release.
 ///
 /// `C` is deserialized from `spec.config` without the reserved keys
 /// (`profile` and the destroy-protection key, which stay in [`Options`]). A
@@ -157,23 +166,25 @@ fn typed<C: Send + Sync + 'static>(opts: &Options) -> CallbackResult<Arc<C>> {
 /// assert_eq!(package.descriptor().kind, "Widget");
 /// ```
 pub struct TypedPackageBuilder<C> {
-    inner: PackageBuilder,
-    config: PhantomData<fn() -> C>,
+    schema: ResourceSchema,
+    validate: Option<Callback<C, ValidationErrors>>,
+    identity: Option<Callback<C, Vec<Option<String>>>>,
+    observe: Option<Callback<C, Observation>>,
+    converge: Option<Callback<C, WorkflowOutcome>>,
+    delete: Option<Callback<C, WorkflowOutcome>>,
 }
 
 macro_rules! typed_setters {
     ($field:ident, $async_name:ident, $t:ty, $doc:literal) => {
-        typed_setters!($field, $async_name, $t, $doc, "");
+        typed_setters!($field, $async_name, $t, $doc, sync, "");
     };
-    ($field:ident, $async_name:ident, $t:ty, $doc:literal, $how:literal) => {
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal, $make:ident, $how:literal) => {
         #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc, $how)]
         pub fn $field<F>(mut self, f: F) -> Self
         where
             F: Fn(&C, &Options) -> CallbackResult<$t> + Send + Sync + 'static,
         {
-            self.inner = self
-                .inner
-                .$field(move |opts| f(typed::<C>(opts)?.as_ref(), opts));
+            self.$field = Some(Callback::$make(f));
             self
         }
 
@@ -183,20 +194,23 @@ macro_rules! typed_setters {
             F: Fn(Arc<C>, Options) -> Fut + Send + Sync + 'static,
             Fut: Future<Output = CallbackResult<$t>> + Send + 'static,
         {
-            self.inner = self.inner.$async_name(move |opts| {
-                let started = typed::<C>(&opts).map(|config| f(config, opts));
-                async move { started?.await }
-            });
+            self.$field = Some(Callback::asynchronous(f));
             self
         }
     };
 }
 
 impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuilder<C> {
+    /// Carries over what the untyped builder had: its declaration and any
+    /// callbacks already set (which keep reading only the options).
     pub(crate) fn new(inner: PackageBuilder) -> Self {
         Self {
-            inner,
-            config: PhantomData,
+            schema: inner.schema,
+            validate: inner.validate.map(Callback::ignoring_config),
+            identity: inner.identity.map(Callback::ignoring_config),
+            observe: inner.observe.map(Callback::ignoring_config),
+            converge: inner.converge.map(Callback::ignoring_config),
+            delete: inner.delete.map(Callback::ignoring_config),
         }
     }
 
@@ -211,9 +225,9 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         F: Fn(&C, &Options) -> CallbackResult<V> + Send + Sync + 'static,
         V: Into<ValidationErrors>,
     {
-        self.inner = self
-            .inner
-            .validate(move |opts| f(typed::<C>(opts)?.as_ref(), opts));
+        self.validate = Some(Callback::pure(move |c: &C, o: &Options| {
+            f(c, o).map(V::into)
+        }));
         self
     }
 
@@ -225,10 +239,10 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         Fut: Future<Output = CallbackResult<V>> + Send + 'static,
         V: Into<ValidationErrors>,
     {
-        self.inner = self.inner.validate_async(move |opts| {
-            let started = typed::<C>(&opts).map(|config| f(config, opts));
-            async move { started?.await }
-        });
+        self.validate = Some(Callback::asynchronous(move |c, o| {
+            let found = f(c, o);
+            async move { found.await.map(V::into) }
+        }));
         self
     }
     typed_setters!(
@@ -236,6 +250,7 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
         identity_async,
         Vec<Option<String>>,
         "the backend boundary and profile; equal identities share one lock.",
+        pure,
         " Runs inline on the controller's threads: keep it quick and pure \
          (see [`PackageBuilder::identity`](crate::PackageBuilder::identity))."
     );
@@ -260,26 +275,26 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
 
     /// Declares connection details; see [`PackageBuilder::connection_secret`].
     pub fn connection_secret(mut self) -> Self {
-        self.inner = self.inner.connection_secret();
+        self.schema = self.schema.connection_secret();
         self
     }
 
     /// Declares a reference field; see [`PackageBuilder::reference`]. Give
     /// the field the type [`Reference`](crate::Reference) (or an `Option` of it).
     pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
-        self.inner = self.inner.reference(field, kind);
+        self.schema = self.schema.reference(field, kind);
         self
     }
 
     /// Declares a related kind; see [`PackageBuilder::related`].
     pub fn related(mut self, related: crate::Related) -> Self {
-        self.inner = self.inner.related(related);
+        self.schema = self.schema.related(related);
         self
     }
 
     /// Declares durable steps; see [`PackageBuilder::steps`].
     pub fn steps(mut self) -> Self {
-        self.inner = self.inner.steps();
+        self.schema = self.schema.steps();
         self
     }
 
@@ -288,7 +303,7 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
     where
         O: DeserializeOwned + JsonSchema + 'static,
     {
-        self.inner = self.inner.outputs::<O>();
+        self.schema = self.schema.outputs::<O>();
         self
     }
 
@@ -296,14 +311,26 @@ impl<C: DeserializeOwned + JsonSchema + Send + Sync + 'static> TypedPackageBuild
     /// or the field of the config or outputs type that no CRD can describe
     /// ([`Error::NotStructural`]).
     pub fn build(self) -> Result<Package, Error> {
-        crate::crd::check(self.inner.as_ref())?;
-        self.inner.build()
+        crate::crd::check(&self.schema)?;
+        let closures = Closures {
+            validate: self.validate,
+            identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
+            observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
+            converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
+            delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
+        };
+        let decode: Decode<C> = decode_config::<C>;
+        let erased = Erased {
+            infrastructure: closures,
+            decode,
+        };
+        Ok(Package::assemble(self.schema, erased))
     }
 }
 
 impl<C> AsRef<ResourceSchema> for TypedPackageBuilder<C> {
     fn as_ref(&self) -> &ResourceSchema {
-        self.inner.as_ref()
+        &self.schema
     }
 }
 

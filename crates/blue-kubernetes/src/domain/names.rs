@@ -119,6 +119,21 @@ impl Names {
         }
     }
 
+    /// The annotation recording the infrastructure's own ID,
+    /// `<domain>/external-name`, in the finalizer's domain: set by the
+    /// controller when a callback reports the ID, or by a user to import
+    /// existing infrastructure.
+    ///
+    /// ```
+    /// use blue_kubernetes::Names;
+    /// let names = Names::for_domain("db.example.com");
+    /// assert_eq!(names.external_name_annotation(), "db.example.com/external-name");
+    /// ```
+    pub fn external_name_annotation(&self) -> String {
+        let domain = self.finalizer.split('/').next().unwrap_or_default();
+        format!("{domain}/external-name")
+    }
+
     /// The fields still holding the reference's domain-qualified values
     /// without that having been chosen: what the start warning names.
     pub(crate) fn unchosen_reference(&self) -> Vec<&'static str> {

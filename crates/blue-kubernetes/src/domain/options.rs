@@ -1,8 +1,8 @@
 //! The options handed to callbacks.
 
+use crate::context::Api;
 use crate::domain::resource;
-use crate::typed::AnyConfig;
-use crate::{Connection, FencingToken, Steps};
+use crate::{Clock, Connection, FencingToken, Names, Steps};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -51,8 +51,8 @@ pub struct Options {
     // Shared: every callback call takes a copy, and the map holds the whole
     // resource snapshot.
     map: Arc<Map<String, Value>>,
-    /// The decoded config of a typed package.
-    typed: Option<AnyConfig>,
+    /// What the controller hands every callback besides the resource.
+    env: Option<Arc<Env>>,
     /// The resource's connection Secret, for a package that declares one.
     connection: Option<Connection>,
     /// The durable steps of `converge` and `delete`.
@@ -61,6 +61,15 @@ pub struct Options {
     referenced: Option<Arc<std::collections::BTreeMap<String, Value>>>,
     /// The fencing token of the Lease the pass runs under.
     fencing_token: Option<FencingToken>,
+}
+
+/// The controller's side of the options: its clock, its names and the
+/// fenced API handle of the pass.
+#[derive(Clone)]
+struct Env {
+    now: Clock,
+    names: Names,
+    api: Option<Api>,
 }
 
 /// Key of the event in the options.
@@ -96,7 +105,7 @@ impl Options {
         map.insert(RESOURCE_KEY.into(), resource.clone());
         Self {
             map: Arc::new(map),
-            typed: None,
+            env: None,
             connection: None,
             steps: None,
             referenced: None,
@@ -178,13 +187,48 @@ impl Options {
         Ok(serde_json::from_value(outputs.clone())?)
     }
 
-    pub(crate) fn with_typed(mut self, typed: AnyConfig) -> Self {
-        self.typed = Some(typed);
+    pub(crate) fn with_env(mut self, now: Clock, names: Names) -> Self {
+        self.env = Some(Arc::new(Env {
+            now,
+            names,
+            api: None,
+        }));
         self
     }
 
-    pub(crate) fn typed(&self) -> Option<AnyConfig> {
-        self.typed.clone()
+    /// Gives the package its API handle (over the pass's fenced client).
+    pub(crate) fn with_api(mut self, api: Api) -> Self {
+        if let Some(env) = &self.env {
+            let mut env = Env::clone(env);
+            env.api = Some(api);
+            self.env = Some(Arc::new(env));
+        }
+        self
+    }
+
+    pub(crate) fn api(&self) -> Option<&Api> {
+        self.env.as_ref()?.api.as_ref()
+    }
+
+    /// The controller's clock; the system's for options built outside a
+    /// controller.
+    pub(crate) fn now_ms(&self) -> u64 {
+        match &self.env {
+            Some(env) => (env.now)(),
+            None => (crate::system_clock())(),
+        }
+    }
+
+    /// The controller's names (the defaults outside a controller).
+    pub(crate) fn names(&self) -> std::borrow::Cow<'_, Names> {
+        match &self.env {
+            Some(env) => std::borrow::Cow::Borrowed(&env.names),
+            None => std::borrow::Cow::Owned(Names::default()),
+        }
+    }
+
+    pub(crate) fn external_name_annotation(&self) -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Owned(self.names().external_name_annotation())
     }
 
     pub(crate) fn with_connection(mut self, connection: Connection) -> Self {

@@ -13,7 +13,7 @@ pub(crate) enum DeletionPolicy {
 /// `spec.managementPolicy`: what the controller may do to the
 /// infrastructure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ManagementPolicy {
+pub enum ManagementPolicy {
     /// Observe, converge and (with `Destroy`) delete: the default.
     Full,
     /// Observe and record outputs only: import existing infrastructure.

@@ -18,7 +18,7 @@ use super::Report;
 use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
-use crate::package::Outputs;
+use crate::observation::Outputs;
 use crate::test_hooks::Point;
 use crate::{Observation, Phase, Reason, WorkflowOutcome, OUTPUTS_KEY};
 use serde_json::Value;
@@ -62,7 +62,13 @@ impl Pass<'_> {
         };
         let (controller, package) = (self.controller, self.package);
         let options = self.options.clone();
-        let observing = call(controller, package, "observe", |c| &c.observe, &options);
+        let observing = call(
+            controller,
+            package,
+            "observe",
+            |c, o| c.observe(o),
+            &options,
+        );
         let (published, observed) = tokio::join!(self.publish(phase, reason), observing);
         published?;
         Ok(match observed {
@@ -144,7 +150,7 @@ impl Pass<'_> {
     }
 
     async fn observe(&mut self) -> Option<Observation> {
-        let mut observed = self.run_callback("observe", |c| &c.observe).await?;
+        let mut observed = self.run_callback("observe", |c, o| c.observe(o)).await?;
         self.keep_outputs(observed.take_outputs());
         Some(observed)
     }
@@ -152,8 +158,8 @@ impl Pass<'_> {
     /// Runs `converge` or `delete`; a lost step record stops the pass.
     async fn effect(&mut self, name: &'static str) -> Result<Effect, Halt> {
         let mut outcome = match name {
-            "converge" => self.run_effect(name, |c| &c.converge).await?,
-            _ => self.run_effect(name, |c| &c.delete).await?,
+            "converge" => self.run_effect(name, |c, o| c.converge(o)).await?,
+            _ => self.run_effect(name, |c, o| c.delete(o)).await?,
         };
         if let Some(outcome) = &mut outcome {
             let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);

@@ -21,7 +21,7 @@ impl Pass<'_> {
         if !self.has_finalizer() {
             self.set_finalizer(true).await?;
         }
-        let mut observed = match self.run_callback("observe", |c| &c.observe).await {
+        let mut observed = match self.run_callback("observe", |c, o| c.observe(o)).await {
             Some(observed) => observed,
             None => return self.fail(Reason::ExecutionFailed).await,
         };

@@ -248,7 +248,7 @@ async fn check<'a>(
     // References are resolved before any callback (identity included).
     let resolution = resolve_references(controller, package, &listed, releasing).await?;
     let waits = resolution.as_ref().is_some_and(|r| r.blocks(&listed));
-    let (listed_options, listed_config_error) = options_for(package, &listed, names);
+    let (listed_options, listed_config_error) = options_for(package, &listed, &controller.config);
     let (identity, listed_failure) = match releasing || waits {
         true => (None, None),
         false => match identify(controller, package, &listed_options).await {
@@ -324,7 +324,7 @@ async fn check<'a>(
     if resolution.as_ref().is_some_and(|r| r.blocks(&fresh)) != waits {
         return Ok(Checked::Done(Report::Changed));
     }
-    let (options, config_error) = options_for(package, &fresh, names);
+    let (options, config_error) = options_for(package, &fresh, &controller.config);
     let options = with_referenced(options, &resolution).with_fencing_token(token);
     let mut failure = None;
     if !releasing && !waits {
@@ -381,7 +381,14 @@ async fn identify(
     package: &Package,
     options: &Options,
 ) -> Result<Vec<Option<String>>, crate::callback::Failure> {
-    reporting::call(controller, package, "identity", |c| &c.identity, options).await
+    reporting::call(
+        controller,
+        package,
+        "identity",
+        |c, o| c.identity(o),
+        options,
+    )
+    .await
 }
 
 fn object_key(package: &Package, r: &Value) -> String {

@@ -5,8 +5,8 @@ use super::{PassOutcome, Report};
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
 use crate::leader::Fence;
+use crate::observation::Outputs;
 use crate::outputs::{accept, Rejected};
-use crate::package::Outputs;
 use crate::telemetry::EventType;
 use crate::test_hooks::{self, Point};
 use crate::{Controller, Error, Options, Package, Phase, Reason};
@@ -89,6 +89,7 @@ impl<'a> Pass<'a> {
             Some(fence) => fence.clone().around(controller.config.client.clone()),
             None => controller.config.client.clone(),
         };
+        let options = options.with_api(crate::Api::new(client.clone()));
         let options = match package.schema().connection {
             true => options.with_connection(crate::Connection::new(
                 client.clone(),

@@ -2,11 +2,10 @@
 //! failures, phase transitions, Events. Never the status's business.
 
 use super::pass::Pass;
-use crate::callback::{Callback, Failure};
+use crate::callback::{Failure, Pick};
 use crate::domain::resource::status_str;
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
-use crate::package::PackageInner;
 use crate::telemetry::log::{self, FailedCall, Subject};
 use crate::telemetry::EventType;
 use crate::{Controller, Options, Package, Phase, Reason, ValidationErrors};
@@ -18,11 +17,11 @@ pub(crate) async fn call<T: Send + 'static>(
     controller: &Controller,
     package: &Package,
     name: &'static str,
-    pick: fn(&PackageInner) -> &Callback<T>,
+    pick: Pick<T>,
     options: &Options,
 ) -> Result<T, Failure> {
     let started = tokio::time::Instant::now();
-    let result = pick(package.callbacks()).call(options).await;
+    let result = crate::callback::call(package.callbacks(), pick, options).await;
     let telemetry = &controller.telemetry;
     let controller_label = package.descriptor().qualified_plural();
     telemetry
@@ -40,7 +39,7 @@ impl Pass<'_> {
     pub(super) async fn run_callback<T: Send + 'static>(
         &mut self,
         name: &'static str,
-        pick: fn(&PackageInner) -> &Callback<T>,
+        pick: Pick<T>,
     ) -> Option<T> {
         match call(self.controller, self.package, name, pick, &self.options).await {
             Ok(value) => Some(value),

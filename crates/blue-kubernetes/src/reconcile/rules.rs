@@ -10,13 +10,6 @@ use crate::domain::status::{Next, Transition};
 use crate::{Names, Phase, Reason};
 use serde_json::Value;
 
-fn validate_of(
-    c: &crate::package::PackageInner,
-) -> &crate::callback::Callback<crate::ValidationErrors> {
-    // Only called after checking that the package has one.
-    c.validate.as_ref().expect("validate is set")
-}
-
 /// Rule 1 applies: deleting, and Retain, observe-only management or our
 /// finalizer already gone.
 pub(super) fn releases_without_callbacks(r: &Value, names: &Names) -> bool {
@@ -93,16 +86,15 @@ impl Pass<'_> {
 
         // 4 and 5. The package's validation: its messages go to the log,
         // and only those it marked user-facing to the Invalid write's Event.
-        if self.package.callbacks().validate.is_some() {
-            match self.run_callback("validate", validate_of).await {
-                None => return self.fail(Reason::ValidationFailed).await,
-                Some(errors) if !errors.is_empty() => {
-                    self.log_invalid(&errors);
-                    self.user_facing = errors.for_users();
-                    return self.invalid().await;
-                }
-                Some(_) => {}
+        // (A package without its own validation finds no errors.)
+        match self.run_callback("validate", |c, o| c.validate(o)).await {
+            None => return self.fail(Reason::ValidationFailed).await,
+            Some(errors) if !errors.is_empty() => {
+                self.log_invalid(&errors);
+                self.user_facing = errors.for_users();
+                return self.invalid().await;
             }
+            Some(_) => {}
         }
         // Identity is needed for the lock before any effect may run.
         if self.identity.is_none() {

@@ -5,10 +5,9 @@
 
 use super::pass::{Halt, Pass};
 use super::reporting::call;
-use crate::callback::{Callback, Failure};
+use crate::callback::{Failure, Pick};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
-use crate::package::PackageInner;
 use crate::steps::{valid_name, Begun, Chosen, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};
 use crate::test_hooks::Point;
@@ -98,7 +97,7 @@ impl Pass<'_> {
 
     /// The package declares durable steps.
     pub(super) fn stepped(&self) -> bool {
-        self.package.callbacks().schema.steps
+        self.package.schema().steps
     }
 
     /// Runs the `converge` or `delete` callback `name`, answering its
@@ -106,7 +105,7 @@ impl Pass<'_> {
     pub(super) async fn run_effect(
         &mut self,
         name: &'static str,
-        pick: fn(&PackageInner) -> &Callback<WorkflowOutcome>,
+        pick: Pick<WorkflowOutcome>,
     ) -> Result<Option<WorkflowOutcome>, Halt> {
         let called = match self.stepped() {
             true => self.call_answering_steps(name, pick).await,
@@ -130,7 +129,7 @@ impl Pass<'_> {
     async fn call_answering_steps(
         &mut self,
         name: &'static str,
-        pick: fn(&PackageInner) -> &Callback<WorkflowOutcome>,
+        pick: Pick<WorkflowOutcome>,
     ) -> Result<WorkflowOutcome, Failure> {
         let (steps, mut requests) = Steps::linked();
         let options = self.options.clone().with_steps(steps);

@@ -48,7 +48,7 @@ pub(crate) fn kinds(packages: &[Package]) -> Vec<Kind> {
             .schema()
             .connection
             .then(|| Related::owned(secrets.clone()));
-        let declared = package.callbacks().related.iter().cloned();
+        let declared = package.schema().related.iter().cloned();
         for related in declared.chain(connection) {
             let d = &related.descriptor;
             let same =

@@ -1,0 +1,250 @@
+//! What every callback of an [`Infrastructure`](crate::Infrastructure) is
+//! handed: the typed config and everything else a pass knows about the
+//! resource, without raw JSON.
+
+use crate::domain::resource;
+use crate::domain::spec::management_policy;
+use crate::{Connection, FencingToken, ManagementPolicy, Options, Steps};
+use blue_kubernetes_client::{ApiRequest, ApiResponse, Client, ResourceDescriptor};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The context of one callback: the resource's typed config `C`, its
+/// metadata and management policy, the controller's clock, the
+/// connection, the durable steps, the references' outputs, the fencing
+/// token, a fenced Kubernetes API handle and the external name.
+///
+/// Cheap to clone (shared parts), so a callback may move a copy into
+/// [`blocking`](crate::blocking) or a spawned task.
+///
+/// ```
+/// # use blue_kubernetes::{Context, ManagementPolicy};
+/// # fn demo(cx: &Context<u32>) {
+/// let size: &u32 = cx.config();
+/// let name = cx.metadata().name.as_str();
+/// let importing = cx.management_policy() == ManagementPolicy::Observe;
+/// let now_ms = cx.now_ms();
+/// let id = cx.external_name();
+/// # let _ = (size, name, importing, now_ms, id);
+/// # }
+/// ```
+pub struct Context<C> {
+    config: Arc<C>,
+    options: Options,
+    metadata: Arc<Metadata>,
+}
+
+impl<C> Clone for Context<C> {
+    fn clone(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            options: self.options.clone(),
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
+impl<C> std::fmt::Debug for Context<C> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Neither the config nor the options: they may hold credentials.
+        f.debug_struct("Context")
+            .field("namespace", &self.metadata.namespace)
+            .field("name", &self.metadata.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The resource's metadata, as of the snapshot the pass acts on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Metadata {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` (empty for a cluster-scoped resource).
+    pub namespace: String,
+    /// `metadata.uid`.
+    pub uid: String,
+    /// `metadata.generation` (1 when absent).
+    pub generation: i64,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `metadata.annotations`.
+    pub annotations: BTreeMap<String, String>,
+    /// `metadata.creationTimestamp` in milliseconds since the epoch, when set.
+    pub created_ms: Option<u64>,
+}
+
+impl Metadata {
+    fn of(resource: &Value) -> Self {
+        let strings = |key: &str| -> BTreeMap<String, String> {
+            resource::at(resource, &["metadata", key])
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Self {
+            name: resource::name(resource).to_string(),
+            namespace: resource::namespace(resource).to_string(),
+            uid: resource::uid(resource).unwrap_or_default().to_string(),
+            generation: resource::generation(resource),
+            labels: strings("labels"),
+            annotations: strings("annotations"),
+            created_ms: resource::str_at(resource, &["metadata", "creationTimestamp"])
+                .and_then(crate::domain::time::parse_ms),
+        }
+    }
+}
+
+/// The package's handle on the Kubernetes API: the controller's client
+/// behind the fence of the pass, so a replica that can no longer prove it
+/// holds its lease (leader election or the resource's shard) has its
+/// writes refused, like the controller's own.
+#[derive(Clone)]
+pub struct Api {
+    client: Arc<dyn Client>,
+}
+
+impl Api {
+    pub(crate) fn new(client: Arc<dyn Client>) -> Self {
+        Self { client }
+    }
+
+    /// Reads one object; `None` when it does not exist.
+    pub async fn get(
+        &self,
+        kind: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, blue_kubernetes_client::Error> {
+        self.client.get_resource(kind, namespace, name).await
+    }
+
+    /// Sends any request (reads and writes alike) through the fence.
+    pub async fn send(
+        &self,
+        request: ApiRequest,
+    ) -> Result<ApiResponse, blue_kubernetes_client::Error> {
+        self.client.send_raw(request).await
+    }
+
+    /// The fenced client itself, for what the two methods above do not cover.
+    pub fn client(&self) -> &Arc<dyn Client> {
+        &self.client
+    }
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api").finish_non_exhaustive()
+    }
+}
+
+impl<C> Context<C> {
+    pub(crate) fn new(config: Arc<C>, options: Options) -> Self {
+        let metadata = Arc::new(Metadata::of(options.resource()));
+        Self {
+            config,
+            options,
+            metadata,
+        }
+    }
+
+    /// The resource's `spec.config`, decoded into the package's config type.
+    pub fn config(&self) -> &C {
+        &self.config
+    }
+
+    /// The config, shared: for moving into a task or blocking thread.
+    pub fn config_arc(&self) -> Arc<C> {
+        self.config.clone()
+    }
+
+    /// The resource's metadata.
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// `spec.managementPolicy`: under [`ManagementPolicy::Observe`] only
+    /// `observe` runs (import of existing infrastructure).
+    pub fn management_policy(&self) -> ManagementPolicy {
+        // Callbacks past `identity` run only once the common fields are
+        // valid; `identity` may see a malformed one, read as the default.
+        management_policy(self.options.resource()).unwrap_or(ManagementPolicy::Full)
+    }
+
+    /// The controller's clock, in milliseconds since the epoch
+    /// ([`Config::now`](crate::Config::now): a test's fake clock reaches
+    /// package code through it).
+    pub fn now_ms(&self) -> u64 {
+        self.options.now_ms()
+    }
+
+    /// What the resource asks for: create (or update), stop or delete.
+    pub fn event(&self) -> crate::Event {
+        self.options.event()
+    }
+
+    /// The profile (`spec.config.profile`, default `<namespace>--<name>`).
+    pub fn profile(&self) -> &str {
+        self.options.profile()
+    }
+
+    /// The resource's connection Secret, for a package that declares one
+    /// ([`ResourceSchema::connection_secret`](crate::ResourceSchema::connection_secret)).
+    pub fn connection(&self) -> Option<&Connection> {
+        self.options.connection()
+    }
+
+    /// The durable steps of `converge` and `delete`; see
+    /// [`Options::steps`].
+    pub fn steps(&self) -> &Steps {
+        self.options.steps()
+    }
+
+    /// The outputs of the Ready resource that reference field `field`
+    /// names, decoded into that package's outputs type `O`; an error when
+    /// the field names nothing Ready or the outputs are not an `O`.
+    pub fn referenced<O: serde::de::DeserializeOwned>(
+        &self,
+        field: &str,
+    ) -> Result<O, crate::CallbackError> {
+        self.options.referenced_as(field)
+    }
+
+    /// The fencing token of the Lease this pass runs under; see
+    /// [`Options::fencing_token`].
+    pub fn fencing_token(&self) -> Option<FencingToken> {
+        self.options.fencing_token()
+    }
+
+    /// The package's Kubernetes API handle, behind the pass's fence.
+    /// `None` only in `identity`, which runs before the pass knows whether
+    /// it holds its lease.
+    pub fn api(&self) -> Option<&Api> {
+        self.options.api()
+    }
+
+    /// The infrastructure's own ID: what a callback reported earlier
+    /// (recorded by the controller as the resource's
+    /// `<domain>/external-name` annotation), or what a user set there to
+    /// import existing infrastructure. `None` until either happened.
+    pub fn external_name(&self) -> Option<&str> {
+        let key = self.options.external_name_annotation();
+        self.metadata
+            .annotations
+            .get(key.as_ref())
+            .map(String::as_str)
+            .filter(|name| !name.is_empty())
+    }
+
+    /// The options of the closure form: the raw `spec.config` map, the
+    /// profile, the event and the whole snapshot.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+}

@@ -1,0 +1,170 @@
+//! What `observe` reports: three facts about the infrastructure, and
+//! optionally its outputs and its external name.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// What `observe` reports about the infrastructure. Observing is read-only.
+///
+/// Build one with [`Observation::new`] (or [`READY`](Observation::READY),
+/// [`ABSENT`](Observation::ABSENT)) and add to it with the `with_*`
+/// methods; the three facts are public fields, the rest is reached through
+/// methods, so a new kind of report is never a breaking change.
+///
+/// `O` is the package's outputs type: an [`Infrastructure`](crate::Infrastructure)
+/// reports its own `Outputs` with [`with`](Observation::with); the closure
+/// form reports any serializable value with
+/// [`with_outputs`](Observation::with_outputs). Outputs are recorded in
+/// `status.outputs`.
+///
+/// ```
+/// use blue_kubernetes::Observation;
+/// #[derive(serde::Serialize)]
+/// struct Endpoint { host: String, port: u16 }
+///
+/// let seen: Observation = Observation::new(true, true, true)
+///     .with_outputs(&Endpoint { host: "db.internal".into(), port: 5432 });
+/// assert!(seen.is_ready());
+/// assert_eq!(seen.outputs().unwrap()["port"], 5432);
+///
+/// // Typed: the outputs are the package's own type.
+/// let typed = Observation::READY
+///     .with(Endpoint { host: "db.internal".into(), port: 5432 })
+///     .with_external_name("16384");
+/// assert_eq!(typed.output().unwrap().port, 5432);
+/// assert_eq!(typed.external_name(), Some("16384"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation<O = Value> {
+    /// The infrastructure exists.
+    pub exists: bool,
+    /// It matches the desired state.
+    pub matches: bool,
+    /// It is ready to use.
+    pub ready: bool,
+    outputs: Option<Outputs<O>>,
+    external_name: Option<String>,
+}
+
+impl<O> Default for Observation<O> {
+    fn default() -> Self {
+        Self::ABSENT
+    }
+}
+
+/// Outputs as a callback handed them over.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Outputs<O = Value> {
+    /// Serialized (or, typed, as given).
+    Value(O),
+    /// `serde` could not serialize them: the pass fails (never a partial record).
+    Unserializable,
+}
+
+impl Outputs {
+    pub(crate) fn of(outputs: &impl Serialize) -> Self {
+        match serde_json::to_value(outputs) {
+            Ok(value) => Outputs::Value(value),
+            Err(_) => Outputs::Unserializable,
+        }
+    }
+}
+
+impl<O: Serialize> Outputs<O> {
+    /// Serialized for the record.
+    pub(crate) fn erase(self) -> Outputs {
+        match self {
+            Outputs::Value(o) => Outputs::of(&o),
+            Outputs::Unserializable => Outputs::Unserializable,
+        }
+    }
+}
+
+impl<O> Observation<O> {
+    /// Exists, matches and is ready.
+    pub const READY: Self = Self::new(true, true, true);
+    /// Does not exist.
+    pub const ABSENT: Self = Self::new(false, false, false);
+
+    /// An observation without outputs.
+    pub const fn new(exists: bool, matches: bool, ready: bool) -> Self {
+        Self {
+            exists,
+            matches,
+            ready,
+            outputs: None,
+            external_name: None,
+        }
+    }
+
+    /// Attaches the package's outputs: non-secret facts about the
+    /// infrastructure (endpoint, external ID, version), never credentials.
+    #[must_use]
+    pub fn with(mut self, outputs: O) -> Self {
+        self.outputs = Some(Outputs::Value(outputs));
+        self
+    }
+
+    /// Reports the infrastructure's own ID (a database's OID, a cloud
+    /// resource's ID): the controller records it on the resource as its
+    /// external name, and hands it back to later passes.
+    #[must_use]
+    pub fn with_external_name(mut self, name: impl Into<String>) -> Self {
+        self.external_name = Some(name.into());
+        self
+    }
+
+    /// Exists, matches and is ready, whatever the outputs.
+    pub fn is_ready(&self) -> bool {
+        self.exists && self.matches && self.ready
+    }
+
+    /// The outputs attached (`None` without, or when they did not
+    /// serialize).
+    pub fn output(&self) -> Option<&O> {
+        match &self.outputs {
+            Some(Outputs::Value(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The external name reported, if any.
+    pub fn external_name(&self) -> Option<&str> {
+        self.external_name.as_deref()
+    }
+}
+
+impl<O: Serialize> Observation<O> {
+    /// The same observation with its outputs serialized: what the
+    /// controller records.
+    pub(crate) fn erase(self) -> Observation {
+        Observation {
+            exists: self.exists,
+            matches: self.matches,
+            ready: self.ready,
+            outputs: self.outputs.map(Outputs::erase),
+            external_name: self.external_name,
+        }
+    }
+}
+
+impl Observation {
+    /// Attaches outputs, serialized: non-secret facts about the
+    /// infrastructure (endpoint, external ID, version), never credentials.
+    /// They must serialize to the package's declared outputs type.
+    #[must_use]
+    pub fn with_outputs(mut self, outputs: &impl Serialize) -> Self {
+        self.outputs = Some(Outputs::of(outputs));
+        self
+    }
+
+    /// The outputs attached, serialized (`None` without, or when they did
+    /// not serialize).
+    pub fn outputs(&self) -> Option<&Value> {
+        self.output()
+    }
+
+    pub(crate) fn take_outputs(&mut self) -> Option<Outputs> {
+        self.outputs.take()
+    }
+}
