@@ -234,12 +234,7 @@ impl<C> Context<C> {
     /// `<domain>/external-name` annotation), or what a user set there to
     /// import existing infrastructure. `None` until either happened.
     pub fn external_name(&self) -> Option<&str> {
-        let key = self.options.external_name_annotation();
-        self.metadata
-            .annotations
-            .get(key.as_ref())
-            .map(String::as_str)
-            .filter(|name| !name.is_empty())
+        self.options.external_name()
     }
 
     /// The options of the closure form: the raw `spec.config` map, the

@@ -132,6 +132,10 @@ impl<O> Observation<O> {
     pub fn external_name(&self) -> Option<&str> {
         self.external_name.as_deref()
     }
+
+    pub(crate) fn take_external_name(&mut self) -> Option<String> {
+        self.external_name.take()
+    }
 }
 
 impl<O: Serialize> Observation<O> {

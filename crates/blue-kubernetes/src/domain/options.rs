@@ -61,6 +61,9 @@ pub struct Options {
     referenced: Option<Arc<std::collections::BTreeMap<String, Value>>>,
     /// The fencing token of the Lease the pass runs under.
     fencing_token: Option<FencingToken>,
+    /// An external name a callback of this pass reported, newer than the
+    /// snapshot's annotation.
+    external_name: Option<Arc<str>>,
 }
 
 /// The controller's side of the options: its clock, its names and the
@@ -110,6 +113,7 @@ impl Options {
             steps: None,
             referenced: None,
             fencing_token: None,
+            external_name: None,
         }
     }
 
@@ -227,8 +231,24 @@ impl Options {
         }
     }
 
-    pub(crate) fn external_name_annotation(&self) -> std::borrow::Cow<'static, str> {
-        std::borrow::Cow::Owned(self.names().external_name_annotation())
+    pub(crate) fn with_external_name(mut self, name: &str) -> Self {
+        self.external_name = Some(name.into());
+        self
+    }
+
+    /// The infrastructure's own ID: reported by a callback earlier in this
+    /// pass, else the resource's `<domain>/external-name` annotation
+    /// ([`Names::external_name_annotation`]; empty is none), which the
+    /// controller sets when a callback reports it, or a user sets to
+    /// import existing infrastructure.
+    pub fn external_name(&self) -> Option<&str> {
+        if let Some(name) = &self.external_name {
+            return Some(name);
+        }
+        let key = self.names().external_name_annotation();
+        resource::at(self.resource(), &["metadata", "annotations", key.as_str()])
+            .and_then(Value::as_str)
+            .filter(|name| !name.is_empty())
     }
 
     pub(crate) fn with_connection(mut self, connection: Connection) -> Self {

@@ -18,6 +18,7 @@ use super::Report;
 use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
+use crate::infrastructure::EXTERNAL_NAME_KEY;
 use crate::observation::Outputs;
 use crate::test_hooks::Point;
 use crate::{Observation, Phase, Reason, WorkflowOutcome, OUTPUTS_KEY};
@@ -74,6 +75,7 @@ impl Pass<'_> {
         Ok(match observed {
             Ok(mut observation) => {
                 self.keep_outputs(observation.take_outputs());
+                self.note_external_name(observation.take_external_name());
                 Some(observation)
             }
             Err(failure) => {
@@ -152,6 +154,7 @@ impl Pass<'_> {
     async fn observe(&mut self) -> Option<Observation> {
         let mut observed = self.run_callback("observe", |c, o| c.observe(o)).await?;
         self.keep_outputs(observed.take_outputs());
+        self.note_external_name(observed.take_external_name());
         Some(observed)
     }
 
@@ -164,6 +167,14 @@ impl Pass<'_> {
         if let Some(outcome) = &mut outcome {
             let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);
             self.keep_outputs(outputs);
+            let reported = outcome.remove(EXTERNAL_NAME_KEY);
+            if name == "converge" && succeeded(Some(outcome.clone())) {
+                let reported = reported.and_then(|v| v.as_str().map(str::to_string));
+                self.note_external_name(reported);
+                // Recorded before anything else: what was made must be
+                // found again by the next pass, even after a crash.
+                self.record_external_name().await?;
+            }
         }
         Ok(self.settle_run(succeeded(outcome)))
     }

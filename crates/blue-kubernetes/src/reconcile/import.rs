@@ -26,6 +26,7 @@ impl Pass<'_> {
             None => return self.fail(Reason::ExecutionFailed).await,
         };
         self.outputs = observed.take_outputs().or(self.outputs.take());
+        self.note_external_name(observed.take_external_name());
         if !(observed.exists && observed.ready) {
             return self.fail(Reason::NotReady).await;
         }

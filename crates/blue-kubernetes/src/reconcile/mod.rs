@@ -4,6 +4,7 @@
 
 mod act;
 mod connection;
+mod external_name;
 mod import;
 mod pass;
 mod references;

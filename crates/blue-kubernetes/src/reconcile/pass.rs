@@ -52,6 +52,8 @@ pub(super) struct Pass<'a> {
     pub(super) published: bool,
     /// Outputs a callback reported, until a status write records them.
     pub(super) outputs: Option<Outputs>,
+    /// An external name a callback reported, until it is recorded.
+    pub(super) external_name: Option<String>,
     /// The durable-steps run this pass works on, once it touches one;
     /// every status write of the pass records it.
     pub(super) workflow: Option<super::steps::Workflow>,
@@ -110,6 +112,7 @@ impl<'a> Pass<'a> {
             user_facing: None,
             published: false,
             outputs: None,
+            external_name: None,
             workflow: None,
             steps_broken: false,
             next_check: None,
@@ -145,6 +148,7 @@ impl<'a> Pass<'a> {
     /// Writes a status computed from the current snapshot, unless it is a
     /// quiet periodic check (see [`status::is_quiet`]).
     pub(super) async fn write(&mut self, mut t: Transition) -> Result<Report, Halt> {
+        self.record_external_name().await?;
         if let Some(outputs) = self.outputs.take() {
             let accepted = accept(self.package.schema().outputs.as_ref(), outputs);
             match accepted.and_then(|v| self.not_holding_secrets(v)) {
@@ -187,6 +191,11 @@ impl<'a> Pass<'a> {
         self.after_write(previous, &t, &status);
         self.workflow_written();
         Ok(Report::Reconciled(t.phase, t.reason))
+    }
+
+    /// The pass's client: the controller's, behind the pass's fence.
+    pub(super) fn client(&self) -> &Arc<dyn Client> {
+        &self.client
     }
 
     /// `text` with the connection values this pass handed out redacted.

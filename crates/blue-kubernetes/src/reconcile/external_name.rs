@@ -1,0 +1,95 @@
+//! The external name: the infrastructure's own ID, reported by a callback
+//! and recorded on the resource as the `<domain>/external-name`
+//! annotation, so every later pass (and a restarted controller) finds the
+//! infrastructure by it.
+//!
+//! It is recorded as soon as it is reported, before anything else the
+//! pass writes: infrastructure made but not recorded would be made again
+//! by the next pass. The write is guarded by the pass's fence and by the
+//! object's uid, not by its resourceVersion: the name is a fact about the
+//! infrastructure, not an acknowledgement of desired state, and losing it
+//! to a concurrent spec edit would orphan what was made. A spec edit that
+//! came in between does stop the pass right after the write (the edit is
+//! the next pass's business), so no later write of this pass acknowledges
+//! desired state it did not act on.
+
+use super::pass::{Halt, Pass};
+use super::Report;
+use crate::domain::resource;
+use blue_kubernetes_client::{ApiPath, ApiRequest, Method, PatchType};
+use serde_json::{json, Value};
+
+/// The longest external name recorded; a longer one is logged and dropped
+/// (an ID, not a document).
+pub(crate) const MAX_EXTERNAL_NAME_BYTES: usize = 1024;
+
+impl Pass<'_> {
+    /// A callback reported `name`: later callbacks of the pass see it at
+    /// once, and the next write records it.
+    pub(super) fn note_external_name(&mut self, name: Option<String>) {
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            return;
+        };
+        if self.options.external_name() == Some(name.as_str()) && self.external_name.is_none() {
+            return;
+        }
+        if name.len() > MAX_EXTERNAL_NAME_BYTES || self.holds_generated(&Value::from(name.as_str()))
+        {
+            let descriptor = self.package.descriptor();
+            tracing::warn!(
+                group = %descriptor.group,
+                kind = %descriptor.kind,
+                namespace = resource::namespace(&self.snapshot),
+                name = resource::name(&self.snapshot),
+                "external name not recorded: too long, or a connection value"
+            );
+            return;
+        }
+        self.options = self.options.clone().with_external_name(&name);
+        self.external_name = Some(name);
+    }
+
+    /// Writes a reported external name to the resource's annotation, if
+    /// it is not there already.
+    pub(super) async fn record_external_name(&mut self) -> Result<(), Halt> {
+        let Some(name) = self.external_name.take() else {
+            return Ok(());
+        };
+        let key = self.controller.config.names.external_name_annotation();
+        let recorded = resource::at(&self.snapshot, &["metadata", "annotations", key.as_str()]);
+        if recorded.and_then(Value::as_str) == Some(name.as_str()) {
+            return Ok(());
+        }
+        let d = self.package.descriptor();
+        let (namespace, object) = (
+            resource::namespace(&self.snapshot),
+            resource::name(&self.snapshot),
+        );
+        let path = match namespace {
+            "" => ApiPath::cluster(&d.group, &d.version, &d.plural, Some(object), None),
+            ns => ApiPath::namespaced(&d.group, &d.version, ns, &d.plural, Some(object), None),
+        }
+        .map_err(Halt::Transport)?;
+        let uid = resource::uid(&self.snapshot).unwrap_or_default();
+        let patch = json!({"metadata": {"uid": uid, "annotations": {key: name}}});
+        let request = ApiRequest::new(Method::Patch(PatchType::Merge), path).with_body(patch);
+        let response = self.client().send_raw(request).await?;
+        let Some(written) = response.body.filter(Value::is_object) else {
+            return Err(Halt::Lost(Report::Conflict));
+        };
+        let names = &self.controller.config.names;
+        let same_desire = |o: &Value| {
+            (
+                resource::generation(o),
+                resource::request_token(o, &names.request_annotation).to_string(),
+            )
+        };
+        let moved = same_desire(&written) != same_desire(&self.snapshot);
+        self.snapshot = written;
+        match moved {
+            // Recorded; the new desired state is the next pass's.
+            true => Err(Halt::Lost(Report::Conflict)),
+            false => Ok(()),
+        }
+    }
+}

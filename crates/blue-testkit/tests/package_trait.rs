@@ -1,0 +1,154 @@
+//! The package trait: a typed `Infrastructure` reaches Ready, and every
+//! callback gets its typed context (config, metadata, management policy,
+//! the controller's clock, the fenced API handle).
+
+mod common;
+mod silences;
+
+use blue_kubernetes::{
+    crd, reconcile, CrdOptions, ManagementPolicy, Package, Phase, Reason, Report, ResourceSchema,
+};
+use blue_testkit::{FakeClock, FakeCluster};
+use common::{build, NS};
+use serde_json::{json, Value};
+use silences::{silences, AlertManager};
+
+struct Rig {
+    cluster: FakeCluster,
+    clock: FakeClock,
+    manager: AlertManager,
+    package: Package,
+    controller: blue_kubernetes::Controller,
+}
+
+impl Rig {
+    fn new() -> Self {
+        let clock = FakeClock::default();
+        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let manager = AlertManager::default();
+        let package = Package::new(manager.clone()).expect("a structural package");
+        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
+        Self {
+            cluster,
+            clock,
+            manager,
+            package,
+            controller,
+        }
+    }
+
+    async fn reconcile(&self, name: &str) -> Report {
+        reconcile(&self.controller, &self.package, NS, name)
+            .await
+            .expect("no transport failure")
+    }
+
+    fn get(&self, name: &str) -> Value {
+        self.cluster.get(&silences(), NS, name).expect("exists")
+    }
+}
+
+#[tokio::test]
+async fn a_trait_package_reaches_ready_with_its_typed_outputs() {
+    let rig = Rig::new();
+    rig.cluster.create(
+        &silences(),
+        NS,
+        "quiet",
+        json!({"config": {"matcher": "job=db"}}),
+    );
+
+    let report = rig.reconcile("quiet").await;
+
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(rig.manager.count(), 1);
+    assert_eq!(rig.get("quiet")["status"]["outputs"], json!({"id": "s-1"}));
+}
+
+#[tokio::test]
+async fn callbacks_see_the_metadata_the_policy_and_the_controllers_clock() {
+    let rig = Rig::new();
+    rig.clock.set(1_900_000_000_000);
+    let created = rig.cluster.create_with(
+        &silences(),
+        json!({
+            "metadata": {"name": "quiet", "namespace": NS, "labels": {"team": "db"}},
+            "spec": {"config": {"matcher": "job=db"}},
+        }),
+    );
+
+    rig.reconcile("quiet").await;
+
+    let seen = rig.manager.seen("converge");
+    let seen = seen.first().expect("converge ran");
+    assert_eq!(seen.metadata.name, "quiet");
+    assert_eq!(seen.metadata.namespace, NS);
+    assert_eq!(
+        seen.metadata.uid,
+        created["metadata"]["uid"].as_str().unwrap()
+    );
+    assert_eq!(seen.metadata.generation, 1);
+    assert_eq!(
+        seen.metadata.labels.get("team").map(String::as_str),
+        Some("db")
+    );
+    assert_eq!(seen.metadata.created_ms, Some(1_900_000_000_000));
+    assert_eq!(seen.policy, ManagementPolicy::Full);
+    assert_eq!(
+        seen.now_ms,
+        rig.clock.now_ms(),
+        "the fake clock reaches the package"
+    );
+    assert!(seen.has_api, "the package has its fenced API handle");
+}
+
+#[tokio::test]
+async fn the_clock_a_callback_reads_moves_with_the_controllers() {
+    let rig = Rig::new();
+    rig.cluster.create(
+        &silences(),
+        NS,
+        "quiet",
+        json!({"config": {"matcher": "job=db"}}),
+    );
+    rig.reconcile("quiet").await;
+    rig.clock.advance(3_600_000);
+    rig.cluster.edit_spec(&silences(), NS, "quiet", |spec| {
+        spec["config"]["matcher"] = json!("job=web");
+    });
+
+    rig.reconcile("quiet").await;
+
+    let converges = rig.manager.seen("converge");
+    assert_eq!(converges.len(), 2);
+    assert_eq!(converges[1].now_ms - converges[0].now_ms, 3_600_000);
+}
+
+#[tokio::test]
+async fn a_config_that_does_not_decode_is_invalid_before_any_trait_callback() {
+    let rig = Rig::new();
+    rig.cluster
+        .create(&silences(), NS, "quiet", json!({"config": {"matcher": 5}}));
+
+    let report = rig.reconcile("quiet").await;
+
+    assert_eq!(
+        report,
+        Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
+    );
+    assert!(rig.manager.seen.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_crd_is_derived_from_the_traits_one_declaration() {
+    let crd = crd(
+        &ResourceSchema::of::<AlertManager>(),
+        &CrdOptions::default(),
+    )
+    .unwrap();
+    let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
+    let config = &root["spec"]["properties"]["config"]["properties"];
+    assert_eq!(config["matcher"]["type"], "string");
+    let outputs = &root["status"]["properties"]["outputs"]["properties"];
+    assert_eq!(outputs["id"]["type"], "string");
+}
