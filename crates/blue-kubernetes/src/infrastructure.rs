@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 /// A package: the callbacks that manage one kind of infrastructure, as
 /// methods of one type. Turn it into a [`Package`](crate::Package) with
-/// [`Package::new`](crate::Package::new) (or `Package::from`).
+/// [`Package::new`](crate::Package::new).
 ///
 /// - [`Config`](Self::Config) is `spec.config` decoded (serde + schemars):
 ///   the generated CRD describes it, a config that does not decode makes
@@ -69,6 +69,264 @@ use std::sync::Arc;
 ///
 /// let package = Package::new(Widgets).unwrap();
 /// assert_eq!(package.descriptor().kind, "Widget");
+/// ```
+///
+/// # Optional features
+/// Each feature is declared once: on [`schema`](Self::schema), or by
+/// overriding a method with a default.
+///
+/// ## Validation
+/// `validate` returns the config's errors; the default finds none. Only the
+/// messages marked user-facing reach the resource's users (in an Event);
+/// the rest go to the operator's log.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+///     async fn validate(&self, cx: &Context<DbConfig>) -> CallbackResult<ValidationErrors> {
+///         let mut errors = ValidationErrors::new();
+///         if cx.config().name.len() > 63 {
+///             errors.push_user_facing(UserFacingMessage::new("name: at most 63 characters"));
+///         }
+///         Ok(errors)
+///     }
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## Identity
+/// Resources with equal identities share one lock and may not change
+/// identity once recorded. The default is the resource type and the
+/// profile; a package whose resources share a backend says so.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+///     async fn identity(&self, cx: &Context<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
+///         Ok(vec![Some("postgres-main".into()), Some(cx.config().name.clone())])
+///     }
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## Outputs and the external name
+/// `observe` and `converge` report outputs of the package's own type
+/// (recorded in `status.outputs`) and the infrastructure's own ID, which
+/// the controller records as the `<domain>/external-name` annotation and
+/// hands to every later pass ([`Context::external_name`]). A user who sets
+/// that annotation on a resource with `managementPolicy: Observe` imports
+/// what exists.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+/// struct DbOutputs { oid: u32 }
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = DbOutputs;
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<DbOutputs>> {
+///         let Some(oid) = cx.external_name() else {
+///             return Ok(Observation::ABSENT); // not made yet
+///         };
+///         Ok(Observation::READY.with(DbOutputs { oid: oid.parse()? }))
+///     }
+///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> {
+///         let oid = 16384; // CREATE DATABASE ..., then read its OID
+///         Ok(Outcome::done().with(DbOutputs { oid }).with_external_name(oid.to_string()))
+///     }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## Connection Secret
+/// Declared on the schema; the controller keeps one Secret per resource,
+/// and a generated credential is stored before it is handed out, so a crash
+/// never loses it.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+///     fn schema() -> ResourceSchema {
+///         ResourceSchema::new(databases())
+///             .connection_secret()
+///     }
+///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+///         let connection = cx.connection().expect("declared on the schema");
+///         let password = connection.get_or_create("password", || "generated".into()).await?;
+///         let _ = password.expose(); // ALTER ROLE ... PASSWORD ...
+///         Ok(Outcome::done())
+///     }
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## Durable steps
+/// Declared on the schema; `converge` and `delete` run their work as named
+/// steps, and a later pass of the same run skips the steps recorded done.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+///     fn schema() -> ResourceSchema {
+///         ResourceSchema::new(databases())
+///             .steps()
+///     }
+///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+///         let oid: u32 = cx.steps().run("create", |step| async move {
+///             let _client_token = step.key(); // idempotency key for the backend
+///             Ok(16384)
+///         }).await?;
+///         cx.steps().run("grant", |_step| async move { Ok(oid) }).await?;
+///         Ok(Outcome::done())
+///     }
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## References
+/// A config field naming another managed resource: the controller waits
+/// until it is Ready and hands its outputs to the callbacks.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+///     fn schema() -> ResourceSchema {
+///         ResourceSchema::new(databases())
+///             .reference("server_ref", ResourceDescriptor::new("db.example.com", "v1", "servers", "Server"))
+///     }
+///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+///         #[derive(serde::Deserialize)]
+///         struct ServerOutputs { host: String }
+///         let server: ServerOutputs = cx.referenced("server_ref")?;
+///         let _ = server.host;
+///         Ok(Outcome::done())
+///     }
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## Related kinds
+/// A change to a related object asks for an early check of the resource it
+/// maps to.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+///     fn schema() -> ResourceSchema {
+///         ResourceSchema::new(databases())
+///             .related(Related::owned(ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")))
+///     }
+///
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## Blocking code and the API handle
+/// Blocking work goes through [`blocking`]; the package's own Kubernetes
+/// reads and writes go through [`Context::api`], behind the pass's fence.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+///         let name = cx.config().name.clone();
+///         blocking(move || {
+///             let _ = name; // std::process::Command::new("createdb").arg(&name).status()?
+///             Ok(())
+///         })
+///         .await?;
+///         if let Some(api) = cx.api() {
+///             let kind = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+///             let _settings = api.get(&kind, &cx.metadata().namespace, "db-settings").await?;
+///         }
+///         Ok(Outcome::done())
+///     }
+/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
 /// ```
 #[async_trait]
 pub trait Infrastructure: Send + Sync + 'static {
@@ -202,9 +460,16 @@ impl<O> Outcome<O> {
     }
 }
 
-/// The key of a [`WorkflowOutcome`] under which the external name travels
-/// from an [`Outcome`] to the pass.
-pub(crate) const EXTERNAL_NAME_KEY: &str = "blue/external-name";
+/// The key of a [`WorkflowOutcome`] under which `converge` reports the
+/// infrastructure's own ID: what [`Outcome::with_external_name`] sets, and
+/// what a closure-form `converge` sets itself (a string).
+///
+/// ```
+/// use blue_kubernetes::{WorkflowOutcome, EXTERNAL_NAME_KEY};
+/// let mut outcome = WorkflowOutcome::new();
+/// outcome.insert(EXTERNAL_NAME_KEY.into(), "16384".into());
+/// ```
+pub const EXTERNAL_NAME_KEY: &str = "blue/external-name";
 
 impl<O: Serialize> Outcome<O> {
     /// The workflow map the pass reads.

@@ -1,29 +1,96 @@
 #![doc = include_str!("../README.md")]
 //!
-//! Register trusted [`Package`]s (one per custom resource kind, with a
-//! typed config via [`PackageBuilder::config`]), generate their CRDs with
-//! [`crd`] (from a [`ResourceSchema`]: the types alone, no callbacks), build a [`Controller`] with [`controller`], and either
-//! [`reconcile`] one resource or [`start`] the [`Runtime`] (watches where the
-//! client can watch, periodic lists otherwise).
+//! # Writing a package
+//! A package is one type implementing [`Infrastructure`]: its methods are
+//! the callbacks (`observe`, `converge` and `delete`; `validate` and
+//! `identity` have defaults), its associated types the typed config and
+//! outputs, and [`Infrastructure::schema`] declares the rest once (the
+//! resource type, a connection Secret, durable steps, references, related
+//! kinds), from which the CRD is generated. Every callback gets a
+//! [`Context`]: the typed config, the resource's [`Metadata`], its
+//! [`ManagementPolicy`], the controller's clock, the connection, steps,
+//! the references' outputs, the fencing token, a fenced [`Api`] handle
+//! and the external name. The trait's documentation has one example per
+//! optional feature.
+//!
+//! ```
+//! use blue_kubernetes::{
+//!     async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,
+//!     ResourceSchema,
+//! };
+//! use blue_kubernetes_client::ResourceDescriptor;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct SilenceConfig { matcher: String }
+//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+//! struct SilenceOutputs { id: String }
+//!
+//! struct Silences;
+//!
+//! #[async_trait]
+//! impl Infrastructure for Silences {
+//!     type Config = SilenceConfig;
+//!     type Outputs = SilenceOutputs;
+//!
+//!     fn schema() -> ResourceSchema {
+//!         ResourceSchema::new(ResourceDescriptor::new("alerts.example.com", "v1", "silences", "Silence"))
+//!     }
+//!
+//!     async fn observe(&self, cx: &Context<SilenceConfig>) -> CallbackResult<Observation<SilenceOutputs>> {
+//!         // Found by the ID converge reported (or a user set, to import).
+//!         Ok(match cx.external_name() {
+//!             Some(id) => Observation::READY.with(SilenceOutputs { id: id.into() }),
+//!             None => Observation::ABSENT,
+//!         })
+//!     }
+//!
+//!     async fn converge(&self, cx: &Context<SilenceConfig>) -> CallbackResult<Outcome<SilenceOutputs>> {
+//!         let _matcher = &cx.config().matcher; // POST /api/v2/silences ...
+//!         let id = "5f2e".to_string();
+//!         Ok(Outcome::done().with(SilenceOutputs { id: id.clone() }).with_external_name(id))
+//!     }
+//!
+//!     async fn delete(&self, _cx: &Context<SilenceConfig>) -> CallbackResult<Outcome<SilenceOutputs>> {
+//!         Ok(Outcome::done())
+//!     }
+//! }
+//!
+//! let package = Package::new(Silences).unwrap();
+//! assert_eq!(package.descriptor().kind, "Silence");
+//! ```
+//!
+//! Register the [`Package`]s (one per custom resource kind), generate
+//! their CRDs with [`crd`] (from a [`ResourceSchema`]: the types alone,
+//! no callbacks; [`ResourceSchema::of`] for a trait package), build a
+//! [`Controller`] with [`controller`], and either [`reconcile`] one
+//! resource or [`start`] the [`Runtime`] (watches where the client can
+//! watch, periodic lists otherwise).
+//!
+//! The closure form, [`Package::builder`] with callbacks receiving the
+//! [`Options`] map, stays: it is an adapter onto the same trait.
 //!
 //! # Map of the crate
 //! - `config`, `controller`, `client_stack`: [`Config`], its validation,
 //!   and the one client every part of the controller uses (request
 //!   metrics, then the leader-election fence), built once in
 //!   `client_stack::client_stack`.
+//! - `infrastructure`, `context`, `observation`: the package trait, the
+//!   typed context its callbacks get, and what `observe` reports.
 //! - `schema`, `package`, `typed`, `callback`, `validation`: the
 //!   [`ResourceSchema`] a package is built around, [`Package`]s, typed
-//!   configs, how a callback runs (blocking threads for sync effects and
-//!   `observe`, inline for the pure `validate` and `identity`, panics
-//!   caught), and what `validate` returns (log-only and user-facing
-//!   messages).
+//!   configs, how a callback runs (every package behind one erased
+//!   interface, panics caught; the closure form as an adapter onto the
+//!   trait, its synchronous closures on blocking threads but the pure
+//!   `validate` and `identity` inline), and what `validate` returns
+//!   (log-only and user-facing messages).
 //! - `domain/`: the rules of a pass ("One pass, in order", above) without
 //!   I/O: `due`, `spec`, `status` (and when a check is quiet), `names`,
 //!   `resource`, `options`, `time`, `jitter` (each interval's uid-derived
 //!   stretch).
 //! - `reconcile/`: one pass: `mod` (due check, identity lock, snapshot),
 //!   `rules` (the ordered rules), `act` (observe, converge or destroy,
-//!   publishing first), `pass` (the guarded writes), `reporting` (logs,
+//!   publishing first), `pass` (the guarded writes), `external_name` (its
+//!   record on the resource), `reporting` (logs,
 //!   metrics and Events of a pass).
 //! - `related`, `references`: related kinds and how their objects map to
 //!   resources; reference fields, readiness and the kind graph.
@@ -109,7 +176,7 @@ pub use domain::status::{Phase, Reason};
 pub use error::Error;
 #[cfg(feature = "http")]
 pub use http::{serve_http, HttpServer};
-pub use infrastructure::{blocking, Infrastructure, NoOutputs, Outcome};
+pub use infrastructure::{blocking, Infrastructure, NoOutputs, Outcome, EXTERNAL_NAME_KEY};
 pub use leader::{FencingToken, LeaderElection};
 pub use lock::LockDomain;
 pub use namespaces::Namespaces;

@@ -46,11 +46,15 @@ pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<Workflow
     Ok(outcome)
 }
 
-/// One resource kind and its callbacks. Cheap to clone.
+/// One resource kind and its callbacks, as the controller runs it. Cheap
+/// to clone.
 ///
-/// Each callback may be synchronous (run on a blocking thread, so subprocesses
-/// never stall polling) or asynchronous. A panicking callback counts as a
-/// failed attempt.
+/// Made from an [`Infrastructure`] with [`Package::new`], or
+/// from closures receiving the [`Options`] map with [`Package::builder`]
+/// (the closure form, an adapter onto the same trait). In the closure
+/// form each callback may be synchronous (run on a blocking thread, so
+/// subprocesses never stall polling) or asynchronous. A panicking
+/// callback counts as a failed attempt.
 ///
 /// ```
 /// use blue_kubernetes::{Observation, Package, WorkflowOutcome};

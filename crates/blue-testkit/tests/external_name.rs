@@ -183,3 +183,34 @@ async fn a_spec_edit_racing_the_record_keeps_the_name_and_leaves_the_edit_to_the
     assert_eq!(rig.manager.count(), 1);
     assert_eq!(rig.manager.silences.lock().unwrap()["s-1"], "job=web");
 }
+
+#[tokio::test]
+async fn the_closure_form_reports_and_reads_an_external_name_too() {
+    use blue_kubernetes::{Observation, WorkflowOutcome, EXTERNAL_NAME_KEY};
+    let clock = FakeClock::default();
+    let cluster = FakeCluster::new().with_clock(clock.clone());
+    let package = Package::builder(silences())
+        .identity(|o| Ok(vec![Some(o.profile().to_string())]))
+        .observe(|o| {
+            Ok(match o.external_name() {
+                Some("c-1") => Observation::READY,
+                _ => Observation::ABSENT,
+            })
+        })
+        .converge(|_| {
+            let mut outcome = WorkflowOutcome::new();
+            outcome.insert(EXTERNAL_NAME_KEY.into(), "c-1".into());
+            Ok(outcome)
+        })
+        .delete(|_| Ok(WorkflowOutcome::new()))
+        .build()
+        .unwrap();
+    let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
+    cluster.create(&silences(), NS, "quiet", json!({"config": {}}));
+
+    let report = reconcile(&controller, &package, NS, "quiet").await.unwrap();
+
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    let object = cluster.get(&silences(), NS, "quiet").unwrap();
+    assert_eq!(external_name(&object), Some("c-1"));
+}

@@ -152,3 +152,62 @@ async fn the_crd_is_derived_from_the_traits_one_declaration() {
     let outputs = &root["status"]["properties"]["outputs"]["properties"];
     assert_eq!(outputs["id"]["type"], "string");
 }
+
+/// Panics in `converge`, inline or on a blocking thread.
+struct Panicking {
+    on_blocking_thread: bool,
+}
+
+#[blue_kubernetes::async_trait]
+impl blue_kubernetes::Infrastructure for Panicking {
+    type Config = serde_json::Map<String, Value>;
+    type Outputs = blue_kubernetes::NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(silences())
+    }
+
+    async fn observe(
+        &self,
+        _: &blue_kubernetes::Context<Self::Config>,
+    ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Observation<Self::Outputs>> {
+        Ok(blue_kubernetes::Observation::ABSENT)
+    }
+
+    async fn converge(
+        &self,
+        _: &blue_kubernetes::Context<Self::Config>,
+    ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Outcome<Self::Outputs>> {
+        if self.on_blocking_thread {
+            blue_kubernetes::blocking(|| -> blue_kubernetes::CallbackResult<()> { panic!("boom") })
+                .await?;
+        }
+        panic!("boom")
+    }
+
+    async fn delete(
+        &self,
+        _: &blue_kubernetes::Context<Self::Config>,
+    ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Outcome<Self::Outputs>> {
+        Ok(blue_kubernetes::Outcome::done())
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_trait_method_is_a_failed_attempt_not_a_crash() {
+    for on_blocking_thread in [false, true] {
+        let clock = FakeClock::default();
+        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let package = Package::new(Panicking { on_blocking_thread }).unwrap();
+        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
+        cluster.create(&silences(), NS, "quiet", json!({"config": {}}));
+
+        let report = reconcile(&controller, &package, NS, "quiet").await.unwrap();
+
+        assert_eq!(
+            report,
+            Report::Reconciled(Phase::Failed, Reason::ExecutionFailed),
+            "on a blocking thread: {on_blocking_thread}"
+        );
+    }
+}
