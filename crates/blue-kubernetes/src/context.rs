@@ -138,6 +138,18 @@ impl Api {
     }
 }
 
+/// The handle is a [`RawApi`](blue_kubernetes_client::RawApi), for code
+/// written against one (the typed helpers of the client crate included).
+#[async_trait::async_trait]
+impl blue_kubernetes_client::RawApi for Api {
+    async fn send(
+        &self,
+        request: ApiRequest,
+    ) -> Result<ApiResponse, blue_kubernetes_client::Error> {
+        self.client.send_raw(request).await
+    }
+}
+
 impl std::fmt::Debug for Api {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Api").finish_non_exhaustive()
@@ -241,5 +253,47 @@ impl<C> Context<C> {
     /// profile, the event and the whole snapshot.
     pub fn options(&self) -> &Options {
         &self.options
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_is_read_from_the_snapshot_with_defaults_for_what_is_absent() {
+        let full = Metadata::of(&json!({"metadata": {
+            "name": "a", "namespace": "dev", "uid": "u-1", "generation": 3,
+            "labels": {"team": "db", "odd": 1},
+            "annotations": {"note": "x"},
+            "creationTimestamp": "2026-01-02T03:04:05Z",
+        }}));
+        assert_eq!((full.name.as_str(), full.namespace.as_str()), ("a", "dev"));
+        assert_eq!((full.uid.as_str(), full.generation), ("u-1", 3));
+        assert_eq!(full.labels.len(), 1, "a non-string label is no label");
+        assert_eq!(full.annotations["note"], "x");
+        assert_eq!(full.created_ms, Some(1_767_323_045_000));
+        let bare = Metadata::of(&json!({}));
+        assert_eq!((bare.generation, bare.created_ms), (1, None));
+    }
+
+    #[test]
+    fn the_external_name_is_the_annotation_in_the_names_domain_and_empty_is_none() {
+        let names = crate::Names::for_domain("db.example.com");
+        let with = |value: &str| {
+            let resource =
+                json!({"metadata": {"annotations": {"db.example.com/external-name": value}}});
+            let options =
+                Options::from_resource(&resource).with_env(crate::system_clock(), names.clone());
+            Context::new(Arc::new(()), options)
+        };
+        assert_eq!(with("16384").external_name(), Some("16384"));
+        assert_eq!(with("").external_name(), None);
+        let reported = with("").options.clone().with_external_name("7");
+        assert_eq!(
+            Context::new(Arc::new(()), reported).external_name(),
+            Some("7")
+        );
     }
 }

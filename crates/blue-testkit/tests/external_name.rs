@@ -214,3 +214,23 @@ async fn the_closure_form_reports_and_reads_an_external_name_too() {
     let object = cluster.get(&silences(), NS, "quiet").unwrap();
     assert_eq!(external_name(&object), Some("c-1"));
 }
+
+#[tokio::test]
+async fn a_user_set_external_name_under_full_management_adopts_what_exists() {
+    let rig = Rig::new();
+    rig.manager.add("s-42", "job=old");
+    rig.cluster.create_with(
+        &silences(),
+        json!({
+            "metadata": {"name": "adopted", "namespace": NS, "annotations": {annotation(): "s-42"}},
+            "spec": {"config": {"matcher": "job=new"}},
+        }),
+    );
+
+    let report = rig.reconcile("adopted").await;
+
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    assert_eq!(rig.manager.count(), 1, "adopted, not made anew");
+    assert_eq!(rig.manager.silences.lock().unwrap()["s-42"], "job=new");
+    assert_eq!(external_name(&rig.get("adopted")), Some("s-42"));
+}
