@@ -8,7 +8,7 @@ use crate::{Connection, FencingToken, ManagementPolicy, Options, Steps};
 use blue_kubernetes_client::{ApiRequest, ApiResponse, Client, ResourceDescriptor};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The context of one callback: the resource's typed config `C`, its
 /// metadata and management policy, the controller's clock, the
@@ -32,7 +32,8 @@ use std::sync::Arc;
 pub struct Context<C> {
     config: Arc<C>,
     options: Options,
-    metadata: Arc<Metadata>,
+    /// Read from the snapshot on first use: the closure form never asks.
+    metadata: Arc<OnceLock<Metadata>>,
 }
 
 impl<C> Clone for Context<C> {
@@ -49,8 +50,8 @@ impl<C> std::fmt::Debug for Context<C> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Neither the config nor the options: they may hold credentials.
         f.debug_struct("Context")
-            .field("namespace", &self.metadata.namespace)
-            .field("name", &self.metadata.name)
+            .field("namespace", &self.metadata().namespace)
+            .field("name", &self.metadata().name)
             .finish_non_exhaustive()
     }
 }
@@ -158,11 +159,10 @@ impl std::fmt::Debug for Api {
 
 impl<C> Context<C> {
     pub(crate) fn new(config: Arc<C>, options: Options) -> Self {
-        let metadata = Arc::new(Metadata::of(options.resource()));
         Self {
             config,
             options,
-            metadata,
+            metadata: Arc::default(),
         }
     }
 
@@ -178,7 +178,8 @@ impl<C> Context<C> {
 
     /// The resource's metadata.
     pub fn metadata(&self) -> &Metadata {
-        &self.metadata
+        self.metadata
+            .get_or_init(|| Metadata::of(self.options.resource()))
     }
 
     /// `spec.managementPolicy`: under [`ManagementPolicy::Observe`] only
