@@ -23,9 +23,12 @@ const OUTAGE: Duration = Duration::from_secs(3);
 const OUTAGES: usize = 2;
 
 /// New resources per kill round (their runs overlap, 4 workers).
-const NEW_PER_ROUND: usize = 3;
-/// A kill strikes up to this long after a round's last create.
-const KILL_WITHIN_MS: u64 = 600;
+const NEW_PER_ROUND: usize = 4;
+/// A kill strikes up to this long after a round's last create. A run
+/// takes about 200 ms, so a late kill misses every run of its round: with
+/// 3 resources a round and 600 ms, twelve rounds once cut nothing short
+/// (seed 4998565844515874382).
+const KILL_WITHIN_MS: u64 = 400;
 /// The operator's first retry delay (the controller's default): what a
 /// killed run must not wait for, since a process death is not a failure.
 const RETRY_DELAY_S: f64 = 1.0;
