@@ -356,20 +356,28 @@ fn leaking_package(leak: Leak) -> Package {
         .unwrap()
 }
 
+/// A cluster, the package leaking into `leak` and a controller for it
+/// (with Events).
+fn leaking_rig(leak: Leak) -> (FakeCluster, Package, blue_kubernetes::Controller) {
+    let cluster = FakeCluster::new();
+    let package = leaking_package(leak);
+    let client: Arc<dyn Client> = Arc::new(cluster.clone());
+    let config = Config::new(client, vec![package.clone()])
+        .with_namespace(NS)
+        .with_clock(FakeClock::default().as_fn())
+        .with_event_component("widgets-operator".to_string())
+        .with_lock_domain(LockDomain::new());
+    let controller = controller(config).unwrap();
+    (cluster, package, controller)
+}
+
 #[tokio::test]
 async fn a_generated_password_in_a_step_result_or_outputs_fails_the_pass_and_is_never_recorded() {
     for (leak, reason) in [
         (Leak::StepResult, Reason::InvalidStep),
         (Leak::Outputs, Reason::InvalidOutputs),
     ] {
-        let cluster = FakeCluster::new();
-        let package = leaking_package(leak);
-        let client: Arc<dyn Client> = Arc::new(cluster.clone());
-        let config = Config::new(client, vec![package.clone()])
-            .with_namespace(NS)
-            .with_clock(FakeClock::default().as_fn())
-            .with_lock_domain(LockDomain::new());
-        let controller = controller(config).unwrap();
+        let (cluster, package, controller) = leaking_rig(leak);
         cluster.create(&widgets(), NS, "db", spec(json!(1)));
         let report = reconcile(&controller, &package, NS, "db").await.unwrap();
         assert_eq!(
@@ -396,15 +404,7 @@ fn a_password_in_error_text_a_panic_or_a_step_error_reaches_no_log_event_metric_
             .enable_all()
             .build()
             .unwrap();
-        let cluster = FakeCluster::new();
-        let package = leaking_package(leak);
-        let client: Arc<dyn Client> = Arc::new(cluster.clone());
-        let config = Config::new(client, vec![package.clone()])
-            .with_namespace(NS)
-            .with_clock(FakeClock::default().as_fn())
-            .with_event_component("widgets-operator".to_string())
-            .with_lock_domain(LockDomain::new());
-        let controller = controller(config).unwrap();
+        let (cluster, package, controller) = leaking_rig(leak);
         cluster.create(&widgets(), NS, "db", spec(json!(1)));
         let (report, lines) =
             common::log::capture(|| runtime.block_on(reconcile(&controller, &package, NS, "db")));
