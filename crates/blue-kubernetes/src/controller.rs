@@ -113,6 +113,18 @@ impl Controller {
         )
     }
 
+    /// The resource with `uid` was released, or is gone: forgets it. This
+    /// is the one list of what the controller remembers per resource,
+    /// whether a runtime runs or not: new per-resource memory is forgotten
+    /// here, and both paths (a pass that releases, the runtime that sees a
+    /// resource go) call this.
+    pub(crate) fn forget(&self, uid: &str) {
+        // What its connection Secret must hold.
+        self.connections.forget(uid);
+        // How far this process went in its durable-steps runs.
+        self.step_marks.forget(uid);
+    }
+
     /// The controller's metrics; serve [`Metrics::encode`] at `/metrics`.
     pub fn metrics(&self) -> &Arc<Metrics> {
         &self.telemetry.metrics

@@ -189,6 +189,32 @@ async fn profile_and_identity_are_immutable_once_recorded() {
 }
 
 #[tokio::test]
+async fn a_changed_identity_outranks_a_malformed_common_field() {
+    // Rule 2 comes before rule 3: the identity is computed before the
+    // common fields are judged, and the first rule that applies wins.
+    let w = World::new();
+    w.create("web", spec(json!(1)));
+    w.reconcile("web").await;
+    w.edit("web", |s| {
+        s["config"]["profile"] = json!("other");
+        s["reconcileInterval"] = json!("1.5s");
+    });
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Invalid, Reason::ImmutableStateIdentity)
+    );
+    // Back to the recorded identity, the malformed field is what remains.
+    w.edit("web", |s| {
+        s["config"].as_object_mut().unwrap().remove("profile");
+    });
+    assert_eq!(
+        w.reconcile("web").await,
+        Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
+    );
+    assert_eq!(w.infra.count(Step::Validate), 1, "only the first pass");
+}
+
+#[tokio::test]
 async fn matching_but_unready_is_retried_by_observing_not_converging() {
     let w = World::new();
     w.create("web", spec(json!(1)));

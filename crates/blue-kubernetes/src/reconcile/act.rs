@@ -11,10 +11,10 @@
 //! durable steps publishes with its first step's record instead
 //! (`steps.rs`), so it observes first.
 
-use super::pass::{Halt, Pass};
-use super::reporting::call;
+use super::pass::Pass;
+use super::report::{Halt, Report};
 use super::steps::Effect;
-use super::Report;
+use crate::callback;
 use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
@@ -31,14 +31,14 @@ impl Pass<'_> {
             self.set_finalizer(true).await?;
         }
         let expect_effect = deleting
-            || self.expects_effect
+            || self.terms.expects_effect
             || desired_state_changed(
                 &self.snapshot,
                 &self.controller.config.names.request_annotation,
             );
         // With durable steps, the first step's record is the publish.
         let observed = match expect_effect && !self.stepped() {
-            true => self.publish_while_observing(deleting).await?,
+            true => self.publish_while_observing().await?,
             false => self.observe().await,
         };
         let Some(observed) = observed else {
@@ -53,17 +53,11 @@ impl Pass<'_> {
 
     /// Publishes Reconciling (Deleting) and observes at the same time. A
     /// lost publish stops the pass whatever was observed.
-    async fn publish_while_observing(
-        &mut self,
-        deleting: bool,
-    ) -> Result<Option<Observation>, Halt> {
-        let (phase, reason) = match deleting {
-            true => (Phase::Deleting, Reason::Deleting),
-            false => (Phase::Reconciling, Reason::Reconciling),
-        };
+    async fn publish_while_observing(&mut self) -> Result<Option<Observation>, Halt> {
+        let (phase, reason) = self.effect_phase();
         let (controller, package) = (self.controller, self.package);
         let options = self.options.clone();
-        let observing = call(
+        let observing = callback::run(
             controller,
             package,
             "observe",
@@ -72,17 +66,9 @@ impl Pass<'_> {
         );
         let (published, observed) = tokio::join!(self.publish(phase, reason), observing);
         published?;
-        Ok(match observed {
-            Ok(mut observation) => {
-                self.keep_outputs(observation.take_outputs());
-                self.note_external_name(observation.take_external_name());
-                Some(observation)
-            }
-            Err(failure) => {
-                self.failure = Some(("observe", failure));
-                None
-            }
-        })
+        Ok(self
+            .noted("observe", observed)
+            .map(|observed| self.kept(observed)))
     }
 
     async fn converge(
@@ -134,7 +120,7 @@ impl Pass<'_> {
         if let Some(events) = &self.controller.telemetry.events {
             events.released(&self.snapshot);
         }
-        self.forget_connection();
+        self.forget();
         self.record_lingering_deletion().await?;
         Ok(Report::Released)
     }
@@ -151,11 +137,16 @@ impl Pass<'_> {
         Ok(())
     }
 
-    async fn observe(&mut self) -> Option<Observation> {
-        let mut observed = self.run_callback("observe", |c, o| c.observe(o)).await?;
+    pub(super) async fn observe(&mut self) -> Option<Observation> {
+        let observed = self.run_callback("observe", |c, o| c.observe(o)).await?;
+        Some(self.kept(observed))
+    }
+
+    /// An observation, its outputs and external name kept for the pass.
+    fn kept(&mut self, mut observed: Observation) -> Observation {
         self.keep_outputs(observed.take_outputs());
         self.note_external_name(observed.take_external_name());
-        Some(observed)
+        observed
     }
 
     /// Runs `converge` or `delete`; a lost step record stops the pass.

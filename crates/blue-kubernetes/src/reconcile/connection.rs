@@ -1,8 +1,8 @@
-//! The connection Secret around rule 8: put back what it must hold before
-//! the package's callbacks run, forget it once the resource is released.
+//! The connection Secret before rule 8: put back what it must hold before
+//! the package's callbacks run.
 
-use super::pass::{Halt, Pass};
-use super::Report;
+use super::pass::Pass;
+use super::report::{Halt, Report};
 use crate::connection::ConnectionError;
 use crate::domain::resource;
 use crate::Reason;
@@ -32,15 +32,5 @@ impl Pass<'_> {
             }
         }
         self.fail(Reason::ExecutionFailed).await.map(Some)
-    }
-
-    /// The resource is released: nothing needs to remember its Secret.
-    pub(super) fn forget_connection(&self) {
-        if self.package.schema().connection {
-            let uid = self.snapshot["metadata"]["uid"]
-                .as_str()
-                .unwrap_or_default();
-            self.controller.connections.forget(uid);
-        }
     }
 }

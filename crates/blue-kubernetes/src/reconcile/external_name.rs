@@ -13,9 +13,10 @@
 //! the next pass's business), so no later write of this pass acknowledges
 //! desired state it did not act on.
 
-use super::pass::{Halt, Pass};
-use super::Report;
+use super::pass::Pass;
+use super::report::{Halt, Report};
 use crate::domain::resource;
+use crate::telemetry::log;
 use blue_kubernetes_client::{ApiPath, ApiRequest, Method, PatchType};
 use serde_json::{json, Value};
 
@@ -35,12 +36,9 @@ impl Pass<'_> {
         }
         if name.len() > MAX_EXTERNAL_NAME_BYTES || self.holds_generated(&Value::from(name.as_str()))
         {
-            let descriptor = self.package.descriptor();
-            tracing::warn!(
-                group = %descriptor.group,
-                kind = %descriptor.kind,
-                namespace = resource::namespace(&self.snapshot),
-                name = resource::name(&self.snapshot),
+            let subject = self.subject();
+            log::warn_about!(
+                subject,
                 "external name not recorded: too long, or a connection value"
             );
             return;

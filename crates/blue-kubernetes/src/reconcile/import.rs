@@ -9,8 +9,8 @@
 //! backoff, so a resource naming infrastructure that is not there is
 //! visible rather than silently created.
 
-use super::pass::{Halt, Pass};
-use super::Report;
+use super::pass::Pass;
+use super::report::{Halt, Report};
 use crate::domain::status::{Next, Transition};
 use crate::{Phase, Reason};
 
@@ -21,12 +21,9 @@ impl Pass<'_> {
         if !self.has_finalizer() {
             self.set_finalizer(true).await?;
         }
-        let mut observed = match self.run_callback("observe", |c, o| c.observe(o)).await {
-            Some(observed) => observed,
-            None => return self.fail(Reason::ExecutionFailed).await,
+        let Some(observed) = self.observe().await else {
+            return self.fail(Reason::ExecutionFailed).await;
         };
-        self.outputs = observed.take_outputs().or(self.outputs.take());
-        self.note_external_name(observed.take_external_name());
         if !(observed.exists && observed.ready) {
             return self.fail(Reason::NotReady).await;
         }

@@ -1,50 +1,102 @@
-//! The state of one reconcile pass: the current snapshot and the writes
-//! that advance it.
+//! One reconcile pass: what it was given (by the preparation and its
+//! caller), what it accumulates (the current snapshot first), and the
+//! writes that advance it.
 
-use super::{PassOutcome, Report};
+use super::plan::Plan;
+use super::report::{Halt, PassOutcome, Report};
+use super::workflow::Workflow;
+use crate::callback::Failure;
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
-use crate::leader::Fence;
+use crate::leader::{Fence, FencingToken, Gate};
 use crate::observation::Outputs;
 use crate::outputs::{accept, Rejected};
-use crate::telemetry::EventType;
+use crate::telemetry::log;
 use crate::test_hooks::{self, Point};
 use crate::{Controller, Error, Options, Package, Phase, Reason};
 use blue_kubernetes_client::Client;
 use serde_json::Value;
 use std::sync::Arc;
 
-/// Why a pass stops early.
-pub(super) enum Halt {
-    /// A write lost a race (or the object vanished): stop, nothing more runs.
-    Lost(Report),
-    /// The cluster could not be reached.
-    Transport(blue_kubernetes_client::Error),
+/// What the caller of a pass decides: the lease its writes are fenced by,
+/// taken when it chose it, and how its checks may go.
+pub(crate) struct Terms {
+    /// The fence of that lease (`None`: no lease, no fence).
+    pub(crate) fence: Option<Fence>,
+    /// That lease's fencing token, handed to the callbacks.
+    pub(crate) token: Option<FencingToken>,
+    /// The caller keeps the next check in memory, so a check that would
+    /// change only the schedule may write nothing; a caller with only
+    /// status to remember it by has every check write.
+    pub(crate) may_be_quiet: bool,
+    /// An effect is likely whatever the desired state says (a related
+    /// object was deleted): Reconciling is published while observing.
+    pub(crate) expects_effect: bool,
 }
 
-impl From<blue_kubernetes_client::Error> for Halt {
-    fn from(e: blue_kubernetes_client::Error) -> Self {
-        use blue_kubernetes_client::ErrorKind;
-        match e.kind() {
-            ErrorKind::Conflict => Halt::Lost(Report::Conflict),
-            ErrorKind::NotFound => Halt::Lost(Report::NotFound),
-            _ => Halt::Transport(e),
+impl Terms {
+    /// Under the lease `gate` guards (none: no fence), taken now with its
+    /// `token`; every check writes.
+    pub(crate) fn under(
+        c: &Controller,
+        gate: Option<&Arc<Gate>>,
+        token: Option<FencingToken>,
+    ) -> Self {
+        Self {
+            fence: gate.map(|g| Fence::pass(g.clone(), c.config.now.clone())),
+            token,
+            may_be_quiet: false,
+            expects_effect: false,
         }
+    }
+
+    /// Under the leader's lease with leader election (else none).
+    pub(crate) fn leader(c: &Controller) -> Self {
+        let gate = c.gate.as_ref();
+        Self::under(c, gate, gate.and_then(|g| g.token(c.now())))
     }
 }
 
-pub(super) struct Pass<'a> {
+/// What the preparation gives a pass (`prepare.rs`), fixed for the whole
+/// pass.
+pub(super) struct Given<'a> {
     pub(super) controller: &'a Controller,
     pub(super) package: &'a Package,
+    /// What the pass does before any package code runs.
+    pub(super) plan: Plan,
+    /// What `identity` returned (`None`: not called, or it failed).
+    pub(super) identity: Option<Vec<Option<String>>>,
+}
+
+/// A pass prepared from one snapshot, not yet locked or under a lease.
+pub(crate) struct Prepared<'a> {
+    pub(super) given: Given<'a>,
+    pub(super) snapshot: Value,
+    /// With the referenced resources' outputs (the lease's token comes
+    /// with the caller's terms).
+    pub(super) options: Options,
+    /// The failure of `identity`, if it failed.
+    pub(super) failure: LastFailure,
+}
+
+/// The latest failure of a pass: the callback's name and what happened.
+pub(super) type LastFailure = Option<(&'static str, Failure)>;
+
+/// A pass: what it was given (by the preparation, read through to `given`
+/// so nothing can change it, and by its caller), and (every other field)
+/// what it accumulates.
+pub(super) struct Pass<'a> {
+    given: Given<'a>,
+    pub(super) terms: Terms,
+    /// What the pass writes through: the controller's client, behind the
+    /// fence of its terms when there is one.
+    client: Arc<dyn Client>,
     /// The latest object we know of; each of our writes returns the next one,
     /// so every write carries the resourceVersion our decision was based on.
     pub(super) snapshot: Value,
     pub(super) options: Options,
-    pub(super) identity: Option<Vec<Option<String>>>,
     /// The latest callback failure of this pass, for the operator's log.
-    pub(super) failure: super::reporting::LastFailure,
-    /// Why a typed package's config did not decode (values redacted).
-    pub(super) config_error: Option<String>,
+    pub(super) failure: LastFailure,
     /// The validation messages the package marked user-facing, joined: the
     /// message of the Warning Event of this pass's Invalid write.
     pub(super) user_facing: Option<String>,
@@ -56,59 +108,53 @@ pub(super) struct Pass<'a> {
     pub(super) external_name: Option<String>,
     /// The durable-steps run this pass works on, once it touches one;
     /// every status write of the pass records it.
-    pub(super) workflow: Option<super::steps::Workflow>,
+    pub(super) workflow: Option<Workflow>,
     /// A durable step broke the step rules: the pass fails (`InvalidStep`).
     pub(super) steps_broken: bool,
     /// The next check of the latest status written or quietly kept.
     pub(super) next_check: Option<u64>,
-    /// The resource's references, resolved before the pass (`None`: it
-    /// declares none, or releases without callbacks).
-    pub(super) references: Option<super::references::Resolution>,
-    /// The runtime keeps the next check in memory, so a check that would
-    /// change only the schedule may write nothing; a one-shot pass has
-    /// only status to remember it by and always writes.
-    pub(super) may_be_quiet: bool,
-    /// An effect is likely whatever the desired state says (a related
-    /// object was deleted): Reconciling is published while observing.
-    pub(super) expects_effect: bool,
-    /// What the pass writes through: the controller's client, behind the
-    /// fence the pass started under when there is one.
-    client: Arc<dyn Client>,
-    /// That fence, for the Events the pass records.
-    fence: Option<Fence>,
+}
+
+impl<'a> std::ops::Deref for Pass<'a> {
+    type Target = Given<'a>;
+
+    fn deref(&self) -> &Given<'a> {
+        &self.given
+    }
 }
 
 impl<'a> Pass<'a> {
-    pub(super) fn new(
-        controller: &'a Controller,
-        package: &'a Package,
-        snapshot: Value,
-        options: Options,
-        identity: Option<Vec<Option<String>>>,
-        fence: Option<Fence>,
-    ) -> Self {
-        let client = match &fence {
-            Some(fence) => fence.clone().around(controller.config.client.clone()),
-            None => controller.config.client.clone(),
+    pub(super) fn new(prepared: Prepared<'a>, terms: Terms) -> Self {
+        let Prepared {
+            given,
+            snapshot,
+            options,
+            failure,
+        } = prepared;
+        let client = given.controller.config.client.clone();
+        let client = match &terms.fence {
+            Some(fence) => fence.clone().around(client),
+            None => client,
         };
-        let options = options.with_api(crate::Api::new(client.clone()));
-        let options = match package.schema().connection {
+        let options = options
+            .with_fencing_token(terms.token)
+            .with_api(crate::Api::new(client.clone()));
+        let options = match given.package.schema().connection {
             true => options.with_connection(crate::Connection::new(
                 client.clone(),
-                package.descriptor(),
+                given.package.descriptor(),
                 &snapshot,
-                controller.connections.clone(),
+                given.controller.connections.clone(),
             )),
             false => options,
         };
         Self {
-            controller,
-            package,
+            given,
+            terms,
+            client,
             snapshot,
             options,
-            identity,
-            failure: None,
-            config_error: None,
+            failure,
             user_facing: None,
             published: false,
             outputs: None,
@@ -116,11 +162,6 @@ impl<'a> Pass<'a> {
             workflow: None,
             steps_broken: false,
             next_check: None,
-            references: None,
-            may_be_quiet: false,
-            expects_effect: false,
-            client,
-            fence,
         }
     }
 
@@ -176,12 +217,14 @@ impl<'a> Pass<'a> {
         );
         let next_check = status::next_check(&status);
         let heartbeat_ms = config.status_heartbeat_ms;
-        if self.may_be_quiet && status::is_quiet(&self.snapshot, &t, &status, now, heartbeat_ms) {
+        if self.terms.may_be_quiet
+            && status::is_quiet(&self.snapshot, &t, &status, now, heartbeat_ms)
+        {
             self.next_check = next_check;
             return Ok(Report::Reconciled(t.phase, t.reason));
         }
         self.before_write(&t, &status);
-        let previous = super::reporting::phase_of(&self.snapshot);
+        let previous = resource::status_str(&self.snapshot, "phase").map(str::to_string);
         self.snapshot = self
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
@@ -222,17 +265,9 @@ impl<'a> Pass<'a> {
     /// Outputs that cannot be recorded fail the pass instead of the
     /// transition it was about to write: nothing partial is recorded.
     fn outputs_rejected(&self, t: Transition, rejected: Rejected) -> Transition {
-        let descriptor = self.package.descriptor();
         // Why, for the people running the operator; the outputs themselves
         // are not logged (they are the package's, and may be large).
-        tracing::warn!(
-            group = %descriptor.group,
-            kind = %descriptor.kind,
-            namespace = resource::namespace(&self.snapshot),
-            name = resource::name(&self.snapshot),
-            why = %rejected,
-            "outputs not recorded; the pass fails"
-        );
+        log::warn_about!(self.subject(), why = %rejected, "outputs not recorded; the pass fails");
         let mut failed = Transition::new(Phase::Failed, Reason::InvalidOutputs, Next::Backoff);
         failed.identity = t.identity;
         failed.acknowledge = t.acknowledge;
@@ -263,43 +298,19 @@ impl<'a> Pass<'a> {
             .update_finalizers(self.package.descriptor(), &self.snapshot, &finalizers)
             .await
             .inspect_err(|e| self.report_fenced(e))?;
-        if !present {
-            self.forget_runs();
-        }
         Ok(())
     }
 
-    /// A write the leader-election fence refused becomes a Warning Event on
-    /// the resource: its users see why status stopped moving.
-    fn report_fenced(&self, e: &blue_kubernetes_client::Error) {
-        let blue_kubernetes_client::Error::Fenced { operation } = e else {
-            return;
-        };
-        let Some(events) = &self.controller.telemetry.events else {
-            return;
-        };
-        let what = if operation == "patch" {
-            "finalizer"
-        } else {
-            "status"
-        };
-        let message = format!(
-            "{what} write refused: this replica can no longer prove it holds its lease (leader election or the resource's shard)"
-        );
-        let descriptor = self.package.descriptor();
-        events.record(
-            descriptor,
-            &self.snapshot,
-            EventType::Warning,
-            "Fenced",
-            message,
-        );
+    /// The resource is released: the controller forgets what it kept of it.
+    pub(super) fn forget(&self) {
+        let uid = resource::uid(&self.snapshot).unwrap_or_default();
+        self.controller.forget(uid);
     }
 
     /// Whether the fence the pass started under still holds (always, with
     /// none): an Event is recorded only then, as a write would be.
     pub(super) fn fence_holds(&self) -> bool {
-        self.fence.as_ref().is_none_or(Fence::holds)
+        self.terms.fence.as_ref().is_none_or(Fence::holds)
     }
 
     /// A boundary a test hook may name: it may pause or kill the process

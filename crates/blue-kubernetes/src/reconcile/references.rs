@@ -9,7 +9,8 @@
 //! `references::readiness`): the outputs of one that fails the test are
 //! never handed to a callback.
 
-use crate::references::{package_of, reaches, readiness, Named, ReferenceField, Unready};
+use crate::references::{package_of, reaches, readiness, Named};
+use crate::telemetry::log;
 use crate::{Controller, Error, Package};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -66,7 +67,7 @@ pub(crate) async fn resolve(
         match reference.named(resource) {
             Named::Nothing => {}
             Named::Malformed => {
-                log_malformed(resource, reference);
+                log::reference_malformed(resource, &reference.field);
                 return Ok(Resolution::Malformed);
             }
             Named::Resource(namespace, name) => named.push((reference, namespace, name)),
@@ -81,7 +82,7 @@ pub(crate) async fn resolve(
             .get_resource(&reference.kind, &namespace, &name)
             .await?
         else {
-            log_waiting(resource, reference, None);
+            log::reference_waiting(resource, &reference.field, None);
             waiting = true;
             continue;
         };
@@ -99,7 +100,7 @@ pub(crate) async fn resolve(
                 outputs.insert(reference.field.clone(), found.unwrap_or(Value::Null));
             }
             Err(why) => {
-                log_waiting(resource, reference, Some(why));
+                log::reference_waiting(resource, &reference.field, Some(why));
                 waiting = true;
             }
         }
@@ -108,55 +109,6 @@ pub(crate) async fn resolve(
         true => Resolution::Waiting(outputs),
         false => Resolution::Resolved(outputs),
     })
-}
-
-/// The Invalid write's reason is generic: the operator's log names the
-/// field. Never its value, which could be anything a user typed.
-fn log_malformed(resource: &Value, reference: &ReferenceField) {
-    tracing::info!(
-        namespace = crate::domain::resource::namespace(resource),
-        name = crate::domain::resource::name(resource),
-        field = reference.field.as_str(),
-        "reference field does not name an object (a DNS-1123 subdomain of at most 253 characters)"
-    );
-}
-
-/// Why `resource` waits for what `reference` names (`None`: it does not
-/// exist). A status claiming Ready without this controller's marks is a
-/// WARN: it was not written by this controller, so either it was never
-/// reconciled here or someone rewrote its record. Ordinary waiting (not
-/// yet Ready, an edit being handled) is DEBUG: a referrer may wait for
-/// many passes. Only the referrer, the field and a fixed word for why are
-/// logged; nothing of the referenced resource's status.
-fn log_waiting(resource: &Value, reference: &ReferenceField, why: Option<Unready>) {
-    let (namespace, name) = (
-        crate::domain::resource::namespace(resource),
-        crate::domain::resource::name(resource),
-    );
-    let field = reference.field.as_str();
-    match why {
-        Some(Unready::Unmarked(mark)) => tracing::warn!(
-            namespace,
-            name,
-            field,
-            missing = mark.as_str(),
-            "referenced resource claims Ready without this controller's marks; waiting"
-        ),
-        Some(why) => tracing::debug!(
-            namespace,
-            name,
-            field,
-            why = why.as_str(),
-            "waiting for a referenced resource"
-        ),
-        None => tracing::debug!(
-            namespace,
-            name,
-            field,
-            why = "not found",
-            "waiting for a referenced resource"
-        ),
-    }
 }
 
 type Link = (usize, String, String);

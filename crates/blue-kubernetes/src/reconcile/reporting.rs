@@ -2,36 +2,14 @@
 //! failures, phase transitions, Events. Never the status's business.
 
 use super::pass::Pass;
-use crate::callback::{Failure, Pick};
-use crate::domain::resource::status_str;
+use crate::callback::{self, Failure, Pick};
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
-use crate::telemetry::log::{self, FailedCall, Subject};
+use crate::telemetry::log::{self, Subject};
 use crate::telemetry::EventType;
-use crate::{Controller, Options, Package, Phase, Reason, ValidationErrors};
+use crate::{Phase, Reason, ValidationErrors};
 use serde_json::Value;
 use std::time::Duration;
-
-/// Runs one callback, timing it and counting a failure.
-pub(crate) async fn call<T: Send + 'static>(
-    controller: &Controller,
-    package: &Package,
-    name: &'static str,
-    pick: Pick<T>,
-    options: &Options,
-) -> Result<T, Failure> {
-    let started = tokio::time::Instant::now();
-    let result = crate::callback::call(package.callbacks(), pick, options).await;
-    let telemetry = &controller.telemetry;
-    let controller_label = package.descriptor().qualified_plural();
-    telemetry
-        .metrics
-        .observe_callback(&controller_label, name, started.elapsed());
-    if let Err(failure) = &result {
-        telemetry.callback_failed(&controller_label, name, failure.kind.as_str());
-    }
-    result
-}
 
 impl Pass<'_> {
     /// Runs a callback; a failure is remembered for the log line of the
@@ -41,16 +19,20 @@ impl Pass<'_> {
         name: &'static str,
         pick: Pick<T>,
     ) -> Option<T> {
-        match call(self.controller, self.package, name, pick, &self.options).await {
-            Ok(value) => Some(value),
-            Err(failure) => {
-                self.failure = Some((name, failure));
-                None
-            }
-        }
+        let result = callback::run(self.controller, self.package, name, pick, &self.options).await;
+        self.noted(name, result)
     }
 
-    fn subject(&self) -> Subject<'_> {
+    /// What callback `name` returned; a failure is remembered (see
+    /// `run_callback`).
+    pub(super) fn noted<T>(&mut self, name: &'static str, result: Result<T, Failure>) -> Option<T> {
+        result
+            .map_err(|failure| self.failure = Some((name, failure)))
+            .ok()
+    }
+
+    /// The resource a log line of this pass is about.
+    pub(super) fn subject(&self) -> Subject<'_> {
         Subject {
             descriptor: self.package.descriptor(),
             object: &self.snapshot,
@@ -69,12 +51,9 @@ impl Pass<'_> {
         let (Phase::Failed, Some((callback, failure))) = (t.phase, &self.failure) else {
             return;
         };
-        let call = FailedCall {
-            callback,
-            failure,
-            attempt: status["retryCount"].as_u64().unwrap_or(0),
-            next_retry: status["nextReconcileTime"].as_str().unwrap_or(""),
-        };
+        let attempt = status["retryCount"].as_u64().unwrap_or(0);
+        let next_retry = status["nextReconcileTime"].as_str().unwrap_or("");
+        let call = failure.logged(callback, attempt, next_retry);
         let with_text = self.controller.telemetry.log_callback_errors;
         log::callback_failed(self.subject(), &call, with_text);
     }
@@ -131,6 +110,33 @@ impl Pass<'_> {
         );
     }
 
+    /// A write the leader-election fence refused becomes a Warning Event on
+    /// the resource: its users see why status stopped moving.
+    pub(super) fn report_fenced(&self, e: &blue_kubernetes_client::Error) {
+        let blue_kubernetes_client::Error::Fenced { operation } = e else {
+            return;
+        };
+        let Some(events) = &self.controller.telemetry.events else {
+            return;
+        };
+        let what = if operation == "patch" {
+            "finalizer"
+        } else {
+            "status"
+        };
+        let message = format!(
+            "{what} write refused: this replica can no longer prove it holds its lease (leader election or the resource's shard)"
+        );
+        let descriptor = self.package.descriptor();
+        events.record(
+            descriptor,
+            &self.snapshot,
+            EventType::Warning,
+            "Fenced",
+            message,
+        );
+    }
+
     /// Generic text only: the callback's name and the retry schedule, or the
     /// status condition's fixed message. (The one exception, the package's
     /// user-facing validation messages, is chosen in `after_write`.)
@@ -162,33 +168,3 @@ impl Pass<'_> {
         }
     }
 }
-
-/// The WARN line of a failure no status write records (the pass ended
-/// without one); the next poll retries.
-pub(super) fn log_unrecorded(
-    controller: &Controller,
-    package: &Package,
-    object: &Value,
-    callback: &'static str,
-    failure: &Failure,
-) {
-    let subject = Subject {
-        descriptor: package.descriptor(),
-        object,
-    };
-    let call = FailedCall {
-        callback,
-        failure,
-        attempt: object["status"]["retryCount"].as_u64().unwrap_or(0) + 1,
-        next_retry: "next poll",
-    };
-    log::callback_failed(subject, &call, controller.telemetry.log_callback_errors);
-}
-
-/// `status.phase` before a write.
-pub(super) fn phase_of(snapshot: &Value) -> Option<String> {
-    status_str(snapshot, "phase").map(str::to_string)
-}
-
-/// The last failure a pass saw: the callback's name and what happened.
-pub(super) type LastFailure = Option<(&'static str, Failure)>;

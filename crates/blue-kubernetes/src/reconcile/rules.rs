@@ -1,33 +1,26 @@
-//! The ordered rules of one reconcile; the first that applies wins.
+//! The ordered rules of one reconcile; the first that applies wins. Those
+//! that need no package code (1, 3 to 3c) were decided by the plan
+//! (`plan.rs`), once, before `identity` ran; rule 2 needs the identity.
 
-use super::pass::{Halt, Pass};
-use super::references::Resolution;
-use super::Report;
-use crate::connection::secret_ref_valid;
-use crate::domain::resource::{self, has_finalizer, is_deleting, status_str};
-use crate::domain::spec::{self, DeletionPolicy, ManagementPolicy, DEFAULT_INTERVAL_MS};
+use super::pass::Pass;
+use super::plan::{Plan, Stop};
+use super::report::{Halt, Report};
+use crate::domain::resource::{self, is_deleting, status_str};
+use crate::domain::spec::{self, ManagementPolicy, DEFAULT_INTERVAL_MS};
 use crate::domain::status::{Next, Transition};
-use crate::{Names, Phase, Reason};
-use serde_json::Value;
-
-/// Rule 1 applies: deleting, and Retain, observe-only management or our
-/// finalizer already gone.
-pub(super) fn releases_without_callbacks(r: &Value, names: &Names) -> bool {
-    is_deleting(r)
-        && (spec::deletion_policy(r) == Some(DeletionPolicy::Retain)
-            || spec::management_policy(r) == Some(ManagementPolicy::Observe)
-            || !has_finalizer(r, &names.finalizer))
-}
+use crate::{Phase, Reason};
 
 impl Pass<'_> {
     pub(super) async fn decide(&mut self) -> Result<Report, Halt> {
         let deleting = is_deleting(&self.snapshot);
 
-        // 1. Retain (or nothing of ours to release): no callback, config need not be valid.
-        let names = &self.controller.config.names;
-        if releases_without_callbacks(&self.snapshot, names) {
-            return self.release().await;
-        }
+        // 1, and 3 to 3c when a reference holds the pass: decided by the
+        // plan, with no package code run.
+        let rules = match &self.plan {
+            Plan::Release => return self.release().await,
+            Plan::Hold(stop) => return self.stop(stop.clone()).await,
+            Plan::Run(rules) => rules.clone(),
+        };
 
         // 2. Profile and state identity are immutable once recorded.
         if let Some((profile, hash)) = self.identity_record() {
@@ -40,49 +33,12 @@ impl Pass<'_> {
             }
         }
 
-        // 3. Common fields.
-        let Some(common) = spec::parse(&self.snapshot) else {
-            return self.invalid().await;
+        // 3 and 3b. Common fields, and a typed config that decodes (3c,
+        // references, holds the pass above or does not apply).
+        let common = match rules {
+            Ok(common) => common,
+            Err(stop) => return self.stop(stop).await,
         };
-        if !spec::protection_well_typed(&self.snapshot, &names.destroy_protection_key) {
-            return self.invalid().await;
-        }
-        if self.package.schema().connection && !secret_ref_valid(&self.snapshot) {
-            return self.invalid().await;
-        }
-
-        // 3b. A typed config that does not decode is invalid like a failed
-        // validation: its message is for the operator's log only.
-        if let Some(error) = &self.config_error {
-            tracing::info!(
-                namespace = resource::namespace(&self.snapshot),
-                name = resource::name(&self.snapshot),
-                %error,
-                "configuration does not match the package's config type"
-            );
-            return self.invalid().await;
-        }
-
-        // 3c. References: no callback runs until every referenced resource
-        // is Ready; a resource being deleted does not wait.
-        if !deleting {
-            match &self.references {
-                Some(Resolution::Malformed) => return self.invalid().await,
-                Some(Resolution::Cycle) => {
-                    let t = Transition::new(Phase::Invalid, Reason::CyclicReference, Next::OnEdit);
-                    return self.write(t).await;
-                }
-                Some(Resolution::Waiting(_)) => {
-                    let t = Transition::new(
-                        Phase::Waiting,
-                        Reason::DependencyNotReady,
-                        Next::After(common.interval_ms),
-                    );
-                    return self.write(t).await;
-                }
-                Some(Resolution::Resolved(_)) | None => {}
-            }
-        }
 
         // 4 and 5. The package's validation: its messages go to the log,
         // and only those it marked user-facing to the Invalid write's Event.
@@ -92,7 +48,7 @@ impl Pass<'_> {
             Some(errors) if !errors.is_empty() => {
                 self.log_invalid(&errors);
                 self.user_facing = errors.for_users();
-                return self.invalid().await;
+                return self.stop(Stop::Invalid).await;
             }
             Some(_) => {}
         }
@@ -102,7 +58,8 @@ impl Pass<'_> {
         }
 
         // 6. Destruction protection, even while suspended.
-        if deleting && spec::prevents_destroy(&self.snapshot, &names.destroy_protection_key) {
+        let key = &self.controller.config.names.destroy_protection_key;
+        if deleting && spec::prevents_destroy(&self.snapshot, key) {
             let t = Transition::new(
                 Phase::Blocked,
                 Reason::DestructionProtected,
@@ -135,9 +92,29 @@ impl Pass<'_> {
         }
     }
 
-    async fn invalid(&mut self) -> Result<Report, Halt> {
-        let t = Transition::new(Phase::Invalid, Reason::InvalidConfiguration, Next::OnEdit);
-        self.write(t).await
+    /// Rules 3 to 3c: a write the plan decided before any package code ran.
+    async fn stop(&mut self, stop: Stop) -> Result<Report, Halt> {
+        let (phase, reason, next) = match stop {
+            Stop::Invalid => (Phase::Invalid, Reason::InvalidConfiguration, Next::OnEdit),
+            Stop::Undecodable(error) => {
+                // Invalid like a failed validation; the message is for the
+                // operator's log only.
+                tracing::info!(
+                    namespace = resource::namespace(&self.snapshot),
+                    name = resource::name(&self.snapshot),
+                    %error,
+                    "configuration does not match the package's config type"
+                );
+                (Phase::Invalid, Reason::InvalidConfiguration, Next::OnEdit)
+            }
+            Stop::Cycle => (Phase::Invalid, Reason::CyclicReference, Next::OnEdit),
+            Stop::Waiting(interval) => (
+                Phase::Waiting,
+                Reason::DependencyNotReady,
+                Next::After(interval),
+            ),
+        };
+        self.write(Transition::new(phase, reason, next)).await
     }
 
     /// Rule 1: removes only our finalizer. If the object survives (someone
@@ -146,7 +123,7 @@ impl Pass<'_> {
         if self.has_finalizer() {
             self.set_finalizer(false).await?;
         }
-        self.forget_connection();
+        self.forget();
         self.record_lingering_deletion().await?;
         Ok(Report::Released)
     }

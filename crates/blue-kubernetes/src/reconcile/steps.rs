@@ -3,74 +3,19 @@
 //! runs, so every step record is one of the pass's own guarded status
 //! writes (logged, fenced and counted like the others).
 
-use super::pass::{Halt, Pass};
-use super::reporting::call;
-use crate::callback::{Failure, Pick};
+use super::pass::Pass;
+use super::report::{Halt, Report};
+use super::workflow::{Notes, Workflow};
+use crate::callback::{self, Failure, Pick};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
-use crate::steps::{valid_name, Begun, Chosen, Desired, Ended, Ignored, Record, Refused};
+use crate::steps::{valid_name, Begun, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};
+use crate::telemetry::log;
 use crate::test_hooks::Point;
 use crate::{Controller, Options, Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
 use serde_json::Value;
-use std::collections::HashSet;
 use std::sync::atomic::Ordering;
-
-/// The run a pass works on, in memory: written with each of its status
-/// writes.
-pub(super) struct Workflow {
-    record: Record,
-    /// The step between its start and its end.
-    running: Option<String>,
-    /// A step record could not be written: no later step may start, and
-    /// the pass stops once the callback returns.
-    halt: Option<Halt>,
-    /// A step ran in this pass: the next boundary is one a stopping
-    /// runtime may end the pass at.
-    ran: bool,
-    /// The names `run` was called with in this pass: each may be used once.
-    named: HashSet<String>,
-    /// What of the stored record was ignored, until a write replaces it:
-    /// a pass that loses its first write (a stale snapshot) reports
-    /// nothing, so only real rewrites of status are logged and counted.
-    ignored: Notes,
-}
-
-/// Claims of the stored record a pass ignored.
-#[derive(Default)]
-struct Notes {
-    forged_keys: Vec<String>,
-    rolled_back: bool,
-}
-
-impl Workflow {
-    fn new(record: Record) -> Self {
-        Self {
-            record,
-            running: None,
-            halt: None,
-            ran: false,
-            named: HashSet::new(),
-            ignored: Notes::default(),
-        }
-    }
-
-    fn chosen(chosen: Chosen) -> Self {
-        let Chosen {
-            record,
-            forged_keys,
-            rolled_back,
-        } = chosen;
-        let ignored = Notes {
-            forged_keys,
-            rolled_back,
-        };
-        Self {
-            ignored,
-            ..Self::new(record)
-        }
-    }
-}
 
 /// How the effect callback ended, for the rules of act.rs.
 pub(super) enum Effect {
@@ -111,19 +56,13 @@ impl Pass<'_> {
             true => self.call_answering_steps(name, pick).await,
             false => {
                 let options = self.options.clone().with_steps(Steps::undeclared());
-                call(self.controller, self.package, name, pick, &options).await
+                callback::run(self.controller, self.package, name, pick, &options).await
             }
         };
         if let Some(halt) = self.workflow.as_mut().and_then(|w| w.halt.take()) {
             return Err(halt);
         }
-        Ok(match called {
-            Ok(outcome) => Some(outcome),
-            Err(failure) => {
-                self.failure = Some((name, failure));
-                None
-            }
-        })
+        Ok(self.noted(name, called))
     }
 
     async fn call_answering_steps(
@@ -134,7 +73,7 @@ impl Pass<'_> {
         let (steps, mut requests) = Steps::linked();
         let options = self.options.clone().with_steps(steps);
         let (controller, package) = (self.controller, self.package);
-        let called = call(controller, package, name, pick, &options);
+        let called = callback::run(controller, package, name, pick, &options);
         tokio::pin!(called);
         loop {
             tokio::select! {
@@ -217,7 +156,8 @@ impl Pass<'_> {
         }
     }
 
-    fn effect_phase(&self) -> (Phase, Reason) {
+    /// Reconciling, or Deleting for a resource being deleted.
+    pub(super) fn effect_phase(&self) -> (Phase, Reason) {
         match is_deleting(&self.snapshot) {
             true => (Phase::Deleting, Reason::Deleting),
             false => (Phase::Reconciling, Reason::Reconciling),
@@ -240,7 +180,7 @@ impl Pass<'_> {
     async fn stop_at_boundary(&mut self) -> StepError {
         let (phase, reason) = self.effect_phase();
         let halt = match self.publish(phase, reason).await {
-            Ok(()) => Halt::Lost(super::Report::Reconciled(phase, reason)),
+            Ok(()) => Halt::Lost(Report::Reconciled(phase, reason)),
             Err(halt) => halt,
         };
         self.workflow().halt = Some(halt);
@@ -284,12 +224,8 @@ impl Pass<'_> {
     /// A step broke the step rules: logged for the operator, and the pass
     /// fails (`InvalidStep`) whatever the callback does with the error.
     fn refuse(&mut self, name: &str, error: StepError) -> StepError {
-        let descriptor = self.package.descriptor();
-        tracing::warn!(
-            group = %descriptor.group,
-            kind = %descriptor.kind,
-            namespace = resource::namespace(&self.snapshot),
-            name = resource::name(&self.snapshot),
+        log::warn_about!(
+            self.subject(),
             // A name the package got wrong is its own text: redacted as
             // any other.
             step = self.redacted(name),
@@ -374,18 +310,10 @@ impl Pass<'_> {
     /// had a key that was not theirs (never the key itself), and whether
     /// the run went back behind this process's.
     fn report_ignored(&self, notes: Notes) {
-        let descriptor = self.package.descriptor();
-        let (namespace, name) = (
-            resource::namespace(&self.snapshot),
-            resource::name(&self.snapshot),
-        );
         let marks = &self.controller.step_marks;
         for step in &notes.forged_keys {
-            tracing::warn!(
-                group = %descriptor.group,
-                kind = %descriptor.kind,
-                namespace,
-                name,
+            log::warn_about!(
+                self.subject(),
                 step = step.as_str(),
                 "stored step key ignored: it is not the key this step derives; the derived key is recorded and used"
             );
@@ -394,22 +322,12 @@ impl Pass<'_> {
             marks.count(Ignored::Key, notes.forged_keys.len());
         }
         if notes.rolled_back {
-            tracing::warn!(
-                group = %descriptor.group,
-                kind = %descriptor.kind,
-                namespace,
-                name,
+            log::warn_about!(
+                self.subject(),
                 "stored step run ignored: it goes back behind a run this process started or ended; a new run starts"
             );
             marks.count(Ignored::Run, 1);
         }
-    }
-
-    /// The object is released: it runs no more steps, so the process
-    /// need not remember its runs.
-    pub(super) fn forget_runs(&self) {
-        let uid = resource::uid(&self.snapshot).unwrap_or_default();
-        self.controller.step_marks.forget(uid);
     }
 
     /// Puts the run into the status write `t`, with the step in progress

@@ -36,5 +36,5 @@ pub use settings::Sharding;
 
 pub(crate) use assignment::{assign, shard_of};
 pub(crate) use roster::{Roster, Standing};
-pub(crate) use table::{Permit, ShardTable};
+pub(crate) use table::ShardTable;
 pub(crate) use view::{Reader, View};

@@ -1,11 +1,12 @@
 //! The operator's log lines about resources: phase transitions (INFO),
 //! callback failures (WARN, with the author's error text and its source
-//! chain unless turned off) and validation messages (INFO); and, once at
-//! start, a WARN about running with the reference's names. kubectl output
-//! and options never appear.
+//! chain unless turned off), validation messages (INFO), references that
+//! hold a pass, and the WARN lines a pass writes about a resource
+//! ([`warn_about`]); and, once at start, a WARN about running with the
+//! reference's names. kubectl output and options never appear.
 
-use crate::callback::Failure;
 use crate::domain::resource;
+use crate::references::Unready;
 use crate::{Phase, Reason, ValidationErrors};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
@@ -40,7 +41,9 @@ pub(crate) fn phase_changed(s: Subject<'_>, from: Option<&str>, to: Phase, reaso
 /// One failed callback with its attempt and the time of the next retry.
 pub(crate) struct FailedCall<'a> {
     pub(crate) callback: &'static str,
-    pub(crate) failure: &'a Failure,
+    /// How it failed (`error`, `panic`), and the author's text.
+    pub(crate) failure: &'static str,
+    pub(crate) text: Option<&'a str>,
     pub(crate) attempt: u64,
     pub(crate) next_retry: &'a str,
 }
@@ -84,7 +87,7 @@ pub(crate) fn reference_names(config: &crate::Config) {
 }
 
 pub(crate) fn callback_failed(s: Subject<'_>, call: &FailedCall<'_>, with_text: bool) {
-    let text = call.failure.text.as_deref().filter(|_| with_text);
+    let text = call.text.filter(|_| with_text);
     macro_rules! warn_with {
         ($($error:tt)*) => {
             tracing::warn!(
@@ -94,7 +97,7 @@ pub(crate) fn callback_failed(s: Subject<'_>, call: &FailedCall<'_>, with_text: 
                 name = resource::name(s.object),
                 uid = s.uid(),
                 callback = call.callback,
-                failure = call.failure.kind.as_str(),
+                failure = call.failure,
                 attempt = call.attempt,
                 next_retry = call.next_retry,
                 $($error)*
@@ -131,6 +134,61 @@ pub(crate) fn configuration_invalid(s: Subject<'_>, messages: &ValidationErrors,
         info_with!();
     }
 }
+
+/// A reference field of `object` names no object. The Invalid write's
+/// reason is generic: the log names the field. Never its value, which
+/// could be anything a user typed.
+pub(crate) fn reference_malformed(object: &Value, field: &str) {
+    tracing::info!(
+        namespace = resource::namespace(object),
+        name = resource::name(object),
+        field,
+        "reference field does not name an object (a DNS-1123 subdomain of at most 253 characters)"
+    );
+}
+
+/// Why `object` waits for what its reference `field` names (`None`: it
+/// does not exist). A status claiming Ready without this controller's
+/// marks is a WARN: it was not written by this controller, so either it
+/// was never reconciled here or someone rewrote its record. Ordinary
+/// waiting (not yet Ready, an edit being handled) is DEBUG: a referrer may
+/// wait for many passes. Only the referrer, the field and a fixed word for
+/// why are logged; nothing of the referenced resource's status.
+pub(crate) fn reference_waiting(object: &Value, field: &str, why: Option<Unready>) {
+    let (namespace, name) = (resource::namespace(object), resource::name(object));
+    match why {
+        Some(Unready::Unmarked(mark)) => tracing::warn!(
+            namespace,
+            name,
+            field,
+            missing = mark.as_str(),
+            "referenced resource claims Ready without this controller's marks; waiting"
+        ),
+        why => tracing::debug!(
+            namespace,
+            name,
+            field,
+            why = why.map_or("not found", Unready::as_str),
+            "waiting for a referenced resource"
+        ),
+    }
+}
+
+/// A WARN line about the resource `$subject` (a [`Subject`]): its group,
+/// kind, namespace and name, then the fields and message given.
+macro_rules! warn_about {
+    ($subject:expr, $($fields_and_message:tt)*) => {{
+        let s: $crate::telemetry::log::Subject<'_> = $subject;
+        tracing::warn!(
+            group = %s.descriptor.group,
+            kind = %s.descriptor.kind,
+            namespace = $crate::domain::resource::namespace(s.object),
+            name = $crate::domain::resource::name(s.object),
+            $($fields_and_message)*
+        )
+    }};
+}
+pub(crate) use warn_about;
 
 #[cfg(test)]
 mod tests {

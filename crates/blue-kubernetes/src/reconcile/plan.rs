@@ -1,0 +1,98 @@
+//! What a pass will do before any package code runs, decided once from its
+//! snapshot (and its references, read fresh): whether package code runs at
+//! all, and which of the rules that need none applies. The preparation
+//! reads it to know what to call; the rules (`rules.rs`) read it instead of
+//! deciding again. A new rule that runs no package code belongs here.
+
+use super::references::{self, Resolution};
+use crate::connection::secret_ref_valid;
+use crate::domain::resource::{has_finalizer, is_deleting};
+use crate::domain::spec::{self, CommonSpec, DeletionPolicy, ManagementPolicy};
+use crate::{Controller, Error, Package};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// What a pass will do before any package code runs (the rules' numbers
+/// are those of `rules.rs`).
+pub(super) enum Plan {
+    /// Rule 1: deleting, and Retain, observe-only management or our
+    /// finalizer already gone: release, running no package code (not even
+    /// `identity`) and reading no reference; the config need not be valid.
+    Release,
+    /// A referenced resource keeps every callback from running: the first
+    /// of rules 3 to 3c that applies is written.
+    Hold(Stop),
+    /// Package code runs: `identity`, rule 2, then the write of rule 3 or
+    /// 3b if one applies (`Err`), else rules 4 to 8 on the common fields.
+    Run(Result<CommonSpec, Stop>),
+}
+
+/// A write decided before any package code runs (rules 3 to 3c).
+#[derive(Clone)]
+pub(super) enum Stop {
+    /// A common field is malformed, or a reference field names no object.
+    Invalid,
+    /// The typed config does not decode: why (values redacted), for the
+    /// operator's log only.
+    Undecodable(String),
+    /// Following references leads back to the resource.
+    Cycle,
+    /// A referenced resource is missing or not Ready: checked again after
+    /// this interval.
+    Waiting(u64),
+}
+
+impl Plan {
+    /// The plan for `snapshot`, and the outputs of the referenced resources
+    /// that are Ready, for the callbacks. `config_error`: why the typed
+    /// config does not decode.
+    pub(super) async fn of(
+        controller: &Controller,
+        package: &Package,
+        snapshot: &Value,
+        config_error: Option<String>,
+    ) -> Result<(Plan, Option<BTreeMap<String, Value>>), Error> {
+        let names = &controller.config.names;
+        if is_deleting(snapshot)
+            && (spec::deletion_policy(snapshot) == Some(DeletionPolicy::Retain)
+                || spec::management_policy(snapshot) == Some(ManagementPolicy::Observe)
+                || !has_finalizer(snapshot, &names.finalizer))
+        {
+            return Ok((Plan::Release, None));
+        }
+        let resolution = match package.schema().references.is_empty() {
+            true => None,
+            false => Some(references::resolve(controller, package, snapshot).await?),
+        };
+        let common = spec::parse(snapshot).filter(|_| {
+            spec::protection_well_typed(snapshot, &names.destroy_protection_key)
+                && (!package.schema().connection || secret_ref_valid(snapshot))
+        });
+        let rules = match (common, config_error) {
+            (None, _) => Err(Stop::Invalid),
+            (Some(_), Some(error)) => Err(Stop::Undecodable(error)),
+            (Some(common), None) => Ok(common),
+        };
+        // A resource being deleted never waits for its references.
+        let plan = match (resolution.as_ref().filter(|r| r.blocks(snapshot)), rules) {
+            (None, rules) => Plan::Run(rules),
+            (Some(_), Err(stop)) => Plan::Hold(stop),
+            (Some(Resolution::Cycle), Ok(_)) => Plan::Hold(Stop::Cycle),
+            (Some(Resolution::Waiting(_)), Ok(common)) => {
+                Plan::Hold(Stop::Waiting(common.interval_ms))
+            }
+            // Malformed (a resolved resource never blocks).
+            (Some(_), Ok(_)) => Plan::Hold(Stop::Invalid),
+        };
+        let referenced = match resolution {
+            Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs)) => Some(outputs),
+            _ => None,
+        };
+        Ok((plan, referenced))
+    }
+
+    /// Whether package code runs (`identity` first).
+    pub(super) fn runs_package_code(&self) -> bool {
+        matches!(self, Plan::Run(_))
+    }
+}

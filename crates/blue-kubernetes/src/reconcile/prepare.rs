@@ -1,0 +1,94 @@
+//! Preparing a pass, the same way for every caller: the due check, the
+//! options, the plan (what happens before any package code runs) and the
+//! identity. What comes next is the caller's: with sharding, whether this
+//! replica runs the identity's shard; the lease the writes are fenced by
+//! ([`Terms`]); the identity lock; for a one-shot pass, a second look.
+
+use super::pass::{Given, Pass, Prepared, Terms};
+use super::plan::Plan;
+use super::report::{PassOutcome, Report};
+use crate::callback::{self, Pick};
+use crate::domain::resource;
+use crate::lock::{LockGuard, LockKey};
+use crate::typed::options_for;
+use crate::{Controller, Error, Package};
+use serde_json::Value;
+
+/// Prepares a pass over `snapshot`; `None`: it is not due. `asked`: an
+/// early check was asked for (a related object changed, a trigger), so it
+/// is due whatever its status says.
+pub(crate) async fn prepare<'a>(
+    controller: &'a Controller,
+    package: &'a Package,
+    snapshot: Value,
+    asked: bool,
+) -> Result<Option<Prepared<'a>>, Error> {
+    if !asked && !controller.is_due(&snapshot) {
+        return Ok(None);
+    }
+    let (options, config_error) = options_for(package, &snapshot, &controller.config);
+    let (plan, referenced) = Plan::of(controller, package, &snapshot, config_error).await?;
+    let options = match referenced {
+        Some(outputs) => options.with_referenced(outputs),
+        None => options,
+    };
+    let identify: Pick<Vec<Option<String>>> = |c, o| c.identity(o);
+    let (identity, failure) = match plan.runs_package_code() {
+        false => (None, None),
+        true => match callback::run(controller, package, "identity", identify, &options).await {
+            Ok(identity) => (Some(identity), None),
+            Err(failure) => (None, Some(("identity", failure))),
+        },
+    };
+    let given = Given {
+        controller,
+        package,
+        plan,
+        identity,
+    };
+    Ok(Some(Prepared {
+        given,
+        snapshot,
+        options,
+        failure,
+    }))
+}
+
+impl Prepared<'_> {
+    /// What `identity` returned, if it ran and succeeded.
+    pub(crate) fn identity(&self) -> Option<&[Option<String>]> {
+        self.given.identity.as_deref()
+    }
+
+    /// Takes the identity lock (the object's, without an identity: no
+    /// effect runs then, but status writes must not race another pass);
+    /// `None`: another pass holds it.
+    pub(crate) fn lock(&self) -> Option<LockGuard> {
+        let given = &self.given;
+        let key = match &given.identity {
+            Some(id) => LockKey::Identity(id.clone()),
+            None => LockKey::Object(format!(
+                "{}/{}/{}/{}",
+                given.package.descriptor().qualified_plural(),
+                resource::namespace(&self.snapshot),
+                resource::name(&self.snapshot),
+                resource::uid(&self.snapshot).unwrap_or_default()
+            )),
+        };
+        given.controller.config.lock_domain.try_acquire(key)
+    }
+
+    /// Takes the identity lock and runs the rules under it on `terms`
+    /// ([`Report::Busy`] when another pass holds it).
+    pub(crate) async fn run_locked(self, terms: Terms) -> PassOutcome {
+        match self.lock() {
+            Some(_lock) => self.run(terms).await,
+            None => PassOutcome::unwritten(Ok(Report::Busy)),
+        }
+    }
+
+    /// Runs the rules on `terms`, under the lock the caller holds.
+    pub(super) async fn run(self, terms: Terms) -> PassOutcome {
+        Pass::new(self, terms).run().await
+    }
+}
