@@ -7,6 +7,7 @@
 
 use super::FencingToken;
 use crate::telemetry::Tally;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -103,6 +104,38 @@ impl Gate {
 
     pub(crate) fn count(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Gate {
+    /// Leadership and fencing on `/metrics`, beside the log lines and
+    /// Stats.
+    pub(crate) fn export(&self, metrics: &crate::Metrics, lease_name: &str) {
+        let status = Family::<[(&'static str, String); 1], Gauge, _>::new_with_constructor(
+            SharedGauge(self.leading.clone()),
+        );
+        // Created now, so the series reads 0 before the first acquisition.
+        drop(status.get_or_create(&[("name", lease_name.to_owned())]));
+        metrics.register(
+            "leader_election_master_status",
+            "1 while this process holds the leader-election lease, else 0",
+            status,
+        );
+        metrics.register(
+            "blue_leader_election_fenced_writes",
+            "status and finalizer writes refused because the lease could not be proven held",
+            self.fenced_writes.exported(),
+        );
+    }
+}
+
+/// Hands the family the gate's own gauge, so the elector sets one value.
+#[derive(Clone, Debug)]
+struct SharedGauge(Gauge);
+
+impl MetricConstructor<Gauge> for SharedGauge {
+    fn new_metric(&self) -> Gauge {
+        self.0.clone()
     }
 }
 

@@ -6,7 +6,6 @@ mod elector;
 mod fence;
 mod gate;
 mod settings;
-pub(crate) mod task;
 mod token;
 
 pub(crate) use elector::Takeover;

@@ -22,7 +22,7 @@ struct Entry {
 }
 
 pub(crate) struct WriteBackoff {
-    entries: Mutex<HashMap<String, Entry>>,
+    entries: HashMap<String, Entry>,
     /// The controller's request annotation: a new token is an edit.
     request_annotation: String,
 }
@@ -30,7 +30,7 @@ pub(crate) struct WriteBackoff {
 impl WriteBackoff {
     pub(crate) fn new(request_annotation: &str) -> Self {
         Self {
-            entries: Mutex::default(),
+            entries: HashMap::new(),
             request_annotation: request_annotation.to_string(),
         }
     }
@@ -42,22 +42,15 @@ impl WriteBackoff {
         )
     }
 
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// True while `listed` waits out a backoff. An edit ends the wait.
-    pub(crate) fn waiting(&self, listed: &Value, now_ms: u64) -> bool {
+    pub(crate) fn waiting(&mut self, listed: &Value, now_ms: u64) -> bool {
         let Some(uid) = resource::uid(listed) else {
             return false;
         };
-        let mut entries = self.entries();
+        let edit = self.edit_of(listed);
+        let entries = &mut self.entries;
         match entries.get(uid) {
-            Some(e)
-                if e.edit
-                    .as_ref()
-                    .is_some_and(|edit| *edit != self.edit_of(listed)) =>
-            {
+            Some(e) if e.edit.as_ref().is_some_and(|stored| *stored != edit) => {
                 entries.remove(uid);
                 false
             }
@@ -67,14 +60,14 @@ impl WriteBackoff {
     }
 
     /// An edit of `object` (new generation or request token) ends its wait.
-    pub(crate) fn forget_if_edited(&self, object: &Value, now_ms: u64) {
+    pub(crate) fn forget_if_edited(&mut self, object: &Value, now_ms: u64) {
         // `waiting` forgets an entry whose edit no longer matches.
         let _ = self.waiting(object, now_ms);
     }
 
     /// Records a failed pass over `snapshot`; returns the delay chosen.
     pub(crate) fn failed(
-        &self,
+        &mut self,
         snapshot: &Value,
         now_ms: u64,
         base_ms: u64,
@@ -85,19 +78,19 @@ impl WriteBackoff {
     }
 
     /// Records a failed read of object `uid`; returns the delay chosen.
-    pub(crate) fn failed_read(&self, uid: &str, now_ms: u64, base_ms: u64, max_ms: u64) -> u64 {
+    pub(crate) fn failed_read(&mut self, uid: &str, now_ms: u64, base_ms: u64, max_ms: u64) -> u64 {
         self.record(uid, None, now_ms, base_ms, max_ms)
     }
 
     fn record(
-        &self,
+        &mut self,
         uid: &str,
         edit: Option<(i64, String)>,
         now_ms: u64,
         base_ms: u64,
         max_ms: u64,
     ) -> u64 {
-        let mut entries = self.entries();
+        let entries = &mut self.entries;
         let attempts = match entries.get(uid) {
             Some(e) if e.edit.is_none() || edit.is_none() || e.edit == edit => {
                 e.attempts.saturating_add(1)
@@ -117,20 +110,20 @@ impl WriteBackoff {
     }
 
     /// A write succeeded: no more waiting.
-    pub(crate) fn succeeded(&self, snapshot: &Value) {
+    pub(crate) fn succeeded(&mut self, snapshot: &Value) {
         if let Some(uid) = resource::uid(snapshot) {
-            self.entries().remove(uid);
+            self.entries.remove(uid);
         }
     }
 
     /// Until when object `uid` waits, if it does.
     pub(crate) fn until(&self, uid: &str) -> Option<u64> {
-        self.entries().get(uid).map(|e| e.until_ms)
+        self.entries.get(uid).map(|e| e.until_ms)
     }
 
     /// Forgets a deleted object.
-    pub(crate) fn forget(&self, uid: &str) {
-        self.entries().remove(uid);
+    pub(crate) fn forget(&mut self, uid: &str) {
+        self.entries.remove(uid);
     }
 }
 
@@ -180,7 +173,7 @@ mod tests {
 
     #[test]
     fn failures_double_the_wait_up_to_the_maximum() {
-        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         let delays: Vec<_> = (0..8)
             .map(|_| b.failed(&object(1), 0, 1000, 60_000).unwrap())
             .collect();
@@ -189,7 +182,7 @@ mod tests {
 
     #[test]
     fn waiting_ends_when_the_delay_passes() {
-        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         b.failed(&object(1), 10_000, 1000, 60_000);
         assert!(b.waiting(&object(1), 10_999));
         assert!(!b.waiting(&object(1), 11_000));
@@ -197,7 +190,7 @@ mod tests {
 
     #[test]
     fn an_edit_or_a_successful_write_resets_the_backoff() {
-        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         for _ in 0..5 {
             b.failed(&object(1), 0, 1000, 60_000);
         }
@@ -223,7 +216,7 @@ mod tests {
 
     #[test]
     fn objects_without_uid_are_not_tracked_and_deleted_ones_are_forgotten() {
-        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         assert_eq!(b.failed(&json!({}), 0, 1000, 60_000), None);
         b.failed(&object(1), 0, 1000, 60_000);
         assert_eq!(b.until("u1"), Some(1000));
@@ -234,7 +227,7 @@ mod tests {
 
     #[test]
     fn failed_reads_double_too_and_no_edit_ends_them() {
-        let b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
         assert_eq!(b.failed_read("u1", 0, 1000, 60_000), 1000);
         assert_eq!(b.failed_read("u1", 0, 1000, 60_000), 2000);
         assert!(

@@ -362,12 +362,6 @@ impl Cache {
             .is_some_and(|e| e.phase.map(usize::from) == slot.map(|i| i + 1))
     }
 
-    /// A pass over `key` that was asked for could not look (the lock was
-    /// busy, the cluster unreachable): the request stands.
-    pub(crate) fn restore_request(&mut self, key: &Key, request: Request) {
-        self.request(key, request);
-    }
-
     /// A pass over `key` decided (and wrote, or quietly kept) its next
     /// check at `at_ms`.
     pub(crate) fn schedule(&mut self, key: &Key, at_ms: u64) {
@@ -624,7 +618,7 @@ mod tests {
         c.request(&key(), Request::Check);
         assert_eq!(c.take_request(&key()), Request::Repair);
         c.request(&key(), Request::Check);
-        c.restore_request(&key(), Request::Repair);
+        c.request(&key(), Request::Repair);
         assert_eq!(c.take_request(&key()), Request::Repair);
     }
 
@@ -642,7 +636,7 @@ mod tests {
         assert_eq!(c.take_request(&key()), Request::Check);
         assert_eq!(c.take_request(&key()), Request::None, "taken once");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "the hold again");
-        c.restore_request(&key(), Request::Check);
+        c.request(&key(), Request::Check);
         c.hold(&key(), "1", Some(300));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(300), "a busy lock");
     }

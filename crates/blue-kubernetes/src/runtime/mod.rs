@@ -20,8 +20,10 @@
 //!   pass: the cache keeps no object.
 
 mod backoff;
+mod book;
 mod cache;
 mod dispatch;
+mod election;
 mod failure_log;
 mod health;
 mod key;
@@ -39,15 +41,13 @@ mod worker;
 pub use health::Health;
 pub use stats::Stats;
 
-use crate::leader::task as election;
 use crate::{Controller, Error};
-use backoff::{ListBackoff, WriteBackoff};
+use backoff::ListBackoff;
 use blue_kubernetes_client::ResourceDescriptor;
-use dispatch::Book;
+use book::{Book, Settings};
 use failure_log::FailureLog;
 use queue::WorkQueue;
 use stats::Counters;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
@@ -73,28 +73,18 @@ struct Shared {
     health: Arc<Health>,
     /// Failures that repeat, logged once per change of state.
     failures: FailureLog,
-    /// Resources whose passes could not write, waiting before the next try.
-    backoff: WriteBackoff,
     /// Reflectors whose lists fail, waiting before the next list.
     list_backoff: ListBackoff,
-    /// The cache and the timers.
+    /// Every resource's state; only `dispatch` locks it.
     book: Mutex<Book>,
     /// Wakes the timer loop when a timer moved earlier.
     wake: Notify,
-    /// Per reflector: what it feeds, its namespace scope, and whether it
-    /// watches now. Timers only serve watched resources; a listed one is
-    /// decided at its next list, with the object at hand, so an idle poll
-    /// costs one list per type and no read per resource.
-    reflectors: Vec<(Feed, String, AtomicBool)>,
     /// The related kinds of every package, each watched once per scope.
     related: Vec<related::Kind>,
     /// Per package: whether some package refers to its resources.
     referenced: Vec<bool>,
     /// Set with leader election: dispatch only while it allows.
     gate: Option<Arc<crate::leader::Gate>>,
-    /// With sharding: resources set aside because another replica holds
-    /// their shard.
-    parked: shards::Parked,
 }
 
 /// What a reflector lists and watches, and where its objects go.
@@ -107,23 +97,6 @@ enum Feed {
 }
 
 impl Shared {
-    /// Whether the reflector covering `key` is watching.
-    fn watched(&self, key: &key::Key) -> bool {
-        self.reflectors
-            .iter()
-            .find(|(feed, ns, _)| {
-                *feed == Feed::Resources(key.package()) && (ns.is_empty() || ns == key.namespace())
-            })
-            .is_some_and(|(_, _, watching)| watching.load(Ordering::Relaxed))
-    }
-
-    /// Sets whether reflector `index` watches; returns what it was.
-    fn set_watching(&self, index: usize, watching: bool) -> bool {
-        self.reflectors
-            .get(index)
-            .is_some_and(|(_, _, flag)| flag.swap(watching, Ordering::Relaxed))
-    }
-
     fn may_dispatch(&self) -> bool {
         let now = self.controller.now();
         self.gate.as_ref().is_none_or(|g| g.may_dispatch(now))
@@ -163,7 +136,14 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
     let referenced = crate::references::referenced_packages(&config.packages);
     let scopes = reflector_scopes(config, &related);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
-    let backoff = WriteBackoff::new(&config.names.request_annotation);
+    let settings = Settings {
+        poll_ms: config.poll_ms,
+        timer_slack_ms: config.timer_slack_ms,
+        retry_base_ms: config.retry_base_ms,
+        retry_max_ms: config.retry_max_ms,
+    };
+    let feeds = scopes.iter().map(|s| (s.feed, s.namespace.clone()));
+    let book = Book::new(settings, &config.names.request_annotation, feeds.collect());
     let counters = Counters::new(controller.telemetry.metrics.clone());
     let shared = Arc::new(Shared {
         controller,
@@ -171,18 +151,12 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
         counters,
         health: Arc::new(health),
         failures: FailureLog::default(),
-        backoff,
         list_backoff: ListBackoff::default(),
-        book: Mutex::default(),
+        book: Mutex::new(book),
         wake: Notify::new(),
-        reflectors: scopes
-            .iter()
-            .map(|s| (s.feed, s.namespace.clone(), AtomicBool::new(false)))
-            .collect(),
         related,
         referenced,
         gate: election.as_ref().map(|e| e.gate.clone()),
-        parked: Default::default(),
     });
     let sharding = shards::begin(&shared, &handle)?;
     zero_phase_gauges(&shared);
@@ -269,12 +243,7 @@ impl Runtime {
 
     /// Resources in the cache (listed or watched, not yet deleted).
     pub fn cached(&self) -> usize {
-        self.shared
-            .book
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .cache
-            .len()
+        dispatch::cached(&self.shared).0
     }
 
     /// Asks for an early check of the resource `namespace/name` of kind
@@ -308,21 +277,13 @@ impl Runtime {
         } else {
             ""
         };
-        let requested = dispatch::request(&self.shared, &key::Key::new(package, namespace, name));
-        if requested {
-            self.shared.counters.requested();
-        }
-        requested
+        let key = key::Key::new(package, namespace, name);
+        dispatch::request(&self.shared, &key, crate::reconcile::Request::Check)
     }
 
     /// Related objects in the cache (listed or watched, not yet deleted).
     pub fn related_cached(&self) -> usize {
-        self.shared
-            .book
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .related
-            .len()
+        dispatch::cached(&self.shared).1
     }
 
     /// Resources waiting in the queue (not counting running ones).

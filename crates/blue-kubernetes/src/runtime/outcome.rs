@@ -1,13 +1,13 @@
 //! How a finished pass is classified, once: the [`Verdict`] decides what
-//! it is counted as, whether the write backoff and the failure log clear or
-//! grow, and how long the version it started from is held.
+//! it is counted as, whether the failure log clears or grows, and how the
+//! book settles it (holds and write backoff).
 
+use super::book::Settled;
 use super::failure_log::Failure;
 use super::key::Key;
 use super::Shared;
 use crate::reconcile::Report;
 use crate::{Error, Phase};
-use serde_json::Value;
 
 /// How a pass ended: a report, an error, or a panic.
 pub(super) type PassResult = Result<Result<Report, Error>, Box<dyn std::any::Any + Send>>;
@@ -68,35 +68,23 @@ pub(super) fn subject(shared: &Shared, key: &Key) -> String {
     )
 }
 
-/// Records `verdict` on a pass over `listed` in the write backoff and the
-/// failure log; returns the hold for the version it started from (see
-/// [`after_pass`](super::dispatch::after_pass)).
-pub(super) fn settle(shared: &Shared, key: &Key, listed: &Value, verdict: &Verdict) -> Option<u64> {
-    let config = &shared.controller.config;
-    let now = shared.controller.now();
+/// Records `verdict` in the failure log; returns how the pass settled,
+/// for the book's holds and write backoff.
+pub(super) fn settle(shared: &Shared, key: &Key, verdict: &Verdict) -> Settled {
     match verdict {
-        // It wrote, or found the cache behind: the newer version decides.
         Verdict::Wrote | Verdict::WroteFailed => {
-            shared.backoff.succeeded(listed);
             shared.failures.succeeded(&subject(shared, key));
-            None
+            Settled::Wrote
         }
-        Verdict::Skipped => None,
-        // The holder of the identity lock may finish without changing this
-        // object: look again shortly.
-        Verdict::Busy => Some(now.saturating_add(config.poll_ms)),
-        // Someone wrote first: reread at once.
-        Verdict::Conflict => Some(now),
+        Verdict::Skipped => Settled::Skipped,
+        Verdict::Busy => Settled::Busy,
+        Verdict::Conflict => Settled::Conflict,
         Verdict::Broke(failure) => {
-            // Nothing could be recorded in status, so the wait lives here.
-            let subject = subject(shared, key);
-            let delay =
-                shared
-                    .backoff
-                    .failed(listed, now, config.retry_base_ms, config.retry_max_ms);
-            tracing::debug!(%subject, retry_in_ms = delay, "pass failed; backing off");
-            shared.failures.failed(&subject, failure.clone());
-            Some(now.saturating_add(delay.unwrap_or(config.retry_base_ms)))
+            // Nothing could be recorded in status: the book backs it off.
+            shared
+                .failures
+                .failed(&subject(shared, key), failure.clone());
+            Settled::Failed
         }
     }
 }

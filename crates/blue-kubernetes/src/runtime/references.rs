@@ -6,7 +6,6 @@
 //! change whose event was lost is found by the resync list like any other.
 
 use super::key::Key;
-use super::Shared;
 use crate::references::Named;
 use crate::Package;
 use serde_json::Value;
@@ -21,7 +20,7 @@ pub(crate) struct ReferenceIndex {
 }
 
 /// The resources `object` (of package `package`) refers to.
-pub(crate) fn named_by(packages: &[Package], package: usize, object: &Value) -> Vec<Key> {
+pub(super) fn named_by(packages: &[Package], package: usize, object: &Value) -> Vec<Key> {
     let mut keys = Vec::new();
     for reference in &packages[package].schema().references {
         let Named::Resource(namespace, name) = reference.named(object) else {
@@ -35,38 +34,6 @@ pub(crate) fn named_by(packages: &[Package], package: usize, object: &Value) -> 
         }
     }
     keys
-}
-
-/// Keeps the reference index up to date with `object`; returns the
-/// referrers to check: all of them when what they depend on in it
-/// changed, and, for any new version, those waiting. (A waiting referrer
-/// read the referenced resource itself, fresher than this cache may have
-/// been: a lost event can leave the digest unchanged across the very
-/// change it waits for.)
-pub(super) fn track(shared: &Shared, key: &Key, object: &Value, new_version: bool) -> Vec<Key> {
-    let packages = &shared.controller.config.packages;
-    let package = key.package();
-    let refers = !packages[package].schema().references.is_empty();
-    let referenced = shared.referenced[package];
-    if !refers && !referenced {
-        return Vec::new();
-    }
-    let names = refers.then(|| named_by(packages, package, object));
-    let finalizer = &shared.controller.config.names.finalizer;
-    let digest = referenced.then(|| crate::references::digest(object, finalizer));
-    let mut book = super::dispatch::book(shared);
-    if let Some(names) = names {
-        book.references.set(key, names);
-    }
-    let Some(digest) = digest else {
-        return Vec::new();
-    };
-    let changed = book.cache.swap_digest(key, digest);
-    let mut referrers = book.references.referrers(key);
-    if !changed {
-        referrers.retain(|r| new_version && book.cache.is_waiting(r));
-    }
-    referrers
 }
 
 impl ReferenceIndex {

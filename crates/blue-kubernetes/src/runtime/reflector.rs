@@ -21,10 +21,10 @@
 //! - Only while this process may dispatch (leader election): a standby
 //!   replica neither lists nor watches.
 
-use super::dispatch::{forget, forget_missing, key_of, rearm, take_in};
+use super::dispatch;
 use super::failure_log::Failure;
 use super::key::Key;
-use super::{related, Feed, Shared};
+use super::{Feed, Shared};
 use crate::domain::due::backoff_ms;
 use blue_kubernetes_client::{
     Error, ErrorKind, PageRequest, ResourceDescriptor, WatchEvent, WatchRequest,
@@ -56,25 +56,27 @@ pub(super) struct Scope {
 /// An object of `scope` was listed or (`in_order`) watched; returns its key.
 fn observed(shared: &Shared, scope: &Scope, object: Value, in_order: bool) -> Key {
     match scope.feed {
-        Feed::Resources(package) => take_in(shared, key_of(package, &object), object, in_order),
-        Feed::Related(kind) => related::take_in(shared, scope.index, kind, &object),
+        Feed::Resources(package) => dispatch::take_in(shared, package, object, in_order),
+        Feed::Related(kind) => dispatch::related_take_in(shared, scope.index, kind, &object),
     }
 }
 
 /// An object of `scope` was deleted.
 fn deleted(shared: &Shared, scope: &Scope, object: &Value) {
     match scope.feed {
-        Feed::Resources(package) => forget(shared, &key_of(package, object)),
-        Feed::Related(kind) => related::deleted(shared, kind, object),
+        Feed::Resources(package) => dispatch::forget(shared, &dispatch::key_of(package, object)),
+        Feed::Related(kind) => dispatch::related_deleted(shared, kind, object),
     }
 }
 
 /// A full list of `scope` showed `listed`: the rest is gone.
 fn listed_all(shared: &Shared, scope: &Scope, listed: &HashSet<Key>) {
     match scope.feed {
-        Feed::Resources(package) => forget_missing(shared, package, &scope.namespace, listed),
+        Feed::Resources(package) => {
+            dispatch::forget_missing(shared, package, &scope.namespace, listed)
+        }
         Feed::Related(kind) => {
-            related::forget_missing(shared, scope.index, kind, &scope.namespace, listed)
+            dispatch::related_listed(shared, scope.index, kind, &scope.namespace, listed)
         }
     }
 }
@@ -177,7 +179,7 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
         };
         let ended = watch_until_resync(&shared, &scope, watch_from, &mut mode, &mut stopped).await;
         // Until the next watch opens, the next list decides.
-        shared.set_watching(scope.index, false);
+        dispatch::watching(&shared, scope.index, false);
         match ended {
             Ended::Relist => {}
             Ended::Unsupported => mode = Mode::Poll,
@@ -316,11 +318,7 @@ async fn watch_until_resync(
             Err(e) if e.kind() == ErrorKind::Gone => return Ended::Relist,
             Err(e) => Some(e),
             Ok(mut stream) => {
-                if let (false, Feed::Resources(package)) =
-                    (shared.set_watching(scope.index, true), scope.feed)
-                {
-                    rearm(shared, package, &scope.namespace);
-                }
+                dispatch::watching(shared, scope.index, true);
                 shared.counters.watch_opened();
                 if let Mode::Fallback { .. } = mode {
                     restored(scope);

@@ -18,12 +18,9 @@
 //! - Lost events cost at most a resync period, as for resources: the
 //!   resync list finds the changed, added and missing objects.
 
-use super::dispatch;
 use super::key::{Key, Namespaces};
 use super::token::Token;
-use super::Shared;
-use crate::reconcile::Request;
-use crate::{Package, Phase, Related};
+use crate::{Package, Related};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
@@ -67,7 +64,7 @@ pub(crate) fn kinds(packages: &[Package]) -> Vec<Kind> {
 
 impl Kind {
     /// The resources `object` concerns, each once.
-    fn targets(&self, packages: &[Package], object: &Value) -> Vec<Key> {
+    pub(super) fn targets(&self, packages: &[Package], object: &Value) -> Vec<Key> {
         let mut targets = Vec::new();
         for (package, related) in &self.subscribers {
             let descriptor = packages[*package].descriptor();
@@ -123,8 +120,6 @@ struct Entry {
 pub(crate) struct RelatedCache {
     entries: HashMap<Key, Entry>,
     namespaces: Namespaces,
-    /// Reflector scopes whose first list completed.
-    seeded: HashSet<usize>,
 }
 
 impl RelatedCache {
@@ -132,7 +127,7 @@ impl RelatedCache {
     /// cached key and the resources to check: the old and new targets
     /// when the version is new, none for the same version again or when
     /// `seeding`.
-    fn record(
+    pub(super) fn record(
         &mut self,
         key: Key,
         version: &str,
@@ -170,7 +165,7 @@ impl RelatedCache {
     }
 
     /// Forgets `key`; returns what it mapped to.
-    fn remove(&mut self, key: &Key) -> Vec<Key> {
+    pub(super) fn remove(&mut self, key: &Key) -> Vec<Key> {
         self.entries
             .remove(key)
             .map(|e| e.targets.keys().to_vec())
@@ -178,7 +173,12 @@ impl RelatedCache {
     }
 
     /// Keys of kind `kind` in `namespace` (`""`: any) not in `listed`.
-    fn missing_from(&self, kind: usize, namespace: &str, listed: &HashSet<Key>) -> Vec<Key> {
+    pub(super) fn missing_from(
+        &self,
+        kind: usize,
+        namespace: &str,
+        listed: &HashSet<Key>,
+    ) -> Vec<Key> {
         self.entries
             .keys()
             .filter(|k| {
@@ -191,92 +191,8 @@ impl RelatedCache {
     }
 
     /// Related objects cached.
-    pub(crate) fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.entries.len()
-    }
-}
-
-fn version_of(object: &Value) -> &str {
-    object
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-/// A version of a related object of kind `kind` arrived (from reflector
-/// `scope`): record it and ask for checks of what it concerns. Returns the
-/// cache's key for it.
-pub(super) fn take_in(shared: &Shared, scope: usize, kind: usize, object: &Value) -> Key {
-    let packages = &shared.controller.config.packages;
-    let targets = shared.related[kind].targets(packages, object);
-    let namespace = crate::domain::resource::namespace(object);
-    let key = Key::new(kind, namespace, crate::domain::resource::name(object));
-    let (key, check) = {
-        let mut book = dispatch::book(shared);
-        let seeding = !book.related.seeded.contains(&scope);
-        book.related
-            .record(key, version_of(object), targets, seeding)
-    };
-    request_all(shared, &check, Request::Check);
-    key
-}
-
-/// A related object is gone (missing from a list).
-pub(super) fn forget(shared: &Shared, key: &Key) {
-    let check = dispatch::book(shared).related.remove(key);
-    request_all(shared, &check, Request::Repair);
-}
-
-/// A related object of kind `kind` was deleted; `object` is its last
-/// state, which maps too: its creation may have been an event that was
-/// lost.
-pub(super) fn deleted(shared: &Shared, kind: usize, object: &Value) {
-    let packages = &shared.controller.config.packages;
-    let namespace = crate::domain::resource::namespace(object);
-    let key = Key::new(kind, namespace, crate::domain::resource::name(object));
-    let mut check = dispatch::book(shared).related.remove(&key);
-    for target in shared.related[kind].targets(packages, object) {
-        if !check.contains(&target) {
-            check.push(target);
-        }
-    }
-    request_all(shared, &check, Request::Repair);
-}
-
-/// A complete list of related kind `kind` in `namespace` (`""`: all) from
-/// reflector `scope` showed `listed`: cached objects it lacks are gone,
-/// and the scope is seeded.
-pub(super) fn forget_missing(
-    shared: &Shared,
-    scope: usize,
-    kind: usize,
-    namespace: &str,
-    listed: &HashSet<Key>,
-) {
-    let missing = {
-        let mut book = dispatch::book(shared);
-        book.related.seeded.insert(scope);
-        book.related.missing_from(kind, namespace, listed)
-    };
-    for key in &missing {
-        forget(shared, key);
-    }
-}
-
-/// Asks for `request` of each of `keys`: a deleted object most likely
-/// needs repair (its owner publishes while observing), a changed one a
-/// look.
-fn request_all(shared: &Shared, keys: &[Key], request: Request) {
-    for key in keys {
-        // A resource being deleted never makes its related objects again,
-        // and its own Destroy deleting one is no reason for another pass.
-        let deleting = || dispatch::book(shared).cache.phase_is(key, Phase::Deleting);
-        if request == Request::Repair && deleting() {
-            continue;
-        }
-        if dispatch::request_as(shared, key, request) {
-            shared.counters.requested();
-        }
     }
 }
 

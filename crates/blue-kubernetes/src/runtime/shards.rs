@@ -1,25 +1,18 @@
-//! Sharding inside a running runtime: the sharding task, and the
-//! resources set aside because another replica holds their shard.
+//! Sharding inside a running runtime: the sharding task next to it.
 //!
 //! A pass that finds its shard not held here ends as `NotOwned` and its
 //! version is held, like a pass that found nothing to do: no retries spin
-//! on a resource another replica handles. It is remembered under its
+//! on a resource another replica handles. The book parks it under its
 //! shard, and when this replica gains that shard the hold is dropped and
 //! the due rules decide again, so nothing waits for a newer version.
 
-use super::dispatch::{self, book};
-use super::key::Key;
 use super::Shared;
 use crate::sharding::task::{self, Sharder};
 use crate::Error;
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-
-/// Resources whose last pass found their shard held elsewhere, by shard.
-pub(super) type Parked = Mutex<HashMap<u32, HashSet<Key>>>;
 
 /// A running sharding task.
 pub(super) struct Sharding {
@@ -36,7 +29,7 @@ pub(super) fn begin(shared: &Arc<Shared>, handle: &Handle) -> Result<Option<Shar
     let weak = Arc::downgrade(shared);
     let on_gained: task::OnGained = Arc::new(move |shard| {
         if let Some(shared) = weak.upgrade() {
-            unpark(&shared, shard);
+            super::dispatch::shard_gained(&shared, shard);
         }
     });
     let sharder = Sharder::new(
@@ -57,35 +50,6 @@ impl Sharding {
     pub(super) async fn end(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
-    }
-}
-
-fn parked(shared: &Shared) -> std::sync::MutexGuard<'_, HashMap<u32, HashSet<Key>>> {
-    shared.parked.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A pass over `key` found `shard` not held here. Checked again after
-/// remembering it: a shard gained meanwhile would not have seen it.
-pub(super) fn park(shared: &Shared, key: &Key, shard: u32) {
-    parked(shared).entry(shard).or_default().insert(key.clone());
-    let now = shared.controller.now();
-    if shared
-        .controller
-        .shards
-        .as_ref()
-        .is_some_and(|t| t.dispatching(shard, now))
-    {
-        unpark(shared, shard);
-    }
-}
-
-/// `shard` is dispatched here now: what was set aside for it is decided
-/// again.
-pub(super) fn unpark(shared: &Shared, shard: u32) {
-    let keys = parked(shared).remove(&shard).unwrap_or_default();
-    for key in keys {
-        book(shared).cache.unhold(&key);
-        dispatch::redecide(shared, key);
     }
 }
 

@@ -5,12 +5,13 @@
 //! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
 //! worker.
 
-use super::dispatch::{after_pass, set_queue_depth, take_request, Ended};
+use super::book::{Ended, Settled};
+use super::dispatch::{pass_began, pass_ended, set_queue_depth};
 use super::failure_log::Failure;
 use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{reconcile_snapshot, Origin, PassOutcome, Report, Request};
+use crate::reconcile::{prepare, PassOutcome, Report, Request, Terms};
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -25,33 +26,30 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
         // Taken before the read: a request for a resource found gone is
         // done with (its deletion event follows), and one that could not
         // be read stands, behind the read's backoff.
-        let requested = take_request(&shared, &work.key);
-        let snapshot = match work.snapshot.take() {
-            Some(snapshot) => snapshot,
+        let requested = pass_began(&shared, &work.key);
+        let ended = match work.snapshot.take() {
+            Some(snapshot) => pass(&shared, &work, snapshot, requested).await,
             None => match read(&shared, &work).await {
-                Ok(snapshot) => snapshot,
-                Err(hold) => {
-                    shared.queue.done(&work.key);
-                    let ended = Ended {
-                        unserved_request: hold.map_or(Request::None, |_| requested),
-                        hold,
-                        ..Ended::default()
-                    };
-                    after_pass(&shared, &work, ended);
-                    continue;
-                }
+                Ok(snapshot) => pass(&shared, &work, snapshot, requested).await,
+                Err(settled) => Ended {
+                    settled,
+                    unserved_request: match settled {
+                        Settled::ReadFailed => requested,
+                        _ => Request::None,
+                    },
+                    ..Ended::default()
+                },
             },
         };
-        let ended = pass(&shared, &work, snapshot, requested).await;
         shared.queue.done(&work.key);
-        after_pass(&shared, &work, ended);
+        pass_ended(&shared, &work, ended);
     }
 }
 
-/// Reads the object a timer (or a list) queued. `Err(hold)` when there is nothing
-/// to reconcile now: gone (its deletion event follows), or unreadable
-/// (backed off like a failed write).
-async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<u64>> {
+/// Reads the object a timer (or a list) queued. `Err` when there is
+/// nothing to reconcile now: gone (its deletion event follows), or
+/// unreadable (backed off like a failed write).
+async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Settled> {
     let key = &work.key;
     let descriptor = shared.controller.config.packages[key.package()].descriptor();
     let client = &shared.controller.config.client;
@@ -64,29 +62,18 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Option<
         .await
     {
         Ok(Some(object)) => Ok(object),
-        Ok(None) => Err(None),
+        Ok(None) => Err(Settled::Skipped),
         Err(e) => {
             let subject = outcome::subject(shared, &work.key);
             shared.failures.failed(&subject, Failure::of(&e));
             shared.counters.read_failed();
-            let uid = super::dispatch::uid_of(shared, &work.key);
-            let config = &shared.controller.config;
-            let now = shared.controller.now();
-            let delay = match uid {
-                Some(uid) => {
-                    shared
-                        .backoff
-                        .failed_read(&uid, now, config.retry_base_ms, config.retry_max_ms)
-                }
-                None => config.retry_base_ms,
-            };
-            Err(Some(now.saturating_add(delay)))
+            Err(Settled::ReadFailed)
         }
     }
 }
 
 /// One pass over `snapshot`, measured and recorded; returns what
-/// [`after_pass`] needs.
+/// the book needs.
 async fn pass(
     shared: &Shared,
     work: &Work,
@@ -99,16 +86,45 @@ async fn pass(
     metrics.active_workers.get_or_create(&label).inc();
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
+    let controller = &shared.controller;
+    // The snapshot is the freshest at hand (delivered by the watch event
+    // or read just before): acting on it is as safe as a re-read, since
+    // every write carries its resourceVersion (against a newer one the
+    // first write fails with Conflict, before any effect). The next check
+    // is kept in memory, so a check may be quiet.
+    let run = async {
+        let prepared = match prepare(controller, package, snapshot, requested.any()).await {
+            Ok(Some(prepared)) => prepared,
+            Ok(None) => return PassOutcome::unwritten(Ok(Report::NotDue)),
+            Err(e) => return PassOutcome::unwritten(Err(e)),
+        };
+        // With sharding, only the holder of the identity's shard goes on
+        // (`identity` is side-effect free: having called it costs nothing),
+        // under that shard's lease; else under the leader's, if any.
+        let permit = match &controller.shards {
+            Some(table) => {
+                let shard = crate::sharding::shard_of(prepared.identity(), table.shards());
+                match table.admit(shard, controller.now()) {
+                    Some(permit) => Some(permit),
+                    None => return PassOutcome::unwritten(Ok(Report::NotOwned { shard })),
+                }
+            }
+            None => None,
+        };
+        let terms = Terms {
+            may_be_quiet: true,
+            expects_effect: requested == Request::Repair,
+            ..match &permit {
+                Some(permit) => Terms::under(controller, Some(&permit.gate), permit.token),
+                None => Terms::leader(controller),
+            }
+        };
+        // The permit goes after the lock: a drain that sees the shard idle
+        // sees the identity free as well.
+        prepared.run_locked(terms).await
+    };
     // A bug anywhere in a pass must cost one attempt, not a worker.
-    let caught = AssertUnwindSafe(reconcile_snapshot(
-        &shared.controller,
-        package,
-        snapshot,
-        Origin::Runtime,
-        requested,
-    ))
-    .catch_unwind()
-    .await;
+    let caught = AssertUnwindSafe(run).catch_unwind().await;
     let (result, written, next_check) = match caught {
         Ok(PassOutcome {
             report,
@@ -137,7 +153,7 @@ async fn pass(
         );
     let unserved_request = if served { Request::None } else { requested };
     let verdict = Verdict::of(&result);
-    let hold = outcome::settle(shared, &work.key, &metadata, &verdict);
+    let settled = outcome::settle(shared, &work.key, &verdict);
     metrics.active_workers.get_or_create(&label).dec();
     metrics
         .reconcile_time
@@ -146,7 +162,8 @@ async fn pass(
     let [(_, controller)] = &label;
     shared.counters.pass_ended(controller, &verdict);
     Ended {
-        hold,
+        settled,
+        started_from: Some(metadata),
         written,
         next_check,
         unserved_request,

@@ -1,0 +1,481 @@
+//! The one owner of the runtime's per-resource state: cache entries,
+//! timers, holds, requests, the related-object and reference indexes,
+//! resources parked for another replica's shard, and write backoff.
+//!
+//! A state machine that does no I/O and keeps no clock: each method takes
+//! one event (an object arrived, one is gone, a list completed, a watch
+//! opened or closed, a pass began or ended, a check was requested, a
+//! related object changed, a shard was gained, timers came due) with the
+//! time, and returns the [`Decision`]s the dispatcher acts on. The
+//! dispatcher holds the one lock around it, once per event.
+//!
+//! # Guarantees
+//! - A resource found due when its version arrives is queued at once, with
+//!   the object a watch event delivered; otherwise its timer is set for
+//!   when the due rules say, pushed back by a hold or write backoff (only
+//!   for a watched resource: a listed one is decided by its next list).
+//! - After every pass the resource is decided again, so an event that
+//!   arrived while it ran is not lost.
+//! - A resource gone (deleted, or missing from a complete list) is
+//!   forgotten here in one event: its entry, timer, references, parking
+//!   and backoff, and a [`Decision::Forget`] tells the dispatcher to drop
+//!   what lives outside (the controller's memory of it, its queue entry).
+
+use super::backoff::WriteBackoff;
+use super::cache::Cache;
+use super::key::Key;
+use super::queue::Work;
+use super::references::ReferenceIndex;
+use super::related::RelatedCache;
+use super::scheduler::{Scheduler, Slack};
+use super::Feed;
+use crate::domain::due::Due;
+use crate::reconcile::Request;
+use crate::Phase;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// What the dispatcher does after an event.
+#[derive(Debug, PartialEq)]
+pub(super) enum Decision {
+    /// Due now: queue it (ahead of the others when `first`).
+    Queue { work: Work, first: bool },
+    /// A timer was set earlier than the timer loop sleeps: wake it.
+    WakeTimers,
+    /// An early check was asked for and registered.
+    Requested,
+    /// The count of `package`'s resources in phase slot `slot` is `count`.
+    Phases {
+        package: usize,
+        slot: u8,
+        count: i64,
+    },
+    /// Gone: drop its queue entry and everything kept about it outside the
+    /// book (`uid` empty when it was never cached).
+    Forget { key: Key, uid: String },
+}
+
+/// The settings the decisions depend on, copied from the config.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Settings {
+    pub(super) poll_ms: u64,
+    pub(super) timer_slack_ms: u64,
+    pub(super) retry_base_ms: u64,
+    pub(super) retry_max_ms: u64,
+}
+
+/// A version of a resource that arrived, with what the dispatcher derived
+/// from it (outside the lock).
+pub(super) struct Arrival {
+    pub(super) key: Key,
+    pub(super) object: Value,
+    pub(super) due: Due,
+    /// From a watch stream (in order), not a list: its object goes with
+    /// the queued work.
+    pub(super) watched: bool,
+    /// Its recorded run was left `Running`: it is queued first.
+    pub(super) left_running: bool,
+    /// The resources it refers to, for a package that declares references.
+    pub(super) names: Option<Vec<Key>>,
+    /// What its referrers depend on, for a referenced package.
+    pub(super) digest: Option<u64>,
+}
+
+/// How a pass went, for holds and write backoff.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Settled {
+    /// It wrote (or found the cache behind): the newer version decides.
+    Wrote,
+    /// It did nothing (not due, changed, gone).
+    #[default]
+    Skipped,
+    /// The identity lock was busy: look again after a poll period.
+    Busy,
+    /// Someone wrote first: look again at once.
+    Conflict,
+    /// It could not write; `edit` is the desired state it failed on.
+    Failed,
+    /// The object could not be read.
+    ReadFailed,
+}
+
+/// What a finished pass tells the book.
+#[derive(Default)]
+pub(super) struct Ended {
+    pub(super) settled: Settled,
+    /// The object it started from, when it had one (for backoff).
+    pub(super) started_from: Option<Value>,
+    /// The version of its last successful write, whose arrival the earlier
+    /// versions (its own Reconciling publish, say) must not pre-empt.
+    pub(super) written: Option<String>,
+    /// The next check it decided, written or (a quiet check) kept only here.
+    pub(super) next_check: Option<u64>,
+    /// It was asked for and could not look: the request stands.
+    pub(super) unserved_request: Request,
+    /// With sharding: the resource's shard is held by another replica.
+    pub(super) not_owned: Option<u32>,
+}
+
+/// The runtime's per-resource state.
+pub(super) struct Book {
+    settings: Settings,
+    cache: Cache,
+    timers: Scheduler,
+    related: RelatedCache,
+    references: ReferenceIndex,
+    /// Resources whose last pass found their shard held elsewhere.
+    parked: HashMap<u32, HashSet<Key>>,
+    backoff: WriteBackoff,
+    /// Per reflector scope: what it feeds, its namespace, whether it
+    /// watches now. Timers serve watched resources only.
+    scopes: Vec<(Feed, String, bool)>,
+    /// Related reflector scopes whose first list completed.
+    seeded: HashSet<usize>,
+}
+
+type Out = Vec<Decision>;
+
+impl Book {
+    pub(super) fn new(
+        settings: Settings,
+        request_annotation: &str,
+        scopes: Vec<(Feed, String)>,
+    ) -> Self {
+        Self {
+            settings,
+            cache: Cache::default(),
+            timers: Scheduler::default(),
+            related: RelatedCache::default(),
+            references: ReferenceIndex::default(),
+            parked: HashMap::new(),
+            backoff: WriteBackoff::new(request_annotation),
+            scopes: scopes.into_iter().map(|(f, ns)| (f, ns, false)).collect(),
+            seeded: HashSet::new(),
+        }
+    }
+
+    /// A version of a resource arrived. Returns the cache's key for it (its
+    /// namespace interned: keep it rather than the one given).
+    pub(super) fn arrived(&mut self, a: Arrival, now: u64) -> (Key, Out) {
+        let mut out = Vec::new();
+        self.backoff.forget_if_edited(&a.object, now);
+        let version = crate::domain::resource::str_at(&a.object, &["metadata", "resourceVersion"]);
+        let new_version = !self.cache.has_version(&a.key, version.unwrap_or_default());
+        let (key, phases) = self.cache.record(a.key, &a.object, a.due, a.watched, now);
+        self.count_phases(key.package(), phases, &mut out);
+        let referrers = self.track(&key, a.names, a.digest, new_version);
+        let snapshot = a.watched.then_some(a.object);
+        self.decide(&key, snapshot, a.left_running, now, &mut out);
+        for referrer in referrers {
+            self.request(&referrer, Request::Check, now, &mut out);
+        }
+        (key, out)
+    }
+
+    /// Keeps the reference index up to date; returns the referrers to
+    /// check: all of them when what they depend on changed, and, for any
+    /// new version, those waiting. (A waiting referrer read the referenced
+    /// resource itself, fresher than this book may have been: a lost event
+    /// can leave the digest unchanged across the very change it waits for.)
+    fn track(
+        &mut self,
+        key: &Key,
+        names: Option<Vec<Key>>,
+        digest: Option<u64>,
+        new_version: bool,
+    ) -> Vec<Key> {
+        if let Some(names) = names {
+            self.references.set(key, names);
+        }
+        let Some(digest) = digest else {
+            return Vec::new();
+        };
+        let changed = self.cache.swap_digest(key, digest);
+        let mut referrers = self.references.referrers(key);
+        if !changed {
+            referrers.retain(|r| new_version && self.cache.is_waiting(r));
+        }
+        referrers
+    }
+
+    /// A resource is gone (deleted, or missing from a list): everything
+    /// about it is forgotten, and what referred to it waits again.
+    pub(super) fn gone(&mut self, key: &Key, now: u64) -> Out {
+        let mut out = Vec::new();
+        self.references.remove(key);
+        let referrers = self.references.referrers(key);
+        self.timers.cancel(key);
+        for keys in self.parked.values_mut() {
+            keys.remove(key);
+        }
+        let uid = match self.cache.remove(key) {
+            Some((uid, phase)) => {
+                self.count_phases(key.package(), [phase, None], &mut out);
+                let uid = uid.text().to_string();
+                self.backoff.forget(&uid);
+                uid
+            }
+            None => String::new(),
+        };
+        out.push(Decision::Forget {
+            key: key.clone(),
+            uid,
+        });
+        for referrer in referrers {
+            self.request(&referrer, Request::Check, now, &mut out);
+        }
+        out
+    }
+
+    /// A complete list of `package` in `namespace` (`""`: all) showed
+    /// `listed`: cached resources it lacks are gone.
+    pub(super) fn listed(
+        &mut self,
+        package: usize,
+        namespace: &str,
+        listed: &HashSet<Key>,
+        now: u64,
+    ) -> Out {
+        let missing = self.cache.missing_from(package, namespace, listed);
+        missing.iter().flat_map(|key| self.gone(key, now)).collect()
+    }
+
+    /// Reflector scope `scope` watches now, or (`false`) lists only. A
+    /// scope that starts watching sets the timers its lists did not keep,
+    /// so a retry set between a list and its watch does not wait for the
+    /// next resync.
+    pub(super) fn watching(&mut self, scope: usize, watching: bool, now: u64) -> Out {
+        let mut out = Vec::new();
+        let Some((feed, namespace, flag)) = self.scopes.get_mut(scope) else {
+            return out;
+        };
+        let was = std::mem::replace(flag, watching);
+        if let (false, true, Feed::Resources(package)) = (was, watching, *feed) {
+            let namespace = namespace.clone();
+            let keys: Vec<Key> = self.cache.keys_in(package, &namespace).cloned().collect();
+            for key in keys {
+                self.decide(&key, None, false, now, &mut out);
+            }
+        }
+        out
+    }
+
+    /// Asks for an early check of `key`: queued now unless it is running
+    /// (then decided again when its pass ends) or backing off. `None` when
+    /// `key` is not cached (nothing is remembered then).
+    pub(super) fn requested(&mut self, key: &Key, request: Request, now: u64) -> Option<Out> {
+        let mut out = Vec::new();
+        self.request(key, request, now, &mut out).then_some(out)
+    }
+
+    fn request(&mut self, key: &Key, request: Request, now: u64, out: &mut Out) -> bool {
+        if !self.cache.request(key, request) {
+            return false;
+        }
+        out.push(Decision::Requested);
+        self.decide(key, None, false, now, out);
+        true
+    }
+
+    /// A pass over `key` begins: returns the early check asked for, if any
+    /// (the pass serves it from now on).
+    pub(super) fn pass_began(&mut self, key: &Key) -> Request {
+        self.cache.begin_pass(key);
+        self.cache.take_request(key)
+    }
+
+    /// A pass over `work` ended: settle its backoff, hold its version,
+    /// await its write, keep its next check, and decide again.
+    pub(super) fn pass_ended(&mut self, work: &Work, ended: Ended, now: u64) -> Out {
+        let mut out = Vec::new();
+        let key = &work.key;
+        let hold = self.settle(key, &ended, now);
+        // A quiet check wrote nothing, so no newer version will come: its
+        // next check, not a hold, keeps it from running again at once.
+        let quiet = ended.written.is_none() && ended.next_check.is_some();
+        if !quiet {
+            self.cache.hold(key, &work.version, hold);
+        }
+        if ended.unserved_request.any() {
+            self.cache.request(key, ended.unserved_request);
+        }
+        self.cache.end_pass(key, ended.written.as_deref());
+        if let Some(at) = ended.next_check {
+            self.cache.schedule(key, at);
+        }
+        if let Some(shard) = ended.not_owned {
+            self.parked.entry(shard).or_default().insert(key.clone());
+        }
+        self.decide(key, None, false, now, &mut out);
+        out
+    }
+
+    /// Records how the pass went in the write backoff; returns the hold
+    /// for the version it started from: `None` until a newer version.
+    fn settle(&mut self, key: &Key, ended: &Ended, now: u64) -> Option<u64> {
+        let s = self.settings;
+        let delay = match (ended.settled, &ended.started_from) {
+            (Settled::Wrote, Some(object)) => {
+                self.backoff.succeeded(object);
+                return None;
+            }
+            (Settled::Wrote | Settled::Skipped, _) => return None,
+            (Settled::Busy, _) => s.poll_ms,
+            (Settled::Conflict, _) => 0,
+            (Settled::Failed, Some(object)) => {
+                let failed = self
+                    .backoff
+                    .failed(object, now, s.retry_base_ms, s.retry_max_ms);
+                failed.unwrap_or(s.retry_base_ms)
+            }
+            (Settled::Failed | Settled::ReadFailed, _) => match self.cache.uid(key) {
+                Some(uid) => {
+                    let uid = uid.to_string();
+                    self.backoff
+                        .failed_read(&uid, now, s.retry_base_ms, s.retry_max_ms)
+                }
+                None => s.retry_base_ms,
+            },
+        };
+        Some(now.saturating_add(delay))
+    }
+
+    /// `shard` is dispatched here now: what was parked for it is decided
+    /// again from the version at hand, its hold dropped.
+    pub(super) fn shard_gained(&mut self, shard: u32, now: u64) -> Out {
+        let mut out = Vec::new();
+        for key in self.parked.remove(&shard).unwrap_or_default() {
+            self.cache.unhold(&key);
+            self.decide(&key, None, false, now, &mut out);
+        }
+        out
+    }
+
+    /// The timers due at `now` fired. Also returns when the next one is.
+    pub(super) fn timers_due(&mut self, now: u64) -> (Out, Option<u64>) {
+        let mut out = Vec::new();
+        for key in self.timers.pop_due(now) {
+            self.decide(&key, None, false, now, &mut out);
+        }
+        (out, self.timers.next_ms())
+    }
+
+    /// A version of a related object arrived from reflector `scope`,
+    /// mapping to `targets`: they are asked to check, unless it is the
+    /// same version again or the scope's first list (seeding: each
+    /// resource's first check after a start looks anyway). Returns the
+    /// related cache's key for it.
+    pub(super) fn related_arrived(
+        &mut self,
+        scope: usize,
+        key: Key,
+        version: &str,
+        targets: Vec<Key>,
+        now: u64,
+    ) -> (Key, Out) {
+        let seeding = !self.seeded.contains(&scope);
+        let (key, check) = self.related.record(key, version, targets, seeding);
+        (key, self.request_all(&check, Request::Check, now))
+    }
+
+    /// A related object is gone; `targets` is what its last state maps to
+    /// (its creation may have been an event that was lost). What it mapped
+    /// to most likely needs repair.
+    pub(super) fn related_gone(&mut self, key: &Key, targets: Vec<Key>, now: u64) -> Out {
+        let mut check = self.related.remove(key);
+        for target in targets {
+            if !check.contains(&target) {
+                check.push(target);
+            }
+        }
+        self.request_all(&check, Request::Repair, now)
+    }
+
+    /// A complete list of related kind `kind` in `namespace` from
+    /// reflector `scope` showed `listed`: the objects it lacks are gone,
+    /// and the scope is seeded.
+    pub(super) fn related_listed(
+        &mut self,
+        scope: usize,
+        kind: usize,
+        namespace: &str,
+        listed: &HashSet<Key>,
+        now: u64,
+    ) -> Out {
+        self.seeded.insert(scope);
+        let missing = self.related.missing_from(kind, namespace, listed);
+        let mut out = Vec::new();
+        for key in &missing {
+            out.extend(self.related_gone(key, Vec::new(), now));
+        }
+        out
+    }
+
+    fn request_all(&mut self, keys: &[Key], request: Request, now: u64) -> Out {
+        let mut out = Vec::new();
+        for key in keys {
+            // A resource being deleted never makes its related objects
+            // again, and its own Destroy deleting one is no reason for
+            // another pass.
+            if request == Request::Repair && self.cache.phase_is(key, Phase::Deleting) {
+                continue;
+            }
+            self.request(key, request, now, &mut out);
+        }
+        out
+    }
+
+    /// Queues `key` if it is ready now, else sets its timer.
+    fn decide(&mut self, key: &Key, snapshot: Option<Value>, first: bool, now: u64, out: &mut Out) {
+        let backoff = &self.backoff;
+        let Some(at) = self.cache.ready_at(key, |uid| backoff.until(uid)) else {
+            return;
+        };
+        if at <= now {
+            let version = self.cache.version(key).unwrap_or_default();
+            let work = Work {
+                key: key.clone(),
+                snapshot,
+                version,
+            };
+            out.push(Decision::Queue { work, first });
+        } else if self.watched(key) {
+            let at = Slack(self.settings.timer_slack_ms).fires_at(now, at);
+            if self.timers.schedule(key.clone(), at) {
+                out.push(Decision::WakeTimers);
+            }
+        }
+    }
+
+    fn watched(&self, key: &Key) -> bool {
+        self.scopes.iter().any(|(feed, ns, watching)| {
+            *watching
+                && *feed == Feed::Resources(key.package())
+                && (ns.is_empty() || ns == key.namespace())
+        })
+    }
+
+    fn count_phases(&self, package: usize, slots: [Option<u8>; 2], out: &mut Out) {
+        for slot in slots.into_iter().flatten() {
+            let count = self.cache.count(package, slot);
+            out.push(Decision::Phases {
+                package,
+                slot,
+                count,
+            });
+        }
+    }
+
+    /// Resources cached.
+    pub(super) fn len(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Related objects cached.
+    pub(super) fn related_len(&self) -> usize {
+        self.related.len()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,374 @@
+//! The book as a state machine: events in, decisions out, no runtime.
+
+use super::*;
+use serde_json::json;
+
+const SETTINGS: Settings = Settings {
+    poll_ms: 1_000,
+    timer_slack_ms: 0,
+    retry_base_ms: 1_000,
+    retry_max_ms: 60_000,
+};
+
+/// A book over one package watched in every namespace (scope 0) and one
+/// related kind (scope 1).
+fn book() -> Book {
+    let scopes = vec![
+        (Feed::Resources(0), String::new()),
+        (Feed::Related(0), String::new()),
+    ];
+    let mut book = Book::new(SETTINGS, crate::REQUEST_ANNOTATION, scopes);
+    book.watching(0, true, 0);
+    book
+}
+
+fn key(name: &str) -> Key {
+    Key::new(0, "ns", name)
+}
+
+fn object(name: &str, version: &str, phase: Option<&str>) -> Value {
+    let mut o = json!({"metadata": {
+        "name": name, "namespace": "ns", "uid": format!("uid-{name}"),
+        "resourceVersion": version, "generation": 1,
+    }});
+    if let Some(phase) = phase {
+        o["status"] = json!({ "phase": phase });
+    }
+    o
+}
+
+fn arrival(name: &str, version: &str, due: Due, watched: bool) -> Arrival {
+    Arrival {
+        key: key(name),
+        object: object(name, version, None),
+        due,
+        watched,
+        left_running: false,
+        names: None,
+        digest: None,
+    }
+}
+
+fn at(ms: u64) -> Due {
+    Due::Stored {
+        at_ms: ms,
+        interval_ms: 60_000,
+    }
+}
+
+/// The keys queued, and whether each kept its object.
+fn queued(decisions: &[Decision]) -> Vec<(String, bool)> {
+    decisions
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Queue { work, .. } => {
+                Some((work.key.name().to_string(), work.snapshot.is_some()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn queued_names(decisions: &[Decision]) -> Vec<String> {
+    queued(decisions)
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect()
+}
+
+fn work(name: &str, version: &str) -> Work {
+    Work {
+        key: key(name),
+        snapshot: None,
+        version: version.into(),
+    }
+}
+
+fn ended(settled: Settled, name: &str) -> Ended {
+    Ended {
+        settled,
+        started_from: Some(object(name, "1", None)),
+        ..Ended::default()
+    }
+}
+
+#[test]
+fn a_due_watched_version_is_queued_with_its_object_and_a_listed_one_without() {
+    let mut book = book();
+    let (_, out) = book.arrived(arrival("a", "1", Due::Now, true), 0);
+    assert_eq!(queued(&out), [("a".to_string(), true)]);
+    let (_, out) = book.arrived(arrival("b", "1", Due::Now, false), 0);
+    assert_eq!(queued(&out), [("b".to_string(), false)]);
+}
+
+#[test]
+fn a_version_due_later_sets_a_timer_only_while_its_scope_watches() {
+    let mut book = book();
+    let (_, out) = book.arrived(arrival("a", "1", at(5_000), true), 0);
+    assert_eq!(out.last(), Some(&Decision::WakeTimers));
+    assert!(queued(&out).is_empty());
+    let (early, next) = book.timers_due(4_999);
+    assert!(early.is_empty());
+    assert_eq!(next, Some(5_000));
+    let (fired, _) = book.timers_due(5_000);
+    assert_eq!(queued_names(&fired), ["a"]);
+
+    book.watching(0, false, 5_000);
+    let (_, out) = book.arrived(arrival("b", "1", at(9_000), false), 5_000);
+    assert!(queued(&out).is_empty());
+    assert!(
+        !out.contains(&Decision::WakeTimers),
+        "a listed one waits for the next list"
+    );
+    let rearmed = book.watching(0, true, 5_000);
+    assert!(
+        rearmed.contains(&Decision::WakeTimers),
+        "a watch that opens sets it"
+    );
+    assert_eq!(queued_names(&book.timers_due(9_000).0), ["b"]);
+}
+
+#[test]
+fn a_pass_that_wrote_holds_its_version_until_a_newer_one_arrives() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    assert_eq!(book.pass_began(&key("a")), Request::None);
+    let out = book.pass_ended(&work("a", "1"), ended(Settled::Wrote, "a"), 0);
+    assert!(queued(&out).is_empty(), "held: its write is on its way");
+    let (_, again) = book.arrived(arrival("a", "1", Due::Now, false), 1);
+    assert!(
+        queued(&again).is_empty(),
+        "the same version again keeps the hold"
+    );
+    let (_, newer) = book.arrived(arrival("a", "2", Due::Now, true), 2);
+    assert_eq!(queued_names(&newer), ["a"]);
+}
+
+#[test]
+fn a_failed_pass_backs_off_doubling_and_an_edit_ends_the_wait() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    book.pass_began(&key("a"));
+    let out = book.pass_ended(&work("a", "1"), ended(Settled::Failed, "a"), 0);
+    assert!(queued(&out).is_empty());
+    assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
+    book.pass_began(&key("a"));
+    book.pass_ended(&work("a", "1"), ended(Settled::Failed, "a"), 1_000);
+    assert!(queued(&book.timers_due(2_999).0).is_empty(), "doubled");
+    assert_eq!(queued_names(&book.timers_due(3_000).0), ["a"]);
+    book.pass_ended(&work("a", "1"), ended(Settled::Failed, "a"), 3_000);
+    let mut edited = arrival("a", "2", Due::Now, true);
+    edited.object["metadata"]["generation"] = json!(2);
+    let (_, out) = book.arrived(edited, 3_001);
+    assert_eq!(queued_names(&out), ["a"], "an edit is not backed off");
+}
+
+#[test]
+fn a_busy_lock_looks_again_after_a_poll_period_and_a_conflict_at_once() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    let out = book.pass_ended(&work("a", "1"), ended(Settled::Busy, "a"), 0);
+    assert!(queued(&out).is_empty());
+    assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
+    let out = book.pass_ended(&work("a", "1"), ended(Settled::Conflict, "a"), 1_000);
+    assert_eq!(queued_names(&out), ["a"]);
+}
+
+#[test]
+fn a_quiet_check_keeps_its_next_check_in_memory() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", at(0), true), 0);
+    let quiet = Ended {
+        next_check: Some(60_000),
+        ..ended(Settled::Wrote, "a")
+    };
+    let out = book.pass_ended(&work("a", "1"), quiet, 0);
+    assert!(queued(&out).is_empty(), "no hold, yet not due again");
+    let (fired, next) = book.timers_due(59_999);
+    assert!(queued(&fired).is_empty());
+    assert_eq!(next, Some(60_000));
+    assert_eq!(queued_names(&book.timers_due(60_000).0), ["a"]);
+}
+
+#[test]
+fn a_request_queues_a_cached_resource_and_outlives_a_pass_that_could_not_look() {
+    let mut book = book();
+    assert_eq!(
+        book.requested(&key("a"), Request::Check, 0),
+        None,
+        "not cached"
+    );
+    book.arrived(arrival("a", "1", Due::OnEdit, true), 0);
+    let out = book.requested(&key("a"), Request::Check, 0).unwrap();
+    assert_eq!(out[0], Decision::Requested);
+    assert_eq!(queued_names(&out), ["a"]);
+    assert_eq!(book.pass_began(&key("a")), Request::Check);
+    let unserved = Ended {
+        unserved_request: Request::Check,
+        ..ended(Settled::Busy, "a")
+    };
+    book.pass_ended(&work("a", "1"), unserved, 0);
+    assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
+    assert_eq!(book.pass_began(&key("a")), Request::Check, "it stood");
+}
+
+#[test]
+fn a_resource_gone_is_forgotten_in_one_event_and_its_referrers_wait_again() {
+    let mut book = book();
+    let server = Key::new(1, "ns", "s");
+    let mut referrer = arrival("db", "1", Due::OnEdit, true);
+    referrer.names = Some(vec![server.clone()]);
+    book.arrived(referrer, 0);
+    let referenced = Arrival {
+        key: server.clone(),
+        object: object("s", "1", Some("Ready")),
+        due: Due::OnEdit,
+        watched: true,
+        left_running: false,
+        names: None,
+        digest: Some(7),
+    };
+    book.arrived(referenced, 0);
+    book.pass_ended(&work("db", "1"), ended(Settled::Failed, "db"), 0);
+    book.pass_ended(
+        &Work {
+            key: server.clone(),
+            snapshot: None,
+            version: "1".into(),
+        },
+        Ended {
+            not_owned: Some(3),
+            ..ended(Settled::Skipped, "s")
+        },
+        0,
+    );
+
+    let out = book.gone(&server, 10);
+    let forget = Decision::Forget {
+        key: server.clone(),
+        uid: "uid-s".into(),
+    };
+    assert!(out.contains(&forget), "{out:?}");
+    assert!(out.contains(&Decision::Requested), "its referrer is asked");
+    assert!(out.contains(&Decision::Phases {
+        package: 1,
+        slot: 1, // Ready
+        count: 0
+    }));
+    assert!(book.parked.values().all(|keys| keys.is_empty()));
+    assert!(
+        book.shard_gained(3, 10).is_empty(),
+        "nothing parked is left"
+    );
+    assert_eq!(book.len(), 1);
+    let out = book.gone(&key("db"), 10);
+    assert!(book.backoff.until("uid-db").is_none(), "backoff forgotten");
+    assert_eq!(book.requested(&key("db"), Request::Check, 10), None);
+    assert!(out.iter().any(|d| matches!(d, Decision::Forget { .. })));
+}
+
+#[test]
+fn a_complete_list_forgets_what_it_lacks_in_its_namespace_only() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::OnEdit, false), 0);
+    let mut other = arrival("b", "1", Due::OnEdit, false);
+    other.key = Key::new(0, "other", "b");
+    book.arrived(other, 0);
+    let out = book.listed(0, "ns", &HashSet::new(), 0);
+    let forgotten: Vec<_> = out
+        .iter()
+        .filter_map(|d| match d {
+            Decision::Forget { key, .. } => Some(key.name().to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(forgotten, ["a"]);
+    assert_eq!(book.len(), 1);
+}
+
+#[test]
+fn a_referenced_change_asks_every_referrer_and_a_new_version_only_the_waiting() {
+    let mut book = book();
+    let server = Key::new(1, "ns", "s");
+    for (name, phase) in [("ready", "Ready"), ("waiting", "Waiting")] {
+        let mut a = arrival(name, "1", Due::OnEdit, true);
+        a.object = object(name, "1", Some(phase));
+        a.names = Some(vec![server.clone()]);
+        book.arrived(a, 0);
+    }
+    let referenced = |version: &str, digest| Arrival {
+        key: server.clone(),
+        object: object("s", version, None),
+        due: Due::OnEdit,
+        watched: true,
+        left_running: false,
+        names: None,
+        digest: Some(digest),
+    };
+    let (_, first) = book.arrived(referenced("1", 1), 0);
+    let mut asked = queued_names(&first);
+    assert_eq!(asked, ["waiting"], "first seen: only a waiting referrer");
+    let (_, changed) = book.arrived(referenced("2", 2), 0);
+    asked = queued_names(&changed);
+    asked.sort();
+    assert_eq!(asked, ["ready", "waiting"]);
+}
+
+#[test]
+fn a_related_object_asks_its_targets_except_while_seeding_or_repeated() {
+    let mut book = book();
+    let cm = Key::new(0, "ns", "cm");
+    book.arrived(arrival("a", "1", Due::OnEdit, true), 0);
+    let (_, seeding) = book.related_arrived(1, cm.clone(), "1", vec![key("a")], 0);
+    assert!(seeding.is_empty(), "the first list only seeds");
+    book.related_listed(1, 0, "", &HashSet::from([cm.clone()]), 0);
+    let (_, same) = book.related_arrived(1, cm.clone(), "1", vec![key("a")], 0);
+    assert!(same.is_empty());
+    let (_, newer) = book.related_arrived(1, cm.clone(), "2", vec![key("a")], 0);
+    assert_eq!(queued_names(&newer), ["a"]);
+    assert_eq!(book.pass_began(&key("a")), Request::Check);
+    book.related_gone(&cm, Vec::new(), 0);
+    assert_eq!(
+        book.pass_began(&key("a")),
+        Request::Repair,
+        "a deletion repairs"
+    );
+    assert_eq!(book.related_len(), 0);
+}
+
+#[test]
+fn a_deleting_resource_is_not_asked_to_repair_what_its_destroy_deleted() {
+    let mut book = book();
+    let mut deleting = arrival("a", "1", Due::OnEdit, true);
+    deleting.object = object("a", "1", Some("Deleting"));
+    book.arrived(deleting, 0);
+    let cm = Key::new(0, "ns", "cm");
+    let out = book.related_gone(&cm, vec![key("a")], 0);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn a_resource_parked_for_another_shard_is_decided_again_when_the_shard_comes() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    let not_owned = Ended {
+        not_owned: Some(2),
+        ..ended(Settled::Skipped, "a")
+    };
+    let out = book.pass_ended(&work("a", "1"), not_owned, 0);
+    assert!(queued(&out).is_empty(), "held: another replica handles it");
+    assert!(book.shard_gained(1, 0).is_empty());
+    assert_eq!(queued_names(&book.shard_gained(2, 0)), ["a"]);
+}
+
+#[test]
+fn a_run_left_running_is_queued_first() {
+    let mut book = book();
+    let mut a = arrival("a", "1", Due::Now, true);
+    a.left_running = true;
+    let (_, out) = book.arrived(a, 0);
+    assert!(matches!(
+        out.last(),
+        Some(Decision::Queue { first: true, .. })
+    ));
+}
