@@ -4,7 +4,7 @@
 
 use crate::domain::resource;
 use crate::domain::spec::management_policy;
-use crate::{Connection, FencingToken, ManagementPolicy, Options, Steps};
+use crate::{Connection, FencingToken, ManagementPolicy, Names, Options, Steps};
 use blue_kubernetes_client::{ApiRequest, ApiResponse, Client, ResourceDescriptor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -157,6 +157,33 @@ impl std::fmt::Debug for Api {
     }
 }
 
+impl<C: serde::de::DeserializeOwned> Context<C> {
+    /// A context outside a controller, for testing a package's methods
+    /// without one: the config decoded from `resource`'s `spec.config` (an
+    /// error when it does not decode, where the controller would make the
+    /// resource Invalid), the system clock, the given names, no connection,
+    /// no steps (their `run` fails with
+    /// [`StepError::Unavailable`](crate::StepError::Unavailable)) and no
+    /// API handle until [`with_api`](Self::with_api) gives one.
+    ///
+    /// ```
+    /// use blue_kubernetes::{Context, Names};
+    /// #[derive(serde::Deserialize)]
+    /// struct WidgetConfig { size: u32 }
+    /// let resource = serde_json::json!({
+    ///     "metadata": {"name": "w", "namespace": "dev", "uid": "u-1"},
+    ///     "spec": {"config": {"size": 3}},
+    /// });
+    /// let cx = Context::<WidgetConfig>::from_resource(&resource, Names::default()).unwrap();
+    /// assert_eq!((cx.config().size, cx.metadata().uid.as_str()), (3, "u-1"));
+    /// ```
+    pub fn from_resource(resource: &Value, names: Names) -> Result<Self, serde_json::Error> {
+        let options = Options::from_resource(resource).with_env(crate::system_clock(), names);
+        let config = crate::typed::decode_config::<C>(&options)?;
+        Ok(Self::new(Arc::new(config), options))
+    }
+}
+
 impl<C> Context<C> {
     pub(crate) fn new(config: Arc<C>, options: Options) -> Self {
         Self {
@@ -164,6 +191,13 @@ impl<C> Context<C> {
             options,
             metadata: Arc::default(),
         }
+    }
+
+    /// The same context with `client` as its API handle, as it is (no
+    /// fence): for tests that call a package's methods over a fake
+    /// client. In a controller, the handle is the pass's, fenced.
+    pub fn with_api(self, client: Arc<dyn Client>) -> Self {
+        Self::new(self.config, self.options.with_api(Api::new(client)))
     }
 
     /// The resource's `spec.config`, decoded into the package's config type.

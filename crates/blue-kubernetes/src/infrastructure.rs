@@ -3,12 +3,11 @@
 //! declared once, in its [`ResourceSchema`].
 
 use crate::package::{CallbackResult, WorkflowOutcome, OUTPUTS_KEY};
-use crate::{Context, Observation, Options, ResourceSchema, ValidationErrors};
+use crate::{Context, Observation, ResourceSchema, ValidationErrors};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 
 /// A package: the callbacks that manage one kind of infrastructure, as
 /// methods of one type. Turn it into a [`Package`](crate::Package) with
@@ -27,7 +26,13 @@ use std::sync::Arc;
 /// The methods are async. Blocking work (a subprocess, a blocking SDK)
 /// goes through [`blocking`], which runs it on a blocking thread so it
 /// never stalls the controller. A panic in any method is a failed attempt,
-/// never a crashed controller.
+/// never a crashed controller. A unit test calls a method directly with
+/// [`Context::from_resource`] (and [`Context::with_api`] for a fake API);
+/// the testkit runs the package under the controller's real rules.
+///
+/// The closure form ([`Package::builder`](crate::Package::builder), with
+/// callbacks receiving the [`Options`](crate::Options) map) is an adapter
+/// onto this trait.
 ///
 /// ```
 /// use blue_kubernetes::{
@@ -49,7 +54,7 @@ use std::sync::Arc;
 ///     type Config = WidgetConfig;
 ///     type Outputs = NoOutputs;
 ///
-///     fn schema() -> ResourceSchema {
+///     fn schema(&self) -> ResourceSchema {
 ///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
 ///     }
 ///
@@ -91,7 +96,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn validate(&self, cx: &Context<DbConfig>) -> CallbackResult<ValidationErrors> {
 ///         let mut errors = ValidationErrors::new();
 ///         if cx.config().name.len() > 63 {
@@ -122,7 +127,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn identity(&self, cx: &Context<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
 ///         Ok(vec![Some("postgres-main".into()), Some(cx.config().name.clone())])
 ///     }
@@ -133,13 +138,11 @@ use std::sync::Arc;
 /// # Package::new(Databases).unwrap();
 /// ```
 ///
-/// ## Outputs and the external name
-/// `observe` and `converge` report outputs of the package's own type
-/// (recorded in `status.outputs`) and the infrastructure's own ID, which
-/// the controller records as the `<domain>/external-name` annotation and
-/// hands to every later pass ([`Context::external_name`]). A user who sets
-/// that annotation on a resource with `managementPolicy: Observe` imports
-/// what exists.
+/// ## Outputs
+/// `observe` and `converge` report outputs of the package's own type:
+/// non-secret facts (endpoint, version), recorded in `status.outputs`,
+/// described by the CRD, and read by referrers with
+/// [`Context::referenced`].
 ///
 /// ```
 /// # use blue_kubernetes::*;
@@ -149,23 +152,55 @@ use std::sync::Arc;
 /// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
 /// # struct Databases;
 /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-/// struct DbOutputs { oid: u32 }
+/// struct DbOutputs { host: String, port: u16 }
 /// #[async_trait]
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = DbOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<DbOutputs>> {
-///         let Some(oid) = cx.external_name() else {
-///             return Ok(Observation::ABSENT); // not made yet
-///         };
-///         Ok(Observation::READY.with(DbOutputs { oid: oid.parse()? }))
+///         let host = format!("{}.db.internal", cx.config().name);
+///         Ok(Observation::READY.with(DbOutputs { host, port: 5432 }))
 ///     }
-///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> {
-///         let oid = 16384; // CREATE DATABASE ..., then read its OID
-///         Ok(Outcome::done().with(DbOutputs { oid }).with_external_name(oid.to_string()))
-///     }
+/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> { Ok(Outcome::done()) }
 /// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
+/// ## External name
+/// `converge` (or `observe`) reports the infrastructure's own ID once it
+/// exists; the controller records it as the resource's
+/// `<domain>/external-name` annotation and hands it to every later pass
+/// ([`Context::external_name`]), so `observe` reads the infrastructure by
+/// it instead of searching. A user who sets that annotation on a resource
+/// with `managementPolicy: Observe` imports what exists (only `observe`
+/// runs); under full management, the package adopts it if it allows.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
+///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
+///         let Some(oid) = cx.external_name() else {
+///             return Ok(Observation::ABSENT); // not made yet, nor imported
+///         };
+///         let _oid: u32 = oid.parse()?; // SELECT ... FROM pg_database WHERE oid = $1
+///         Ok(Observation::READY)
+///     }
+///     async fn converge(&self, _cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+///         let oid = 16384; // CREATE DATABASE ..., then read its OID
+///         Ok(Outcome::done().with_external_name(oid.to_string()))
+///     }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
 /// }
 /// # Package::new(Databases).unwrap();
 /// ```
@@ -186,7 +221,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
+///     fn schema(&self) -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .connection_secret()
 ///     }
@@ -217,7 +252,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
+///     fn schema(&self) -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .steps()
 ///     }
@@ -250,7 +285,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
+///     fn schema(&self) -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .reference("server_ref", ResourceDescriptor::new("db.example.com", "v1", "servers", "Server"))
 ///     }
@@ -282,7 +317,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
+///     fn schema(&self) -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .related(Related::owned(ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")))
 ///     }
@@ -309,7 +344,7 @@ use std::sync::Arc;
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
 ///         let name = cx.config().name.clone();
 ///         blocking(move || {
@@ -342,8 +377,10 @@ pub trait Infrastructure: Send + Sync + 'static {
     /// The package's declaration: the resource type and the features it
     /// uses (connection Secret, durable steps, references, related kinds).
     /// The config and outputs types come from the associated types; the
-    /// generated CRD is derived from this one declaration.
-    fn schema() -> ResourceSchema;
+    /// generated CRD is derived from this one declaration
+    /// ([`ResourceSchema::of`]). Called when the package is made (and by
+    /// the default `identity`): keep it cheap, without effects.
+    fn schema(&self) -> ResourceSchema;
 
     /// The errors in the config, empty when valid (the default). Return
     /// [`ValidationErrors`] (a `Vec<String>` converts: every message for
@@ -361,7 +398,7 @@ pub trait Infrastructure: Send + Sync + 'static {
     /// the pass holds its lease ([`Context::api`] is `None`): keep it a
     /// quick, pure function of the context.
     async fn identity(&self, cx: &Context<Self::Config>) -> CallbackResult<Vec<Option<String>>> {
-        let plural = Self::schema().descriptor().qualified_plural();
+        let plural = self.schema().descriptor().qualified_plural();
         Ok(vec![Some(plural), Some(cx.profile().to_string())])
     }
 
@@ -473,7 +510,7 @@ pub const EXTERNAL_NAME_KEY: &str = "blue/external-name";
 
 impl<O: Serialize> Outcome<O> {
     /// The workflow map the pass reads.
-    fn into_map(self) -> CallbackResult<WorkflowOutcome> {
+    pub(crate) fn into_map(self) -> CallbackResult<WorkflowOutcome> {
         let mut map = self.map;
         if let Some(outputs) = self.outputs {
             map.insert(OUTPUTS_KEY.into(), serde_json::to_value(outputs)?);
@@ -507,61 +544,5 @@ where
             Ok(payload) => std::panic::resume_unwind(payload),
             Err(_) => Err("the blocking task was cancelled".into()),
         },
-    }
-}
-
-/// The callbacks as the pass calls them: over [`Options`], whatever the
-/// package's types.
-#[async_trait]
-pub(crate) trait Callbacks: Send + Sync {
-    async fn validate(&self, options: &Options) -> CallbackResult<ValidationErrors>;
-    async fn identity(&self, options: &Options) -> CallbackResult<Vec<Option<String>>>;
-    async fn observe(&self, options: &Options) -> CallbackResult<Observation>;
-    async fn converge(&self, options: &Options) -> CallbackResult<WorkflowOutcome>;
-    async fn delete(&self, options: &Options) -> CallbackResult<WorkflowOutcome>;
-}
-
-/// How a package's config is decoded from the options.
-pub(crate) type Decode<C> = fn(&Options) -> Result<C, serde_json::Error>;
-
-/// An [`Infrastructure`] as the pass calls it: the config decoded, then
-/// the typed method.
-pub(crate) struct Erased<T: Infrastructure> {
-    pub(crate) infrastructure: T,
-    pub(crate) decode: Decode<T::Config>,
-}
-
-impl<T: Infrastructure> Erased<T> {
-    fn context(&self, options: &Options) -> CallbackResult<Context<T::Config>> {
-        // The pass refuses a config that does not decode before any
-        // callback but `identity`, which then fails the same way.
-        let config = (self.decode)(options).map_err(|_| "config did not decode")?;
-        Ok(Context::new(Arc::new(config), options.clone()))
-    }
-}
-
-#[async_trait]
-impl<T: Infrastructure> Callbacks for Erased<T> {
-    async fn validate(&self, options: &Options) -> CallbackResult<ValidationErrors> {
-        self.infrastructure.validate(&self.context(options)?).await
-    }
-
-    async fn identity(&self, options: &Options) -> CallbackResult<Vec<Option<String>>> {
-        self.infrastructure.identity(&self.context(options)?).await
-    }
-
-    async fn observe(&self, options: &Options) -> CallbackResult<Observation> {
-        let cx = self.context(options)?;
-        Ok(self.infrastructure.observe(&cx).await?.erase())
-    }
-
-    async fn converge(&self, options: &Options) -> CallbackResult<WorkflowOutcome> {
-        let cx = self.context(options)?;
-        self.infrastructure.converge(&cx).await?.into_map()
-    }
-
-    async fn delete(&self, options: &Options) -> CallbackResult<WorkflowOutcome> {
-        let cx = self.context(options)?;
-        self.infrastructure.delete(&cx).await?.into_map()
     }
 }

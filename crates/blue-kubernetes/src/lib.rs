@@ -32,7 +32,7 @@
 //!     type Config = SilenceConfig;
 //!     type Outputs = SilenceOutputs;
 //!
-//!     fn schema() -> ResourceSchema {
+//!     fn schema(&self) -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("alerts.example.com", "v1", "silences", "Silence"))
 //!     }
 //!
@@ -76,12 +76,13 @@
 //!   `client_stack::client_stack`.
 //! - `infrastructure`, `context`, `observation`: the package trait, the
 //!   typed context its callbacks get, and what `observe` reports.
-//! - `schema`, `package`, `typed`, `callback`, `validation`: the
-//!   [`ResourceSchema`] a package is built around, [`Package`]s, typed
-//!   configs, how a callback runs (every package behind one erased
-//!   interface, panics caught; the closure form as an adapter onto the
-//!   trait, its synchronous closures on blocking threads but the pure
-//!   `validate` and `identity` inline), and what `validate` returns
+//! - `schema`, `package`, `typed`, `binding`, `closures`, `callback`,
+//!   `validation`: the [`ResourceSchema`] a package is built around,
+//!   [`Package`]s, typed configs, a package bound to one resource's
+//!   decoded config (one erased interface for every package), the closure
+//!   form as an adapter onto the trait (its synchronous closures on
+//!   blocking threads but the pure `validate` and `identity` inline), how
+//!   a callback runs (panics caught), and what `validate` returns
 //!   (log-only and user-facing messages).
 //! - `domain/`: the rules of a pass ("One pass, in order", above) without
 //!   I/O: `due`, `spec`, `status` (and when a check is quiet), `names`,
@@ -130,8 +131,10 @@
 //! resource's next check in memory (`runtime::cache`), whether the pass
 //! wrote it or, a quiet check, wrote nothing.
 
+mod binding;
 mod callback;
 mod client_stack;
+mod closures;
 mod config;
 mod connection;
 mod context;
@@ -163,13 +166,16 @@ mod typed;
 mod validation;
 
 pub use async_trait::async_trait;
+pub use closures::PackageBuilder;
 pub use config::{system_clock, Clock, Config};
 pub use connection::{Connection, ConnectionError, Sensitive};
 pub use context::{Api, Context, Metadata};
 pub use controller::{controller, Controller};
 pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
 pub use domain::due::is_due;
-pub use domain::names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
+pub use domain::names::{
+    is_object_name, Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION,
+};
 pub use domain::options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
 pub use domain::spec::{reconcile_interval_pattern, ManagementPolicy, MAX_RECONCILE_INTERVAL_MS};
 pub use domain::status::{Phase, Reason};
@@ -183,8 +189,7 @@ pub use namespaces::Namespaces;
 pub use observation::Observation;
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use package::{
-    outcome_with_outputs, CallbackError, CallbackResult, Package, PackageBuilder, WorkflowOutcome,
-    OUTPUTS_KEY,
+    outcome_with_outputs, CallbackError, CallbackResult, Package, WorkflowOutcome, OUTPUTS_KEY,
 };
 pub use preflight::{preflight, Problem};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
@@ -200,7 +205,6 @@ pub use steps::{
     MAX_WORKFLOW_BYTES,
 };
 pub use telemetry::Metrics;
-pub use typed::TypedPackageBuilder;
 pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 /// The elector and the identity lock, for the controller's own behaviour
 /// tests (the `testing` feature); not part of the supported API.

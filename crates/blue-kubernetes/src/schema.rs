@@ -1,7 +1,8 @@
-//! A package's resource schema: its type and the types that shape it
-//! (config, outputs, connection Secret), without any callback. The CRD is
-//! generated from it alone, and every [`Package`](crate::Package) is built
-//! around one, so the two cannot describe different resources.
+//! A package's resource schema: its type and the types and features that
+//! shape it (config, outputs, connection Secret, steps, references, related
+//! kinds), without any callback. The CRD is generated from it alone, and
+//! every [`Package`](crate::Package) is built around one, so the two
+//! cannot describe different resources.
 
 use crate::outputs::OutputsType;
 use crate::typed::ConfigType;
@@ -9,29 +10,40 @@ use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-/// What [`crd`](crate::crd) needs of a package, and nothing that runs: the
-/// resource type, the config type, the outputs type and whether resources
-/// have a connection Secret.
-///
-/// Declare it on its own, or take it from a [`PackageBuilder`](crate::PackageBuilder)
-/// before (or without) its callbacks: both implement `AsRef<ResourceSchema>`,
-/// as does [`Package`](crate::Package). Printing a CRD then needs no client
-/// and none of the callbacks' dependencies.
+/// A package's declaration: the resource type and the features it uses.
+/// An [`Infrastructure`](crate::Infrastructure) returns one from
+/// [`schema`](crate::Infrastructure::schema); [`ResourceSchema::of`] adds
+/// the config and outputs types its associated types name, and is what
+/// [`crd`](crate::crd) reads: the descriptor and the types, never a
+/// callback, so printing a CRD needs no client.
 ///
 /// ```
-/// use blue_kubernetes::{crd, CrdOptions, ResourceSchema};
+/// use blue_kubernetes::*;
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// struct WidgetConfig { size: u32 }
-/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 /// struct WidgetOutputs { serial: String }
 ///
-/// let schema = ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
-///     .config::<WidgetConfig>()
-///     .outputs::<WidgetOutputs>()
-///     .connection_secret();
-/// let crd = crd(&schema, &CrdOptions::default()).unwrap();
+/// #[derive(Default)]
+/// struct Widgets;
+///
+/// #[async_trait]
+/// impl Infrastructure for Widgets {
+///     type Config = WidgetConfig;
+///     type Outputs = WidgetOutputs;
+///     fn schema(&self) -> ResourceSchema {
+///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///             .connection_secret()
+///     }
+/// #   async fn observe(&self, _: &Context<WidgetConfig>) -> CallbackResult<Observation<WidgetOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn converge(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<WidgetOutputs>> { Ok(Outcome::done()) }
+/// #   async fn delete(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<WidgetOutputs>> { Ok(Outcome::done()) }
+/// }
+///
+/// // `my-operator crd`: the declaration and the types, no client.
+/// let crd = crd(&ResourceSchema::of(&Widgets), &CrdOptions::default()).unwrap();
 /// let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
 /// assert_eq!(root["spec"]["properties"]["config"]["properties"]["size"]["type"], "integer");
 /// assert_eq!(root["status"]["properties"]["outputs"]["properties"]["serial"]["type"], "string");
@@ -52,8 +64,8 @@ pub struct ResourceSchema {
 }
 
 impl ResourceSchema {
-    /// The schema of an untyped package for `descriptor`: any config, any
-    /// outputs, no connection Secret.
+    /// The declaration of a package of resources of type `descriptor`,
+    /// using none of the optional features yet.
     pub fn new(descriptor: ResourceDescriptor) -> Self {
         Self {
             descriptor,
@@ -66,13 +78,13 @@ impl ResourceSchema {
         }
     }
 
-    /// The schema of the [`Infrastructure`](crate::Infrastructure) `T`:
-    /// its declaration ([`Infrastructure::schema`](crate::Infrastructure::schema))
-    /// with the config and outputs its associated types name. What
-    /// [`Package::new`](crate::Package::new) builds around, and enough to
-    /// print its CRD without making a `T`.
-    pub fn of<T: crate::Infrastructure>() -> Self {
-        let schema = T::schema().config::<T::Config>();
+    /// The schema of the package `infrastructure`: its declaration
+    /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
+    /// config and outputs types its associated types name. What
+    /// [`Package::new`](crate::Package::new) builds around, and what to
+    /// give [`crd`](crate::crd).
+    pub fn of<T: crate::Infrastructure>(infrastructure: &T) -> Self {
+        let schema = infrastructure.schema().config::<T::Config>();
         let no_outputs =
             std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<crate::NoOutputs>();
         match no_outputs {
@@ -82,16 +94,17 @@ impl ResourceSchema {
     }
 
     /// Declares a related kind: a change to one of its objects asks for an
-    /// early check of the resources it maps to; see
-    /// [`PackageBuilder::related`](crate::PackageBuilder::related).
+    /// early check of the resources it maps to (see [`Related`](crate::Related)).
+    /// Declare as many as needed; each kind is listed and watched once per
+    /// namespace scope, however many packages declare it. A package with a
+    /// connection Secret has it related already.
     pub fn related(mut self, related: crate::Related) -> Self {
         self.related.push(related);
         self
     }
 
-    /// Describes `spec.config` with `C`'s schema; see
-    /// [`PackageBuilder::config`](crate::PackageBuilder::config).
-    pub fn config<C>(mut self) -> Self
+    /// Describes `spec.config` with `C`'s schema: the package's `Config`.
+    pub(crate) fn config<C>(mut self) -> Self
     where
         C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
     {
@@ -99,9 +112,9 @@ impl ResourceSchema {
         self
     }
 
-    /// Describes `status.outputs` with `O`'s schema; see
-    /// [`PackageBuilder::outputs`](crate::PackageBuilder::outputs).
-    pub fn outputs<O>(mut self) -> Self
+    /// Describes `status.outputs` with `O`'s schema: outputs a callback
+    /// returns must deserialize into it.
+    pub(crate) fn outputs<O>(mut self) -> Self
     where
         O: DeserializeOwned + JsonSchema + 'static,
     {
@@ -109,23 +122,46 @@ impl ResourceSchema {
         self
     }
 
-    /// Declares a connection Secret per resource (`spec.writeConnectionSecretToRef`);
-    /// see [`PackageBuilder::connection_secret`](crate::PackageBuilder::connection_secret).
+    /// Declares connection details: the controller keeps one Secret per
+    /// resource (see [`Connection`](crate::Connection)), the generated CRD
+    /// gains `spec.writeConnectionSecretToRef.name`, and callbacks reach
+    /// the Secret through [`Context::connection`](crate::Context::connection).
     pub fn connection_secret(mut self) -> Self {
         self.connection = true;
         self
     }
 
-    /// Declares durable steps (`status.workflow`); see
-    /// [`PackageBuilder::steps`](crate::PackageBuilder::steps).
+    /// Declares durable steps: `converge` and `delete` run their work as
+    /// named steps through [`Context::steps`](crate::Context::steps),
+    /// recorded in `status.workflow` (described by the generated CRD), so
+    /// a later pass of the same run resumes where the last one stopped
+    /// (see [`Steps`](crate::Steps)). With steps declared, `Reconciling`
+    /// (or `Deleting`) is published with the first step's record, not
+    /// before the callback: every effect belongs inside a step.
     pub fn steps(mut self) -> Self {
         self.steps = true;
         self
     }
 
-    /// Declares `spec.config.<field>` a reference to a resource of `kind`
-    /// in the same namespace; see
-    /// [`PackageBuilder::reference`](crate::PackageBuilder::reference).
+    /// Declares `spec.config.<field>` a reference to a resource of `kind`,
+    /// another package's in this controller, in the same namespace: `{name:
+    /// ...}` in the config (a [`Reference`](crate::Reference) field of the
+    /// config type), described so in the generated CRD.
+    ///
+    /// Before any callback runs, the controller reads what it names: not
+    /// found, not Ready for its current generation, being deleted, or
+    /// Ready without this controller's own marks (its finalizer and a
+    /// recorded profile and state identity: a status anyone with `/status`
+    /// access wrote proves nothing), and the resource is `Waiting` /
+    /// `DependencyNotReady` (no callback runs; checked again as soon as the
+    /// referenced resource changes, and at its interval); Ready, and the
+    /// callbacks get its `status.outputs`
+    /// ([`Context::referenced`](crate::Context::referenced)). A field that
+    /// is not a reference, a name that is no object name (a DNS-1123
+    /// subdomain; such a name is never sent to the API server), or a chain
+    /// of references that leads back to the resource, is `Invalid`. A
+    /// resource being deleted does not wait: its callbacks get the outputs
+    /// of what is Ready and nothing for the rest.
     pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
         self.references.push(crate::references::ReferenceField {
             field: field.into(),

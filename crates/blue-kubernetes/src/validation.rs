@@ -176,6 +176,21 @@ impl From<Vec<String>> for ValidationErrors {
     }
 }
 
+/// Every message user-facing.
+///
+/// ```
+/// use blue_kubernetes::{UserFacingMessage, ValidationErrors};
+/// let errors: ValidationErrors = ["config.size must be 1..=64"].into_iter().map(UserFacingMessage::new).collect();
+/// assert_eq!(errors.len(), 1);
+/// ```
+impl FromIterator<UserFacingMessage> for ValidationErrors {
+    fn from_iter<I: IntoIterator<Item = UserFacingMessage>>(messages: I) -> Self {
+        Self {
+            entries: messages.into_iter().map(Entry::UserFacing).collect(),
+        }
+    }
+}
+
 /// One user-facing message.
 impl From<UserFacingMessage> for ValidationErrors {
     fn from(message: UserFacingMessage) -> Self {

@@ -19,9 +19,13 @@
 //!
 //! ## 1. A package with a typed config and a fake backend
 //!
-//! Write the callbacks against a small trait or handle you can fake; here
-//! the "backend" is a map from profile to bucket size. The config is a
-//! typed struct (`serde` + `schemars`), so the generated CRD describes it.
+//! A package is one type implementing
+//! [`Infrastructure`](blue_kubernetes::Infrastructure). Write its methods
+//! against a small trait or handle you can fake; here the "backend" is a
+//! map from profile to bucket size, held by the package itself. The
+//! config is a typed struct (`serde` + `schemars`), so the generated CRD
+//! describes it, and every method reads it from its
+//! [`Context`](blue_kubernetes::Context).
 //!
 //! ## 2. Reconcile it and assert on status and on your infrastructure
 //!
@@ -34,7 +38,10 @@
 //! cluster, and a config the CRD refuses panics at `create`.
 //!
 //! ```
-//! use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+//! use blue_kubernetes::{
+//!     async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome,
+//!     Package, Phase, Reason, Report, ResourceSchema,
+//! };
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{Fault, Operation, TestOperator};
 //! use serde_json::json;
@@ -48,43 +55,49 @@
 //!     size: u32,
 //! }
 //!
-//! /// The fake backend: bucket size by profile, and whether writes fail.
+//! /// The package over its fake backend: bucket size by profile, and
+//! /// whether writes fail.
 //! #[derive(Clone, Default)]
 //! struct Buckets {
 //!     sizes: Arc<Mutex<HashMap<String, u32>>>,
 //!     down: Arc<Mutex<bool>>,
 //! }
 //!
-//! fn package(b: Buckets) -> Package {
-//!     let descriptor = ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket");
-//!     let (observe, converge, delete) = (b.clone(), b.clone(), b);
-//!     Package::builder(descriptor)
-//!         .config::<BucketConfig>()
-//!         .identity(|_config, opts| Ok(vec![Some(opts.profile().into())]))
-//!         .observe(move |config, opts| {
-//!             let have = observe.sizes.lock().unwrap().get(opts.profile()).copied();
-//!             Ok(Observation::new(have.is_some(), have == Some(config.size), have.is_some()))
-//!         })
-//!         .converge(move |config, opts| {
-//!             if *converge.down.lock().unwrap() {
-//!                 return Err("backend unavailable".into());
-//!             }
-//!             converge.sizes.lock().unwrap().insert(opts.profile().into(), config.size);
-//!             Ok(WorkflowOutcome::new())
-//!         })
-//!         .delete(move |_config, opts| {
-//!             delete.sizes.lock().unwrap().remove(opts.profile());
-//!             Ok(WorkflowOutcome::new())
-//!         })
-//!         .build()
-//!         .unwrap()
+//! type Cx = Context<BucketConfig>;
+//!
+//! #[async_trait]
+//! impl Infrastructure for Buckets {
+//!     type Config = BucketConfig;
+//!     type Outputs = NoOutputs;
+//!
+//!     fn schema(&self) -> ResourceSchema {
+//!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
+//!     }
+//!
+//!     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+//!         let have = self.sizes.lock().unwrap().get(cx.profile()).copied();
+//!         Ok(Observation::new(have.is_some(), have == Some(cx.config().size), have.is_some()))
+//!     }
+//!
+//!     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+//!         if *self.down.lock().unwrap() {
+//!             return Err("backend unavailable".into());
+//!         }
+//!         self.sizes.lock().unwrap().insert(cx.profile().into(), cx.config().size);
+//!         Ok(Outcome::done())
+//!     }
+//!
+//!     async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+//!         self.sizes.lock().unwrap().remove(cx.profile());
+//!         Ok(Outcome::done())
+//!     }
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let buckets = Buckets::default();
 //! // The operator, the API server with the CRD the operator ships, and time.
-//! let op = TestOperator::new(package(buckets.clone())).with_crds();
+//! let op = TestOperator::new(Package::new(buckets.clone()).unwrap()).with_crds();
 //!
 //! // A new resource converges; the CRD filled in the common defaults.
 //! let created = op.create("logs", json!({"config": {"size": 10}}));
@@ -147,7 +160,7 @@
 //! converges: the CRD and the type cannot drift apart unnoticed.
 //!
 //! ```
-//! use blue_kubernetes::{crd, CrdOptions, Observation, Package, Phase, Report, WorkflowOutcome};
+//! use blue_kubernetes::*;
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
 //! use blue_testkit::TestOperator;
@@ -162,17 +175,31 @@
 //!     region: Option<String>,
 //! }
 //!
+//! struct Buckets;
+//!
+//! #[async_trait]
+//! impl Infrastructure for Buckets {
+//!     type Config = BucketConfig;
+//!     type Outputs = NoOutputs;
+//!     fn schema(&self) -> ResourceSchema {
+//!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
+//!     }
+//!     async fn validate(&self, cx: &Context<BucketConfig>) -> CallbackResult<ValidationErrors> {
+//!         Ok(if cx.config().size > 0 { vec![] } else { vec!["size".to_string()] }.into())
+//!     }
+//!     async fn observe(&self, _: &Context<BucketConfig>) -> CallbackResult<Observation<NoOutputs>> {
+//!         Ok(Observation::READY)
+//!     }
+//!     async fn converge(&self, _: &Context<BucketConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+//!         Ok(Outcome::done())
+//!     }
+//!     async fn delete(&self, _: &Context<BucketConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+//!         Ok(Outcome::done())
+//!     }
+//! }
+//!
 //! fn package() -> Package {
-//!     let descriptor = ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket");
-//!     Package::builder(descriptor)
-//!         .config::<BucketConfig>()
-//!         .validate(|config, _opts| Ok(if config.size > 0 { vec![] } else { vec!["size".into()] }))
-//!         .identity(|_config, opts| Ok(vec![Some(opts.profile().into())]))
-//!         .observe(|_config, _opts| Ok(Observation::READY))
-//!         .converge(|_config, _opts| Ok(WorkflowOutcome::new()))
-//!         .delete(|_config, _opts| Ok(WorkflowOutcome::new()))
-//!         .build()
-//!         .unwrap()
+//!     Package::new(Buckets).unwrap()
 //! }
 //!
 //! let definition = crd(&package(), &CrdOptions::default()).unwrap();
@@ -289,9 +316,12 @@
 //! ## 7. A package that writes a Secret
 //!
 //! Packages manage their own objects (Secrets, ConfigMaps, custom resources
-//! of other kinds) through [`RawApi`](blue_kubernetes_client::RawApi), the
-//! same transport the controller uses; the package captures one when it is
-//! built. [`FakeCluster`](crate::FakeCluster) is one: it answers any object
+//! of other kinds) through their context's API handle
+//! ([`Context::api`](blue_kubernetes::Context::api), a
+//! [`RawApi`](blue_kubernetes_client::RawApi)): the controller's own
+//! client, behind the pass's fence. Under a
+//! [`TestOperator`](crate::TestOperator) that is the
+//! [`FakeCluster`](crate::FakeCluster), which answers any object
 //! path as the API server does (resourceVersions, `AlreadyExists`,
 //! `Conflict`, `NotFound` as [`Error::Http`](blue_kubernetes_client::Error::Http),
 //! a Secret's `stringData` stored base64-encoded in `data`), and
@@ -299,75 +329,77 @@
 //! Secrets: assert on the stored object, and play the user who deletes it.
 //!
 //! ```
-//! use blue_kubernetes::{CallbackResult, Observation, Options, Package, Phase, Reason, Report};
-//! use blue_kubernetes::WorkflowOutcome;
-//! use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, RawApi, ResourceDescriptor};
+//! use blue_kubernetes::*;
+//! use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, ResourceDescriptor};
 //! use blue_testkit::{FakeCluster, Fault, Operation, TestOperator};
-//! use serde_json::{json, Value};
-//! use std::sync::Arc;
+//! use serde_json::json;
 //!
 //! #[derive(serde::Deserialize, schemars::JsonSchema)]
 //! struct DatabaseConfig {
 //!     user: String,
 //! }
 //!
-//! /// `NAMESPACE/secrets[/NAME-credentials]` of the resource in `opts`.
-//! fn secrets(opts: &Options, item: bool) -> Result<ApiPath, blue_kubernetes_client::Error> {
-//!     let meta = &opts.resource()["metadata"];
-//!     let namespace = meta["namespace"].as_str().unwrap_or("default");
-//!     let name = format!("{}-credentials", meta["name"].as_str().unwrap_or_default());
-//!     ApiPath::namespaced("", "v1", namespace, "secrets", item.then_some(name.as_str()), None)
+//! type Cx = Context<DatabaseConfig>;
+//!
+//! /// `NAMESPACE/secrets[/NAME-credentials]` of the resource.
+//! fn secrets(cx: &Cx, item: bool) -> Result<ApiPath, blue_kubernetes_client::Error> {
+//!     let meta = cx.metadata();
+//!     let name = format!("{}-credentials", meta.name);
+//!     ApiPath::namespaced("", "v1", &meta.namespace, "secrets", item.then_some(name.as_str()), None)
 //! }
 //!
-//! async fn read(api: &dyn RawApi, opts: &Options) -> CallbackResult<Option<Value>> {
-//!     match api.send(ApiRequest::get(secrets(opts, true)?)).await {
-//!         Ok(found) => Ok(found.body),
-//!         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-//!         Err(e) => Err(e.into()),
+//! /// The API handle: every method but `identity` has one.
+//! fn api(cx: &Cx) -> CallbackResult<&Api> {
+//!     Ok(cx.api().ok_or("no API handle")?)
+//! }
+//!
+//! struct Databases;
+//!
+//! #[async_trait]
+//! impl Infrastructure for Databases {
+//!     type Config = DatabaseConfig;
+//!     type Outputs = NoOutputs;
+//!
+//!     fn schema(&self) -> ResourceSchema {
+//!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "databases", "Database"))
 //!     }
-//! }
 //!
-//! fn package(api: Arc<dyn RawApi>) -> Package {
-//!     let descriptor = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
-//!     let (observe, converge) = (api.clone(), api);
-//!     Package::builder(descriptor)
-//!         .config::<DatabaseConfig>()
-//!         .identity(|_config, opts| Ok(vec![Some(opts.profile().into())]))
-//!         .observe_async(move |_config, opts| {
-//!             let api = observe.clone();
-//!             async move {
-//!                 let exists = read(api.as_ref(), &opts).await?.is_some();
-//!                 Ok(Observation::new(exists, exists, exists))
-//!             }
-//!         })
-//!         .converge_async(move |config, opts| {
-//!             let api = converge.clone();
-//!             async move {
-//!                 let name = secrets(&opts, true)?.as_str().rsplit('/').next().unwrap().to_owned();
-//!                 let secret = json!({
-//!                     "apiVersion": "v1", "kind": "Secret",
-//!                     "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "db"}},
-//!                     "stringData": {"user": config.user, "password": "generated-once"},
-//!                 });
-//!                 let create = ApiRequest::new(Method::Post, secrets(&opts, false)?).with_body(secret);
-//!                 match api.send(create).await {
-//!                     // Someone created it meanwhile: it is there, which is what we wanted.
-//!                     Err(e) if e.http_status() == Some(409) && !e.is_conflict() => {}
-//!                     written => drop(written?),
-//!                 }
-//!                 Ok(WorkflowOutcome::new())
-//!             }
-//!         })
-//!         .delete(|_config, _opts| Ok(WorkflowOutcome::new()))
-//!         .build()
-//!         .unwrap()
+//!     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+//!         let exists = match api(cx)?.send(ApiRequest::get(secrets(cx, true)?)).await {
+//!             Ok(found) => found.body.is_some(),
+//!             Err(e) if e.kind() == ErrorKind::NotFound => false,
+//!             Err(e) => return Err(e.into()),
+//!         };
+//!         Ok(Observation::new(exists, exists, exists))
+//!     }
+//!
+//!     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+//!         let secret = json!({
+//!             "apiVersion": "v1", "kind": "Secret",
+//!             "metadata": {
+//!                 "name": format!("{}-credentials", cx.metadata().name),
+//!                 "labels": {"app.kubernetes.io/managed-by": "db"},
+//!             },
+//!             "stringData": {"user": cx.config().user, "password": "generated-once"},
+//!         });
+//!         let create = ApiRequest::new(Method::Post, secrets(cx, false)?).with_body(secret);
+//!         match api(cx)?.send(create).await {
+//!             // Someone created it meanwhile: it is there, which is what we wanted.
+//!             Err(e) if e.http_status() == Some(409) && !e.is_conflict() => {}
+//!             written => drop(written?),
+//!         }
+//!         Ok(Outcome::done())
+//!     }
+//!
+//!     async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+//!         Ok(Outcome::done())
+//!     }
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! // The fake is the package's raw API and the controller's client at once.
 //! let cluster = FakeCluster::new();
-//! let op = TestOperator::on(&cluster, vec![package(Arc::new(cluster.clone()))]).in_namespace("dev");
+//! let op = TestOperator::on(&cluster, vec![Package::new(Databases).unwrap()]).in_namespace("dev");
 //!
 //! op.create("orders", json!({"config": {"user": "app"}}));
 //! let report = op.reconcile("orders").await;
@@ -411,47 +443,68 @@
 //! ## 8. Connection Secrets and outputs
 //!
 //! A package that declares connection details
-//! ([`connection_secret`](blue_kubernetes::PackageBuilder::connection_secret))
-//! gets the resource's Secret through `opts.connection()`; the fake answers
+//! ([`connection_secret`](blue_kubernetes::ResourceSchema::connection_secret))
+//! gets the resource's Secret through `cx.connection()`; the fake answers
 //! it like an API server, so a test can read the Secret, delete it as a
 //! user would, and see the next pass put it back with the same password.
 //!
 //! ```
 //! use base64::Engine;
-//! use blue_kubernetes::{outcome_with_outputs, Observation, Package, Phase, Reason, Report};
-//! use blue_kubernetes::REQUEST_ANNOTATION;
+//! use blue_kubernetes::*;
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{FakeCluster, TestOperator};
 //! use serde_json::json;
-//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicBool, Ordering};
+//!
+//! fn databases() -> ResourceDescriptor {
+//!     ResourceDescriptor::new("example.com", "v1", "databases", "Database")
+//! }
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct DbConfig {}
+//!
+//! #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+//! struct DbOutputs {
+//!     port: u16,
+//! }
+//!
+//! /// The fake backend: whether the database was made.
+//! #[derive(Default)]
+//! struct Databases {
+//!     made: AtomicBool,
+//! }
+//!
+//! #[async_trait]
+//! impl Infrastructure for Databases {
+//!     type Config = DbConfig;
+//!     type Outputs = DbOutputs;
+//!
+//!     fn schema(&self) -> ResourceSchema {
+//!         ResourceSchema::new(databases()).connection_secret()
+//!     }
+//!
+//!     async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<DbOutputs>> {
+//!         let made = self.made.load(Ordering::SeqCst);
+//!         Ok(Observation::new(made, made, made))
+//!     }
+//!
+//!     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> {
+//!         let connection = cx.connection().expect("declared");
+//!         connection.set("user", "app").await?;
+//!         // Stored before it is returned: safe to set on the database now.
+//!         let _password = connection.get_or_create("password", || "s3cret".into()).await?;
+//!         self.made.store(true, Ordering::SeqCst);
+//!         Ok(Outcome::done().with(DbOutputs { port: 5432 }))
+//!     }
+//!
+//!     async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> {
+//!         Ok(Outcome::done())
+//!     }
+//! }
+//!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
-//! let d = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
-//! let made = Arc::new(std::sync::Mutex::new(false));
-//! let (seen, done) = (made.clone(), made);
-//! let package = Package::builder(d.clone())
-//!     .connection_secret()
-//!     .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-//!     .observe(move |_| {
-//!         let made = *seen.lock().unwrap();
-//!         Ok(Observation::new(made, made, made))
-//!     })
-//!     .converge_async(move |opts| {
-//!         let done = done.clone();
-//!         async move {
-//!             let connection = opts.connection().expect("declared");
-//!             connection.set("user", "app").await?;
-//!             // Stored before it is returned: safe to set on the database now.
-//!             let _password = connection.get_or_create("password", || "s3cret".into()).await?;
-//!             *done.lock().unwrap() = true;
-//!             outcome_with_outputs(&json!({"port": 5432}))
-//!         }
-//!     })
-//!     .delete(|_| Ok(Default::default()))
-//!     .build()
-//!     .unwrap();
-//!
-//! let op = TestOperator::new(package);
+//! let op = TestOperator::new(Package::new(Databases::default()).unwrap());
 //! op.create("app", json!({"config": {}}));
 //! let report = op.reconcile("app").await;
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
@@ -468,7 +521,7 @@
 //! // A user deletes the Secret; the next pass (here asked for with the
 //! // request annotation) restores it, same password, without converging.
 //! op.cluster().delete_object(path);
-//! op.cluster().set_annotation(&d, "default", "app", REQUEST_ANNOTATION, "1");
+//! op.cluster().set_annotation(&databases(), "default", "app", REQUEST_ANNOTATION, "1");
 //! op.reconcile("app").await;
 //! assert_eq!(password(op.cluster()).as_deref(), Some(&b"s3cret"[..]));
 //! # }

@@ -142,7 +142,7 @@ async fn a_config_that_does_not_decode_is_invalid_before_any_trait_callback() {
 #[tokio::test]
 async fn the_crd_is_derived_from_the_traits_one_declaration() {
     let crd = crd(
-        &ResourceSchema::of::<AlertManager>(),
+        &ResourceSchema::of(&AlertManager::default()),
         &CrdOptions::default(),
     )
     .unwrap();
@@ -163,7 +163,7 @@ impl blue_kubernetes::Infrastructure for Panicking {
     type Config = serde_json::Map<String, Value>;
     type Outputs = blue_kubernetes::NoOutputs;
 
-    fn schema() -> ResourceSchema {
+    fn schema(&self) -> ResourceSchema {
         ResourceSchema::new(silences())
     }
 

@@ -8,8 +8,9 @@
 mod common;
 
 use blue_kubernetes::{
-    controller, crd, reconcile, start, trigger, Config, CrdOptions, Error, Observation, Options,
-    Package, Phase, Reference, Report, WorkflowOutcome,
+    async_trait, controller, crd, reconcile, start, trigger, CallbackResult, Config, Context,
+    CrdOptions, Error, Infrastructure, NoOutputs, Observation, Options, Outcome, Package, Phase,
+    Reference, Report, ResourceSchema, WorkflowOutcome,
 };
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra, Step};
@@ -199,32 +200,41 @@ async fn callbacks_get_the_referenced_outputs_typed() {
     let cluster = FakeCluster::new();
     let infra = FakeInfra::new();
     let servers_package = infra.package(servers());
-    let seen: Arc<Mutex<Vec<(String, ServerOutputs)>>> = Arc::default();
-    let (in_observe, in_converge) = (seen.clone(), seen.clone());
-    let record =
-        |seen: &Arc<Mutex<Vec<(String, ServerOutputs)>>>, config: &DbConfig, opts: &Options| {
-            let outputs = opts
-                .referenced_as::<ServerOutputs>("serverRef")
+    /// Records the typed config's reference and the outputs it got.
+    struct Dbs(Arc<Mutex<Vec<(String, ServerOutputs)>>>);
+    impl Dbs {
+        fn record(&self, cx: &Context<DbConfig>) {
+            let outputs = cx
+                .referenced::<ServerOutputs>("serverRef")
                 .expect("resolved");
-            seen.lock()
-                .unwrap()
-                .push((config.server_ref.name.clone(), outputs));
-        };
-    let dbs = Package::builder(databases())
-        .config::<DbConfig>()
-        .reference("serverRef", servers())
-        .identity(|_, opts| Ok(vec![Some("typed-refs".into()), Some(opts.profile().into())]))
-        .observe(move |config, opts| {
-            record(&in_observe, config, opts);
+            let name = cx.config().server_ref.name.clone();
+            self.0.lock().unwrap().push((name, outputs));
+        }
+    }
+    #[async_trait]
+    impl Infrastructure for Dbs {
+        type Config = DbConfig;
+        type Outputs = NoOutputs;
+        fn schema(&self) -> ResourceSchema {
+            ResourceSchema::new(databases()).reference("serverRef", servers())
+        }
+        async fn identity(&self, cx: &Context<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
+            Ok(vec![Some("typed-refs".into()), Some(cx.profile().into())])
+        }
+        async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
+            self.record(cx);
             Ok(Observation::ABSENT)
-        })
-        .converge(move |config, opts| {
-            record(&in_converge, config, opts);
-            Ok(WorkflowOutcome::new())
-        })
-        .delete(|_, _| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap();
+        }
+        async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+            self.record(cx);
+            Ok(Outcome::done())
+        }
+        async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+            Ok(Outcome::done())
+        }
+    }
+    let seen: Arc<Mutex<Vec<(String, ServerOutputs)>>> = Arc::default();
+    let dbs = Package::new(Dbs(seen.clone())).unwrap();
     let definition = crd(&dbs, &CrdOptions::default()).unwrap();
     let config = &definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
         ["spec"]["properties"]["config"];

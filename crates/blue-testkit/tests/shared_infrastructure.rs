@@ -7,8 +7,8 @@
 mod common;
 
 use blue_kubernetes::{
-    Observation, Options, Package, Phase, Reason, Report, UserFacingMessage, ValidationErrors,
-    WorkflowOutcome,
+    async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome, Package,
+    Phase, Reason, Report, ResourceSchema, UserFacingMessage, ValidationErrors,
 };
 use common::*;
 use serde_json::{json, Value};
@@ -36,73 +36,83 @@ fn key(c: &RoleConfig) -> String {
     format!("{}/{}", c.server, c.role)
 }
 
-fn me(opts: &Options) -> String {
-    opts.resource()["metadata"]["uid"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 impl Roles {
     fn owner(&self, c: &RoleConfig) -> Option<String> {
         self.0.lock().unwrap().get(&key(c)).map(|r| r.owner.clone())
     }
 
     fn package(&self) -> Package {
-        let (a, b, c, d) = (self.clone(), self.clone(), self.clone(), self.clone());
-        Package::builder(widgets())
-            .config::<RoleConfig>()
-            .validate(move |config, opts| {
-                let mut errors = ValidationErrors::new();
-                match a.owner(config) {
-                    Some(owner) if owner != me(opts) => {
-                        errors.push_user_facing(UserFacingMessage::new(format!(
-                            "role {} on {} is managed by another resource; choose another role",
-                            config.role, config.server
-                        )))
-                    }
-                    _ => {}
-                }
-                Ok(errors)
-            })
-            .identity(|config, _opts| {
-                Ok(vec![
-                    Some("postgres".into()),
-                    Some(config.server.clone()),
-                    Some("role".into()),
-                    Some(config.role.clone()),
-                ])
-            })
-            .observe(move |config, opts| {
-                let roles = b.0.lock().unwrap();
-                let role = roles.get(&key(config));
-                let ours =
-                    role.is_some_and(|r| r.owner == me(opts) && r.password == config.password);
-                Ok(Observation::new(role.is_some(), ours, role.is_some()))
-            })
-            .converge(move |config, opts| {
-                let mut roles = c.0.lock().unwrap();
-                let role = roles.entry(key(config)).or_insert(Role {
-                    owner: me(opts),
-                    password: String::new(),
-                    writes: 0,
-                });
-                if role.owner != me(opts) {
-                    return Err("the role is claimed by another resource".into());
-                }
-                role.password = config.password.clone();
-                role.writes += 1;
-                Ok(WorkflowOutcome::new())
-            })
-            .delete(move |config, opts| {
-                let mut roles = d.0.lock().unwrap();
-                if roles.get(&key(config)).is_some_and(|r| r.owner == me(opts)) {
-                    roles.remove(&key(config));
-                }
-                Ok(WorkflowOutcome::new())
-            })
-            .build()
-            .unwrap()
+        Package::new(self.clone()).unwrap()
+    }
+}
+
+type Cx = Context<RoleConfig>;
+
+#[async_trait]
+impl Infrastructure for Roles {
+    type Config = RoleConfig;
+    type Outputs = NoOutputs;
+
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
+        let (config, me) = (cx.config(), &cx.metadata().uid);
+        let mut errors = ValidationErrors::new();
+        match self.owner(config) {
+            Some(owner) if owner != *me => {
+                errors.push_user_facing(UserFacingMessage::new(format!(
+                    "role {} on {} is managed by another resource; choose another role",
+                    config.role, config.server
+                )))
+            }
+            _ => {}
+        }
+        Ok(errors)
+    }
+
+    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+        let config = cx.config();
+        Ok(vec![
+            Some("postgres".into()),
+            Some(config.server.clone()),
+            Some("role".into()),
+            Some(config.role.clone()),
+        ])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let (config, me) = (cx.config(), &cx.metadata().uid);
+        let roles = self.0.lock().unwrap();
+        let role = roles.get(&key(config));
+        let ours = role.is_some_and(|r| r.owner == *me && r.password == config.password);
+        Ok(Observation::new(role.is_some(), ours, role.is_some()))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let (config, me) = (cx.config(), &cx.metadata().uid);
+        let mut roles = self.0.lock().unwrap();
+        let role = roles.entry(key(config)).or_insert(Role {
+            owner: me.clone(),
+            password: String::new(),
+            writes: 0,
+        });
+        if role.owner != *me {
+            return Err("the role is claimed by another resource".into());
+        }
+        role.password = config.password.clone();
+        role.writes += 1;
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let (config, me) = (cx.config(), &cx.metadata().uid);
+        let mut roles = self.0.lock().unwrap();
+        if roles.get(&key(config)).is_some_and(|r| r.owner == *me) {
+            roles.remove(&key(config));
+        }
+        Ok(Outcome::done())
     }
 }
 

@@ -3,11 +3,15 @@
 
 mod common;
 
-use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome, Package,
+    Phase, Reason, Report, ResourceSchema, ValidationErrors,
+};
 use blue_testkit::FakeCluster;
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -23,35 +27,7 @@ struct Sizes(Arc<Mutex<(BTreeMap<String, u32>, usize)>>);
 
 impl Sizes {
     fn package(&self) -> Package {
-        let (a, b, c, d) = (self.clone(), self.clone(), self.clone(), self.clone());
-        Package::builder(widgets())
-            .config::<SizeConfig>()
-            .validate(move |_c, _o| {
-                a.0.lock().unwrap().1 += 1;
-                Ok(vec![])
-            })
-            .identity(|_c, o| Ok(vec![Some(o.profile().into())]))
-            .observe(move |c, o| {
-                let s = b.0.lock().unwrap();
-                let have = s.0.get(o.profile());
-                Ok(Observation::new(
-                    have.is_some(),
-                    have == Some(&c.size),
-                    have.is_some(),
-                ))
-            })
-            .converge(move |cfg, o| {
-                let mut s = c.0.lock().unwrap();
-                s.0.insert(o.profile().into(), cfg.size);
-                s.1 += 1;
-                Ok(WorkflowOutcome::new())
-            })
-            .delete(move |_c, o| {
-                d.0.lock().unwrap().0.remove(o.profile());
-                Ok(WorkflowOutcome::new())
-            })
-            .build()
-            .unwrap()
+        Package::new(self.clone()).unwrap()
     }
 
     fn get(&self, profile: &str) -> Option<u32> {
@@ -60,6 +36,46 @@ impl Sizes {
 
     fn callbacks(&self) -> usize {
         self.0.lock().unwrap().1
+    }
+}
+
+type Cx = Context<SizeConfig>;
+
+#[async_trait]
+impl Infrastructure for Sizes {
+    type Config = SizeConfig;
+    type Outputs = NoOutputs;
+
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn validate(&self, _: &Cx) -> CallbackResult<ValidationErrors> {
+        self.0.lock().unwrap().1 += 1;
+        Ok(ValidationErrors::new())
+    }
+
+    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let s = self.0.lock().unwrap();
+        let have = s.0.get(cx.profile());
+        let matches = have == Some(&cx.config().size);
+        Ok(Observation::new(have.is_some(), matches, have.is_some()))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let mut s = self.0.lock().unwrap();
+        s.0.insert(cx.profile().into(), cx.config().size);
+        s.1 += 1;
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        self.0.lock().unwrap().0.remove(cx.profile());
+        Ok(Outcome::done())
     }
 }
 
@@ -170,4 +186,99 @@ async fn reserved_keys_stay_out_of_the_typed_config() {
         .unwrap();
     assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
     assert_eq!(sizes.get("p1"), Some(1));
+}
+
+/// How often a `Counted` config was decoded (this test's own type).
+static DECODES: AtomicUsize = AtomicUsize::new(0);
+
+/// A config that counts its decodes.
+#[derive(schemars::JsonSchema)]
+struct Counted {
+    #[allow(dead_code)]
+    size: u32,
+}
+
+impl<'de> serde::Deserialize<'de> for Counted {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Raw {
+            size: u32,
+        }
+        DECODES.fetch_add(1, Ordering::SeqCst);
+        Raw::deserialize(d).map(|raw| Counted { size: raw.size })
+    }
+}
+
+/// A package of `Counted` configs that counts its callbacks.
+#[derive(Clone, Default)]
+struct Calls(Arc<AtomicUsize>);
+
+impl Calls {
+    fn count(&self) -> CallbackResult<()> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Infrastructure for Calls {
+    type Config = Counted;
+    type Outputs = NoOutputs;
+
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn validate(&self, _: &Context<Counted>) -> CallbackResult<ValidationErrors> {
+        self.count().map(|()| ValidationErrors::new())
+    }
+
+    async fn identity(&self, cx: &Context<Counted>) -> CallbackResult<Vec<Option<String>>> {
+        self.count().map(|()| vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, _: &Context<Counted>) -> CallbackResult<Observation<NoOutputs>> {
+        let made = self.0.load(Ordering::SeqCst) > 3;
+        self.count().map(|()| Observation::new(made, made, made))
+    }
+
+    async fn converge(&self, _: &Context<Counted>) -> CallbackResult<Outcome<NoOutputs>> {
+        self.count().map(|()| Outcome::done())
+    }
+
+    async fn delete(&self, _: &Context<Counted>) -> CallbackResult<Outcome<NoOutputs>> {
+        self.count().map(|()| Outcome::done())
+    }
+}
+
+#[tokio::test]
+async fn a_pass_decodes_the_config_once_not_once_per_callback() {
+    let cluster = FakeCluster::new();
+    let calls = Calls::default();
+    let package = Package::new(calls.clone()).unwrap();
+    let c = build(
+        &cluster,
+        cluster.clock().as_fn(),
+        vec![package.clone()],
+        |_| {},
+    );
+    cluster.create(&widgets(), NS, "counted", json!({"config": {"size": 1}}));
+    let before = DECODES.load(Ordering::SeqCst);
+
+    let report = blue_kubernetes::reconcile(&c, &package, NS, "counted")
+        .await
+        .unwrap();
+
+    assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
+    let (decodes, callbacks) = (
+        DECODES.load(Ordering::SeqCst) - before,
+        calls.0.load(Ordering::SeqCst),
+    );
+    assert!(
+        callbacks >= 5,
+        "identity, validate, observe, converge, observe: {callbacks}"
+    );
+    // The one-shot pass reads the resource twice (as listed, and again
+    // under its lock): one decode for each snapshot, none per callback.
+    assert!(decodes <= 2, "{decodes} decodes for {callbacks} callbacks");
 }

@@ -94,20 +94,19 @@ crate::setters::setters!(CrdOptions {
 /// The complete CRD of a resource type, as a JSON document ready for
 /// `kubectl apply` (render it with [`to_yaml`]).
 ///
-/// `resource` is anything that holds a [`ResourceSchema`]: the schema
-/// itself, a [`PackageBuilder`](crate::PackageBuilder) or
-/// [`TypedPackageBuilder`](crate::TypedPackageBuilder) with or without its
-/// callbacks, or a built [`Package`](crate::Package). Only the descriptor
-/// and the declared types are read, so printing a CRD needs no client and
-/// no callback, and a package's CRD is the one of the schema it was built
-/// with.
+/// `resource` is anything that holds a [`ResourceSchema`]: a package's
+/// ([`ResourceSchema::of`] an [`Infrastructure`](crate::Infrastructure)),
+/// a closure form's [`PackageBuilder`](crate::PackageBuilder) with or
+/// without its callbacks, or a built [`Package`](crate::Package). Only the
+/// descriptor, the declared features and the types are read, so printing
+/// a CRD needs no client and no callback, and a package's CRD is the one
+/// of the schema it was built with.
 ///
-/// `spec.config` is the config type's schema (see
-/// [`PackageBuilder::config`](crate::PackageBuilder::config)) plus the
-/// reserved `profile` and destroy-protection keys; an untyped package's
-/// config keeps unknown fields. Fails with [`Error::NotStructural`],
-/// naming the field, when the config or outputs type cannot be described
-/// structurally (a typed package's `build` fails the same way): an enum
+/// `spec.config` is the config type's schema plus the reserved `profile`
+/// and destroy-protection keys; a closure-form package's config keeps
+/// unknown fields. Fails with [`Error::NotStructural`], naming the field,
+/// when the config or outputs type cannot be described structurally
+/// ([`Package::new`](crate::Package::new) fails the same way): an enum
 /// with data, an untagged enum other than an integer or a string, a
 /// recursive type.
 ///
@@ -132,7 +131,7 @@ crate::setters::setters!(CrdOptions {
 ///   `x-kubernetes-int-or-string` (which takes no `""` on 1.20).
 ///
 /// ```
-/// use blue_kubernetes::{crd, CrdOptions, Package};
+/// use blue_kubernetes::*;
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -140,11 +139,22 @@ crate::setters::setters!(CrdOptions {
 ///     size: u32,
 /// }
 ///
-/// // The package as far as its CRD goes: no callbacks yet.
-/// let declared = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
-///     .config::<WidgetConfig>();
+/// struct Widgets;
+///
+/// #[async_trait]
+/// impl Infrastructure for Widgets {
+///     type Config = WidgetConfig;
+///     type Outputs = NoOutputs;
+///     fn schema(&self) -> ResourceSchema {
+///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     }
+/// #   async fn observe(&self, _: &Context<WidgetConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+/// #   async fn converge(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// #   async fn delete(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+///
 /// let options = CrdOptions::default().with_short_names(vec!["wdg".into()]);
-/// let crd = crd(&declared, &options).unwrap();
+/// let crd = crd(&ResourceSchema::of(&Widgets), &options).unwrap();
 /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
 /// let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
 /// let config = &schema["properties"]["spec"]["properties"]["config"];

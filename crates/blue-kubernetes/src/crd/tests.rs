@@ -5,23 +5,61 @@ use crate::{Observation, Package, WorkflowOutcome};
 use blue_kubernetes_client::ResourceDescriptor;
 use std::collections::BTreeMap;
 
+fn widgets() -> ResourceDescriptor {
+    ResourceDescriptor::new("example.com", "v1", "widgets", "Widget")
+}
+
+/// A trait package of config `C` and outputs `O` that does nothing.
+struct Typed<C, O = crate::NoOutputs> {
+    schema: ResourceSchema,
+    types: std::marker::PhantomData<fn() -> (C, O)>,
+}
+
+impl<C, O> Typed<C, O> {
+    fn on(schema: ResourceSchema) -> Self {
+        Self {
+            schema,
+            types: std::marker::PhantomData,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl<C, O> crate::Infrastructure for Typed<C, O>
+where
+    C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
+    O: serde::Serialize
+        + serde::de::DeserializeOwned
+        + schemars::JsonSchema
+        + Send
+        + Sync
+        + 'static,
+{
+    type Config = C;
+    type Outputs = O;
+
+    fn schema(&self) -> ResourceSchema {
+        self.schema.clone()
+    }
+
+    async fn observe(&self, _: &crate::Context<C>) -> crate::CallbackResult<Observation<O>> {
+        Ok(Observation::ABSENT)
+    }
+
+    async fn converge(&self, _: &crate::Context<C>) -> crate::CallbackResult<crate::Outcome<O>> {
+        Ok(crate::Outcome::done())
+    }
+
+    async fn delete(&self, _: &crate::Context<C>) -> crate::CallbackResult<crate::Outcome<O>> {
+        Ok(crate::Outcome::done())
+    }
+}
+
 fn typed<C>() -> Package
 where
     C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
 {
-    Package::builder(ResourceDescriptor::new(
-        "example.com",
-        "v1",
-        "widgets",
-        "Widget",
-    ))
-    .config::<C>()
-    .identity(|_c, _o| Ok(vec![]))
-    .observe(|_c, _o| Ok(Observation::ABSENT))
-    .converge(|_c, _o| Ok(WorkflowOutcome::new()))
-    .delete(|_c, _o| Ok(WorkflowOutcome::new()))
-    .build()
-    .unwrap()
+    build::<C>().unwrap()
 }
 
 fn config_of(package: &Package) -> Value {
@@ -106,18 +144,7 @@ fn build<C>() -> Result<Package, Error>
 where
     C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
 {
-    Package::builder(ResourceDescriptor::new(
-        "example.com",
-        "v1",
-        "widgets",
-        "Widget",
-    ))
-    .config::<C>()
-    .identity(|_c, _o| Ok(vec![]))
-    .observe(|_c, _o| Ok(Observation::ABSENT))
-    .converge(|_c, _o| Ok(WorkflowOutcome::new()))
-    .delete(|_c, _o| Ok(WorkflowOutcome::new()))
-    .build()
+    Package::new(Typed::<C>::on(ResourceSchema::new(widgets())))
 }
 
 #[allow(dead_code)]
@@ -183,20 +210,15 @@ struct Outputs {
 
 #[test]
 fn an_outputs_type_without_a_structural_schema_is_refused_when_the_package_is_built() {
-    let err = Package::builder(ResourceDescriptor::new(
-        "example.com",
-        "v1",
-        "widgets",
-        "Widget",
-    ))
-    .config::<Endpoint>()
-    .outputs::<Outputs>()
-    .identity(|_c, _o| Ok(vec![]))
-    .observe(|_c, _o| Ok(Observation::ABSENT))
-    .converge(|_c, _o| Ok(WorkflowOutcome::new()))
-    .delete(|_c, _o| Ok(WorkflowOutcome::new()))
-    .build()
-    .expect_err("refused");
+    // The closure form's declared outputs are checked the same way.
+    let err = Package::builder(widgets())
+        .outputs::<Outputs>()
+        .identity(|_o| Ok(vec![]))
+        .observe(|_o| Ok(Observation::ABSENT))
+        .converge(|_o| Ok(WorkflowOutcome::new()))
+        .delete(|_o| Ok(WorkflowOutcome::new()))
+        .build()
+        .expect_err("refused");
     assert!(err.to_string().contains("status.outputs.backend"), "{err}");
 }
 
@@ -411,7 +433,7 @@ fn a_cluster_scoped_descriptor_generates_a_cluster_scoped_crd() {
     assert_eq!(scope(&build(d.cluster_scoped())), "Cluster");
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[derive(serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[allow(dead_code)]
 struct Endpoint {
     host: String,
@@ -424,20 +446,14 @@ fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
         .config::<Rich>()
         .outputs::<Endpoint>()
         .connection_secret();
-    let declared = Package::builder(d)
-        .config::<Rich>()
-        .outputs::<Endpoint>()
-        .connection_secret();
+    let declared = Typed::<Rich, Endpoint>::on(ResourceSchema::new(d).connection_secret());
     let options = CrdOptions::default().with_immutable_config(vec!["tier".into()]);
     let from_types = crd(&schema, &options).unwrap();
-    assert_eq!(crd(&declared, &options).unwrap(), from_types);
-    let built = declared
-        .identity(|_c, _o| Ok(vec![]))
-        .observe(|_c, _o| Ok(Observation::ABSENT))
-        .converge(|_c, _o| Ok(WorkflowOutcome::new()))
-        .delete(|_c, _o| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap();
+    assert_eq!(
+        crd(&ResourceSchema::of(&declared), &options).unwrap(),
+        from_types
+    );
+    let built = Package::new(declared).unwrap();
     assert_eq!(crd(&built, &options).unwrap(), from_types);
     // Each declared part is in it: a schema without them differs.
     let spec = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties";

@@ -198,7 +198,12 @@ fn is_qualified_name(s: &str) -> bool {
 /// alphanumeric, at most 253 characters). Checked before a name from a
 /// spec goes anywhere: anything else could read as a flag or a path
 /// (`-o=yaml`, `../x`, `a/b`), and no object has such a name anyway.
-pub(crate) fn is_object_name(s: &str) -> bool {
+///
+/// ```
+/// assert!(blue_kubernetes::is_object_name("db-1.v2"));
+/// assert!(!blue_kubernetes::is_object_name("../main"));
+/// ```
+pub fn is_object_name(s: &str) -> bool {
     let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let part_ok = |p: &str| {
         p.bytes().next().is_some_and(alnum)

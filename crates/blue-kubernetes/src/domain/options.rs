@@ -1,5 +1,6 @@
 //! The options handed to callbacks.
 
+use crate::binding::Callbacks;
 use crate::context::Api;
 use crate::domain::resource;
 use crate::{Clock, Connection, FencingToken, Names, Steps};
@@ -64,6 +65,9 @@ pub struct Options {
     /// An external name a callback of this pass reported, newer than the
     /// snapshot's annotation.
     external_name: Option<Arc<str>>,
+    /// The package bound to this resource's config, decoded once for the
+    /// pass (see `binding`).
+    bound: Option<Arc<dyn Callbacks>>,
 }
 
 /// The controller's side of the options: its clock, its names and the
@@ -114,6 +118,7 @@ impl Options {
             referenced: None,
             fencing_token: None,
             external_name: None,
+            bound: None,
         }
     }
 
@@ -249,6 +254,15 @@ impl Options {
         resource::at(self.resource(), &["metadata", "annotations", key.as_str()])
             .and_then(Value::as_str)
             .filter(|name| !name.is_empty())
+    }
+
+    pub(crate) fn with_bound(mut self, bound: Arc<dyn Callbacks>) -> Self {
+        self.bound = Some(bound);
+        self
+    }
+
+    pub(crate) fn bound(&self) -> Option<&Arc<dyn Callbacks>> {
+        self.bound.as_ref()
     }
 
     pub(crate) fn with_connection(mut self, connection: Connection) -> Self {

@@ -1,7 +1,7 @@
 //! # 9. Durable steps and crash tests
 //!
 //! A package that declares durable steps
-//! ([`PackageBuilder::steps`](blue_kubernetes::PackageBuilder::steps)) runs
+//! ([`ResourceSchema::steps`](blue_kubernetes::ResourceSchema::steps)) runs
 //! its `converge` as named steps, recorded in `status.workflow`; after a
 //! crash, the next process skips the done ones and re-runs the one that
 //! was cut short with `step.interrupted() == true` and the same
@@ -16,8 +16,7 @@
 //! exists fails, as PostgreSQL's `CREATE ROLE` does.
 //!
 //! ```
-//! use blue_kubernetes::{CallbackResult, Observation, Package, Phase, Reason, Report};
-//! use blue_kubernetes::WorkflowOutcome;
+//! use blue_kubernetes::*;
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{CrashAt, TestOperator};
 //! use serde_json::json;
@@ -45,50 +44,56 @@
 //!     }
 //! }
 //!
-//! fn package(db: Db) -> Package {
-//!     let d = ResourceDescriptor::new("example.com", "v1", "databases", "Database");
-//!     let (observe, converge) = (db.clone(), db);
-//!     Package::builder(d)
-//!         .steps()
-//!         .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-//!         .observe(move |_| {
-//!             let done = !observe.grants.lock().unwrap().is_empty();
-//!             Ok(Observation::new(done, done, done))
-//!         })
-//!         .converge_async(move |opts| {
-//!             let db = converge.clone();
-//!             async move {
-//!                 // Steps may borrow: each takes a reference, not the backend.
-//!                 let (db, steps) = (&db, opts.steps());
-//!                 let role: String = steps
-//!                     .run("role", |step| async move {
-//!                         let name = "app".to_string();
-//!                         // Cut short before: it may exist. Look first.
-//!                         if step.interrupted() && db.roles.lock().unwrap().contains_key(&name) {
-//!                             return Ok(name);
-//!                         }
-//!                         db.create_role(&name, step.key())?;
-//!                         Ok(name)
-//!                     })
-//!                     .await?;
-//!                 steps
-//!                     .run("grants", |_step| async move {
-//!                         db.grants.lock().unwrap().push(format!("ALL ON app TO {role}"));
-//!                         Ok(())
-//!                     })
-//!                     .await?;
-//!                 Ok(WorkflowOutcome::new())
-//!             }
-//!         })
-//!         .delete(|_| Ok(WorkflowOutcome::new()))
-//!         .build()
-//!         .unwrap()
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct DbConfig {}
+//!
+//! #[async_trait]
+//! impl Infrastructure for Db {
+//!     type Config = DbConfig;
+//!     type Outputs = NoOutputs;
+//!
+//!     fn schema(&self) -> ResourceSchema {
+//!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "databases", "Database"))
+//!             .steps()
+//!     }
+//!
+//!     async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
+//!         let done = !self.grants.lock().unwrap().is_empty();
+//!         Ok(Observation::new(done, done, done))
+//!     }
+//!
+//!     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+//!         // Steps may borrow: each takes a reference, not the backend.
+//!         let (db, steps) = (self, cx.steps());
+//!         let role: String = steps
+//!             .run("role", |step| async move {
+//!                 let name = "app".to_string();
+//!                 // Cut short before: it may exist. Look first.
+//!                 if step.interrupted() && db.roles.lock().unwrap().contains_key(&name) {
+//!                     return Ok(name);
+//!                 }
+//!                 db.create_role(&name, step.key())?;
+//!                 Ok(name)
+//!             })
+//!             .await?;
+//!         steps
+//!             .run("grants", |_step| async move {
+//!                 db.grants.lock().unwrap().push(format!("ALL ON app TO {role}"));
+//!                 Ok(())
+//!             })
+//!             .await?;
+//!         Ok(Outcome::done())
+//!     }
+//!
+//!     async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+//!         Ok(Outcome::done())
+//!     }
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let db = Db::default();
-//! let mut op = TestOperator::new(package(db.clone()));
+//! let mut op = TestOperator::new(Package::new(db.clone()).unwrap());
 //! op.create("orders", json!({"config": {}}));
 //!
 //! // The role is made; the process dies before its Done is recorded, and

@@ -4,7 +4,10 @@
 //! Every shape gets a group of its own (`<shape>.fidelity.test`), so all of
 //! them share one API server without their CRDs colliding.
 
-use blue_kubernetes::{crd, CrdOptions, Observation, Package, WorkflowOutcome};
+use blue_kubernetes::{
+    async_trait, crd, CallbackResult, Context, CrdOptions, Infrastructure, NoOutputs, Observation,
+    Outcome, Package, ResourceSchema,
+};
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -74,6 +77,38 @@ fn options() -> CrdOptions {
     CrdOptions::default().with_cel(false)
 }
 
+/// A package of config `C` that does nothing: what a shape's CRD is
+/// generated from.
+struct Typed<C> {
+    descriptor: ResourceDescriptor,
+    config: std::marker::PhantomData<fn() -> C>,
+}
+
+#[async_trait]
+impl<C> Infrastructure for Typed<C>
+where
+    C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+{
+    type Config = C;
+    type Outputs = NoOutputs;
+
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::new(self.descriptor.clone())
+    }
+
+    async fn observe(&self, _: &Context<C>) -> CallbackResult<Observation<NoOutputs>> {
+        Ok(Observation::ABSENT)
+    }
+
+    async fn converge(&self, _: &Context<C>) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Context<C>) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+}
+
 /// A typed shape: its CRD from the generator, and the package built on it
 /// must judge the type the same way (refused when the package is built).
 fn typed<C>(name: &'static str, samples: Vec<Sample>) -> Shape
@@ -81,13 +116,10 @@ where
     C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
 {
     let d = descriptor(name);
-    let built = Package::builder(d.clone())
-        .config::<C>()
-        .identity(|_c, _o| Ok(vec![]))
-        .observe(|_c, _o| Ok(Observation::ABSENT))
-        .converge(|_c, _o| Ok(WorkflowOutcome::new()))
-        .delete(|_c, _o| Ok(WorkflowOutcome::new()))
-        .build();
+    let built = Package::new(Typed::<C> {
+        descriptor: d.clone(),
+        config: std::marker::PhantomData,
+    });
     let crd = match built {
         Ok(package) => crd(&package, &options()).map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
@@ -119,7 +151,7 @@ where
 /// editing a generated CRD might): judges the fake's CRD checks.
 fn hand_written(name: &'static str, config: Value, accepted: bool, samples: Vec<Sample>) -> Shape {
     let d = descriptor(name);
-    let schema = blue_kubernetes::ResourceSchema::new(d.clone());
+    let schema = ResourceSchema::new(d.clone());
     let mut crd = crd(&schema, &options()).expect("an untyped CRD");
     let path = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/config";
     *crd.pointer_mut(path).expect("spec.config") = config;

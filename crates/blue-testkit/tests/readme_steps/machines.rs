@@ -1,47 +1,73 @@
-use blue_kubernetes::{CallbackResult, Observation, Package, WorkflowOutcome};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome, Package,
+    ResourceSchema,
+};
 use blue_kubernetes_client::ResourceDescriptor;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct MachineConfig {}
 
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Network {
     id: String,
 }
 
-fn machines() -> Result<Package, blue_kubernetes::Error> {
-    Package::builder(ResourceDescriptor::new("example.com", "v1", "machines", "Machine"))
-        .steps()
-        .identity(|opts| Ok(vec![Some("machines".into()), Some(opts.profile().into())]))
-        // Must see the last step's effect: the pass observes again after
-        // `converge`, and a later pass that finds the machine running
-        // runs no step at all.
-        .observe_async(|opts| async move {
-            let state = machine_state(opts.profile()).await?;
-            let exists = state.is_some();
-            Ok(Observation::new(exists, exists, state.as_deref() == Some("running")))
-        })
-        .converge_async(|opts| async move {
-            let steps = opts.steps();
-            let name = opts.profile();
-            // The cloud assigns the network's ID: the step's key is the
-            // client token, and a step cut short looks before it creates.
-            let network: Network = steps
-                .run("network", |step| async move {
-                    if step.interrupted() {
-                        if let Some(id) = find_network(step.key()).await? {
-                            return Ok(Network { id });
-                        }
+struct Machines;
+
+type Cx = Context<MachineConfig>;
+
+#[async_trait]
+impl Infrastructure for Machines {
+    type Config = MachineConfig;
+    type Outputs = NoOutputs;
+
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "machines", "Machine"))
+            .steps()
+    }
+
+    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some("machines".into()), Some(cx.profile().into())])
+    }
+
+    // Must see the last step's effect: the pass observes again after
+    // `converge`, and a later pass that finds the machine running runs no
+    // step at all.
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let state = machine_state(cx.profile()).await?;
+        let exists = state.is_some();
+        Ok(Observation::new(exists, exists, state.as_deref() == Some("running")))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let (steps, name) = (cx.steps(), cx.profile());
+        // The cloud assigns the network's ID: the step's key is the client
+        // token, and a step cut short looks before it creates.
+        let network: Network = steps
+            .run("network", |step| async move {
+                if step.interrupted() {
+                    if let Some(id) = find_network(step.key()).await? {
+                        return Ok(Network { id });
                     }
-                    Ok(Network { id: create_network(name, step.key()).await? })
-                })
-                .await?;
-            // Once "network" is recorded done, later passes of this run
-            // skip it and get its recorded result back.
-            steps
-                .run("machine", |step| async move {
-                    create_machine(name, &network.id, step.key()).await
-                })
-                .await?;
-            Ok(WorkflowOutcome::new())
-        })
-        .delete(|_opts| Ok(WorkflowOutcome::new()))
-        .build()
+                }
+                Ok(Network { id: create_network(name, step.key()).await? })
+            })
+            .await?;
+        // Once "network" is recorded done, later passes of this run skip it
+        // and get its recorded result back.
+        steps
+            .run("machine", |step| async move {
+                create_machine(name, &network.id, step.key()).await
+            })
+            .await?;
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+}
+
+fn machines() -> Result<Package, blue_kubernetes::Error> {
+    Package::new(Machines)
 }

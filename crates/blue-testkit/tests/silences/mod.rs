@@ -86,7 +86,7 @@ impl Infrastructure for AlertManager {
     type Config = SilenceConfig;
     type Outputs = SilenceOutputs;
 
-    fn schema() -> ResourceSchema {
+    fn schema(&self) -> ResourceSchema {
         ResourceSchema::new(silences())
     }
 

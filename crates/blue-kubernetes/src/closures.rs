@@ -1,0 +1,371 @@
+//! The closure form: a descriptor plus callbacks receiving the [`Options`]
+//! map, built with [`PackageBuilder`] into an [`Infrastructure`] like any
+//! other package. Its synchronous callbacks run on blocking threads, but
+//! the pure ones (`validate` and `identity`) inline.
+
+use crate::infrastructure::blocking;
+use crate::package::{CallbackResult, WorkflowOutcome};
+use crate::{
+    Context, Error, Infrastructure, Observation, Options, Outcome, Package, Related,
+    ResourceSchema, ValidationErrors,
+};
+use blue_kubernetes_client::ResourceDescriptor;
+use futures::future::{BoxFuture, FutureExt};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+
+type SyncFn<T> = Arc<dyn Fn(&Options) -> CallbackResult<T> + Send + Sync>;
+type AsyncFn<T> = Arc<dyn Fn(Options) -> BoxFuture<'static, CallbackResult<T>> + Send + Sync>;
+
+/// A synchronous or asynchronous closure of the closure form.
+pub(crate) enum Callback<T> {
+    Sync(SyncFn<T>),
+    /// Synchronous and pure (no I/O, quick): run inline. Every pass calls
+    /// `identity` and `validate`; on a blocking thread each call cost two
+    /// thread switches, more than the work itself.
+    Pure(SyncFn<T>),
+    Async(AsyncFn<T>),
+}
+
+impl<T: Send + 'static> Callback<T> {
+    pub(crate) fn sync<F>(f: F) -> Self
+    where
+        F: Fn(&Options) -> CallbackResult<T> + Send + Sync + 'static,
+    {
+        Callback::Sync(Arc::new(f))
+    }
+
+    pub(crate) fn pure<F>(f: F) -> Self
+    where
+        F: Fn(&Options) -> CallbackResult<T> + Send + Sync + 'static,
+    {
+        Callback::Pure(Arc::new(f))
+    }
+
+    pub(crate) fn asynchronous<F, Fut>(f: F) -> Self
+    where
+        F: Fn(Options) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CallbackResult<T>> + Send + 'static,
+    {
+        Callback::Async(Arc::new(move |o| f(o).boxed()))
+    }
+
+    /// Runs the closure; a panic unwinds to the pass, which catches it.
+    async fn run(&self, options: &Options) -> CallbackResult<T> {
+        match self {
+            Callback::Sync(f) => {
+                let (f, options) = (f.clone(), options.clone());
+                // A blocking thread, so a subprocess-running callback never
+                // stalls the poller or other workers.
+                blocking(move || f(&options)).await
+            }
+            Callback::Pure(f) => f(options),
+            Callback::Async(f) => f(options.clone()).await,
+        }
+    }
+}
+
+/// The closure form as an [`Infrastructure`]: its declaration is its
+/// builder's, its callbacks read the [`Options`] (the config is never
+/// decoded).
+pub(crate) struct Closures {
+    schema: ResourceSchema,
+    validate: Option<Callback<ValidationErrors>>,
+    identity: Callback<Vec<Option<String>>>,
+    observe: Callback<Observation>,
+    converge: Callback<WorkflowOutcome>,
+    delete: Callback<WorkflowOutcome>,
+}
+
+#[async_trait::async_trait]
+impl Infrastructure for Closures {
+    /// Never decoded: the callbacks read `spec.config` from the options.
+    type Config = Value;
+    type Outputs = Value;
+
+    fn schema(&self) -> ResourceSchema {
+        self.schema.clone()
+    }
+
+    async fn validate(&self, cx: &Context<Value>) -> CallbackResult<ValidationErrors> {
+        match &self.validate {
+            Some(validate) => validate.run(cx.options()).await,
+            None => Ok(ValidationErrors::default()),
+        }
+    }
+
+    async fn identity(&self, cx: &Context<Value>) -> CallbackResult<Vec<Option<String>>> {
+        self.identity.run(cx.options()).await
+    }
+
+    async fn observe(&self, cx: &Context<Value>) -> CallbackResult<Observation> {
+        self.observe.run(cx.options()).await
+    }
+
+    async fn converge(&self, cx: &Context<Value>) -> CallbackResult<Outcome<Value>> {
+        self.converge.run(cx.options()).await.map(Outcome::from_map)
+    }
+
+    async fn delete(&self, cx: &Context<Value>) -> CallbackResult<Outcome<Value>> {
+        self.delete.run(cx.options()).await.map(Outcome::from_map)
+    }
+}
+
+/// Builds a [`Package`] of closures: the closure form, whose callbacks
+/// receive the [`Options`] map (`spec.config` as JSON, the profile, the
+/// event and the resource snapshot). Start with [`Package::builder`].
+///
+/// `validate` is optional (default: always valid); the other callbacks are
+/// required. Methods without suffix take synchronous closures, `_async`
+/// ones take closures returning futures. A synchronous `observe`,
+/// `converge` or `delete` runs on a blocking thread, so one that shells
+/// out never stalls the controller; a synchronous `validate` or `identity`
+/// runs inline, as they are called on every pass and must be quick, pure
+/// functions of the options. Such a package's CRD keeps unknown config
+/// fields.
+///
+/// An [`Infrastructure`] is the typed form of the same package: its
+/// methods get a [`Context`] with the decoded config, and this builder is
+/// an adapter onto it.
+///
+/// ```
+/// use blue_kubernetes::{Observation, Package, WorkflowOutcome};
+/// use blue_kubernetes_client::ResourceDescriptor;
+///
+/// let package = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+///     .validate(|opts| {
+///         Ok(match opts.get("size") {
+///             Some(v) if v.is_u64() => vec![],
+///             _ => vec!["size must be a positive integer".to_string()],
+///         })
+///     })
+///     .identity(|opts| Ok(vec![Some("widgets".into()), Some(opts.profile().to_string())]))
+///     .observe_async(|_opts| async { Ok(Observation::ABSENT) })
+///     .converge(|_opts| Ok(WorkflowOutcome::new()))
+///     .delete(|_opts| Ok(WorkflowOutcome::new()))
+///     .build()
+///     .unwrap();
+/// assert_eq!(package.descriptor().kind, "Widget");
+/// ```
+pub struct PackageBuilder {
+    schema: ResourceSchema,
+    validate: Option<Callback<ValidationErrors>>,
+    identity: Option<Callback<Vec<Option<String>>>>,
+    observe: Option<Callback<Observation>>,
+    converge: Option<Callback<WorkflowOutcome>>,
+    delete: Option<Callback<WorkflowOutcome>>,
+}
+
+macro_rules! setters {
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal) => {
+        setters!($field, $async_name, $t, $doc, sync, "");
+    };
+    ($field:ident, $async_name:ident, $t:ty, $doc:literal, $make:ident, $how:literal) => {
+        #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc, $how)]
+        pub fn $field<F>(mut self, f: F) -> Self
+        where
+            F: Fn(&Options) -> CallbackResult<$t> + Send + Sync + 'static,
+        {
+            self.$field = Some(Callback::$make(f));
+            self
+        }
+
+        #[doc = concat!("Sets `", stringify!($field), "` to an asynchronous callback: ", $doc)]
+        pub fn $async_name<F, Fut>(mut self, f: F) -> Self
+        where
+            F: Fn(Options) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = CallbackResult<$t>> + Send + 'static,
+        {
+            self.$field = Some(Callback::asynchronous(f));
+            self
+        }
+    };
+}
+
+impl PackageBuilder {
+    pub(crate) fn new(descriptor: ResourceDescriptor) -> Self {
+        Self {
+            schema: ResourceSchema::new(descriptor),
+            validate: None,
+            identity: None,
+            observe: None,
+            converge: None,
+            delete: None,
+        }
+    }
+
+    /// Declares the outputs type `O` (serde + schemars): the generated CRD
+    /// describes `status.outputs` with its schema, and outputs a callback
+    /// returns ([`Observation::with_outputs`],
+    /// [`outcome_with_outputs`](crate::outcome_with_outputs)) must
+    /// deserialize into it. Without a declared type, outputs are recorded
+    /// as they come and the CRD keeps any object there.
+    pub fn outputs<O>(mut self) -> Self
+    where
+        O: DeserializeOwned + JsonSchema + 'static,
+    {
+        self.schema = self.schema.outputs::<O>();
+        self
+    }
+
+    /// Declares connection details (callbacks reach the Secret through
+    /// [`Options::connection`]); see [`ResourceSchema::connection_secret`].
+    pub fn connection_secret(mut self) -> Self {
+        self.schema = self.schema.connection_secret();
+        self
+    }
+
+    /// Declares durable steps (run through [`Options::steps`]); see
+    /// [`ResourceSchema::steps`].
+    pub fn steps(mut self) -> Self {
+        self.schema = self.schema.steps();
+        self
+    }
+
+    /// Declares `spec.config.<field>` a reference to a resource of `kind`
+    /// (its outputs through [`Options::referenced`]); see
+    /// [`ResourceSchema::reference`].
+    pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
+        self.schema = self.schema.reference(field, kind);
+        self
+    }
+
+    /// Declares a related kind; see [`ResourceSchema::related`].
+    pub fn related(mut self, related: Related) -> Self {
+        self.schema = self.schema.related(related);
+        self
+    }
+
+    /// Sets `validate` to a synchronous callback: the errors in the
+    /// options, empty when valid. Return a `Vec<String>` (every message for
+    /// the operator's log only) or [`ValidationErrors`], which can mark
+    /// messages as safe for the resource's users.
+    ///
+    /// It runs inline on the controller's threads, every pass: keep it a
+    /// quick, pure function of the options (no I/O, no waiting); use
+    /// [`validate_async`](Self::validate_async) for anything that waits.
+    pub fn validate<F, V>(mut self, f: F) -> Self
+    where
+        F: Fn(&Options) -> CallbackResult<V> + Send + Sync + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.validate = Some(Callback::pure(move |opts: &Options| f(opts).map(V::into)));
+        self
+    }
+
+    /// Sets `validate` to an asynchronous callback: the errors in the
+    /// options, empty when valid; see [`validate`](Self::validate).
+    pub fn validate_async<F, Fut, V>(mut self, f: F) -> Self
+    where
+        F: Fn(Options) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CallbackResult<V>> + Send + 'static,
+        V: Into<ValidationErrors>,
+    {
+        self.validate = Some(Callback::asynchronous(move |opts| {
+            let found = f(opts);
+            async move { found.await.map(V::into) }
+        }));
+        self
+    }
+
+    setters!(
+        identity,
+        identity_async,
+        Vec<Option<String>>,
+        "the backend boundary and profile; equal identities share one lock.",
+        pure,
+        "\n\nIt runs inline on the controller's threads, every pass: keep it a quick, \
+         pure function of the options, without I/O or side effects; use \
+         the async form for anything that waits."
+    );
+    setters!(
+        observe,
+        observe_async,
+        Observation,
+        "reports the infrastructure; must be read-only."
+    );
+    setters!(
+        converge,
+        converge_async,
+        WorkflowOutcome,
+        "makes the infrastructure match the options."
+    );
+    setters!(
+        delete,
+        delete_async,
+        WorkflowOutcome,
+        "destroys the infrastructure."
+    );
+
+    /// Finishes the package, naming the first missing required callback,
+    /// or the field of the outputs type that no CRD can describe
+    /// ([`Error::NotStructural`]).
+    pub fn build(self) -> Result<Package, Error> {
+        let closures = Closures {
+            schema: self.schema,
+            validate: self.validate,
+            identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
+            observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
+            converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
+            delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
+        };
+        let schema = closures.schema();
+        Package::assemble(schema, Arc::new(closures), |_| Ok(Value::Null))
+    }
+}
+
+impl AsRef<ResourceSchema> for PackageBuilder {
+    fn as_ref(&self) -> &ResourceSchema {
+        &self.schema
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::callback::{call, Failure, FailureKind};
+    use serde_json::json;
+    use std::thread;
+
+    fn run(identity: Callback<Vec<Option<String>>>) -> Result<Vec<Option<String>>, Failure> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let descriptor = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+        let mut builder = Package::builder(descriptor)
+            .observe(|_| Ok(Observation::ABSENT))
+            .converge(|_| Ok(WorkflowOutcome::new()))
+            .delete(|_| Ok(WorkflowOutcome::new()));
+        builder.identity = Some(identity);
+        let package = builder.build().unwrap();
+        let options = Options::from_resource(&json!({"metadata": {"name": "a"}}));
+        let callbacks = package.callbacks(&options);
+        runtime.block_on(call(&*callbacks, |c, o| c.identity(o), &options))
+    }
+
+    #[test]
+    fn pure_callbacks_run_inline_and_others_on_blocking_threads() {
+        let here = format!("{:?}", thread::current().id());
+        let current = |_: &Options| -> CallbackResult<Vec<Option<String>>> {
+            Ok(vec![Some(format!("{:?}", thread::current().id()))])
+        };
+        let thread_of = |c| run(c).map_err(|f| f.kind).unwrap()[0].clone().unwrap();
+        assert_eq!(thread_of(Callback::pure(current)), here);
+        assert_ne!(thread_of(Callback::sync(current)), here);
+    }
+
+    #[test]
+    fn a_panicking_callback_is_a_failure_with_its_text() {
+        for callback in [
+            Callback::pure(|_: &Options| panic!("boom")),
+            Callback::sync(|_: &Options| panic!("boom")),
+        ] {
+            let failure = run(callback).unwrap_err();
+            assert_eq!(failure.kind, FailureKind::Panicked);
+            assert_eq!(failure.text.as_deref(), Some("boom"));
+        }
+    }
+}
