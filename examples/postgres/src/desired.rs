@@ -6,7 +6,7 @@
 
 use crate::config::{PgConfig, ServerConfig};
 use crate::outputs::ServerOutputs;
-use blue_kubernetes::Options;
+use blue_kubernetes::Context;
 
 /// The first element of every identity: the backend this package manages.
 pub const IDENTITY_BACKEND: &str = "postgres";
@@ -92,24 +92,45 @@ fn is_dns_subdomain(name: &str) -> bool {
         })
 }
 
-fn metadata<'a>(opts: &'a Options, key: &str) -> &'a str {
-    opts.resource()["metadata"][key].as_str().unwrap_or("")
+/// The resource a config belongs to, as far as names go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Subject<'a> {
+    /// Its namespace.
+    pub namespace: &'a str,
+    /// Its name.
+    pub name: &'a str,
+    /// Its external name: the database's name, as recorded once the
+    /// database existed or as a user set it to import one
+    /// ([`crate::external_name`]).
+    pub external_name: Option<&'a str>,
 }
 
-/// The database's name: `database`, else the resource's name.
-pub fn database_name(config: &PgConfig, opts: &Options) -> String {
-    config
-        .database
-        .clone()
-        .unwrap_or_else(|| metadata(opts, "name").to_string())
+impl<'a> Subject<'a> {
+    /// The subject of the callback with context `cx`.
+    pub fn of<C>(cx: &'a Context<C>) -> Self {
+        let metadata = cx.metadata();
+        Self {
+            namespace: &metadata.namespace,
+            name: &metadata.name,
+            external_name: cx.external_name(),
+        }
+    }
+}
+
+/// The database's name: the external name, else `database`, else the
+/// resource's name. (A `database` that differs from the external name is
+/// a validation error.)
+pub fn database_name(config: &PgConfig, subject: &Subject<'_>) -> String {
+    let named = subject.external_name.or(config.database.as_deref());
+    named.unwrap_or(subject.name).to_string()
 }
 
 /// The role's name: `role`, else the database's.
-pub fn role_name(config: &PgConfig, opts: &Options) -> String {
+pub fn role_name(config: &PgConfig, subject: &Subject<'_>) -> String {
     config
         .role
         .clone()
-        .unwrap_or_else(|| database_name(config, opts))
+        .unwrap_or_else(|| database_name(config, subject))
 }
 
 /// A `PostgresServer` config's problems, empty when valid.
@@ -132,19 +153,31 @@ pub fn validate_server(config: &ServerConfig) -> Vec<String> {
 }
 
 /// A `PostgresDatabase` config's problems, empty when valid (the server
-/// reference is the controller's to check).
-pub fn validate(config: &PgConfig, opts: &Options) -> Vec<String> {
+/// reference is the controller's to check). The external name is held to
+/// the rules of `database`, which it stands for.
+pub fn validate(config: &PgConfig, subject: &Subject<'_>) -> Vec<String> {
     let mut errors = Vec::new();
-    let database = database_name(config, opts);
-    if !is_valid_name(&database) {
-        errors.push(
-            "database: must match ^[a-z_][a-z0-9_-]{0,62}$ (set it when the resource's name starts with a digit)"
-                .to_string(),
-        );
-    } else if RESERVED_DATABASES.contains(&database.as_str()) {
-        errors.push("database: names a database the server needs".to_string());
+    let database = database_name(config, subject);
+    if let (Some(external), Some(named)) = (subject.external_name, &config.database) {
+        if named != external {
+            errors.push("database: differs from the resource's external name".to_string());
+        }
     }
-    let role = role_name(config, opts);
+    let (field, hint) = match subject.external_name {
+        Some(_) => ("external name", ""),
+        None => (
+            "database",
+            " (set it when the resource's name starts with a digit)",
+        ),
+    };
+    if !is_valid_name(&database) {
+        errors.push(format!(
+            "{field}: must match ^[a-z_][a-z0-9_-]{{0,62}}${hint}"
+        ));
+    } else if RESERVED_DATABASES.contains(&database.as_str()) {
+        errors.push(format!("{field}: names a database the server needs"));
+    }
+    let role = role_name(config, subject);
     if !is_valid_name(&role) {
         errors.push("role: must match ^[a-z_][a-z0-9_-]{0,62}$".to_string());
     } else if role.starts_with("pg_") || RESERVED_ROLES.contains(&role.as_str()) {
@@ -157,27 +190,28 @@ pub fn validate(config: &PgConfig, opts: &Options) -> Vec<String> {
 /// naming one database on one `PostgresServer` share a lock, so they never
 /// run at once. It names the server resource rather than its host and
 /// port: identity is computed from the config alone (two
-/// `PostgresServer`s naming one host do not share locks).
-pub fn identity(config: &PgConfig, opts: &Options) -> Vec<Option<String>> {
-    let server = format!("{}/{}", metadata(opts, "namespace"), config.server_ref.name);
+/// `PostgresServer`s naming one host do not share locks). The database is
+/// the external name when there is one, so a changed external name is a
+/// changed identity, which the controller refuses.
+pub fn identity(config: &PgConfig, subject: &Subject<'_>) -> Vec<Option<String>> {
+    let server = format!("{}/{}", subject.namespace, config.server_ref.name);
     vec![
         Some(IDENTITY_BACKEND.to_string()),
         Some(server),
-        Some(database_name(config, opts)),
+        Some(database_name(config, subject)),
     ]
 }
 
 /// The resolved target of a validated config on `server` (the referenced
 /// `PostgresServer`'s outputs).
-pub fn target(config: &PgConfig, opts: &Options, server: &ServerOutputs) -> Target {
-    let namespace = metadata(opts, "namespace").to_string();
+pub fn target(config: &PgConfig, subject: &Subject<'_>, server: &ServerOutputs) -> Target {
     Target {
         host: server.host.clone(),
         port: server.port,
-        database: database_name(config, opts),
-        role: role_name(config, opts),
-        mark: owner_mark(&namespace, metadata(opts, "name")),
-        namespace,
+        database: database_name(config, subject),
+        role: role_name(config, subject),
+        mark: owner_mark(subject.namespace, subject.name),
+        namespace: subject.namespace.to_string(),
     }
 }
 
@@ -186,11 +220,19 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
-    fn opts(name: &str) -> Options {
-        Options::from_resource(&json!({
-            "metadata": {"name": name, "namespace": "team-a", "uid": "u1"},
-            "spec": {"config": {}},
-        }))
+    fn subject(name: &str) -> Subject<'_> {
+        Subject {
+            namespace: "team-a",
+            name,
+            external_name: None,
+        }
+    }
+
+    fn imported<'a>(name: &'a str, external_name: &'a str) -> Subject<'a> {
+        Subject {
+            external_name: Some(external_name),
+            ..subject(name)
+        }
     }
 
     fn merged(mut base: Value, extra: Value) -> Value {
@@ -219,25 +261,25 @@ mod tests {
 
     #[test]
     fn database_and_role_default_to_the_resource_name() {
-        let t = target(&config(json!({})), &opts("app-db"), &server());
+        let t = target(&config(json!({})), &subject("app-db"), &server());
         assert_eq!((t.database.as_str(), t.role.as_str()), ("app-db", "app-db"));
         assert_eq!((t.host.as_str(), t.port), ("db.internal", 5432));
         assert_eq!(t.mark, "managed by postgres-operator for team-a/app-db");
         let t = target(
             &config(json!({"database": "orders"})),
-            &opts("x"),
+            &subject("x"),
             &server(),
         );
         assert_eq!((t.database.as_str(), t.role.as_str()), ("orders", "orders"));
-        let t = target(&config(json!({"role": "svc"})), &opts("x"), &server());
+        let t = target(&config(json!({"role": "svc"})), &subject("x"), &server());
         assert_eq!((t.database.as_str(), t.role.as_str()), ("x", "svc"));
     }
 
     #[test]
     fn a_valid_config_has_no_errors() {
-        assert!(validate(&config(json!({})), &opts("app")).is_empty());
+        assert!(validate(&config(json!({})), &subject("app")).is_empty());
         let full = config(json!({"database": "a_b", "role": "r-1"}));
-        assert!(validate(&full, &opts("app")).is_empty());
+        assert!(validate(&full, &subject("app")).is_empty());
         assert!(validate_server(&server_config(json!({"port": 6432}))).is_empty());
     }
 
@@ -251,7 +293,7 @@ mod tests {
             (json!({"role": "postgres"}), "app", "role"),
             (json!({"role": "x y"}), "app", "role"),
         ] {
-            let errors = validate(&config(extra.clone()), &opts(name));
+            let errors = validate(&config(extra.clone()), &subject(name));
             // A bad database name is also the default role's.
             assert!(
                 !errors.is_empty() && errors.len() <= 2,
@@ -289,11 +331,41 @@ mod tests {
 
     #[test]
     fn identity_is_backend_server_resource_and_database() {
-        let id = identity(&config(json!({"role": "other"})), &opts("app"));
+        let id = identity(&config(json!({"role": "other"})), &subject("app"));
         let id: Vec<_> = id.into_iter().map(Option::unwrap).collect();
         assert_eq!(id, ["postgres", "team-a/main", "app"]);
         // Two resources naming one database on one server share a lock.
-        let other = identity(&config(json!({"database": "app"})), &opts("b"));
-        assert_eq!(other, identity(&config(json!({})), &opts("app")));
+        let other = identity(&config(json!({"database": "app"})), &subject("b"));
+        assert_eq!(other, identity(&config(json!({})), &subject("app")));
+    }
+
+    #[test]
+    fn the_external_name_names_the_database_the_role_and_the_identity() {
+        let legacy = imported("orders", "legacy_orders");
+        let t = target(&config(json!({})), &legacy, &server());
+        assert_eq!(
+            (t.database.as_str(), t.role.as_str()),
+            ("legacy_orders", "legacy_orders")
+        );
+        assert_eq!(t.mark, "managed by postgres-operator for team-a/orders");
+        let id = identity(&config(json!({})), &legacy);
+        assert_eq!(id[2].as_deref(), Some("legacy_orders"));
+        assert!(validate(&config(json!({})), &legacy).is_empty());
+        // The same name in `database` agrees with it.
+        let agreeing = config(json!({"database": "legacy_orders"}));
+        assert!(validate(&agreeing, &legacy).is_empty());
+    }
+
+    #[test]
+    fn an_external_name_other_than_the_database_or_unfit_is_invalid_unechoed() {
+        let named = config(json!({"database": "orders"}));
+        let errors = validate(&named, &imported("orders", "other_db"));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].starts_with("database: differs"), "{errors:?}");
+        for bad in ["Bad\"Name", "template1"] {
+            let errors = validate(&config(json!({})), &imported("orders", bad));
+            assert!(errors[0].starts_with("external name: "), "{errors:?}");
+            assert!(!errors.concat().contains(bad), "{errors:?}");
+        }
     }
 }

@@ -12,18 +12,25 @@
 //! (database gone, owner changed, the role cannot log in with the Secret's
 //! password); `deletionPolicy: Destroy` drops them, `Retain` keeps them;
 //! `status.outputs` records the server version and the database's OID,
-//! owner and size.
+//! owner and size; the database's name is its external name, by which a
+//! user imports an existing database (`managementPolicy: Observe`).
+//!
+//! Both packages are [`blue_kubernetes::Infrastructure`]s
+//! ([`package::Databases`], [`postgres_server::Servers`]): their callbacks
+//! read everything from their typed `Context`.
 //!
 //! - [`config`]: the typed `spec.config`;
 //! - [`desired`]: validation, identity and the resolved target (pure);
+//! - [`external_name`]: the database's name as its external name;
 //! - [`sql`]: identifier and literal quoting;
 //! - [`password`]: generated passwords;
-//! - [`admin`]: reading the admin Secret (the package's one Kubernetes read);
+//! - [`admin`]: reading the admin Secret (the package's one Kubernetes read,
+//!   through the context's fenced API handle);
 //! - [`server`]: the SQL, over tokio-postgres;
 //! - [`outputs`]: what `status.outputs` holds;
 //! - [`steps`]: `converge` and `delete` as durable steps;
 //! - [`audit`]: the optional table of step attempts (`--audit-steps`);
-//! - [`package`]: the `PostgresDatabase` callbacks and the CRDs;
+//! - [`package`]: the `PostgresDatabase` package and the CRDs;
 //! - [`postgres_server`]: the `PostgresServer` package (observe only);
 //! - [`cli`], [`logging`]: the binary's flags and log;
 //! - [`test_hooks`]: a test-only hook to fail a step;
@@ -34,6 +41,7 @@ pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod desired;
+pub mod external_name;
 pub mod logging;
 pub mod outputs;
 pub mod package;

@@ -83,7 +83,7 @@ async fn run(args: Args) -> Result<()> {
     };
     // Servers and databases, in one controller: a database's reference
     // resolves only against a kind the same controller manages.
-    let packages = package::packages(transport.clone().into_raw_api(), features)?;
+    let packages = package::packages(features)?;
     let database = packages[1].clone();
     let namespaces = args.namespaces();
     let mut config = Config::new(transport.into_client(), packages)

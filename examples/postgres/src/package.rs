@@ -8,22 +8,28 @@
 //! name); until it is Ready the database is `Waiting`.
 //!
 //! The only Kubernetes request the package makes itself is reading the
-//! admin Secret ([`crate::admin`]); the connection Secret is the
-//! controller's ([`blue_kubernetes::Connection`]).
+//! admin Secret ([`crate::admin`]), through the context's fenced API
+//! handle; the connection Secret is the controller's
+//! ([`blue_kubernetes::Connection`]).
+//!
+//! Once the database exists, its name is the resource's external name
+//! ([`crate::external_name`]): every pass names the database by it, and a
+//! user sets it to import a database under another name.
 
 use crate::admin;
 use crate::config::PgConfig;
-use crate::desired::{self, Target};
+use crate::desired::{self, Subject, Target};
+use crate::external_name;
 use crate::outputs::{PgOutputs, ServerOutputs};
-use crate::postgres_server;
+use crate::postgres_server::{self, Servers};
 use crate::server::{self, Facts};
 use crate::steps::Run;
 use blue_kubernetes::{
-    outcome_with_outputs, CallbackResult, Connection, CrdOptions, Event, Names, Observation,
-    Options, Package, PrinterColumn, TypedPackageBuilder, WorkflowOutcome,
+    async_trait, CallbackResult, Connection, Context, CrdOptions, Event, Infrastructure,
+    ManagementPolicy, Names, Observation, Outcome, Package, PrinterColumn, ResourceSchema,
+    ValidationErrors,
 };
-use blue_kubernetes_client::{RawApi, ResourceDescriptor};
-use std::sync::Arc;
+use blue_kubernetes_client::ResourceDescriptor;
 
 /// API group of `PostgresDatabase`.
 pub const GROUP: &str = "postgres.blue.example";
@@ -76,65 +82,78 @@ pub struct Features {
 /// The reference field naming the database's `PostgresServer`.
 pub const SERVER_REF: &str = "serverRef";
 
-/// Both packages one operator runs, servers first; `api` reads the admin
-/// Secrets.
-pub fn packages(
-    api: Arc<dyn RawApi>,
-    features: Features,
-) -> Result<Vec<Package>, blue_kubernetes::Error> {
-    let server = postgres_server::package(api.clone())?;
-    Ok(vec![server, package_with(api, features)?])
+/// A callback's context: the typed config and the resource.
+pub type Cx = Context<PgConfig>;
+
+/// The `PostgresDatabase` package. A controller runs it beside
+/// [`Servers`], the kind it refers to (see [`packages`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Databases {
+    /// Its optional features.
+    pub features: Features,
 }
 
-/// Builds the `PostgresDatabase` package; `api` reads the admin Secrets.
-/// A controller runs it beside [`postgres_server::package`], the kind
-/// it refers to (see [`packages`]).
-pub fn package(api: Arc<dyn RawApi>) -> Result<Package, blue_kubernetes::Error> {
-    package_with(api, Features::default())
+#[async_trait]
+impl Infrastructure for Databases {
+    type Config = PgConfig;
+    type Outputs = PgOutputs;
+
+    /// Durable steps, a connection Secret and the server reference; the
+    /// CRD ([`crd`]) is generated from this and the two types.
+    fn schema(&self) -> ResourceSchema {
+        ResourceSchema::new(descriptor())
+            .steps()
+            .connection_secret()
+            .reference(SERVER_REF, postgres_server::descriptor())
+    }
+
+    async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
+        Ok(desired::validate(cx.config(), &Subject::of(cx)).into())
+    }
+
+    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+        Ok(desired::identity(cx.config(), &Subject::of(cx)))
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<PgOutputs>> {
+        observe(cx).await
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<PgOutputs>> {
+        converge(cx, self.features).await
+    }
+
+    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<PgOutputs>> {
+        delete(cx, self.features).await
+    }
+}
+
+/// Both packages one operator runs, servers first.
+pub fn packages(features: Features) -> Result<Vec<Package>, blue_kubernetes::Error> {
+    Ok(vec![
+        Package::new(Servers::default())?,
+        package_with(features)?,
+    ])
+}
+
+/// The `PostgresDatabase` package (see [`Databases`]).
+pub fn package() -> Result<Package, blue_kubernetes::Error> {
+    package_with(Features::default())
 }
 
 /// [`package`] with `features`.
-pub fn package_with(
-    api: Arc<dyn RawApi>,
-    features: Features,
-) -> Result<Package, blue_kubernetes::Error> {
-    let (a1, a2, a3) = (api.clone(), api.clone(), api);
-    declared(descriptor())
-        .validate(|config, opts| Ok(desired::validate(config, opts)))
-        .identity(|config, opts| Ok(desired::identity(config, opts)))
-        .observe_async(move |config, opts| {
-            let api = a1.clone();
-            async move { observe(api.as_ref(), &config, &opts).await }
-        })
-        .converge_async(move |config, opts| {
-            let api = a2.clone();
-            async move { converge(api.as_ref(), &config, &opts, features).await }
-        })
-        .delete_async(move |config, opts| {
-            let api = a3.clone();
-            async move { delete(api.as_ref(), &config, &opts, features).await }
-        })
-        .build()
-}
-
-/// The package as far as its CRD goes: the resource type, its config and
-/// outputs types, its connection Secret and its durable steps, before any
-/// callback. [`crd`] is generated from it alone and [`package_with`] adds
-/// the callbacks to it, so the two cannot disagree.
-fn declared(descriptor: ResourceDescriptor) -> TypedPackageBuilder<PgConfig> {
-    Package::builder(descriptor)
-        .steps()
-        .config::<PgConfig>()
-        .outputs::<PgOutputs>()
-        .connection_secret()
-        .reference(SERVER_REF, postgres_server::descriptor())
+pub fn package_with(features: Features) -> Result<Package, blue_kubernetes::Error> {
+    Package::new(Databases { features })
 }
 
 /// The CRD, as `postgres-operator crd` prints it and `manifests/crd.yaml`
 /// holds it; `cel: false` leaves out the CEL rules (Kubernetes < 1.25).
-/// It needs no client: only the descriptor and the declared types.
+/// It needs no client: only the declaration and the types.
 pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
-    blue_kubernetes::crd(&declared(descriptor()), &crd_options(cel))
+    blue_kubernetes::crd(
+        &ResourceSchema::of(&Databases::default()),
+        &crd_options(cel),
+    )
 }
 
 /// What [`crd`] adds beyond the types: names, CEL rules, short names,
@@ -162,40 +181,47 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
     Ok(format!("{header}{server}---\n{database}"))
 }
 
-/// `observe`: reads the role and the database as the admin. Delete
-/// passes ask whether anything of ours is left (the role carries our
-/// mark); other passes whether the database exists, is owned by our role,
-/// admits no other role, the connection Secret holds the details, and the
-/// role logs in with its password.
-pub async fn observe(
-    api: &dyn RawApi,
-    config: &PgConfig,
-    opts: &Options,
-) -> CallbackResult<Observation> {
-    let (target, admin) = connect_admin(api, config, opts).await?;
+/// `observe`: reads the role and the database (by the external name once
+/// there is one) as the admin. Delete passes ask whether anything of ours
+/// is left (the role carries our mark); other passes whether the database
+/// exists, is owned by our role, admits no other role, the connection
+/// Secret holds the details, and the role logs in with its password. An
+/// imported database (`Observe`) is only read: whether it matches is not
+/// asked, and it has no connection Secret of ours.
+pub async fn observe(cx: &Cx) -> CallbackResult<Observation<PgOutputs>> {
+    let (target, admin) = connect_admin(cx).await?;
     let facts = server::facts(&admin, &target).await?;
     let outputs = outputs(&facts);
-    if opts.event() == Event::Delete {
+    if cx.event() == Event::Delete {
         let exists = facts.role_is_ours(&target);
-        return Ok(Observation::new(exists, !exists, true).with_outputs(&outputs));
+        return Ok(Observation::new(exists, !exists, true).with(outputs));
     }
+    let policy = cx.management_policy();
     let exists = facts.database.is_some();
-    let structure = exists
-        && facts.role_is_ours(&target)
-        && facts.database_is_owned(&target)
-        && facts.database.as_ref().is_some_and(|d| !d.public_connects)
-        && facts.role.as_ref().is_some_and(|r| r.can_login);
-    let matches =
-        structure && holds_details(opts, &target).await? && logs_in(opts, &target).await?;
-    Ok(Observation::new(exists, matches, exists).with_outputs(&outputs))
+    let matches = match policy {
+        ManagementPolicy::Observe => exists,
+        ManagementPolicy::Full => {
+            let structure = exists
+                && facts.role_is_ours(&target)
+                && facts.database_is_owned(&target)
+                && facts.database.as_ref().is_some_and(|d| !d.public_connects)
+                && facts.role.as_ref().is_some_and(|r| r.can_login);
+            structure && holds_details(cx, &target).await? && logs_in(cx, &target).await?
+        }
+    };
+    let observed = Observation::new(exists, matches, exists).with(outputs);
+    Ok(match external_name::reported(&facts, &target, policy) {
+        Some(name) => observed.with_external_name(name),
+        None => observed,
+    })
 }
 
 /// The connection Secret holds `target`'s details. The controller puts
 /// back what it knows the Secret held, but a new process knows only what
 /// it finds: a run cut short before its `connection` step, or a value
 /// edited while no operator ran, is found here.
-async fn holds_details(opts: &Options, target: &Target) -> CallbackResult<bool> {
-    let connection = connection(opts)?;
+async fn holds_details(cx: &Cx, target: &Target) -> CallbackResult<bool> {
+    let connection = connection(cx)?;
     let port = target.port.to_string();
     let details = [
         (keys::HOST, target.host.as_str()),
@@ -212,8 +238,8 @@ async fn holds_details(opts: &Options, target: &Target) -> CallbackResult<bool> 
 }
 
 /// The role logs in with the stored password (none stored: it cannot).
-async fn logs_in(opts: &Options, target: &Target) -> CallbackResult<bool> {
-    let Some(password) = connection(opts)?.get(keys::PASSWORD).await? else {
+async fn logs_in(cx: &Cx, target: &Target) -> CallbackResult<bool> {
+    let Some(password) = connection(cx)?.get(keys::PASSWORD).await? else {
         return Ok(false);
     };
     Ok(server::can_log_in(target, password.expose()).await?)
@@ -223,18 +249,13 @@ async fn logs_in(opts: &Options, target: &Target) -> CallbackResult<bool> {
 /// (before the role gets it), creates or repairs the role, creates the
 /// database, lets only the role connect to it, and stores the connection
 /// details. Refuses a role or database that is not this resource's rather
-/// than take it over.
-pub async fn converge(
-    api: &dyn RawApi,
-    config: &PgConfig,
-    opts: &Options,
-    features: Features,
-) -> CallbackResult<WorkflowOutcome> {
-    let (target, admin) = connect_admin(api, config, opts).await?;
+/// than take it over. Reports the database's name as the external name.
+pub async fn converge(cx: &Cx, features: Features) -> CallbackResult<Outcome<PgOutputs>> {
+    let (target, admin) = connect_admin(cx).await?;
     let run = Run {
         admin: &admin,
         target: &target,
-        opts,
+        cx,
         features,
     };
     run.converge().await?;
@@ -242,22 +263,24 @@ pub async fn converge(
         "postgresdatabase {}: role and database in place",
         run.resource()
     );
-    outcome_with_outputs(&outputs(&server::facts(&admin, &target).await?))
+    let facts = server::facts(&admin, &target).await?;
+    let done = Outcome::done().with(outputs(&facts));
+    Ok(
+        match external_name::reported(&facts, &target, ManagementPolicy::Full) {
+            Some(name) => done.with_external_name(name),
+            None => done,
+        },
+    )
 }
 
 /// `delete` (only for `deletionPolicy: Destroy`), in durable steps: drops
 /// the database if our role owns it, then our role.
-pub async fn delete(
-    api: &dyn RawApi,
-    config: &PgConfig,
-    opts: &Options,
-    features: Features,
-) -> CallbackResult<WorkflowOutcome> {
-    let (target, admin) = connect_admin(api, config, opts).await?;
+pub async fn delete(cx: &Cx, features: Features) -> CallbackResult<Outcome<PgOutputs>> {
+    let (target, admin) = connect_admin(cx).await?;
     let run = Run {
         admin: &admin,
         target: &target,
-        opts,
+        cx,
         features,
     };
     run.delete().await?;
@@ -265,19 +288,16 @@ pub async fn delete(
         "postgresdatabase {}: role and database dropped",
         run.resource()
     );
-    Ok(WorkflowOutcome::new())
+    Ok(Outcome::done())
 }
 
 /// The target on the referenced server, and an admin session on it with
 /// the credentials of the Secret the server names (in the database's
-/// namespace, which a reference shares).
-async fn connect_admin(
-    api: &dyn RawApi,
-    config: &PgConfig,
-    opts: &Options,
-) -> CallbackResult<(Target, tokio_postgres::Client)> {
-    let server: ServerOutputs = opts.referenced_as(SERVER_REF)?;
-    let target = desired::target(config, opts, &server);
+/// namespace, which a reference shares), read through the fenced API.
+async fn connect_admin(cx: &Cx) -> CallbackResult<(Target, tokio_postgres::Client)> {
+    let server: ServerOutputs = cx.referenced(SERVER_REF)?;
+    let target = desired::target(cx.config(), &Subject::of(cx), &server);
+    let api = cx.api().ok_or("no API handle for this callback")?;
     let credentials = admin::read(api, &target.namespace, &server.admin_secret_ref).await?;
     let password = credentials.password.expose();
     let database = server::MAINTENANCE_DATABASE;
@@ -286,8 +306,8 @@ async fn connect_admin(
 }
 
 /// The connection Secret, which the package declares.
-pub(crate) fn connection(opts: &Options) -> CallbackResult<&Connection> {
-    opts.connection()
+pub(crate) fn connection(cx: &Cx) -> CallbackResult<&Connection> {
+    cx.connection()
         .ok_or_else(|| "the package declares a connection secret, but none was given".into())
 }
 

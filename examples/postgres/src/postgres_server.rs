@@ -17,10 +17,10 @@ use crate::outputs::ServerOutputs;
 use crate::package::{names, GROUP, VERSION};
 use crate::server;
 use blue_kubernetes::{
-    CallbackResult, CrdOptions, Event, ObjectRef, Observation, Options, Package, PrinterColumn,
-    Related, TypedPackageBuilder, WorkflowOutcome,
+    async_trait, CallbackResult, Context, CrdOptions, Event, Infrastructure, ObjectRef,
+    Observation, Outcome, PrinterColumn, Related, ResourceSchema, ValidationErrors,
 };
-use blue_kubernetes_client::{RawApi, ResourceDescriptor};
+use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -69,35 +69,52 @@ impl AdminSecrets {
     }
 }
 
-/// Builds the package; `api` reads the admin Secrets.
-pub fn package(api: Arc<dyn RawApi>) -> Result<Package, blue_kubernetes::Error> {
-    let index = AdminSecrets::default();
-    let map = index.clone();
-    declared()
-        .related(Related::mapped(secrets(), move |secret| {
-            map.servers_of(secret)
-        }))
-        .validate(|config, _| Ok(desired::validate_server(config)))
-        .identity(|_, opts| {
-            let id = format!("{}/{}", meta(opts, "namespace"), meta(opts, "name"));
-            Ok(vec![Some("postgres-server".into()), Some(id)])
-        })
-        .observe_async(move |config, opts| {
-            let (api, index) = (api.clone(), index.clone());
-            async move { observe(api.as_ref(), &index, &config, &opts).await }
-        })
-        // Never reached with a reachable server (observe reports it Ready)
-        // and never asked to do anything: the server is not ours.
-        .converge(|_, _| Ok(WorkflowOutcome::new()))
-        .delete(|_, _| Ok(WorkflowOutcome::new()))
-        .build()
+/// A callback's context: the typed config and the resource.
+pub type Cx = Context<ServerConfig>;
+
+/// The `PostgresServer` package: observed, never managed.
+#[derive(Clone, Debug, Default)]
+pub struct Servers {
+    /// Filled by `observe`; the related admin Secrets map through it.
+    admin_secrets: AdminSecrets,
 }
 
-/// The package as far as its CRD goes (see [`crate::package`]'s).
-fn declared() -> TypedPackageBuilder<ServerConfig> {
-    Package::builder(descriptor())
-        .config::<ServerConfig>()
-        .outputs::<ServerOutputs>()
+#[async_trait]
+impl Infrastructure for Servers {
+    type Config = ServerConfig;
+    type Outputs = ServerOutputs;
+
+    /// The admin Secrets are related: a changed one checks the servers
+    /// naming it ([`AdminSecrets`]).
+    fn schema(&self) -> ResourceSchema {
+        let index = self.admin_secrets.clone();
+        let related = Related::mapped(secrets(), move |secret| index.servers_of(secret));
+        ResourceSchema::new(descriptor()).related(related)
+    }
+
+    async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
+        Ok(desired::validate_server(cx.config()).into())
+    }
+
+    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+        let metadata = cx.metadata();
+        let id = format!("{}/{}", metadata.namespace, metadata.name);
+        Ok(vec![Some("postgres-server".into()), Some(id)])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<ServerOutputs>> {
+        observe(&self.admin_secrets, cx).await
+    }
+
+    // Never reached with a reachable server (observe reports it Ready)
+    // and never asked to do anything: the server is not ours.
+    async fn converge(&self, _: &Cx) -> CallbackResult<Outcome<ServerOutputs>> {
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<ServerOutputs>> {
+        Ok(Outcome::done())
+    }
 }
 
 /// The CRD; `cel: false` leaves out the CEL rules (Kubernetes < 1.25).
@@ -111,29 +128,22 @@ pub fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
             PrinterColumn::wide("Host", ".spec.config.host"),
             PrinterColumn::wide("Version", ".status.outputs.version"),
         ]);
-    blue_kubernetes::crd(&declared(), &options)
-}
-
-fn meta<'a>(opts: &'a Options, key: &str) -> &'a str {
-    opts.resource()["metadata"][key].as_str().unwrap_or("")
+    blue_kubernetes::crd(&ResourceSchema::of(&Servers::default()), &options)
 }
 
 /// `observe`: logs in as the admin and reads the version. Reachable is
 /// Ready; any failure (Secret missing, login refused, server down) is the
 /// callback's error, for the log only. On a delete pass there is nothing
 /// of ours to remove.
-pub async fn observe(
-    api: &dyn RawApi,
-    index: &AdminSecrets,
-    config: &ServerConfig,
-    opts: &Options,
-) -> CallbackResult<Observation> {
-    if opts.event() == Event::Delete {
+pub async fn observe(index: &AdminSecrets, cx: &Cx) -> CallbackResult<Observation<ServerOutputs>> {
+    if cx.event() == Event::Delete {
         return Ok(Observation::ABSENT);
     }
-    let namespace = meta(opts, "namespace");
+    let (config, metadata) = (cx.config(), cx.metadata());
+    let namespace = metadata.namespace.as_str();
     let secret = &config.admin_secret_ref;
-    index.record(ObjectRef::new(namespace, meta(opts, "name")), &secret.name);
+    index.record(ObjectRef::new(namespace, &metadata.name), &secret.name);
+    let api = cx.api().ok_or("no API handle for this callback")?;
     let credentials = admin::read(api, namespace, secret).await?;
     let target = Target {
         host: config.host.clone(),
@@ -152,7 +162,7 @@ pub async fn observe(
         version: server::version(&admin).await?,
         admin_secret_ref: secret.clone(),
     };
-    Ok(Observation::READY.with_outputs(&outputs))
+    Ok(Observation::READY.with(outputs))
 }
 
 #[cfg(test)]

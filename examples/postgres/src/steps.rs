@@ -1,5 +1,5 @@
-//! `converge` and `delete` as durable steps (blue-kubernetes'
-//! `PackageBuilder::steps`). Converge is [`CONVERGE`]: password, role,
+//! `converge` and `delete` as durable steps (declared on the package's
+//! schema, `ResourceSchema::steps`). Converge is [`CONVERGE`]: password, role,
 //! database, grants, connection details; delete is [`DELETE`], the
 //! server's steps in reverse: database, then role. Each step is recorded
 //! in `status.workflow` before it starts and when it ends, so after a crash
@@ -26,9 +26,9 @@
 //! an interrupted step first ends the sessions of that name, then looks.
 
 use crate::desired::Target;
-use crate::package::{self, keys, Features};
+use crate::package::{self, keys, Cx, Features};
 use crate::{audit, password, server, test_hooks};
-use blue_kubernetes::{CallbackResult, Options, Step};
+use blue_kubernetes::{CallbackResult, Step};
 use tokio_postgres::Client;
 
 /// The converge steps, in order.
@@ -42,8 +42,8 @@ pub struct Run<'a> {
     pub admin: &'a Client,
     /// The server, database and role.
     pub target: &'a Target,
-    /// The callback's options (steps, connection Secret, resource).
-    pub opts: &'a Options,
+    /// The callback's context (steps, connection Secret, resource).
+    pub cx: &'a Cx,
     /// The package's optional features.
     pub features: Features,
 }
@@ -59,7 +59,7 @@ impl Run<'_> {
             self.enter(&step).await?;
             body().await
         };
-        Ok(self.opts.steps().run(name, run).await?)
+        Ok(self.cx.steps().run(name, run).await?)
     }
 
     /// Names the session after the step's key, ends what an interrupted
@@ -77,7 +77,7 @@ impl Run<'_> {
             }
         }
         if self.features.audit_steps {
-            let event = self.opts.event().as_str();
+            let event = self.cx.event().as_str();
             audit::record(self.admin, &self.resource(), event, step).await?;
         }
         Ok(test_hooks::fail_step(step.name())?)
@@ -85,9 +85,8 @@ impl Run<'_> {
 
     /// `namespace/name` of the resource.
     pub fn resource(&self) -> String {
-        let meta = &self.opts.resource()["metadata"];
-        let text = |k: &str| meta[k].as_str().unwrap_or("").to_string();
-        format!("{}/{}", text("namespace"), text("name"))
+        let metadata = self.cx.metadata();
+        format!("{}/{}", metadata.namespace, metadata.name)
     }
 
     async fn facts(&self) -> CallbackResult<server::Facts> {
@@ -96,8 +95,7 @@ impl Run<'_> {
 
     /// The converge steps ([`CONVERGE`]).
     pub async fn converge(&self) -> CallbackResult<()> {
-        let (admin, target, connection) =
-            (self.admin, self.target, package::connection(self.opts)?);
+        let (admin, target, connection) = (self.admin, self.target, package::connection(self.cx)?);
         self.step("password", || async move {
             // Stored before the role gets it: a crash after that never loses it.
             connection

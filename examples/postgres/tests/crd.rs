@@ -59,8 +59,7 @@ fn the_manifest_holds_the_server_kind_too_with_outputs_and_no_connection_secret(
 #[test]
 fn the_crd_from_the_types_is_the_built_packages() {
     use postgres_operator::package::{crd_options, package};
-    use std::sync::Arc;
-    let built = package(Arc::new(blue_testkit::FakeCluster::new())).unwrap();
+    let built = package().unwrap();
     for cel in [true, false] {
         let from_package = blue_kubernetes::crd(&built, &crd_options(cel)).unwrap();
         assert_eq!(crd(cel).unwrap(), from_package, "cel: {cel}");

@@ -1,11 +1,13 @@
 //! A `PostgresDatabase`'s life on a real server: created Ready with a
-//! connection Secret an application logs in with; `Destroy` drops the
-//! role and the database, `Retain` keeps them.
+//! connection Secret an application logs in with, the database's name
+//! recorded as its external name; `Destroy` drops the role and the
+//! database, `Retain` keeps them.
 
 mod common;
 
 use blue_kubernetes::{Phase, Reason, Report};
 use common::Rig;
+use postgres_operator::package;
 use serde_json::json;
 
 #[tokio::test]
@@ -83,4 +85,38 @@ async fn retain_keeps_the_database_and_the_role() {
     assert!(r.resource("kept").is_none());
     assert_eq!(r.owner_of("kept").await.as_deref(), Some("kept"));
     assert!(r.role_exists("kept").await);
+}
+
+#[tokio::test]
+async fn the_databases_name_is_recorded_as_the_external_name_once_it_exists() {
+    let r = Rig::new().await;
+    let key = package::names().external_name_annotation();
+    let recorded = |r: &Rig| {
+        let resource = r.resource("shop").unwrap();
+        resource["metadata"]["annotations"][key.as_str()].clone()
+    };
+    r.create("shop", json!({"config": {"database": "shop_db"}}));
+    assert_eq!(
+        r.reconcile("shop").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    assert_eq!(recorded(&r), "shop_db");
+
+    // A resource an older operator made has none: its next check records
+    // it from what it observes, without converging again.
+    let steps = r.attempts_of("shop").await;
+    r.cluster.edit(&package::descriptor(), &r.ns, "shop", |o| {
+        o["metadata"]["annotations"]
+            .as_object_mut()
+            .unwrap()
+            .remove(key.as_str());
+    });
+    assert!(recorded(&r).is_null());
+    r.next_check();
+    assert_eq!(
+        r.reconcile("shop").await,
+        Report::Reconciled(Phase::Ready, Reason::Converged)
+    );
+    assert_eq!(recorded(&r), "shop_db");
+    assert_eq!(r.attempts_of("shop").await, steps, "no step ran again");
 }

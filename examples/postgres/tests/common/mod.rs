@@ -14,7 +14,6 @@ use postgres_operator::postgres_server;
 use postgres_operator::server::{self, ServerError};
 use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 pub const ADMIN_SECRET: &str = "pg-admin";
 /// The `PostgresServer` every database of [`Rig::create`] names.
@@ -68,7 +67,7 @@ impl Rig {
         let ns = "team".to_string();
         let cluster = FakeCluster::new();
         let features = Features { audit_steps: true };
-        let mut packages = package::packages(Arc::new(cluster.clone()), features).unwrap();
+        let mut packages = package::packages(features).unwrap();
         let (package, servers) = (packages.pop().unwrap(), packages.pop().unwrap());
         cluster.install_crd(&package::crd(false).unwrap(), package::VERSION);
         cluster.install_crd(&postgres_server::crd(false).unwrap(), package::VERSION);
