@@ -31,6 +31,7 @@ const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
     "postgres-sigkill-mid-converge-recovers" => sigkill_mid_converge,
     "postgres-failed-step-4-retried-from-step-4" => failed_step_resumes_there,
     "postgres-observe-imports-unchanged" => observe_imports_unchanged,
+    "postgres-observe-imports-by-external-name" => observe_imports_by_external_name,
     "postgres-audit-no-done-step-ran-twice" => audit_no_done_step_twice,
     "postgres-operator-log-holds-no-password" => log_holds_no_password,
     "postgres-destroy-drops-role-and-database" => destroy_drops_both,
@@ -115,11 +116,20 @@ fn forbidden_outside_role(pg: &mut Postgres) -> Result<()> {
     Ok(())
 }
 
-/// Ready, with outputs; the application logs in with the Secret alone,
-/// whose password appears nowhere in the status.
+/// The annotation holding a database's external name (its name).
+fn external_name() -> String {
+    postgres_operator::package::names().external_name_annotation()
+}
+
+/// Ready, with outputs and the database's name recorded as the external
+/// name (a patch the shipped Role allows); the application logs in with
+/// the Secret alone, whose password appears nowhere in the status.
 fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
     pg.create("orders", json!({"deletionPolicy": "Destroy"}))?;
-    let status = pg.wait_ready("orders")?["status"].clone();
+    let ready = pg.wait_ready("orders")?;
+    let recorded = &ready["metadata"]["annotations"][external_name()];
+    same("the external name", recorded.as_str(), Some("orders"))?;
+    let status = ready["status"].clone();
     let outputs = &status["outputs"];
     let version = outputs["serverVersion"].as_str().unwrap_or("");
     let oid = oid_of(pg, "orders")?;
@@ -307,6 +317,34 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
     same("the database's oid", oid_of(pg, "legacy")?, oid)?;
     let login = pg.psql(["legacy", "legacy-pw", "legacy"], "SELECT current_user")?;
     same("the hand-made login", login.as_str(), "legacy")
+}
+
+/// A resource of another name imports `legacy` by the external name a
+/// user set: Ready with its owner and oid, the annotation as set; deleted,
+/// nothing dropped.
+fn observe_imports_by_external_name(pg: &mut Postgres) -> Result<()> {
+    let oid = oid_of(pg, "legacy")?;
+    let doc = json!({
+        "apiVersion": "postgres.blue.example/v1alpha1", "kind": "PostgresDatabase",
+        "metadata": {"name": "imported", "annotations": {external_name(): "legacy"}},
+        "spec": {
+            "managementPolicy": "Observe", "reconcileInterval": "2s",
+            "config": {"serverRef": {"name": SERVER}},
+        },
+    });
+    pg.kube.create(&doc.to_string())?;
+    let ready = pg.wait_ready("imported")?;
+    let outputs = &ready["status"]["outputs"];
+    let (owner, oid_ok) = (&outputs["owner"], outputs["databaseOid"].as_u64() == oid);
+    ensure!(owner == "legacy" && oid_ok, "outputs {outputs}");
+    let kept = &ready["metadata"]["annotations"][external_name()];
+    same("the external name", kept.as_str(), Some("legacy"))?;
+    ensure!(
+        pg.kube.get("secret", "imported-connection")?.is_none(),
+        "a connection Secret"
+    );
+    delete_all(pg, &["imported"])?;
+    same("the database's oid", oid_of(pg, "legacy")?, oid)
 }
 
 /// Deleting the Destroy resources drops their roles and databases; only
