@@ -6,7 +6,7 @@
 //! object with its owner, and `deletionPolicy: Retain` must really retain.
 
 use crate::desired::Desired;
-use blue_kubernetes::Observation;
+use blue_kubernetes::{NoOutputs, Observation};
 use blue_kubernetes_client::typed::preconditions_of;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Preconditions};
@@ -63,7 +63,7 @@ fn is_ours(config_map: &ConfigMap, desired: &Desired) -> bool {
 /// assert!(seen.exists && seen.ready && !seen.matches);
 /// assert!(!observe(None, &desired).exists);
 /// ```
-pub fn observe(existing: Option<&ConfigMap>, desired: &Desired) -> Observation {
+pub fn observe(existing: Option<&ConfigMap>, desired: &Desired) -> Observation<NoOutputs> {
     let Some(cm) = existing.filter(|cm| is_ours(cm, desired)) else {
         return Observation::ABSENT;
     };

@@ -1,15 +1,16 @@
 //! What a `LocalConfigMap` asks for: its typed config, validation,
-//! identity and the desired ConfigMap, all computed without I/O.
+//! identity and the desired ConfigMap, all computed from the callback's
+//! context without I/O.
 //!
 //! The config's *types* are checked by serde (and, on the cluster, by the
 //! generated CRD); [`validate`] checks what types cannot say. Its messages
 //! name the offending field but never echo a value: the controller drops
 //! them anyway, but a package should not depend on that.
 
-use blue_kubernetes::{Event, Options};
+use crate::package::Cx;
+use blue_kubernetes::{is_object_name, CallbackResult, Event};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Most keys a ConfigMap may get from one resource.
@@ -87,96 +88,61 @@ impl std::fmt::Debug for Desired {
     }
 }
 
-/// Why [`desired`] could not resolve the options; the same checks as
-/// [`validate`], for callbacks that run only after validation passed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidConfig(pub String);
-
-impl std::fmt::Display for InvalidConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "invalid LocalConfigMap configuration: {}", self.0)
-    }
-}
-
-impl std::error::Error for InvalidConfig {}
-
-/// All problems with `config` and the resource in `opts`; empty when valid.
+/// All problems with the config and the resource; empty when valid.
 ///
 /// ```
-/// use blue_kubernetes::Options;
-/// use local_configmap_operator::desired::{validate, LocalConfigMapConfig};
-/// let resource = serde_json::json!({"metadata": {"name": "app", "namespace": "dev", "uid": "u-1"}});
-/// let config = LocalConfigMapConfig { config_map_name: Some("Not_A_Name".into()), ..Default::default() };
-/// let errors = validate(&config, &Options::from_resource(&resource));
+/// use blue_kubernetes::{Context, Names};
+/// use local_configmap_operator::desired::validate;
+/// let resource = serde_json::json!({
+///     "metadata": {"name": "app", "namespace": "dev", "uid": "u-1"},
+///     "spec": {"config": {"configMapName": "Not_A_Name"}},
+/// });
+/// let errors = validate(&Context::from_resource(&resource, Names::default()).unwrap());
 /// assert_eq!(errors.len(), 1);
 /// assert!(errors.iter().all(|e| !e.contains("Not_A_Name")));
 /// ```
-pub fn validate(config: &LocalConfigMapConfig, opts: &Options) -> Vec<String> {
-    let mut errors = Vec::new();
-    let resource = opts.resource();
-    if metadata_str(resource, "namespace").is_none() {
-        errors.push("metadata.namespace is missing".to_string());
-    }
-    if metadata_str(resource, "uid").is_none() {
-        errors.push("metadata.uid is missing".to_string());
-    }
-    if !is_profile(opts.profile()) {
-        errors.push("config.profile must be 1 to 253 printable characters".to_string());
-    }
-    if !config
-        .config_map_name
-        .as_deref()
-        .is_none_or(is_dns_subdomain)
-    {
-        errors.push(
-            "config.configMapName must be a DNS-1123 subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)"
-                .to_string(),
-        );
-    }
-    errors.extend(data_errors(&config.data));
-    errors
+pub fn validate(cx: &Cx) -> Vec<String> {
+    let (config, metadata) = (cx.config(), cx.metadata());
+    let data = &config.data;
+    let bytes: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+    let rules = [
+        (!metadata.namespace.is_empty(), "metadata.namespace is missing".into()),
+        (!metadata.uid.is_empty(), "metadata.uid is missing".into()),
+        (
+            is_profile(cx.profile()),
+            "config.profile must be 1 to 253 printable characters".into(),
+        ),
+        (
+            config.config_map_name.as_deref().is_none_or(is_object_name),
+            "config.configMapName must be a DNS-1123 subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)".into(),
+        ),
+        (data.len() <= MAX_KEYS, format!("config.data has more than {MAX_KEYS} keys")),
+        (
+            data.keys().all(|k| is_config_map_key(k)),
+            "config.data keys must be 1 to 253 characters of [-._a-zA-Z0-9] and not '.' or '..'".into(),
+        ),
+        (bytes <= MAX_DATA_BYTES, format!("config.data exceeds {MAX_DATA_BYTES} bytes")),
+    ];
+    let broken = rules.into_iter().filter(|(ok, _)| !ok);
+    broken.map(|(_, message)| message).collect()
 }
 
-fn data_errors(map: &BTreeMap<String, String>) -> Vec<String> {
-    let mut errors = Vec::new();
-    if map.len() > MAX_KEYS {
-        errors.push(format!("config.data has more than {MAX_KEYS} keys"));
+/// The resolved ConfigMap for a valid config; for `stop` the data is
+/// empty. Checks what [`validate`] checks, for callbacks called directly.
+pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
+    if let Some(first) = validate(cx).into_iter().next() {
+        return Err(format!("invalid LocalConfigMap configuration: {first}").into());
     }
-    if !map.keys().all(|k| is_config_map_key(k)) {
-        errors.push(
-            "config.data keys must be 1 to 253 characters of [-._a-zA-Z0-9] and not '.' or '..'"
-                .to_string(),
-        );
-    }
-    let bytes: usize = map.iter().map(|(k, v)| k.len() + v.len()).sum();
-    if bytes > MAX_DATA_BYTES {
-        errors.push(format!("config.data exceeds {MAX_DATA_BYTES} bytes"));
-    }
-    errors
-}
-
-/// The resolved ConfigMap for a valid config; for `stop` the data is empty.
-pub fn desired(config: &LocalConfigMapConfig, opts: &Options) -> Result<Desired, InvalidConfig> {
-    if let Some(first) = validate(config, opts).into_iter().next() {
-        return Err(InvalidConfig(first));
-    }
-    let resource = opts.resource();
-    // validate() guarantees these are present and well-formed.
-    let namespace = metadata_str(resource, "namespace").unwrap_or_default();
-    let owner_uid = metadata_str(resource, "uid").unwrap_or_default();
-    let data = match opts.event() {
+    let metadata = cx.metadata();
+    let data = match cx.event() {
         Event::Stop => BTreeMap::new(),
-        _ => config.data.clone(),
+        _ => cx.config().data.clone(),
     };
     Ok(Desired {
-        namespace: namespace.to_string(),
-        name: config_map_name(config, opts)
-            .unwrap_or_default()
-            .to_string(),
-        owner_uid: owner_uid.to_string(),
-        owner_name: metadata_str(resource, "name")
-            .unwrap_or_default()
-            .to_string(),
+        namespace: metadata.namespace.clone(),
+        name: config_map_name(cx).unwrap_or_default().to_string(),
+        owner_uid: metadata.uid.clone(),
+        owner_name: metadata.name.clone(),
         data,
     })
 }
@@ -188,53 +154,34 @@ pub fn desired(config: &LocalConfigMapConfig, opts: &Options) -> Result<Desired,
 /// old ConfigMap.
 ///
 /// ```
-/// use blue_kubernetes::Options;
-/// use local_configmap_operator::desired::{identity, LocalConfigMapConfig};
+/// use blue_kubernetes::{Context, Names};
+/// use local_configmap_operator::desired::identity;
 /// let resource = serde_json::json!({"metadata": {"name": "app", "namespace": "dev"}});
 /// assert_eq!(
-///     identity(&LocalConfigMapConfig::default(), &Options::from_resource(&resource)),
+///     identity(&Context::from_resource(&resource, Names::default()).unwrap()),
 ///     [Some("local-configmap".into()), Some("dev".into()), Some("app".into()), Some("dev--app".into())]
 /// );
 /// ```
-pub fn identity(config: &LocalConfigMapConfig, opts: &Options) -> Vec<Option<String>> {
+pub fn identity(cx: &Cx) -> Vec<Option<String>> {
+    let namespace = &cx.metadata().namespace;
     vec![
         Some(IDENTITY_BACKEND.to_string()),
-        metadata_str(opts.resource(), "namespace").map(str::to_string),
-        config_map_name(config, opts).map(str::to_string),
-        Some(opts.profile().to_string()),
+        Some(namespace.clone()).filter(|n| !n.is_empty()),
+        config_map_name(cx).map(str::to_string),
+        Some(cx.profile().to_string()),
     ]
 }
 
 /// `configMapName`, else the resource's name.
-fn config_map_name<'a>(config: &'a LocalConfigMapConfig, opts: &'a Options) -> Option<&'a str> {
-    match &config.config_map_name {
-        None => metadata_str(opts.resource(), "name"),
+fn config_map_name(cx: &Cx) -> Option<&str> {
+    match &cx.config().config_map_name {
+        None => Some(cx.metadata().name.as_str()).filter(|n| !n.is_empty()),
         Some(name) => Some(name),
     }
 }
 
-fn metadata_str<'a>(resource: &'a Value, key: &str) -> Option<&'a str> {
-    resource["metadata"][key].as_str().filter(|s| !s.is_empty())
-}
-
 fn is_profile(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && !s.chars().any(char::is_control)
-}
-
-/// A DNS-1123 subdomain: dot-separated labels of lowercase alphanumerics and
-/// `-`, each starting and ending alphanumeric; at most 253 characters.
-pub fn is_dns_subdomain(s: &str) -> bool {
-    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    s.len() <= 253
-        && s.split('.').all(|label| {
-            let bytes = label.as_bytes();
-            match (bytes.first(), bytes.last()) {
-                (Some(&first), Some(&last)) => {
-                    alnum(first) && alnum(last) && bytes.iter().all(|&b| alnum(b) || b == b'-')
-                }
-                _ => false,
-            }
-        })
 }
 
 /// A ConfigMap data key, as the API server accepts it.
@@ -251,23 +198,26 @@ pub fn is_config_map_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use blue_kubernetes::{Context, Names};
+    use serde_json::{json, Value};
 
-    fn opts() -> Options {
-        Options::from_resource(&json!({
+    /// The context of a resource `app` in `dev` with `config`.
+    fn cx(config: Value) -> Cx {
+        with(json!({
             "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
+            "spec": {"config": config},
         }))
     }
 
-    fn config(v: Value) -> LocalConfigMapConfig {
-        serde_json::from_value(v).unwrap()
+    fn with(resource: Value) -> Cx {
+        Context::from_resource(&resource, Names::default()).unwrap()
     }
 
     #[test]
     fn defaults_name_the_config_map_after_the_resource_with_no_data() {
-        let c = LocalConfigMapConfig::default();
-        assert!(validate(&c, &opts()).is_empty());
-        let d = desired(&c, &opts()).unwrap();
+        let c = cx(json!({}));
+        assert!(validate(&c).is_empty());
+        let d = desired(&c).unwrap();
         assert_eq!(
             (d.namespace.as_str(), d.name.as_str(), d.owner_uid.as_str()),
             ("dev", "app", "uid-1")
@@ -277,8 +227,8 @@ mod tests {
 
     #[test]
     fn data_and_name_come_from_config() {
-        let c = config(json!({"configMapName": "settings.v1", "data": {"a": "1", "b.c": ""}}));
-        let d = desired(&c, &opts()).unwrap();
+        let c = cx(json!({"configMapName": "settings.v1", "data": {"a": "1", "b.c": ""}}));
+        let d = desired(&c).unwrap();
         assert_eq!(d.name, "settings.v1");
         assert_eq!(d.data.get("a").map(String::as_str), Some("1"));
         assert_eq!(d.data.len(), 2);
@@ -286,13 +236,11 @@ mod tests {
 
     #[test]
     fn stopped_resources_want_an_empty_config_map() {
-        let resource = json!({
+        let c = with(json!({
             "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-            "spec": {"state": "stopped"}
-        });
-        let c = config(json!({"data": {"a": "1"}}));
-        let d = desired(&c, &Options::from_resource(&resource)).unwrap();
-        assert!(d.data.is_empty());
+            "spec": {"state": "stopped", "config": {"data": {"a": "1"}}}
+        }));
+        assert!(desired(&c).unwrap().data.is_empty());
     }
 
     #[test]
@@ -319,19 +267,12 @@ mod tests {
             json!({"data": {"..hidden": "v"}}),
         ];
         for c in cases {
-            let errors = validate(&config(c.clone()), &opts());
+            let errors = validate(&cx(c.clone()));
             assert_eq!(errors.len(), 1, "{c}: {errors:?}");
             assert!(!errors[0].contains("hunter2"), "{errors:?}");
-            assert!(desired(&config(c), &opts()).is_err());
+            assert!(desired(&cx(c)).is_err());
         }
-        let bad_profile = Options::from_resource(&json!({
-            "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-            "spec": {"config": {"profile": ""}}
-        }));
-        assert_eq!(
-            validate(&LocalConfigMapConfig::default(), &bad_profile).len(),
-            1
-        );
+        assert_eq!(validate(&cx(json!({"profile": ""}))).len(), 1);
     }
 
     #[test]
@@ -339,35 +280,24 @@ mod tests {
         let many: BTreeMap<String, String> = (0..=MAX_KEYS)
             .map(|i| (format!("k{i}"), "v".into()))
             .collect();
-        let c = LocalConfigMapConfig {
-            data: many,
-            ..Default::default()
-        };
-        assert_eq!(validate(&c, &opts()).len(), 1);
+        assert_eq!(validate(&cx(json!({"data": many}))).len(), 1);
         let big = "x".repeat(MAX_DATA_BYTES);
-        assert_eq!(
-            validate(&config(json!({"data": {"k": big}})), &opts()).len(),
-            1
-        );
-        assert!(!is_dns_subdomain(&"a".repeat(254)));
+        assert_eq!(validate(&cx(json!({"data": {"k": big}}))).len(), 1);
+        assert!(!is_object_name(&"a".repeat(254)));
         assert!(!is_config_map_key(&"a".repeat(254)));
     }
 
     #[test]
     fn resources_without_namespace_or_uid_are_invalid() {
-        let o = Options::from_resource(&json!({"metadata": {"name": "app"}}));
-        assert_eq!(validate(&LocalConfigMapConfig::default(), &o).len(), 2);
+        let c = with(json!({"metadata": {"name": "app"}}));
+        assert_eq!(validate(&c).len(), 2);
     }
 
     #[test]
     fn identity_includes_namespace_name_and_profile() {
-        let o = Options::from_resource(&json!({
-            "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-            "spec": {"config": {"profile": "p"}}
-        }));
-        let id = identity(&config(json!({"configMapName": "cm"})), &o);
+        let c = cx(json!({"profile": "p", "configMapName": "cm"}));
         assert_eq!(
-            id,
+            identity(&c),
             [
                 Some("local-configmap".to_string()),
                 Some("dev".to_string()),
@@ -379,12 +309,6 @@ mod tests {
 
     #[test]
     fn name_rules_follow_kubernetes() {
-        for good in ["a", "a-b", "a.b-c.d1", "0x"] {
-            assert!(is_dns_subdomain(good), "{good}");
-        }
-        for bad in ["", "A", "-a", "a-", "a..b", ".a", "a_b", "a/b"] {
-            assert!(!is_dns_subdomain(bad), "{bad}");
-        }
         for good in ["a", "A_b-c.d", ".env", "..."] {
             // "..." starts with ".." and is refused, like the API server does.
             assert_eq!(is_config_map_key(good), good != "...", "{good}");
@@ -393,9 +317,9 @@ mod tests {
 
     #[test]
     fn debug_hides_data() {
-        let c = config(json!({"data": {"k": "hunter2"}}));
-        assert!(!format!("{c:?}").contains("hunter2"));
-        let d = desired(&c, &opts()).unwrap();
+        let c = cx(json!({"data": {"k": "hunter2"}}));
+        assert!(!format!("{:?}", c.config()).contains("hunter2"));
+        let d = desired(&c).unwrap();
         assert!(!format!("{d:?}").contains("hunter2"));
     }
 }

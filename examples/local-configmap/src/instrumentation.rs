@@ -4,8 +4,9 @@
 //! Off by default; the package behaves the same without them.
 
 use crate::audit::{AuditLog, Phase};
-use crate::desired::{self, LocalConfigMapConfig};
-use blue_kubernetes::{CallbackResult, Options};
+use crate::desired;
+use crate::package::Cx;
+use blue_kubernetes::CallbackResult;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,8 +30,7 @@ impl Instrumentation {
     pub async fn around<T>(
         &self,
         callback: &'static str,
-        config: &LocalConfigMapConfig,
-        opts: &Options,
+        cx: &Cx,
         body: impl Future<Output = CallbackResult<T>>,
     ) -> CallbackResult<T> {
         let delay = match callback {
@@ -41,8 +41,8 @@ impl Instrumentation {
             wait(delay).await;
             return body.await;
         };
-        let identity = blue_identity::state_identity_hash(&desired::identity(config, opts));
-        let event = opts.event().as_str();
+        let identity = blue_identity::state_identity_hash(&desired::identity(cx));
+        let event = cx.event().as_str();
         audit.record(&identity, callback, event, Phase::Start)?;
         wait(delay).await;
         let result = body.await;
@@ -61,13 +61,15 @@ async fn wait(delay: Option<Duration>) {
 mod tests {
     use super::*;
     use crate::audit::parse_audit;
+    use blue_kubernetes::{Context, Names};
     use serde_json::json;
 
-    fn opts() -> Options {
-        Options::from_resource(&json!({
+    fn cx() -> Cx {
+        let resource = json!({
             "metadata": {"namespace": "dev", "name": "app", "uid": "u1"},
             "spec": {"config": {}},
-        }))
+        });
+        Context::from_resource(&resource, Names::default()).unwrap()
     }
 
     #[tokio::test]
@@ -78,22 +80,21 @@ mod tests {
             audit: Some(Arc::new(AuditLog::open(&path, "pod-a").unwrap())),
             converge_delay: None,
         };
-        let config = LocalConfigMapConfig::default();
         let ran = aids
-            .around("delete", &config, &opts(), async {
+            .around("delete", &cx(), async {
                 let lines = std::fs::read_to_string(&path).unwrap();
                 Ok(parse_audit(&lines).unwrap().len())
             })
             .await
             .unwrap();
         let failed: CallbackResult<()> = aids
-            .around("converge", &config, &opts(), async { Err("no".into()) })
+            .around("converge", &cx(), async { Err("no".into()) })
             .await;
         let entries = parse_audit(&std::fs::read_to_string(&path).unwrap()).unwrap();
         std::fs::remove_file(&path).unwrap();
         assert_eq!(ran, 1, "the start line precedes the body");
         assert!(failed.is_err());
-        let expected = blue_identity::state_identity_hash(&desired::identity(&config, &opts()));
+        let expected = blue_identity::state_identity_hash(&desired::identity(&cx()));
         let summary: Vec<(&str, &str, &str, Phase)> = entries
             .iter()
             .map(|e| {

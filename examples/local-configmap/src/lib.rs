@@ -14,7 +14,8 @@
 //!
 //! - [`desired`]: validation, identity and the desired ConfigMap (pure);
 //! - [`configmap`]: observation and write plans over typed ConfigMaps (pure);
-//! - [`package`]: the callbacks, through the client's typed helpers;
+//! - [`package`]: the package trait's implementation, through the pass's
+//!   API handle and the client's typed helpers;
 //! - [`sightings`]: what `observe` read, for the write right after it;
 //! - [`cli`]: the binary's flags; [`transport`]: the transport they ask for;
 //! - [`logging`]: the binary's `tracing` subscriber;

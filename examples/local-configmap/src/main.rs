@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 use blue_kubernetes::{
-    controller, preflight, serve_http, start, Config, LeaderElection, Namespaces, Runtime,
+    controller, preflight, serve_http, start, Config, LeaderElection, Namespaces, Package, Runtime,
     Sharding, Stats,
 };
 use blue_kubernetes_client::{kubectl_client, RequestOptions};
@@ -15,7 +15,7 @@ use local_configmap_operator::audit::AuditLog;
 use local_configmap_operator::cli::{self, Args, Command, Transport};
 use local_configmap_operator::instrumentation::Instrumentation;
 use local_configmap_operator::logging;
-use local_configmap_operator::package::{self, Effect};
+use local_configmap_operator::package::{self, Effect, LocalConfigMaps};
 use local_configmap_operator::replicas;
 use local_configmap_operator::transport::{connect_transport, Connected};
 use std::process::ExitCode;
@@ -106,12 +106,10 @@ async fn run(args: Args) -> Result<()> {
     let transport_kind = args.transport;
     let Connected { transport, proxy } = connect_transport(&args).await?;
     let on_effect = Arc::new(|effect: &Effect| tracing::info!("{effect}"));
-    let package = package::instrumented(
-        args.descriptor(),
-        transport.clone().into_raw_api(),
-        on_effect,
-        aids,
-    )?;
+    let local_config_maps = LocalConfigMaps::new(on_effect)
+        .on(args.descriptor())
+        .with_aids(aids);
+    let package = Package::new(local_config_maps)?;
     let mut config = Config::new(transport.into_client(), vec![package]);
     config.namespace = namespaces.clone();
     config.names = package::names();

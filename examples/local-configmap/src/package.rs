@@ -1,23 +1,19 @@
-//! The `LocalConfigMap` package: its resource type and the callbacks that
-//! manage the ConfigMap, a typed k8s-openapi `ConfigMap` read and written
-//! through the client's [`TypedApi`].
-//!
-//! Every callback shares one [`RawApi`], the same transport the controller
-//! uses (per-call kubectl or the persistent proxy), so the context or
-//! in-cluster credentials are decided once.
+//! The `LocalConfigMap` package, [`LocalConfigMaps`]: one ConfigMap per
+//! resource, a typed k8s-openapi `ConfigMap` read and written through the
+//! pass's API handle (the controller's own transport, behind its fence).
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
 use crate::instrumentation::Instrumentation;
 use crate::sightings::Sightings;
 use blue_kubernetes::{
-    CallbackResult, CrdOptions, Event, Names, Observation, Options, Package, PrinterColumn,
-    Related, TypedPackageBuilder, UserFacingMessage, ValidationErrors, WorkflowOutcome,
+    async_trait, CallbackResult, Context, CrdOptions, Event, Infrastructure, Names, NoOutputs,
+    ObjectRef, Observation, Outcome, PrinterColumn, Related, ResourceSchema, UserFacingMessage,
+    ValidationErrors,
 };
 use blue_kubernetes_client::typed::TypedApi;
-use blue_kubernetes_client::{ErrorKind, RawApi, ResourceDescriptor};
+use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
 use k8s_openapi::api::core::v1::ConfigMap;
-use serde_json::json;
 use std::sync::Arc;
 
 /// API group of `LocalConfigMap`.
@@ -45,44 +41,20 @@ pub fn config_map_kind() -> ResourceDescriptor {
     ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
 }
 
-/// An infrastructure effect, reported for logging. Names the resource by
-/// its metadata only: no configuration value (not even the ConfigMap's
-/// name, which comes from `spec.config`) and never data.
+/// An infrastructure effect, reported for logging: what happened to the
+/// ConfigMap of which `LocalConfigMap`. Names the resource by its metadata
+/// only: no configuration value (not even the ConfigMap's name, which
+/// comes from `spec.config`) and never data.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// A ConfigMap was created.
-    Created(Target),
+    Created(ObjectRef),
     /// Our ConfigMap was replaced (new desired data, or drift repaired).
-    Replaced(Target),
+    Replaced(ObjectRef),
     /// Our ConfigMap was deleted.
-    Deleted(Target),
+    Deleted(ObjectRef),
     /// A ConfigMap with the desired name belongs to someone else.
-    OwnershipConflict(Target),
-}
-
-/// The `LocalConfigMap` whose ConfigMap an [`Effect`] concerns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Target {
-    /// The resource's namespace.
-    pub namespace: String,
-    /// The resource's name.
-    pub name: String,
-}
-
-impl Target {
-    /// The resource in `opts`' snapshot.
-    pub fn of(opts: &Options) -> Self {
-        let meta = |k: &str| {
-            opts.resource()["metadata"][k]
-                .as_str()
-                .unwrap_or("")
-                .to_string()
-        };
-        Target {
-            namespace: meta("namespace"),
-            name: meta("name"),
-        }
-    }
+    OwnershipConflict(ObjectRef),
 }
 
 impl std::fmt::Display for Effect {
@@ -101,100 +73,203 @@ impl std::fmt::Display for Effect {
 pub type EffectSink = Arc<dyn Fn(&Effect) + Send + Sync>;
 
 /// A ConfigMap with the desired name exists and is not ours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the configmap exists and is owned by another resource (or by nobody)")]
 pub struct OwnershipConflict;
 
-impl std::fmt::Display for OwnershipConflict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the configmap exists and is owned by another resource (or by nobody)")
-    }
-}
+/// What every callback gets: the typed config, the resource's metadata,
+/// the API handle.
+pub type Cx = Context<LocalConfigMapConfig>;
 
-impl std::error::Error for OwnershipConflict {}
-
-/// Builds the `LocalConfigMap` package around a shared client. Its config
-/// type is [`LocalConfigMapConfig`].
-///
-/// `validate` and `identity` are pure and synchronous; `observe`, `converge`
-/// and `delete` are asynchronous API requests, so no blocking thread waits
+/// The `LocalConfigMap` package. `validate` and `identity` are pure;
+/// `observe`, `converge` and `delete` are API requests, so no thread waits
 /// on a subprocess.
-pub fn package(
-    client: Arc<dyn RawApi>,
-    on_effect: EffectSink,
-) -> Result<Package, blue_kubernetes::Error> {
-    package_for(descriptor(), client, on_effect)
-}
-
-/// The package registered for another descriptor (tests use it to show
-/// what a mistyped group or version does at startup).
-pub fn package_for(
+pub struct LocalConfigMaps {
     descriptor: ResourceDescriptor,
-    client: Arc<dyn RawApi>,
-    on_effect: EffectSink,
-) -> Result<Package, blue_kubernetes::Error> {
-    instrumented(descriptor, client, on_effect, Instrumentation::default())
-}
-
-/// [`package_for`] with test aids around `converge` and `delete` (see
-/// [`Instrumentation`]).
-pub fn instrumented(
-    descriptor: ResourceDescriptor,
-    client: Arc<dyn RawApi>,
     on_effect: EffectSink,
     aids: Instrumentation,
-) -> Result<Package, blue_kubernetes::Error> {
-    let seen = Arc::new(Sightings::default());
-    let (c1, c2, c3) = (client.clone(), client.clone(), client);
-    let (s1, s2, s3) = (seen.clone(), seen.clone(), seen);
-    let (e1, e2) = (on_effect.clone(), on_effect);
-    let (a1, a2) = (aids.clone(), aids);
-    declared(descriptor)
-        // A deleted or edited ConfigMap asks for a check of its owner at
-        // once, instead of at the next periodic check.
-        .related(Related::annotated(
-            config_map_kind(),
-            configmap::OWNER_NAME_ANNOTATION,
-        ))
-        .validate(|config, opts| Ok(for_users(desired::validate(config, opts))))
-        .identity(|config, opts| Ok(desired::identity(config, opts)))
-        .observe_async(move |config, opts| {
-            let (client, seen) = (c1.clone(), s1.clone());
-            async move { observe(client.as_ref(), &seen, &config, &opts).await }
-        })
-        .converge_async(move |config, opts| {
-            let (client, seen, sink, aids) = (c2.clone(), s2.clone(), e1.clone(), a1.clone());
-            async move {
-                let body = converge(client.as_ref(), &seen, &config, &opts, sink.as_ref());
-                aids.around("converge", &config, &opts, body).await
-            }
-        })
-        .delete_async(move |config, opts| {
-            let (client, seen, sink, aids) = (c3.clone(), s3.clone(), e2.clone(), a2.clone());
-            async move {
-                let body = delete(client.as_ref(), &seen, &config, &opts, sink.as_ref());
-                aids.around("delete", &config, &opts, body).await
-            }
-        })
-        .build()
+    seen: Sightings,
 }
 
-/// The package as far as its CRD goes: the resource type and its config
-/// type, before any callback. [`crd`] is generated from it alone and
-/// [`package_for`] adds the callbacks to it, so the two cannot disagree.
-fn declared(descriptor: ResourceDescriptor) -> TypedPackageBuilder<LocalConfigMapConfig> {
-    Package::builder(descriptor).config::<LocalConfigMapConfig>()
-}
-
-/// Every validation message, marked safe for the resource's users: each
-/// names a field of their own config and never echoes a value, so they may
-/// read it (in the `InvalidConfiguration` Warning Event; status stays
-/// generic).
-pub fn for_users(messages: Vec<String>) -> ValidationErrors {
-    let mut errors = ValidationErrors::new();
-    for message in messages {
-        errors.push_user_facing(UserFacingMessage::new(message));
+impl LocalConfigMaps {
+    /// The package, telling `on_effect` every effect.
+    pub fn new(on_effect: EffectSink) -> Self {
+        Self {
+            descriptor: descriptor(),
+            on_effect,
+            aids: Instrumentation::default(),
+            seen: Sightings::default(),
+        }
     }
-    errors
+
+    /// Registered for another descriptor (the binary's hidden test flags:
+    /// what a mistyped group or version does at startup).
+    pub fn on(self, descriptor: ResourceDescriptor) -> Self {
+        Self { descriptor, ..self }
+    }
+
+    /// With test aids around `converge` and `delete` (see [`Instrumentation`]).
+    pub fn with_aids(self, aids: Instrumentation) -> Self {
+        Self { aids, ..self }
+    }
+}
+
+impl Default for LocalConfigMaps {
+    /// Effects go nowhere.
+    fn default() -> Self {
+        Self::new(Arc::new(|_: &Effect| {}))
+    }
+}
+
+#[async_trait]
+impl Infrastructure for LocalConfigMaps {
+    type Config = LocalConfigMapConfig;
+    type Outputs = NoOutputs;
+
+    /// ConfigMaps are related: a deleted or edited one asks for a check of
+    /// its owner at once, instead of at the next periodic check.
+    fn schema(&self) -> ResourceSchema {
+        let owned = Related::annotated(config_map_kind(), configmap::OWNER_NAME_ANNOTATION);
+        ResourceSchema::new(self.descriptor.clone()).related(owned)
+    }
+
+    /// Every message is safe for the resource's users: each names a field
+    /// of their own config and never echoes a value (they read it in the
+    /// `InvalidConfiguration` Warning Event; status stays generic).
+    async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
+        let messages = desired::validate(cx).into_iter();
+        Ok(messages.map(UserFacingMessage::new).collect())
+    }
+
+    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+        Ok(desired::identity(cx))
+    }
+
+    /// Reads the ConfigMap; see [`configmap::observe`]. When an effect will
+    /// follow, the read is remembered for the `converge` or `delete` right
+    /// after it.
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let desired = desired::desired(cx)?;
+        let existing = fetch(cx, &desired).await?;
+        let observation = configmap::observe(existing.as_ref(), &desired);
+        // Only a read an effect will follow is worth keeping: a periodic
+        // check that finds everything matching keeps nothing.
+        let effect_follows = match cx.event() {
+            Event::Delete => observation.exists,
+            _ => !(observation.exists && observation.matches),
+        };
+        match effect_follows {
+            true => self.seen.remember(&desired, existing),
+            false => drop(self.seen.take(&desired)),
+        }
+        Ok(observation)
+    }
+
+    /// Creates the ConfigMap, or replaces ours; a foreign one is an
+    /// [`OwnershipConflict`] error, so the resource goes `Failed` and
+    /// retries with backoff until someone removes or re-owns it.
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let body = self.on_latest(Write::Converge, cx);
+        self.aids.around("converge", cx, body).await
+    }
+
+    /// Deletes the ConfigMap only if it is ours, with uid and
+    /// resourceVersion preconditions; one already gone is success.
+    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let body = self.on_latest(Write::Delete, cx);
+        self.aids.around("delete", cx, body).await
+    }
+}
+
+/// The write a callback makes.
+#[derive(Clone, Copy)]
+enum Write {
+    Converge,
+    Delete,
+}
+
+impl LocalConfigMaps {
+    /// Makes `write` from what `observe` just read of the ConfigMap, or else
+    /// from a fresh read; if what `observe` read is outdated by the time of
+    /// the write, once more from a fresh read (see [`crate::sightings`]).
+    async fn on_latest(&self, write: Write, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let desired = desired::desired(cx)?;
+        if let Some(existing) = self.seen.take(&desired) {
+            match self.write(write, cx, &desired, existing).await? {
+                Err(e) if outdated(&e) => {}
+                written => return Ok(written.map(|()| Outcome::done())?),
+            }
+        }
+        let existing = fetch(cx, &desired).await?;
+        self.write(write, cx, &desired, existing).await??;
+        Ok(Outcome::done())
+    }
+
+    /// One write planned from `existing`; the outer error is the callback's,
+    /// the inner one the write's. `create` fails if someone created the
+    /// ConfigMap meanwhile, `replace` and `delete` carry what was read:
+    /// none can overwrite a concurrent change.
+    async fn write(
+        &self,
+        write: Write,
+        cx: &Cx,
+        desired: &Desired,
+        existing: Option<ConfigMap>,
+    ) -> CallbackResult<Result<(), blue_kubernetes_client::Error>> {
+        let (metadata, config_maps) = (cx.metadata(), config_maps(cx, desired)?);
+        let target = ObjectRef::new(&metadata.namespace, &metadata.name);
+        let (written, effect) = match write {
+            Write::Converge => match configmap::plan_converge(existing.as_ref(), desired) {
+                ConvergePlan::Create(m) => (
+                    config_maps.create(&m).await.map(drop),
+                    Effect::Created(target),
+                ),
+                ConvergePlan::Replace(m) => (
+                    config_maps.replace(&m).await.map(drop),
+                    Effect::Replaced(target),
+                ),
+                ConvergePlan::OwnershipConflict => {
+                    (self.on_effect)(&Effect::OwnershipConflict(target));
+                    return Err(OwnershipConflict.into());
+                }
+            },
+            Write::Delete => {
+                let DeletePlan::Delete(exactly) =
+                    configmap::plan_delete(existing.as_ref(), desired)
+                else {
+                    return Ok(Ok(()));
+                };
+                let deleted = match config_maps.delete(&desired.name, &exactly).await {
+                    Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+                    deleted => deleted,
+                };
+                (deleted, Effect::Deleted(target))
+            }
+        };
+        Ok(written.map(|()| (self.on_effect)(&effect)))
+    }
+}
+
+/// A write planned from a sighting failed because the ConfigMap changed
+/// since (409 Conflict; AlreadyExists, which is also a 409 but classified
+/// `Other`; or NotFound for a replace): worth one fresh read.
+fn outdated(e: &blue_kubernetes_client::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::Conflict | ErrorKind::NotFound | ErrorKind::Other
+    )
+}
+
+/// The ConfigMap at the desired name, if any.
+async fn fetch(cx: &Cx, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
+    Ok(config_maps(cx, desired)?.get_opt(&desired.name).await?)
+}
+
+/// The ConfigMaps of the desired namespace (a validated name), through the
+/// pass's API handle.
+fn config_maps<'a>(cx: &'a Cx, desired: &Desired) -> CallbackResult<TypedApi<'a, ConfigMap>> {
+    let api = cx.api().ok_or("no API handle (only identity has none)")?;
+    Ok(TypedApi::namespaced(api, &desired.namespace))
 }
 
 /// The controller's names for this operator, in its own domain (the
@@ -210,9 +285,10 @@ pub fn names() -> Names {
 /// `manifests/crd.yaml` holds it. `cel: false` leaves out the CEL
 /// immutability rules, for Kubernetes before 1.25.
 ///
-/// It needs no client: only the descriptor and the config type.
+/// It needs no client: only the package's declaration and config type.
 pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
-    blue_kubernetes::crd(&declared(descriptor()), &crd_options(cel))
+    let schema = ResourceSchema::of(&LocalConfigMaps::default());
+    blue_kubernetes::crd(&schema, &crd_options(cel))
 }
 
 /// What [`crd`] adds beyond the types: names, CEL rules, short names,
@@ -235,186 +311,6 @@ pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
     let header = "# Generated by `local-configmap-operator crd`: do not edit.\n\
                   # `crd --no-cel` leaves out the CEL rules (Kubernetes < 1.25).\n";
     Ok(format!("{header}{}", blue_kubernetes::to_yaml(&crd(cel)?)))
-}
-
-/// `observe`: reads the ConfigMap; see [`configmap::observe`]. When an
-/// effect will follow, the read is remembered in `seen` for the `converge`
-/// or `delete` right after it.
-pub async fn observe(
-    client: &dyn RawApi,
-    seen: &Sightings,
-    config: &LocalConfigMapConfig,
-    opts: &Options,
-) -> CallbackResult<Observation> {
-    let desired = desired::desired(config, opts)?;
-    let existing = fetch(client, &desired).await?;
-    let observation = configmap::observe(existing.as_ref(), &desired);
-    // Only a read an effect will follow is worth keeping: a periodic check
-    // that finds everything matching keeps nothing.
-    let key = sighting_key(opts, &desired);
-    let effect_follows = match opts.event() {
-        Event::Delete => observation.exists,
-        _ => !(observation.exists && observation.matches),
-    };
-    match effect_follows {
-        true => seen.remember(key, existing),
-        false => drop(seen.take(&key)),
-    }
-    Ok(observation)
-}
-
-/// `converge`: creates the ConfigMap, or replaces ours; a foreign one is an
-/// [`OwnershipConflict`] error, so the resource goes `Failed` and retries
-/// with backoff until someone removes or re-owns it. Acts on what `observe`
-/// just read, if it did (see [`crate::sightings`]).
-pub async fn converge(
-    client: &dyn RawApi,
-    seen: &Sightings,
-    config: &LocalConfigMapConfig,
-    opts: &Options,
-    on_effect: &(dyn Fn(&Effect) + Send + Sync),
-) -> CallbackResult<WorkflowOutcome> {
-    let desired = desired::desired(config, opts)?;
-    on_latest(Write::Converge, client, seen, opts, &desired, on_effect).await
-}
-
-/// One converge write planned from `existing`; the outer error is the
-/// callback's, the inner one the write's.
-async fn converge_from(
-    client: &dyn RawApi,
-    desired: &Desired,
-    existing: Option<ConfigMap>,
-    opts: &Options,
-    on_effect: &(dyn Fn(&Effect) + Send + Sync),
-) -> CallbackResult<Result<WorkflowOutcome, blue_kubernetes_client::Error>> {
-    let target = Target::of(opts);
-    let config_maps = config_maps(client, desired);
-    // `create` fails if someone created it meanwhile and `replace` carries the
-    // resourceVersion we read: neither can overwrite a concurrent change.
-    let (operation, written, effect) = match configmap::plan_converge(existing.as_ref(), desired) {
-        ConvergePlan::Create(m) => (
-            "create",
-            config_maps.create(&m).await,
-            Effect::Created(target),
-        ),
-        ConvergePlan::Replace(m) => (
-            "replace",
-            config_maps.replace(&m).await,
-            Effect::Replaced(target),
-        ),
-        ConvergePlan::OwnershipConflict => {
-            on_effect(&Effect::OwnershipConflict(target));
-            return Err(OwnershipConflict.into());
-        }
-    };
-    Ok(written.map(|_| {
-        on_effect(&effect);
-        outcome(operation)
-    }))
-}
-
-/// `delete`: deletes the ConfigMap only if it is ours, with uid and
-/// resourceVersion preconditions; a ConfigMap already gone is success.
-/// Acts on what `observe` just read, if it did (see [`crate::sightings`]).
-pub async fn delete(
-    client: &dyn RawApi,
-    seen: &Sightings,
-    config: &LocalConfigMapConfig,
-    opts: &Options,
-    on_effect: &(dyn Fn(&Effect) + Send + Sync),
-) -> CallbackResult<WorkflowOutcome> {
-    let desired = desired::desired(config, opts)?;
-    on_latest(Write::Delete, client, seen, opts, &desired, on_effect).await
-}
-
-/// One delete planned from `existing`, errors as in [`converge_from`].
-async fn delete_from(
-    client: &dyn RawApi,
-    desired: &Desired,
-    existing: Option<ConfigMap>,
-    opts: &Options,
-    on_effect: &(dyn Fn(&Effect) + Send + Sync),
-) -> CallbackResult<Result<WorkflowOutcome, blue_kubernetes_client::Error>> {
-    let DeletePlan::Delete(exactly) = configmap::plan_delete(existing.as_ref(), desired) else {
-        return Ok(Ok(outcome("none")));
-    };
-    match config_maps(client, desired)
-        .delete(&desired.name, &exactly)
-        .await
-    {
-        Ok(()) => {}
-        Err(e) if e.kind() == ErrorKind::NotFound => {}
-        Err(e) => return Ok(Err(e)),
-    }
-    on_effect(&Effect::Deleted(Target::of(opts)));
-    Ok(Ok(outcome("delete")))
-}
-
-/// The write a callback makes.
-#[derive(Clone, Copy)]
-enum Write {
-    Converge,
-    Delete,
-}
-
-/// Makes `write` from what `observe` just read of the ConfigMap, or else
-/// from a fresh read; if what `observe` read is outdated by the time of the
-/// write, once more from a fresh read.
-async fn on_latest(
-    write: Write,
-    client: &dyn RawApi,
-    seen: &Sightings,
-    opts: &Options,
-    desired: &Desired,
-    on_effect: &(dyn Fn(&Effect) + Send + Sync),
-) -> CallbackResult<WorkflowOutcome> {
-    let act = async |existing| match write {
-        Write::Converge => converge_from(client, desired, existing, opts, on_effect).await,
-        Write::Delete => delete_from(client, desired, existing, opts, on_effect).await,
-    };
-    if let Some(existing) = seen.take(&sighting_key(opts, desired)) {
-        match act(existing).await? {
-            Err(e) if outdated(&e) => {}
-            done => return Ok(done?),
-        }
-    }
-    Ok(act(fetch(client, desired).await?).await??)
-}
-
-/// A write planned from a sighting failed because the ConfigMap changed
-/// since (409 Conflict; AlreadyExists, which is also a 409 but classified
-/// `Other`; or NotFound for a replace): worth one fresh read.
-fn outdated(e: &blue_kubernetes_client::Error) -> bool {
-    matches!(
-        e.kind(),
-        ErrorKind::Conflict | ErrorKind::NotFound | ErrorKind::Other
-    )
-}
-
-/// Whose read of which ConfigMap a sighting is.
-fn sighting_key(opts: &Options, desired: &Desired) -> (String, String, String) {
-    let uid = opts.resource()["metadata"]["uid"].as_str().unwrap_or("");
-    (
-        uid.to_string(),
-        desired.namespace.clone(),
-        desired.name.clone(),
-    )
-}
-
-/// The ConfigMap at the desired name, if any.
-async fn fetch(client: &dyn RawApi, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
-    Ok(config_maps(client, desired).get_opt(&desired.name).await?)
-}
-
-/// The ConfigMaps of the desired namespace (a validated name).
-fn config_maps<'a>(client: &'a dyn RawApi, desired: &Desired) -> TypedApi<'a, ConfigMap> {
-    TypedApi::namespaced(client, &desired.namespace)
-}
-
-fn outcome(action: &str) -> WorkflowOutcome {
-    let mut map = WorkflowOutcome::new();
-    map.insert("action".into(), json!(action));
-    map
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! leaves one when an effect will follow (so a healthy periodic check keeps
 //! no copy of the ConfigMap).
 
+use crate::desired::Desired;
 use k8s_openapi::api::core::v1::ConfigMap;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -24,8 +25,13 @@ pub const FRESH_FOR: Duration = Duration::from_secs(2);
 /// Sightings kept before old ones are swept.
 const SWEEP_ABOVE: usize = 256;
 
-/// (resource uid, ConfigMap namespace, ConfigMap name).
+/// (resource uid, ConfigMap namespace, ConfigMap name): whose read of
+/// which ConfigMap.
 type Key = (String, String, String);
+
+fn key(d: &Desired) -> Key {
+    (d.owner_uid.clone(), d.namespace.clone(), d.name.clone())
+}
 
 /// Recent reads, per resource and ConfigMap.
 #[derive(Debug, Default)]
@@ -34,20 +40,21 @@ pub struct Sightings {
 }
 
 impl Sightings {
-    /// Remembers that `key` read `found` (`None`: absent) just now.
-    pub fn remember(&self, key: Key, found: Option<ConfigMap>) {
+    /// Remembers that `desired`'s resource read `found` (`None`: absent)
+    /// at its name just now.
+    pub fn remember(&self, desired: &Desired, found: Option<ConfigMap>) {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if seen.len() >= SWEEP_ABOVE {
             seen.retain(|_, (at, _)| at.elapsed() < FRESH_FOR);
         }
-        seen.insert(key, (Instant::now(), found));
+        seen.insert(key(desired), (Instant::now(), found));
     }
 
-    /// The sighting of `key`, if fresh; it is used up either way.
+    /// The sighting for `desired`, if fresh; it is used up either way.
     /// `Some(None)` is a fresh sighting of absence.
-    pub fn take(&self, key: &Key) -> Option<Option<ConfigMap>> {
+    pub fn take(&self, desired: &Desired) -> Option<Option<ConfigMap>> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let (at, found) = seen.remove(key)?;
+        let (at, found) = seen.remove(&key(desired))?;
         (at.elapsed() < FRESH_FOR).then_some(found)
     }
 }
@@ -56,38 +63,46 @@ impl Sightings {
 mod tests {
     use super::*;
 
-    fn key() -> Key {
-        ("uid-1".into(), "dev".into(), "app".into())
+    fn app(uid: &str) -> Desired {
+        Desired {
+            namespace: "dev".into(),
+            name: "app".into(),
+            owner_uid: uid.into(),
+            owner_name: "app".into(),
+            data: Default::default(),
+        }
     }
 
     #[test]
     fn a_sighting_is_used_once() {
         let s = Sightings::default();
-        s.remember(key(), Some(ConfigMap::default()));
-        assert_eq!(s.take(&key()), Some(Some(ConfigMap::default())));
-        assert_eq!(s.take(&key()), None);
+        s.remember(&app("uid-1"), Some(ConfigMap::default()));
+        assert_eq!(s.take(&app("uid-1")), Some(Some(ConfigMap::default())));
+        assert_eq!(s.take(&app("uid-1")), None);
     }
 
     #[test]
     fn absence_is_a_sighting_too() {
         let s = Sightings::default();
-        s.remember(key(), None);
-        assert_eq!(s.take(&key()), Some(None));
+        s.remember(&app("uid-1"), None);
+        assert_eq!(s.take(&app("uid-1")), Some(None));
     }
 
     #[test]
     fn sightings_are_per_resource() {
         let s = Sightings::default();
-        s.remember(key(), None);
-        let other = ("uid-2".to_string(), "dev".to_string(), "app".to_string());
-        assert_eq!(s.take(&other), None);
+        s.remember(&app("uid-1"), None);
+        assert_eq!(s.take(&app("uid-2")), None);
     }
 
     #[test]
     fn a_stale_sighting_is_not_used() {
         let s = Sightings::default();
         let old = Instant::now().checked_sub(FRESH_FOR).expect("uptime > 2 s");
-        s.seen.lock().unwrap().insert(key(), (old, None));
-        assert_eq!(s.take(&key()), None);
+        s.seen
+            .lock()
+            .unwrap()
+            .insert(key(&app("uid-1")), (old, None));
+        assert_eq!(s.take(&app("uid-1")), None);
     }
 }

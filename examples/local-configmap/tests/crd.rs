@@ -30,10 +30,8 @@ fn without_cel_only_the_validations_are_gone() {
 
 #[test]
 fn the_crd_from_the_types_is_the_built_packages() {
-    use local_configmap_operator::package::{crd_options, package, Effect};
-    use std::sync::Arc;
-    let cluster = Arc::new(blue_testkit::FakeCluster::new());
-    let built = package(cluster, Arc::new(|_: &Effect| {})).unwrap();
+    use local_configmap_operator::package::{crd_options, LocalConfigMaps};
+    let built = blue_kubernetes::Package::new(LocalConfigMaps::default()).unwrap();
     for cel in [true, false] {
         let from_package = blue_kubernetes::crd(&built, &crd_options(cel)).unwrap();
         assert_eq!(crd(cel).unwrap(), from_package, "cel: {cel}");

@@ -2,12 +2,11 @@
 //! owner-name annotation): a deleted or edited ConfigMap is repaired at
 //! once, long before the resource's interval or a resync.
 
-use blue_kubernetes::start;
+use blue_kubernetes::{start, Package};
 use blue_testkit::{FakeCluster, TestOperator};
 use local_configmap_operator::configmap::OWNER_NAME_ANNOTATION;
-use local_configmap_operator::package::{names, package, Effect};
+use local_configmap_operator::package::{names, LocalConfigMaps};
 use serde_json::{json, Value};
-use std::sync::Arc;
 use std::time::Duration;
 
 const CM: &str = "/api/v1/namespaces/default/configmaps/app";
@@ -28,7 +27,7 @@ fn data(cluster: &FakeCluster) -> Option<Value> {
 #[tokio::test]
 async fn a_deleted_or_edited_config_map_is_repaired_at_once() {
     let cluster = FakeCluster::new();
-    let package = package(Arc::new(cluster.clone()), Arc::new(|_: &Effect| {})).unwrap();
+    let package = Package::new(LocalConfigMaps::default()).unwrap();
     let op = TestOperator::on(&cluster, vec![package]).configure(|c| {
         // An hour for everything but the watches: only an event can repair it.
         let hour = 3_600_000u64;

@@ -4,12 +4,12 @@
 //! hash (what its status reports), both replicas ran some, and no
 //! identity ran in both at once.
 
-use blue_kubernetes::{controller, start, Config, LockDomain, Runtime, Sharding};
-use blue_kubernetes_client::{Client, RawApi};
+use blue_kubernetes::{controller, start, Config, LockDomain, Package, Runtime, Sharding};
+use blue_kubernetes_client::Client;
 use blue_testkit::FakeCluster;
 use local_configmap_operator::audit::{intervals, overlaps, parse_audit, AuditLog};
 use local_configmap_operator::instrumentation::Instrumentation;
-use local_configmap_operator::package::{descriptor, instrumented, names, Effect};
+use local_configmap_operator::package::{descriptor, names, LocalConfigMaps};
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
@@ -28,13 +28,12 @@ async fn eventually(what: &str, f: impl Fn() -> bool) {
 }
 
 fn replica(cluster: &FakeCluster, audit: &Path, name: &str) -> Runtime {
-    let raw: Arc<dyn RawApi> = Arc::new(cluster.clone());
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
     let aids = Instrumentation {
         audit: Some(Arc::new(AuditLog::open(audit, name).unwrap())),
         converge_delay: Some(Duration::from_millis(20)),
     };
-    let package = instrumented(descriptor(), raw, Arc::new(|_: &Effect| {}), aids).unwrap();
+    let package = Package::new(LocalConfigMaps::default().with_aids(aids)).unwrap();
     let mut config = Config::new(client, vec![package]);
     config.namespace = NS.into();
     config.names = names();

@@ -1,9 +1,9 @@
 //! The package under the controller's real rules, following the testkit's
-//! guide: the fake API server applies the generated CRD, a fake clock moves
-//! time, and the scripted kubectl is the infrastructure.
+//! guide: the fake API server applies the generated CRD and holds the
+//! ConfigMaps the package writes through its API handle, and a fake clock
+//! moves time.
 
-use super::kubectl::Fixture;
-use crate::package::{crd, descriptor, package, Effect};
+use crate::package::{crd, descriptor, LocalConfigMaps};
 use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Phase, Reason, Report};
 use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
 use blue_testkit::{FakeClock, FakeCluster};
@@ -14,7 +14,6 @@ use std::sync::Arc;
 const NS: &str = "dev";
 
 struct World {
-    infra: Fixture,
     cluster: FakeCluster,
     clock: FakeClock,
     package: Package,
@@ -24,20 +23,18 @@ struct World {
 impl World {
     /// With the generated CRD installed, or (`crd: false`) a bare server.
     fn new(with_crd: bool) -> Self {
-        let infra = Fixture::new(None);
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
         if with_crd {
             cluster.install_crd(&crd(false).unwrap(), "v1alpha1");
         }
-        let package = package(infra.client.clone(), Arc::new(|_: &Effect| {})).unwrap();
+        let package = Package::new(LocalConfigMaps::default()).unwrap();
         let mut config = Config::new(Arc::new(cluster.clone()), vec![package.clone()]);
         config.namespace = NS.into();
         config.names = super::names();
         config.now = clock.as_fn();
         let controller = controller(config).unwrap();
         World {
-            infra,
             cluster,
             clock,
             package,
@@ -49,6 +46,12 @@ impl World {
         reconcile(&self.controller, &self.package, NS, name)
             .await
             .unwrap()
+    }
+
+    /// The data of the ConfigMap named `name`, if it exists.
+    fn data(&self, name: &str) -> Option<Value> {
+        let path = format!("/api/v1/namespaces/{NS}/configmaps/{name}");
+        self.cluster.get_object(&path).map(|cm| cm["data"].clone())
     }
 
     fn status(&self, name: &str) -> Value {
@@ -71,14 +74,15 @@ async fn a_resource_converges_and_drift_is_repaired_under_the_generated_crd() {
         Report::Reconciled(Phase::Ready, Reason::Converged)
     );
     assert_eq!(w.status("drifting")["phase"], "Ready");
-    assert_eq!(w.infra.config_map().unwrap()["data"], json!({"k": "v"}));
+    assert_eq!(w.data("drifting"), Some(json!({"k": "v"})));
 
-    w.infra.server.lock().unwrap().config_map.as_mut().unwrap()["data"] = json!({});
+    let path = format!("/api/v1/namespaces/{NS}/configmaps/drifting");
+    w.cluster.edit_object(&path, |cm| cm["data"] = json!({}));
     assert_eq!(w.reconcile("drifting").await, Report::NotDue);
     // The interval, stretched by under a tenth from the uid.
     w.clock.advance(66_000);
     w.reconcile("drifting").await;
-    assert_eq!(w.infra.config_map().unwrap()["data"], json!({"k": "v"}));
+    assert_eq!(w.data("drifting"), Some(json!({"k": "v"})));
 }
 
 #[tokio::test]
@@ -94,9 +98,10 @@ async fn a_mistyped_config_is_refused_by_the_crd_and_invalid_without_it() {
         bare.reconcile("mistyped").await,
         Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
     );
+    let log = bare.cluster.call_log();
     assert!(
-        bare.infra.calls().is_empty(),
-        "no kubectl call for an invalid config"
+        !log.iter().any(|call| call.resource == "configmaps"),
+        "no ConfigMap request for an invalid config: {log:?}"
     );
 }
 

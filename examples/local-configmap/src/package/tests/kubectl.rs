@@ -2,7 +2,8 @@
 //! server's create/replace/delete-precondition rules: the fake
 //! infrastructure of this package's tests.
 
-use crate::package::Effect;
+use crate::package::{names, Cx, Effect, LocalConfigMaps};
+use blue_kubernetes::{CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome};
 use blue_kubernetes_client::{kubectl_client, Invocation, KubectlClient, KubectlOptions, Output};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -93,8 +94,8 @@ impl Server {
 pub(super) struct Fixture {
     pub(super) server: Arc<Mutex<Server>>,
     pub(super) client: Arc<KubectlClient>,
-    /// The package's memory of what `observe` read.
-    pub(super) seen: crate::sightings::Sightings,
+    /// The package under test, its effects recorded.
+    package: LocalConfigMaps,
     effects: Arc<Mutex<Vec<Effect>>>,
 }
 
@@ -113,17 +114,34 @@ impl Fixture {
         };
         let client =
             kubectl_client(KubectlOptions::for_context("test").with_runner(runner)).unwrap();
+        let effects: Arc<Mutex<Vec<Effect>>> = Arc::default();
+        let recorded = effects.clone();
+        let sink = Arc::new(move |e: &Effect| recorded.lock().unwrap().push(e.clone()));
         Fixture {
             server,
-            seen: Default::default(),
             client: Arc::new(client),
-            effects: Arc::default(),
+            package: LocalConfigMaps::new(sink),
+            effects,
         }
     }
 
-    pub(super) fn sink(&self) -> impl Fn(&Effect) + Send + Sync {
-        let effects = self.effects.clone();
-        move |e: &Effect| effects.lock().unwrap().push(e.clone())
+    /// The context of a callback for `resource`, with the scripted kubectl
+    /// as its API handle.
+    fn cx(&self, resource: &Value) -> Cx {
+        let cx: Cx = Context::from_resource(resource, names()).unwrap();
+        cx.with_api(self.client.clone())
+    }
+
+    pub(super) async fn observe(&self, resource: &Value) -> CallbackResult<Observation<NoOutputs>> {
+        self.package.observe(&self.cx(resource)).await
+    }
+
+    pub(super) async fn converge(&self, resource: &Value) -> CallbackResult<Outcome<NoOutputs>> {
+        self.package.converge(&self.cx(resource)).await
+    }
+
+    pub(super) async fn delete(&self, resource: &Value) -> CallbackResult<Outcome<NoOutputs>> {
+        self.package.delete(&self.cx(resource)).await
     }
 
     pub(super) fn config_map(&self) -> Option<Value> {

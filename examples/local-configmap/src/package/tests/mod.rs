@@ -6,23 +6,23 @@ mod kubectl;
 
 use super::*;
 use crate::configmap::OWNER_ANNOTATION;
+use blue_kubernetes::Package;
 use kubectl::Fixture;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-fn options(state: &str, data: Value) -> (LocalConfigMapConfig, Options) {
-    let config = json!({"data": data});
-    let opts = Options::from_resource(&json!({
+/// The resource `app` in `dev`, asking for `data`.
+fn options(state: &str, data: Value) -> Value {
+    json!({
         "metadata": {"name": "app", "namespace": "dev", "uid": "uid-1"},
-        "spec": {"state": state, "config": config}
-    }));
-    (serde_json::from_value(config).unwrap(), opts)
+        "spec": {"state": state, "config": {"data": data}}
+    })
 }
 
-/// The same resource's options once it is being deleted.
-fn deleting(opts: &Options) -> Options {
-    let mut resource = opts.resource().clone();
+/// The same resource once it is being deleted.
+fn deleting(resource: &Value) -> Value {
+    let mut resource = resource.clone();
     resource["metadata"]["deletionTimestamp"] = json!("2026-12-01T00:00:00Z");
-    Options::from_resource(&resource)
+    resource
 }
 
 fn foreign_config_map() -> Value {
@@ -35,35 +35,20 @@ fn foreign_config_map() -> Value {
     })
 }
 
-fn target() -> Target {
-    Target {
-        namespace: "dev".into(),
-        name: "app".into(),
-    }
+fn target() -> ObjectRef {
+    ObjectRef::new("dev", "app")
 }
 
 #[tokio::test]
 async fn converge_creates_then_observes_ready() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
-    assert_eq!(
-        observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-            .await
-            .unwrap(),
-        Observation::ABSENT
-    );
-    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
+    assert_eq!(f.observe(&opts).await.unwrap(), Observation::ABSENT);
+    f.converge(&opts).await.unwrap();
     let cm = f.config_map().unwrap();
     assert_eq!(cm["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
     assert_eq!(cm["data"], json!({"k": "v"}));
-    assert_eq!(
-        observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-            .await
-            .unwrap(),
-        Observation::READY
-    );
+    assert_eq!(f.observe(&opts).await.unwrap(), Observation::READY);
     assert_eq!(f.effects(), [Effect::Created(target())]);
 }
 
@@ -71,51 +56,18 @@ async fn converge_creates_then_observes_ready() {
 async fn drift_is_replaced_and_stop_empties_the_data() {
     let f = Fixture::new(None);
     let first = options("running", json!({"k": "v"}));
-    converge(f.client.as_ref(), &f.seen, &first.0, &first.1, &f.sink())
-        .await
-        .unwrap();
+    f.converge(&first).await.unwrap();
     f.server.lock().unwrap().config_map.as_mut().unwrap()["data"]["k"] = json!("tampered");
     let running = options("running", json!({"k": "v"}));
-    assert!(
-        !observe(f.client.as_ref(), &f.seen, &running.0, &running.1)
-            .await
-            .unwrap()
-            .matches
-    );
-    converge(
-        f.client.as_ref(),
-        &f.seen,
-        &running.0,
-        &running.1,
-        &f.sink(),
-    )
-    .await
-    .unwrap();
+    assert!(!f.observe(&running).await.unwrap().matches);
+    f.converge(&running).await.unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({"k": "v"}));
 
     let stopped = options("stopped", json!({"k": "v"}));
-    assert!(
-        !observe(f.client.as_ref(), &f.seen, &stopped.0, &stopped.1)
-            .await
-            .unwrap()
-            .matches
-    );
-    converge(
-        f.client.as_ref(),
-        &f.seen,
-        &stopped.0,
-        &stopped.1,
-        &f.sink(),
-    )
-    .await
-    .unwrap();
+    assert!(!f.observe(&stopped).await.unwrap().matches);
+    f.converge(&stopped).await.unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({}));
-    assert_eq!(
-        observe(f.client.as_ref(), &f.seen, &stopped.0, &stopped.1)
-            .await
-            .unwrap(),
-        Observation::READY
-    );
+    assert_eq!(f.observe(&stopped).await.unwrap(), Observation::READY);
     assert_eq!(
         f.effects(),
         [
@@ -130,19 +82,10 @@ async fn drift_is_replaced_and_stop_empties_the_data() {
 async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
     let f = Fixture::new(Some(foreign_config_map()));
     let opts = options("running", json!({"k": "v"}));
-    assert_eq!(
-        observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-            .await
-            .unwrap(),
-        Observation::ABSENT
-    );
-    let err = converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap_err();
+    assert_eq!(f.observe(&opts).await.unwrap(), Observation::ABSENT);
+    let err = f.converge(&opts).await.unwrap_err();
     assert!(err.is::<OwnershipConflict>());
-    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
+    f.delete(&opts).await.unwrap();
     assert_eq!(f.config_map(), Some(foreign_config_map()));
     // converge planned from observe's read; delete read again.
     assert_eq!(f.calls(), ["get", "get"]);
@@ -153,36 +96,14 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
 async fn converge_acts_on_what_observe_just_read() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
-    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-        .await
-        .unwrap();
-    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
+    f.observe(&opts).await.unwrap();
+    f.converge(&opts).await.unwrap();
     let changed = options("running", json!({"k": "w"}));
-    observe(f.client.as_ref(), &f.seen, &changed.0, &changed.1)
-        .await
-        .unwrap();
-    converge(
-        f.client.as_ref(),
-        &f.seen,
-        &changed.0,
-        &changed.1,
-        &f.sink(),
-    )
-    .await
-    .unwrap();
+    f.observe(&changed).await.unwrap();
+    f.converge(&changed).await.unwrap();
     assert_eq!(f.calls(), ["get", "create", "get", "replace"]);
     assert_eq!(f.config_map().unwrap()["data"], json!({"k": "w"}));
-    converge(
-        f.client.as_ref(),
-        &f.seen,
-        &changed.0,
-        &changed.1,
-        &f.sink(),
-    )
-    .await
-    .unwrap();
+    f.converge(&changed).await.unwrap();
     assert_eq!(
         f.calls()[4..],
         ["get", "replace"],
@@ -194,14 +115,10 @@ async fn converge_acts_on_what_observe_just_read() {
 async fn a_change_after_observe_is_never_overwritten_and_costs_one_more_read() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
-    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-        .await
-        .unwrap();
+    f.observe(&opts).await.unwrap();
     // Someone else creates the ConfigMap between observe and converge.
     f.server.lock().unwrap().config_map = Some(foreign_config_map());
-    let err = converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap_err();
+    let err = f.converge(&opts).await.unwrap_err();
     assert!(err.is::<OwnershipConflict>());
     assert_eq!(f.calls(), ["get", "create", "get"]);
     assert_eq!(f.config_map(), Some(foreign_config_map()));
@@ -209,12 +126,8 @@ async fn a_change_after_observe_is_never_overwritten_and_costs_one_more_read() {
     // Ours, edited between observe and converge: replaced from a fresh read.
     let g = Fixture::new(None);
     let first = options("running", json!({"k": "old"}));
-    converge(g.client.as_ref(), &g.seen, &first.0, &first.1, &g.sink())
-        .await
-        .unwrap();
-    observe(g.client.as_ref(), &g.seen, &opts.0, &opts.1)
-        .await
-        .unwrap();
+    g.converge(&first).await.unwrap();
+    g.observe(&opts).await.unwrap();
     let edited = {
         let mut server = g.server.lock().unwrap();
         let cm = server.config_map.as_mut().unwrap();
@@ -222,9 +135,7 @@ async fn a_change_after_observe_is_never_overwritten_and_costs_one_more_read() {
         cm["metadata"]["resourceVersion"] = json!("999");
         cm.clone()
     };
-    converge(g.client.as_ref(), &g.seen, &opts.0, &opts.1, &g.sink())
-        .await
-        .unwrap();
+    g.converge(&opts).await.unwrap();
     assert_eq!(g.calls()[2..], ["get", "replace", "get", "replace"]);
     let cm = g.config_map().unwrap();
     assert_eq!(cm["data"], json!({"k": "v"}));
@@ -238,18 +149,12 @@ async fn a_change_after_observe_is_never_overwritten_and_costs_one_more_read() {
 async fn delete_acts_on_what_observe_just_read_and_rereads_after_a_change() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
-    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
-    let deleting = deleting(&opts.1);
-    observe(f.client.as_ref(), &f.seen, &opts.0, &deleting)
-        .await
-        .unwrap();
+    f.converge(&opts).await.unwrap();
+    let deleting = deleting(&opts);
+    f.observe(&deleting).await.unwrap();
     f.server.lock().unwrap().config_map.as_mut().unwrap()["metadata"]["resourceVersion"] =
         json!("999");
-    delete(f.client.as_ref(), &f.seen, &opts.0, &deleting, &f.sink())
-        .await
-        .unwrap();
+    f.delete(&deleting).await.unwrap();
     assert_eq!(f.config_map(), None);
     assert_eq!(f.calls()[2..], ["get", "delete", "get", "delete"]);
 }
@@ -258,15 +163,9 @@ async fn delete_acts_on_what_observe_just_read_and_rereads_after_a_change() {
 async fn a_check_that_finds_everything_matching_keeps_no_read() {
     let f = Fixture::new(None);
     let opts = options("running", json!({"k": "v"}));
-    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
-    observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-        .await
-        .unwrap();
-    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
+    f.converge(&opts).await.unwrap();
+    f.observe(&opts).await.unwrap();
+    f.converge(&opts).await.unwrap();
     // The converge after a matching observe (none follows in a pass) reads.
     assert_eq!(f.calls()[2..], ["get", "get", "replace"]);
 }
@@ -275,16 +174,10 @@ async fn a_check_that_finds_everything_matching_keeps_no_read() {
 async fn delete_removes_ours_and_tolerates_absence() {
     let f = Fixture::new(None);
     let opts = options("running", json!({}));
-    converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
-    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
+    f.converge(&opts).await.unwrap();
+    f.delete(&opts).await.unwrap();
     assert_eq!(f.config_map(), None);
-    delete(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-        .await
-        .unwrap();
+    f.delete(&opts).await.unwrap();
     assert_eq!(f.calls(), ["get", "create", "get", "delete", "get"]);
     assert_eq!(
         f.effects(),
@@ -296,22 +189,15 @@ async fn delete_removes_ours_and_tolerates_absence() {
 async fn invalid_options_fail_before_any_kubectl_call() {
     let f = Fixture::new(None);
     let mut opts = options("running", json!({"k": "v"}));
-    opts.0.config_map_name = Some("Not_A_Name".into());
-    assert!(observe(f.client.as_ref(), &f.seen, &opts.0, &opts.1)
-        .await
-        .is_err());
-    assert!(
-        converge(f.client.as_ref(), &f.seen, &opts.0, &opts.1, &f.sink())
-            .await
-            .is_err()
-    );
+    opts["spec"]["config"]["configMapName"] = json!("Not_A_Name");
+    assert!(f.observe(&opts).await.is_err());
+    assert!(f.converge(&opts).await.is_err());
     assert!(f.calls().is_empty());
 }
 
 #[test]
 fn the_package_builds_and_names_its_type() {
-    let f = Fixture::new(None);
-    let package = package(f.client.clone(), Arc::new(|_: &Effect| {})).unwrap();
+    let package = Package::new(LocalConfigMaps::default()).unwrap();
     assert_eq!(
         package.descriptor().qualified_plural(),
         "localconfigmaps.examples.blue.dev"
