@@ -187,7 +187,10 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
         }
     }
     // Related kinds are listed (and watched) like the resources.
-    for d in crate::runtime::related_descriptors(&config.packages) {
+    for d in crate::runtime::related::kinds(&config.packages)
+        .into_iter()
+        .map(|k| k.descriptor)
+    {
         let related_scopes = if d.namespaced {
             scopes.clone()
         } else {

@@ -3,11 +3,11 @@
 //! resources parked for another replica's shard, and write backoff.
 //!
 //! A state machine that does no I/O and keeps no clock: each method takes
-//! one event (an object arrived, one is gone, a list completed, a watch
+//! one event (an object arrived or is gone, a list completed, a watch
 //! opened or closed, a pass began or ended, a check was requested, a
-//! related object changed, a shard was gained, timers came due) with the
-//! time, and returns the [`Decision`]s the dispatcher acts on. The
-//! dispatcher holds the one lock around it, once per event.
+//! related object changed, a shard was gained, timers came due) and the
+//! time, and returns the [`Decision`]s the dispatcher acts on, holding
+//! the one lock around it once per event.
 //!
 //! # Guarantees
 //! - A resource found due when its version arrives is queued at once, with
@@ -31,6 +31,7 @@ use super::scheduler::{Scheduler, Slack};
 use super::Feed;
 use crate::domain::due::Due;
 use crate::reconcile::Request;
+use crate::telemetry::Verdict;
 use crate::Phase;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -50,12 +51,11 @@ pub(super) enum Decision {
         slot: u8,
         count: i64,
     },
-    /// Gone: drop its queue entry and everything kept about it outside the
-    /// book (`uid` empty when it was never cached).
+    /// Gone: drop all kept about it outside the book (`uid` empty: never cached).
     Forget { key: Key, uid: String },
 }
 
-/// The settings the decisions depend on, copied from the config.
+/// The settings decisions depend on, from the config.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Settings {
     pub(super) poll_ms: u64,
@@ -64,14 +64,12 @@ pub(super) struct Settings {
     pub(super) retry_max_ms: u64,
 }
 
-/// A version of a resource that arrived, with what the dispatcher derived
-/// from it (outside the lock).
+/// A version of a resource, with what the dispatcher derived from it.
 pub(super) struct Arrival {
     pub(super) key: Key,
     pub(super) object: Value,
     pub(super) due: Due,
-    /// From a watch stream (in order), not a list: its object goes with
-    /// the queued work.
+    /// From a watch (in order), not a list: the object goes with the work.
     pub(super) watched: bool,
     /// Its recorded run was left `Running`: it is queued first.
     pub(super) left_running: bool,
@@ -81,28 +79,10 @@ pub(super) struct Arrival {
     pub(super) digest: Option<u64>,
 }
 
-/// How a pass went, for holds and write backoff.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) enum Settled {
-    /// It wrote (or found the cache behind): the newer version decides.
-    Wrote,
-    /// It did nothing (not due, changed, gone).
-    #[default]
-    Skipped,
-    /// The identity lock was busy: look again after a poll period.
-    Busy,
-    /// Someone wrote first: look again at once.
-    Conflict,
-    /// It could not write; `edit` is the desired state it failed on.
-    Failed,
-    /// The object could not be read.
-    ReadFailed,
-}
-
 /// What a finished pass tells the book.
-#[derive(Default)]
 pub(super) struct Ended {
-    pub(super) settled: Settled,
+    /// How it went; `Broke` without `started_from`: the read failed.
+    pub(super) verdict: Verdict,
     /// The object it started from, when it had one (for backoff).
     pub(super) started_from: Option<Value>,
     /// The version of its last successful write, whose arrival the earlier
@@ -116,7 +96,6 @@ pub(super) struct Ended {
     pub(super) not_owned: Option<u32>,
 }
 
-/// The runtime's per-resource state.
 pub(super) struct Book {
     settings: Settings,
     cache: Cache,
@@ -193,7 +172,7 @@ impl Book {
         let changed = self.cache.swap_digest(key, digest);
         let mut referrers = self.references.referrers(key);
         if !changed {
-            referrers.retain(|r| new_version && self.cache.is_waiting(r));
+            referrers.retain(|r| new_version && self.cache.phase_is(r, Phase::Waiting));
         }
         referrers
     }
@@ -314,25 +293,27 @@ impl Book {
     /// for the version it started from: `None` until a newer version.
     fn settle(&mut self, key: &Key, ended: &Ended, now: u64) -> Option<u64> {
         let s = self.settings;
-        let delay = match (ended.settled, &ended.started_from) {
-            (Settled::Wrote, Some(object)) => {
-                self.backoff.succeeded(object);
+        let delay = match (&ended.verdict, &ended.started_from) {
+            (Verdict::Wrote | Verdict::WroteFailed, object) => {
+                if let Some(object) = object {
+                    self.backoff.succeeded(object);
+                }
                 return None;
             }
-            (Settled::Wrote | Settled::Skipped, _) => return None,
-            (Settled::Busy, _) => s.poll_ms,
-            (Settled::Conflict, _) => 0,
-            (Settled::Failed, Some(object)) => {
+            (Verdict::Skipped, _) => return None,
+            (Verdict::Busy, _) => s.poll_ms,
+            (Verdict::Conflict, _) => 0,
+            (Verdict::Broke(_), Some(object)) => {
                 let failed = self
                     .backoff
                     .failed(object, now, s.retry_base_ms, s.retry_max_ms);
                 failed.unwrap_or(s.retry_base_ms)
             }
-            (Settled::Failed | Settled::ReadFailed, _) => match self.cache.uid(key) {
+            (Verdict::Broke(_), None) => match self.cache.uid(key) {
                 Some(uid) => {
                     let uid = uid.to_string();
-                    self.backoff
-                        .failed_read(&uid, now, s.retry_base_ms, s.retry_max_ms)
+                    let (base, max) = (s.retry_base_ms, s.retry_max_ms);
+                    self.backoff.failed_read(&uid, now, base, max)
                 }
                 None => s.retry_base_ms,
             },

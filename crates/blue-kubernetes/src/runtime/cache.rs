@@ -349,11 +349,6 @@ impl Cache {
         self.entries.get(key).is_some_and(|e| e.version.is(version))
     }
 
-    /// Whether `key`'s cached phase is `Waiting` (for a reference).
-    pub(crate) fn is_waiting(&self, key: &Key) -> bool {
-        self.phase_is(key, Phase::Waiting)
-    }
-
     /// Whether `key`'s cached phase is `phase`.
     pub(crate) fn phase_is(&self, key: &Key, phase: Phase) -> bool {
         let slot = Phase::ALL.iter().position(|p| *p == phase);

@@ -8,7 +8,7 @@
 use super::book::{Arrival, Book, Decision, Ended};
 use super::key::Key;
 use super::queue::Work;
-use super::{outcome, Shared};
+use super::Shared;
 use crate::domain::resource;
 use crate::reconcile::Request;
 use crate::telemetry::QUEUE_NAME;
@@ -166,7 +166,7 @@ fn act(shared: &Shared, decisions: Vec<Decision>) {
                 if !uid.is_empty() {
                     shared.controller.forget(&uid);
                 }
-                let subject = outcome::subject(shared, &key);
+                let subject = shared.subject(&key);
                 shared.failures.retain(|s| *s != subject);
                 set_queue_depth(shared);
             }

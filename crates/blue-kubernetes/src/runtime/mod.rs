@@ -24,30 +24,25 @@ mod book;
 mod cache;
 mod dispatch;
 mod election;
-mod failure_log;
-mod health;
 mod key;
-mod outcome;
 mod queue;
 mod references;
 mod reflector;
-mod related;
+pub(crate) mod related;
 mod scheduler;
 mod shards;
-mod stats;
 mod token;
 mod worker;
 
-pub use health::Health;
-pub use stats::Stats;
+pub use crate::telemetry::{Health, Stats};
 
+use crate::telemetry::failure_log::FailureLog;
+use crate::telemetry::Counters;
 use crate::{Controller, Error};
 use backoff::ListBackoff;
 use blue_kubernetes_client::ResourceDescriptor;
 use book::{Book, Settings};
-use failure_log::FailureLog;
 use queue::WorkQueue;
-use stats::Counters;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
@@ -97,6 +92,13 @@ enum Feed {
 }
 
 impl Shared {
+    /// The log subject of a resource: `plural.group ns/name`.
+    fn subject(&self, key: &key::Key) -> String {
+        let descriptor = self.controller.config.packages[key.package()].descriptor();
+        let plural = descriptor.qualified_plural();
+        format!("{plural} {}/{}", key.namespace(), key.name())
+    }
+
     fn may_dispatch(&self) -> bool {
         let now = self.controller.now();
         self.gate.as_ref().is_none_or(|g| g.may_dispatch(now))
@@ -272,12 +274,8 @@ impl Runtime {
         }) else {
             return false;
         };
-        let namespace = if packages[package].descriptor().namespaced {
-            namespace
-        } else {
-            ""
-        };
-        let key = key::Key::new(package, namespace, name);
+        let namespaced = packages[package].descriptor().namespaced;
+        let key = key::Key::new(package, if namespaced { namespace } else { "" }, name);
         dispatch::request(&self.shared, &key, crate::reconcile::Request::Check)
     }
 
@@ -320,14 +318,6 @@ fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<re
         }
     }
     scopes
-}
-
-/// The related kinds the runtime lists and watches for `packages`.
-pub(crate) fn related_descriptors(packages: &[crate::Package]) -> Vec<ResourceDescriptor> {
-    related::kinds(packages)
-        .into_iter()
-        .map(|k| k.descriptor)
-        .collect()
 }
 
 /// `blue_resources{controller, phase}` starts at zero for every phase.

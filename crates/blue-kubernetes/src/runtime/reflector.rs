@@ -22,10 +22,10 @@
 //!   replica neither lists nor watches.
 
 use super::dispatch;
-use super::failure_log::Failure;
 use super::key::Key;
 use super::{Feed, Shared};
 use crate::domain::due::backoff_ms;
+use crate::telemetry::failure_log::Failure;
 use blue_kubernetes_client::{
     Error, ErrorKind, PageRequest, ResourceDescriptor, WatchEvent, WatchRequest,
 };
@@ -257,7 +257,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                 page = PageRequest::first(config.page_limit);
             }
             Err(e) => {
-                listed_once(shared);
+                shared.counters.listed();
                 shared.failures.failed(&subject, Failure::of(&e));
                 let now = shared.controller.now();
                 let (base, max) = (config.retry_base_ms, config.retry_max_ms);
@@ -270,13 +270,8 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
     listed_all(shared, scope, &listed);
     shared.failures.succeeded(&subject);
     shared.list_backoff.succeeded(scope.index);
-    listed_once(shared);
-    Some(version)
-}
-
-/// A list ended, successfully or not.
-fn listed_once(shared: &Shared) {
     shared.counters.listed();
+    Some(version)
 }
 
 /// Watches from `version` until the next resync is due, rewatching as

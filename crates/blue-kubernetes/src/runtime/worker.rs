@@ -5,13 +5,13 @@
 //! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
 //! worker.
 
-use super::book::{Ended, Settled};
+use super::book::Ended;
 use super::dispatch::{pass_began, pass_ended, set_queue_depth};
-use super::failure_log::Failure;
-use super::outcome::{self, Verdict};
 use super::queue::Work;
 use super::Shared;
 use crate::reconcile::{prepare, PassOutcome, Report, Request, Terms};
+use crate::telemetry::failure_log::Failure;
+use crate::telemetry::Verdict;
 use futures::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -31,13 +31,16 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
             Some(snapshot) => pass(&shared, &work, snapshot, requested).await,
             None => match read(&shared, &work).await {
                 Ok(snapshot) => pass(&shared, &work, snapshot, requested).await,
-                Err(settled) => Ended {
-                    settled,
-                    unserved_request: match settled {
-                        Settled::ReadFailed => requested,
+                Err(verdict) => Ended {
+                    unserved_request: match verdict {
+                        Verdict::Broke(_) => requested,
                         _ => Request::None,
                     },
-                    ..Ended::default()
+                    verdict,
+                    started_from: None,
+                    written: None,
+                    next_check: None,
+                    not_owned: None,
                 },
             },
         };
@@ -49,7 +52,7 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
 /// Reads the object a timer (or a list) queued. `Err` when there is
 /// nothing to reconcile now: gone (its deletion event follows), or
 /// unreadable (backed off like a failed write).
-async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Settled> {
+async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Verdict> {
     let key = &work.key;
     let descriptor = shared.controller.config.packages[key.package()].descriptor();
     let client = &shared.controller.config.client;
@@ -62,12 +65,14 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Settled
         .await
     {
         Ok(Some(object)) => Ok(object),
-        Ok(None) => Err(Settled::Skipped),
+        Ok(None) => Err(Verdict::Skipped),
         Err(e) => {
-            let subject = outcome::subject(shared, &work.key);
-            shared.failures.failed(&subject, Failure::of(&e));
+            let failure = Failure::of(&e);
+            shared
+                .failures
+                .failed(&shared.subject(key), failure.clone());
             shared.counters.read_failed();
-            Err(Settled::ReadFailed)
+            Err(Verdict::Broke(failure))
         }
     }
 }
@@ -134,7 +139,7 @@ async fn pass(
         Err(panic) => (Err(panic), None, None),
     };
     if let Ok(Ok(report)) = &result {
-        tracing::debug!(subject = %outcome::subject(shared, &work.key), ?report, "reconciled");
+        tracing::debug!(subject = %shared.subject(&work.key), ?report, "reconciled");
     }
     let not_owned = match &result {
         Ok(Ok(Report::NotOwned { shard })) => Some(*shard),
@@ -153,7 +158,13 @@ async fn pass(
         );
     let unserved_request = if served { Request::None } else { requested };
     let verdict = Verdict::of(&result);
-    let settled = outcome::settle(shared, &work.key, &verdict);
+    let subject = shared.subject(&work.key);
+    match &verdict {
+        Verdict::Wrote | Verdict::WroteFailed => drop(shared.failures.succeeded(&subject)),
+        // Nothing could be recorded in status: the book backs it off.
+        Verdict::Broke(failure) => drop(shared.failures.failed(&subject, failure.clone())),
+        _ => {}
+    }
     metrics.active_workers.get_or_create(&label).dec();
     metrics
         .reconcile_time
@@ -162,7 +173,7 @@ async fn pass(
     let [(_, controller)] = &label;
     shared.counters.pass_ended(controller, &verdict);
     Ended {
-        settled,
+        verdict,
         started_from: Some(metadata),
         written,
         next_check,

@@ -1,18 +1,24 @@
 //! What the people running the operator see: logs, Events, metrics.
 
 mod events;
+pub(crate) mod failure_log;
+mod health;
 pub(crate) mod log;
 mod metrics;
 mod proxy_metrics;
 mod request_metrics;
 mod sharding;
+mod stats;
 mod tally;
 
 pub(crate) use events::{EventRecorder, EventType};
+pub use health::Health;
 pub use metrics::Metrics;
 pub(crate) use metrics::QUEUE_NAME;
 pub(crate) use request_metrics::RequestMetrics;
 pub(crate) use sharding::ShardMetrics;
+pub use stats::Stats;
+pub(crate) use stats::{Counters, Verdict};
 pub(crate) use tally::Tally;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -84,12 +84,22 @@ fn work(name: &str, version: &str) -> Work {
     }
 }
 
-fn ended(settled: Settled, name: &str) -> Ended {
+fn ended(verdict: Verdict, name: &str) -> Ended {
     Ended {
-        settled,
+        verdict,
         started_from: Some(object(name, "1", None)),
-        ..Ended::default()
+        written: None,
+        next_check: None,
+        unserved_request: Request::None,
+        not_owned: None,
     }
+}
+
+fn broke() -> Verdict {
+    Verdict::Broke(crate::telemetry::failure_log::Failure::new(
+        "forbidden",
+        "replace",
+    ))
 }
 
 #[test]
@@ -133,7 +143,7 @@ fn a_pass_that_wrote_holds_its_version_until_a_newer_one_arrives() {
     let mut book = book();
     book.arrived(arrival("a", "1", Due::Now, true), 0);
     assert_eq!(book.pass_began(&key("a")), Request::None);
-    let out = book.pass_ended(&work("a", "1"), ended(Settled::Wrote, "a"), 0);
+    let out = book.pass_ended(&work("a", "1"), ended(Verdict::Wrote, "a"), 0);
     assert!(queued(&out).is_empty(), "held: its write is on its way");
     let (_, again) = book.arrived(arrival("a", "1", Due::Now, false), 1);
     assert!(
@@ -149,14 +159,14 @@ fn a_failed_pass_backs_off_doubling_and_an_edit_ends_the_wait() {
     let mut book = book();
     book.arrived(arrival("a", "1", Due::Now, true), 0);
     book.pass_began(&key("a"));
-    let out = book.pass_ended(&work("a", "1"), ended(Settled::Failed, "a"), 0);
+    let out = book.pass_ended(&work("a", "1"), ended(broke(), "a"), 0);
     assert!(queued(&out).is_empty());
     assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
     book.pass_began(&key("a"));
-    book.pass_ended(&work("a", "1"), ended(Settled::Failed, "a"), 1_000);
+    book.pass_ended(&work("a", "1"), ended(broke(), "a"), 1_000);
     assert!(queued(&book.timers_due(2_999).0).is_empty(), "doubled");
     assert_eq!(queued_names(&book.timers_due(3_000).0), ["a"]);
-    book.pass_ended(&work("a", "1"), ended(Settled::Failed, "a"), 3_000);
+    book.pass_ended(&work("a", "1"), ended(broke(), "a"), 3_000);
     let mut edited = arrival("a", "2", Due::Now, true);
     edited.object["metadata"]["generation"] = json!(2);
     let (_, out) = book.arrived(edited, 3_001);
@@ -167,10 +177,10 @@ fn a_failed_pass_backs_off_doubling_and_an_edit_ends_the_wait() {
 fn a_busy_lock_looks_again_after_a_poll_period_and_a_conflict_at_once() {
     let mut book = book();
     book.arrived(arrival("a", "1", Due::Now, true), 0);
-    let out = book.pass_ended(&work("a", "1"), ended(Settled::Busy, "a"), 0);
+    let out = book.pass_ended(&work("a", "1"), ended(Verdict::Busy, "a"), 0);
     assert!(queued(&out).is_empty());
     assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
-    let out = book.pass_ended(&work("a", "1"), ended(Settled::Conflict, "a"), 1_000);
+    let out = book.pass_ended(&work("a", "1"), ended(Verdict::Conflict, "a"), 1_000);
     assert_eq!(queued_names(&out), ["a"]);
 }
 
@@ -180,7 +190,7 @@ fn a_quiet_check_keeps_its_next_check_in_memory() {
     book.arrived(arrival("a", "1", at(0), true), 0);
     let quiet = Ended {
         next_check: Some(60_000),
-        ..ended(Settled::Wrote, "a")
+        ..ended(Verdict::Wrote, "a")
     };
     let out = book.pass_ended(&work("a", "1"), quiet, 0);
     assert!(queued(&out).is_empty(), "no hold, yet not due again");
@@ -205,7 +215,7 @@ fn a_request_queues_a_cached_resource_and_outlives_a_pass_that_could_not_look() 
     assert_eq!(book.pass_began(&key("a")), Request::Check);
     let unserved = Ended {
         unserved_request: Request::Check,
-        ..ended(Settled::Busy, "a")
+        ..ended(Verdict::Busy, "a")
     };
     book.pass_ended(&work("a", "1"), unserved, 0);
     assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
@@ -229,7 +239,7 @@ fn a_resource_gone_is_forgotten_in_one_event_and_its_referrers_wait_again() {
         digest: Some(7),
     };
     book.arrived(referenced, 0);
-    book.pass_ended(&work("db", "1"), ended(Settled::Failed, "db"), 0);
+    book.pass_ended(&work("db", "1"), ended(broke(), "db"), 0);
     book.pass_ended(
         &Work {
             key: server.clone(),
@@ -238,7 +248,7 @@ fn a_resource_gone_is_forgotten_in_one_event_and_its_referrers_wait_again() {
         },
         Ended {
             not_owned: Some(3),
-            ..ended(Settled::Skipped, "s")
+            ..ended(Verdict::Skipped, "s")
         },
         0,
     );
@@ -353,7 +363,7 @@ fn a_resource_parked_for_another_shard_is_decided_again_when_the_shard_comes() {
     book.arrived(arrival("a", "1", Due::Now, true), 0);
     let not_owned = Ended {
         not_owned: Some(2),
-        ..ended(Settled::Skipped, "a")
+        ..ended(Verdict::Skipped, "a")
     };
     let out = book.pass_ended(&work("a", "1"), not_owned, 0);
     assert!(queued(&out).is_empty(), "held: another replica handles it");
