@@ -88,28 +88,37 @@
 //!   I/O: `due`, `spec`, `status` (and when a check is quiet), `names`,
 //!   `resource`, `options`, `time`, `jitter` (each interval's uid-derived
 //!   stretch).
-//! - `reconcile/`: one pass: `mod` (due check, identity lock, snapshot),
-//!   `rules` (the ordered rules), `act` (observe, converge or destroy,
-//!   publishing first), `pass` (the guarded writes), `external_name` (its
-//!   record on the resource), `reporting` (logs,
-//!   metrics and Events of a pass).
+//! - `reconcile/`: one pass: `mod` (the one-shot [`reconcile`]: read,
+//!   prepare, lock, read again), `prepare` (the due check, options, plan
+//!   and identity, the same for every caller), `plan` (what happens before
+//!   any package code runs), `pass` (what a pass was given and what it
+//!   accumulates; the guarded writes), `rules` (the ordered rules), `act`
+//!   (observe, converge or destroy, publishing first), `external_name`
+//!   (its record on the resource), `reporting` (logs, metrics and Events
+//!   of a pass), `report` (what a pass returns).
 //! - `related`, `references`: related kinds and how their objects map to
 //!   resources; reference fields, readiness and the kind graph.
 //!   `reconcile::references` resolves a resource's references before any
 //!   callback.
-//! - `runtime/`: `reflector` (list + watch per type, or related kind, and
-//!   scope), `cache` (compact entries), `related` (related objects' cache:
-//!   version and targets), `references` (who refers to whom), `dispatch`
-//!   and `scheduler` (timers and early checks to queue), `queue`, `worker`,
-//!   `outcome` (a pass classified once), `stats`, `health`, `backoff`.
+//! - `runtime/`: `book` (the one owner of every resource's state: events
+//!   in, decisions out, no I/O), whose plain data are `cache` (compact
+//!   entries), `scheduler` (timers), `related` (related objects: version
+//!   and targets), `references` (who refers to whom) and `backoff`;
+//!   `dispatch` (the only code that locks the book: turns reports into its
+//!   events and acts on its decisions), `reflector` (list + watch per type,
+//!   or related kind, and scope), `queue`, `worker`, and, next to the
+//!   runtime, `election` and `shards` (the elector and sharding tasks).
 //! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
-//!   (the client hook), `task` (the elector next to the runtime).
+//!   (the client hook).
 //! - `sharding/`: scale-out: `settings`, `assignment` (rendezvous with a
 //!   bounded load; a resource's shard), `table` (each shard's gate and
 //!   drain state), `view` (a round's Leases: one list), `roster`
 //!   (membership slots), `task` (membership and shard Leases next to the
 //!   runtime).
-//! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`.
+//! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`,
+//!   `failure_log` (repeating failures logged once per change), `stats`
+//!   (the runtime's counters and the `Verdict` a pass is
+//!   counted as), `health`.
 //! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
 //!   in `status.workflow` (`record`), run ids and keys (`key`); the pass
 //!   answers the handle in `reconcile::steps`.
@@ -118,18 +127,32 @@
 //! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
 //!
 //! # One resource's path
-//! A watch event reaches `runtime::reflector`, which hands the object to
-//! `runtime::dispatch` (`take_in`): the cache records it, and if it is due
-//! (`domain::due`) its key goes on the `queue` (else `scheduler` sets a
-//! timer). A `worker` takes the key, with the object the watch event
-//! delivered (else it reads it once), and runs `reconcile` under the
-//! identity `lock`; the pass applies `reconcile::rules` in order and, for
-//! rule 8, `reconcile::act` observes and converges. Every status and
-//! finalizer write goes through `reconcile::pass` with the snapshot's
-//! resourceVersion, over the client stack. The worker classifies the
-//! returned outcome once (`runtime::outcome`) and the dispatcher keeps the
-//! resource's next check in memory (`runtime::cache`), whether the pass
-//! wrote it or, a quiet check, wrote nothing.
+//! 1. `runtime::reflector`: a watch event arrives and goes to
+//! 2. `runtime::dispatch` (`take_in`), which derives what the book needs
+//!    (`Controller::due`, references) and gives it one event under its lock:
+//! 3. `runtime::book` (`arrived`) records it in the cache and decides: due
+//!    now, so a `Queue` decision with the delivered object (else a timer).
+//!    The dispatcher acts on it:
+//! 4. `runtime::queue` holds the work until
+//! 5. `runtime::worker` takes it (with `dispatch::pass_began`, the request
+//!    it serves), reads the object only if none was delivered, and calls
+//! 6. `reconcile::prepare`: the due check, the options, the plan from
+//! 7. `reconcile::plan`, and the identity through
+//! 8. `callback`. Back in the worker: with sharding, shard admission, and
+//!    the lease the writes are fenced by (`Terms`); then, under the
+//!    identity `lock` (`Prepared::run_locked`),
+//! 9. `reconcile::pass` runs
+//! 10. `reconcile::rules` in order; for rule 8,
+//! 11. `reconcile::act` observes and converges (the callbacks through
+//!     `callback` again), and every status and finalizer write goes back
+//!     through `reconcile::pass` with the snapshot's resourceVersion, over
+//!     the client stack.
+//!
+//! The worker then counts the pass's `Verdict` and hands it to the book
+//! through `dispatch::pass_ended`: the book settles holds and backoff,
+//! keeps the next check in memory (whether the pass wrote it or, a quiet
+//! check, wrote nothing) and decides again; the watch event of the pass's
+//! own write comes back through step 1.
 
 mod binding;
 mod callback;
