@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use blue_kubernetes_client::{proxy_client, Client, KubectlOptions, ProxyOptions};
+use blue_kubernetes_client::{proxy_client, Client, KubectlConfig, ProxyConfig};
 use serde_json::Value;
 
 pub use control_plane::{Component, ControlPlane, CONTEXT};
@@ -70,8 +70,8 @@ impl Envtest {
         self.cp.context()
     }
 
-    /// Installs a CRD (JSON, as `blue_kubernetes::crd` generates; CEL rules
-    /// are stripped, which Kubernetes 1.20 does not know) and waits until it
+    /// Installs a CRD (JSON, as `blue_kubernetes::crd::generate` makes; CEL
+    /// rules are stripped, which Kubernetes 1.20 does not know) and waits until it
     /// is Established and served. Idempotent: installing the same CRD again
     /// is a no-op; a different CRD of the same name is
     /// [`Error::CrdConflict`] (a test that needs another version starts a
@@ -103,14 +103,14 @@ impl Envtest {
     /// context: the proxy transport (one `kubectl proxy`, started with the
     /// first request, watching), sharing this server's discovery cache.
     pub fn client(&self) -> Result<Arc<dyn Client>, Error> {
-        let kubectl = KubectlOptions::for_context(CONTEXT)
+        let kubectl = KubectlConfig::for_context(CONTEXT)
             .with_kubeconfig(self.kubeconfig())
             .with_kubectl(self.cp.kubectl())
             .with_env(
                 "KUBECACHEDIR",
                 self.cp.kube_cache_dir().display().to_string(),
             );
-        let client = proxy_client(ProxyOptions::new(kubectl));
+        let client = proxy_client(ProxyConfig::new(kubectl));
         Ok(Arc::new(client.map_err(|e| Error::Client(Arc::new(e)))?))
     }
 

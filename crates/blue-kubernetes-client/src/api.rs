@@ -23,6 +23,7 @@ pub enum Method {
 
 /// The patch formats the API server accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PatchType {
     /// `application/merge-patch+json` (RFC 7386).
     Merge,

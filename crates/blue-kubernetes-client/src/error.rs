@@ -6,6 +6,7 @@
 /// The classification is the only thing the transport keeps from kubectl's
 /// stdout and stderr; the text itself is dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The object changed since the snapshot the write was computed from (HTTP 409).
     Conflict,
@@ -51,6 +52,7 @@ impl std::fmt::Display for ErrorKind {
 /// No variant holds kubectl's stdout, stderr or arguments, so neither
 /// `Display` nor `Debug` can leak a secret that passed through kubectl.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// kubectl exited non-zero.
     #[error("kubectl {operation} failed with exit code {exit_code} ({kind})")]

@@ -137,8 +137,8 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), blue_kubernetes_client::Error> {
-//! use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions, ResourceDescriptor};
-//! let client = kubectl_client(KubectlOptions::for_context("kind-dev"))?;
+//! use blue_kubernetes_client::{kubectl_client, Client, KubectlConfig, ResourceDescriptor};
+//! let client = kubectl_client(KubectlConfig::for_context("kind-dev"))?;
 //! let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
 //! for widget in client.list_resources(&widgets, "default").await? {
 //!     println!("{}", widget["metadata"]["name"]);
@@ -194,9 +194,9 @@ pub use crate::kube::KubeClient;
 pub use kubectl::{classify_output, operation_of};
 pub use kubectl::{kubectl_client, KubectlClient, IN_CLUSTER_CONTEXT};
 pub use kubectl::{Invocation, Output, Runner, TokioRunner};
-pub use kubectl::{KubectlOptions, RequestOptions, Response, DEFAULT_SERVICE_ACCOUNT_DIR};
+pub use kubectl::{KubectlConfig, RequestParams, Response, DEFAULT_SERVICE_ACCOUNT_DIR};
 pub use layer::{Answer, Call, Hook, Layered};
 pub use lease::{Lease, LeaseSpec, LEASE_API_VERSION};
-pub use proxy::{proxy_client, ProxyClient, ProxyOptions, ProxyStats};
+pub use proxy::{proxy_client, ProxyClient, ProxyConfig, ProxyStats};
 pub use transport::{connect, TransportKind};
 pub use watch::{ListPage, PageRequest, WatchEvent, WatchRequest, WatchStream, DEFAULT_PAGE_LIMIT};

@@ -1,6 +1,6 @@
 //! Choosing a transport: per-call kubectl or one persistent proxy.
 
-use crate::{kubectl_client, proxy_client, Error, KubectlOptions, ProxyOptions, Transport};
+use crate::{kubectl_client, proxy_client, Error, KubectlConfig, ProxyConfig, Transport};
 use std::sync::Arc;
 
 /// Which transport a client uses.
@@ -20,6 +20,7 @@ use std::sync::Arc;
 /// assert!("http".parse::<TransportKind>().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TransportKind {
     /// [`KubectlClient`](crate::KubectlClient): a kubectl process per request.
     #[default]
@@ -58,8 +59,8 @@ impl std::fmt::Display for TransportKind {
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), blue_kubernetes_client::Error> {
-/// use blue_kubernetes_client::{connect, KubectlOptions, Transport, TransportKind};
-/// let transport = connect(TransportKind::Proxy, KubectlOptions::for_context("kind-dev")).await?;
+/// use blue_kubernetes_client::{connect, KubectlConfig, Transport, TransportKind};
+/// let transport = connect(TransportKind::Proxy, KubectlConfig::for_context("kind-dev")).await?;
 /// let client = transport.clone().into_client(); // for the controller
 /// let api = transport.into_raw_api(); // for packages
 /// # let _ = (client, api);
@@ -68,12 +69,12 @@ impl std::fmt::Display for TransportKind {
 /// ```
 pub async fn connect(
     kind: TransportKind,
-    options: KubectlOptions,
+    options: KubectlConfig,
 ) -> Result<Arc<dyn Transport>, Error> {
     Ok(match kind {
         TransportKind::Kubectl => Arc::new(kubectl_client(options)?),
         TransportKind::Proxy => {
-            let client = proxy_client(ProxyOptions::new(options))?;
+            let client = proxy_client(ProxyConfig::new(options))?;
             client.start().await?;
             Arc::new(client)
         }

@@ -3,7 +3,7 @@
 mod common;
 
 use blue_kubernetes_client::{
-    kubectl_client, Client, Error, KubectlOptions, RequestOptions, ResourceDescriptor, Response,
+    kubectl_client, Client, Error, KubectlConfig, RequestParams, ResourceDescriptor, Response,
 };
 use common::{ok, recording};
 
@@ -15,9 +15,9 @@ fn widgets() -> ResourceDescriptor {
 async fn command_line_is_context_then_request_timeout_then_args() {
     let (runner, calls) = recording(|_| Ok(ok("{}")));
     let client =
-        kubectl_client(KubectlOptions::for_context("kind-dev").with_runner(runner)).unwrap();
+        kubectl_client(KubectlConfig::for_context("kind-dev").with_runner(runner)).unwrap();
     client
-        .request(&["get", "pods", "-o", "json"], RequestOptions::default())
+        .request(&["get", "pods", "-o", "json"], RequestParams::default())
         .await
         .unwrap();
     let calls = calls.lock().unwrap();
@@ -41,14 +41,14 @@ async fn command_line_is_context_then_request_timeout_then_args() {
 #[tokio::test]
 async fn command_line_puts_kubeconfig_before_context() {
     let (runner, calls) = recording(|_| Ok(ok("")));
-    let options = KubectlOptions::for_context("prod")
+    let options = KubectlConfig::for_context("prod")
         .with_kubeconfig("/etc/kube/config")
         .with_kubectl("/opt/bin/kubectl")
         .with_request_timeout_seconds(7)
         .with_runner(runner);
     let client = kubectl_client(options).unwrap();
     client
-        .request(&["version"], RequestOptions::raw())
+        .request(&["version"], RequestParams::raw())
         .await
         .unwrap();
     assert_eq!(
@@ -68,20 +68,17 @@ async fn command_line_puts_kubeconfig_before_context() {
 #[tokio::test]
 async fn env_and_process_deadline_reach_the_runner() {
     let (runner, calls) = recording(|_| Ok(ok("")));
-    let options = KubectlOptions::for_context("dev")
+    let options = KubectlConfig::for_context("dev")
         .with_env("KUBECACHEDIR", "/tmp/cache")
         .with_timeout_ms(1_234)
         .with_runner(runner);
     let client = kubectl_client(options).unwrap();
     client
-        .request(&["get", "ns"], RequestOptions::default())
+        .request(&["get", "ns"], RequestParams::default())
         .await
         .unwrap();
     client
-        .request(
-            &["get", "ns"],
-            RequestOptions::default().with_timeout_ms(99),
-        )
+        .request(&["get", "ns"], RequestParams::default().with_timeout_ms(99))
         .await
         .unwrap();
     let calls = calls.lock().unwrap();
@@ -103,7 +100,7 @@ async fn list_resources_gets_the_exact_version_and_returns_items() {
             r#"{"kind":"List","items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#,
         ))
     });
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let items = client.list_resources(&widgets(), "team-a").await.unwrap();
     assert_eq!(items.len(), 2);
     assert_eq!(items[1]["metadata"]["name"], "b");
@@ -123,7 +120,7 @@ async fn list_resources_gets_the_exact_version_and_returns_items() {
 #[tokio::test]
 async fn list_without_items_is_a_decode_error() {
     let (runner, _) = recording(|_| Ok(ok(r#"{"kind":"Widget"}"#)));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let err = client
         .list_resources(&widgets(), "default")
         .await
@@ -140,7 +137,7 @@ async fn get_resource_ignores_not_found_and_maps_empty_output_to_none() {
             Ok(ok("\n"))
         }
     });
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let found = client
         .get_resource(&widgets(), "default", "present")
         .await
@@ -169,7 +166,7 @@ async fn get_resource_ignores_not_found_and_maps_empty_output_to_none() {
 #[tokio::test]
 async fn names_that_could_read_as_flags_are_refused_before_running() {
     let (runner, calls) = recording(|_| Ok(ok("")));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let err = client
         .get_resource(&widgets(), "default", "--all")
         .await
@@ -189,9 +186,9 @@ async fn names_that_could_read_as_flags_are_refused_before_running() {
 #[tokio::test]
 async fn raw_request_returns_stdout_verbatim() {
     let (runner, _) = recording(|_| Ok(ok("not json\n")));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let response = client
-        .request(&["version"], RequestOptions::raw())
+        .request(&["version"], RequestParams::raw())
         .await
         .unwrap();
     assert_eq!(response, Response::Text("not json\n".into()));
@@ -206,14 +203,14 @@ async fn json_request_parses_stdout_and_maps_empty_output_to_none() {
             r#"{"a":1}"#
         }))
     });
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let full = client
-        .request(&["get", "full"], RequestOptions::default())
+        .request(&["get", "full"], RequestParams::default())
         .await
         .unwrap();
     assert_eq!(full, Response::Json(Some(serde_json::json!({"a": 1}))));
     let empty = client
-        .request(&["get", "empty"], RequestOptions::default())
+        .request(&["get", "empty"], RequestParams::default())
         .await
         .unwrap();
     assert_eq!(empty, Response::Json(None));
@@ -222,9 +219,9 @@ async fn json_request_parses_stdout_and_maps_empty_output_to_none() {
 #[tokio::test]
 async fn output_that_is_not_json_is_a_decode_error() {
     let (runner, _) = recording(|_| Ok(ok("NAME   AGE\nw      1d\n")));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let err = client
-        .request(&["get", "widgets"], RequestOptions::default())
+        .request(&["get", "widgets"], RequestParams::default())
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Decode { ref operation } if operation == "get"));
@@ -233,10 +230,10 @@ async fn output_that_is_not_json_is_a_decode_error() {
 #[tokio::test]
 async fn request_accepts_owned_argument_vectors() {
     let (runner, calls) = recording(|_| Ok(ok("")));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let args: Vec<String> = vec!["get".into(), "ns".into()];
     client
-        .request(&args, RequestOptions::default())
+        .request(&args, RequestParams::default())
         .await
         .unwrap();
     assert_eq!(calls.lock().unwrap()[0].args(), ["get", "ns"]);
@@ -246,6 +243,6 @@ async fn request_accepts_owned_argument_vectors() {
 fn kubectl_client_is_a_shareable_client() {
     fn shareable<T: Client + Send + Sync + 'static>() {}
     shareable::<blue_kubernetes_client::KubectlClient>();
-    let client = kubectl_client(KubectlOptions::for_context("dev")).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev")).unwrap();
     let _shared: std::sync::Arc<dyn Client> = std::sync::Arc::new(client);
 }

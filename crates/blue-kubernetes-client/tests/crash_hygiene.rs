@@ -3,7 +3,7 @@
 
 mod common;
 
-use blue_kubernetes_client::{kubectl_client, KubectlOptions, RequestOptions};
+use blue_kubernetes_client::{kubectl_client, KubectlConfig, RequestParams};
 use common::{entries, script};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,7 +22,7 @@ async fn child_process_hangs_in_a_request() {
         .map(PathBuf::from)
         .expect("run by sigkilled_process_leaves_no_kubectl_and_no_file, which sets the directory");
     let kubectl = dir.join("kubectl");
-    let options = KubectlOptions::for_context("test")
+    let options = KubectlConfig::for_context("test")
         .with_kubectl(&kubectl)
         .with_temp_dir(dir.join("tmp"))
         .with_env("PID_FILE", dir.join("kubectl.pid").display().to_string())
@@ -31,7 +31,7 @@ async fn child_process_hangs_in_a_request() {
     let _ = client
         .request(
             &["apply", "-f", "-"],
-            RequestOptions::default().with_input(DOC),
+            RequestParams::default().with_input(DOC),
         )
         .await;
     unreachable!("the parent kills this process first");
@@ -127,7 +127,7 @@ fn sigkilled_process_leaves_no_kubectl_and_no_file() {
     assert_eq!(scratch_dirs(&tmp).len(), 1, "SIGKILL ran no cleanup");
 
     // The next client sweeps the dead process's directory.
-    let next = kubectl_client(KubectlOptions::for_context("test").with_temp_dir(&tmp)).unwrap();
+    let next = kubectl_client(KubectlConfig::for_context("test").with_temp_dir(&tmp)).unwrap();
     assert!(scratch_dirs(&tmp).is_empty(), "{:?}", scratch_dirs(&tmp));
     drop(next);
 }
@@ -145,7 +145,7 @@ fn a_live_clients_scratch_directory_survives_another_clients_sweep() {
         first
             .request(
                 &["apply", "-f", "-"],
-                RequestOptions::default().with_input(DOC),
+                RequestParams::default().with_input(DOC),
             )
             .await
     });

@@ -4,7 +4,7 @@
 mod common;
 
 use blue_kubernetes_client::{
-    kubectl_client, Error, KubectlOptions, RequestOptions, IN_CLUSTER_CONTEXT,
+    kubectl_client, Error, KubectlConfig, RequestParams, IN_CLUSTER_CONTEXT,
 };
 use common::{entries, ok, recording};
 use serde_json::Value;
@@ -22,8 +22,8 @@ fn service_account() -> tempfile::TempDir {
     dir
 }
 
-fn in_cluster(sa: &Path, temp: &Path, host: &str, port: Option<&str>) -> KubectlOptions {
-    let mut options = KubectlOptions::in_cluster().with_temp_dir(temp);
+fn in_cluster(sa: &Path, temp: &Path, host: &str, port: Option<&str>) -> KubectlConfig {
+    let mut options = KubectlConfig::in_cluster().with_temp_dir(temp);
     options.service_account_dir = Some(sa.to_path_buf());
     options.service_host = Some(host.to_owned());
     options.service_port = port.map(str::to_owned);
@@ -65,7 +65,7 @@ async fn in_cluster_kubeconfig_points_at_the_service_account_files() {
     assert_eq!(context["context"]["user"], config["users"][0]["name"]);
 
     client
-        .request(&["get", "ns"], RequestOptions::default())
+        .request(&["get", "ns"], RequestParams::default())
         .await
         .unwrap();
     let calls = calls.lock().unwrap();

@@ -4,7 +4,7 @@
 mod common;
 
 use blue_kubernetes_client::{
-    kubectl_client, Error, ErrorKind, KubectlOptions, RequestOptions, TokioRunner,
+    kubectl_client, Error, ErrorKind, KubectlConfig, RequestParams, TokioRunner,
 };
 use common::{entries, failed, ok, options, recording, script};
 use std::sync::Arc;
@@ -24,7 +24,7 @@ async fn input_replaces_stdin_argument_with_a_private_file() {
         &["apply", "-f=-"][..],
     ] {
         client
-            .request(args, RequestOptions::default().with_input(DOC))
+            .request(args, RequestParams::default().with_input(DOC))
             .await
             .unwrap();
     }
@@ -47,13 +47,13 @@ async fn input_without_stdin_argument_is_refused_instead_of_dropped() {
     let err = client
         .request(
             &["apply", "-f", "manifest.yaml"],
-            RequestOptions::default().with_input(DOC),
+            RequestParams::default().with_input(DOC),
         )
         .await
         .unwrap_err();
     assert!(matches!(err, Error::InvalidOption { field: "input", .. }));
     let err = client
-        .request(&["apply", "-f", "-"], RequestOptions::default())
+        .request(&["apply", "-f", "-"], RequestParams::default())
         .await
         .unwrap_err();
     assert!(matches!(err, Error::InvalidOption { field: "input", .. }));
@@ -69,7 +69,7 @@ async fn temp_files_are_removed_after_success() {
     client
         .request(
             &["apply", "-f", "-"],
-            RequestOptions::default().with_input(DOC),
+            RequestParams::default().with_input(DOC),
         )
         .await
         .unwrap();
@@ -88,7 +88,7 @@ async fn temp_files_are_removed_after_failure() {
     let err = client
         .request(
             &["apply", "-f", "-"],
-            RequestOptions::default().with_input(DOC),
+            RequestParams::default().with_input(DOC),
         )
         .await
         .unwrap_err();
@@ -110,7 +110,7 @@ async fn temp_files_are_removed_after_runner_error() {
     let err = client
         .request(
             &["apply", "-f", "-"],
-            RequestOptions::default().with_input(DOC),
+            RequestParams::default().with_input(DOC),
         )
         .await
         .unwrap_err();
@@ -124,7 +124,7 @@ async fn temp_files_are_removed_after_timeout() {
     let bin = tempfile::tempdir().unwrap();
     // A kubectl that never finishes, run by the real default runner.
     let kubectl = script(bin.path(), "kubectl", "exec sleep 30");
-    let options = KubectlOptions::for_context("dev")
+    let options = KubectlConfig::for_context("dev")
         .with_kubectl(kubectl)
         .with_runner(TokioRunner::new())
         .with_temp_dir(dir.path());
@@ -132,7 +132,7 @@ async fn temp_files_are_removed_after_timeout() {
     let err = client
         .request(
             &["apply", "-f", "-"],
-            RequestOptions::default()
+            RequestParams::default()
                 .with_input(DOC)
                 .with_timeout_ms(300),
         )
@@ -154,7 +154,7 @@ async fn temp_files_are_removed_after_runner_panic() {
         client
             .request(
                 &["apply", "-f", "-"],
-                RequestOptions::default().with_input(DOC),
+                RequestParams::default().with_input(DOC),
             )
             .await
     });
@@ -185,7 +185,7 @@ async fn temp_files_are_removed_when_the_request_is_cancelled() {
         client
             .request(
                 &["apply", "-f", "-"],
-                RequestOptions::default().with_input(DOC),
+                RequestParams::default().with_input(DOC),
             )
             .await
     });

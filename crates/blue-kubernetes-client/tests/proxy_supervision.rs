@@ -65,7 +65,7 @@ async fn failing_starts_back_off_without_spawning() {
     let fake = Fake::start();
     let mut options = fake.kubectl_options().with_env("FAKE_EXIT", "1");
     options.context = Some("fake-ctx".into());
-    let mut options = blue_kubernetes_client::ProxyOptions::new(options);
+    let mut options = blue_kubernetes_client::ProxyConfig::new(options);
     options.restart_backoff_ms = 3_600_000;
     let client = blue_kubernetes_client::proxy_client(options).unwrap();
     for attempt in 0..4 {
@@ -98,7 +98,7 @@ async fn nothing_is_left_after_a_failed_start() {
     let fake = Fake::start();
     let options = fake.kubectl_options().with_env("FAKE_EXIT", "1");
     let client =
-        blue_kubernetes_client::proxy_client(blue_kubernetes_client::ProxyOptions::new(options))
+        blue_kubernetes_client::proxy_client(blue_kubernetes_client::ProxyConfig::new(options))
             .unwrap();
     assert!(client.start().await.is_err());
     assert_eq!(fake.pids().len(), 1);

@@ -79,10 +79,9 @@ async fn failures_are_classified_like_every_kubectl_run() {
             "Error from server (NotFound): configmaps \"app\" not found\n",
         ))
     });
-    let client = kubectl_client(
-        blue_kubernetes_client::KubectlOptions::for_context("t").with_runner(runner),
-    )
-    .unwrap();
+    let client =
+        kubectl_client(blue_kubernetes_client::KubectlConfig::for_context("t").with_runner(runner))
+            .unwrap();
     let err = client
         .send(ApiRequest::get(path(
             "/api/v1/namespaces/dev/configmaps/app",
@@ -95,10 +94,9 @@ async fn failures_are_classified_like_every_kubectl_run() {
 #[tokio::test]
 async fn a_patch_needs_an_object_path_and_a_body() {
     let (runner, calls) = recording(|_| Ok(ok("{}")));
-    let client = kubectl_client(
-        blue_kubernetes_client::KubectlOptions::for_context("t").with_runner(runner),
-    )
-    .unwrap();
+    let client =
+        kubectl_client(blue_kubernetes_client::KubectlConfig::for_context("t").with_runner(runner))
+            .unwrap();
     let list = ApiRequest::new(
         Method::Patch(PatchType::Merge),
         path("/api/v1/namespaces/dev/configmaps"),

@@ -3,7 +3,7 @@
 //! kubeconfig are checked against what kubectl really does.
 
 use blue_kubernetes_client::{
-    kubectl_client, Client, Error, ErrorKind, KubectlOptions, RequestOptions, ResourceDescriptor,
+    kubectl_client, Client, Error, ErrorKind, KubectlConfig, RequestParams, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 use std::path::Path;
@@ -39,7 +39,7 @@ fn require_kubectl() {
 }
 
 /// Keeps kubectl's discovery cache out of `~/.kube`.
-fn isolated(options: KubectlOptions, scratch: &Path) -> KubectlOptions {
+fn isolated(options: KubectlConfig, scratch: &Path) -> KubectlConfig {
     options
         .with_env("KUBECACHEDIR", scratch.join("cache").to_str().unwrap())
         .with_temp_dir(scratch)
@@ -69,13 +69,13 @@ async fn real_kubectl_against_unreachable_server_is_unavailable_without_text() {
         "contexts": [{"name": "unreachable", "context": {"cluster": "nowhere", "user": "someone"}}],
     });
     std::fs::write(&kubeconfig, config.to_string()).unwrap();
-    let options = KubectlOptions::for_context("unreachable").with_kubeconfig(&kubeconfig);
+    let options = KubectlConfig::for_context("unreachable").with_kubeconfig(&kubeconfig);
     let client = kubectl_client(isolated(options, scratch.path())).unwrap();
 
     let err = client
         .request(
             &["get", "configmaps", "-n", "default", "-o", "json"],
-            RequestOptions::default(),
+            RequestParams::default(),
         )
         .await
         .unwrap_err();
@@ -101,7 +101,7 @@ async fn real_kubectl_accepts_the_generated_in_cluster_kubeconfig() {
     let sa = tempfile::tempdir().unwrap();
     std::fs::write(sa.path().join("token"), TOKEN).unwrap();
     std::fs::write(sa.path().join("ca.crt"), TEST_CA).unwrap();
-    let mut options = KubectlOptions::in_cluster();
+    let mut options = KubectlConfig::in_cluster();
     options.service_account_dir = Some(sa.path().to_path_buf());
     options.service_host = Some("127.0.0.1".into());
     options.service_port = Some("1".into());
@@ -111,7 +111,7 @@ async fn real_kubectl_accepts_the_generated_in_cluster_kubeconfig() {
     let view = client
         .request(
             &["config", "view", "--minify", "-o", "json"],
-            RequestOptions::default(),
+            RequestParams::default(),
         )
         .await
         .unwrap()
@@ -129,7 +129,7 @@ async fn real_kubectl_accepts_the_generated_in_cluster_kubeconfig() {
     let err = client
         .request(
             &["get", "configmaps", "-o", "json"],
-            RequestOptions::default(),
+            RequestParams::default(),
         )
         .await
         .unwrap_err();

@@ -3,7 +3,7 @@
 mod common;
 
 use blue_kubernetes_client::{
-    kubectl_client, Client, Error, ErrorKind, KubectlOptions, Output, RequestOptions,
+    kubectl_client, Client, Error, ErrorKind, KubectlConfig, Output, RequestParams,
     ResourceDescriptor,
 };
 use common::{failed, options, recording};
@@ -45,7 +45,7 @@ async fn failed_run_error_shows_neither_output_nor_arguments() {
     let err = client
         .request(
             &["create", "secret", "generic", "arg-hunter2", "-f", "-"],
-            RequestOptions::default().with_input("input-hunter2"),
+            RequestParams::default().with_input("input-hunter2"),
         )
         .await
         .unwrap_err();
@@ -59,9 +59,9 @@ async fn failed_run_error_shows_neither_output_nor_arguments() {
 #[tokio::test]
 async fn operation_that_is_not_a_verb_is_not_echoed() {
     let (runner, _) = recording(|_| Ok(failed(2, "boom")));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let err = client
-        .request(&["arg-hunter2/Bearer"], RequestOptions::default())
+        .request(&["arg-hunter2/Bearer"], RequestParams::default())
         .await
         .unwrap_err();
     assert!(matches!(
@@ -78,11 +78,11 @@ async fn operation_that_is_not_a_verb_is_not_echoed() {
 #[tokio::test]
 async fn decode_error_shows_no_output() {
     let (runner, _) = recording(|_| Ok(leaky_output(0)));
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let err = client
         .request(
             &["get", "secret", "arg-hunter2", "-o", "json"],
-            RequestOptions::default(),
+            RequestParams::default(),
         )
         .await
         .unwrap_err();
@@ -99,9 +99,9 @@ async fn runner_errors_are_renamed_to_the_operation() {
             timeout_ms: 5,
         })
     });
-    let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(runner)).unwrap();
+    let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(runner)).unwrap();
     let err = client
-        .request(&["get", "arg-hunter2"], RequestOptions::default())
+        .request(&["get", "arg-hunter2"], RequestParams::default())
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Timeout { ref operation, .. } if operation == "get"));

@@ -4,7 +4,7 @@
 mod common;
 
 use blue_kubernetes_client::{
-    kubectl_client, Error, Invocation, KubectlOptions, RequestOptions, Runner, TokioRunner,
+    kubectl_client, Error, Invocation, KubectlConfig, RequestParams, Runner, TokioRunner,
 };
 use common::script;
 use std::path::Path;
@@ -68,7 +68,7 @@ async fn deadline_kills_kubectl_and_everything_it_spawned() {
         ),
     );
     let client = kubectl_client(
-        KubectlOptions::for_context("dev")
+        KubectlConfig::for_context("dev")
             .with_kubectl(&kubectl)
             .with_runner(TokioRunner::new()),
     )
@@ -78,7 +78,7 @@ async fn deadline_kills_kubectl_and_everything_it_spawned() {
     let err = client
         .request(
             &["get", "pods"],
-            RequestOptions::default().with_timeout_ms(1_500),
+            RequestParams::default().with_timeout_ms(1_500),
         )
         .await
         .unwrap_err();
@@ -184,13 +184,13 @@ async fn arguments_are_never_interpreted_by_a_shell() {
     let marker = dir.path().join("pwned");
     let hostile = format!("$(touch {})", marker.display());
     let client = kubectl_client(
-        KubectlOptions::for_context("dev; touch /tmp/x")
+        KubectlConfig::for_context("dev; touch /tmp/x")
             .with_kubectl("/bin/echo")
             .with_runner(TokioRunner::new()),
     )
     .unwrap();
     let text = client
-        .request(&["get", &hostile, "`id`"], RequestOptions::raw())
+        .request(&["get", &hostile, "`id`"], RequestParams::raw())
         .await
         .unwrap()
         .into_text()
@@ -205,13 +205,13 @@ async fn arguments_are_never_interpreted_by_a_shell() {
 #[tokio::test]
 async fn missing_binary_is_a_spawn_error_without_the_path() {
     let client = kubectl_client(
-        KubectlOptions::for_context("dev")
+        KubectlConfig::for_context("dev")
             .with_kubectl("/nonexistent/secret-dir/kubectl")
             .with_runner(TokioRunner::new()),
     )
     .unwrap();
     let err = client
-        .request(&["get", "ns"], RequestOptions::default())
+        .request(&["get", "ns"], RequestParams::default())
         .await
         .unwrap_err();
     assert!(matches!(

@@ -2,31 +2,32 @@
 //! is decoded once, where the pass learns whether it decodes at all, and
 //! then handed typed to every callback of that pass.
 
+use crate::package::{CallbackInput, ValidationErrors};
 use crate::package::{CallbackResult, WorkflowOutcome};
-use crate::{Context, Infrastructure, Observation, Options, ValidationErrors};
+use crate::{Context, Infrastructure, Observation};
 use async_trait::async_trait;
 use std::sync::Arc;
 
-/// The callbacks as the pass calls them: over [`Options`], whatever the
+/// The callbacks as the pass calls them: over [`CallbackInput`], whatever the
 /// package's types.
 #[async_trait]
 pub(crate) trait Callbacks: Send + Sync {
-    async fn validate(&self, options: &Options) -> CallbackResult<ValidationErrors>;
-    async fn identity(&self, options: &Options) -> CallbackResult<Vec<Option<String>>>;
-    async fn observe(&self, options: &Options) -> CallbackResult<Observation>;
-    async fn converge(&self, options: &Options) -> CallbackResult<WorkflowOutcome>;
-    async fn delete(&self, options: &Options) -> CallbackResult<WorkflowOutcome>;
+    async fn validate(&self, options: &CallbackInput) -> CallbackResult<ValidationErrors>;
+    async fn identity(&self, options: &CallbackInput) -> CallbackResult<Vec<Option<String>>>;
+    async fn observe(&self, options: &CallbackInput) -> CallbackResult<Observation>;
+    async fn converge(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome>;
+    async fn delete(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome>;
 }
 
 /// A package not yet bound to a resource.
 pub(crate) trait Bind: Send + Sync {
     /// The package's callbacks over the config of the resource `options`
     /// are for; the error is why that config does not decode.
-    fn bind(&self, options: &Options) -> Result<Arc<dyn Callbacks>, serde_json::Error>;
+    fn bind(&self, options: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error>;
 }
 
 /// How a package's config is decoded from the options.
-pub(crate) type Decode<C> = fn(&Options) -> Result<C, serde_json::Error>;
+pub(crate) type Decode<C> = fn(&CallbackInput) -> Result<C, serde_json::Error>;
 
 /// An [`Infrastructure`] and how its config decodes.
 pub(crate) struct Unbound<T: Infrastructure> {
@@ -35,7 +36,7 @@ pub(crate) struct Unbound<T: Infrastructure> {
 }
 
 impl<T: Infrastructure> Bind for Unbound<T> {
-    fn bind(&self, options: &Options) -> Result<Arc<dyn Callbacks>, serde_json::Error> {
+    fn bind(&self, options: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error> {
         let config = Arc::new((self.decode)(options)?);
         Ok(Arc::new(Bound {
             infrastructure: self.infrastructure.clone(),
@@ -52,32 +53,32 @@ struct Bound<T: Infrastructure> {
 }
 
 impl<T: Infrastructure> Bound<T> {
-    fn context(&self, options: &Options) -> Context<T::Config> {
+    fn context(&self, options: &CallbackInput) -> Context<T::Config> {
         Context::new(self.config.clone(), options.clone())
     }
 }
 
 #[async_trait]
 impl<T: Infrastructure> Callbacks for Bound<T> {
-    async fn validate(&self, options: &Options) -> CallbackResult<ValidationErrors> {
+    async fn validate(&self, options: &CallbackInput) -> CallbackResult<ValidationErrors> {
         self.infrastructure.validate(&self.context(options)).await
     }
 
-    async fn identity(&self, options: &Options) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(&self, options: &CallbackInput) -> CallbackResult<Vec<Option<String>>> {
         self.infrastructure.identity(&self.context(options)).await
     }
 
-    async fn observe(&self, options: &Options) -> CallbackResult<Observation> {
+    async fn observe(&self, options: &CallbackInput) -> CallbackResult<Observation> {
         let seen = self.infrastructure.observe(&self.context(options)).await?;
         Ok(seen.erase())
     }
 
-    async fn converge(&self, options: &Options) -> CallbackResult<WorkflowOutcome> {
+    async fn converge(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
         let done = self.infrastructure.converge(&self.context(options)).await?;
         done.into_map()
     }
 
-    async fn delete(&self, options: &Options) -> CallbackResult<WorkflowOutcome> {
+    async fn delete(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
         let done = self.infrastructure.delete(&self.context(options)).await?;
         done.into_map()
     }
@@ -97,23 +98,23 @@ impl Refused {
 
 #[async_trait]
 impl Callbacks for Refused {
-    async fn validate(&self, _: &Options) -> CallbackResult<ValidationErrors> {
+    async fn validate(&self, _: &CallbackInput) -> CallbackResult<ValidationErrors> {
         self.fail()
     }
 
-    async fn identity(&self, _: &Options) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(&self, _: &CallbackInput) -> CallbackResult<Vec<Option<String>>> {
         self.fail()
     }
 
-    async fn observe(&self, _: &Options) -> CallbackResult<Observation> {
+    async fn observe(&self, _: &CallbackInput) -> CallbackResult<Observation> {
         self.fail()
     }
 
-    async fn converge(&self, _: &Options) -> CallbackResult<WorkflowOutcome> {
+    async fn converge(&self, _: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
         self.fail()
     }
 
-    async fn delete(&self, _: &Options) -> CallbackResult<WorkflowOutcome> {
+    async fn delete(&self, _: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
         self.fail()
     }
 }

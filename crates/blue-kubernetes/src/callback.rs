@@ -3,14 +3,15 @@
 //! a [`Failure`].
 
 use crate::binding::Callbacks;
+use crate::package::CallbackInput;
 use crate::telemetry::log::{error_chain, FailedCall};
-use crate::{CallbackResult, Controller, Options, Package};
+use crate::{CallbackResult, Controller, Package};
 use futures::future::{BoxFuture, FutureExt};
 use std::panic::AssertUnwindSafe;
 
 /// Which callback the pass calls.
 pub(crate) type Pick<T> =
-    for<'a> fn(&'a dyn Callbacks, &'a Options) -> BoxFuture<'a, CallbackResult<T>>;
+    for<'a> fn(&'a dyn Callbacks, &'a CallbackInput) -> BoxFuture<'a, CallbackResult<T>>;
 
 /// Runs one callback of `callbacks` to completion. Never cancelled by the
 /// controller: callbacks own their timeouts. A failure's text comes back
@@ -19,7 +20,7 @@ pub(crate) type Pick<T> =
 pub(crate) async fn call<T>(
     callbacks: &dyn Callbacks,
     pick: Pick<T>,
-    options: &Options,
+    options: &CallbackInput,
 ) -> Result<T, Failure> {
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| pick(callbacks, options))) {
         Ok(future) => AssertUnwindSafe(future).catch_unwind().await,
@@ -48,7 +49,7 @@ pub(crate) async fn run<T: Send + 'static>(
     package: &Package,
     name: &'static str,
     pick: Pick<T>,
-    options: &Options,
+    options: &CallbackInput,
 ) -> Result<T, Failure> {
     let started = tokio::time::Instant::now();
     let result = call(&*package.callbacks(options), pick, options).await;

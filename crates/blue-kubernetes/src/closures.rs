@@ -1,14 +1,13 @@
-//! The closure form: a descriptor plus callbacks receiving the [`Options`]
+//! The closure form: a descriptor plus callbacks receiving the [`CallbackInput`]
 //! map, built with [`PackageBuilder`] into an [`Infrastructure`] like any
 //! other package. Its synchronous callbacks run on blocking threads, but
 //! the pure ones (`validate` and `identity`) inline.
 
 use crate::infrastructure::blocking;
+use crate::package::{CallbackInput, ValidationErrors};
 use crate::package::{CallbackResult, WorkflowOutcome};
-use crate::{
-    Context, Error, Infrastructure, Observation, Options, Outcome, Package, Related,
-    ResourceSchema, ValidationErrors,
-};
+use crate::related::Related;
+use crate::{Context, Error, Infrastructure, Observation, Outcome, Package, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use futures::future::{BoxFuture, FutureExt};
 use schemars::JsonSchema;
@@ -17,8 +16,8 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 
-type SyncFn<T> = Arc<dyn Fn(&Options) -> CallbackResult<T> + Send + Sync>;
-type AsyncFn<T> = Arc<dyn Fn(Options) -> BoxFuture<'static, CallbackResult<T>> + Send + Sync>;
+type SyncFn<T> = Arc<dyn Fn(&CallbackInput) -> CallbackResult<T> + Send + Sync>;
+type AsyncFn<T> = Arc<dyn Fn(CallbackInput) -> BoxFuture<'static, CallbackResult<T>> + Send + Sync>;
 
 /// A synchronous or asynchronous closure of the closure form.
 pub(crate) enum Callback<T> {
@@ -33,28 +32,28 @@ pub(crate) enum Callback<T> {
 impl<T: Send + 'static> Callback<T> {
     pub(crate) fn sync<F>(f: F) -> Self
     where
-        F: Fn(&Options) -> CallbackResult<T> + Send + Sync + 'static,
+        F: Fn(&CallbackInput) -> CallbackResult<T> + Send + Sync + 'static,
     {
         Callback::Sync(Arc::new(f))
     }
 
     pub(crate) fn pure<F>(f: F) -> Self
     where
-        F: Fn(&Options) -> CallbackResult<T> + Send + Sync + 'static,
+        F: Fn(&CallbackInput) -> CallbackResult<T> + Send + Sync + 'static,
     {
         Callback::Pure(Arc::new(f))
     }
 
     pub(crate) fn asynchronous<F, Fut>(f: F) -> Self
     where
-        F: Fn(Options) -> Fut + Send + Sync + 'static,
+        F: Fn(CallbackInput) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = CallbackResult<T>> + Send + 'static,
     {
         Callback::Async(Arc::new(move |o| f(o).boxed()))
     }
 
     /// Runs the closure; a panic unwinds to the pass, which catches it.
-    async fn run(&self, options: &Options) -> CallbackResult<T> {
+    async fn run(&self, options: &CallbackInput) -> CallbackResult<T> {
         match self {
             Callback::Sync(f) => {
                 let (f, options) = (f.clone(), options.clone());
@@ -69,7 +68,7 @@ impl<T: Send + 'static> Callback<T> {
 }
 
 /// The closure form as an [`Infrastructure`]: its declaration is its
-/// builder's, its callbacks read the [`Options`] (the config is never
+/// builder's, its callbacks read the [`CallbackInput`] (the config is never
 /// decoded).
 pub(crate) struct Closures {
     schema: ResourceSchema,
@@ -92,30 +91,30 @@ impl Infrastructure for Closures {
 
     async fn validate(&self, cx: &Context<Value>) -> CallbackResult<ValidationErrors> {
         match &self.validate {
-            Some(validate) => validate.run(cx.options()).await,
+            Some(validate) => validate.run(cx.input()).await,
             None => Ok(ValidationErrors::default()),
         }
     }
 
     async fn identity(&self, cx: &Context<Value>) -> CallbackResult<Vec<Option<String>>> {
-        self.identity.run(cx.options()).await
+        self.identity.run(cx.input()).await
     }
 
     async fn observe(&self, cx: &Context<Value>) -> CallbackResult<Observation> {
-        self.observe.run(cx.options()).await
+        self.observe.run(cx.input()).await
     }
 
     async fn converge(&self, cx: &Context<Value>) -> CallbackResult<Outcome<Value>> {
-        self.converge.run(cx.options()).await.map(Outcome::from_map)
+        self.converge.run(cx.input()).await.map(Outcome::from_map)
     }
 
     async fn delete(&self, cx: &Context<Value>) -> CallbackResult<Outcome<Value>> {
-        self.delete.run(cx.options()).await.map(Outcome::from_map)
+        self.delete.run(cx.input()).await.map(Outcome::from_map)
     }
 }
 
 /// Builds a [`Package`] of closures: the closure form, whose callbacks
-/// receive the [`Options`] map (`spec.config` as JSON, the profile, the
+/// receive the [`CallbackInput`] map (`spec.config` as JSON, the profile, the
 /// event and the resource snapshot). Start with [`Package::builder`].
 ///
 /// `validate` is optional (default: always valid); the other callbacks are
@@ -132,7 +131,7 @@ impl Infrastructure for Closures {
 /// an adapter onto it.
 ///
 /// ```
-/// use blue_kubernetes::{Observation, Package, WorkflowOutcome};
+/// use blue_kubernetes::{package::WorkflowOutcome, Observation, Package};
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
 /// let package = Package::builder(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
@@ -167,7 +166,7 @@ macro_rules! setters {
         #[doc = concat!("Sets `", stringify!($field), "` to a synchronous callback: ", $doc, $how)]
         pub fn $field<F>(mut self, f: F) -> Self
         where
-            F: Fn(&Options) -> CallbackResult<$t> + Send + Sync + 'static,
+            F: Fn(&CallbackInput) -> CallbackResult<$t> + Send + Sync + 'static,
         {
             self.$field = Some(Callback::$make(f));
             self
@@ -176,7 +175,7 @@ macro_rules! setters {
         #[doc = concat!("Sets `", stringify!($field), "` to an asynchronous callback: ", $doc)]
         pub fn $async_name<F, Fut>(mut self, f: F) -> Self
         where
-            F: Fn(Options) -> Fut + Send + Sync + 'static,
+            F: Fn(CallbackInput) -> Fut + Send + Sync + 'static,
             Fut: Future<Output = CallbackResult<$t>> + Send + 'static,
         {
             self.$field = Some(Callback::asynchronous(f));
@@ -200,7 +199,7 @@ impl PackageBuilder {
     /// Declares the outputs type `O` (serde + schemars): the generated CRD
     /// describes `status.outputs` with its schema, and outputs a callback
     /// returns ([`Observation::with_outputs`],
-    /// [`outcome_with_outputs`](crate::outcome_with_outputs)) must
+    /// [`outcome_with_outputs`](crate::package::outcome_with_outputs)) must
     /// deserialize into it. Without a declared type, outputs are recorded
     /// as they come and the CRD keeps any object there.
     pub fn outputs<O>(mut self) -> Self
@@ -212,13 +211,13 @@ impl PackageBuilder {
     }
 
     /// Declares connection details (callbacks reach the Secret through
-    /// [`Options::connection`]); see [`ResourceSchema::connection_secret`].
+    /// [`CallbackInput::connection`]); see [`ResourceSchema::connection_secret`].
     pub fn connection_secret(mut self) -> Self {
         self.schema = self.schema.connection_secret();
         self
     }
 
-    /// Declares durable steps (run through [`Options::steps`]); see
+    /// Declares durable steps (run through [`CallbackInput::steps`]); see
     /// [`ResourceSchema::steps`].
     pub fn steps(mut self) -> Self {
         self.schema = self.schema.steps();
@@ -226,7 +225,7 @@ impl PackageBuilder {
     }
 
     /// Declares `spec.config.<field>` a reference to a resource of `kind`
-    /// (its outputs through [`Options::referenced`]); see
+    /// (its outputs through [`CallbackInput::referenced`]); see
     /// [`ResourceSchema::reference`].
     pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
         self.schema = self.schema.reference(field, kind);
@@ -249,10 +248,12 @@ impl PackageBuilder {
     /// [`validate_async`](Self::validate_async) for anything that waits.
     pub fn validate<F, V>(mut self, f: F) -> Self
     where
-        F: Fn(&Options) -> CallbackResult<V> + Send + Sync + 'static,
+        F: Fn(&CallbackInput) -> CallbackResult<V> + Send + Sync + 'static,
         V: Into<ValidationErrors>,
     {
-        self.validate = Some(Callback::pure(move |opts: &Options| f(opts).map(V::into)));
+        self.validate = Some(Callback::pure(move |opts: &CallbackInput| {
+            f(opts).map(V::into)
+        }));
         self
     }
 
@@ -260,7 +261,7 @@ impl PackageBuilder {
     /// options, empty when valid; see [`validate`](Self::validate).
     pub fn validate_async<F, Fut, V>(mut self, f: F) -> Self
     where
-        F: Fn(Options) -> Fut + Send + Sync + 'static,
+        F: Fn(CallbackInput) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = CallbackResult<V>> + Send + 'static,
         V: Into<ValidationErrors>,
     {
@@ -341,7 +342,7 @@ mod tests {
             .delete(|_| Ok(WorkflowOutcome::new()));
         builder.identity = Some(identity);
         let package = builder.build().unwrap();
-        let options = Options::from_resource(&json!({"metadata": {"name": "a"}}));
+        let options = CallbackInput::from_resource(&json!({"metadata": {"name": "a"}}));
         let callbacks = package.callbacks(&options);
         runtime.block_on(call(&*callbacks, |c, o| c.identity(o), &options))
     }
@@ -349,7 +350,7 @@ mod tests {
     #[test]
     fn pure_callbacks_run_inline_and_others_on_blocking_threads() {
         let here = format!("{:?}", thread::current().id());
-        let current = |_: &Options| -> CallbackResult<Vec<Option<String>>> {
+        let current = |_: &CallbackInput| -> CallbackResult<Vec<Option<String>>> {
             Ok(vec![Some(format!("{:?}", thread::current().id()))])
         };
         let thread_of = |c| run(c).map_err(|f| f.kind).unwrap()[0].clone().unwrap();
@@ -360,8 +361,8 @@ mod tests {
     #[test]
     fn a_panicking_callback_is_a_failure_with_its_text() {
         for callback in [
-            Callback::pure(|_: &Options| panic!("boom")),
-            Callback::sync(|_: &Options| panic!("boom")),
+            Callback::pure(|_: &CallbackInput| panic!("boom")),
+            Callback::sync(|_: &CallbackInput| panic!("boom")),
         ] {
             let failure = run(callback).unwrap_err();
             assert_eq!(failure.kind, FailureKind::Panicked);

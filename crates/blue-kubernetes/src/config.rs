@@ -1,7 +1,18 @@
-//! Controller configuration and its validation.
+//! What a controller is configured with: [`Config`] and the types of its
+//! fields (the clock, the namespaces watched, the [`Names`] the controller
+//! writes on resources, the identity lock's [`LockDomain`]), and the
+//! startup [`preflight`] that checks a configured controller against the
+//! cluster. Leader election and sharding are in
+//! [`replicas`](crate::replicas).
 
+pub use crate::domain::names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
+pub use crate::lock::LockDomain;
+pub use crate::namespaces::Namespaces;
+pub use crate::preflight::{preflight, Problem};
+
+use crate::replicas::{LeaderElectionConfig, ShardingConfig};
 use crate::test_hooks::TestHooks;
-use crate::{Error, LeaderElection, LockDomain, Names, Namespaces, Package, Sharding};
+use crate::{Error, Package};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -32,8 +43,8 @@ pub fn system_clock() -> Clock {
 /// # use blue_kubernetes::{Config, Package};
 /// # fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>, package: Package) {
 /// let config = Config::new(client, vec![package])
-///     .with_workers(4usize)
-///     .with_namespace("infra")
+///     .with_workers(4)
+///     .with_namespace("infra".into())
 ///     .with_event_component("widgets-operator".to_string());
 /// assert_eq!(config.workers, 4);
 /// # }
@@ -93,14 +104,14 @@ pub struct Config {
     /// validation messages in the operator's log (default true). Turn it off for
     /// packages whose errors may carry secrets: the failure is still logged,
     /// without the text. The text never reaches status or Events either way;
-    /// only validation messages marked [`UserFacingMessage`](crate::UserFacingMessage)
+    /// only validation messages marked [`UserFacingMessage`](crate::package::UserFacingMessage)
     /// reach an Event, whatever this switch says.
     pub log_callback_errors: bool,
     /// Write Kubernetes Events on phase transitions and failures, reported
     /// by this component name (default `None`: no Events, so no extra
     /// requests and no `create events` permission needed). Their text is
     /// generic, except the validation messages a package marks
-    /// [`UserFacingMessage`](crate::UserFacingMessage); the crate docs
+    /// [`UserFacingMessage`](crate::package::UserFacingMessage); the crate docs
     /// ("Observing it") list exactly what an Event can say.
     pub event_component: Option<String>,
     /// The finalizer, request annotation and destroy-protection key
@@ -110,29 +121,30 @@ pub struct Config {
     pub names: Names,
     /// Leader election among replicas (default `None`: this process acts
     /// alone, and must be the only one per cluster scope).
-    pub leader_election: Option<LeaderElection>,
+    pub leader_election: Option<LeaderElectionConfig>,
     /// Scale-out across replicas (default `None`): the work is split into
     /// shards by state identity and each replica dispatches only the
     /// shards whose Lease it holds. Idle, each replica sends one Lease
     /// list and one renewal per round (0.8 requests a second at the
-    /// defaults: see [`Sharding`] for the timing and its arithmetic).
+    /// defaults: see [`ShardingConfig`] for the timing and its arithmetic).
     /// Exclusive with [`leader_election`](Self::leader_election): setting
     /// both is an [`Error::InvalidConfig`] naming both.
     ///
     /// ```
-    /// # use blue_kubernetes::{controller, Config, Error, LeaderElection, Package, Sharding};
+    /// # use blue_kubernetes::{controller, replicas::{LeaderElectionConfig, ShardingConfig}, Config, Error, Package};
     /// # fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>, package: Package) {
     /// let both = Config::new(client, vec![package])
-    ///     .with_leader_election(LeaderElection::new("op", "infra"))
-    ///     .with_sharding(Sharding::new("op", "infra"));
+    ///     .with_leader_election(LeaderElectionConfig::new("op", "infra"))
+    ///     .with_sharding(ShardingConfig::new("op", "infra"));
     /// let err = controller(both).unwrap_err();
     /// assert!(matches!(err, Error::InvalidConfig { field: "sharding, leader_election", .. }));
     /// # }
     /// ```
-    pub sharding: Option<Sharding>,
+    pub sharding: Option<ShardingConfig>,
     /// For tests only: pause or SIGKILL this process at named boundaries
     /// of a pass (default `None`: no hook, nothing checked). See
     /// [`test_hooks`](crate::test_hooks).
+    #[doc(hidden)]
     pub test_hooks: Option<TestHooks>,
     /// The identity lock this controller takes (default: the one
     /// process-wide [`LockDomain::process`], which an operator keeps).
@@ -220,7 +232,7 @@ impl Config {
         if self.retry_max_ms < self.retry_base_ms {
             return invalid("retry_max_ms", "must be at least retry_base_ms");
         }
-        if self.status_heartbeat_ms > crate::MAX_RECONCILE_INTERVAL_MS {
+        if self.status_heartbeat_ms > crate::resource::MAX_RECONCILE_INTERVAL_MS {
             return invalid("status_heartbeat_ms", "must be at most 365 days");
         }
         if self.timer_slack_ms > 60_000 {
@@ -311,15 +323,16 @@ crate::setters::setters!(Config {
     /// Sets [`log_callback_errors`](Config::log_callback_errors).
     with_log_callback_errors(log_callback_errors: bool),
     /// Sets [`event_component`](Config::event_component).
-    with_event_component(event_component: Option<String>),
+    with_event_component(event_component: String),
     /// Sets [`names`](Config::names).
     with_names(names: Names),
     /// Sets [`leader_election`](Config::leader_election).
-    with_leader_election(leader_election: Option<LeaderElection>),
+    with_leader_election(leader_election: LeaderElectionConfig),
     /// Sets [`sharding`](Config::sharding).
-    with_sharding(sharding: Option<Sharding>),
+    with_sharding(sharding: ShardingConfig),
     /// Sets [`test_hooks`](Config::test_hooks) (for tests only).
-    with_test_hooks(test_hooks: Option<TestHooks>),
+    #[doc(hidden)]
+    with_test_hooks(test_hooks: TestHooks),
     /// Sets [`lock_domain`](Config::lock_domain).
     with_lock_domain(lock_domain: LockDomain),
 });

@@ -2,9 +2,14 @@
 //! handed: the typed config and everything else a pass knows about the
 //! resource, without raw JSON.
 
+use crate::config::Names;
+use crate::connection::Connection;
 use crate::domain::resource;
 use crate::domain::spec::management_policy;
-use crate::{Connection, FencingToken, ManagementPolicy, Names, Options, Steps};
+use crate::package::CallbackInput;
+use crate::replicas::FencingToken;
+use crate::resource::ManagementPolicy;
+use crate::steps::Steps;
 use blue_kubernetes_client::{ApiRequest, ApiResponse, Client, ResourceDescriptor};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -16,10 +21,10 @@ use std::sync::{Arc, OnceLock};
 /// token, a fenced Kubernetes API handle and the external name.
 ///
 /// Cheap to clone (shared parts), so a callback may move a copy into
-/// [`blocking`](crate::blocking) or a spawned task.
+/// [`blocking`](crate::package::blocking) or a spawned task.
 ///
 /// ```
-/// # use blue_kubernetes::{Context, ManagementPolicy};
+/// # use blue_kubernetes::{resource::ManagementPolicy, Context};
 /// # fn demo(cx: &Context<u32>) {
 /// let size: &u32 = cx.config();
 /// let name = cx.metadata().name.as_str();
@@ -31,7 +36,7 @@ use std::sync::{Arc, OnceLock};
 /// ```
 pub struct Context<C> {
     config: Arc<C>,
-    options: Options,
+    options: CallbackInput,
     /// Read from the snapshot on first use: the closure form never asks.
     metadata: Arc<OnceLock<Metadata>>,
 }
@@ -163,11 +168,11 @@ impl<C: serde::de::DeserializeOwned> Context<C> {
     /// error when it does not decode, where the controller would make the
     /// resource Invalid), the system clock, the given names, no connection,
     /// no steps (their `run` fails with
-    /// [`StepError::Unavailable`](crate::StepError::Unavailable)) and no
+    /// [`StepError::Unavailable`](crate::steps::StepError::Unavailable)) and no
     /// API handle until [`with_api`](Self::with_api) gives one.
     ///
     /// ```
-    /// use blue_kubernetes::{Context, Names};
+    /// use blue_kubernetes::{config::Names, Context};
     /// #[derive(serde::Deserialize)]
     /// struct WidgetConfig { size: u32 }
     /// let resource = serde_json::json!({
@@ -178,14 +183,15 @@ impl<C: serde::de::DeserializeOwned> Context<C> {
     /// assert_eq!((cx.config().size, cx.metadata().uid.as_str()), (3, "u-1"));
     /// ```
     pub fn from_resource(resource: &Value, names: Names) -> Result<Self, serde_json::Error> {
-        let options = Options::from_resource(resource).with_env(crate::system_clock(), names);
+        let options =
+            CallbackInput::from_resource(resource).with_env(crate::config::system_clock(), names);
         let config = crate::typed::decode_config::<C>(&options)?;
         Ok(Self::new(Arc::new(config), options))
     }
 }
 
 impl<C> Context<C> {
-    pub(crate) fn new(config: Arc<C>, options: Options) -> Self {
+    pub(crate) fn new(config: Arc<C>, options: CallbackInput) -> Self {
         Self {
             config,
             options,
@@ -232,8 +238,8 @@ impl<C> Context<C> {
     }
 
     /// What the resource asks for: create (or update), stop or delete.
-    pub fn event(&self) -> crate::Event {
-        self.options.event()
+    pub fn intent(&self) -> crate::resource::Intent {
+        self.options.intent()
     }
 
     /// The profile (`spec.config.profile`, default `<namespace>--<name>`).
@@ -248,7 +254,7 @@ impl<C> Context<C> {
     }
 
     /// The durable steps of `converge` and `delete`; see
-    /// [`Options::steps`].
+    /// [`CallbackInput::steps`].
     pub fn steps(&self) -> &Steps {
         self.options.steps()
     }
@@ -259,12 +265,12 @@ impl<C> Context<C> {
     pub fn referenced<O: serde::de::DeserializeOwned>(
         &self,
         field: &str,
-    ) -> Result<O, crate::CallbackError> {
+    ) -> Result<O, crate::package::CallbackError> {
         self.options.referenced_as(field)
     }
 
     /// The fencing token of the Lease this pass runs under; see
-    /// [`Options::fencing_token`].
+    /// [`CallbackInput::fencing_token`].
     pub fn fencing_token(&self) -> Option<FencingToken> {
         self.options.fencing_token()
     }
@@ -284,9 +290,9 @@ impl<C> Context<C> {
         self.options.external_name()
     }
 
-    /// The options of the closure form: the raw `spec.config` map, the
-    /// profile, the event and the whole snapshot.
-    pub fn options(&self) -> &Options {
+    /// What the closure form's callbacks get: the raw `spec.config` map,
+    /// the profile, the intent and the whole snapshot.
+    pub fn input(&self) -> &CallbackInput {
         &self.options
     }
 }
@@ -315,12 +321,12 @@ mod tests {
 
     #[test]
     fn the_external_name_is_the_annotation_in_the_names_domain_and_empty_is_none() {
-        let names = crate::Names::for_domain("db.example.com");
+        let names = crate::config::Names::for_domain("db.example.com");
         let with = |value: &str| {
             let resource =
                 json!({"metadata": {"annotations": {"db.example.com/external-name": value}}});
-            let options =
-                Options::from_resource(&resource).with_env(crate::system_clock(), names.clone());
+            let options = CallbackInput::from_resource(&resource)
+                .with_env(crate::config::system_clock(), names.clone());
             Context::new(Arc::new(()), options)
         };
         assert_eq!(with("16384").external_name(), Some("16384"));

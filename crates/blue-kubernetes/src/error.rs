@@ -7,6 +7,7 @@
 /// No variant carries callback error text, validation messages, options or
 /// kubectl output; transport errors are the client's text-free errors.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A configuration field is unusable; names the field, never its value.
     #[error("invalid configuration: `{field}` {reason}")]

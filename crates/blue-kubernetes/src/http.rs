@@ -1,6 +1,8 @@
 //! `/metrics`, `/healthz` and `/readyz` over HTTP/1.1 (feature `http`).
 
-use crate::{Error, Health, Metrics};
+use crate::Error;
+
+use crate::telemetry::{Health, Metrics};
 use http_body_util::Full;
 use hyper::body::Bytes;
 use hyper::{Request, Response, StatusCode};
@@ -25,7 +27,7 @@ pub struct HttpServer {
 ///
 /// ```no_run
 /// # async fn demo(runtime: blue_kubernetes::Runtime) -> Result<(), blue_kubernetes::Error> {
-/// let server = blue_kubernetes::serve_http(
+/// let server = blue_kubernetes::telemetry::serve_http(
 ///     "127.0.0.1:8080".parse().unwrap(),
 ///     runtime.controller().metrics().clone(),
 ///     runtime.health(),

@@ -2,8 +2,9 @@
 //! typed config and outputs as associated types and every other feature
 //! declared once, in its [`ResourceSchema`].
 
+use crate::package::ValidationErrors;
 use crate::package::{CallbackResult, WorkflowOutcome, OUTPUTS_KEY};
-use crate::{Context, Observation, ResourceSchema, ValidationErrors};
+use crate::{Context, Observation, ResourceSchema};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -31,13 +32,13 @@ use serde::{Deserialize, Serialize};
 /// the testkit runs the package under the controller's real rules.
 ///
 /// The closure form ([`Package::builder`](crate::Package::builder), with
-/// callbacks receiving the [`Options`](crate::Options) map) is an adapter
+/// callbacks receiving the [`CallbackInput`](crate::package::CallbackInput) map) is an adapter
 /// onto this trait.
 ///
 /// ```
 /// use blue_kubernetes::{
-///     async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome,
-///     Package, ResourceSchema,
+///     async_trait, package::NoOutputs, CallbackResult, Context, Infrastructure, Observation,
+///     Outcome, Package, ResourceSchema,
 /// };
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
@@ -87,6 +88,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::{NoOutputs, UserFacingMessage, ValidationErrors}, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -118,6 +120,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -146,6 +149,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::related::Reference;
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -179,6 +183,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -212,6 +217,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -243,6 +249,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -276,6 +283,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -308,6 +316,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::{Reference, Related}};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -335,6 +344,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// ```
 /// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::{blocking, NoOutputs}, related::Reference};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
@@ -502,7 +512,7 @@ impl<O> Outcome<O> {
 /// what a closure-form `converge` sets itself (a string).
 ///
 /// ```
-/// use blue_kubernetes::{WorkflowOutcome, EXTERNAL_NAME_KEY};
+/// use blue_kubernetes::package::{WorkflowOutcome, EXTERNAL_NAME_KEY};
 /// let mut outcome = WorkflowOutcome::new();
 /// outcome.insert(EXTERNAL_NAME_KEY.into(), "16384".into());
 /// ```
@@ -528,7 +538,7 @@ impl<O: Serialize> Outcome<O> {
 ///
 /// ```
 /// # async fn demo() -> blue_kubernetes::CallbackResult<()> {
-/// let status = blue_kubernetes::blocking(|| Ok(std::process::Command::new("true").status()?)).await?;
+/// let status = blue_kubernetes::package::blocking(|| Ok(std::process::Command::new("true").status()?)).await?;
 /// assert!(status.success());
 /// # Ok(()) }
 /// ```

@@ -7,11 +7,12 @@
 //! outputs, and [`Infrastructure::schema`] declares the rest once (the
 //! resource type, a connection Secret, durable steps, references, related
 //! kinds), from which the CRD is generated. Every callback gets a
-//! [`Context`]: the typed config, the resource's [`Metadata`], its
-//! [`ManagementPolicy`], the controller's clock, the connection, steps,
-//! the references' outputs, the fencing token, a fenced [`Api`] handle
-//! and the external name. The trait's documentation has one example per
-//! optional feature.
+//! [`Context`]: the typed config, the resource's
+//! [`Metadata`](resource::Metadata), its
+//! [`ManagementPolicy`](resource::ManagementPolicy), the controller's
+//! clock, the connection, steps, the references' outputs, the fencing
+//! token, a fenced [`Api`](package::Api) handle and the external name. The
+//! trait's documentation has one example per optional feature.
 //!
 //! ```
 //! use blue_kubernetes::{
@@ -60,14 +61,31 @@
 //! ```
 //!
 //! Register the [`Package`]s (one per custom resource kind), generate
-//! their CRDs with [`crd`] (from a [`ResourceSchema`]: the types alone,
-//! no callbacks; [`ResourceSchema::of`] for a trait package), build a
-//! [`Controller`] with [`controller`], and either [`reconcile`] one
+//! their CRDs with [`crd::generate`] (from a [`ResourceSchema`]: the types
+//! alone, no callbacks; [`ResourceSchema::of`] for a trait package), build
+//! a [`Controller`] with [`controller`], and either [`reconcile`] one
 //! resource or [`start`] the [`Runtime`] (watches where the client can
 //! watch, periodic lists otherwise).
 //!
 //! The closure form, [`Package::builder`] with callbacks receiving the
-//! [`Options`] map, stays: it is an adapter onto the same trait.
+//! [`CallbackInput`](package::CallbackInput) map, stays: it is an adapter
+//! onto the same trait.
+//!
+//! # The public modules
+//! The root holds what every operator uses; each opt-in feature has a
+//! module of its own:
+//! - [`package`]: writing a package beyond the root (no outputs, what
+//!   `validate` returns, blocking code, the API handle, the closure form);
+//! - [`resource`]: the custom resource's contract (intent, metadata,
+//!   management policy, phases and reasons, when it is due);
+//! - [`config`]: the parts of a [`Config`], and the startup preflight;
+//! - [`steps`]: durable steps; [`connection`]: connection Secrets;
+//!   [`related`]: related objects and references;
+//! - [`replicas`]: leader election, sharding and fencing tokens;
+//! - [`crd`]: CRD generation; [`telemetry`]: metrics, stats, health and
+//!   their HTTP endpoints;
+//! - `runner` (feature `runner`): an operator binary's flags, logging,
+//!   signals and `crd` subcommand.
 //!
 //! # Map of the crate
 //! - `config`, `controller`, `client_stack`: [`Config`], its validation,
@@ -98,6 +116,8 @@
 //!   of a pass), `report` (what a pass returns).
 //! - `related`, `references`: related kinds and how their objects map to
 //!   resources; reference fields, readiness and the kind graph.
+//! - `package`, `resource`, `replicas`: public modules that gather items
+//!   defined elsewhere (`resource` reads the rules of `domain/`).
 //!   `reconcile::references` resolves a resource's references before any
 //!   callback.
 //! - `runtime/`: `book` (the one owner of every resource's state: events
@@ -158,11 +178,11 @@ mod binding;
 mod callback;
 mod client_stack;
 mod closures;
-mod config;
-mod connection;
+pub mod config;
+pub mod connection;
 mod context;
 mod controller;
-mod crd;
+pub mod crd;
 mod domain;
 mod error;
 #[cfg(feature = "http")]
@@ -173,62 +193,37 @@ mod lock;
 mod namespaces;
 mod observation;
 mod outputs;
-mod package;
+pub mod package;
 mod preflight;
 mod reconcile;
 mod references;
-mod related;
+pub mod related;
+pub mod replicas;
+pub mod resource;
 mod runtime;
 mod schema;
 mod setters;
 mod sharding;
-mod steps;
-mod telemetry;
+pub mod steps;
+pub mod telemetry;
+// The project's own end-to-end and chaos tests pause or kill an operator
+// through these: not part of the supported API.
+#[doc(hidden)]
 pub mod test_hooks;
 mod typed;
 mod validation;
 
 pub use async_trait::async_trait;
-pub use closures::PackageBuilder;
-pub use config::{system_clock, Clock, Config};
-pub use connection::{Connection, ConnectionError, Sensitive};
-pub use context::{Api, Context, Metadata};
+pub use config::Config;
+pub use context::Context;
 pub use controller::{controller, Controller};
-pub use crd::{crd, to_yaml, CrdOptions, PrinterColumn};
-pub use domain::due::is_due;
-pub use domain::names::{
-    is_object_name, Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION,
-};
-pub use domain::options::{Event, Options, EVENT_KEY, RESOURCE_KEY};
-pub use domain::spec::{reconcile_interval_pattern, ManagementPolicy, MAX_RECONCILE_INTERVAL_MS};
-pub use domain::status::{Phase, Reason};
 pub use error::Error;
-#[cfg(feature = "http")]
-pub use http::{serve_http, HttpServer};
-pub use infrastructure::{blocking, Infrastructure, NoOutputs, Outcome, EXTERNAL_NAME_KEY};
-pub use leader::{FencingToken, LeaderElection};
-pub use lock::LockDomain;
-pub use namespaces::Namespaces;
+pub use infrastructure::{Infrastructure, Outcome};
 pub use observation::Observation;
-pub use outputs::MAX_OUTPUTS_BYTES;
-pub use package::{
-    outcome_with_outputs, CallbackError, CallbackResult, Package, WorkflowOutcome, OUTPUTS_KEY,
-};
-pub use preflight::{preflight, Problem};
-/// The Prometheus client the [`Metrics`] are built with, for registering more.
-pub use prometheus_client;
-pub use reconcile::{reconcile, trigger, Report};
-pub use references::Reference;
-pub use related::{ObjectRef, Related};
-pub use runtime::{start, Health, Runtime, Stats};
+pub use package::{CallbackResult, Package};
+pub use reconcile::{reconcile, Report};
+pub use runtime::{start, Runtime};
 pub use schema::ResourceSchema;
-pub use sharding::Sharding;
-pub use steps::{
-    Step, StepError, Steps, MAX_STEPS_PER_RUN, MAX_STEP_NAME_BYTES, MAX_STEP_RESULT_BYTES,
-    MAX_WORKFLOW_BYTES,
-};
-pub use telemetry::Metrics;
-pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 /// The elector and the identity lock, for the controller's own behaviour
 /// tests (the `testing` feature); not part of the supported API.
 #[cfg(feature = "testing")]

@@ -38,7 +38,7 @@ static PROCESS: LazyLock<Table> = LazyLock::new(Default::default);
 /// share their domain.
 ///
 /// ```
-/// use blue_kubernetes::{Config, LockDomain, Package};
+/// use blue_kubernetes::{config::LockDomain, Config, Package};
 /// # fn demo(client: std::sync::Arc<dyn blue_kubernetes_client::Client>, package: Package) {
 /// let own = LockDomain::new();
 /// let config = Config::new(client, vec![package]).with_lock_domain(own.clone());

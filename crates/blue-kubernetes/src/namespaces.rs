@@ -10,7 +10,7 @@ use crate::config::is_dns_label;
 /// working:
 ///
 /// ```
-/// use blue_kubernetes::Namespaces;
+/// use blue_kubernetes::config::Namespaces;
 /// assert_eq!(Namespaces::from("infra"), Namespaces::Only(vec!["infra".into()]));
 /// assert_eq!(Namespaces::from(["a", "b"]).scopes(), vec!["a", "b"]);
 /// assert_eq!(Namespaces::All.scopes(), vec![""]);
@@ -38,7 +38,7 @@ impl Namespaces {
     /// Whether objects of `namespace` are managed.
     ///
     /// ```
-    /// use blue_kubernetes::Namespaces;
+    /// use blue_kubernetes::config::Namespaces;
     /// assert!(Namespaces::from(["a", "b"]).contains("b"));
     /// assert!(!Namespaces::from("a").contains("b"));
     /// assert!(Namespaces::All.contains("b"));

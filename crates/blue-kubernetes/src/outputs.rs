@@ -54,7 +54,7 @@ pub(crate) enum Rejected {
     /// Their serialized size, above [`MAX_OUTPUTS_BYTES`].
     TooLarge(usize),
     /// They hold a connection value generated in the pass (see
-    /// [`Connection`](crate::Connection)).
+    /// [`Connection`](crate::connection::Connection)).
     HoldsSecret,
 }
 

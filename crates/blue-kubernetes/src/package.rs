@@ -1,8 +1,21 @@
-//! Packages: a resource type plus the trusted callbacks that manage its infrastructure.
+//! Writing a package, beyond the root's [`Infrastructure`],
+//! [`Context`](crate::Context), [`Observation`](crate::Observation),
+//! [`Outcome`](crate::Outcome) and [`CallbackResult`]: no outputs
+//! ([`NoOutputs`]), what `validate` returns ([`ValidationErrors`],
+//! [`UserFacingMessage`]), blocking code ([`blocking`]), the fenced
+//! Kubernetes [`Api`] handle, the size limits, and the closure form
+//! ([`Package::builder`], whose callbacks get a [`CallbackInput`] and
+//! return a [`WorkflowOutcome`]).
+
+pub use crate::closures::PackageBuilder;
+pub use crate::context::Api;
+pub use crate::domain::options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
+pub use crate::infrastructure::{blocking, NoOutputs, EXTERNAL_NAME_KEY};
+pub use crate::outputs::MAX_OUTPUTS_BYTES;
+pub use crate::validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 
 use crate::binding::{Bind, Callbacks, Decode, Refused, Unbound};
-use crate::closures::PackageBuilder;
-use crate::{Error, Infrastructure, Options, ResourceSchema};
+use crate::{Error, Infrastructure, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -30,7 +43,7 @@ pub const OUTPUTS_KEY: &str = "blue/outputs";
 /// [`OUTPUTS_KEY`]), for a `converge` that knows what it made.
 ///
 /// ```
-/// use blue_kubernetes::{outcome_with_outputs, OUTPUTS_KEY};
+/// use blue_kubernetes::package::{outcome_with_outputs, OUTPUTS_KEY};
 /// let outcome = outcome_with_outputs(&serde_json::json!({"oid": 16384})).unwrap();
 /// assert_eq!(outcome[OUTPUTS_KEY]["oid"], 16384);
 /// ```
@@ -44,7 +57,7 @@ pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<Workflow
 /// to clone.
 ///
 /// Made from an [`Infrastructure`] with [`Package::new`], or from closures
-/// receiving the [`Options`] map with [`Package::builder`] (the closure
+/// receiving the [`CallbackInput`] map with [`Package::builder`] (the closure
 /// form, an adapter onto the same trait). A panicking callback counts as a
 /// failed attempt.
 #[derive(Clone)]
@@ -70,7 +83,7 @@ impl Package {
     }
 
     /// Starts a package of closures for `descriptor`: the closure form,
-    /// whose callbacks receive the [`Options`] map. See [`PackageBuilder`].
+    /// whose callbacks receive the [`CallbackInput`] map. See [`PackageBuilder`].
     pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
         PackageBuilder::new(descriptor)
     }
@@ -107,7 +120,7 @@ impl Package {
     /// The package bound to the config of the resource `options` are for;
     /// for a config that does not decode, callbacks that fail saying why,
     /// and why (values removed).
-    pub(crate) fn bind(&self, options: &Options) -> (Arc<dyn Callbacks>, Option<String>) {
+    pub(crate) fn bind(&self, options: &CallbackInput) -> (Arc<dyn Callbacks>, Option<String>) {
         match self.inner.unbound.bind(options) {
             Ok(bound) => (bound, None),
             Err(e) => {
@@ -119,7 +132,7 @@ impl Package {
 
     /// The callbacks for `options`: those they were bound to when the
     /// pass made them, else bound now.
-    pub(crate) fn callbacks(&self, options: &Options) -> Arc<dyn Callbacks> {
+    pub(crate) fn callbacks(&self, options: &CallbackInput) -> Arc<dyn Callbacks> {
         match options.bound() {
             Some(bound) => bound.clone(),
             None => self.bind(options).0,

@@ -66,7 +66,7 @@ fn hint(singular_of: Option<&str>) -> String {
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller) {
-/// let problems = blue_kubernetes::preflight(&controller).await;
+/// let problems = blue_kubernetes::config::preflight(&controller).await;
 /// for problem in &problems {
 ///     eprintln!("preflight: {problem}");
 /// }

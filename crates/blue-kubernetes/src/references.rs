@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 /// a resource of the declared kind in the same namespace.
 ///
 /// ```
-/// use blue_kubernetes::Reference;
+/// use blue_kubernetes::related::Reference;
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
 /// #[serde(rename_all = "camelCase")]
 /// struct DatabaseConfig {

@@ -1,12 +1,17 @@
-//! Related kinds: objects whose changes ask for an early check of the
-//! resources they concern (the crate README, "Related objects, references
-//! and triggers").
+//! Related objects and references: objects whose changes ask for an
+//! early check of the resources they concern ([`Related`], declared with
+//! [`ResourceSchema::related`](crate::ResourceSchema::related)), and config
+//! fields that name another managed resource ([`Reference`], declared with
+//! [`ResourceSchema::reference`](crate::ResourceSchema::reference)), whose
+//! outputs a callback reads once it is Ready (the crate README, "Related
+//! objects, references and triggers").
 //!
-//! A package declares them with [`PackageBuilder::related`](crate::PackageBuilder::related).
 //! The runtime lists and watches each related kind once per namespace
 //! scope, however many packages declare it, and keeps of each object only
 //! its resourceVersion and the resources it mapped to: the mapping runs
 //! when a version arrives, never later.
+
+pub use crate::references::Reference;
 
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
@@ -58,7 +63,7 @@ enum Mapping {
 /// due now, `observe` runs, and drift is repaired.
 ///
 /// ```
-/// use blue_kubernetes::{ObjectRef, Related};
+/// use blue_kubernetes::related::{ObjectRef, Related};
 /// use blue_kubernetes_client::ResourceDescriptor;
 /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
 /// // The ConfigMaps a resource creates name it in an annotation.

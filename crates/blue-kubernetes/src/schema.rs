@@ -14,11 +14,12 @@ use serde::de::DeserializeOwned;
 /// An [`Infrastructure`](crate::Infrastructure) returns one from
 /// [`schema`](crate::Infrastructure::schema); [`ResourceSchema::of`] adds
 /// the config and outputs types its associated types name, and is what
-/// [`crd`](crate::crd) reads: the descriptor and the types, never a
+/// [`crd::generate`](crate::crd::generate) reads: the descriptor and the types, never a
 /// callback, so printing a CRD needs no client.
 ///
 /// ```
 /// use blue_kubernetes::*;
+/// use blue_kubernetes::crd::CrdConfig;
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -43,7 +44,7 @@ use serde::de::DeserializeOwned;
 /// }
 ///
 /// // `my-operator crd`: the declaration and the types, no client.
-/// let crd = crd(&ResourceSchema::of(&Widgets), &CrdOptions::default()).unwrap();
+/// let crd = crd::generate(&ResourceSchema::of(&Widgets), &CrdConfig::default()).unwrap();
 /// let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
 /// assert_eq!(root["spec"]["properties"]["config"]["properties"]["size"]["type"], "integer");
 /// assert_eq!(root["status"]["properties"]["outputs"]["properties"]["serial"]["type"], "string");
@@ -60,7 +61,7 @@ pub struct ResourceSchema {
     /// Config fields naming other managed resources.
     pub(crate) references: Vec<crate::references::ReferenceField>,
     /// Kinds whose changes ask for early checks of this package's resources.
-    pub(crate) related: Vec<crate::Related>,
+    pub(crate) related: Vec<crate::related::Related>,
 }
 
 impl ResourceSchema {
@@ -82,11 +83,11 @@ impl ResourceSchema {
     /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
     /// config and outputs types its associated types name. What
     /// [`Package::new`](crate::Package::new) builds around, and what to
-    /// give [`crd`](crate::crd).
+    /// give [`crd::generate`](crate::crd::generate).
     pub fn of<T: crate::Infrastructure>(infrastructure: &T) -> Self {
         let schema = infrastructure.schema().config::<T::Config>();
-        let no_outputs =
-            std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<crate::NoOutputs>();
+        let no_outputs = std::any::TypeId::of::<T::Outputs>()
+            == std::any::TypeId::of::<crate::package::NoOutputs>();
         match no_outputs {
             true => schema,
             false => schema.outputs::<T::Outputs>(),
@@ -94,11 +95,11 @@ impl ResourceSchema {
     }
 
     /// Declares a related kind: a change to one of its objects asks for an
-    /// early check of the resources it maps to (see [`Related`](crate::Related)).
+    /// early check of the resources it maps to (see [`Related`](crate::related::Related)).
     /// Declare as many as needed; each kind is listed and watched once per
     /// namespace scope, however many packages declare it. A package with a
     /// connection Secret has it related already.
-    pub fn related(mut self, related: crate::Related) -> Self {
+    pub fn related(mut self, related: crate::related::Related) -> Self {
         self.related.push(related);
         self
     }
@@ -123,7 +124,7 @@ impl ResourceSchema {
     }
 
     /// Declares connection details: the controller keeps one Secret per
-    /// resource (see [`Connection`](crate::Connection)), the generated CRD
+    /// resource (see [`Connection`](crate::connection::Connection)), the generated CRD
     /// gains `spec.writeConnectionSecretToRef.name`, and callbacks reach
     /// the Secret through [`Context::connection`](crate::Context::connection).
     pub fn connection_secret(mut self) -> Self {
@@ -135,7 +136,7 @@ impl ResourceSchema {
     /// named steps through [`Context::steps`](crate::Context::steps),
     /// recorded in `status.workflow` (described by the generated CRD), so
     /// a later pass of the same run resumes where the last one stopped
-    /// (see [`Steps`](crate::Steps)). With steps declared, `Reconciling`
+    /// (see [`Steps`](crate::steps::Steps)). With steps declared, `Reconciling`
     /// (or `Deleting`) is published with the first step's record, not
     /// before the callback: every effect belongs inside a step.
     pub fn steps(mut self) -> Self {
@@ -145,7 +146,7 @@ impl ResourceSchema {
 
     /// Declares `spec.config.<field>` a reference to a resource of `kind`,
     /// another package's in this controller, in the same namespace: `{name:
-    /// ...}` in the config (a [`Reference`](crate::Reference) field of the
+    /// ...}` in the config (a [`Reference`](crate::related::Reference) field of the
     /// config type), described so in the generated CRD.
     ///
     /// Before any callback runs, the controller reads what it names: not

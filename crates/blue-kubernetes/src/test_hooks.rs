@@ -37,8 +37,8 @@
 //! let err = TestHooks::parse("stop:after-converge", None).unwrap_err();
 //! assert_eq!(err.to_string(), "test hook `stop:after-converge`: unknown action `stop` (pause or kill)");
 //! // In an operator's main: off unless the variable is set.
-//! # fn demo(config: blue_kubernetes::Config) -> Result<(), blue_kubernetes::test_hooks::TestHooksError> {
-//! let config = config.with_test_hooks(TestHooks::from_env()?);
+//! # fn demo(mut config: blue_kubernetes::Config) -> Result<(), blue_kubernetes::test_hooks::TestHooksError> {
+//! config.test_hooks = TestHooks::from_env()?;
 //! # Ok(()) }
 //! ```
 

@@ -3,7 +3,11 @@
 //! schema; a config that does not decode is why the resource is Invalid,
 //! told without the offending values.
 
-use crate::{Names, Options, Package};
+use crate::Package;
+
+use crate::config::Names;
+
+use crate::package::CallbackInput;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -36,7 +40,7 @@ pub(crate) fn openapi_schema<T: JsonSchema>() -> Value {
 }
 
 /// The keys the controller owns inside `spec.config`: the package's type
-/// never sees them (they stay in [`Options`]).
+/// never sees them (they stay in [`CallbackInput`]).
 fn reserved(key: &str, names: &Names) -> bool {
     key == "profile" || key == names.destroy_protection_key
 }
@@ -54,7 +58,7 @@ fn config_of(resource: &Value, names: &Names) -> Value {
 
 /// The typed config of the resource the options are for.
 pub(crate) fn decode_config<C: DeserializeOwned>(
-    options: &Options,
+    options: &CallbackInput,
 ) -> Result<C, serde_json::Error> {
     serde_json::from_value(config_of(options.resource(), &options.names()))
 }
@@ -67,9 +71,9 @@ pub(crate) fn options_for(
     package: &Package,
     resource: &Value,
     config: &crate::Config,
-) -> (Options, Option<String>) {
+) -> (CallbackInput, Option<String>) {
     let options =
-        Options::from_resource(resource).with_env(config.now.clone(), config.names.clone());
+        CallbackInput::from_resource(resource).with_env(config.now.clone(), config.names.clone());
     let (bound, error) = package.bind(&options);
     (options.with_bound(bound), error)
 }

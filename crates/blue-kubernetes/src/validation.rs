@@ -17,10 +17,10 @@ pub const MAX_USER_FACING_BYTES: usize = 1024;
 /// secret, no infrastructure detail and nothing from outside the resource.
 /// It is the message of the resource's `InvalidConfiguration` Warning
 /// Event (never its status). Not to be confused with a preflight
-/// [`Problem`](crate::Problem), which is for the operator.
+/// [`Problem`](crate::config::Problem), which is for the operator.
 ///
 /// ```
-/// use blue_kubernetes::{UserFacingMessage, ValidationErrors};
+/// use blue_kubernetes::package::{UserFacingMessage, ValidationErrors};
 /// let mut errors = ValidationErrors::new();
 /// errors.push_user_facing(UserFacingMessage::new(
 ///     "config.database must not be a system database",
@@ -52,8 +52,8 @@ impl UserFacingMessage {
 /// Event the resource's users see. `Debug` shows counts, never text.
 ///
 /// ```
-/// use blue_kubernetes::{Package, UserFacingMessage, ValidationErrors};
-/// # use blue_kubernetes::{Observation, WorkflowOutcome};
+/// use blue_kubernetes::{package::{UserFacingMessage, ValidationErrors}, Package};
+/// # use blue_kubernetes::{package::WorkflowOutcome, Observation};
 /// # use blue_kubernetes_client::ResourceDescriptor;
 /// let package = Package::builder(ResourceDescriptor::new("db.example.com", "v1", "databases", "Database"))
 ///     .validate(|opts| {
@@ -179,7 +179,7 @@ impl From<Vec<String>> for ValidationErrors {
 /// Every message user-facing.
 ///
 /// ```
-/// use blue_kubernetes::{UserFacingMessage, ValidationErrors};
+/// use blue_kubernetes::package::{UserFacingMessage, ValidationErrors};
 /// let errors: ValidationErrors = ["config.size must be 1..=64"].into_iter().map(UserFacingMessage::new).collect();
 /// assert_eq!(errors.len(), 1);
 /// ```

@@ -63,7 +63,13 @@ impl UserEdit {
             UserEdit::PreventDestroy(b) => set(&["config", "compute-prevent-destroy"], json!(b)),
             UserEdit::Interval(i) => set(&["reconcileInterval"], json!(i)),
             UserEdit::RequestToken(t) => {
-                cluster.set_annotation(d, namespace, name, blue_kubernetes::REQUEST_ANNOTATION, t);
+                cluster.set_annotation(
+                    d,
+                    namespace,
+                    name,
+                    blue_kubernetes::config::REQUEST_ANNOTATION,
+                    t,
+                );
             }
             UserEdit::Delete => {
                 cluster.delete(d, namespace, name);

@@ -32,15 +32,15 @@
 //! A [`TestOperator`](crate::TestOperator) is your package's operator
 //! over a fake API server whose clock it reads. Give it the CRD the
 //! operator ships ([`with_crds`](crate::TestOperator::with_crds), the
-//! package's [`blue_kubernetes::crd`]): from then on the fake server
-//! prunes, defaults and validates every write like a real one, so a status
+//! package's [`blue_kubernetes::crd::generate`]): from then on the fake
+//! server prunes, defaults and validates every write like a real one, so a status
 //! field your CRD does not declare disappears here as it would on a
 //! cluster, and a config the CRD refuses panics at `create`.
 //!
 //! ```
 //! use blue_kubernetes::{
-//!     async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome,
-//!     Package, Phase, Reason, Report, ResourceSchema,
+//!     async_trait, package::NoOutputs, resource::{Phase, Reason}, CallbackResult, Context,
+//!     Infrastructure, Observation, Outcome, Package, Report, ResourceSchema,
 //! };
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{Fault, Operation, TestOperator};
@@ -161,6 +161,7 @@
 //!
 //! ```
 //! use blue_kubernetes::*;
+//! use blue_kubernetes::{crd::CrdConfig, package::{NoOutputs, ValidationErrors}, resource::Phase};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
 //! use blue_testkit::TestOperator;
@@ -202,7 +203,7 @@
 //!     Package::new(Buckets).unwrap()
 //! }
 //!
-//! let definition = crd(&package(), &CrdOptions::default()).unwrap();
+//! let definition = crd::generate(&package(), &CrdConfig::default()).unwrap();
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
 //! proptest!(ProptestConfig::with_cases(32), |(spec in arb_spec_with(arb_config_from_crd(&definition)))| {
 //!     let op = TestOperator::new(package()).with_crds();
@@ -228,7 +229,7 @@
 //! the same test fails at the first status assertion:
 //!
 //! ```
-//! use blue_kubernetes::{crd, CrdOptions};
+//! use blue_kubernetes::crd::{self, CrdConfig};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{FakeInfra, TestOperator};
 //! use serde_json::json;
@@ -236,7 +237,7 @@
 //! # async fn main() {
 //! let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
 //! let package = FakeInfra::new().package(d);
-//! let mut hand_written = crd(&package, &CrdOptions::default()).unwrap();
+//! let mut hand_written = crd::generate(&package, &CrdConfig::default()).unwrap();
 //! hand_written["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"] =
 //!     json!({"type": "object"});
 //!
@@ -268,9 +269,9 @@
 //! per method; unmet ones fail the test when the mock is dropped.
 //!
 //! ```
-//! use blue_kubernetes::{controller, reconcile, Config, Phase, Reason, Report};
+//! use blue_kubernetes::{controller, reconcile, resource::{Phase, Reason}, Config, Report};
 //! use blue_kubernetes_client::ResourceDescriptor;
-//! use blue_testkit::{FakeInfra, MockClient, Step};
+//! use blue_testkit::{Callback, FakeInfra, MockClient};
 //! use serde_json::{json, Value};
 //! use std::sync::{Arc, Mutex};
 //! # #[tokio::main(flavor = "current_thread")]
@@ -308,7 +309,7 @@
 //! let report = reconcile(&c, &package, "default", "w").await.unwrap();
 //! assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
 //! assert_eq!(*phases.lock().unwrap(), ["Reconciling", "Ready"]);
-//! assert_eq!(infra.count(Step::Converge), 1);
+//! assert_eq!(infra.count(Callback::Converge), 1);
 //! drop(c); // checks `times(1)`
 //! # }
 //! ```
@@ -330,6 +331,7 @@
 //!
 //! ```
 //! use blue_kubernetes::*;
+//! use blue_kubernetes::{package::{Api, NoOutputs}, resource::{Phase, Reason}};
 //! use blue_kubernetes_client::{ApiPath, ApiRequest, ErrorKind, Method, ResourceDescriptor};
 //! use blue_testkit::{FakeCluster, Fault, Operation, TestOperator};
 //! use serde_json::json;
@@ -451,6 +453,7 @@
 //! ```
 //! use base64::Engine;
 //! use blue_kubernetes::*;
+//! use blue_kubernetes::{config::REQUEST_ANNOTATION, resource::{Phase, Reason}};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{FakeCluster, TestOperator};
 //! use serde_json::json;
@@ -534,11 +537,13 @@
 //!
 //! ## 10. Related objects, references and triggers
 //!
-//! Without a runtime, [`blue_kubernetes::trigger`] is what a related
-//! change (or `Runtime::trigger`) asks for: one pass as if the resource
-//! were due, so a test can show that a deleted object is put back without
-//! touching the request annotation. With a started runtime (section 5),
-//! create or delete the related object through the raw user side
+//! Without a runtime,
+//! [`Controller::reconcile_now`](blue_kubernetes::Controller::reconcile_now)
+//! is what a related change (or `Runtime::trigger`) asks for: one pass as
+//! if the resource were due, so a test can show that a deleted object is
+//! put back without touching the request annotation. With a started
+//! runtime (section 5), create or delete the related object through the
+//! raw user side
 //! ([`FakeCluster::create_object`](crate::FakeCluster::create_object),
 //! [`FakeCluster::delete_object`](crate::FakeCluster::delete_object)) and
 //! let paused time run a few milliseconds: the watch delivers the change.
@@ -550,7 +555,7 @@
 //! declares references or related kinds on a recording package.
 //!
 //! ```
-//! use blue_kubernetes::{trigger, Phase, Report};
+//! use blue_kubernetes::{resource::Phase, Report};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{FakeCluster, FakeInfra, TestOperator};
 //! use serde_json::json;
@@ -571,7 +576,7 @@
 //! op.cluster().create(&servers, "default", "main", json!({"config": {"value": 7}}));
 //! op.reconcile_of(&server_pkg, "main").await;
 //! // The runtime would ask for this check itself when the server turned Ready.
-//! let ready = trigger(op.controller(), &db_pkg, "default", "app").await.unwrap();
+//! let ready = op.controller().reconcile_now(&db_pkg, "default", "app").await.unwrap();
 //! assert!(matches!(ready, Report::Reconciled(Phase::Ready, _)));
 //! # }
 //! ```
@@ -589,7 +594,7 @@
 //!   [`in_namespace`](crate::TestOperator::in_namespace),
 //!   [`with_crds`](crate::TestOperator::with_crds) and
 //!   [`configure`](crate::TestOperator::configure) (say, your
-//!   [`Names`](blue_kubernetes::Names)) change it, restarts included;
+//!   [`Names`](blue_kubernetes::config::Names)) change it, restarts included;
 //! - [`restart`](crate::TestOperator::restart) is a new process: a new
 //!   controller over the same cluster, nothing of the old one's memory;
 //! - [`crash_at`](crate::TestOperator::crash_at) kills a pass at a step
@@ -611,7 +616,7 @@
 //! the same identity (same namespace and name, same backend) would find
 //! each other `Busy` now and then. Every controller a `TestOperator`
 //! builds, each restart's too, has a
-//! [`LockDomain`](blue_kubernetes::LockDomain) of its own: your tests need
+//! [`LockDomain`](blue_kubernetes::config::LockDomain) of its own: your tests need
 //! no distinct names or identity prefixes to stay apart. A controller you
 //! build yourself with `controller(Config::new(..))` takes the process's
 //! lock; in a test, give it `.with_lock_domain(LockDomain::new())`. To make
@@ -620,7 +625,7 @@
 //! `.with_lock_domain(first.lock_domain())`.
 //!
 //! ```
-//! use blue_kubernetes::{Phase, Reason, Report};
+//! use blue_kubernetes::{resource::{Phase, Reason}, Report};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{FakeInfra, TestOperator};
 //! use serde_json::json;

@@ -57,10 +57,10 @@ pub use blue_kubernetes_client::MockClient;
 pub use clock::{rfc3339, FakeClock, DEFAULT_START_MS};
 pub use crash::{Crash, CrashAt};
 pub use edits::UserEdit;
-pub use fake_cluster::{Call, CallCounts, FakeCluster, Fault, Operation, WatchStats};
+pub use fake_cluster::{CallCounts, FakeCluster, Fault, Operation, RecordedCall, WatchStats};
 pub use fake_kubectl::FakeKubectl;
 pub use operator::{TestOperator, SETTLE_PASSES};
 pub use recording::{
-    desired, FakeInfra, Misbehaviour, Record, Step, StepRun, CONVERGE_STEPS, DELETE_STEPS,
+    desired, Callback, FakeInfra, Misbehaviour, Record, StepRun, CONVERGE_STEPS, DELETE_STEPS,
     PLANTED_SECRET,
 };

@@ -2,8 +2,11 @@
 //! [`FakeClock`], as a package test needs it.
 
 use crate::{Crash, CrashAt, FakeClock, FakeCluster};
-use blue_kubernetes::{controller, crd, reconcile, Config, Controller, CrdOptions};
-use blue_kubernetes::{LockDomain, Package, Phase, Report};
+use blue_kubernetes::config::LockDomain;
+use blue_kubernetes::crd::{self, CrdConfig};
+use blue_kubernetes::resource::Phase;
+use blue_kubernetes::{controller, reconcile, Config, Controller};
+use blue_kubernetes::{Package, Report};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -33,7 +36,7 @@ type Configure = Arc<dyn Fn(Config) -> Config + Send + Sync>;
 /// [`in_namespace`](Self::in_namespace)), of its first package's kind.
 ///
 /// ```
-/// use blue_kubernetes::{Phase, Reason, Report};
+/// use blue_kubernetes::{resource::{Phase, Reason}, Report};
 /// use blue_kubernetes_client::ResourceDescriptor;
 /// use blue_testkit::{FakeInfra, TestOperator};
 /// use serde_json::json;
@@ -70,7 +73,7 @@ impl Setup {
         let client = self.crash.client(Arc::new(self.cluster.clone()));
         let locks = self.shared_locks.clone().unwrap_or_else(LockDomain::new);
         let config = Config::new(client, self.packages.clone())
-            .with_namespace(self.namespace.as_str())
+            .with_namespace(self.namespace.as_str().into())
             .with_clock(self.cluster.clock().as_fn())
             .with_lock_domain(locks);
         let config = match &self.configure {
@@ -152,7 +155,7 @@ impl TestOperator {
     #[must_use]
     pub fn with_crds(self) -> Self {
         for package in &self.setup.packages {
-            let definition = crd(package, &CrdOptions::default()).expect("a CRD");
+            let definition = crd::generate(package, &CrdConfig::default()).expect("a CRD");
             let version = package.descriptor().version.clone();
             self.setup.cluster.install_crd(&definition, &version);
         }
@@ -324,7 +327,8 @@ impl TestOperator {
     }
 
     /// The current process's controller (e.g. for
-    /// [`blue_kubernetes::start`] or [`blue_kubernetes::trigger`]).
+    /// [`blue_kubernetes::start`] or
+    /// [`Controller::reconcile_now`](blue_kubernetes::Controller::reconcile_now)).
     pub fn controller(&self) -> &Controller {
         &self.controller
     }

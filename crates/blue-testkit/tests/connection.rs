@@ -5,8 +5,13 @@
 
 mod common;
 
-use blue_kubernetes::{controller, reconcile, Config, Package, Phase, Reason, Report};
-use blue_kubernetes::{LockDomain, Observation, WorkflowOutcome};
+use blue_kubernetes::Observation;
+
+use blue_kubernetes::config::LockDomain;
+
+use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{controller, reconcile, Config, Package, Report};
 use blue_kubernetes_client::Client;
 use blue_testkit::{FakeClock, FakeCluster};
 use common::{spec, widgets, NS};
@@ -92,7 +97,7 @@ fn rig_on(cluster: &FakeCluster, seen: &Seen) -> Rig {
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
     // Rigs of parallel tests share identities: each has its own lock.
     let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS)
+        .with_namespace(NS.into())
         .with_clock(FakeClock::default().as_fn())
         .with_event_component("widgets-operator".to_string())
         .with_lock_domain(LockDomain::new());
@@ -192,7 +197,7 @@ async fn a_deleted_secret_comes_back_with_the_same_password() {
         &widgets(),
         NS,
         "db",
-        blue_kubernetes::REQUEST_ANNOTATION,
+        blue_kubernetes::config::REQUEST_ANNOTATION,
         "check-1",
     );
     r.reconcile("db").await;
@@ -329,7 +334,9 @@ fn leaking_package(leak: Leak) -> Package {
                     step.await?;
                     Ok(WorkflowOutcome::new())
                 }
-                Leak::Outputs => blue_kubernetes::outcome_with_outputs(&json!({ "dsn": dsn })),
+                Leak::Outputs => {
+                    blue_kubernetes::package::outcome_with_outputs(&json!({ "dsn": dsn }))
+                }
                 Leak::ErrorText => {
                     Err(format!("ALTER ROLE app PASSWORD '{}' failed", password.expose()).into())
                 }
@@ -363,7 +370,7 @@ fn leaking_rig(leak: Leak) -> (FakeCluster, Package, blue_kubernetes::Controller
     let package = leaking_package(leak);
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
     let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS)
+        .with_namespace(NS.into())
         .with_clock(FakeClock::default().as_fn())
         .with_event_component("widgets-operator".to_string())
         .with_lock_domain(LockDomain::new());

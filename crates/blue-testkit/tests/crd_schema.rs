@@ -3,8 +3,12 @@
 
 mod common;
 
-use blue_kubernetes::{crd, CrdOptions, Error, Phase, Reason, Report};
-use blue_testkit::{FakeCluster, Misbehaviour, Step};
+use blue_kubernetes::{Error, Report};
+
+use blue_kubernetes::crd::{self, CrdConfig};
+
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_testkit::{Callback, FakeCluster, Misbehaviour};
 use common::*;
 use serde_json::{json, Value};
 
@@ -34,10 +38,16 @@ async fn lifecycle(cluster: &FakeCluster) -> Vec<Value> {
     run().await.unwrap();
     step(cluster);
     cluster.edit_spec(&d, NS, "web", |s| s["config"]["value"] = json!(2));
-    infra.script(Step::Converge, Misbehaviour::Error);
+    infra.script(Callback::Converge, Misbehaviour::Error);
     run().await.unwrap();
     step(cluster);
-    cluster.set_annotation(&d, NS, "web", blue_kubernetes::REQUEST_ANNOTATION, "t1");
+    cluster.set_annotation(
+        &d,
+        NS,
+        "web",
+        blue_kubernetes::config::REQUEST_ANNOTATION,
+        "t1",
+    );
     cluster.edit_spec(&d, NS, "web", |s| s["suspend"] = json!(true));
     run().await.unwrap();
     step(cluster);
@@ -70,7 +80,10 @@ async fn the_generated_crd_keeps_every_status_field_the_controller_writes() {
     let plain = lifecycle(&FakeCluster::new()).await;
     let with_crd = FakeCluster::new();
     let infra_package = blue_testkit::FakeInfra::new().package(widgets());
-    with_crd.install_crd(&crd(&infra_package, &CrdOptions::default()).unwrap(), "v1");
+    with_crd.install_crd(
+        &crd::generate(&infra_package, &CrdConfig::default()).unwrap(),
+        "v1",
+    );
     let admitted = lifecycle(&with_crd).await;
     let phases: Vec<_> = admitted.iter().map(|s| s["phase"].clone()).collect();
     assert_eq!(phases, ["Ready", "Failed", "Suspended", "Blocked"]);
@@ -81,7 +94,7 @@ async fn the_generated_crd_keeps_every_status_field_the_controller_writes() {
 #[tokio::test]
 async fn a_status_schema_without_fields_prunes_every_status_write() {
     let w = World::new();
-    let mut definition = crd(&w.package, &CrdOptions::default()).unwrap();
+    let mut definition = crd::generate(&w.package, &CrdConfig::default()).unwrap();
     let status = "/spec/versions/0/schema/openAPIV3Schema/properties/status";
     *definition.pointer_mut(status).unwrap() = json!({"type": "object"});
     w.cluster.install_crd(&definition, "v1");
@@ -98,7 +111,7 @@ async fn a_status_schema_without_fields_prunes_every_status_write() {
 #[tokio::test]
 async fn a_status_write_the_schema_refuses_is_an_invalid_error() {
     let w = World::new();
-    let mut definition = crd(&w.package, &CrdOptions::default()).unwrap();
+    let mut definition = crd::generate(&w.package, &CrdConfig::default()).unwrap();
     let phase = "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/phase";
     *definition.pointer_mut(phase).unwrap() = json!({"type": "string", "enum": ["Ready"]});
     w.cluster.install_crd(&definition, "v1");
@@ -115,8 +128,10 @@ async fn a_status_write_the_schema_refuses_is_an_invalid_error() {
 #[test]
 fn the_crd_defaults_common_fields_and_refuses_bad_ones() {
     let w = World::new();
-    w.cluster
-        .install_crd(&crd(&w.package, &CrdOptions::default()).unwrap(), "v1");
+    w.cluster.install_crd(
+        &crd::generate(&w.package, &CrdConfig::default()).unwrap(),
+        "v1",
+    );
     let created = w.create(
         "web",
         json!({"config": {"value": 1, "extra": {"kept": true}}}),
@@ -141,8 +156,10 @@ fn the_crd_defaults_common_fields_and_refuses_bad_ones() {
 #[should_panic(expected = "spec.reconcileInterval: must match")]
 fn a_user_edit_the_crd_refuses_fails_the_test_with_the_field() {
     let w = World::new();
-    w.cluster
-        .install_crd(&crd(&w.package, &CrdOptions::default()).unwrap(), "v1");
+    w.cluster.install_crd(
+        &crd::generate(&w.package, &CrdConfig::default()).unwrap(),
+        "v1",
+    );
     w.create("web", spec(json!(1)));
     w.edit("web", |s| s["reconcileInterval"] = json!("1.5s"));
 }

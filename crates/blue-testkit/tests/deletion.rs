@@ -2,8 +2,12 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report, FINALIZER};
-use blue_testkit::{Misbehaviour, Step};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::config::FINALIZER;
+
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_testkit::{Callback, Misbehaviour};
 use common::*;
 use serde_json::json;
 
@@ -70,7 +74,7 @@ async fn destroy_is_blocked_by_protection_even_while_suspended() {
     let status = w.status("web");
     assert_eq!(condition(&status, "Stalled")["status"], "True");
     assert_eq!(status["deletionObserved"], true);
-    assert_eq!(w.infra.count(Step::Delete), 0);
+    assert_eq!(w.infra.count(Callback::Delete), 0);
     assert_eq!(finalizers(&w.get("web")), [FINALIZER]);
 
     // Rechecked after the interval, still blocked.
@@ -87,7 +91,7 @@ async fn destroy_is_blocked_by_protection_even_while_suspended() {
     assert_eq!(w.reconcile("web").await, Report::Released);
     assert!(!w.exists("web"));
     assert_eq!(w.infra.get(&World::profile("web")), None);
-    assert_eq!(w.infra.count(Step::Delete), 1);
+    assert_eq!(w.infra.count(Callback::Delete), 1);
 }
 
 #[tokio::test]
@@ -96,7 +100,7 @@ async fn destroy_removes_the_finalizer_only_after_absence_is_observed() {
     w.cluster.delete(&widgets(), NS, "web");
 
     // delete claims success but the infrastructure is still there.
-    w.infra.script(Step::Delete, Misbehaviour::Exit(0));
+    w.infra.script(Callback::Delete, Misbehaviour::Exit(0));
     let profile = World::profile("web");
     let (report, ()) = tokio::join!(w.reconcile("web"), async {
         w.infra.effects_started(1).await;
@@ -120,7 +124,7 @@ async fn destroy_removes_the_finalizer_only_after_absence_is_observed() {
 async fn failed_delete_keeps_the_finalizer_and_retries() {
     let w = converged_destroyable().await;
     w.cluster.delete(&widgets(), NS, "web");
-    w.infra.script(Step::Delete, Misbehaviour::Panic);
+    w.infra.script(Callback::Delete, Misbehaviour::Panic);
     assert_eq!(
         w.reconcile("web").await,
         Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
@@ -138,7 +142,7 @@ async fn destroy_of_absent_infrastructure_runs_no_delete() {
     w.infra.remove(&World::profile("web"));
     w.cluster.delete(&widgets(), NS, "web");
     assert_eq!(w.reconcile("web").await, Report::Released);
-    assert_eq!(w.infra.count(Step::Delete), 0);
+    assert_eq!(w.infra.count(Callback::Delete), 0);
     assert!(!w.exists("web"));
 }
 
@@ -151,7 +155,7 @@ async fn deleting_events_reach_callbacks_as_delete() {
         .infra
         .records()
         .into_iter()
-        .filter(|r| r.step == Step::Delete)
+        .filter(|r| r.callback == Callback::Delete)
         .map(|r| r.event)
         .collect();
     assert_eq!(deletes, ["delete"]);
@@ -166,6 +170,6 @@ async fn every_managed_resource_carries_the_finalizer_even_when_already_matching
         w.reconcile("web").await,
         Report::Reconciled(Phase::Ready, Reason::Converged)
     );
-    assert_eq!(w.infra.count(Step::Converge), 0);
+    assert_eq!(w.infra.count(Callback::Converge), 0);
     assert_eq!(finalizers(&w.get("web")), [FINALIZER]);
 }

@@ -3,8 +3,10 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
-use blue_testkit::{Fault, Misbehaviour, Step, PLANTED_SECRET};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_testkit::{Callback, Fault, Misbehaviour, PLANTED_SECRET};
 use common::*;
 use serde_json::{json, Value};
 
@@ -31,7 +33,7 @@ fn summary(events: &[Value]) -> Vec<(String, String, String, u64)> {
 async fn transitions_and_failures_become_events_attached_to_the_resource() {
     let w = with_events();
     w.create("web", spec(json!(1)));
-    w.infra.script(Step::Converge, Misbehaviour::Error);
+    w.infra.script(Callback::Converge, Misbehaviour::Error);
     w.reconcile("web").await;
     w.clock.advance(1_000);
     assert_eq!(
@@ -80,7 +82,7 @@ async fn repeated_failures_raise_one_events_count() {
     let w = with_events();
     w.create("web", spec(json!(1)));
     for _ in 0..30 {
-        w.infra.script(Step::Converge, Misbehaviour::Error);
+        w.infra.script(Callback::Converge, Misbehaviour::Error);
         assert_eq!(
             w.reconcile("web").await,
             Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
@@ -110,7 +112,7 @@ async fn a_burst_beyond_the_limit_is_dropped_and_counted_by_the_next_write() {
     });
     w.create("web", spec(json!(1)));
     for _ in 0..41 {
-        w.infra.script(Step::Converge, Misbehaviour::Error);
+        w.infra.script(Callback::Converge, Misbehaviour::Error);
     }
     for _ in 0..40 {
         w.reconcile("web").await;
@@ -223,7 +225,7 @@ async fn a_pass_never_waits_for_its_events_and_stop_writes_them() {
     let (cluster, infra, runtime) = held_pass_of_web().await;
     let object = cluster.get(&widgets(), NS, "web").unwrap();
     assert_eq!(object["status"]["phase"], "Ready", "the pass finished");
-    assert_eq!(infra.count(Step::Converge), 1);
+    assert_eq!(infra.count(Callback::Converge), 1);
     assert!(cluster.events().is_empty(), "its Events are still held");
 
     cluster.release_events();
@@ -253,7 +255,7 @@ async fn stop_gives_up_on_events_it_cannot_write_after_five_seconds() {
 /// A database package whose validation marks one message user-facing and
 /// keeps a detail (holding a planted secret) for the operator's log.
 fn database_package() -> blue_kubernetes::Package {
-    use blue_kubernetes::{UserFacingMessage, ValidationErrors};
+    use blue_kubernetes::package::{UserFacingMessage, ValidationErrors};
     blue_kubernetes::Package::builder(widgets())
         .validate(|opts| {
             let mut errors = ValidationErrors::new();
@@ -273,8 +275,8 @@ fn database_package() -> blue_kubernetes::Package {
         })
         .identity(|o| Ok(vec![Some(o.profile().to_string())]))
         .observe(|_| Ok(blue_kubernetes::Observation::READY))
-        .converge(|_| Ok(blue_kubernetes::WorkflowOutcome::new()))
-        .delete(|_| Ok(blue_kubernetes::WorkflowOutcome::new()))
+        .converge(|_| Ok(blue_kubernetes::package::WorkflowOutcome::new()))
+        .delete(|_| Ok(blue_kubernetes::package::WorkflowOutcome::new()))
         .build()
         .unwrap()
 }

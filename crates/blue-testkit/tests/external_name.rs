@@ -5,7 +5,11 @@
 mod common;
 mod silences;
 
-use blue_kubernetes::{reconcile, Names, Package, Phase, Reason, Report};
+use blue_kubernetes::{reconcile, Package, Report};
+
+use blue_kubernetes::config::Names;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::{FakeClock, FakeCluster};
 use common::{build, NS};
 use serde_json::{json, Value};
@@ -124,7 +128,7 @@ async fn a_user_set_external_name_imports_existing_infrastructure() {
     let observed = rig.manager.seen("observe");
     assert_eq!(
         observed[0].policy,
-        blue_kubernetes::ManagementPolicy::Observe
+        blue_kubernetes::resource::ManagementPolicy::Observe
     );
 }
 
@@ -186,7 +190,8 @@ async fn a_spec_edit_racing_the_record_keeps_the_name_and_leaves_the_edit_to_the
 
 #[tokio::test]
 async fn the_closure_form_reports_and_reads_an_external_name_too() {
-    use blue_kubernetes::{Observation, WorkflowOutcome, EXTERNAL_NAME_KEY};
+    use blue_kubernetes::package::{WorkflowOutcome, EXTERNAL_NAME_KEY};
+    use blue_kubernetes::Observation;
     let clock = FakeClock::default();
     let cluster = FakeCluster::new().with_clock(clock.clone());
     let package = Package::builder(silences())

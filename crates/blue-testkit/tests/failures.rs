@@ -2,8 +2,12 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
-use blue_testkit::{Fault, Misbehaviour, Operation, Step, PLANTED_SECRET};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::config::Names;
+
+use blue_kubernetes::resource::{is_due, Phase, Reason};
+use blue_testkit::{Callback, Fault, Misbehaviour, Operation, PLANTED_SECRET};
 use common::*;
 use serde_json::json;
 
@@ -24,9 +28,9 @@ fn next_check_in_ms(w: &World, name: &str) -> u64 {
 async fn callback_errors_and_panics_are_sanitized_and_backed_off() {
     let w = World::new();
     w.create("web", spec(json!(1)));
-    w.infra.script(Step::Converge, Misbehaviour::Error);
-    w.infra.script(Step::Converge, Misbehaviour::Panic);
-    w.infra.script(Step::Converge, Misbehaviour::Exit(3));
+    w.infra.script(Callback::Converge, Misbehaviour::Error);
+    w.infra.script(Callback::Converge, Misbehaviour::Panic);
+    w.infra.script(Callback::Converge, Misbehaviour::Exit(3));
 
     let mut delays = vec![];
     for attempt in 1..=3 {
@@ -61,7 +65,7 @@ async fn backoff_is_capped_at_retry_max() {
     w.create("web", spec(json!(1)));
     let mut delays = vec![];
     for _ in 0..4 {
-        w.infra.script(Step::Converge, Misbehaviour::Error);
+        w.infra.script(Callback::Converge, Misbehaviour::Error);
         w.reconcile("web").await;
         let d = next_check_in_ms(&w, "web");
         delays.push(d);
@@ -75,30 +79,30 @@ async fn desired_state_edits_and_request_tokens_reset_the_retry_count() {
     let w = World::new();
     w.create("web", spec(json!(1)));
     for _ in 0..3 {
-        w.infra.script(Step::Converge, Misbehaviour::Error);
+        w.infra.script(Callback::Converge, Misbehaviour::Error);
         w.reconcile("web").await;
         w.clock.advance(next_check_in_ms(&w, "web"));
     }
     assert_eq!(w.status("web")["retryCount"], 3);
 
     w.edit("web", |s| s["config"]["value"] = json!(2));
-    w.infra.script(Step::Converge, Misbehaviour::Error);
+    w.infra.script(Callback::Converge, Misbehaviour::Error);
     w.reconcile("web").await;
     assert_eq!(w.status("web")["retryCount"], 1);
     assert_eq!(next_check_in_ms(&w, "web"), 1000);
 
     w.clock.advance(1000);
-    w.infra.script(Step::Converge, Misbehaviour::Error);
+    w.infra.script(Callback::Converge, Misbehaviour::Error);
     w.reconcile("web").await;
     assert_eq!(w.status("web")["retryCount"], 2);
     w.cluster.set_annotation(
         &widgets(),
         NS,
         "web",
-        blue_kubernetes::REQUEST_ANNOTATION,
+        blue_kubernetes::config::REQUEST_ANNOTATION,
         "retry-now",
     );
-    w.infra.script(Step::Converge, Misbehaviour::Error);
+    w.infra.script(Callback::Converge, Misbehaviour::Error);
     w.reconcile("web").await;
     assert_eq!(w.status("web")["retryCount"], 1);
 }
@@ -108,13 +112,13 @@ async fn failing_or_panicking_validation_is_validation_failed_with_backoff() {
     for misbehaviour in [Misbehaviour::Error, Misbehaviour::Panic] {
         let w = World::new();
         w.create("web", spec(json!(1)));
-        w.infra.script(Step::Validate, misbehaviour);
+        w.infra.script(Callback::Validate, misbehaviour);
         assert_eq!(
             w.reconcile("web").await,
             Report::Reconciled(Phase::Failed, Reason::ValidationFailed)
         );
         assert_eq!(next_check_in_ms(&w, "web"), 1000);
-        assert_eq!(w.infra.count(Step::Converge), 0);
+        assert_eq!(w.infra.count(Callback::Converge), 0);
     }
 }
 
@@ -123,7 +127,7 @@ async fn panicking_sync_callback_is_a_failed_attempt() {
     let w = World::new();
     let package = w.infra.sync_package(widgets());
     w.create("web", spec(json!(1)));
-    w.infra.script(Step::Observe, Misbehaviour::Panic);
+    w.infra.script(Callback::Observe, Misbehaviour::Panic);
     let report = blue_kubernetes::reconcile(&w.controller, &package, NS, "web")
         .await
         .unwrap();
@@ -147,7 +151,7 @@ async fn conflict_on_finalizer_write_prevents_effects_and_releases_the_lock() {
     w.cluster
         .inject(Operation::UpdateFinalizers, Fault::Conflict);
     assert_eq!(w.reconcile("web").await, Report::Conflict);
-    assert_eq!(w.infra.count(Step::Converge), 0);
+    assert_eq!(w.infra.count(Callback::Converge), 0);
     assert!(!w.is_locked("web"));
     assert_eq!(
         w.reconcile("web").await,
@@ -161,7 +165,7 @@ async fn conflict_on_reconciling_publish_prevents_effects_and_releases_the_lock(
     w.create("web", spec(json!(1)));
     w.cluster.inject(Operation::UpdateStatus, Fault::Conflict);
     assert_eq!(w.reconcile("web").await, Report::Conflict);
-    assert_eq!(w.infra.count(Step::Converge), 0);
+    assert_eq!(w.infra.count(Callback::Converge), 0);
     assert!(!w.is_locked("web"));
 }
 
@@ -220,9 +224,9 @@ async fn restart_observes_before_repeating_effects() {
     );
     assert!(first.is_err());
     assert_eq!(w.status("web")["phase"], "Reconciling");
-    assert_eq!(w.infra.count(Step::Converge), 1);
+    assert_eq!(w.infra.count(Callback::Converge), 1);
     assert!(
-        blue_kubernetes::is_due(&w.get("web"), w.clock.now_ms()),
+        is_due(&w.get("web"), w.clock.now_ms(), &Names::default(), 60_000),
         "an interrupted effect is rechecked at once"
     );
 
@@ -231,7 +235,11 @@ async fn restart_observes_before_repeating_effects() {
         .await
         .unwrap();
     assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
-    assert_eq!(w.infra.count(Step::Converge), 1, "observed, not repeated");
+    assert_eq!(
+        w.infra.count(Callback::Converge),
+        1,
+        "observed, not repeated"
+    );
 }
 
 #[tokio::test]
@@ -239,13 +247,13 @@ async fn failing_identity_is_a_failed_attempt_without_effects() {
     let w = World::new();
     w.create("web", spec(json!(1)));
     // Once for the listed snapshot, once for the re-read.
-    w.infra.script(Step::Identity, Misbehaviour::Panic);
-    w.infra.script(Step::Identity, Misbehaviour::Error);
+    w.infra.script(Callback::Identity, Misbehaviour::Panic);
+    w.infra.script(Callback::Identity, Misbehaviour::Error);
     assert_eq!(
         w.reconcile("web").await,
         Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
     );
-    assert_eq!(w.infra.count(Step::Observe), 0);
+    assert_eq!(w.infra.count(Callback::Observe), 0);
     assert!(w.status("web").get("stateIdentity").is_none());
     w.clock.advance(1000);
     assert_eq!(

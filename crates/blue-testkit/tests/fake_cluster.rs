@@ -1,7 +1,7 @@
 //! FakeCluster behaves like the API server where the controller can tell.
 
 use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
-use blue_testkit::{Call, CallCounts, FakeClock, FakeCluster, Fault, Operation};
+use blue_testkit::{CallCounts, FakeClock, FakeCluster, Fault, Operation, RecordedCall};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -372,11 +372,11 @@ async fn calls_are_counted_and_logged_including_faulted_ones() {
     assert_eq!(
         cluster.call_log(),
         [
-            Call::new(Operation::List, plural, NS, None),
-            Call::new(Operation::List, plural, NS, None),
-            Call::new(Operation::Get, plural, NS, Some("a")),
-            Call::new(Operation::UpdateStatus, plural, NS, Some("a")),
-            Call::new(Operation::UpdateFinalizers, plural, NS, Some("a")),
+            RecordedCall::new(Operation::List, plural, NS, None),
+            RecordedCall::new(Operation::List, plural, NS, None),
+            RecordedCall::new(Operation::Get, plural, NS, Some("a")),
+            RecordedCall::new(Operation::UpdateStatus, plural, NS, Some("a")),
+            RecordedCall::new(Operation::UpdateFinalizers, plural, NS, Some("a")),
         ]
     );
     cluster.reset_calls();

@@ -2,7 +2,7 @@
 //! the real KubectlClient runs against a FakeCluster.
 
 use blue_kubernetes_client::{
-    classify_output, kubectl_client, Client, ErrorKind, Invocation, KubectlClient, KubectlOptions,
+    classify_output, kubectl_client, Client, ErrorKind, Invocation, KubectlClient, KubectlConfig,
     Output, ResourceDescriptor, Runner,
 };
 use blue_testkit::strategies::{arb_fault, arb_operation};
@@ -26,7 +26,7 @@ fn setup() -> (FakeCluster, FakeKubectl) {
 }
 
 fn client(kubectl: &FakeKubectl) -> KubectlClient {
-    kubectl_client(KubectlOptions::for_context("fake").with_runner(kubectl.clone()))
+    kubectl_client(KubectlConfig::for_context("fake").with_runner(kubectl.clone()))
         .expect("valid options")
 }
 
@@ -421,7 +421,9 @@ async fn reads_name_the_exact_version_and_another_version_is_unknown() {
 
 #[tokio::test]
 async fn preflight_and_events_work_through_the_kubectl_command_lines() {
-    use blue_kubernetes::{controller, preflight, reconcile, Config, Phase, Reason, Report};
+    use blue_kubernetes::config::preflight;
+    use blue_kubernetes::resource::{Phase, Reason};
+    use blue_kubernetes::{controller, reconcile, Config, Report};
     let (cluster, kubectl) = setup();
     cluster.create(&widgets(), NS, "a", json!({"config": {"value": 1}}));
     let infra = blue_testkit::FakeInfra::new();
@@ -438,7 +440,7 @@ async fn preflight_and_events_work_through_the_kubectl_command_lines() {
     cluster.deny(denied.clone());
     assert_eq!(
         preflight(&controller).await,
-        vec![blue_kubernetes::Problem::Forbidden(denied)]
+        vec![blue_kubernetes::config::Problem::Forbidden(denied)]
     );
 
     let package = &controller.config().packages[0];

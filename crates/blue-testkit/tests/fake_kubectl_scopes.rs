@@ -2,7 +2,7 @@
 //! namespaces, and a cluster-scoped type is addressed without `-n`.
 
 use blue_kubernetes_client::{Invocation, Output, ResourceDescriptor, Runner};
-use blue_testkit::{Call, FakeCluster, FakeKubectl, Operation};
+use blue_testkit::{FakeCluster, FakeKubectl, Operation, RecordedCall};
 use serde_json::{json, Value};
 use std::io::Write;
 
@@ -73,7 +73,7 @@ async fn all_namespaces_lists_every_namespace_in_either_spelling() {
     assert_eq!(names(&json_of(&run(&kubectl, &one).await)), ["dev/b"]);
     assert_eq!(
         cluster.call_log()[0],
-        Call::new(Operation::List, "widgets.example.com", "", None)
+        RecordedCall::new(Operation::List, "widgets.example.com", "", None)
     );
 
     let by_name = ["get", "widgets.example.com", "a", "-A", "-o", "json"];
@@ -149,9 +149,9 @@ async fn a_cluster_scoped_type_is_read_and_written_without_a_namespace() {
 
 #[tokio::test]
 async fn the_kubectl_client_lists_everywhere_and_writes_cluster_scoped_objects() {
-    use blue_kubernetes_client::{kubectl_client, Client, KubectlOptions};
+    use blue_kubernetes_client::{kubectl_client, Client, KubectlConfig};
     let (cluster, kubectl) = setup();
-    let client = kubectl_client(KubectlOptions::for_context("fake").with_runner(kubectl.clone()))
+    let client = kubectl_client(KubectlConfig::for_context("fake").with_runner(kubectl.clone()))
         .expect("valid options");
     cluster.create(&widgets(), "prod", "a", json!({}));
     cluster.create(&widgets(), "dev", "b", json!({}));

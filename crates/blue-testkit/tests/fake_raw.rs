@@ -6,7 +6,7 @@
 use blue_kubernetes_client::{
     ApiPath, ApiRequest, Client, Error, ErrorKind, Method, PatchType, RawApi, ResourceDescriptor,
 };
-use blue_testkit::{Call, FakeCluster, Fault, Operation};
+use blue_testkit::{FakeCluster, Fault, Operation, RecordedCall};
 use serde_json::{json, Value};
 
 const SECRETS: &str = "/api/v1/namespaces/dev/secrets";
@@ -50,7 +50,12 @@ async fn reading_a_secret_that_is_absent_is_not_found() {
     assert_eq!(http(&e), ("GET", 404, ErrorKind::NotFound));
     assert_eq!(
         cluster.call_log(),
-        [Call::new(Operation::RawGet, "secrets", "dev", Some("db"))]
+        [RecordedCall::new(
+            Operation::RawGet,
+            "secrets",
+            "dev",
+            Some("db")
+        )]
     );
     assert_eq!(
         cluster.calls().total(),

@@ -10,10 +10,11 @@
 
 mod common;
 
-use blue_kubernetes::{
-    start, CallbackResult, Config, ConnectionError, Observation, Options, Package, Runtime,
-    WorkflowOutcome,
-};
+use blue_kubernetes::{start, CallbackResult, Config, Observation, Package, Runtime};
+
+use blue_kubernetes::connection::ConnectionError;
+
+use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
 use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
 use blue_testkit::{FakeClock, FakeCluster, Operation};
 use common::sharding::{self, lock};
@@ -75,7 +76,7 @@ fn package(system: String, from: From, late: Arc<Late>) -> Package {
         })
         .delete(|_| Ok(WorkflowOutcome::new()));
     let builder = match from {
-        From::SpawnedTask => builder.converge_async(move |o: Options| {
+        From::SpawnedTask => builder.converge_async(move |o: CallbackInput| {
             let (late, converged) = (late.clone(), converged.clone());
             async move {
                 let connection = o.connection().expect("declared").clone();
@@ -92,16 +93,16 @@ fn package(system: String, from: From, late: Arc<Late>) -> Package {
                 Ok(WorkflowOutcome::new())
             }
         }),
-        From::BlockingCallback => {
-            builder.converge(move |o: &Options| -> CallbackResult<WorkflowOutcome> {
+        From::BlockingCallback => builder.converge(
+            move |o: &CallbackInput| -> CallbackResult<WorkflowOutcome> {
                 let connection = o.connection().expect("declared");
                 connection.get_or_create_blocking("password", || "p4ssw0rd-long".into())?;
                 late.go().blocking_recv().expect("the test says go");
                 late.record(connection.set_blocking("late", "value"));
                 converged.store(true, Ordering::SeqCst);
                 Ok(WorkflowOutcome::new())
-            })
-        }
+            },
+        ),
     };
     builder.build().expect("all callbacks are set")
 }

@@ -9,10 +9,13 @@
 
 mod common;
 
-use blue_kubernetes::{
-    start, CallbackResult, Clock, Config, FencingToken, LeaderElection, Observation, Options,
-    Package, Runtime, WorkflowOutcome,
-};
+use blue_kubernetes::{start, CallbackResult, Config, Observation, Package, Runtime};
+
+use blue_kubernetes::config::Clock;
+
+use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
+
+use blue_kubernetes::replicas::{FencingToken, LeaderElectionConfig};
 use blue_kubernetes_client::{Client, Lease};
 use blue_testkit::FakeCluster;
 use common::sharding::{self, lock};
@@ -51,7 +54,7 @@ impl Mode {
     }
 }
 
-fn shard_settings(owner: &str) -> blue_kubernetes::Sharding {
+fn shard_settings(owner: &str) -> blue_kubernetes::replicas::ShardingConfig {
     sharding::settings(LEASE, 1, 2, owner)
 }
 
@@ -113,7 +116,7 @@ struct Infra<T> {
     tokens: Mutex<Vec<T>>,
 }
 
-fn package<T: Send + 'static>(infra: &Arc<Infra<T>>, read: fn(&Options) -> T) -> Package {
+fn package<T: Send + 'static>(infra: &Arc<Infra<T>>, read: fn(&CallbackInput) -> T) -> Package {
     let (identity, observer, converger) = (infra.clone(), infra.clone(), infra.clone());
     Package::builder(widgets())
         .validate(|_o| Ok(Vec::<String>::new()))
@@ -152,7 +155,8 @@ fn runtime(
     config.poll_ms = POLL_MS;
     match mode {
         Mode::Leader => {
-            config.leader_election = Some(LeaderElection::new(LEASE, NS).with_identity(owner))
+            config.leader_election =
+                Some(LeaderElectionConfig::new(LEASE, NS).with_identity(owner.into()))
         }
         Mode::Shard => config.sharding = Some(shard_settings(owner)),
     }
@@ -165,7 +169,7 @@ fn runtime(
 fn tokens_across_owners<T: Clone + Send + 'static>(
     mode: Mode,
     damage: [Damage; 2],
-    read: fn(&Options) -> T,
+    read: fn(&CallbackInput) -> T,
 ) -> Vec<T> {
     let infra = Arc::new(Infra {
         system: format!("fencing-{}", SYSTEMS.fetch_add(1, Ordering::Relaxed)),
@@ -209,7 +213,7 @@ fn assert_strictly_increasing(tokens: &[Option<FencingToken>]) -> Vec<FencingTok
 
 /// The damage left the token's own record alone: one epoch, counted on.
 fn assert_one_epoch(mode: Mode, damage: [Damage; 2]) {
-    let tokens = tokens_across_owners(mode, damage, Options::fencing_token);
+    let tokens = tokens_across_owners(mode, damage, CallbackInput::fencing_token);
     let tokens = assert_strictly_increasing(&tokens);
     assert!(
         tokens.iter().all(|t| t.epoch() == tokens[0].epoch()),
@@ -271,7 +275,7 @@ fn shard_tokens_grow_whatever_holder_the_record_names() {
 
 /// Each recreation begins a new epoch, greater than the one before.
 fn assert_new_epochs(mode: Mode) {
-    let tokens = tokens_across_owners(mode, [deleted, deleted], Options::fencing_token);
+    let tokens = tokens_across_owners(mode, [deleted, deleted], CallbackInput::fencing_token);
     let tokens = assert_strictly_increasing(&tokens);
     assert!(
         tokens.windows(2).all(|w| w[0].epoch() < w[1].epoch()),

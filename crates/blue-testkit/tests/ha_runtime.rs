@@ -6,9 +6,11 @@
 
 mod common;
 
-use blue_kubernetes::{start, Config, LeaderElection, Runtime};
+use blue_kubernetes::{start, Config, Runtime};
+
+use blue_kubernetes::replicas::LeaderElectionConfig;
 use blue_kubernetes_client::Client;
-use blue_testkit::{FakeCluster, FakeInfra, Fault, Operation, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra, Fault, Operation};
 use common::*;
 use serde_json::json;
 use std::sync::Arc;
@@ -27,7 +29,7 @@ fn runtime(cluster: &FakeCluster, infra: &FakeInfra, identity: Option<&str>) -> 
     config.now = tokio_clock();
     config.poll_ms = POLL_MS;
     config.leader_election = identity.map(|id| {
-        let mut election = LeaderElection::new("widgets-operator", NS);
+        let mut election = LeaderElectionConfig::new("widgets-operator", NS);
         election.identity = id.into();
         election
     });
@@ -83,7 +85,11 @@ async fn only_the_leader_reconciles_and_a_graceful_stop_hands_over() {
     assert_eq!(holder(&cluster).as_deref(), Some("b"));
     assert_eq!(phase(&cluster, "late"), "Ready");
     assert!(b.is_leader() && b.stats().reconciles > 0);
-    assert_eq!(infra.count(Step::Converge), 4, "each widget converged once");
+    assert_eq!(
+        infra.count(Callback::Converge),
+        4,
+        "each widget converged once"
+    );
     b.stop().await;
 }
 
@@ -128,7 +134,7 @@ async fn a_leader_cut_off_from_its_lease_stops_dispatching_then_fences_its_infli
     infra.release(1);
     sleep_ms(3 * POLL_MS).await;
     assert_eq!(
-        infra.count(Step::Converge),
+        infra.count(Callback::Converge),
         1,
         "the in-flight callback finished"
     );

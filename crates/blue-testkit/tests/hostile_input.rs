@@ -4,8 +4,12 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report, FINALIZER};
-use blue_testkit::{rfc3339, Step};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::config::{Names, FINALIZER};
+
+use blue_kubernetes::resource::{is_due, Phase, Reason};
+use blue_testkit::{rfc3339, Callback};
 use common::*;
 use serde_json::{json, Value};
 
@@ -38,7 +42,11 @@ async fn status_claiming_ready_without_our_finalizer_is_managed_anyway() {
     );
     let web = w.get("web");
     assert_eq!(finalizers(&web), [FINALIZER]);
-    assert_eq!(w.infra.count(Step::Converge), 1, "infrastructure created");
+    assert_eq!(
+        w.infra.count(Callback::Converge),
+        1,
+        "infrastructure created"
+    );
     assert_eq!(web["status"]["profile"], World::profile("web"));
     assert!(web["status"]["stateIdentity"].is_string());
 }
@@ -69,7 +77,13 @@ async fn next_check_forged_into_the_far_future_is_due_now() {
         .update_status(&widgets(), &object, &status)
         .await
         .unwrap();
-    assert!(blue_kubernetes::is_due(&w.get("web"), w.clock.now_ms()));
+    let (names, retry_max_ms) = (Names::default(), 60_000);
+    assert!(is_due(
+        &w.get("web"),
+        w.clock.now_ms(),
+        &names,
+        retry_max_ms
+    ));
     assert_eq!(
         w.reconcile("web").await,
         Report::Reconciled(Phase::Ready, Reason::Converged)
@@ -110,7 +124,7 @@ async fn structurally_wrong_specs_are_invalid_and_run_no_callback() {
             "{spec}"
         );
     }
-    for step in [Step::Observe, Step::Converge, Step::Delete] {
+    for step in [Callback::Observe, Callback::Converge, Callback::Delete] {
         assert_eq!(w.infra.count(step), 0, "{step:?}");
     }
 }

@@ -2,20 +2,22 @@
 //! speaking to a `FakeKubectl` over a `FakeCluster`, so the Lease command
 //! lines and the classification of kubectl's error texts are exercised.
 
-use blue_kubernetes::{ElectionStep, LeaderElection, LeaseElector};
-use blue_kubernetes_client::{kubectl_client, Client, KubectlClient, KubectlOptions};
+use blue_kubernetes::{ElectionStep, LeaseElector};
+
+use blue_kubernetes::replicas::LeaderElectionConfig;
+use blue_kubernetes_client::{kubectl_client, Client, KubectlClient, KubectlConfig};
 use blue_testkit::{FakeClock, FakeCluster, FakeKubectl, Fault, Operation};
 
 const PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases/op";
 
 fn elector(identity: &str) -> LeaseElector {
-    let mut settings = LeaderElection::new("op", "ops");
+    let mut settings = LeaderElectionConfig::new("op", "ops");
     settings.identity = identity.into();
     LeaseElector::new(settings).unwrap()
 }
 
 fn client(kubectl: &FakeKubectl) -> KubectlClient {
-    kubectl_client(KubectlOptions::for_context("dev").with_runner(kubectl.clone())).unwrap()
+    kubectl_client(KubectlConfig::for_context("dev").with_runner(kubectl.clone())).unwrap()
 }
 
 #[tokio::test]

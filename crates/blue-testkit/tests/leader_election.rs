@@ -3,7 +3,8 @@
 //! never both entitled to act at the same fake instant.
 
 use async_trait::async_trait;
-use blue_kubernetes::{ElectionStep, LeaderElection, LeaseElector};
+use blue_kubernetes::replicas::LeaderElectionConfig;
+use blue_kubernetes::{ElectionStep, LeaseElector};
 use blue_kubernetes_client::{Call, Error, ErrorKind, Hook, Layered};
 use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
 use proptest::prelude::*;
@@ -42,7 +43,7 @@ struct Candidate {
 }
 
 fn candidate(cluster: &FakeCluster, name: &str) -> Candidate {
-    let mut settings = LeaderElection::new(LEASE, NS);
+    let mut settings = LeaderElectionConfig::new(LEASE, NS);
     settings.identity = name.into();
     let cut = Arc::new(Cut::default());
     Candidate {

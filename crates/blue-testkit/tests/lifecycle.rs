@@ -2,8 +2,12 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report, FINALIZER, REQUEST_ANNOTATION};
-use blue_testkit::{Step, PLANTED_SECRET};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::config::{FINALIZER, REQUEST_ANNOTATION};
+
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_testkit::{Callback, PLANTED_SECRET};
 use common::*;
 use serde_json::json;
 
@@ -39,7 +43,11 @@ async fn converges_then_stays_idle_until_the_interval() {
         w.reconcile("web").await,
         Report::Reconciled(Phase::Ready, Reason::Converged)
     );
-    assert_eq!(w.infra.count(Step::Converge), 1, "matching: observed only");
+    assert_eq!(
+        w.infra.count(Callback::Converge),
+        1,
+        "matching: observed only"
+    );
 }
 
 #[tokio::test]
@@ -54,7 +62,7 @@ async fn periodic_check_repairs_drift() {
         Report::Reconciled(Phase::Ready, Reason::Converged)
     );
     assert_eq!(w.infra.get(&World::profile("web")), Some(json!("a")));
-    assert_eq!(w.infra.count(Step::Converge), 2);
+    assert_eq!(w.infra.count(Callback::Converge), 2);
 }
 
 #[tokio::test]
@@ -71,7 +79,7 @@ async fn stopped_state_reaches_callbacks_as_stop_event_and_running_as_create() {
         .infra
         .records()
         .into_iter()
-        .filter(|r| r.step == Step::Converge)
+        .filter(|r| r.callback == Callback::Converge)
         .map(|r| r.event)
         .collect();
     assert_eq!(events, ["stop", "create"]);
@@ -129,7 +137,7 @@ async fn invalid_config_stays_invalid_without_rewriting_status_until_edited() {
     let status = w.status("web");
     assert!(!status.to_string().contains(PLANTED_SECRET));
     assert_eq!(condition(&status, "Stalled")["status"], "True");
-    assert_eq!(w.infra.count(Step::Converge), 0);
+    assert_eq!(w.infra.count(Callback::Converge), 0);
 
     w.cluster.reset_calls();
     w.clock.advance(24 * 3_600_000);
@@ -159,7 +167,7 @@ async fn malformed_common_fields_are_invalid_configuration() {
             Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration),
             "{bad}"
         );
-        assert_eq!(w.infra.count(Step::Validate), 0, "{bad}");
+        assert_eq!(w.infra.count(Callback::Validate), 0, "{bad}");
     }
 }
 
@@ -211,7 +219,7 @@ async fn a_changed_identity_outranks_a_malformed_common_field() {
         w.reconcile("web").await,
         Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
     );
-    assert_eq!(w.infra.count(Step::Validate), 1, "only the first pass");
+    assert_eq!(w.infra.count(Callback::Validate), 1, "only the first pass");
 }
 
 #[tokio::test]
@@ -230,14 +238,14 @@ async fn matching_but_unready_is_retried_by_observing_not_converging() {
             Report::Reconciled(Phase::Failed, Reason::NotReady)
         );
     }
-    assert_eq!(w.infra.count(Step::Converge), 1);
+    assert_eq!(w.infra.count(Callback::Converge), 1);
     w.infra.set_ready(&World::profile("web"), true);
     w.clock.advance(60_000);
     assert_eq!(
         w.reconcile("web").await,
         Report::Reconciled(Phase::Ready, Reason::Converged)
     );
-    assert_eq!(w.infra.count(Step::Converge), 1);
+    assert_eq!(w.infra.count(Callback::Converge), 1);
 }
 
 #[tokio::test]

@@ -4,8 +4,12 @@
 
 mod common;
 
-use blue_kubernetes::{is_locked, reconcile, Config, LockDomain, Phase, Reason, Report};
-use blue_testkit::{FakeCluster, Step};
+use blue_kubernetes::{is_locked, reconcile, Config, Report};
+
+use blue_kubernetes::config::LockDomain;
+
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_testkit::{Callback, FakeCluster};
 use common::*;
 use serde_json::json;
 use std::sync::Arc;
@@ -46,7 +50,7 @@ async fn by_default_the_lock_spans_types_and_controller_instances_of_the_process
 
     let after = reconcile(&other, &gadget_package, NS, "web").await.unwrap();
     assert_eq!(after, Report::Reconciled(Phase::Ready, Reason::Converged));
-    assert_eq!(w.infra.count(Step::Converge), 1, "no duplicate effect");
+    assert_eq!(w.infra.count(Callback::Converge), 1, "no duplicate effect");
     assert_eq!(w.infra.max_concurrent_effects(), 1);
     assert!(!is_locked(&w.infra.identity(&World::profile("web"))));
 }

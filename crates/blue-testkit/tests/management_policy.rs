@@ -4,8 +4,10 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
-use blue_testkit::Step;
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_testkit::Callback;
 use common::{finalizers, spec, World};
 use serde_json::json;
 
@@ -27,10 +29,10 @@ async fn an_imported_resource_is_observed_and_recorded_never_converged() {
     let report = w.reconcile("db").await;
 
     assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
-    assert_eq!(w.infra.count(Step::Converge), 0);
+    assert_eq!(w.infra.count(Callback::Converge), 0);
     assert_eq!(w.infra.get(&profile), Some(json!("as found")));
     assert_eq!(w.status("db")["outputs"], json!({"oid": 16384}));
-    assert!(finalizers(&w.get("db")).contains(&blue_kubernetes::FINALIZER.to_string()));
+    assert!(finalizers(&w.get("db")).contains(&blue_kubernetes::config::FINALIZER.to_string()));
 }
 
 #[tokio::test]
@@ -39,7 +41,7 @@ async fn importing_what_does_not_exist_fails_visibly_and_creates_nothing() {
     w.create("db", imported(json!(1)));
     let report = w.reconcile("db").await;
     assert_eq!(report, Report::Reconciled(Phase::Failed, Reason::NotReady));
-    assert_eq!(w.infra.count(Step::Converge), 0);
+    assert_eq!(w.infra.count(Callback::Converge), 0);
     assert_eq!(w.infra.get(&World::profile("db")), None);
 }
 
@@ -56,7 +58,7 @@ async fn deleting_an_imported_resource_releases_it_without_delete_even_under_des
 
     assert_eq!(w.reconcile("db").await, Report::Released);
     assert!(!w.exists("db"), "nothing held the deletion");
-    assert_eq!(w.infra.count(Step::Delete), 0);
+    assert_eq!(w.infra.count(Callback::Delete), 0);
     assert_eq!(w.infra.get(&profile), Some(json!(1)), "left as it was");
 }
 
@@ -70,5 +72,5 @@ async fn an_unknown_management_policy_is_invalid() {
         w.reconcile("db").await,
         Report::Reconciled(Phase::Invalid, Reason::InvalidConfiguration)
     );
-    assert_eq!(w.infra.count(Step::Observe), 0);
+    assert_eq!(w.infra.count(Callback::Observe), 0);
 }

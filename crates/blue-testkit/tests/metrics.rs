@@ -5,7 +5,7 @@
 mod common;
 
 use blue_kubernetes::{start, Config, Runtime};
-use blue_testkit::{FakeCluster, FakeInfra, Fault, Misbehaviour, Operation, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra, Fault, Misbehaviour, Operation};
 use common::*;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -54,8 +54,8 @@ async fn metrics_and_stats_follow_a_scripted_sequence() {
     cluster.create(&widgets(), NS, "bad", spec(json!(2)));
     cluster.create(&widgets(), NS, "odd", json!({"config": {"invalid": true}}));
     // "bad" sorts first, so its converge takes the two scripted failures.
-    infra.script(Step::Converge, Misbehaviour::Error);
-    infra.script(Step::Converge, Misbehaviour::Panic);
+    infra.script(Callback::Converge, Misbehaviour::Error);
+    infra.script(Callback::Converge, Misbehaviour::Panic);
     cluster.inject(Operation::ListPage, Fault::Unavailable);
     let runtime = start_runtime(&cluster, &infra, |c| c.retry_max_ms = 1_000);
 
@@ -220,9 +220,9 @@ async fn the_listener_serves_metrics_healthz_and_readyz() {
     // A real clock and a long poll period: the first cycle runs at once.
     let runtime = start_runtime(&cluster, &infra, |c| {
         c.poll_ms = 3_600_000;
-        c.now = blue_kubernetes::system_clock();
+        c.now = blue_kubernetes::config::system_clock();
     });
-    let server = blue_kubernetes::serve_http(
+    let server = blue_kubernetes::telemetry::serve_http(
         "127.0.0.1:0".parse().unwrap(),
         runtime.controller().metrics().clone(),
         runtime.health(),
@@ -252,7 +252,7 @@ async fn a_standby_replica_is_live_and_ready_without_polling() {
     let elected = |identity: &str| {
         let identity = identity.to_string();
         move |c: &mut Config| {
-            let mut election = blue_kubernetes::LeaderElection::new("lease", NS);
+            let mut election = blue_kubernetes::replicas::LeaderElectionConfig::new("lease", NS);
             election.identity = identity;
             c.leader_election = Some(election);
         }

@@ -2,7 +2,11 @@
 
 mod common;
 
-use blue_kubernetes::{controller, Error, Names, Phase, Reason, Report};
+use blue_kubernetes::{controller, Error, Report};
+
+use blue_kubernetes::config::Names;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_kubernetes_client::Client;
 use blue_testkit::FakeCluster;
 use common::*;
@@ -11,9 +15,9 @@ use std::sync::Arc;
 
 fn custom() -> Names {
     Names::default()
-        .with_finalizer("widgets.example.com/infrastructure")
-        .with_request_annotation("widgets.example.com/reconcile")
-        .with_destroy_protection_key("keep")
+        .with_finalizer("widgets.example.com/infrastructure".into())
+        .with_request_annotation("widgets.example.com/reconcile".into())
+        .with_destroy_protection_key("keep".into())
 }
 
 #[tokio::test]
@@ -34,7 +38,7 @@ async fn custom_names_replace_the_reference_ones() {
         &widgets(),
         NS,
         "web",
-        blue_kubernetes::REQUEST_ANNOTATION,
+        blue_kubernetes::config::REQUEST_ANNOTATION,
         "t1",
     );
     assert_eq!(w.reconcile("web").await, Report::NotDue);

@@ -6,7 +6,7 @@
 mod common;
 
 use blue_kubernetes::Report;
-use blue_testkit::{Misbehaviour, Step, PLANTED_SECRET};
+use blue_testkit::{Callback, Misbehaviour, PLANTED_SECRET};
 use common::log::{capture, Line};
 use common::*;
 use serde_json::json;
@@ -38,7 +38,7 @@ fn all_text(lines: &[Line]) -> String {
 fn a_failed_converge_is_logged_with_its_text_resource_attempt_and_retry() {
     let w = World::with(|c| c.event_component = Some("test-operator".into()));
     let web = w.create("web", spec(json!(1)));
-    w.infra.script(Step::Converge, Misbehaviour::Error);
+    w.infra.script(Callback::Converge, Misbehaviour::Error);
     let (_, lines) = logged(w.reconcile("web"));
 
     let warnings = with_message(&lines, "callback failed");
@@ -78,7 +78,7 @@ fn a_failed_converge_is_logged_with_its_text_resource_attempt_and_retry() {
 fn with_the_switch_off_the_failure_is_logged_without_its_text() {
     let w = World::with(|c| c.log_callback_errors = false);
     w.create("web", spec(json!(1)));
-    w.infra.script(Step::Converge, Misbehaviour::Panic);
+    w.infra.script(Callback::Converge, Misbehaviour::Panic);
     w.create("bad", json!({"config": {"invalid": true}}));
     let (_, lines) = logged(async {
         w.reconcile("web").await;
@@ -146,9 +146,9 @@ fn each_phase_transition_is_one_info_line_and_an_idle_check_logs_nothing() {
 #[test]
 fn every_callback_that_fails_is_named_in_its_line() {
     for (step, name) in [
-        (Step::Validate, "validate"),
-        (Step::Identity, "identity"),
-        (Step::Observe, "observe"),
+        (Callback::Validate, "validate"),
+        (Callback::Identity, "identity"),
+        (Callback::Observe, "observe"),
     ] {
         let w = World::new();
         w.create("web", spec(json!(1)));
@@ -171,7 +171,7 @@ fn an_identity_failure_that_no_status_records_is_still_logged() {
     let w = World::new();
     w.create("web", spec(json!(1)));
     // Only the first call fails: the pass sees the identity change and stops.
-    w.infra.script(Step::Identity, Misbehaviour::Error);
+    w.infra.script(Callback::Identity, Misbehaviour::Error);
     let (report, lines) = logged(w.reconcile("web"));
     assert_eq!(report, Report::Changed);
     let failures = with_message(&lines, "callback failed");
@@ -214,7 +214,7 @@ fn the_warn_line_carries_the_whole_source_chain_of_a_callback_error() {
         .identity(|o| Ok(vec![Some(o.profile().to_string())]))
         .observe(|_| Ok(blue_kubernetes::Observation::ABSENT))
         .converge(|_| Err(db_error().into()))
-        .delete(|_| Ok(blue_kubernetes::WorkflowOutcome::new()))
+        .delete(|_| Ok(blue_kubernetes::package::WorkflowOutcome::new()))
         .build()
         .unwrap();
     for with_text in [true, false] {

@@ -4,8 +4,16 @@
 
 mod common;
 
-use blue_kubernetes::{controller, crd, outcome_with_outputs, reconcile, Config, CrdOptions};
-use blue_kubernetes::{LockDomain, Observation, Package, Phase, Reason, Report, MAX_OUTPUTS_BYTES};
+use blue_kubernetes::{Observation, Package, Report};
+
+use blue_kubernetes::config::LockDomain;
+
+use blue_kubernetes::package::MAX_OUTPUTS_BYTES;
+
+use blue_kubernetes::crd::{self, CrdConfig};
+use blue_kubernetes::package::outcome_with_outputs;
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{controller, reconcile, Config};
 use blue_kubernetes_client::Client;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use common::{spec, widgets, World, NS};
@@ -71,11 +79,14 @@ fn rig() -> Rig {
     let package = package(&script);
     // The CRD the operator ships: a status field it did not declare would
     // be pruned here as on a real server.
-    cluster.install_crd(&crd(&package, &CrdOptions::default()).unwrap(), "v1");
+    cluster.install_crd(
+        &crd::generate(&package, &CrdConfig::default()).unwrap(),
+        "v1",
+    );
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
     // Rigs of parallel tests share identities: each has its own lock.
     let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS)
+        .with_namespace(NS.into())
         .with_clock(clock.as_fn())
         .with_lock_domain(LockDomain::new());
     let controller = controller(config).unwrap();
@@ -186,12 +197,13 @@ async fn outputs_that_are_not_the_declared_type_fail_the_pass() {
 
 #[test]
 fn the_generated_crd_describes_status_outputs_with_the_declared_type() {
-    let declared = crd(&package(&Script::default()), &CrdOptions::default()).unwrap();
+    let declared = crd::generate(&package(&Script::default()), &CrdConfig::default()).unwrap();
     let status = &declared["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
         ["status"]["properties"];
     assert_eq!(status["outputs"]["properties"]["port"]["type"], "integer");
 
-    let undeclared = crd(&FakeInfra::new().package(widgets()), &CrdOptions::default()).unwrap();
+    let undeclared =
+        crd::generate(&FakeInfra::new().package(widgets()), &CrdConfig::default()).unwrap();
     let status = &undeclared["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
         ["status"]["properties"];
     assert_eq!(

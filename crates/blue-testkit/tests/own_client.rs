@@ -7,9 +7,10 @@
 mod common;
 
 use async_trait::async_trait;
-use blue_kubernetes::{controller, reconcile, Config, Phase, Reason, Report};
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{controller, reconcile, Config, Report};
 use blue_kubernetes_client::{Client, Error, ErrorKind, ResourceDescriptor};
-use blue_testkit::{FakeClock, FakeInfra, Step};
+use blue_testkit::{Callback, FakeClock, FakeInfra};
 use common::{spec, widgets, NS};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -103,7 +104,7 @@ async fn a_client_with_only_the_four_resource_methods_converges_a_resource() {
     let report = reconcile(&controller, &package, NS, "w").await.unwrap();
 
     assert_eq!(report, Report::Reconciled(Phase::Ready, Reason::Converged));
-    assert_eq!(infra.count(Step::Converge), 1);
+    assert_eq!(infra.count(Callback::Converge), 1);
     let stored = store
         .get_resource(&widgets(), NS, "w")
         .await

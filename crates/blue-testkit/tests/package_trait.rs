@@ -5,9 +5,11 @@
 mod common;
 mod silences;
 
-use blue_kubernetes::{
-    crd, reconcile, CrdOptions, ManagementPolicy, Package, Phase, Reason, Report, ResourceSchema,
-};
+use blue_kubernetes::{reconcile, Package, Report, ResourceSchema};
+
+use blue_kubernetes::crd::{self, CrdConfig};
+
+use blue_kubernetes::resource::{ManagementPolicy, Phase, Reason};
 use blue_testkit::{FakeClock, FakeCluster};
 use common::{build, NS};
 use serde_json::{json, Value};
@@ -141,9 +143,9 @@ async fn a_config_that_does_not_decode_is_invalid_before_any_trait_callback() {
 
 #[tokio::test]
 async fn the_crd_is_derived_from_the_traits_one_declaration() {
-    let crd = crd(
+    let crd = crd::generate(
         &ResourceSchema::of(&AlertManager::default()),
-        &CrdOptions::default(),
+        &CrdConfig::default(),
     )
     .unwrap();
     let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
@@ -161,7 +163,7 @@ struct Panicking {
 #[blue_kubernetes::async_trait]
 impl blue_kubernetes::Infrastructure for Panicking {
     type Config = serde_json::Map<String, Value>;
-    type Outputs = blue_kubernetes::NoOutputs;
+    type Outputs = blue_kubernetes::package::NoOutputs;
 
     fn schema(&self) -> ResourceSchema {
         ResourceSchema::new(silences())
@@ -179,8 +181,10 @@ impl blue_kubernetes::Infrastructure for Panicking {
         _: &blue_kubernetes::Context<Self::Config>,
     ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Outcome<Self::Outputs>> {
         if self.on_blocking_thread {
-            blue_kubernetes::blocking(|| -> blue_kubernetes::CallbackResult<()> { panic!("boom") })
-                .await?;
+            blue_kubernetes::package::blocking(|| -> blue_kubernetes::CallbackResult<()> {
+                panic!("boom")
+            })
+            .await?;
         }
         panic!("boom")
     }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use blue_kubernetes::{preflight, Config, Problem};
+use blue_kubernetes::Config;
+
+use blue_kubernetes::config::{preflight, Problem};
 use blue_kubernetes_client::{AccessCheck, ResourceDescriptor};
 use blue_testkit::{FakeCluster, FakeInfra};
 use common::*;
@@ -12,7 +14,7 @@ async fn problems(cluster: &FakeCluster, d: ResourceDescriptor, events: bool) ->
     let infra = FakeInfra::new();
     let controller = build(
         cluster,
-        blue_kubernetes::system_clock(),
+        blue_kubernetes::config::system_clock(),
         vec![infra.package(d)],
         |c| {
             if events {
@@ -108,7 +110,7 @@ async fn problems_without_lease_verb(verb: &str, tweak: impl FnOnce(&mut Config)
     let infra = FakeInfra::new();
     let controller = build(
         &cluster,
-        blue_kubernetes::system_clock(),
+        blue_kubernetes::config::system_clock(),
         vec![infra.package(widgets())],
         tweak,
     );
@@ -122,7 +124,10 @@ async fn problems_without_lease_verb(verb: &str, tweak: impl FnOnce(&mut Config)
 #[tokio::test]
 async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
     let got = problems_without_lease_verb("update", |c| {
-        c.leader_election = Some(blue_kubernetes::LeaderElection::new("op", "leases-ns"));
+        c.leader_election = Some(blue_kubernetes::replicas::LeaderElectionConfig::new(
+            "op",
+            "leases-ns",
+        ));
     })
     .await;
     assert_eq!(
@@ -134,7 +139,10 @@ async fn leader_election_needs_lease_permissions_in_the_lease_namespace() {
 #[tokio::test]
 async fn sharding_also_needs_to_list_leases() {
     let got = problems_without_lease_verb("list", |c| {
-        c.sharding = Some(blue_kubernetes::Sharding::new("op", "leases-ns"));
+        c.sharding = Some(blue_kubernetes::replicas::ShardingConfig::new(
+            "op",
+            "leases-ns",
+        ));
     })
     .await;
     assert_eq!(

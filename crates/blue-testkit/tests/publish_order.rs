@@ -4,7 +4,11 @@
 
 mod common;
 
-use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+use blue_kubernetes::{Observation, Package, Report};
+
+use blue_kubernetes::package::WorkflowOutcome;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
 use common::*;
 use serde_json::json;

@@ -7,7 +7,7 @@
 mod common;
 
 use blue_kubernetes::{start, Config, Runtime};
-use blue_testkit::{FakeCluster, FakeInfra, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra};
 use common::*;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -44,10 +44,10 @@ async fn a_matching_periodic_check_writes_nothing() {
     wait_ms(100).await;
     let stored = status(&cluster, "w");
     cluster.reset_calls();
-    let observed = infra.count(Step::Observe);
+    let observed = infra.count(Callback::Observe);
     // Five stretched intervals: five checks.
     wait_ms(5 * stretched(INTERVAL_MS)).await;
-    let checks = infra.count(Step::Observe) - observed;
+    let checks = infra.count(Callback::Observe) - observed;
     assert!((5..=6).contains(&checks), "{checks}");
     assert_eq!(cluster.calls().writes(), 0);
     assert_eq!(status(&cluster, "w"), stored, "status untouched");
@@ -78,9 +78,9 @@ async fn a_zero_heartbeat_writes_every_check() {
     cluster.create(&widgets(), NS, "w", every_30s(1));
     wait_ms(100).await;
     cluster.reset_calls();
-    let observed = infra.count(Step::Observe);
+    let observed = infra.count(Callback::Observe);
     wait_ms(3 * stretched(INTERVAL_MS)).await;
-    let checks = infra.count(Step::Observe) - observed;
+    let checks = infra.count(Callback::Observe) - observed;
     assert!(checks >= 3, "{checks}");
     assert_eq!(cluster.calls().update_status, checks);
     runtime.stop().await;
@@ -93,19 +93,19 @@ async fn the_polling_runtime_is_not_made_due_by_a_stale_stored_time() {
     cluster.create(&widgets(), NS, "w", every_30s(1));
     wait_ms(1_000).await;
     let stored_next = ms_of(&status(&cluster, "w")["nextReconcileTime"]);
-    let observed = infra.count(Step::Observe);
+    let observed = infra.count(Callback::Observe);
     // Past the stored time: one quiet check, after which the stored time
     // stays behind while every list shows it.
     let now = blue_testkit::DEFAULT_START_MS + 1_000;
     wait_ms(stored_next - now + 600).await;
-    assert_eq!(infra.count(Step::Observe), observed + 1, "checked once");
+    assert_eq!(infra.count(Callback::Observe), observed + 1, "checked once");
     cluster.reset_calls();
     wait_ms(INTERVAL_MS - 2_000).await;
     let calls = cluster.calls();
     assert!(calls.list_page >= 50, "{calls:?}");
     assert_eq!(calls.get + calls.writes(), 0, "{calls:?}");
     assert_eq!(
-        infra.count(Step::Observe),
+        infra.count(Callback::Observe),
         observed + 1,
         "not checked again"
     );
@@ -127,15 +127,15 @@ async fn a_restart_checks_every_resource_whose_stored_time_passed_spread_over_a_
     // Quiet checks for a few minutes: every stored time falls behind.
     wait_ms(200_000).await;
     runtime.stop().await;
-    let observed = infra.count(Step::Observe);
+    let observed = infra.count(Callback::Observe);
     cluster.reset_calls();
 
     let runtime = start_on(&cluster, &infra, |c| c.now = clock);
     wait_ms(100).await;
-    let early = infra.count(Step::Observe) - observed;
+    let early = infra.count(Callback::Observe) - observed;
     assert!(early < n as usize / 10, "spread, not all at once: {early}");
     wait_ms(INTERVAL_MS / 10).await;
-    let checked = infra.count(Step::Observe) - observed;
+    let checked = infra.count(Callback::Observe) - observed;
     assert_eq!(
         checked, n as usize,
         "each once, within a tenth of its interval"

@@ -5,8 +5,11 @@
 //! the cloud helpers, defined here instead. Keep the two in sync: the
 //! first test fails when they differ.
 
-use blue_kubernetes::{controller, crd, reconcile, CallbackResult, Config, Controller, CrdOptions};
-use blue_kubernetes::{Package, Phase, Reason, Report};
+use blue_kubernetes::{controller, reconcile, CallbackResult, Config, Controller};
+
+use blue_kubernetes::crd::{self, CrdConfig};
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{Package, Report};
 use blue_kubernetes_client::{Client, ResourceDescriptor};
 use blue_testkit::{Crash, CrashAt, FakeClock, FakeCluster};
 use serde_json::{json, Value};
@@ -100,7 +103,10 @@ impl Bed {
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
         let package = readme::package();
-        cluster.install_crd(&crd(&package, &CrdOptions::default()).unwrap(), "v1");
+        cluster.install_crd(
+            &crd::generate(&package, &CrdConfig::default()).unwrap(),
+            "v1",
+        );
         let crash = Crash::new();
         let client = crash.client(Arc::new(cluster.clone()));
         let controller = build(&client, &clock, &package);

@@ -8,12 +8,19 @@
 mod common;
 
 use blue_kubernetes::{
-    async_trait, controller, crd, reconcile, start, trigger, CallbackResult, Config, Context,
-    CrdOptions, Error, Infrastructure, NoOutputs, Observation, Options, Outcome, Package, Phase,
-    Reference, Report, ResourceSchema, WorkflowOutcome,
+    async_trait, controller, reconcile, start, CallbackResult, Config, Context, Error,
+    Infrastructure, Observation, Outcome, Package, Report, ResourceSchema,
 };
+
+use blue_kubernetes::crd::{self, CrdConfig};
+
+use blue_kubernetes::package::{CallbackInput, NoOutputs, WorkflowOutcome};
+
+use blue_kubernetes::related::Reference;
+
+use blue_kubernetes::resource::Phase;
 use blue_kubernetes_client::ResourceDescriptor;
-use blue_testkit::{FakeClock, FakeCluster, FakeInfra, Step};
+use blue_testkit::{Callback, FakeClock, FakeCluster, FakeInfra};
 use common::*;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -56,7 +63,7 @@ fn rig() -> Rig {
 impl Rig {
     fn controller(
         &self,
-        clock: blue_kubernetes::Clock,
+        clock: blue_kubernetes::config::Clock,
         tweak: impl FnOnce(&mut Config),
     ) -> blue_kubernetes::Controller {
         build(
@@ -94,7 +101,10 @@ async fn a_resource_waits_without_any_callback_until_its_reference_is_ready() {
     let report = reconcile(&c, &r.databases, NS, "app").await.unwrap();
     assert_eq!(
         report,
-        Report::Reconciled(Phase::Waiting, blue_kubernetes::Reason::DependencyNotReady)
+        Report::Reconciled(
+            Phase::Waiting,
+            blue_kubernetes::resource::Reason::DependencyNotReady
+        )
     );
     assert_eq!(
         r.phase(&databases(), "app"),
@@ -110,7 +120,7 @@ async fn a_resource_waits_without_any_callback_until_its_reference_is_ready() {
     assert!(r.cluster.get(&databases(), NS, "app").unwrap()["metadata"]["finalizers"].is_null());
     // The server exists but is not Ready yet: still waiting.
     r.cluster.create(&servers(), NS, "main", hourly(7));
-    let report = trigger(&c, &r.databases, NS, "app").await.unwrap();
+    let report = c.reconcile_now(&r.databases, NS, "app").await.unwrap();
     assert!(matches!(report, Report::Reconciled(Phase::Waiting, _)));
     assert_eq!(
         r.callbacks_of("app"),
@@ -118,7 +128,7 @@ async fn a_resource_waits_without_any_callback_until_its_reference_is_ready() {
         "no callback ran, not even identity"
     );
     reconcile(&c, &r.servers, NS, "main").await.unwrap();
-    let report = trigger(&c, &r.databases, NS, "app").await.unwrap();
+    let report = c.reconcile_now(&r.databases, NS, "app").await.unwrap();
     assert!(
         matches!(report, Report::Reconciled(Phase::Ready, _)),
         "{report:?}"
@@ -177,13 +187,13 @@ async fn a_cycle_of_references_is_invalid_and_breaking_it_lets_both_proceed() {
     // c names no one now: c converges, then b, then a.
     cluster.edit_spec(&widgets(), NS, "c", |s| s["config"] = json!({"value": 3}));
     for name in ["c", "b", "a"] {
-        let report = trigger(&c, &nodes, NS, name).await.unwrap();
+        let report = c.reconcile_now(&nodes, NS, name).await.unwrap();
         assert!(
             matches!(report, Report::Reconciled(Phase::Ready, _)),
             "{name}: {report:?}"
         );
     }
-    assert_eq!(infra.count(Step::Converge), 3);
+    assert_eq!(infra.count(Callback::Converge), 3);
 }
 
 #[tokio::test]
@@ -235,7 +245,7 @@ async fn callbacks_get_the_referenced_outputs_typed() {
     }
     let seen: Arc<Mutex<Vec<(String, ServerOutputs)>>> = Arc::default();
     let dbs = Package::new(Dbs(seen.clone())).unwrap();
-    let definition = crd(&dbs, &CrdOptions::default()).unwrap();
+    let definition = crd::generate(&dbs, &CrdConfig::default()).unwrap();
     let config = &definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
         ["spec"]["properties"]["config"];
     assert_eq!(
@@ -335,7 +345,7 @@ type Seen = Arc<Mutex<Vec<(&'static str, Option<Value>)>>>;
 fn spying_databases(seen: &Seen) -> Package {
     let spy = |callback: &'static str, seen: &Seen| {
         let seen = seen.clone();
-        move |opts: &Options| {
+        move |opts: &CallbackInput| {
             let handed = opts.referenced("serverRef").cloned();
             seen.lock().unwrap().push((callback, handed));
         }
@@ -408,7 +418,10 @@ fn a_forged_ready_on_a_resource_we_never_reconciled_is_not_trusted() {
     let (report, lines) = logged(reconcile(&c, &dbs, NS, "app"));
     assert_eq!(
         report.unwrap(),
-        Report::Reconciled(Phase::Waiting, blue_kubernetes::Reason::DependencyNotReady)
+        Report::Reconciled(
+            Phase::Waiting,
+            blue_kubernetes::resource::Reason::DependencyNotReady
+        )
     );
     let status = cluster.get(&databases(), NS, "app").unwrap()["status"].clone();
     assert_eq!(status["phase"], "Waiting");
@@ -435,9 +448,9 @@ fn a_forged_ready_on_a_resource_we_never_reconciled_is_not_trusted() {
     runtime.block_on(async {
         reconcile(&c, &servers_package, NS, "main").await.unwrap();
         let server = cluster.get(&servers(), NS, "main").unwrap();
-        assert_eq!(finalizers(&server), [blue_kubernetes::FINALIZER]);
+        assert_eq!(finalizers(&server), [blue_kubernetes::config::FINALIZER]);
         assert!(server["status"]["stateIdentity"].is_string());
-        let report = trigger(&c, &dbs, NS, "app").await.unwrap();
+        let report = c.reconcile_now(&dbs, NS, "app").await.unwrap();
         assert!(
             matches!(report, Report::Reconciled(Phase::Ready, _)),
             "{report:?}"
@@ -522,7 +535,7 @@ async fn a_reference_name_that_is_no_object_name_is_invalid_and_never_sent() {
             report,
             Report::Reconciled(
                 Phase::Invalid,
-                blue_kubernetes::Reason::InvalidConfiguration
+                blue_kubernetes::resource::Reason::InvalidConfiguration
             ),
             "{bad:?}"
         );

@@ -2,14 +2,18 @@
 //! object asks for an early check of the resource it maps to, in memory;
 //! related kinds are watched once per kind and scope, listed every poll
 //! without watches, and their lost events are found by the resync list;
-//! `Runtime::trigger` and the one-shot `trigger` ask for a check from
-//! outside. Paused tokio time drives everything.
+//! `Runtime::trigger` and the one-shot `Controller::reconcile_now` ask for
+//! a check from outside. Paused tokio time drives everything.
 
 mod common;
 
-use blue_kubernetes::{start, trigger, Config, Phase, Related, Report, Runtime};
+use blue_kubernetes::{start, Config, Report, Runtime};
+
+use blue_kubernetes::related::Related;
+
+use blue_kubernetes::resource::Phase;
 use blue_kubernetes_client::ResourceDescriptor;
-use blue_testkit::{FakeCluster, FakeInfra, Operation, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra, Operation};
 use common::*;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -115,13 +119,16 @@ async fn a_deleted_related_object_has_its_owner_checked_at_once() {
 async fn a_deleted_related_object_has_its_owner_publish_while_observing() {
     let r = rig();
     ready_widget(&r).await;
-    let (observed, converged) = (r.infra.count(Step::Observe), r.infra.count(Step::Converge));
+    let (observed, converged) = (
+        r.infra.count(Callback::Observe),
+        r.infra.count(Callback::Converge),
+    );
     r.cluster.reset_calls();
     r.cluster.delete_object(&cm_path("w-cm"));
     wait_ms(10).await;
-    assert_eq!(r.infra.count(Step::Observe), observed + 1, "one check");
+    assert_eq!(r.infra.count(Callback::Observe), observed + 1, "one check");
     assert_eq!(
-        r.infra.count(Step::Converge),
+        r.infra.count(Callback::Converge),
         converged,
         "nothing to repair"
     );
@@ -195,12 +202,12 @@ async fn an_edited_related_object_asks_for_a_quiet_check_only_of_its_owner() {
     ready_widget(&r).await;
     r.cluster.create(&gadgets(), NS, "g", hourly(1));
     wait_ms(100).await;
-    let observed = r.infra.count(Step::Observe);
+    let observed = r.infra.count(Callback::Observe);
     r.cluster.reset_calls();
     r.cluster
         .edit_object(&cm_path("w-cm"), |cm| cm["data"]["k"] = json!("edited"));
     wait_ms(10).await;
-    assert_eq!(r.infra.count(Step::Observe), observed + 1, "one check");
+    assert_eq!(r.infra.count(Callback::Observe), observed + 1, "one check");
     let record = r.infra.records().pop().unwrap();
     assert_eq!(
         record.profile,
@@ -255,10 +262,10 @@ async fn the_first_list_seeds_the_cache_and_a_relist_of_the_same_versions_asks_n
     let runtime = start(controller).unwrap();
     wait_ms(100).await;
     assert_eq!(runtime.related_cached(), 1);
-    let first_pass = infra.count(Step::Observe);
+    let first_pass = infra.count(Callback::Observe);
     wait_ms(RESYNC_MS + 1_000).await;
     assert_eq!(
-        infra.count(Step::Observe),
+        infra.count(Callback::Observe),
         first_pass,
         "the resync found nothing new"
     );
@@ -313,11 +320,11 @@ async fn a_related_change_while_its_owner_runs_is_served_after_that_pass() {
     // While the converge is held, the ConfigMap goes and the
     // infrastructure drifts again: the running pass cannot see it.
     r.cluster.delete_object(&cm_path("w-cm"));
-    let observed = r.infra.count(Step::Observe);
+    let observed = r.infra.count(Callback::Observe);
     r.infra.release(1);
     wait_ms(10).await;
     assert!(
-        r.infra.count(Step::Observe) >= observed + 2,
+        r.infra.count(Callback::Observe) >= observed + 2,
         "looked again after the pass"
     );
     r.infra.release(10);
@@ -351,18 +358,24 @@ async fn the_one_shot_trigger_reconciles_a_resource_that_is_not_due() {
     ));
     assert_eq!(world.reconcile("w").await, Report::NotDue);
     world.infra.remove(&World::profile("w"));
-    let report = trigger(&world.controller, &world.package, NS, "w")
+    let report = world
+        .controller
+        .reconcile_now(&world.package, NS, "w")
         .await
         .unwrap();
     assert!(matches!(report, Report::Reconciled(Phase::Ready, _)));
     assert_eq!(world.infra.get(&World::profile("w")), Some(json!(1)));
-    let missing = trigger(&world.controller, &world.package, NS, "gone").await;
+    let missing = world
+        .controller
+        .reconcile_now(&world.package, NS, "gone")
+        .await;
     assert_eq!(missing.unwrap(), Report::NotFound);
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_deleted_connection_secret_is_restored_at_once() {
-    use blue_kubernetes::{Observation, Package, WorkflowOutcome};
+    use blue_kubernetes::package::WorkflowOutcome;
+    use blue_kubernetes::{Observation, Package};
     let cluster = FakeCluster::new();
     let converged = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (seen, done) = (converged.clone(), converged);

@@ -13,7 +13,9 @@
 
 mod common;
 
-use blue_kubernetes::{start, Related};
+use blue_kubernetes::start;
+
+use blue_kubernetes::related::Related;
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::{FakeCluster, FakeInfra};
 use common::*;

@@ -7,7 +7,7 @@ mod common;
 use async_trait::async_trait;
 use blue_kubernetes::{start, Config, Error, Package, Runtime};
 use blue_kubernetes_client::{Call, Client, ErrorKind, Hook, Layered, ResourceDescriptor};
-use blue_testkit::{FakeCluster, FakeInfra, Fault, Operation, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra, Fault, Operation};
 use common::*;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -100,7 +100,11 @@ async fn periodic_check_of_matching_infrastructure_is_one_read_and_no_status_wri
     assert_eq!(calls.get, n);
     assert_eq!(calls.update_status, 0, "quiet checks");
     assert_eq!(calls.update_finalizers, 0);
-    assert_eq!(r.infra.count(Step::Converge), n, "only the first converge");
+    assert_eq!(
+        r.infra.count(Callback::Converge),
+        n,
+        "only the first converge"
+    );
     r.runtime.stop().await;
 }
 
@@ -183,7 +187,7 @@ async fn workers_are_bounded() {
     assert_eq!(r.infra.effects_started_count(), 2);
     r.infra.release(100);
     polls(10).await;
-    assert_eq!(r.infra.count(Step::Converge), 5);
+    assert_eq!(r.infra.count(Callback::Converge), 5);
     for i in 0..5 {
         assert_eq!(phase(&r.cluster, &widgets(), &format!("w{i}")), "Ready");
     }
@@ -206,7 +210,11 @@ async fn stop_waits_for_active_callbacks_and_drops_queued_work() {
     assert!(!stopping.is_finished(), "stop waits for the held callback");
     infra.release(100);
     stopping.await.unwrap();
-    assert_eq!(infra.count(Step::Converge), 1, "queued work was dropped");
+    assert_eq!(
+        infra.count(Callback::Converge),
+        1,
+        "queued work was dropped"
+    );
     let ready = (0..3)
         .filter(|i| phase(&cluster, &widgets(), &format!("w{i}")) == "Ready")
         .count();

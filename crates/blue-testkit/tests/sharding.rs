@@ -9,10 +9,11 @@
 
 mod common;
 
-use blue_kubernetes::{
-    start, CallbackResult, Config, FencingToken, Observation, Options, Package, Runtime, Sharding,
-    WorkflowOutcome,
-};
+use blue_kubernetes::{start, CallbackResult, Config, Observation, Package, Runtime};
+
+use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
+
+use blue_kubernetes::replicas::{FencingToken, ShardingConfig};
 use blue_kubernetes_client::{Call, Client, Error, ErrorKind, Hook, Layered};
 use blue_testkit::{FakeCluster, Fault, Operation};
 use common::sharding::{self, lock, profile};
@@ -35,7 +36,7 @@ const SHARDS: u32 = 8;
 /// Numbers each test's own identity system (see [`Audit::system`]).
 static SYSTEMS: AtomicUsize = AtomicUsize::new(0);
 
-fn settings(replica: &str) -> Sharding {
+fn settings(replica: &str) -> ShardingConfig {
     let mut s = sharding::settings("widgets-operator", SHARDS, 4, replica);
     s.lease.retry_period_ms = RP;
     assert_eq!(
@@ -106,7 +107,7 @@ impl Audit {
         }
     }
 
-    async fn converge(&self, replica: &str, o: Options) -> CallbackResult<WorkflowOutcome> {
+    async fn converge(&self, replica: &str, o: CallbackInput) -> CallbackResult<WorkflowOutcome> {
         let profile = o.profile().to_owned();
         let (start, holder_at_start) = (Instant::now(), self.holder(&profile));
         self.started.fetch_add(1, Ordering::SeqCst);
@@ -611,7 +612,9 @@ fn sharding_and_leader_election_together_are_refused_naming_both() {
     let audit = Audit::new(&FakeCluster::new());
     let config = Config::new(client, vec![package(&audit, "a")])
         .with_sharding(settings("a"))
-        .with_leader_election(blue_kubernetes::LeaderElection::new("op", NS));
+        .with_leader_election(blue_kubernetes::replicas::LeaderElectionConfig::new(
+            "op", NS,
+        ));
     let err = blue_kubernetes::controller(config).unwrap_err();
     assert!(
         err.to_string().contains("sharding, leader_election"),

@@ -1,5 +1,5 @@
 //! The idle cost of sharding (issue 23's target): three replicas with the
-//! default [`Sharding`] settings, settled, send at most one Lease request
+//! default [`ShardingConfig`] settings, settled, send at most one Lease request
 //! per second each, and as many with hundreds of resources as with none.
 //! Each replica's Lease calls are counted by a hook on its own client, and
 //! the fake cluster's count of every Lease call must agree with their sum.
@@ -7,7 +7,9 @@
 
 mod common;
 
-use blue_kubernetes::{start, Config, Runtime, Sharding};
+use blue_kubernetes::{start, Config, Runtime};
+
+use blue_kubernetes::replicas::ShardingConfig;
 use blue_kubernetes_client::{Call, Client, Error, Hook, Layered};
 use blue_testkit::{FakeCluster, FakeInfra};
 use common::watchdog::paused_test;
@@ -46,7 +48,7 @@ fn replica(cluster: &FakeCluster, infra: &FakeInfra, name: &str) -> (Runtime, Le
     let mut config = Config::new(client, vec![infra.package(widgets())]);
     config.namespace = NS.into();
     config.now = tokio_clock();
-    let mut sharding = Sharding::new("idle-operator", NS);
+    let mut sharding = ShardingConfig::new("idle-operator", NS);
     sharding.lease.identity = name.into();
     config.sharding = Some(sharding);
     let runtime = start(blue_kubernetes::controller(config).unwrap()).unwrap();
@@ -85,7 +87,7 @@ fn three_settled_replicas_send_at_most_one_lease_request_a_second_each_whatever_
             .collect();
         tokio::time::sleep(Duration::from_millis(SETTLE_MS)).await;
         let owned: usize = replicas.iter().map(|(r, _)| r.shards_owned().len()).sum();
-        let shards = Sharding::new("idle-operator", NS).shards as usize;
+        let shards = ShardingConfig::new("idle-operator", NS).shards as usize;
         assert_eq!(owned, shards, "settled: every shard owned once");
 
         let empty = window(&cluster, &replicas).await;

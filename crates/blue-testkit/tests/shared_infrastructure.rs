@@ -7,9 +7,13 @@
 mod common;
 
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome, Package,
-    Phase, Reason, Report, ResourceSchema, UserFacingMessage, ValidationErrors,
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package, Report,
+    ResourceSchema,
 };
+
+use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
+
+use blue_kubernetes::resource::{Phase, Reason};
 use common::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

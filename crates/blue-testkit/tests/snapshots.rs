@@ -7,7 +7,7 @@ mod common;
 use async_trait::async_trait;
 use blue_kubernetes::{start, Config, Runtime};
 use blue_kubernetes_client::{Call, Client, Hook, Layered};
-use blue_testkit::{FakeCluster, FakeInfra, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra};
 use common::*;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,7 +73,7 @@ async fn a_pass_on_a_stale_delivered_object_conflicts_on_its_first_write_and_run
     cluster.create(&widgets(), NS, "w", hourly(1));
     wait_ms(100).await;
     assert!(settled(&cluster, "w"));
-    let converges = infra.count(Step::Converge);
+    let converges = infra.count(Callback::Converge);
     cluster.reset_calls();
     hook.armed.store(true, Ordering::SeqCst);
     cluster.edit_spec(&widgets(), NS, "w", |spec| {
@@ -83,7 +83,7 @@ async fn a_pass_on_a_stale_delivered_object_conflicts_on_its_first_write_and_run
     assert!(settled(&cluster, "w"));
     assert_eq!(infra.get(&format!("{NS}--w")), Some(json!(3)));
     assert_eq!(
-        infra.count(Step::Converge),
+        infra.count(Callback::Converge),
         converges + 1,
         "value 2 was never converged: its publish lost the race"
     );

@@ -10,9 +10,13 @@ mod forged;
 #[path = "steps/names.rs"]
 mod names;
 
+use blue_kubernetes::config::LockDomain;
+use blue_kubernetes::config::REQUEST_ANNOTATION;
+use blue_kubernetes::crd::{self, CrdConfig};
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_kubernetes::Package;
-use blue_kubernetes::{controller, crd, reconcile, Config, Controller, CrdOptions, LockDomain};
-use blue_kubernetes::{Phase, Reason, Report, REQUEST_ANNOTATION};
+use blue_kubernetes::Report;
+use blue_kubernetes::{controller, reconcile, Config, Controller};
 use blue_kubernetes_client::Client;
 use blue_testkit::{Crash, CrashAt, FakeCluster, Fault, Operation};
 use chain::{Chain, Ran, Token};
@@ -35,7 +39,7 @@ struct Bed {
 impl Bed {
     fn new(package: Package) -> Self {
         let cluster = FakeCluster::new();
-        let definition = crd(&package, &CrdOptions::default()).unwrap();
+        let definition = crd::generate(&package, &CrdConfig::default()).unwrap();
         cluster.install_crd(&definition, "v1");
         let crash = Crash::new();
         let client = crash.client(Arc::new(cluster.clone()));
@@ -477,7 +481,7 @@ async fn sync_steps_record_and_resume_like_async_ones() {
 #[test]
 fn the_crd_describes_status_workflow_only_for_a_package_with_steps() {
     let status = |package: &Package| {
-        let definition = crd(package, &CrdOptions::default()).unwrap();
+        let definition = crd::generate(package, &CrdConfig::default()).unwrap();
         definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
             ["properties"]
             .clone()
@@ -489,7 +493,10 @@ fn the_crd_describes_status_workflow_only_for_a_package_with_steps() {
     // Any JSON result survives the API server's pruning.
     let cluster = FakeCluster::new();
     let package = chain.package(1);
-    cluster.install_crd(&crd(&package, &CrdOptions::default()).unwrap(), "v1");
+    cluster.install_crd(
+        &crd::generate(&package, &CrdConfig::default()).unwrap(),
+        "v1",
+    );
     for result in [
         json!("id-1"),
         json!(7),
@@ -598,7 +605,7 @@ async fn after_a_restart_the_run_a_dead_process_left_running_is_resumed_before_h
     next.stop().await;
     let order: Vec<String> = infra.records()[before..]
         .iter()
-        .filter(|r| r.step == blue_testkit::Step::Observe)
+        .filter(|r| r.callback == blue_testkit::Callback::Observe)
         .map(|r| r.profile.clone())
         .collect();
     assert_eq!(

@@ -8,9 +8,12 @@
 mod chain;
 mod common;
 
+use blue_kubernetes::config::LockDomain;
+use blue_kubernetes::crd::{self, CrdConfig};
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_kubernetes::test_hooks::{Action, Boundary, Hook, TestHooks, TestHooksError};
-use blue_kubernetes::{controller, crd, reconcile, Config, CrdOptions, Package};
-use blue_kubernetes::{LockDomain, Phase, Reason, Report};
+use blue_kubernetes::Report;
+use blue_kubernetes::{controller, reconcile, Config, Package};
 use blue_testkit::FakeCluster;
 use chain::Chain;
 use common::{finalizers, widgets, NS};
@@ -91,11 +94,14 @@ impl Bed {
         let chain = Chain::new();
         let package = chain.package(3);
         let cluster = FakeCluster::new();
-        cluster.install_crd(&crd(&package, &CrdOptions::default()).unwrap(), "v1");
+        cluster.install_crd(
+            &crd::generate(&package, &CrdConfig::default()).unwrap(),
+            "v1",
+        );
         let dir = tempfile::tempdir().unwrap();
         let hooks = TestHooks::parse(hooks, Some(dir.path().into())).unwrap();
         let config = Config::new(Arc::new(cluster.clone()), vec![package.clone()])
-            .with_namespace(NS)
+            .with_namespace(NS.into())
             .with_test_hooks(hooks)
             .with_lock_domain(LockDomain::new());
         let controller = controller(config).unwrap();

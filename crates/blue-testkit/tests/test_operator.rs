@@ -1,9 +1,13 @@
 //! The package test harness: its own identity lock, crashes with restarts,
 //! passes until Ready or released.
 
-use blue_kubernetes::{LockDomain, Phase, Reason, Report};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::config::LockDomain;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_kubernetes_client::ResourceDescriptor;
-use blue_testkit::{CrashAt, FakeCluster, FakeInfra, Misbehaviour, Step, TestOperator};
+use blue_testkit::{Callback, CrashAt, FakeCluster, FakeInfra, Misbehaviour, TestOperator};
 use serde_json::json;
 
 const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);
@@ -97,7 +101,7 @@ async fn settle_moves_the_clock_through_retries_until_ready_then_until_released(
     let infra = FakeInfra::new();
     let op = TestOperator::new(infra.package(widgets()));
     for _ in 0..3 {
-        infra.script(Step::Converge, Misbehaviour::Error);
+        infra.script(Callback::Converge, Misbehaviour::Error);
     }
     op.create(
         "w",
@@ -105,7 +109,7 @@ async fn settle_moves_the_clock_through_retries_until_ready_then_until_released(
     );
     let start = op.clock().now_ms();
     assert_eq!(op.settle("w").await, READY);
-    assert_eq!(infra.count(Step::Converge), 4);
+    assert_eq!(infra.count(Callback::Converge), 4);
     // Backoffs of 1, 2 and 4 seconds.
     assert!(op.clock().now_ms() - start >= 7_000);
     op.delete("w");
@@ -119,7 +123,7 @@ async fn settle_gives_up_after_its_bound_naming_the_reports() {
     let infra = FakeInfra::new();
     let op = TestOperator::new(infra.package(widgets()));
     for _ in 0..30 {
-        infra.script(Step::Converge, Misbehaviour::Error);
+        infra.script(Callback::Converge, Misbehaviour::Error);
     }
     op.create("w", json!({"config": {"value": 1}}));
     op.settle("w").await;

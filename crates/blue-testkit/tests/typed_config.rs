@@ -4,9 +4,13 @@
 mod common;
 
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome, Package,
-    Phase, Reason, Report, ResourceSchema, ValidationErrors,
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package, Report,
+    ResourceSchema,
 };
+
+use blue_kubernetes::package::{NoOutputs, ValidationErrors};
+
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::FakeCluster;
 use common::*;
 use serde_json::json;

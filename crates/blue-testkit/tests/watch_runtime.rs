@@ -5,9 +5,11 @@
 
 mod common;
 
-use blue_kubernetes::{start, Config, Namespaces, Runtime};
+use blue_kubernetes::{start, Config, Runtime};
+
+use blue_kubernetes::config::Namespaces;
 use blue_kubernetes_client::ResourceDescriptor;
-use blue_testkit::{FakeCluster, FakeInfra, Fault, Operation, Step};
+use blue_testkit::{Callback, FakeCluster, FakeInfra, Fault, Operation};
 use common::*;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -110,7 +112,7 @@ async fn a_due_time_fires_its_timer_without_a_list() {
     wait_ms(100).await;
     let first = status_of(&r.cluster, &widgets(), NS, "w")["lastReconcileTime"].clone();
     r.cluster.reset_calls();
-    let observed = r.infra.count(Step::Observe);
+    let observed = r.infra.count(Callback::Observe);
     wait_ms(33_000).await;
     let calls = r.cluster.calls();
     assert_eq!(calls.list_page, 0);
@@ -119,7 +121,11 @@ async fn a_due_time_fires_its_timer_without_a_list() {
     assert_eq!(r.cluster.cached_reads(), 1, "from the watch cache");
     let again = status_of(&r.cluster, &widgets(), NS, "w")["lastReconcileTime"].clone();
     assert_eq!(first, again);
-    assert_eq!(r.infra.count(Step::Observe), observed + 1, "checked once");
+    assert_eq!(
+        r.infra.count(Callback::Observe),
+        observed + 1,
+        "checked once"
+    );
     r.runtime.stop().await;
 }
 
@@ -135,7 +141,7 @@ async fn a_due_timer_fires_at_the_next_step_of_its_slack_never_before() {
     wait_ms(100).await;
     let due = ms_of(&status_of(&r.cluster, &widgets(), NS, "w")["nextReconcileTime"]);
     let fires = due.div_ceil(STEP) * STEP;
-    let observed = r.infra.count(Step::Observe);
+    let observed = r.infra.count(Callback::Observe);
     // The fake cluster's uids are fixed, so the jittered due time is too;
     // the half below must not be skipped silently if they change.
     assert!(
@@ -144,13 +150,13 @@ async fn a_due_timer_fires_at_the_next_step_of_its_slack_never_before() {
     );
     wait_ms(due + 1 - now()).await;
     assert_eq!(
-        r.infra.count(Step::Observe),
+        r.infra.count(Callback::Observe),
         observed,
         "due, not yet on its step"
     );
     wait_ms(fires + 1 - now()).await;
     assert_eq!(
-        r.infra.count(Step::Observe),
+        r.infra.count(Callback::Observe),
         observed + 1,
         "checked on its step"
     );

@@ -1,7 +1,9 @@
 //! Command-line flags of the `local-configmap-operator` binary.
 
-use blue_kubernetes::{LeaderElection, Namespaces, Sharding};
-use blue_kubernetes_client::KubectlOptions;
+use blue_kubernetes::config::Namespaces;
+
+use blue_kubernetes::replicas::{LeaderElectionConfig, ShardingConfig};
+use blue_kubernetes_client::KubectlConfig;
 use std::path::PathBuf;
 
 /// Usage text (the test-only flags are deliberately not listed).
@@ -335,11 +337,11 @@ fn names(text: &str) -> Result<Vec<String>, String> {
 
 impl Args {
     /// The transport options these flags describe.
-    pub fn kubectl_options(&self) -> KubectlOptions {
+    pub fn kubectl_options(&self) -> KubectlConfig {
         let mut options = if self.in_cluster {
-            KubectlOptions::in_cluster()
+            KubectlConfig::in_cluster()
         } else {
-            KubectlOptions::for_context(self.context.clone().unwrap_or_default())
+            KubectlConfig::for_context(self.context.clone().unwrap_or_default())
         };
         options.kubeconfig = self.kubeconfig.clone();
         options.service_account_dir = self.service_account_dir.clone();
@@ -370,21 +372,21 @@ impl Args {
     /// `--leader-elect`); the Lease lives in `namespace` (see
     /// [`Args::home_namespace`]) unless `--lease-namespace` says otherwise.
     /// Validated by the controller.
-    pub fn leader_election(&self, namespace: &str) -> Option<LeaderElection> {
+    pub fn leader_election(&self, namespace: &str) -> Option<LeaderElectionConfig> {
         if !self.leader_elect {
             return None;
         }
         let (name, namespace) = self.lease_location(namespace);
-        Some(self.lease_flags(LeaderElection::new(name, namespace)))
+        Some(self.lease_flags(LeaderElectionConfig::new(name, namespace)))
     }
 
     /// The sharding settings these flags describe (`None` without
     /// `--shards`): the library's defaults, the shard count, and the lease
     /// flags as for [`Args::leader_election`]. Validated by the controller.
-    pub fn sharding(&self, namespace: &str) -> Option<Sharding> {
+    pub fn sharding(&self, namespace: &str) -> Option<ShardingConfig> {
         let shards = self.shards?;
         let (name, namespace) = self.lease_location(namespace);
-        let sharding = Sharding::new(name, namespace).with_shards(shards);
+        let sharding = ShardingConfig::new(name, namespace).with_shards(shards);
         let lease = self.lease_flags(sharding.lease.clone());
         Some(sharding.with_lease(lease))
     }
@@ -402,7 +404,7 @@ impl Args {
     }
 
     /// `lease` with the identity and timing flags that were given.
-    fn lease_flags(&self, mut lease: LeaderElection) -> LeaderElection {
+    fn lease_flags(&self, mut lease: LeaderElectionConfig) -> LeaderElectionConfig {
         if let Some(identity) = &self.leader_identity {
             lease.identity = identity.clone();
         }
@@ -566,7 +568,7 @@ mod tests {
             .unwrap()
             .sharding("team-a")
             .unwrap();
-        let defaults = Sharding::new(DEFAULT_LEASE_NAME, "team-a");
+        let defaults = ShardingConfig::new(DEFAULT_LEASE_NAME, "team-a");
         assert_eq!(s.shards, 4);
         assert_eq!(s.max_members, defaults.max_members);
         assert_eq!(

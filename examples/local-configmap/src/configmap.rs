@@ -6,7 +6,8 @@
 //! object with its owner, and `deletionPolicy: Retain` must really retain.
 
 use crate::desired::Desired;
-use blue_kubernetes::{NoOutputs, Observation};
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::Observation;
 use blue_kubernetes_client::typed::preconditions_of;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Preconditions};

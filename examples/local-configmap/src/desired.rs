@@ -8,7 +8,8 @@
 //! them anyway, but a package should not depend on that.
 
 use crate::package::Cx;
-use blue_kubernetes::{is_object_name, CallbackResult, Event};
+use blue_kubernetes::resource::{is_object_name, Intent};
+use blue_kubernetes::CallbackResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -91,7 +92,7 @@ impl std::fmt::Debug for Desired {
 /// All problems with the config and the resource; empty when valid.
 ///
 /// ```
-/// use blue_kubernetes::{Context, Names};
+/// use blue_kubernetes::{config::Names, Context};
 /// use local_configmap_operator::desired::validate;
 /// let resource = serde_json::json!({
 ///     "metadata": {"name": "app", "namespace": "dev", "uid": "u-1"},
@@ -134,8 +135,8 @@ pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
         return Err(format!("invalid LocalConfigMap configuration: {first}").into());
     }
     let metadata = cx.metadata();
-    let data = match cx.event() {
-        Event::Stop => BTreeMap::new(),
+    let data = match cx.intent() {
+        Intent::Stop => BTreeMap::new(),
         _ => cx.config().data.clone(),
     };
     Ok(Desired {
@@ -154,7 +155,7 @@ pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
 /// old ConfigMap.
 ///
 /// ```
-/// use blue_kubernetes::{Context, Names};
+/// use blue_kubernetes::{config::Names, Context};
 /// use local_configmap_operator::desired::identity;
 /// let resource = serde_json::json!({"metadata": {"name": "app", "namespace": "dev"}});
 /// assert_eq!(
@@ -198,7 +199,8 @@ pub fn is_config_map_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blue_kubernetes::{Context, Names};
+    use blue_kubernetes::config::Names;
+    use blue_kubernetes::Context;
     use serde_json::{json, Value};
 
     /// The context of a resource `app` in `dev` with `config`.

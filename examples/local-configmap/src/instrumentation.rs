@@ -42,7 +42,7 @@ impl Instrumentation {
             return body.await;
         };
         let identity = blue_identity::state_identity_hash(&desired::identity(cx));
-        let event = cx.event().as_str();
+        let event = cx.intent().as_str();
         audit.record(&identity, callback, event, Phase::Start)?;
         wait(delay).await;
         let result = body.await;
@@ -61,7 +61,8 @@ async fn wait(delay: Option<Duration>) {
 mod tests {
     use super::*;
     use crate::audit::parse_audit;
-    use blue_kubernetes::{Context, Names};
+    use blue_kubernetes::config::Names;
+    use blue_kubernetes::Context;
     use serde_json::json;
 
     fn cx() -> Cx {

@@ -6,11 +6,11 @@
 //! callback failure or health change; never configuration values.
 
 use anyhow::{Context, Result};
-use blue_kubernetes::{
-    controller, preflight, serve_http, start, Config, LeaderElection, Namespaces, Package, Runtime,
-    Sharding, Stats,
-};
-use blue_kubernetes_client::{kubectl_client, RequestOptions};
+use blue_kubernetes::config::{preflight, Namespaces};
+use blue_kubernetes::replicas::{LeaderElectionConfig, ShardingConfig};
+use blue_kubernetes::telemetry::{serve_http, Stats};
+use blue_kubernetes::{controller, start, Config, Package, Runtime};
+use blue_kubernetes_client::{kubectl_client, RequestParams};
 use local_configmap_operator::audit::AuditLog;
 use local_configmap_operator::cli::{self, Args, Command, Transport};
 use local_configmap_operator::instrumentation::Instrumentation;
@@ -96,7 +96,7 @@ async fn run(args: Args) -> Result<()> {
         let context = kubectl.context().to_string();
         let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
         if kubectl
-            .request(&lookup, RequestOptions::raw())
+            .request(&lookup, RequestParams::raw())
             .await
             .is_err()
         {
@@ -210,8 +210,8 @@ async fn run(args: Args) -> Result<()> {
 /// `--callback-delay-ms`.
 fn instrumentation(
     args: &Args,
-    election: &Option<LeaderElection>,
-    sharding: &Option<Sharding>,
+    election: &Option<LeaderElectionConfig>,
+    sharding: &Option<ShardingConfig>,
 ) -> Result<Instrumentation> {
     let audit = match &args.audit_file {
         None => None,

@@ -4,7 +4,7 @@
 use crate::cli::{Args, Transport};
 use anyhow::{Context, Result};
 use blue_kubernetes_client::TransportKind;
-use blue_kubernetes_client::{connect, proxy_client, KubeClient, ProxyClient, ProxyOptions};
+use blue_kubernetes_client::{connect, proxy_client, KubeClient, ProxyClient, ProxyConfig};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ pub struct Connected {
 pub async fn connect_transport(args: &Args) -> Result<Connected> {
     Ok(match args.transport {
         Transport::Proxy => {
-            let proxy = Arc::new(proxy_client(ProxyOptions::new(args.kubectl_options()))?);
+            let proxy = Arc::new(proxy_client(ProxyConfig::new(args.kubectl_options()))?);
             proxy
                 .start()
                 .await

@@ -33,7 +33,7 @@ fn the_crd_from_the_types_is_the_built_packages() {
     use local_configmap_operator::package::{crd_options, LocalConfigMaps};
     let built = blue_kubernetes::Package::new(LocalConfigMaps::default()).unwrap();
     for cel in [true, false] {
-        let from_package = blue_kubernetes::crd(&built, &crd_options(cel)).unwrap();
+        let from_package = blue_kubernetes::crd::generate(&built, &crd_options(cel)).unwrap();
         assert_eq!(crd(cel).unwrap(), from_package, "cel: {cel}");
     }
 }

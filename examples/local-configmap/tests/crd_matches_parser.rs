@@ -20,6 +20,6 @@ fn interval_pattern() -> &'static str {
 fn crd_interval_pattern_is_the_controllers_pattern() {
     assert_eq!(
         interval_pattern(),
-        blue_kubernetes::reconcile_interval_pattern()
+        blue_kubernetes::resource::reconcile_interval_pattern()
     );
 }

@@ -4,7 +4,11 @@
 //! hash (what its status reports), both replicas ran some, and no
 //! identity ran in both at once.
 
-use blue_kubernetes::{controller, start, Config, LockDomain, Package, Runtime, Sharding};
+use blue_kubernetes::{controller, start, Config, Package, Runtime};
+
+use blue_kubernetes::config::LockDomain;
+
+use blue_kubernetes::replicas::ShardingConfig;
 use blue_kubernetes_client::Client;
 use blue_testkit::FakeCluster;
 use local_configmap_operator::audit::{intervals, overlaps, parse_audit, AuditLog};
@@ -41,7 +45,7 @@ fn replica(cluster: &FakeCluster, audit: &Path, name: &str) -> Runtime {
     // the other, so only the shards keep them apart, as in a cluster.
     config.lock_domain = LockDomain::new();
     // Short rounds, so shards are taken within a test's patience.
-    let mut sharding = Sharding::new("lcm", NS).with_shards(4u32);
+    let mut sharding = ShardingConfig::new("lcm", NS).with_shards(4);
     sharding.lease.identity = name.into();
     sharding.lease.retry_period_ms = 50;
     sharding.lease.renew_deadline_ms = 400;

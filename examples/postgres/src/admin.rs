@@ -4,7 +4,7 @@
 //! decoded from base64 by k8s-openapi) through the operator's shared [`RawApi`].
 
 use crate::config::AdminSecretRef;
-use blue_kubernetes::Sensitive;
+use blue_kubernetes::connection::Sensitive;
 use blue_kubernetes_client::typed::TypedApi;
 use blue_kubernetes_client::{Error, ErrorKind, RawApi};
 use k8s_openapi::api::core::v1::Secret;

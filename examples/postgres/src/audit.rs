@@ -13,7 +13,7 @@
 //! for audits, and whoever turns it on truncates it.
 
 use crate::server::ServerError;
-use blue_kubernetes::Step;
+use blue_kubernetes::steps::Step;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::Client;
 

@@ -1,8 +1,8 @@
 //! Command-line flags of the `postgres-operator` binary (a trimmed copy
 //! of the ConfigMap example's: no leader election, plus `--once`).
 
-use blue_kubernetes::Namespaces;
-use blue_kubernetes_client::{KubectlOptions, TransportKind};
+use blue_kubernetes::config::Namespaces;
+use blue_kubernetes_client::{KubectlConfig, TransportKind};
 use std::path::PathBuf;
 
 /// Usage text.
@@ -197,11 +197,11 @@ fn names(text: &str) -> Result<Vec<String>, String> {
 
 impl Args {
     /// The transport options these flags describe.
-    pub fn kubectl_options(&self) -> KubectlOptions {
+    pub fn kubectl_options(&self) -> KubectlConfig {
         let mut options = if self.in_cluster {
-            KubectlOptions::in_cluster()
+            KubectlConfig::in_cluster()
         } else {
-            KubectlOptions::for_context(self.context.clone().unwrap_or_default())
+            KubectlConfig::for_context(self.context.clone().unwrap_or_default())
         };
         options.kubeconfig = self.kubeconfig.clone();
         if let Ok(kubectl) = std::env::var("KUBECTL") {

@@ -5,7 +5,7 @@
 //! Types are checked by serde (and, on the cluster, by the generated CRD);
 //! [`crate::desired::validate`] checks what a type cannot say.
 
-use blue_kubernetes::Reference;
+use blue_kubernetes::related::Reference;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

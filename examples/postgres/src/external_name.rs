@@ -22,7 +22,7 @@
 
 use crate::desired::Target;
 use crate::server::Facts;
-use blue_kubernetes::ManagementPolicy;
+use blue_kubernetes::resource::ManagementPolicy;
 
 /// The external name a pass reports, once the database exists and is
 /// this resource's: owned by its marked role under full management; any

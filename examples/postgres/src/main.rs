@@ -3,9 +3,11 @@
 //! SIGINT (or, with `--once`, for one pass over one `PostgresDatabase`).
 
 use anyhow::{Context, Result};
+use blue_kubernetes::config::preflight;
+use blue_kubernetes::telemetry::serve_http;
 use blue_kubernetes::test_hooks::TestHooks;
-use blue_kubernetes::{controller, preflight, reconcile, serve_http, start, Config};
-use blue_kubernetes_client::{connect, proxy_client, ProxyOptions, Transport, TransportKind};
+use blue_kubernetes::{controller, reconcile, start, Config};
+use blue_kubernetes_client::{connect, proxy_client, ProxyConfig, Transport, TransportKind};
 use postgres_operator::cli::{self, Args, Command};
 use postgres_operator::{logging, package};
 use std::process::ExitCode;
@@ -67,14 +69,15 @@ async fn run(args: Args) -> Result<()> {
     let kind = args.transport();
     let transport: Arc<dyn Transport> = match kind {
         TransportKind::Proxy => {
-            let proxy = Arc::new(proxy_client(ProxyOptions::new(args.kubectl_options()))?);
+            let proxy = Arc::new(proxy_client(ProxyConfig::new(args.kubectl_options()))?);
             proxy
                 .start()
                 .await
                 .context("starting the proxy transport")?;
             proxy
         }
-        TransportKind::Kubectl => connect(kind, args.kubectl_options())
+        // Kubectl, and any kind the client adds later: `connect` builds it.
+        _ => connect(kind, args.kubectl_options())
             .await
             .context("starting the kubectl transport")?,
     };
@@ -91,13 +94,13 @@ async fn run(args: Args) -> Result<()> {
         .with_namespace(namespaces.clone())
         .with_watch(!args.no_watch)
         .with_workers(args.workers.unwrap_or(cli::DEFAULT_WORKERS))
-        .with_log_callback_errors(!args.hide_callback_errors)
-        .with_test_hooks(TestHooks::from_env()?);
+        .with_log_callback_errors(!args.hide_callback_errors);
+    config.test_hooks = TestHooks::from_env()?;
     if let Some(poll_ms) = args.poll_ms {
         config = config.with_poll_ms(poll_ms);
     }
     if !args.no_events {
-        config = config.with_event_component(Some(COMPONENT.to_string()));
+        config = config.with_event_component(COMPONENT.to_string());
     }
     let controller = controller(config)?;
     if !args.skip_preflight {

@@ -16,9 +16,12 @@ use crate::desired::{self, Target};
 use crate::outputs::ServerOutputs;
 use crate::package::{names, GROUP, VERSION};
 use crate::server;
+use blue_kubernetes::crd::{CrdConfig, PrinterColumn};
+use blue_kubernetes::package::ValidationErrors;
+use blue_kubernetes::related::{ObjectRef, Related};
+use blue_kubernetes::resource::Intent;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, CrdOptions, Event, Infrastructure, ObjectRef,
-    Observation, Outcome, PrinterColumn, Related, ResourceSchema, ValidationErrors,
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
@@ -119,7 +122,13 @@ impl Infrastructure for Servers {
 
 /// The CRD; `cel: false` leaves out the CEL rules (Kubernetes < 1.25).
 pub fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
-    let options = CrdOptions::default()
+    blue_kubernetes::crd::generate(&ResourceSchema::of(&Servers::default()), &crd_options(cel))
+}
+
+/// What [`crd`] adds beyond the types: names, CEL rules, short names,
+/// category, columns.
+pub fn crd_options(cel: bool) -> CrdConfig {
+    CrdConfig::default()
         .with_names(names())
         .with_cel(cel)
         .with_short_names(vec!["pgsrv".into()])
@@ -127,8 +136,7 @@ pub fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
         .with_printer_columns(vec![
             PrinterColumn::wide("Host", ".spec.config.host"),
             PrinterColumn::wide("Version", ".status.outputs.version"),
-        ]);
-    blue_kubernetes::crd(&ResourceSchema::of(&Servers::default()), &options)
+        ])
 }
 
 /// `observe`: logs in as the admin and reads the version. Reachable is
@@ -136,7 +144,7 @@ pub fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
 /// callback's error, for the log only. On a delete pass there is nothing
 /// of ours to remove.
 pub async fn observe(index: &AdminSecrets, cx: &Cx) -> CallbackResult<Observation<ServerOutputs>> {
-    if cx.event() == Event::Delete {
+    if cx.intent() == Intent::Delete {
         return Ok(Observation::ABSENT);
     }
     let (config, metadata) = (cx.config(), cx.metadata());

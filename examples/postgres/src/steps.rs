@@ -28,7 +28,8 @@
 use crate::desired::Target;
 use crate::package::{self, keys, Cx, Features};
 use crate::{audit, password, server, test_hooks};
-use blue_kubernetes::{CallbackResult, Step};
+use blue_kubernetes::steps::Step;
+use blue_kubernetes::CallbackResult;
 use tokio_postgres::Client;
 
 /// The converge steps, in order.
@@ -77,7 +78,7 @@ impl Run<'_> {
             }
         }
         if self.features.audit_steps {
-            let event = self.cx.event().as_str();
+            let event = self.cx.intent().as_str();
             audit::record(self.admin, &self.resource(), event, step).await?;
         }
         Ok(test_hooks::fail_step(step.name())?)

@@ -61,7 +61,7 @@ fn the_crd_from_the_types_is_the_built_packages() {
     use postgres_operator::package::{crd_options, package};
     let built = package().unwrap();
     for cel in [true, false] {
-        let from_package = blue_kubernetes::crd(&built, &crd_options(cel)).unwrap();
+        let from_package = blue_kubernetes::crd::generate(&built, &crd_options(cel)).unwrap();
         assert_eq!(crd(cel).unwrap(), from_package, "cel: {cel}");
     }
 }

@@ -3,7 +3,9 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use common::Rig;
 use serde_json::json;
 

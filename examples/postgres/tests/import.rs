@@ -4,7 +4,9 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use common::{Rig, SERVER};
 use postgres_operator::package;
 use serde_json::json;

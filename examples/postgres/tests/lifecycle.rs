@@ -5,7 +5,9 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use common::Rig;
 use postgres_operator::package;
 use serde_json::json;

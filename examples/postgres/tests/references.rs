@@ -5,7 +5,9 @@
 
 mod common;
 
-use blue_kubernetes::{trigger, Phase, Reason, Report};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use common::{Rig, SERVER};
 use postgres_operator::test_server::ADMIN_PASSWORD;
 use serde_json::json;
@@ -33,9 +35,11 @@ async fn a_database_created_before_its_server_waits_then_is_ready_once_the_serve
 
     r.create_server(SERVER, r.pg.port());
     assert_eq!(r.reconcile_server(SERVER).await, READY);
-    let report = trigger(r.op.controller(), &r.package, &r.ns, "early")
-        .await
-        .unwrap();
+    let report =
+        r.op.controller()
+            .reconcile_now(&r.package, &r.ns, "early")
+            .await
+            .unwrap();
     assert_eq!(report, READY);
     assert_eq!(r.owner_of("early").await.as_deref(), Some("early"));
     r.app_login("early-connection").await.expect("logs in");
@@ -54,9 +58,11 @@ async fn a_deleted_server_turns_its_databases_back_to_waiting_and_drops_nothing(
     );
     assert_eq!(r.reconcile_server(SERVER).await, Report::Released);
     assert!(r.server(SERVER).is_none(), "nothing to destroy: released");
-    let report = trigger(r.op.controller(), &r.package, &r.ns, "orders")
-        .await
-        .unwrap();
+    let report =
+        r.op.controller()
+            .reconcile_now(&r.package, &r.ns, "orders")
+            .await
+            .unwrap();
     assert_eq!(report, WAITING);
     assert_eq!(r.owner_of("orders").await.as_deref(), Some("orders"));
     r.app_login("orders-connection")

@@ -4,7 +4,9 @@
 
 mod common;
 
-use blue_kubernetes::{Phase, Reason, Report};
+use blue_kubernetes::Report;
+
+use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::CrashAt;
 use common::Rig;
 use postgres_operator::steps::{CONVERGE, DELETE};

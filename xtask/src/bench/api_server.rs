@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Result};
-use blue_kubernetes_client::KubectlOptions;
+use blue_kubernetes_client::KubectlConfig;
 
 use crate::cluster::control_plane::{self, ControlPlane};
 use crate::support::kube::Kube;
@@ -40,8 +40,8 @@ impl ApiServer {
 
     /// Transport options for this control plane (admin context, private
     /// discovery cache).
-    pub fn kubectl_options(&self) -> KubectlOptions {
-        KubectlOptions::for_context(self.cp.context())
+    pub fn kubectl_options(&self) -> KubectlConfig {
+        KubectlConfig::for_context(self.cp.context())
             .with_kubeconfig(self.cp.kubeconfig_path())
             .with_env("KUBECACHEDIR", self.cache_dir.display().to_string())
     }

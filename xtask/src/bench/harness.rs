@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes_client::{
     proxy_client, ApiPath, ApiRequest, Client, ErrorKind, Method, PageRequest, PatchType,
-    ProxyClient, ProxyOptions, RawApi, ResourceDescriptor,
+    ProxyClient, ProxyConfig, RawApi, ResourceDescriptor,
 };
 use serde_json::{json, Value};
 
@@ -95,7 +95,7 @@ impl<'a> Harness<'a> {
         // The local 1.20 server knows no CEL rules.
         let crd = local_configmap_operator::package::crd_yaml(false)?;
         server.kube.apply_crd(&crd, &format!("{PLURAL}.{GROUP}"))?;
-        let client = Arc::new(proxy_client(ProxyOptions::new(server.kubectl_options()))?);
+        let client = Arc::new(proxy_client(ProxyConfig::new(server.kubectl_options()))?);
         rt.block_on(client.start())?;
         Ok(Self {
             rt,

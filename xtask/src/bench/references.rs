@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use blue_kubernetes_client::{proxy_client, ProxyOptions};
+use blue_kubernetes_client::{proxy_client, ProxyConfig};
 use postgres_operator::{package, postgres_server};
 use serde_json::{json, Value};
 
@@ -37,7 +37,7 @@ pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
     let bed = Testbed::up("bench-references", &mode, None)?;
     let mut world = bed.world(Transport::Proxy);
     world.pg_binary = operator::build(&[operator::PG_PACKAGE], true)?.remove(0);
-    let client = Arc::new(proxy_client(ProxyOptions::new(
+    let client = Arc::new(proxy_client(ProxyConfig::new(
         live.server.kubectl_options(),
     ))?);
     live.rt.block_on(client.start())?;

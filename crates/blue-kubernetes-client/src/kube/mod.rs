@@ -11,7 +11,7 @@ use kube::client::Body;
 use std::time::Duration;
 
 /// The deadline of a request that sets none, as for the kubectl transports
-/// ([`KubectlOptions::request_timeout_seconds`](crate::KubectlOptions::request_timeout_seconds)).
+/// ([`KubectlConfig::request_timeout_seconds`](crate::KubectlConfig::request_timeout_seconds)).
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A [`Client`](crate::Client) and [`RawApi`](crate::RawApi) over a

@@ -3,7 +3,7 @@
 
 use super::request::decode;
 use crate::names::object_name;
-use crate::{AccessCheck, ApiResource, Error, ErrorKind, KubectlClient, RequestOptions};
+use crate::{AccessCheck, ApiResource, Error, ErrorKind, KubectlClient, RequestParams};
 use serde_json::Value;
 
 const ACCESS_REVIEWS: &str = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
@@ -27,7 +27,7 @@ pub(crate) async fn server_resources(
     object_name(version, "version")?;
     let path = discovery_path(group, version);
     let list = match client
-        .request(&["get", "--raw", &path], RequestOptions::default())
+        .request(&["get", "--raw", &path], RequestParams::default())
         .await
     {
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
@@ -43,7 +43,7 @@ pub(crate) async fn server_resources(
 
 pub(crate) async fn can_i(client: &KubectlClient, check: &AccessCheck) -> Result<bool, Error> {
     let args = ["create", "--raw", ACCESS_REVIEWS, "-f", "-"];
-    let options = RequestOptions::default().with_input(check.review().to_string());
+    let options = RequestParams::default().with_input(check.review().to_string());
     let review = client
         .request(&args, options)
         .await?
@@ -80,7 +80,7 @@ async fn write(
     path: &str,
     body: &Value,
 ) -> Result<Value, Error> {
-    let options = RequestOptions::default().with_input(body.to_string());
+    let options = RequestParams::default().with_input(body.to_string());
     client
         .request(&[verb, "--raw", path, "-f", "-"], options)
         .await?

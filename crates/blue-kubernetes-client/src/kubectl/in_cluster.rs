@@ -8,7 +8,7 @@
 
 use super::options::DEFAULT_SERVICE_ACCOUNT_DIR;
 use super::temp::private_file;
-use crate::{Error, KubectlOptions};
+use crate::{Error, KubectlConfig};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
@@ -19,7 +19,7 @@ pub const IN_CLUSTER_CONTEXT: &str = "blue-in-cluster";
 ///
 /// The returned guard owns the file; the client keeps it for its lifetime.
 pub(crate) fn write_kubeconfig(
-    options: &KubectlOptions,
+    options: &KubectlConfig,
     dir: &Path,
 ) -> Result<NamedTempFile, Error> {
     let server = server_url(
@@ -116,7 +116,7 @@ fn server_url(host: Option<String>, port: Option<String>) -> Result<String, Erro
 
 /// The service-account directory as an absolute path: kubectl resolves
 /// relative paths against the kubeconfig's own (temporary) directory.
-fn service_account_dir(options: &KubectlOptions) -> Result<PathBuf, Error> {
+fn service_account_dir(options: &KubectlConfig) -> Result<PathBuf, Error> {
     let dir = options
         .service_account_dir
         .clone()

@@ -7,7 +7,7 @@
 //! one the elector computed from, and a stale one is a 409 Conflict.
 
 use crate::names::object_name;
-use crate::{Error, ErrorKind, KubectlClient, Lease, RequestOptions};
+use crate::{Error, ErrorKind, KubectlClient, Lease, RequestParams};
 
 fn collection(namespace: &str) -> Result<String, Error> {
     let namespace = object_name(namespace, "lease.namespace")?;
@@ -30,7 +30,7 @@ impl KubectlClient {
     ) -> Result<Option<Lease>, Error> {
         let path = item(namespace, name)?;
         match self
-            .request(&["get", "--raw", &path], RequestOptions::default())
+            .request(&["get", "--raw", &path], RequestParams::default())
             .await
         {
             Ok(response) => match response.into_json() {
@@ -48,7 +48,7 @@ impl KubectlClient {
     pub(crate) async fn lease_list(&self, namespace: &str) -> Result<Vec<Lease>, Error> {
         let path = collection(namespace)?;
         let response = self
-            .request(&["get", "--raw", &path], RequestOptions::default())
+            .request(&["get", "--raw", &path], RequestParams::default())
             .await?;
         let decode = || Error::Decode {
             operation: "list".into(),
@@ -84,7 +84,7 @@ impl KubectlClient {
     }
 
     async fn lease_write(&self, verb: &str, path: &str, lease: &Lease) -> Result<Lease, Error> {
-        let options = RequestOptions::default().with_input(lease.to_object().to_string());
+        let options = RequestParams::default().with_input(lease.to_object().to_string());
         let stored = self
             .request(&[verb, "--raw", path, "-f", "-"], options)
             .await?

@@ -28,8 +28,8 @@ pub use classify::classify_output;
 pub use in_cluster::IN_CLUSTER_CONTEXT;
 #[cfg(feature = "testing")]
 pub use operation::operation_of;
-pub use options::{KubectlOptions, DEFAULT_SERVICE_ACCOUNT_DIR};
-pub use request::{RequestOptions, Response};
+pub use options::{KubectlConfig, DEFAULT_SERVICE_ACCOUNT_DIR};
+pub use request::{RequestParams, Response};
 pub use runner::{Invocation, Output, Runner};
 pub use tokio_runner::TokioRunner;
 
@@ -53,14 +53,14 @@ use tempfile::NamedTempFile;
 ///   service-account files missing).
 ///
 /// ```
-/// use blue_kubernetes_client::{kubectl_client, Error, KubectlOptions};
-/// let client = kubectl_client(KubectlOptions::for_context("kind-dev")).unwrap();
+/// use blue_kubernetes_client::{kubectl_client, Error, KubectlConfig};
+/// let client = kubectl_client(KubectlConfig::for_context("kind-dev")).unwrap();
 /// assert_eq!(client.context(), "kind-dev");
 ///
-/// let err = kubectl_client(KubectlOptions::default()).unwrap_err();
+/// let err = kubectl_client(KubectlConfig::default()).unwrap_err();
 /// assert!(matches!(err, Error::InvalidOption { field: "context", .. }));
 /// ```
-pub fn kubectl_client(options: KubectlOptions) -> Result<KubectlClient, Error> {
+pub fn kubectl_client(options: KubectlConfig) -> Result<KubectlClient, Error> {
     KubectlClient::new(options)
 }
 
@@ -96,7 +96,7 @@ pub struct KubectlClient {
 }
 
 impl KubectlClient {
-    fn new(options: KubectlOptions) -> Result<Self, Error> {
+    fn new(options: KubectlConfig) -> Result<Self, Error> {
         if options.request_timeout_seconds == 0 {
             return Err(invalid(
                 "request_timeout_seconds",
@@ -211,8 +211,8 @@ impl KubectlClient {
     /// `[kubectl, --kubeconfig K?, --context C, --request-timeout=Ns]`.
     ///
     /// ```
-    /// use blue_kubernetes_client::{kubectl_client, KubectlOptions};
-    /// let client = kubectl_client(KubectlOptions::for_context("dev")).unwrap();
+    /// use blue_kubernetes_client::{kubectl_client, KubectlConfig};
+    /// let client = kubectl_client(KubectlConfig::for_context("dev")).unwrap();
     /// assert_eq!(client.base_argv(), ["kubectl", "--context", "dev", "--request-timeout=30s"]);
     /// ```
     pub fn base_argv(&self) -> &[String] {
@@ -237,13 +237,13 @@ impl KubectlClient {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use blue_kubernetes_client::{kubectl_client, Invocation, KubectlOptions, Output, RequestOptions};
+    /// use blue_kubernetes_client::{kubectl_client, Invocation, KubectlConfig, Output, RequestParams};
     /// let fake = |_inv: Invocation| async {
     ///     Ok(Output { exit_code: 0, stdout: r#"{"kind":"ConfigMap"}"#.into(), stderr: String::new() })
     /// };
-    /// let client = kubectl_client(KubectlOptions::for_context("dev").with_runner(fake)).unwrap();
+    /// let client = kubectl_client(KubectlConfig::for_context("dev").with_runner(fake)).unwrap();
     /// let response = client
-    ///     .request(&["get", "configmap", "cm", "-o", "json"], RequestOptions::default())
+    ///     .request(&["get", "configmap", "cm", "-o", "json"], RequestParams::default())
     ///     .await
     ///     .unwrap();
     /// assert_eq!(response.as_json().unwrap()["kind"], "ConfigMap");
@@ -252,7 +252,7 @@ impl KubectlClient {
     pub async fn request<S: AsRef<str>>(
         &self,
         args: &[S],
-        options: RequestOptions,
+        options: RequestParams,
     ) -> Result<Response, Error> {
         let mut args: Vec<String> = args.iter().map(|a| a.as_ref().to_owned()).collect();
         if args.is_empty() {

@@ -7,27 +7,27 @@ use std::sync::Arc;
 /// Where in-cluster credentials are mounted in every pod.
 pub const DEFAULT_SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/// Options of [`kubectl_client`](crate::kubectl_client).
+/// The configuration of [`kubectl_client`](crate::kubectl_client).
 ///
 /// Either a non-blank [`context`](Self::context) or
 /// [`in_cluster`](Self::in_cluster) is required: the client never falls back
 /// to the user's current context, which could point at the wrong cluster.
 ///
 /// ```
-/// use blue_kubernetes_client::KubectlOptions;
-/// let options = KubectlOptions::for_context("kind-dev")
+/// use blue_kubernetes_client::KubectlConfig;
+/// let options = KubectlConfig::for_context("kind-dev")
 ///     .with_kubeconfig("/home/me/.kube/config")
 ///     .with_env("KUBECACHEDIR", "/tmp/kube-cache");
 /// assert_eq!(options.request_timeout_seconds, 30);
 /// assert_eq!(options.timeout_ms, 45_000);
 /// assert_eq!(options.kubectl, std::path::PathBuf::from("kubectl"));
 ///
-/// let in_cluster = KubectlOptions::in_cluster();
+/// let in_cluster = KubectlConfig::in_cluster();
 /// assert!(in_cluster.in_cluster && in_cluster.context.is_none());
 /// ```
 #[derive(Clone)]
 #[non_exhaustive]
-pub struct KubectlOptions {
+pub struct KubectlConfig {
     /// The kubeconfig context to use (`--context`). Required unless
     /// `in_cluster`.
     pub context: Option<String>,
@@ -62,7 +62,7 @@ pub struct KubectlOptions {
     pub service_port: Option<String>,
 }
 
-impl Default for KubectlOptions {
+impl Default for KubectlConfig {
     fn default() -> Self {
         Self {
             context: None,
@@ -81,7 +81,7 @@ impl Default for KubectlOptions {
     }
 }
 
-impl KubectlOptions {
+impl KubectlConfig {
     /// Defaults with an explicit kubeconfig context.
     pub fn for_context(context: impl Into<String>) -> Self {
         Self {
@@ -113,8 +113,8 @@ impl KubectlOptions {
     /// Injects a runner (e.g. a recording fake in tests).
     ///
     /// ```
-    /// use blue_kubernetes_client::{KubectlOptions, Invocation, Output};
-    /// let options = KubectlOptions::for_context("test").with_runner(|_inv: Invocation| async {
+    /// use blue_kubernetes_client::{KubectlConfig, Invocation, Output};
+    /// let options = KubectlConfig::for_context("test").with_runner(|_inv: Invocation| async {
     ///     Ok(Output::default())
     /// });
     /// assert!(options.runner.is_some());
@@ -151,9 +151,9 @@ impl KubectlOptions {
 
 // Environment values may be credentials and the runner is opaque, so Debug
 // shows only their presence and count.
-impl std::fmt::Debug for KubectlOptions {
+impl std::fmt::Debug for KubectlConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KubectlOptions")
+        f.debug_struct("KubectlConfig")
             .field("context", &self.context)
             .field("in_cluster", &self.in_cluster)
             .field("kubeconfig", &self.kubeconfig)

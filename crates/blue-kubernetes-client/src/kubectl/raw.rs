@@ -5,7 +5,7 @@
 
 use crate::{
     ApiPath, ApiRequest, ApiResponse, Error, KubectlClient, Method, PatchType, RawApi,
-    RequestOptions,
+    RequestParams,
 };
 
 #[async_trait::async_trait]
@@ -31,7 +31,7 @@ impl RawApi for KubectlClient {
                 })
             }
         };
-        let mut options = RequestOptions::default();
+        let mut options = RequestParams::default();
         if let Some(timeout) = request.timeout {
             options =
                 options.with_timeout_ms(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));

@@ -1,22 +1,22 @@
-//! One kubectl request: its options, its response (and the error for one
+//! One kubectl request: its parameters, its response (and the error for one
 //! that does not decode), and how an input document replaces `-f -`.
 
 use crate::Error;
 use serde_json::Value;
 
-/// Per-request options of [`KubectlClient::request`](crate::KubectlClient::request).
+/// Per-request parameters of [`KubectlClient::request`](crate::KubectlClient::request).
 ///
 /// ```
-/// use blue_kubernetes_client::RequestOptions;
-/// let options = RequestOptions::default()
+/// use blue_kubernetes_client::RequestParams;
+/// let params = RequestParams::default()
 ///     .with_input(r#"{"kind":"ConfigMap"}"#)
 ///     .with_timeout_ms(5_000);
-/// assert!(!options.raw);
-/// assert!(RequestOptions::raw().raw);
+/// assert!(!params.raw);
+/// assert!(RequestParams::raw().raw);
 /// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct RequestOptions {
+pub struct RequestParams {
     /// A document for the `-f -` (or `--filename -`, `--filename=-`, `-f=-`)
     /// in the arguments. It is written to a private temporary file whose path
     /// replaces that `-`; kubectl's stdin stays closed.
@@ -27,8 +27,8 @@ pub struct RequestOptions {
     pub timeout_ms: Option<u64>,
 }
 
-impl RequestOptions {
-    /// Options for a request whose output is returned as text.
+impl RequestParams {
+    /// Parameters for a request whose output is returned as text.
     pub fn raw() -> Self {
         Self {
             raw: true,
@@ -50,9 +50,9 @@ impl RequestOptions {
 }
 
 // The input may be a Secret manifest: Debug shows its size only.
-impl std::fmt::Debug for RequestOptions {
+impl std::fmt::Debug for RequestParams {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestOptions")
+        f.debug_struct("RequestParams")
             .field("input_bytes", &self.input.as_ref().map(String::len))
             .field("raw", &self.raw)
             .field("timeout_ms", &self.timeout_ms)
@@ -62,7 +62,7 @@ impl std::fmt::Debug for RequestOptions {
 
 /// What a successful request printed.
 ///
-/// The variant follows [`RequestOptions::raw`]: `Text` when raw, otherwise
+/// The variant follows [`RequestParams::raw`]: `Text` when raw, otherwise
 /// `Json`, with `None` for empty output (e.g. `get --ignore-not-found` of a
 /// missing object).
 ///
@@ -258,7 +258,7 @@ mod tests {
 
     #[test]
     fn debug_never_shows_input_or_output() {
-        let options = RequestOptions::default().with_input("password: hunter2");
+        let options = RequestParams::default().with_input("password: hunter2");
         assert!(!format!("{options:?}").contains("hunter2"));
         let json = Response::Json(Some(serde_json::json!({"password": "hunter2"})));
         assert!(!format!("{json:?}").contains("hunter2"));

@@ -14,7 +14,7 @@ use crate::scope::Scope;
 use crate::writes::{finalizers_patch, status_write, Metadata};
 use crate::{
     AccessCheck, ApiResource, Client, Error, KubectlClient, Lease, ListPage, PageRequest,
-    RequestOptions, ResourceDescriptor,
+    RequestParams, ResourceDescriptor,
 };
 use serde_json::Value;
 
@@ -42,7 +42,7 @@ impl Client for KubectlClient {
         let mut args = vec!["get", plural.as_str()];
         args.extend(scope.kubectl_flags());
         args.extend(["-o", "json"]);
-        let list = self.request(&args, RequestOptions::default()).await?;
+        let list = self.request(&args, RequestParams::default()).await?;
         list_items(list.into_json()).ok_or_else(|| decode("get"))
     }
 
@@ -84,7 +84,7 @@ impl Client for KubectlClient {
         let mut args = vec!["get", plural.as_str(), name];
         args.extend(scope.kubectl_flags());
         args.extend(["--ignore-not-found", "-o", "json"]);
-        let object = self.request(&args, RequestOptions::default()).await?;
+        let object = self.request(&args, RequestParams::default()).await?;
         Ok(object.into_json())
     }
 
@@ -100,7 +100,7 @@ impl Client for KubectlClient {
     ) -> Result<Value, Error> {
         let (path, body) = status_write(descriptor, resource, status)?;
         let args = ["replace", "--raw", path.as_str(), "-f", "-"];
-        let options = RequestOptions::default().with_input(body.to_string());
+        let options = RequestParams::default().with_input(body.to_string());
         self.request(&args, options)
             .await?
             .into_json()
@@ -122,7 +122,7 @@ impl Client for KubectlClient {
         let mut args = vec!["patch", plural.as_str(), meta.name];
         args.extend(meta.scope.kubectl_flags());
         args.extend(["--type=merge", "-p", patch.as_str(), "-o", "json"]);
-        self.request(&args, RequestOptions::default())
+        self.request(&args, RequestParams::default())
             .await?
             .into_json()
             .ok_or_else(|| decode("patch"))

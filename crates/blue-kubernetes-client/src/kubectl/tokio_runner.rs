@@ -31,12 +31,12 @@ use tokio::process::Command;
 /// Public so callers can wrap it, e.g. to log or meter invocations:
 ///
 /// ```
-/// use blue_kubernetes_client::{Invocation, KubectlOptions, Runner, TokioRunner};
+/// use blue_kubernetes_client::{Invocation, KubectlConfig, Runner, TokioRunner};
 /// let counted = |inv: Invocation| async move {
 ///     // count, log the operation, ... then delegate
 ///     TokioRunner::new().run(inv).await
 /// };
-/// let options = KubectlOptions::for_context("dev").with_runner(counted);
+/// let options = KubectlConfig::for_context("dev").with_runner(counted);
 /// # let _ = options;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -8,7 +8,7 @@ mod socket_dir;
 mod supervisor;
 mod watch;
 
-pub use options::ProxyOptions;
+pub use options::ProxyConfig;
 pub use supervisor::ProxyStats;
 
 use crate::rest::{rest_client, timed_out, HttpTransport, Opened};
@@ -27,14 +27,14 @@ use supervisor::{Generation, Supervisor};
 /// request, or at once with [`ProxyClient::start`].
 ///
 /// ```
-/// use blue_kubernetes_client::{proxy_client, Error, KubectlOptions, ProxyOptions};
-/// let client = proxy_client(ProxyOptions::new(KubectlOptions::for_context("kind-dev"))).unwrap();
+/// use blue_kubernetes_client::{proxy_client, Error, KubectlConfig, ProxyConfig};
+/// let client = proxy_client(ProxyConfig::new(KubectlConfig::for_context("kind-dev"))).unwrap();
 /// assert_eq!(client.context(), "kind-dev");
 ///
-/// let err = proxy_client(ProxyOptions::new(KubectlOptions::default())).unwrap_err();
+/// let err = proxy_client(ProxyConfig::new(KubectlConfig::default())).unwrap_err();
 /// assert!(matches!(err, Error::InvalidOption { field: "context", .. }));
 /// ```
-pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
+pub fn proxy_client(options: ProxyConfig) -> Result<ProxyClient, Error> {
     ProxyClient::new(options)
 }
 
@@ -60,9 +60,9 @@ pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
 ///   a deadline (`request_timeout_seconds`, or the request's own).
 /// - Supervision: a proxy that exited fails the request that finds it with
 ///   an `Unavailable` error, and the next request starts a new one;
-///   [`unanswered_limit`](ProxyOptions::unanswered_limit) deadlines in a row
+///   [`unanswered_limit`](ProxyConfig::unanswered_limit) deadlines in a row
 ///   replace a hung proxy. Repeated failures back off (see
-///   [`ProxyOptions`]); [`stats`](Self::stats) counts it all.
+///   [`ProxyConfig`]); [`stats`](Self::stats) counts it all.
 /// - Lists are read in pages (`limit`, `continue`);
 ///   [`list_resources`](crate::Client::list_resources) reads every page of
 ///   [`DEFAULT_PAGE_LIMIT`](crate::DEFAULT_PAGE_LIMIT) and starts over once
@@ -83,8 +83,8 @@ pub fn proxy_client(options: ProxyOptions) -> Result<ProxyClient, Error> {
 ///
 /// ```no_run
 /// # async fn example() -> Result<(), blue_kubernetes_client::Error> {
-/// use blue_kubernetes_client::{proxy_client, Client, KubectlOptions, ProxyOptions, ResourceDescriptor};
-/// let client = proxy_client(ProxyOptions::new(KubectlOptions::for_context("kind-dev")))?;
+/// use blue_kubernetes_client::{proxy_client, Client, KubectlConfig, ProxyConfig, ResourceDescriptor};
+/// let client = proxy_client(ProxyConfig::new(KubectlConfig::for_context("kind-dev")))?;
 /// client.start().await?;
 /// let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
 /// let listed = client.list_resources(&widgets, "default").await?;
@@ -101,7 +101,7 @@ pub struct ProxyClient {
 }
 
 impl ProxyClient {
-    fn new(options: ProxyOptions) -> Result<Self, Error> {
+    fn new(options: ProxyConfig) -> Result<Self, Error> {
         if options.startup_timeout_ms == 0 {
             return Err(Error::InvalidOption {
                 field: "startup_timeout_ms",

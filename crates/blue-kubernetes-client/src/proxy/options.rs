@@ -1,6 +1,6 @@
-//! Options of [`proxy_client`](crate::proxy_client).
+//! The configuration of [`proxy_client`](crate::proxy_client).
 
-use crate::KubectlOptions;
+use crate::KubectlConfig;
 
 /// How a [`ProxyClient`](crate::ProxyClient) runs and supervises its
 /// `kubectl proxy`.
@@ -13,8 +13,8 @@ use crate::KubectlOptions;
 /// `kubectl.timeout_ms` and `kubectl.runner` are not used.
 ///
 /// ```
-/// use blue_kubernetes_client::{KubectlOptions, ProxyOptions};
-/// let options = ProxyOptions::new(KubectlOptions::for_context("kind-dev"));
+/// use blue_kubernetes_client::{KubectlConfig, ProxyConfig};
+/// let options = ProxyConfig::new(KubectlConfig::for_context("kind-dev"));
 /// assert_eq!(options.startup_timeout_ms, 10_000);
 /// assert_eq!(options.unanswered_limit, 3);
 /// assert!(options.parent_death_signal);
@@ -22,9 +22,9 @@ use crate::KubectlOptions;
 /// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct ProxyOptions {
+pub struct ProxyConfig {
     /// Cluster, credentials, kubectl binary, default deadline.
-    pub kubectl: KubectlOptions,
+    pub kubectl: KubectlConfig,
     /// How long a starting proxy may take to open its socket.
     pub startup_timeout_ms: u64,
     /// The wait before the second restart in a row; it doubles with every
@@ -51,9 +51,9 @@ pub struct ProxyOptions {
     pub gc_percent: Option<u32>,
 }
 
-impl ProxyOptions {
+impl ProxyConfig {
     /// Defaults around `kubectl`.
-    pub fn new(kubectl: KubectlOptions) -> Self {
+    pub fn new(kubectl: KubectlConfig) -> Self {
         Self {
             kubectl,
             startup_timeout_ms: 10_000,
@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn the_proxy_collects_garbage_less_often_unless_told_otherwise() {
-        let mut options = ProxyOptions::new(KubectlOptions::for_context("dev"));
+        let mut options = ProxyConfig::new(KubectlConfig::for_context("dev"));
         assert_eq!(gogc(&options.proxy_env(None)), ["400"]);
         // This process's environment, then kubectl's own, win.
         assert!(gogc(&options.proxy_env(Some("150".as_ref()))).is_empty());
@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn a_gc_percent_of_zero_is_refused_naming_the_field() {
-        let mut options = ProxyOptions::new(KubectlOptions::for_context("dev"));
+        let mut options = ProxyConfig::new(KubectlConfig::for_context("dev"));
         options.gc_percent = Some(0);
         match crate::proxy_client(options) {
             Err(crate::Error::InvalidOption { field, .. }) => assert_eq!(field, "gc_percent"),

@@ -4,7 +4,7 @@
 use super::pool::Pool;
 use super::process::{ProxyProcess, Spawner};
 use super::socket_dir::SocketDir;
-use super::ProxyOptions;
+use super::ProxyConfig;
 use crate::{Error, ErrorKind};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -80,7 +80,7 @@ pub(crate) struct Supervisor {
 impl Supervisor {
     /// `argv`: `[kubectl, --kubeconfig K?, --context C, proxy, ...]` minus
     /// the socket flag, which is added per start.
-    pub(crate) fn new(argv: Vec<String>, options: &ProxyOptions) -> Result<Self, Error> {
+    pub(crate) fn new(argv: Vec<String>, options: &ProxyConfig) -> Result<Self, Error> {
         let spawner = Spawner::new(options.parent_death_signal).map_err(|e| Error::Spawn {
             operation: "proxy".into(),
             source_kind: e.kind(),

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-use blue_kubernetes_client::{Error, Invocation, KubectlOptions, Output, Runner};
+use blue_kubernetes_client::{Error, Invocation, KubectlConfig, Output, Runner};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -92,8 +92,8 @@ pub fn failed(exit_code: i32, stderr: &str) -> Output {
 }
 
 /// Options for context `test` with the given runner and temp dir.
-pub fn options(runner: impl Runner + 'static, temp_dir: &Path) -> KubectlOptions {
-    KubectlOptions::for_context("test")
+pub fn options(runner: impl Runner + 'static, temp_dir: &Path) -> KubectlConfig {
+    KubectlConfig::for_context("test")
         .with_runner(runner)
         .with_temp_dir(temp_dir)
 }

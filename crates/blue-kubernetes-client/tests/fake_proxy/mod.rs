@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
-use blue_kubernetes_client::{proxy_client, KubectlOptions, ProxyClient, ProxyOptions};
+use blue_kubernetes_client::{proxy_client, KubectlConfig, ProxyClient, ProxyConfig};
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
@@ -123,10 +123,10 @@ exec sleep 600"#
     }
 
     /// Options whose kubectl is the script, with `tmp` as temp_dir.
-    pub fn kubectl_options(&self) -> KubectlOptions {
+    pub fn kubectl_options(&self) -> KubectlConfig {
         let d = self.dir.path();
         let path = |name: &str| d.join(name).to_str().unwrap().to_owned();
-        KubectlOptions::for_context("fake-ctx")
+        KubectlConfig::for_context("fake-ctx")
             .with_kubectl(d.join("kubectl"))
             .with_temp_dir(d.join("tmp"))
             .with_env("FAKE_PIDS", path("pids"))
@@ -134,8 +134,8 @@ exec sleep 600"#
             .with_env("FAKE_SERVER", path("server.sock"))
     }
 
-    pub fn client(&self, configure: impl FnOnce(&mut ProxyOptions)) -> ProxyClient {
-        let mut options = ProxyOptions::new(self.kubectl_options());
+    pub fn client(&self, configure: impl FnOnce(&mut ProxyConfig)) -> ProxyClient {
+        let mut options = ProxyConfig::new(self.kubectl_options());
         configure(&mut options);
         proxy_client(options).unwrap()
     }

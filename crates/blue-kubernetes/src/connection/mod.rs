@@ -26,7 +26,7 @@
 //!   over or changed.
 //! - A value [`Connection::get_or_create`] returned is refused where a
 //!   package could write it by mistake: a durable step result holding it
-//!   fails the step ([`StepError::ResultHoldsSecret`](crate::StepError::ResultHoldsSecret)),
+//!   fails the step ([`StepError::ResultHoldsSecret`](crate::steps::StepError::ResultHoldsSecret)),
 //!   outputs holding it fail the pass (`InvalidOutputs`); neither is
 //!   recorded.
 //!
@@ -95,10 +95,10 @@ impl From<blue_kubernetes_client::Error> for ConnectionError {
 }
 
 /// A resource's connection Secret, as its callbacks see it
-/// ([`Options::connection`](crate::Options::connection)). Cheap to clone.
+/// ([`CallbackInput::connection`](crate::package::CallbackInput::connection)). Cheap to clone.
 ///
 /// ```no_run
-/// # async fn converge(opts: blue_kubernetes::Options) -> blue_kubernetes::CallbackResult<()> {
+/// # async fn converge(opts: blue_kubernetes::package::CallbackInput) -> blue_kubernetes::CallbackResult<()> {
 /// let connection = opts.connection().expect("the package declares connection details");
 /// connection.set("host", "db.internal").await?;
 /// let password = connection

@@ -5,7 +5,7 @@
 /// mistake leaks nothing; read it with [`expose`](Sensitive::expose).
 ///
 /// ```
-/// use blue_kubernetes::Sensitive;
+/// use blue_kubernetes::connection::Sensitive;
 /// let password = Sensitive::new("hunter2");
 /// assert_eq!(password.expose(), "hunter2");
 /// assert_eq!(format!("{password} {password:?}"), "<redacted> <redacted>");

@@ -1,6 +1,8 @@
-//! The `apiextensions.k8s.io/v1` CustomResourceDefinition of a package:
-//! common spec fields, the config schema, the full status the controller
-//! writes, printer columns and (optionally) CEL immutability rules.
+//! CRD generation: the `apiextensions.k8s.io/v1` CustomResourceDefinition
+//! of a package ([`generate`], rendered with [`to_yaml`]): common spec
+//! fields, the config schema, the full status the controller writes,
+//! printer columns and (optionally) CEL immutability rules, as configured
+//! by a [`CrdConfig`].
 
 mod defaults;
 mod schemas;
@@ -12,7 +14,9 @@ pub use yaml::to_yaml;
 
 use crate::outputs;
 
-use crate::{Error, Names, ResourceSchema};
+use crate::{Error, ResourceSchema};
+
+use crate::config::Names;
 use serde_json::{json, Map, Value};
 
 /// An extra `kubectl get` column.
@@ -40,11 +44,11 @@ impl PrinterColumn {
     }
 }
 
-/// What [`crd`] adds beyond the resource schema: start from
-/// `CrdOptions::default()` and chain the `with_*` setters.
+/// What [`generate`] adds beyond the resource schema: start from
+/// `CrdConfig::default()` and chain the `with_*` setters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct CrdOptions {
+pub struct CrdConfig {
     /// The controller's names: the destroy-protection key is declared in
     /// `spec.config` (default: the reference's).
     pub names: Names,
@@ -63,7 +67,7 @@ pub struct CrdOptions {
     pub printer_columns: Vec<PrinterColumn>,
 }
 
-impl Default for CrdOptions {
+impl Default for CrdConfig {
     fn default() -> Self {
         Self {
             names: Names::default(),
@@ -76,18 +80,18 @@ impl Default for CrdOptions {
     }
 }
 
-crate::setters::setters!(CrdOptions {
-    /// Sets [`names`](CrdOptions::names).
+crate::setters::setters!(CrdConfig {
+    /// Sets [`names`](CrdConfig::names).
     with_names(names: Names),
-    /// Sets [`cel`](CrdOptions::cel).
+    /// Sets [`cel`](CrdConfig::cel).
     with_cel(cel: bool),
-    /// Sets [`short_names`](CrdOptions::short_names).
+    /// Sets [`short_names`](CrdConfig::short_names).
     with_short_names(short_names: Vec<String>),
-    /// Sets [`categories`](CrdOptions::categories).
+    /// Sets [`categories`](CrdConfig::categories).
     with_categories(categories: Vec<String>),
-    /// Sets [`immutable_config`](CrdOptions::immutable_config).
+    /// Sets [`immutable_config`](CrdConfig::immutable_config).
     with_immutable_config(immutable_config: Vec<String>),
-    /// Sets [`printer_columns`](CrdOptions::printer_columns).
+    /// Sets [`printer_columns`](CrdConfig::printer_columns).
     with_printer_columns(printer_columns: Vec<PrinterColumn>),
 });
 
@@ -96,7 +100,7 @@ crate::setters::setters!(CrdOptions {
 ///
 /// `resource` is anything that holds a [`ResourceSchema`]: a package's
 /// ([`ResourceSchema::of`] an [`Infrastructure`](crate::Infrastructure)),
-/// a closure form's [`PackageBuilder`](crate::PackageBuilder) with or
+/// a closure form's [`PackageBuilder`](crate::package::PackageBuilder) with or
 /// without its callbacks, or a built [`Package`](crate::Package). Only the
 /// descriptor, the declared features and the types are read, so printing
 /// a CRD needs no client and no callback, and a package's CRD is the one
@@ -132,6 +136,7 @@ crate::setters::setters!(CrdOptions {
 ///
 /// ```
 /// use blue_kubernetes::*;
+/// use blue_kubernetes::{crd::CrdConfig, package::NoOutputs};
 /// use blue_kubernetes_client::ResourceDescriptor;
 ///
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -153,8 +158,8 @@ crate::setters::setters!(CrdOptions {
 /// #   async fn delete(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
 /// }
 ///
-/// let options = CrdOptions::default().with_short_names(vec!["wdg".into()]);
-/// let crd = crd(&ResourceSchema::of(&Widgets), &options).unwrap();
+/// let config = CrdConfig::default().with_short_names(vec!["wdg".into()]);
+/// let crd = crd::generate(&ResourceSchema::of(&Widgets), &config).unwrap();
 /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
 /// let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
 /// let config = &schema["properties"]["spec"]["properties"]["config"];
@@ -162,7 +167,10 @@ crate::setters::setters!(CrdOptions {
 /// assert_eq!(config["required"][0], "size");
 /// assert_eq!(schema["properties"]["status"]["properties"]["phase"]["type"], "string");
 /// ```
-pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Result<Value, Error> {
+pub fn generate(
+    resource: &impl AsRef<ResourceSchema>,
+    options: &CrdConfig,
+) -> Result<Value, Error> {
     let resource = resource.as_ref();
     let d = resource.descriptor();
     let config = config_schema(resource, options)?;
@@ -219,7 +227,7 @@ pub fn crd(resource: &impl AsRef<ResourceSchema>, options: &CrdOptions) -> Resul
 /// schema: a package is refused when it is built, not when its CRD is
 /// printed.
 pub(crate) fn check(resource: &ResourceSchema) -> Result<(), Error> {
-    config_schema(resource, &CrdOptions::default())?;
+    config_schema(resource, &CrdConfig::default())?;
     outputs_schema(resource).map(drop)
 }
 
@@ -234,7 +242,7 @@ fn outputs_schema(resource: &ResourceSchema) -> Result<Value, Error> {
     Ok(outputs)
 }
 
-fn config_schema(resource: &ResourceSchema, options: &CrdOptions) -> Result<Value, Error> {
+fn config_schema(resource: &ResourceSchema, options: &CrdConfig) -> Result<Value, Error> {
     let mut config = match &resource.config {
         Some(typed) => {
             let mut schema = (typed.schema)();
@@ -320,7 +328,7 @@ fn cel_name(field: &str) -> String {
         .replace('/', "__slash__")
 }
 
-fn printer_columns(options: &CrdOptions) -> Value {
+fn printer_columns(options: &CrdConfig) -> Value {
     let ready = |field: &str| format!(".status.conditions[?(@.type==\"Ready\")].{field}");
     let mut columns = vec![
         json!({"name": "Phase", "type": "string", "jsonPath": ".status.phase"}),

@@ -2,7 +2,7 @@
 //! fields and the status the controller writes.
 
 use crate::domain::spec::reconcile_interval_pattern;
-use crate::Phase;
+use crate::resource::Phase;
 use serde_json::{json, Value};
 
 /// `spec` with the common fields around `config`, and

@@ -1,7 +1,8 @@
 //! CRD generation from typed and untyped packages.
 
 use super::*;
-use crate::{Observation, Package, WorkflowOutcome};
+use crate::package::WorkflowOutcome;
+use crate::{Observation, Package};
 use blue_kubernetes_client::ResourceDescriptor;
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ fn widgets() -> ResourceDescriptor {
 }
 
 /// A trait package of config `C` and outputs `O` that does nothing.
-struct Typed<C, O = crate::NoOutputs> {
+struct Typed<C, O = crate::package::NoOutputs> {
     schema: ResourceSchema,
     types: std::marker::PhantomData<fn() -> (C, O)>,
 }
@@ -63,7 +64,7 @@ where
 }
 
 fn config_of(package: &Package) -> Value {
-    let crd = crd(package, &CrdOptions::default()).unwrap();
+    let crd = generate(package, &CrdConfig::default()).unwrap();
     let path = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/config";
     crd.pointer(path).unwrap().clone()
 }
@@ -181,7 +182,7 @@ fn data_carrying_enums_are_refused_naming_the_field_when_the_package_is_built() 
         "widgets",
         "Widget",
     ));
-    let err = crd(&schema.config::<WithShape>(), &CrdOptions::default()).unwrap_err();
+    let err = generate(&schema.config::<WithShape>(), &CrdConfig::default()).unwrap_err();
     assert!(err.to_string().contains("spec.config.shape"), "{err}");
     let err = build::<Unions>().expect_err("refused");
     assert!(err.to_string().contains("spec.config.backend"), "{err}");
@@ -398,11 +399,11 @@ fn untyped_configs_stay_open_and_cel_is_optional() {
         config["x-kubernetes-validations"][0]["message"],
         "profile is immutable"
     );
-    let options = CrdOptions {
+    let options = CrdConfig {
         cel: false,
-        ..CrdOptions::default()
+        ..CrdConfig::default()
     };
-    let without = crd(&untyped, &options).unwrap();
+    let without = generate(&untyped, &options).unwrap();
     assert!(!without.to_string().contains("x-kubernetes-validations"));
 }
 
@@ -428,7 +429,7 @@ fn a_cluster_scoped_descriptor_generates_a_cluster_scoped_crd() {
             .build()
             .unwrap()
     };
-    let scope = |p: &Package| crd(p, &CrdOptions::default()).unwrap()["spec"]["scope"].clone();
+    let scope = |p: &Package| generate(p, &CrdConfig::default()).unwrap()["spec"]["scope"].clone();
     assert_eq!(scope(&build(d.clone())), "Namespaced");
     assert_eq!(scope(&build(d.cluster_scoped())), "Cluster");
 }
@@ -447,20 +448,20 @@ fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
         .outputs::<Endpoint>()
         .connection_secret();
     let declared = Typed::<Rich, Endpoint>::on(ResourceSchema::new(d).connection_secret());
-    let options = CrdOptions::default().with_immutable_config(vec!["tier".into()]);
-    let from_types = crd(&schema, &options).unwrap();
+    let options = CrdConfig::default().with_immutable_config(vec!["tier".into()]);
+    let from_types = generate(&schema, &options).unwrap();
     assert_eq!(
-        crd(&ResourceSchema::of(&declared), &options).unwrap(),
+        generate(&ResourceSchema::of(&declared), &options).unwrap(),
         from_types
     );
     let built = Package::new(declared).unwrap();
-    assert_eq!(crd(&built, &options).unwrap(), from_types);
+    assert_eq!(generate(&built, &options).unwrap(), from_types);
     // Each declared part is in it: a schema without them differs.
     let spec = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties";
     assert!(from_types
         .pointer(&format!("{spec}/writeConnectionSecretToRef"))
         .is_some());
-    let untyped = crd(&ResourceSchema::new(built.descriptor().clone()), &options).unwrap();
+    let untyped = generate(&ResourceSchema::new(built.descriptor().clone()), &options).unwrap();
     assert_ne!(untyped, from_types);
     assert!(untyped
         .pointer(&format!("{spec}/writeConnectionSecretToRef"))
@@ -485,7 +486,7 @@ struct NestedOutputs {
 fn outputs_are_made_structural_like_the_config() {
     let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
     let schema = ResourceSchema::new(d).outputs::<NestedOutputs>();
-    let crd = crd(&schema, &CrdOptions::default()).unwrap();
+    let crd = generate(&schema, &CrdConfig::default()).unwrap();
     let path = "/spec/versions/0/schema/openAPIV3Schema/properties/status/properties/outputs";
     let outputs = crd.pointer(path).unwrap();
     let secret = &outputs["properties"]["secret"];

@@ -6,7 +6,7 @@ use serde_json::Value;
 /// Renders `value` as a YAML document (block style, two-space indent).
 ///
 /// ```
-/// let yaml = blue_kubernetes::to_yaml(&serde_json::json!({
+/// let yaml = blue_kubernetes::crd::to_yaml(&serde_json::json!({
 ///     "kind": "CustomResourceDefinition",
 ///     "spec": {"names": {"shortNames": ["w"]}, "note": "a: b"},
 /// }));

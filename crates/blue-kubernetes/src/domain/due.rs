@@ -1,9 +1,9 @@
 //! When a resource needs a reconcile, decided from a listed snapshot alone.
 
+use crate::config::Names;
 use crate::domain::resource::{self, status, status_str};
 use crate::domain::spec;
 use crate::domain::time::parse_ms;
-use crate::Names;
 use serde_json::Value;
 
 /// Desired state differs from what status acknowledged: a new generation or
@@ -17,25 +17,25 @@ pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool
             != status_str(r, "lastHandledRequest").unwrap_or("")
 }
 
-/// True when the resource needs a reconcile at `now_ms`.
+/// True when the resource needs a reconcile at `now_ms`, for a controller
+/// that writes `names` (its finalizer and request annotation) and retries
+/// at most every `retry_max_ms` ([`Config::names`](crate::Config::names),
+/// [`Config::retry_max_ms`](crate::Config::retry_max_ms)).
 ///
 /// Due when desired state changed, when it is being deleted and status has
 /// not yet recorded that, or when its phase is neither `Invalid` nor
 /// `Suspended` and `status.nextReconcileTime` (missing: long ago) has passed.
-/// Needs no I/O, so an idle poll costs only the list. Uses the reference
-/// [`Names`]; a controller uses its own.
+/// Needs no I/O, so an idle poll costs only the list.
 ///
 /// Status is a record, not an authority (anyone allowed to write `/status`
 /// can write anything there), so a record that contradicts the object is due
 /// whatever it says:
 /// - not deleting, and a phase other than `Failed`, `Waiting`, `Invalid` or
-///   `Suspended` (which can be written before any effect), without our finalizer or
-///   without a recorded `profile` and `stateIdentity`;
+///   `Suspended` (which can be written before any effect), without our
+///   finalizer or without a recorded `profile` and `stateIdentity`;
 /// - `Suspended` while `spec.suspend` is not true;
 /// - a `nextReconcileTime` later than now plus the interval stretched by
-///   a tenth (the most the uid-derived stretch adds) plus the largest
-///   retry delay (60 s here; the controller uses its configured
-///   `retry_max_ms`).
+///   a tenth (the most the uid-derived stretch adds) plus `retry_max_ms`.
 ///
 /// This is the stored record's answer, which is all a one-shot
 /// reconcile has. A running controller keeps each resource's next check
@@ -43,35 +43,23 @@ pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool
 /// has no schedule for yet: a quiet periodic check does not rewrite it.
 ///
 /// ```
-/// use blue_kubernetes::is_due;
+/// use blue_kubernetes::{config::Names, resource::is_due};
 /// let forged = serde_json::json!({
 ///     "metadata": {"generation": 1},
 ///     "status": {"phase": "Ready", "observedGeneration": 1,
 ///                "nextReconcileTime": "2999-01-01T00:00:00Z"},
 /// });
-/// assert!(is_due(&forged, 0));
+/// assert!(is_due(&forged, 0, &Names::default(), 60_000));
 /// ```
-pub fn is_due(resource: &Value, now_ms: u64) -> bool {
-    is_due_named(resource, now_ms, &Names::default(), DEFAULT_RETRY_MAX_MS)
-}
-
-const DEFAULT_RETRY_MAX_MS: u64 = 60_000;
-
-/// [`is_due`] with a controller's names and largest retry delay.
-pub(crate) fn is_due_named(
-    resource: &Value,
-    now_ms: u64,
-    names: &Names,
-    retry_max_ms: u64,
-) -> bool {
+pub fn is_due(resource: &Value, now_ms: u64, names: &Names, retry_max_ms: u64) -> bool {
     due_at_named(resource, now_ms, names, retry_max_ms).is_some_and(|at| at <= now_ms)
 }
 
 /// When the resource, as it is, becomes due: `now_ms` or earlier when it is
 /// due already, `None` when only a change to the object can make it due
 /// (`Invalid`, `Suspended` and still suspended). The same rules as
-/// [`is_due`]: `is_due_named(r, now_ms)` is exactly `due_at <= now_ms`, and
-/// when it is not due yet, `is_due_named(r, t)` for every later `t` is
+/// [`is_due`]: `is_due(r, now_ms, ..)` is exactly `due_at <= now_ms`, and
+/// when it is not due yet, `is_due(r, t, ..)` for every later `t` is
 /// exactly `due_at <= t`, so a timer set from it fires when a poll would
 /// have found the resource due.
 pub(crate) fn due_at_named(
@@ -173,6 +161,11 @@ mod tests {
     use crate::domain::time::format_ms;
     use serde_json::json;
 
+    /// The reference names and largest retry delay.
+    fn due(resource: &Value, now_ms: u64) -> bool {
+        is_due(resource, now_ms, &Names::default(), 60_000)
+    }
+
     /// A resource with the record a real pass leaves: acknowledged desired
     /// state, our finalizer, the profile and state identity.
     fn acknowledged(extra_status: Value) -> Value {
@@ -187,8 +180,8 @@ mod tests {
         json!({
             "metadata": {
                 "generation": 3,
-                "annotations": {crate::REQUEST_ANNOTATION: "t1"},
-                "finalizers": [crate::FINALIZER],
+                "annotations": {crate::config::REQUEST_ANNOTATION: "t1"},
+                "finalizers": [crate::config::FINALIZER],
             },
             "spec": {"suspend": true},
             "status": status,
@@ -205,9 +198,9 @@ mod tests {
     #[test]
     fn forged_ready_status_without_our_finalizer_is_due() {
         let mut r = ready_until(10_000);
-        assert!(!is_due(&r, 5_000));
+        assert!(!due(&r, 5_000));
         r["metadata"]["finalizers"] = json!(["someone.else/keep"]);
-        assert!(is_due(&r, 5_000));
+        assert!(due(&r, 5_000));
     }
 
     #[test]
@@ -215,19 +208,19 @@ mod tests {
         for key in ["profile", "stateIdentity"] {
             let mut r = ready_until(10_000);
             r["status"].as_object_mut().unwrap().remove(key);
-            assert!(is_due(&r, 5_000), "{key}");
+            assert!(due(&r, 5_000), "{key}");
         }
     }
 
     #[test]
     fn next_time_beyond_interval_plus_maximum_backoff_is_implausible_and_due() {
         // 10 s interval + 1 s largest stretch + 60 s largest backoff from now.
-        assert!(!is_due(&ready_until(76_000), 5_000));
-        assert!(is_due(&ready_until(76_001), 5_000));
-        assert!(is_due(&ready_until(u64::MAX), 5_000));
+        assert!(!due(&ready_until(76_000), 5_000));
+        assert!(due(&ready_until(76_001), 5_000));
+        assert!(due(&ready_until(u64::MAX), 5_000));
         let names = Names::default();
         assert!(
-            !is_due_named(&ready_until(76_001), 5_000, &names, 3_600_000),
+            !is_due(&ready_until(76_001), 5_000, &names, 3_600_000),
             "configured max"
         );
     }
@@ -235,9 +228,9 @@ mod tests {
     #[test]
     fn suspended_record_is_trusted_only_while_spec_says_suspend() {
         let mut r = acknowledged(json!({"phase": "Suspended"}));
-        assert!(!is_due(&r, 0));
+        assert!(!due(&r, 0));
         r["spec"]["suspend"] = json!(false);
-        assert!(is_due(&r, 0));
+        assert!(due(&r, 0));
     }
 
     #[test]
@@ -245,8 +238,8 @@ mod tests {
         let mut r = acknowledged(json!({"phase": "Failed", "nextReconcileTime": format_ms(4_000)}));
         r["metadata"]["finalizers"] = json!([]);
         r["status"].as_object_mut().unwrap().remove("profile");
-        assert!(!is_due(&r, 3_999));
-        assert!(is_due(&r, 4_000));
+        assert!(!due(&r, 3_999));
+        assert!(due(&r, 4_000));
     }
 
     #[test]
@@ -258,31 +251,31 @@ mod tests {
 
     #[test]
     fn never_reconciled_resource_is_due() {
-        assert!(is_due(&json!({"metadata": {"name": "a"}}), 0));
+        assert!(due(&json!({"metadata": {"name": "a"}}), 0));
     }
 
     #[test]
     fn acknowledged_resource_is_due_only_when_next_time_passes() {
         let r = ready_until(10_000);
-        assert!(!is_due(&r, 9_999));
-        assert!(is_due(&r, 10_000));
+        assert!(!due(&r, 9_999));
+        assert!(due(&r, 10_000));
     }
 
     #[test]
     fn new_generation_or_request_token_makes_it_due() {
         let mut r = acknowledged(json!({"phase": "Ready", "nextReconcileTime": format_ms(10_000)}));
         r["metadata"]["generation"] = json!(4);
-        assert!(is_due(&r, 0));
+        assert!(due(&r, 0));
         let mut r = acknowledged(json!({"phase": "Ready", "nextReconcileTime": format_ms(10_000)}));
-        r["metadata"]["annotations"][crate::REQUEST_ANNOTATION] = json!("t2");
-        assert!(is_due(&r, 0));
+        r["metadata"]["annotations"][crate::config::REQUEST_ANNOTATION] = json!("t2");
+        assert!(due(&r, 0));
     }
 
     #[test]
     fn invalid_and_suspended_wait_for_desired_state_changes() {
         for phase in ["Invalid", "Suspended"] {
             let r = acknowledged(json!({"phase": phase, "nextReconcileTime": format_ms(0)}));
-            assert!(!is_due(&r, u64::MAX / 2), "{phase}");
+            assert!(!due(&r, u64::MAX / 2), "{phase}");
         }
     }
 
@@ -290,9 +283,9 @@ mod tests {
     fn unobserved_deletion_is_due_even_when_invalid() {
         let mut r = acknowledged(json!({"phase": "Invalid"}));
         r["metadata"]["deletionTimestamp"] = json!("2026-01-01T00:00:00Z");
-        assert!(is_due(&r, 0));
+        assert!(due(&r, 0));
         r["status"]["deletionObserved"] = json!(true);
-        assert!(!is_due(&r, 0));
+        assert!(!due(&r, 0));
     }
 
     proptest::proptest! {
@@ -313,10 +306,10 @@ mod tests {
             r["metadata"]["generation"] = json!(generation);
             let (names, now) = (Names::default(), now_s * 1000);
             let at = due_at_named(&r, now, &names, 60_000);
-            proptest::prop_assert_eq!(is_due_named(&r, now, &names, 60_000), at.is_some_and(|at| at <= now));
+            proptest::prop_assert_eq!(is_due(&r, now, &names, 60_000), at.is_some_and(|at| at <= now));
             if at.is_none_or(|at| at > now) {
                 let t = now + later_s * 1000;
-                proptest::prop_assert_eq!(is_due_named(&r, t, &names, 60_000), at.is_some_and(|at| at <= t));
+                proptest::prop_assert_eq!(is_due(&r, t, &names, 60_000), at.is_some_and(|at| at <= t));
             }
         }
     }

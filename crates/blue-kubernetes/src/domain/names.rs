@@ -31,13 +31,13 @@ pub const DESTROY_PROTECTION_KEY: &str = "compute-prevent-destroy";
 /// it is removed by hand) and the old request annotation stops working.
 ///
 /// ```
-/// use blue_kubernetes::Names;
+/// use blue_kubernetes::config::Names;
 /// let names = Names::for_domain("db.example.com");
 /// assert_eq!(names.finalizer, "db.example.com/infrastructure");
 /// assert_eq!(names.request_annotation, "db.example.com/reconcile-request");
 /// assert_eq!(names.destroy_protection_key, "prevent-destroy");
 ///
-/// let names = Names::default().with_finalizer("widgets.example.com/infrastructure");
+/// let names = Names::default().with_finalizer("widgets.example.com/infrastructure".into());
 /// assert_eq!(names.request_annotation, "colors.getcolors.ai/reconcile-request");
 /// assert_eq!(names.destroy_protection_key, "compute-prevent-destroy");
 /// ```
@@ -51,7 +51,7 @@ pub struct Names {
     /// qualified name, `<dns-subdomain>/<name>`.
     pub request_annotation: String,
     /// The `spec.config` key that, when true, blocks destruction. Reserved:
-    /// packages see it in [`Options`](crate::Options) but a typed config
+    /// packages see it in [`CallbackInput`](crate::package::CallbackInput) but a typed config
     /// never receives it.
     pub destroy_protection_key: String,
     /// The reference's names were kept on purpose ([`Names::reference`]):
@@ -125,7 +125,7 @@ impl Names {
     /// existing infrastructure.
     ///
     /// ```
-    /// use blue_kubernetes::Names;
+    /// use blue_kubernetes::config::Names;
     /// let names = Names::for_domain("db.example.com");
     /// assert_eq!(names.external_name_annotation(), "db.example.com/external-name");
     /// ```
@@ -200,8 +200,8 @@ fn is_qualified_name(s: &str) -> bool {
 /// (`-o=yaml`, `../x`, `a/b`), and no object has such a name anyway.
 ///
 /// ```
-/// assert!(blue_kubernetes::is_object_name("db-1.v2"));
-/// assert!(!blue_kubernetes::is_object_name("../main"));
+/// assert!(blue_kubernetes::resource::is_object_name("db-1.v2"));
+/// assert!(!blue_kubernetes::resource::is_object_name("../main"));
 /// ```
 pub fn is_object_name(s: &str) -> bool {
     let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
@@ -262,11 +262,11 @@ mod tests {
         assert!(Names::for_domain("db.example.com")
             .unchosen_reference()
             .is_empty());
-        let half = Names::default().with_finalizer("db.example.com/infrastructure");
+        let half = Names::default().with_finalizer("db.example.com/infrastructure".into());
         assert_eq!(half.unchosen_reference(), ["request_annotation"]);
         // A domain chosen, then a setter back to the reference's value:
         // still a deliberate choice.
-        let back = Names::for_domain("db.example.com").with_finalizer(FINALIZER);
+        let back = Names::for_domain("db.example.com").with_finalizer(FINALIZER.into());
         assert!(back.unchosen_reference().is_empty());
     }
 

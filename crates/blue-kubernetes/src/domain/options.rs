@@ -1,15 +1,20 @@
-//! The options handed to callbacks.
+//! What the closure form's callbacks get (the options map of the
+//! reference), and what the resource asks for.
 
 use crate::binding::Callbacks;
+use crate::config::{Clock, Names};
+use crate::connection::Connection;
 use crate::context::Api;
 use crate::domain::resource;
-use crate::{Clock, Connection, FencingToken, Names, Steps};
+use crate::replicas::FencingToken;
+use crate::steps::Steps;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// What the resource asks for, as seen by callbacks.
+/// What the resource asks for, as seen by callbacks (the options'
+/// `blue/event`; not a Kubernetes Event).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum Intent {
     /// `spec.state` is `running` (or absent).
     Create,
     /// `spec.state` is `stopped`.
@@ -18,37 +23,38 @@ pub enum Event {
     Delete,
 }
 
-impl Event {
+impl Intent {
     /// The `blue/event` string.
     pub fn as_str(self) -> &'static str {
         match self {
-            Event::Create => "create",
-            Event::Stop => "stop",
-            Event::Delete => "delete",
+            Intent::Create => "create",
+            Intent::Stop => "stop",
+            Intent::Delete => "delete",
         }
     }
 }
 
-/// Callback options: a copy of `spec.config` plus `profile` (default
-/// `<namespace>--<name>`, or `<name>` for a cluster-scoped object), `blue/event` and `blue.kubernetes/resource` (the
-/// whole snapshot). No environment variables are overlaid.
+/// What a closure-form callback gets, the options map: a copy of
+/// `spec.config` plus `profile` (default `<namespace>--<name>`, or `<name>`
+/// for a cluster-scoped object), `blue/event` and `blue.kubernetes/resource`
+/// (the whole snapshot). No environment variables are overlaid.
 ///
-/// `Debug` shows only the keys, never values: options may hold credentials.
+/// `Debug` shows only the keys, never values: the map may hold credentials.
 ///
 /// ```
-/// use blue_kubernetes::{Event, Options};
+/// use blue_kubernetes::{package::CallbackInput, resource::Intent};
 /// let resource = serde_json::json!({
 ///     "metadata": {"name": "web", "namespace": "dev"},
 ///     "spec": {"config": {"size": 3}}
 /// });
-/// let opts = Options::from_resource(&resource);
+/// let opts = CallbackInput::from_resource(&resource);
 /// assert_eq!(opts.profile(), "dev--web");
-/// assert_eq!(opts.event(), Event::Create);
+/// assert_eq!(opts.intent(), Intent::Create);
 /// assert_eq!(opts.get("size"), Some(&serde_json::json!(3)));
 /// assert!(!format!("{opts:?}").contains('3'));
 /// ```
 #[derive(Clone)]
-pub struct Options {
+pub struct CallbackInput {
     // Shared: every callback call takes a copy, and the map holds the whole
     // resource snapshot.
     map: Arc<Map<String, Value>>,
@@ -84,7 +90,7 @@ pub const EVENT_KEY: &str = "blue/event";
 /// Key of the resource snapshot in the options.
 pub const RESOURCE_KEY: &str = "blue.kubernetes/resource";
 
-impl Options {
+impl CallbackInput {
     /// Computes the options for a resource snapshot.
     pub fn from_resource(resource: &Value) -> Self {
         let mut map = resource::at(resource, &["spec", "config"])
@@ -100,13 +106,13 @@ impl Options {
             map.insert("profile".into(), Value::String(profile));
         }
         let event = if resource::is_deleting(resource) {
-            Event::Delete
+            Intent::Delete
         } else if resource::at(resource, &["spec", "state"]).and_then(Value::as_str)
             == Some("stopped")
         {
-            Event::Stop
+            Intent::Stop
         } else {
-            Event::Create
+            Intent::Create
         };
         map.insert(EVENT_KEY.into(), Value::String(event.as_str().into()));
         map.insert(RESOURCE_KEY.into(), resource.clone());
@@ -149,7 +155,7 @@ impl Options {
     /// same token.
     ///
     /// ```
-    /// let opts = blue_kubernetes::Options::from_resource(&serde_json::json!({}));
+    /// let opts = blue_kubernetes::package::CallbackInput::from_resource(&serde_json::json!({}));
     /// assert_eq!(opts.fencing_token(), None);
     /// ```
     pub fn fencing_token(&self) -> Option<FencingToken> {
@@ -165,7 +171,7 @@ impl Options {
     }
 
     /// The `status.outputs` of the resource that reference field `field`
-    /// names ([`PackageBuilder::reference`](crate::PackageBuilder::reference)),
+    /// names ([`PackageBuilder::reference`](crate::package::PackageBuilder::reference)),
     /// resolved before the pass: `Some(Value::Null)` when it is Ready and
     /// records none; `None` when the field names nothing, or, for a
     /// resource being deleted, what it names is not Ready (callbacks of a
@@ -180,7 +186,7 @@ impl Options {
     /// Ready or the outputs are not an `O`.
     ///
     /// ```
-    /// # fn demo(opts: &blue_kubernetes::Options) -> blue_kubernetes::CallbackResult<()> {
+    /// # fn demo(opts: &blue_kubernetes::package::CallbackInput) -> blue_kubernetes::CallbackResult<()> {
     /// #[derive(serde::Deserialize)]
     /// struct ServerOutputs { host: String, port: u16 }
     /// let server: ServerOutputs = opts.referenced_as("serverRef")?;
@@ -189,7 +195,7 @@ impl Options {
     pub fn referenced_as<O: serde::de::DeserializeOwned>(
         &self,
         field: &str,
-    ) -> Result<O, crate::CallbackError> {
+    ) -> Result<O, crate::package::CallbackError> {
         let outputs = self
             .referenced(field)
             .ok_or_else(|| format!("reference {field} is not resolved"))?;
@@ -224,7 +230,7 @@ impl Options {
     pub(crate) fn now_ms(&self) -> u64 {
         match &self.env {
             Some(env) => (env.now)(),
-            None => (crate::system_clock())(),
+            None => (crate::config::system_clock())(),
         }
     }
 
@@ -271,7 +277,7 @@ impl Options {
     }
 
     /// The resource's connection Secret, when the package declares
-    /// connection details ([`PackageBuilder::connection_secret`](crate::PackageBuilder::connection_secret)).
+    /// connection details ([`PackageBuilder::connection_secret`](crate::package::PackageBuilder::connection_secret)).
     pub fn connection(&self) -> Option<&Connection> {
         self.connection.as_ref()
     }
@@ -283,12 +289,12 @@ impl Options {
 
     /// The durable steps of this `converge` or `delete` (see [`Steps`]),
     /// for a package that declares them
-    /// ([`PackageBuilder::steps`](crate::PackageBuilder::steps)). Anywhere
+    /// ([`PackageBuilder::steps`](crate::package::PackageBuilder::steps)). Anywhere
     /// else (`validate`, `identity`, `observe`, options built with
     /// [`from_resource`](Self::from_resource)) its `run` fails with
-    /// [`StepError::Unavailable`](crate::StepError::Unavailable) and runs
+    /// [`StepError::Unavailable`](crate::steps::StepError::Unavailable) and runs
     /// nothing; in a package that declares no steps, with
-    /// [`StepError::Undeclared`](crate::StepError::Undeclared).
+    /// [`StepError::Undeclared`](crate::steps::StepError::Undeclared).
     pub fn steps(&self) -> &Steps {
         self.steps.as_ref().unwrap_or(&Steps::ELSEWHERE)
     }
@@ -308,12 +314,12 @@ impl Options {
         self.get_str("profile").unwrap_or_default()
     }
 
-    /// The event.
-    pub fn event(&self) -> Event {
+    /// What the resource asks for.
+    pub fn intent(&self) -> Intent {
         match self.get_str(EVENT_KEY) {
-            Some("delete") => Event::Delete,
-            Some("stop") => Event::Stop,
-            _ => Event::Create,
+            Some("delete") => Intent::Delete,
+            Some("stop") => Intent::Stop,
+            _ => Intent::Create,
         }
     }
 
@@ -328,9 +334,9 @@ impl Options {
     }
 }
 
-impl std::fmt::Debug for Options {
+impl std::fmt::Debug for CallbackInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Options")
+        f.debug_struct("CallbackInput")
             .field("keys", &self.map.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -344,7 +350,10 @@ mod scope_tests {
     fn the_default_profile_of_a_cluster_scoped_object_is_its_name() {
         let namespaced = serde_json::json!({"metadata": {"namespace": "dev", "name": "web"}});
         let cluster = serde_json::json!({"metadata": {"name": "rack-7"}});
-        assert_eq!(Options::from_resource(&namespaced).profile(), "dev--web");
-        assert_eq!(Options::from_resource(&cluster).profile(), "rack-7");
+        assert_eq!(
+            CallbackInput::from_resource(&namespaced).profile(),
+            "dev--web"
+        );
+        assert_eq!(CallbackInput::from_resource(&cluster).profile(), "rack-7");
     }
 }

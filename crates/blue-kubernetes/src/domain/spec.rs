@@ -13,6 +13,7 @@ pub(crate) enum DeletionPolicy {
 /// `spec.managementPolicy`: what the controller may do to the
 /// infrastructure.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ManagementPolicy {
     /// Observe, converge and (with `Destroy`) delete: the default.
     Full,
@@ -176,7 +177,7 @@ const UNITS: [(&str, u64); 4] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3
 /// example's `manifests/crd.yaml` use this one source.
 ///
 /// ```
-/// let pattern = blue_kubernetes::reconcile_interval_pattern();
+/// let pattern = blue_kubernetes::resource::reconcile_interval_pattern();
 /// assert!(pattern.starts_with("^(") && pattern.ends_with(")$"));
 /// assert!(pattern.contains("h"));
 /// ```

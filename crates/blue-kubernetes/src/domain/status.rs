@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 /// The lifecycle phase recorded in `status.phase`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Phase {
     /// Infrastructure matches and is ready.
     Ready,
@@ -47,6 +48,7 @@ const _PHASES_ARE_ALL_LISTED: () = {
 
 /// The generic reason recorded on conditions. The only text status carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// Converged and ready.
     Converged,
@@ -382,7 +384,13 @@ mod tests {
     use super::*;
 
     fn render(snapshot: &Value, t: &Transition, now_ms: u64, retry: Retry) -> Value {
-        render_named(snapshot, t, now_ms, retry, crate::REQUEST_ANNOTATION)
+        render_named(
+            snapshot,
+            t,
+            now_ms,
+            retry,
+            crate::config::REQUEST_ANNOTATION,
+        )
     }
 
     const RETRY: Retry = Retry {
@@ -399,7 +407,7 @@ mod tests {
         let acknowledged = json!({"metadata": {"generation": 2}, "status": status});
         assert!(!desired_state_changed(
             &acknowledged,
-            crate::REQUEST_ANNOTATION
+            crate::config::REQUEST_ANNOTATION
         ));
     }
 
@@ -476,7 +484,7 @@ mod tests {
     #[test]
     fn publish_keeps_acknowledged_state_and_is_due_at_once() {
         let snapshot = json!({
-            "metadata": {"generation": 3, "annotations": {crate::REQUEST_ANNOTATION: "t2"}},
+            "metadata": {"generation": 3, "annotations": {crate::config::REQUEST_ANNOTATION: "t2"}},
             "status": {"observedGeneration": 2, "lastHandledRequest": "t1", "retryCount": 4},
         });
         let mut t = Transition::new(Phase::Reconciling, Reason::Reconciling, Next::Now);

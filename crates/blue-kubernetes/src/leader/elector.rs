@@ -7,7 +7,9 @@
 
 use super::gate::Gate;
 use super::token::{self, FencingToken};
-use crate::{Clock, Error, LeaderElection};
+use crate::config::Clock;
+use crate::replicas::LeaderElectionConfig;
+use crate::Error;
 use blue_kubernetes_client::{Client, ErrorKind, Lease, LeaseSpec};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
@@ -61,7 +63,7 @@ struct Observed {
 /// after that renewal landed.
 #[derive(Debug)]
 pub struct LeaseElector {
-    settings: LeaderElection,
+    settings: LeaderElectionConfig,
     observed: Option<Observed>,
     /// Start of our last successful acquire or renew, while we hold it.
     renewed_at: Option<u64>,
@@ -77,7 +79,7 @@ pub struct LeaseElector {
 
 impl LeaseElector {
     /// A candidate with validated `settings`; it holds nothing yet.
-    pub fn new(settings: LeaderElection) -> Result<Self, Error> {
+    pub fn new(settings: LeaderElectionConfig) -> Result<Self, Error> {
         settings.validate()?;
         Ok(Self {
             settings,
@@ -91,7 +93,7 @@ impl LeaseElector {
     }
 
     /// The settings this candidate runs with.
-    pub fn settings(&self) -> &LeaderElection {
+    pub fn settings(&self) -> &LeaderElectionConfig {
         &self.settings
     }
 

@@ -110,7 +110,7 @@ impl Gate {
 impl Gate {
     /// Leadership and fencing on `/metrics`, beside the log lines and
     /// Stats.
-    pub(crate) fn export(&self, metrics: &crate::Metrics, lease_name: &str) {
+    pub(crate) fn export(&self, metrics: &crate::telemetry::Metrics, lease_name: &str) {
         let status = Family::<[(&'static str, String); 1], Gauge, _>::new_with_constructor(
             SharedGauge(self.leading.clone()),
         );

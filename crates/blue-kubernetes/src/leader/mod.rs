@@ -10,13 +10,13 @@ mod token;
 
 pub(crate) use elector::Takeover;
 pub use elector::{ElectionStep, LeaseElector};
-pub use settings::LeaderElection;
+pub use settings::LeaderElectionConfig;
 pub use token::FencingToken;
 
 pub(crate) use fence::Fence;
 pub(crate) use gate::Gate;
 
-use crate::Clock;
+use crate::config::Clock;
 use blue_kubernetes_client::Client;
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,14 +11,14 @@ use std::hash::{BuildHasher, Hasher};
 /// to use it; without it the controller behaves as a single process.
 ///
 /// Besides the Lease's spec, the elector keeps the last
-/// [`FencingToken`](crate::FencingToken) it issued in the annotation
+/// [`FencingToken`](crate::replicas::FencingToken) it issued in the annotation
 /// `blue.kubernetes/fencing-token`, written in the same guarded write that
 /// acquires the Lease; the Lease's `leaseTransitions` is kept for the tools
 /// that show it, and the token does not rest on it.
 ///
 /// ```
-/// use blue_kubernetes::LeaderElection;
-/// let election = LeaderElection::new("my-operator", "infra");
+/// use blue_kubernetes::replicas::LeaderElectionConfig;
+/// let election = LeaderElectionConfig::new("my-operator", "infra");
 /// assert_eq!(election.lease_duration_ms, 15_000);
 /// assert_eq!(election.renew_deadline_ms, 10_000);
 /// assert_eq!(election.retry_period_ms, 2_000);
@@ -26,7 +26,7 @@ use std::hash::{BuildHasher, Hasher};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct LeaderElection {
+pub struct LeaderElectionConfig {
     /// Name of the Lease (a DNS-1123 subdomain).
     pub lease_name: String,
     /// Namespace of the Lease (a DNS-1123 label).
@@ -45,18 +45,18 @@ pub struct LeaderElection {
     pub retry_period_ms: u64,
 }
 
-crate::setters::setters!(LeaderElection {
-    /// Sets [`identity`](LeaderElection::identity).
+crate::setters::setters!(LeaderElectionConfig {
+    /// Sets [`identity`](LeaderElectionConfig::identity).
     with_identity(identity: String),
-    /// Sets [`lease_duration_ms`](LeaderElection::lease_duration_ms).
+    /// Sets [`lease_duration_ms`](LeaderElectionConfig::lease_duration_ms).
     with_lease_duration_ms(lease_duration_ms: u64),
-    /// Sets [`renew_deadline_ms`](LeaderElection::renew_deadline_ms).
+    /// Sets [`renew_deadline_ms`](LeaderElectionConfig::renew_deadline_ms).
     with_renew_deadline_ms(renew_deadline_ms: u64),
-    /// Sets [`retry_period_ms`](LeaderElection::retry_period_ms).
+    /// Sets [`retry_period_ms`](LeaderElectionConfig::retry_period_ms).
     with_retry_period_ms(retry_period_ms: u64),
 });
 
-impl LeaderElection {
+impl LeaderElectionConfig {
     /// Settings for Lease `lease_namespace/lease_name` with the defaults and
     /// a fresh [`unique_identity`](Self::unique_identity).
     pub fn new(lease_name: impl Into<String>, lease_namespace: impl Into<String>) -> Self {
@@ -74,8 +74,8 @@ impl LeaderElection {
     /// made unique so two processes on one host never share an identity.
     ///
     /// ```
-    /// let a = blue_kubernetes::LeaderElection::unique_identity();
-    /// let b = blue_kubernetes::LeaderElection::unique_identity();
+    /// let a = blue_kubernetes::replicas::LeaderElectionConfig::unique_identity();
+    /// let b = blue_kubernetes::replicas::LeaderElectionConfig::unique_identity();
     /// assert_ne!(a, b);
     /// ```
     pub fn unique_identity() -> String {
@@ -152,7 +152,7 @@ fn is_dns_subdomain(s: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn field_of(e: LeaderElection) -> &'static str {
+    fn field_of(e: LeaderElectionConfig) -> &'static str {
         match e.validate() {
             Err(Error::InvalidConfig { field, .. }) => field,
             other => panic!("expected invalid config, got {other:?}"),
@@ -161,15 +161,15 @@ mod tests {
 
     #[test]
     fn defaults_are_valid() {
-        LeaderElection::new("op.example.com", "infra")
+        LeaderElectionConfig::new("op.example.com", "infra")
             .validate()
             .unwrap();
     }
 
     #[test]
     fn each_invalid_setting_names_its_field() {
-        let ok = LeaderElection::new("op", "infra");
-        type Breakage = fn(&mut LeaderElection);
+        let ok = LeaderElectionConfig::new("op", "infra");
+        type Breakage = fn(&mut LeaderElectionConfig);
         let cases: [(&str, Breakage); 7] = [
             ("leader_election.lease_name", |e| {
                 e.lease_name = "Op_1".into()
@@ -196,7 +196,7 @@ mod tests {
 
     #[test]
     fn the_recorded_duration_rounds_up_to_whole_seconds() {
-        let mut e = LeaderElection::new("op", "infra");
+        let mut e = LeaderElectionConfig::new("op", "infra");
         e.lease_duration_ms = 2_500;
         assert_eq!(e.lease_duration_seconds(), 3);
     }

@@ -60,7 +60,7 @@ pub(crate) const TOKEN_ANNOTATION: &str = "blue.kubernetes/fencing-token";
 /// object tag).
 ///
 /// ```
-/// use blue_kubernetes::{FencingToken, Options};
+/// use blue_kubernetes::{package::CallbackInput, replicas::FencingToken};
 ///
 /// /// The infrastructure's side: act only under the greatest token seen.
 /// fn admit(greatest: &mut Option<FencingToken>, offered: FencingToken) -> bool {
@@ -73,7 +73,7 @@ pub(crate) const TOKEN_ANNOTATION: &str = "blue.kubernetes/fencing-token";
 ///
 /// // In a callback: without leader election or sharding (or while not
 /// // leading) there is no token, and nothing to fence with.
-/// let opts = Options::from_resource(&serde_json::json!({}));
+/// let opts = CallbackInput::from_resource(&serde_json::json!({}));
 /// if let Some(token) = opts.fencing_token() {
 ///     let mut greatest = None;
 ///     assert!(admit(&mut greatest, token));

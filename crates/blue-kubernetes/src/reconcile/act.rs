@@ -20,8 +20,10 @@ use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
 use crate::infrastructure::EXTERNAL_NAME_KEY;
 use crate::observation::Outputs;
+use crate::package::{WorkflowOutcome, OUTPUTS_KEY};
+use crate::resource::{Phase, Reason};
 use crate::test_hooks::Point;
-use crate::{Observation, Phase, Reason, WorkflowOutcome, OUTPUTS_KEY};
+use crate::Observation;
 use serde_json::Value;
 
 impl Pass<'_> {

@@ -5,7 +5,7 @@ use super::pass::Pass;
 use super::report::{Halt, Report};
 use crate::connection::ConnectionError;
 use crate::domain::resource;
-use crate::Reason;
+use crate::resource::Reason;
 
 impl Pass<'_> {
     /// Restores a deleted or altered connection Secret; `Some` ends the

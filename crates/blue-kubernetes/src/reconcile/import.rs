@@ -12,7 +12,7 @@
 use super::pass::Pass;
 use super::report::{Halt, Report};
 use crate::domain::status::{Next, Transition};
-use crate::{Phase, Reason};
+use crate::resource::{Phase, Reason};
 
 impl Pass<'_> {
     pub(super) async fn import(&mut self, interval_ms: u64) -> Result<Report, Halt> {

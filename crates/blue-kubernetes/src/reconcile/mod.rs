@@ -1,9 +1,10 @@
 //! One reconcile of one resource. Its callers (the one-shot [`reconcile`]
-//! and [`trigger`] here, and the runtime's worker) prepare a pass the same
-//! way (`prepare`: the due check, options, the `plan`, identity), then
-//! decide what is theirs to decide (shard admission, the lease the writes
-//! are fenced by, the identity lock, a second look), and the `pass` applies
-//! the ordered `rules` (the crate README, "One pass, in order").
+//! and `Controller::reconcile_now`, and the runtime's worker) prepare a
+//! pass the same way (`prepare`: the due check, options, `plan`,
+//! identity), then decide what is theirs to decide (shard admission, the
+//! lease the writes are fenced by, the identity lock, a second look), and
+//! the `pass` applies the ordered `rules` (the crate README, "One pass, in
+//! order").
 
 mod act;
 mod connection;
@@ -28,8 +29,9 @@ use crate::domain::resource::uid;
 use crate::telemetry::log::{self, Subject};
 use crate::{Controller, Error, Package};
 
-/// Reconciles `namespace/name` of `package`'s type now, with the same locks
-/// and rules as the polling runtime.
+/// Reconciles `namespace/name` of `package`'s type now if it is due, with
+/// the same locks and rules as the polling runtime
+/// ([`Controller::reconcile_now`] runs a pass whether it is due or not).
 ///
 /// Reads the resource, then proceeds only if it is due. A write that loses
 /// an optimistic-concurrency race is [`Report::Conflict`]; every other
@@ -37,7 +39,7 @@ use crate::{Controller, Error, Package};
 ///
 /// ```no_run
 /// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
-/// use blue_kubernetes::{reconcile, Report, Phase};
+/// use blue_kubernetes::{reconcile, resource::Phase, Report};
 /// match reconcile(&controller, &package, "default", "web").await {
 ///     Ok(Report::Reconciled(Phase::Ready, _)) => println!("ready"),
 ///     Ok(other) => println!("{other:?}"),
@@ -54,31 +56,7 @@ pub async fn reconcile(
     one_shot(controller, package, namespace, name, false).await
 }
 
-/// Reconciles `namespace/name` now as if its next check were due: what
-/// [`Runtime::trigger`](crate::Runtime::trigger) asks of a running
-/// controller, for a controller without a runtime (tests, tools). Same
-/// locks and rules as [`reconcile`]; a resource whose infrastructure
-/// matches is observed and, its status unchanged but for its schedule,
-/// written once (a one-shot pass keeps no schedule in memory).
-///
-/// ```no_run
-/// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
-/// use blue_kubernetes::{trigger, Phase, Report};
-/// // The infrastructure changed behind the controller's back: look now.
-/// let report = trigger(&controller, &package, "default", "web").await;
-/// assert!(matches!(report, Ok(Report::Reconciled(Phase::Ready, _))));
-/// # }
-/// ```
-pub async fn trigger(
-    controller: &Controller,
-    package: &Package,
-    namespace: &str,
-    name: &str,
-) -> Result<Report, Error> {
-    one_shot(controller, package, namespace, name, true).await
-}
-
-async fn one_shot(
+pub(crate) async fn one_shot(
     controller: &Controller,
     package: &Package,
     namespace: &str,

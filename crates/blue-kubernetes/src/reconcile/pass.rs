@@ -11,9 +11,11 @@ use crate::domain::{jitter, resource};
 use crate::leader::{Fence, FencingToken, Gate};
 use crate::observation::Outputs;
 use crate::outputs::{accept, Rejected};
+use crate::package::CallbackInput;
+use crate::resource::{Phase, Reason};
 use crate::telemetry::log;
 use crate::test_hooks::{self, Point};
-use crate::{Controller, Error, Options, Package, Phase, Reason};
+use crate::{Controller, Error, Package};
 use blue_kubernetes_client::Client;
 use serde_json::Value;
 use std::sync::Arc;
@@ -74,7 +76,7 @@ pub(crate) struct Prepared<'a> {
     pub(super) snapshot: Value,
     /// With the referenced resources' outputs (the lease's token comes
     /// with the caller's terms).
-    pub(super) options: Options,
+    pub(super) options: CallbackInput,
     /// The failure of `identity`, if it failed.
     pub(super) failure: LastFailure,
 }
@@ -94,7 +96,7 @@ pub(super) struct Pass<'a> {
     /// The latest object we know of; each of our writes returns the next one,
     /// so every write carries the resourceVersion our decision was based on.
     pub(super) snapshot: Value,
-    pub(super) options: Options,
+    pub(super) options: CallbackInput,
     /// The latest callback failure of this pass, for the operator's log.
     pub(super) failure: LastFailure,
     /// The validation messages the package marked user-facing, joined: the
@@ -138,9 +140,9 @@ impl<'a> Pass<'a> {
         };
         let options = options
             .with_fencing_token(terms.token)
-            .with_api(crate::Api::new(client.clone()));
+            .with_api(crate::package::Api::new(client.clone()));
         let options = match given.package.schema().connection {
-            true => options.with_connection(crate::Connection::new(
+            true => options.with_connection(crate::connection::Connection::new(
                 client.clone(),
                 given.package.descriptor(),
                 &snapshot,

@@ -2,7 +2,9 @@
 //! asks for, why a pass stops early, the public [`Report`] and the
 //! runtime's [`PassOutcome`].
 
-use crate::{Error, Phase, Reason};
+use crate::Error;
+
+use crate::resource::{Phase, Reason};
 
 /// Why a pass runs early: asked for in memory, not by the due rules. (The
 /// runtime's: a pass is only told whether one was asked for.)
@@ -37,7 +39,7 @@ pub enum Report {
     /// The resource is not due; nothing was read or written.
     NotDue,
     /// Another reconcile holds the identity lock (in this process, or in
-    /// the controller's own [`LockDomain`](crate::LockDomain)); nothing was done.
+    /// the controller's own [`LockDomain`](crate::config::LockDomain)); nothing was done.
     Busy,
     /// Between the list and the re-read the object was replaced or its
     /// identity changed; the next poll starts over.

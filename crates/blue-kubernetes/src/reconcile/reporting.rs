@@ -5,9 +5,10 @@ use super::pass::Pass;
 use crate::callback::{self, Failure, Pick};
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
+use crate::package::ValidationErrors;
+use crate::resource::{Phase, Reason};
 use crate::telemetry::log::{self, Subject};
 use crate::telemetry::EventType;
-use crate::{Phase, Reason, ValidationErrors};
 use serde_json::Value;
 use std::time::Duration;
 

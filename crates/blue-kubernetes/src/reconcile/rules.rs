@@ -8,7 +8,7 @@ use super::report::{Halt, Report};
 use crate::domain::resource::{self, is_deleting, status_str};
 use crate::domain::spec::{self, ManagementPolicy, DEFAULT_INTERVAL_MS};
 use crate::domain::status::{Next, Transition};
-use crate::{Phase, Reason};
+use crate::resource::{Phase, Reason};
 
 impl Pass<'_> {
     pub(super) async fn decide(&mut self) -> Result<Report, Halt> {

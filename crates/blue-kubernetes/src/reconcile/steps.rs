@@ -9,11 +9,14 @@ use super::workflow::{Notes, Workflow};
 use crate::callback::{self, Failure, Pick};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
+use crate::package::{CallbackInput, WorkflowOutcome};
+use crate::resource::{Phase, Reason};
 use crate::steps::{valid_name, Begun, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};
+use crate::steps::{Step, StepError, Steps};
 use crate::telemetry::log;
 use crate::test_hooks::Point;
-use crate::{Controller, Options, Phase, Reason, Step, StepError, Steps, WorkflowOutcome};
+use crate::Controller;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
 
@@ -25,13 +28,17 @@ pub(super) enum Effect {
 
 /// The desired state the pass's run is for. (A function of the fields it
 /// reads, so the run in memory can be changed while it is held.)
-fn desired<'a>(snapshot: &'a Value, controller: &Controller, options: &Options) -> Desired<'a> {
+fn desired<'a>(
+    snapshot: &'a Value,
+    controller: &Controller,
+    options: &CallbackInput,
+) -> Desired<'a> {
     let names = &controller.config.names;
     Desired {
         uid: resource::uid(snapshot).unwrap_or_default(),
         generation: resource::generation(snapshot),
         request: resource::request_token(snapshot, &names.request_annotation),
-        event: options.event(),
+        event: options.intent(),
     }
 }
 

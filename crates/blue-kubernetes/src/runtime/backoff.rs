@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn failures_double_the_wait_up_to_the_maximum() {
-        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::config::REQUEST_ANNOTATION);
         let delays: Vec<_> = (0..8)
             .map(|_| b.failed(&object(1), 0, 1000, 60_000).unwrap())
             .collect();
@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn waiting_ends_when_the_delay_passes() {
-        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::config::REQUEST_ANNOTATION);
         b.failed(&object(1), 10_000, 1000, 60_000);
         assert!(b.waiting(&object(1), 10_999));
         assert!(!b.waiting(&object(1), 11_000));
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn an_edit_or_a_successful_write_resets_the_backoff() {
-        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::config::REQUEST_ANNOTATION);
         for _ in 0..5 {
             b.failed(&object(1), 0, 1000, 60_000);
         }
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn objects_without_uid_are_not_tracked_and_deleted_ones_are_forgotten() {
-        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::config::REQUEST_ANNOTATION);
         assert_eq!(b.failed(&json!({}), 0, 1000, 60_000), None);
         b.failed(&object(1), 0, 1000, 60_000);
         assert_eq!(b.until("u1"), Some(1000));
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn failed_reads_double_too_and_no_edit_ends_them() {
-        let mut b = WriteBackoff::new(crate::REQUEST_ANNOTATION);
+        let mut b = WriteBackoff::new(crate::config::REQUEST_ANNOTATION);
         assert_eq!(b.failed_read("u1", 0, 1000, 60_000), 1000);
         assert_eq!(b.failed_read("u1", 0, 1000, 60_000), 2000);
         assert!(

@@ -31,8 +31,8 @@ use super::scheduler::{Scheduler, Slack};
 use super::Feed;
 use crate::domain::due::Due;
 use crate::reconcile::Request;
+use crate::resource::Phase;
 use crate::telemetry::Verdict;
-use crate::Phase;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 

@@ -21,7 +21,7 @@ use crate::domain::due::Due;
 use crate::domain::jitter;
 use crate::domain::resource::{self, status_str};
 use crate::reconcile::Request;
-use crate::Phase;
+use crate::resource::Phase;
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};

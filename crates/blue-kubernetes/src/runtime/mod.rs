@@ -109,7 +109,7 @@ impl Shared {
 /// type for all namespaces and cluster-scoped types), the timer loop and
 /// the workers. Must be called inside a running tokio runtime. Logs one
 /// WARN when the controller runs with the reference's
-/// [`Names`](crate::Names) without having chosen them.
+/// [`Names`](crate::config::Names) without having chosen them.
 ///
 /// With [`Config::leader_election`](crate::Config::leader_election) set, an
 /// elector runs alongside: only while this process holds the Lease do the
@@ -183,7 +183,7 @@ impl Runtime {
     /// most 5 s). Nothing is cancelled. A pass running durable steps ends
     /// at its next step boundary instead: the step running finishes and is
     /// recorded, the next one is left for the next process (the callback
-    /// sees [`StepError::Stopping`](crate::StepError::Stopping)). With leader
+    /// sees [`StepError::Stopping`](crate::steps::StepError::Stopping)). With leader
     /// election, the lease is renewed while draining and released after;
     /// with sharding, so are the shard Leases and the membership slot.
     pub async fn stop(self) {

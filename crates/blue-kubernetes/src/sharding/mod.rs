@@ -32,7 +32,7 @@ mod table;
 pub(crate) mod task;
 mod view;
 
-pub use settings::Sharding;
+pub use settings::ShardingConfig;
 
 pub(crate) use assignment::{assign, shard_of};
 pub(crate) use roster::{Roster, Standing};

@@ -8,9 +8,10 @@
 //! The slot renewal also carries this replica's right to its shards: see
 //! [`Standing`] and `task.rs`.
 
-use super::{Sharding, View};
+use super::{ShardingConfig, View};
+use crate::config::Clock;
 use crate::leader::{ElectionStep, LeaseElector, Takeover};
-use crate::{Clock, Error};
+use crate::Error;
 use blue_kubernetes_client::Client;
 use std::collections::HashMap;
 
@@ -48,7 +49,7 @@ pub(crate) struct Roster {
 }
 
 impl Roster {
-    pub(crate) fn new(settings: &Sharding) -> Result<Self, Error> {
+    pub(crate) fn new(settings: &ShardingConfig) -> Result<Self, Error> {
         let slots = (0..settings.max_members)
             .map(|k| LeaseElector::new(settings.member_lease(k)))
             .collect::<Result<_, _>>()?;

@@ -1,6 +1,8 @@
 //! Sharding settings and their validation.
 
-use crate::{Error, LeaderElection};
+use crate::Error;
+
+use crate::replicas::LeaderElectionConfig;
 
 /// Opt-in scale-out: several replicas share the work. Resources are split
 /// into [`shards`](Self::shards) by their state identity; each replica
@@ -12,8 +14,8 @@ use crate::{Error, LeaderElection};
 /// a sharded replica is its shards' leader already, so setting both is a
 /// configuration error naming both fields.
 ///
-/// The Leases live in [`lease.lease_namespace`](LeaderElection::lease_namespace)
-/// and are named after [`lease.lease_name`](LeaderElection::lease_name):
+/// The Leases live in [`lease.lease_namespace`](LeaderElectionConfig::lease_namespace)
+/// and are named after [`lease.lease_name`](LeaderElectionConfig::lease_name):
 /// `<name>-member-<k>` for the membership slots (`k` below
 /// [`max_members`](Self::max_members)) and `<name>-shard-<i>` for the
 /// shards. Lease duration, renew deadline and identity mean what they mean
@@ -46,8 +48,8 @@ use crate::{Error, LeaderElection};
 /// one by one instead: `max_members` + 1 requests a round.
 ///
 /// ```
-/// use blue_kubernetes::Sharding;
-/// let sharding = Sharding::new("my-operator", "infra");
+/// use blue_kubernetes::replicas::ShardingConfig;
+/// let sharding = ShardingConfig::new("my-operator", "infra");
 /// assert_eq!(sharding.shards, 32);
 /// assert_eq!(sharding.max_members, 8);
 /// assert_eq!(sharding.lease.lease_duration_ms, 15_000);
@@ -56,10 +58,10 @@ use crate::{Error, LeaderElection};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Sharding {
+pub struct ShardingConfig {
     /// Names, namespace, identity and timing of every Lease, as for leader
     /// election.
-    pub lease: LeaderElection,
+    pub lease: LeaderElectionConfig,
     /// How many shards the work is split into (default 32, 1 to 1024).
     /// Every replica must use the same number: changing it moves every
     /// resource, so change it with one replica running.
@@ -71,21 +73,22 @@ pub struct Sharding {
     pub max_members: u32,
 }
 
-crate::setters::setters!(Sharding {
-    /// Sets [`lease`](Sharding::lease).
-    with_lease(lease: LeaderElection),
-    /// Sets [`shards`](Sharding::shards).
+crate::setters::setters!(ShardingConfig {
+    /// Sets [`lease`](ShardingConfig::lease).
+    with_lease(lease: LeaderElectionConfig),
+    /// Sets [`shards`](ShardingConfig::shards).
     with_shards(shards: u32),
-    /// Sets [`max_members`](Sharding::max_members).
+    /// Sets [`max_members`](ShardingConfig::max_members).
     with_max_members(max_members: u32),
 });
 
-impl Sharding {
+impl ShardingConfig {
     /// Sharding with Leases named after `lease_name` in `lease_namespace`,
-    /// the defaults, and a fresh [`LeaderElection::unique_identity`].
+    /// the defaults, and a fresh [`LeaderElectionConfig::unique_identity`].
     pub fn new(lease_name: impl Into<String>, lease_namespace: impl Into<String>) -> Self {
         Self {
-            lease: LeaderElection::new(lease_name, lease_namespace).with_retry_period_ms(2_500u64),
+            lease: LeaderElectionConfig::new(lease_name, lease_namespace)
+                .with_retry_period_ms(2_500),
             shards: 32,
             max_members: 8,
         }
@@ -97,7 +100,7 @@ impl Sharding {
     /// shard 0.
     ///
     /// ```
-    /// let sharding = blue_kubernetes::Sharding::new("op", "infra");
+    /// let sharding = blue_kubernetes::replicas::ShardingConfig::new("op", "infra");
     /// let id = [Some("db".to_string()), Some("main".to_string())];
     /// assert!(sharding.shard_of(&id) < sharding.shards);
     /// assert_eq!(sharding.shard_of(&id), sharding.shard_of(&id.clone()));
@@ -112,14 +115,14 @@ impl Sharding {
     }
 
     /// The Lease of membership slot `slot`.
-    pub(crate) fn member_lease(&self, slot: u32) -> LeaderElection {
+    pub(crate) fn member_lease(&self, slot: u32) -> LeaderElectionConfig {
         let mut lease = self.lease.clone();
         lease.lease_name = format!("{}-member-{slot}", self.lease.lease_name);
         lease
     }
 
     /// The Lease of shard `shard`.
-    pub(crate) fn shard_lease(&self, shard: u32) -> LeaderElection {
+    pub(crate) fn shard_lease(&self, shard: u32) -> LeaderElectionConfig {
         let mut lease = self.lease.clone();
         lease.lease_name = format!("{}-shard-{shard}", self.lease.lease_name);
         lease
@@ -169,7 +172,7 @@ fn sharding_field(field: &'static str) -> &'static str {
 mod tests {
     use super::*;
 
-    fn field_of(s: &Sharding) -> &'static str {
+    fn field_of(s: &ShardingConfig) -> &'static str {
         match s.validate() {
             Err(Error::InvalidConfig { field, .. }) => field,
             other => panic!("expected invalid config, got {other:?}"),
@@ -178,15 +181,17 @@ mod tests {
 
     #[test]
     fn defaults_are_valid() {
-        Sharding::new("op.example.com", "infra").validate().unwrap();
+        ShardingConfig::new("op.example.com", "infra")
+            .validate()
+            .unwrap();
     }
 
     #[test]
     fn invalid_settings_name_their_sharding_field() {
-        let ok = Sharding::new("op", "infra");
-        assert_eq!(field_of(&ok.clone().with_shards(0u32)), "sharding.shards");
+        let ok = ShardingConfig::new("op", "infra");
+        assert_eq!(field_of(&ok.clone().with_shards(0)), "sharding.shards");
         assert_eq!(
-            field_of(&ok.clone().with_max_members(65u32)),
+            field_of(&ok.clone().with_max_members(65)),
             "sharding.max_members"
         );
         let mut s = ok.clone();

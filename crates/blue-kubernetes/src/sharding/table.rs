@@ -7,8 +7,8 @@
 //! release that follows can never overtake a running callback.
 
 use crate::leader::Gate;
+use crate::replicas::FencingToken;
 use crate::telemetry::{Metrics, ShardMetrics};
-use crate::FencingToken;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 

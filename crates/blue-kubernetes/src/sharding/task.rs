@@ -26,9 +26,10 @@
 //! it meanwhile. The fencing token is kept on the shard Lease by the
 //! elector (see `leader::token`) and grows with every new owner.
 
-use super::{assign, Reader, Roster, ShardTable, Sharding, Standing, View};
+use super::{assign, Reader, Roster, ShardTable, ShardingConfig, Standing, View};
+use crate::config::Clock;
 use crate::leader::{LeaseElector, Takeover};
-use crate::{Clock, Error};
+use crate::Error;
 use blue_kubernetes_client::{Client, ErrorKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,7 +41,7 @@ pub(crate) type OnGained = Arc<dyn Fn(u32) + Send + Sync>;
 
 /// Everything one round needs.
 pub(crate) struct Sharder {
-    settings: Sharding,
+    settings: ShardingConfig,
     table: Arc<ShardTable>,
     reader: Reader,
     roster: Roster,
@@ -62,7 +63,7 @@ pub(crate) struct Sharder {
 
 impl Sharder {
     pub(crate) fn new(
-        settings: Sharding,
+        settings: ShardingConfig,
         table: Arc<ShardTable>,
         client: Arc<dyn Client>,
         now: Clock,

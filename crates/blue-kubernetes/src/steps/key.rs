@@ -17,7 +17,7 @@
 //! constant. What keeps a stored run number from bringing an older run
 //! back is the process's memory of its runs (`marks`).
 
-use crate::Event;
+use crate::resource::Intent;
 use sha2::{Digest, Sha256};
 
 /// The longest step name.
@@ -41,7 +41,7 @@ pub(crate) struct Desired<'a> {
     pub(crate) uid: &'a str,
     pub(crate) generation: i64,
     pub(crate) request: &'a str,
-    pub(crate) event: Event,
+    pub(crate) event: Intent,
 }
 
 impl Desired<'_> {
@@ -100,7 +100,7 @@ fn hex_digest(parts: &[&str], hex: usize) -> String {
 mod tests {
     use super::*;
 
-    fn desired(generation: i64, request: &'static str, event: Event) -> Desired<'static> {
+    fn desired(generation: i64, request: &'static str, event: Intent) -> Desired<'static> {
         Desired {
             uid: "6f1c-uid",
             generation,
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn keys_are_short_url_safe_and_name_their_step() {
-        let run = desired(1, "", Event::Create).run_id(1);
+        let run = desired(1, "", Intent::Create).run_id(1);
         let long = "a".repeat(63);
         for name in ["role", "-", long.as_str()] {
             let key = step_key("6f1c-uid", &run, name);
@@ -127,16 +127,16 @@ mod tests {
 
     #[test]
     fn the_same_run_and_step_give_the_same_key_anything_else_another() {
-        let base = desired(3, "t1", Event::Create);
+        let base = desired(3, "t1", Intent::Create);
         let run = base.run_id(7);
         assert_eq!(run, base.run_id(7), "stable across calls and processes");
         let key = step_key(base.uid, &run, "role");
         assert_eq!(key, step_key(base.uid, &run, "role"));
         let others = [
-            desired(4, "t1", Event::Create).run_id(7),
-            desired(3, "t2", Event::Create).run_id(7),
-            desired(3, "t1", Event::Delete).run_id(7),
-            desired(3, "t1", Event::Stop).run_id(7),
+            desired(4, "t1", Intent::Create).run_id(7),
+            desired(3, "t2", Intent::Create).run_id(7),
+            desired(3, "t1", Intent::Delete).run_id(7),
+            desired(3, "t1", Intent::Stop).run_id(7),
             base.run_id(8),
             Desired {
                 uid: "another",
@@ -156,11 +156,11 @@ mod tests {
     fn parts_are_framed_so_shifting_text_between_them_changes_the_digest() {
         let a = Desired {
             uid: "ab",
-            ..desired(1, "c", Event::Create)
+            ..desired(1, "c", Intent::Create)
         };
         let b = Desired {
             uid: "a",
-            ..desired(1, "bc", Event::Create)
+            ..desired(1, "bc", Intent::Create)
         };
         assert_ne!(a.run_id(1), b.run_id(1));
     }

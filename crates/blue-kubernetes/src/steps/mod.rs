@@ -172,7 +172,7 @@ pub enum StepError {
         step: String,
         /// What the closure returned.
         #[source]
-        source: crate::CallbackError,
+        source: crate::package::CallbackError,
     },
     /// The step's record could not be written (a conflict, an unreachable
     /// API server): the pass stops here and no later step starts.
@@ -187,7 +187,7 @@ pub enum StepError {
     #[error("durable steps run only inside converge and delete, while they run")]
     Unavailable,
     /// The package did not declare steps
-    /// ([`PackageBuilder::steps`](crate::PackageBuilder::steps)).
+    /// ([`PackageBuilder::steps`](crate::package::PackageBuilder::steps)).
     #[error("the package does not declare durable steps (PackageBuilder::steps)")]
     Undeclared,
     /// The name is not `[a-z0-9-]{1,63}`.
@@ -213,7 +213,7 @@ pub enum StepError {
         bytes: usize,
     },
     /// The step's result holds a value
-    /// [`Connection::get_or_create`](crate::Connection::get_or_create)
+    /// [`Connection::get_or_create`](crate::connection::Connection::get_or_create)
     /// returned in this pass: results are recorded in status, where
     /// credentials must never be. The step counts as failed and its result
     /// is not recorded.
@@ -276,10 +276,10 @@ pub(crate) enum Request {
 }
 
 /// The handle `converge` and `delete` run steps through
-/// ([`Options::steps`](crate::Options::steps)). Cheap to clone.
+/// ([`CallbackInput::steps`](crate::package::CallbackInput::steps)). Cheap to clone.
 ///
 /// ```no_run
-/// # async fn converge(opts: blue_kubernetes::Options) -> blue_kubernetes::CallbackResult<blue_kubernetes::WorkflowOutcome> {
+/// # async fn converge(opts: blue_kubernetes::package::CallbackInput) -> blue_kubernetes::CallbackResult<blue_kubernetes::package::WorkflowOutcome> {
 /// # async fn create_network(_token: &str) -> blue_kubernetes::CallbackResult<String> { Ok("net-1".into()) }
 /// # async fn find_network(_token: &str) -> blue_kubernetes::CallbackResult<Option<String>> { Ok(None) }
 /// # async fn create_machine(_net: &str, _token: &str) -> blue_kubernetes::CallbackResult<()> { Ok(()) }
@@ -301,7 +301,7 @@ pub(crate) enum Request {
 /// steps
 ///     .run("machine", |step| async move { create_machine(&network, step.key()).await })
 ///     .await?;
-/// Ok(blue_kubernetes::WorkflowOutcome::new())
+/// Ok(blue_kubernetes::package::WorkflowOutcome::new())
 /// # }
 /// ```
 #[derive(Clone, Debug)]

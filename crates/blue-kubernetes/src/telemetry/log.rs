@@ -6,8 +6,9 @@
 //! reference's names. kubectl output and options never appear.
 
 use crate::domain::resource;
+use crate::package::ValidationErrors;
 use crate::references::Unready;
-use crate::{Phase, Reason, ValidationErrors};
+use crate::resource::{Phase, Reason};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 

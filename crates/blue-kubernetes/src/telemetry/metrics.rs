@@ -31,7 +31,7 @@ fn seconds() -> Histogram {
 /// resource names, options or error text, so cardinality stays bounded.
 ///
 /// ```
-/// let metrics = blue_kubernetes::Metrics::new();
+/// let metrics = blue_kubernetes::telemetry::Metrics::new();
 /// let text = metrics.encode();
 /// assert!(text.contains("blue_polls_total 0"));
 /// assert!(text.ends_with("# EOF\n"));
@@ -179,7 +179,7 @@ impl Metrics {
     ///
     /// ```
     /// use prometheus_client::metrics::counter::Counter;
-    /// let metrics = blue_kubernetes::Metrics::new();
+    /// let metrics = blue_kubernetes::telemetry::Metrics::new();
     /// let restarts = Counter::<u64>::default();
     /// metrics.register("blue_proxy_restarts", "kubectl proxy restarts", restarts.clone());
     /// restarts.inc();
@@ -195,11 +195,11 @@ impl Metrics {
     /// `proxy` at each scrape.
     ///
     /// ```
-    /// use blue_kubernetes_client::{proxy_client, KubectlOptions, ProxyOptions};
+    /// use blue_kubernetes_client::{proxy_client, KubectlConfig, ProxyConfig};
     /// // The proxy starts with the first request; nothing runs yet.
-    /// let options = ProxyOptions::new(KubectlOptions::for_context("dev"));
+    /// let options = ProxyConfig::new(KubectlConfig::for_context("dev"));
     /// let proxy = std::sync::Arc::new(proxy_client(options).unwrap());
-    /// let metrics = blue_kubernetes::Metrics::new();
+    /// let metrics = blue_kubernetes::telemetry::Metrics::new();
     /// metrics.register_proxy(proxy);
     /// let text = metrics.encode();
     /// assert!(text.contains("blue_proxy_starts_total 0"));

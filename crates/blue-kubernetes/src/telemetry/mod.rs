@@ -1,4 +1,6 @@
-//! What the people running the operator see: logs, Events, metrics.
+//! What the people running the operator see: logs, Events, Prometheus
+//! [`Metrics`], the runtime's [`Stats`] and [`Health`], and with the `http`
+//! feature, `/metrics`, `/healthz` and `/readyz` ([`serve_http`]).
 
 mod events;
 pub(crate) mod failure_log;
@@ -20,6 +22,11 @@ pub(crate) use sharding::ShardMetrics;
 pub use stats::Stats;
 pub(crate) use stats::{Counters, Verdict};
 pub(crate) use tally::Tally;
+
+#[cfg(feature = "http")]
+pub use crate::http::{serve_http, HttpServer};
+/// The Prometheus client the [`Metrics`] are built with, for registering more.
+pub use prometheus_client;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -2,8 +2,9 @@
 
 use super::failure_log::Failure;
 use crate::reconcile::Report;
+use crate::resource::Phase;
 use crate::telemetry::{Metrics, Tally};
-use crate::{Error, Phase};
+use crate::Error;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -201,7 +202,7 @@ impl Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Reason;
+    use crate::resource::Reason;
 
     const TYPE: &str = "things.example.com";
 

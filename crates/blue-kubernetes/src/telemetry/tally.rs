@@ -4,7 +4,7 @@
 use prometheus_client::metrics::counter::Counter;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A count of one fact, read for [`Stats`](crate::Stats) and exported to
+/// A count of one fact, read for [`Stats`](crate::telemetry::Stats) and exported to
 /// Prometheus.
 ///
 /// The exported counter may outlive this tally and be shared by others

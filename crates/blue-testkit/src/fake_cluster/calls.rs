@@ -6,12 +6,12 @@ use super::Operation;
 /// [`FakeCluster`](crate::FakeCluster), faulted or not.
 ///
 /// ```
-/// use blue_testkit::{Call, Operation};
-/// let call = Call::new(Operation::Get, "widgets.example.com", "default", Some("a"));
+/// use blue_testkit::{RecordedCall, Operation};
+/// let call = RecordedCall::new(Operation::Get, "widgets.example.com", "default", Some("a"));
 /// assert_eq!(call.name.as_deref(), Some("a"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Call {
+pub struct RecordedCall {
     /// Which operation.
     pub operation: Operation,
     /// The resource type as `plural.group`, e.g. `widgets.example.com`.
@@ -22,13 +22,13 @@ pub struct Call {
     pub name: Option<String>,
 }
 
-impl Call {
+impl RecordedCall {
     /// Builds a call record; handy for comparing against
     /// [`FakeCluster::call_log`](crate::FakeCluster::call_log).
     ///
     /// ```
-    /// use blue_testkit::{Call, Operation};
-    /// let list = Call::new(Operation::List, "widgets.example.com", "default", None);
+    /// use blue_testkit::{RecordedCall, Operation};
+    /// let list = RecordedCall::new(Operation::List, "widgets.example.com", "default", None);
     /// assert!(list.name.is_none());
     /// ```
     pub fn new(
@@ -107,11 +107,11 @@ impl CallCounts {
     /// Counts of the calls in `log`.
     ///
     /// ```
-    /// use blue_testkit::{Call, CallCounts, Operation};
-    /// let log = [Call::new(Operation::List, "widgets.example.com", "default", None)];
+    /// use blue_testkit::{RecordedCall, CallCounts, Operation};
+    /// let log = [RecordedCall::new(Operation::List, "widgets.example.com", "default", None)];
     /// assert_eq!(CallCounts::of(&log).list, 1);
     /// ```
-    pub fn of(log: &[Call]) -> Self {
+    pub fn of(log: &[RecordedCall]) -> Self {
         let mut counts = Self::default();
         for call in log {
             match call.operation {

@@ -1,7 +1,7 @@
 //! The [`Client`] face of [`FakeCluster`]: counted, faultable, optionally slow.
 
 use super::State;
-use super::{Call, FakeCluster, Operation};
+use super::{FakeCluster, Operation, RecordedCall};
 use blue_kubernetes_client::{
     AccessCheck, ApiResource, Client, Error, ErrorKind, Lease, ListPage, PageRequest,
     ResourceDescriptor, WatchRequest, WatchStream,
@@ -24,13 +24,13 @@ impl FakeCluster {
         namespace: &str,
         name: Option<&str>,
     ) -> Result<(), Error> {
-        let call = Call::new(operation, d.qualified_plural(), namespace, name);
+        let call = RecordedCall::new(operation, d.qualified_plural(), namespace, name);
         self.begin_call(call).await
     }
 
     /// Records `call`, waits the latency, then applies any fault of its
     /// operation.
-    pub(super) async fn begin_call(&self, call: Call) -> Result<(), Error> {
+    pub(super) async fn begin_call(&self, call: RecordedCall) -> Result<(), Error> {
         let operation = call.operation;
         // Recorded, so a test sees the attempt; refused before anything
         // else, as the transports refuse it before sending.
@@ -57,7 +57,7 @@ impl FakeCluster {
 /// The refusal the transports give a call whose name or namespace could
 /// read as a flag or change a URL path: such a name never reaches an API
 /// server, so the fake does not serve it either.
-fn unsendable(call: &Call) -> Option<Error> {
+fn unsendable(call: &RecordedCall) -> Option<Error> {
     let refused = |value: &str| {
         let unsafe_char = |c: char| c.is_whitespace() || c.is_control() || "/?#%\\".contains(c);
         value.is_empty()

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 impl FakeCluster {
     /// Installs `crd` (an `apiextensions.k8s.io/v1` CustomResourceDefinition
-    /// such as [`blue_kubernetes::crd`] generates) for `version`. Every later
-    /// write of that type, by the code under test or by the user-side API,
+    /// such as [`blue_kubernetes::crd::generate`] makes) for `version`.
+    /// Every later write of that type, by the code under test or by the user-side API,
     /// goes through its structural schema like on a real API server:
     ///
     /// - fields the schema does not declare are **pruned** (in `spec` *and*

@@ -17,6 +17,7 @@ use std::collections::{HashMap, VecDeque};
 /// assert_eq!(Operation::RAW.len(), 6);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Operation {
     /// `list_resources` (`kubectl get <type> -n NS -o json`).
     List,
@@ -153,6 +154,7 @@ impl Operation {
 /// assert_eq!(Fault::Kind(ErrorKind::Forbidden).kind(), ErrorKind::Forbidden);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Fault {
     /// A lost optimistic-concurrency race (HTTP 409).
     Conflict,

@@ -21,7 +21,7 @@ mod user;
 mod watch_faults;
 mod watches;
 
-pub use calls::{Call, CallCounts};
+pub use calls::{CallCounts, RecordedCall};
 pub use faults::{Fault, Operation};
 pub use watches::WatchStats;
 
@@ -40,7 +40,7 @@ struct State {
     store: Store,
     leases: Leases,
     faults: Faults,
-    log: Vec<Call>,
+    log: Vec<RecordedCall>,
     latency: Duration,
     clock: FakeClock,
     extras: Extras,
@@ -255,7 +255,7 @@ impl FakeCluster {
     ///
     /// ```
     /// use blue_kubernetes_client::{Client, ResourceDescriptor};
-    /// use blue_testkit::{Call, Operation};
+    /// use blue_testkit::{RecordedCall, Operation};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let cluster = blue_testkit::FakeCluster::new();
@@ -263,11 +263,11 @@ impl FakeCluster {
     /// cluster.get_resource(&d, "default", "a").await.unwrap();
     /// assert_eq!(
     ///     cluster.call_log(),
-    ///     [Call::new(Operation::Get, "widgets.example.com", "default", Some("a"))],
+    ///     [RecordedCall::new(Operation::Get, "widgets.example.com", "default", Some("a"))],
     /// );
     /// # }
     /// ```
-    pub fn call_log(&self) -> Vec<Call> {
+    pub fn call_log(&self) -> Vec<RecordedCall> {
         self.lock().log.clone()
     }
 

@@ -48,7 +48,8 @@ pub(crate) fn text(kind: ErrorKind, s: &Subject<'_>) -> String {
              too old to display a consistent list result. You can start a new list without the \
              continue parameter."
             .into(),
-        (ErrorKind::Other, _) => "Error from server (InternalError): an error on the server (\"\") \
+        // Other, and any kind the client adds later.
+        _ => "Error from server (InternalError): an error on the server (\"\") \
              has prevented the request from succeeding"
             .into(),
     }

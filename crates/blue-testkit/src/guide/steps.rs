@@ -17,6 +17,7 @@
 //!
 //! ```
 //! use blue_kubernetes::*;
+//! use blue_kubernetes::{package::NoOutputs, resource::{Phase, Reason}, steps::Steps};
 //! use blue_kubernetes_client::ResourceDescriptor;
 //! use blue_testkit::{CrashAt, TestOperator};
 //! use serde_json::json;

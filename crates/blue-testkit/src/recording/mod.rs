@@ -4,9 +4,9 @@ mod stepped;
 
 pub use stepped::{StepRun, CONVERGE_STEPS, DELETE_STEPS};
 
-use blue_kubernetes::{
-    CallbackError, Observation, Options, Package, PackageBuilder, WorkflowOutcome,
-};
+use blue_kubernetes::{Observation, Package};
+
+use blue_kubernetes::package::{CallbackError, CallbackInput, PackageBuilder, WorkflowOutcome};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
@@ -22,7 +22,7 @@ pub const PLANTED_SECRET: &str = "SECRET-planted-by-blue-testkit";
 
 /// A callback of the recording package.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Step {
+pub enum Callback {
     /// `validate`
     Validate,
     /// `identity`
@@ -50,7 +50,7 @@ pub enum Misbehaviour {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
     /// Which callback ran.
-    pub step: Step,
+    pub callback: Callback,
     /// The profile it ran for.
     pub profile: String,
     /// The `blue/event` it saw.
@@ -62,7 +62,7 @@ struct State {
     /// profile -> the value converge applied.
     items: HashMap<String, Value>,
     unready: HashMap<String, bool>,
-    scripted: HashMap<Step, VecDeque<Misbehaviour>>,
+    scripted: HashMap<Callback, VecDeque<Misbehaviour>>,
     records: Vec<Record>,
     active_effects: HashMap<String, usize>,
     max_concurrent_effects: usize,
@@ -84,11 +84,11 @@ struct State {
 /// `FakeInfra`s never share identities, so parallel tests do not contend.
 ///
 /// ```
-/// use blue_testkit::{FakeInfra, Step};
+/// use blue_testkit::{FakeInfra, Callback};
 /// let infra = FakeInfra::new();
 /// infra.set("dev--web", serde_json::json!(1));
 /// assert_eq!(infra.get("dev--web"), Some(serde_json::json!(1)));
-/// assert_eq!(infra.count(Step::Converge), 0);
+/// assert_eq!(infra.count(Callback::Converge), 0);
 /// ```
 #[derive(Clone, Debug)]
 pub struct FakeInfra {
@@ -156,18 +156,18 @@ impl FakeInfra {
         self.lock().unready.insert(profile.into(), !ready);
     }
 
-    /// Scripts the next call of `step` to misbehave; queued in order.
-    pub fn script(&self, step: Step, misbehaviour: Misbehaviour) {
+    /// Scripts the next call of `callback` to misbehave; queued in order.
+    pub fn script(&self, callback: Callback, misbehaviour: Misbehaviour) {
         self.lock()
             .scripted
-            .entry(step)
+            .entry(callback)
             .or_default()
             .push_back(misbehaviour);
     }
 
-    /// How many scripted misbehaviours of `step` are still queued.
-    pub fn scripts_left(&self, step: Step) -> usize {
-        self.lock().scripted.get(&step).map_or(0, VecDeque::len)
+    /// How many scripted misbehaviours of `callback` are still queued.
+    pub fn scripts_left(&self, callback: Callback) -> usize {
+        self.lock().scripted.get(&callback).map_or(0, VecDeque::len)
     }
 
     /// All recorded invocations, in order. The `converge` and `delete` of a
@@ -177,12 +177,12 @@ impl FakeInfra {
         self.lock().records.clone()
     }
 
-    /// How many times `step` ran.
-    pub fn count(&self, step: Step) -> usize {
+    /// How many times `callback` ran.
+    pub fn count(&self, callback: Callback) -> usize {
         self.lock()
             .records
             .iter()
-            .filter(|r| r.step == step)
+            .filter(|r| r.callback == callback)
             .count()
     }
 
@@ -235,7 +235,7 @@ impl FakeInfra {
     /// callbacks are set: related kinds, references, outputs.
     ///
     /// ```
-    /// use blue_kubernetes::Related;
+    /// use blue_kubernetes::related::Related;
     /// use blue_kubernetes_client::ResourceDescriptor;
     /// let infra = blue_testkit::FakeInfra::new();
     /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
@@ -251,18 +251,18 @@ impl FakeInfra {
         self.build_declared(declare(Package::builder(descriptor)), false, false)
     }
 
-    fn begin(&self, step: Step, options: &Options) -> Option<Misbehaviour> {
+    fn begin(&self, callback: Callback, options: &CallbackInput) -> Option<Misbehaviour> {
         let mut s = self.lock();
         s.records.push(Record {
-            step,
+            callback,
             profile: options.profile().into(),
-            event: options.event().as_str().into(),
+            event: options.intent().as_str().into(),
         });
-        s.scripted.get_mut(&step).and_then(VecDeque::pop_front)
+        s.scripted.get_mut(&callback).and_then(VecDeque::pop_front)
     }
 
-    fn validate(&self, o: &Options) -> Result<Vec<String>, CallbackError> {
-        let scripted = self.begin(Step::Validate, o);
+    fn validate(&self, o: &CallbackInput) -> Result<Vec<String>, CallbackError> {
+        let scripted = self.begin(Callback::Validate, o);
         misbehave(scripted)?;
         Ok(match o.get("invalid") {
             Some(Value::Bool(true)) => vec![format!("invalid: {PLANTED_SECRET}")],
@@ -270,16 +270,16 @@ impl FakeInfra {
         })
     }
 
-    fn identity_of(&self, o: &Options) -> Result<Vec<Option<String>>, CallbackError> {
-        let scripted = self.begin(Step::Identity, o);
+    fn identity_of(&self, o: &CallbackInput) -> Result<Vec<Option<String>>, CallbackError> {
+        let scripted = self.begin(Callback::Identity, o);
         misbehave(scripted)?;
         Ok(self.identity(o.profile()))
     }
 
     /// What `profile` holds; a stepped package sees it match only once
     /// its `verify` step verified it.
-    fn observe(&self, o: &Options, stepped: bool) -> Result<Observation, CallbackError> {
-        let scripted = self.begin(Step::Observe, o);
+    fn observe(&self, o: &CallbackInput, stepped: bool) -> Result<Observation, CallbackError> {
+        let scripted = self.begin(Callback::Observe, o);
         misbehave(scripted)?;
         let s = self.lock();
         let current = s.items.get(o.profile());
@@ -295,7 +295,7 @@ impl FakeInfra {
         })
     }
 
-    fn effect(&self, step: Step, o: &Options) -> Result<WorkflowOutcome, CallbackError> {
+    fn effect(&self, step: Callback, o: &CallbackInput) -> Result<WorkflowOutcome, CallbackError> {
         let scripted = self.begin(step, o);
         if let Some(Misbehaviour::Exit(code)) = scripted {
             let mut outcome = WorkflowOutcome::new();
@@ -306,14 +306,18 @@ impl FakeInfra {
         misbehave(scripted)?;
         let mut s = self.lock();
         match step {
-            Step::Delete => s.items.remove(o.profile()),
+            Callback::Delete => s.items.remove(o.profile()),
             _ => s.items.insert(o.profile().into(), desired(o)),
         };
         Ok(WorkflowOutcome::new())
     }
 
     /// Marks an effect active, waits at the gate, runs it, marks it done.
-    async fn run_effect(&self, step: Step, o: Options) -> Result<WorkflowOutcome, CallbackError> {
+    async fn run_effect(
+        &self,
+        step: Callback,
+        o: CallbackInput,
+    ) -> Result<WorkflowOutcome, CallbackError> {
         let done = self.activate(o.profile());
         self.wait_at_gate().await;
         let result = self.effect(step, &o);
@@ -368,11 +372,11 @@ impl FakeInfra {
                 .observe(move |o| c.observe(o, stepped))
                 .converge(move |o| match stepped {
                     true => d.converge_steps_blocking(o),
-                    false => block_on(d.run_effect(Step::Converge, o.clone())),
+                    false => block_on(d.run_effect(Callback::Converge, o.clone())),
                 })
                 .delete(move |o| match stepped {
                     true => e.delete_steps_blocking(o),
-                    false => block_on(e.run_effect(Step::Delete, o.clone())),
+                    false => block_on(e.run_effect(Callback::Delete, o.clone())),
                 })
         } else {
             builder
@@ -393,7 +397,7 @@ impl FakeInfra {
                     async move {
                         match stepped {
                             true => d.converge_steps(o).await,
-                            false => d.run_effect(Step::Converge, o).await,
+                            false => d.run_effect(Callback::Converge, o).await,
                         }
                     }
                 })
@@ -402,7 +406,7 @@ impl FakeInfra {
                     async move {
                         match stepped {
                             true => e.delete_steps(o).await,
-                            false => e.run_effect(Step::Delete, o).await,
+                            false => e.run_effect(Callback::Delete, o).await,
                         }
                     }
                 })
@@ -440,7 +444,7 @@ impl Drop for ActiveGuard<'_> {
 }
 
 /// The value a resource asks for: `spec.config.value` (null when absent).
-pub fn desired(options: &Options) -> Value {
+pub fn desired(options: &CallbackInput) -> Value {
     options.get("value").cloned().unwrap_or(Value::Null)
 }
 

@@ -1,10 +1,11 @@
 //! Recording packages whose `converge` and `delete` run durable steps
-//! ([`blue_kubernetes::Steps`]), each step an effect held at the gate
+//! ([`blue_kubernetes::steps::Steps`]), each step an effect held at the gate
 //! *after* it took effect, so a pass dropped there (a simulated crash)
 //! leaves the effect done and its record not.
 
-use super::{block_on, desired, misbehave, FakeInfra, Misbehaviour, State, Step};
-use blue_kubernetes::{CallbackError, Options, Package, WorkflowOutcome};
+use super::{block_on, desired, misbehave, Callback, FakeInfra, Misbehaviour, State};
+use blue_kubernetes::package::{CallbackError, CallbackInput, WorkflowOutcome};
+use blue_kubernetes::Package;
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -57,7 +58,7 @@ impl FakeInfra {
     }
 
     /// The same with synchronous callbacks
-    /// ([`Steps::run_blocking`](blue_kubernetes::Steps::run_blocking)).
+    /// ([`Steps::run_blocking`](blue_kubernetes::steps::Steps::run_blocking)).
     pub fn stepped_sync_package(&self, descriptor: ResourceDescriptor) -> Package {
         self.build_with(descriptor, true, true)
     }
@@ -84,7 +85,7 @@ impl FakeInfra {
 
     /// A scripted `converge` or `delete` misbehaviour, consumed as the
     /// callback starts (not recorded: its steps are). `Some` ends it early.
-    fn stepped_start(&self, step: Step) -> Option<StepResult<WorkflowOutcome>> {
+    fn stepped_start(&self, step: Callback) -> Option<StepResult<WorkflowOutcome>> {
         let scripted = self
             .lock()
             .scripted
@@ -101,8 +102,8 @@ impl FakeInfra {
         }
     }
 
-    pub(super) async fn converge_steps(&self, o: Options) -> StepResult<WorkflowOutcome> {
-        if let Some(early) = self.stepped_start(Step::Converge) {
+    pub(super) async fn converge_steps(&self, o: CallbackInput) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Callback::Converge) {
             return early;
         }
         let steps = o.steps();
@@ -120,8 +121,8 @@ impl FakeInfra {
         Ok(WorkflowOutcome::new())
     }
 
-    pub(super) async fn delete_steps(&self, o: Options) -> StepResult<WorkflowOutcome> {
-        if let Some(early) = self.stepped_start(Step::Delete) {
+    pub(super) async fn delete_steps(&self, o: CallbackInput) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Callback::Delete) {
             return early;
         }
         let steps = o.steps();
@@ -136,8 +137,8 @@ impl FakeInfra {
         Ok(WorkflowOutcome::new())
     }
 
-    pub(super) fn converge_steps_blocking(&self, o: &Options) -> StepResult<WorkflowOutcome> {
-        if let Some(early) = self.stepped_start(Step::Converge) {
+    pub(super) fn converge_steps_blocking(&self, o: &CallbackInput) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Callback::Converge) {
             return early;
         }
         let steps = o.steps();
@@ -153,8 +154,8 @@ impl FakeInfra {
         Ok(WorkflowOutcome::new())
     }
 
-    pub(super) fn delete_steps_blocking(&self, o: &Options) -> StepResult<WorkflowOutcome> {
-        if let Some(early) = self.stepped_start(Step::Delete) {
+    pub(super) fn delete_steps_blocking(&self, o: &CallbackInput) -> StepResult<WorkflowOutcome> {
+        if let Some(early) = self.stepped_start(Callback::Delete) {
             return early;
         }
         let steps = o.steps();
@@ -171,8 +172,8 @@ impl FakeInfra {
     /// then held at the gate, then finished.
     async fn step<T>(
         &self,
-        o: &Options,
-        step: blue_kubernetes::Step,
+        o: &CallbackInput,
+        step: blue_kubernetes::steps::Step,
         effect: impl FnOnce(&mut State),
         result: T,
     ) -> StepResult<T> {
@@ -184,7 +185,7 @@ impl FakeInfra {
                     .unwrap_or_default()
                     .into(),
                 profile: o.profile().into(),
-                event: o.event().as_str().into(),
+                event: o.intent().as_str().into(),
                 generation: o.resource()["metadata"]["generation"].as_i64().unwrap_or(1),
                 name: step.name().into(),
                 key: step.key().into(),

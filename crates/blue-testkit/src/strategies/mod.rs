@@ -18,7 +18,7 @@ mod schema;
 pub use schema::{arb_config_from_crd, arb_from_schema, arb_spec_with};
 
 use crate::{Fault, Operation};
-use blue_kubernetes::MAX_RECONCILE_INTERVAL_MS;
+use blue_kubernetes::resource::MAX_RECONCILE_INTERVAL_MS;
 use blue_kubernetes_client::ErrorKind;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -85,7 +85,7 @@ pub fn arb_config() -> impl Strategy<Value = Value> {
 /// ```
 /// use blue_testkit::strategies::arb_valid_reconcile_interval;
 /// use proptest::prelude::*;
-/// use blue_kubernetes::MAX_RECONCILE_INTERVAL_MS;
+/// use blue_kubernetes::resource::MAX_RECONCILE_INTERVAL_MS;
 /// proptest!(|(interval in arb_valid_reconcile_interval())| {
 ///     let digits = interval.trim_end_matches(|c: char| c.is_ascii_alphabetic());
 ///     let n = digits.parse::<u64>().unwrap();

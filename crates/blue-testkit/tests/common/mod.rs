@@ -5,9 +5,9 @@ pub mod log;
 pub mod sharding;
 pub mod watchdog;
 
-use blue_kubernetes::{
-    controller, reconcile, Clock, Config, Controller, LockDomain, Package, Report,
-};
+use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
+
+use blue_kubernetes::config::{Clock, LockDomain};
 use blue_kubernetes_client::{Client, ResourceDescriptor};
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! and the model's `sharding_world.rs`): settings, identities, shards.
 
 use super::NS;
-use blue_kubernetes::Sharding;
+use blue_kubernetes::replicas::ShardingConfig;
 use std::sync::{Mutex, MutexGuard};
 
 /// The profile of widget `name` in [`NS`].
@@ -13,8 +13,8 @@ pub fn profile(name: &str) -> String {
 /// A replica's settings: Leases named after `lease_name` in [`NS`],
 /// `shards` shards, `max_members` slots, identity `replica`; the timing
 /// is the caller's to set.
-pub fn settings(lease_name: &str, shards: u32, max_members: u32, replica: &str) -> Sharding {
-    let mut s = Sharding::new(lease_name, NS)
+pub fn settings(lease_name: &str, shards: u32, max_members: u32, replica: &str) -> ShardingConfig {
+    let mut s = ShardingConfig::new(lease_name, NS)
         .with_shards(shards)
         .with_max_members(max_members);
     s.lease.identity = replica.into();
@@ -28,7 +28,7 @@ pub fn identity(system: &str, profile: &str) -> Vec<Option<String>> {
 }
 
 /// The shard `settings` puts `profile`'s identity (in `system`) in.
-pub fn shard_of(settings: &Sharding, system: &str, profile: &str) -> u32 {
+pub fn shard_of(settings: &ShardingConfig, system: &str, profile: &str) -> u32 {
     settings.shard_of(&identity(system, profile))
 }
 

@@ -5,9 +5,13 @@
 //! them share one API server without their CRDs colliding.
 
 use blue_kubernetes::{
-    async_trait, crd, CallbackResult, Context, CrdOptions, Infrastructure, NoOutputs, Observation,
-    Outcome, Package, ResourceSchema,
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,
+    ResourceSchema,
 };
+
+use blue_kubernetes::crd::{self, CrdConfig};
+
+use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -62,7 +66,7 @@ fn decode<C: DeserializeOwned>(config: &Value) -> Result<(), String> {
     if let Some(fields) = config.as_object_mut() {
         // The controller's own keys never reach the typed config.
         fields.remove("profile");
-        fields.remove(blue_kubernetes::DESTROY_PROTECTION_KEY);
+        fields.remove(blue_kubernetes::config::DESTROY_PROTECTION_KEY);
     }
     serde_json::from_value::<C>(config)
         .map(drop)
@@ -73,8 +77,8 @@ fn any(_: &Value) -> Result<(), String> {
     Ok(())
 }
 
-fn options() -> CrdOptions {
-    CrdOptions::default().with_cel(false)
+fn options() -> CrdConfig {
+    CrdConfig::default().with_cel(false)
 }
 
 /// A package of config `C` that does nothing: what a shape's CRD is
@@ -121,7 +125,7 @@ where
         config: std::marker::PhantomData,
     });
     let crd = match built {
-        Ok(package) => crd(&package, &options()).map_err(|e| e.to_string()),
+        Ok(package) => crd::generate(&package, &options()).map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     Shape {
@@ -152,7 +156,7 @@ where
 fn hand_written(name: &'static str, config: Value, accepted: bool, samples: Vec<Sample>) -> Shape {
     let d = descriptor(name);
     let schema = ResourceSchema::new(d.clone());
-    let mut crd = crd(&schema, &options()).expect("an untyped CRD");
+    let mut crd = crd::generate(&schema, &options()).expect("an untyped CRD");
     let path = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/config";
     *crd.pointer_mut(path).expect("spec.config") = config;
     Shape {

@@ -14,8 +14,9 @@
 use crate::common::{finalizers, NS};
 use crate::object::is_deleting;
 use crate::world::{Initial, Slot, World, FOREIGN, INTERVALS, PROFILES};
-use blue_kubernetes::{reconcile, start, Error, Report, REQUEST_ANNOTATION};
-use blue_testkit::{Crash, CrashAt, Fault, Misbehaviour, Operation, Step, PLANTED_SECRET};
+use blue_kubernetes::config::REQUEST_ANNOTATION;
+use blue_kubernetes::{reconcile, start, Error, Report};
+use blue_testkit::{Callback, Crash, CrashAt, Fault, Misbehaviour, Operation, PLANTED_SECRET};
 use blue_testkit::{CONVERGE_STEPS, DELETE_STEPS};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -58,7 +59,7 @@ pub enum Op {
     Drift(usize, Option<u8>),
     Ready(usize, bool),
     Fault(Operation, Fault),
-    Script(Step, Misbehaviour),
+    Script(Callback, Misbehaviour),
     /// One reconcile by controller `by`; effects are held `hold` yields.
     Reconcile {
         at: Slot,

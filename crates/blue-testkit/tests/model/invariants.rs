@@ -24,7 +24,7 @@ use crate::common::{condition, NS};
 use crate::object::has_ours;
 use crate::world::{Slot, World, PROFILES};
 use blue_kubernetes::{is_locked, Error, Report};
-use blue_testkit::{Operation, Step, PLANTED_SECRET};
+use blue_testkit::{Callback, Operation, PLANTED_SECRET};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::Value;
@@ -59,7 +59,7 @@ impl World {
         // write of its own that succeeded.
         let mut effects: BTreeMap<String, usize> = BTreeMap::new();
         for r in self.infra.records() {
-            if matches!(r.step, Step::Converge | Step::Delete) {
+            if matches!(r.callback, Callback::Converge | Callback::Delete) {
                 *effects.entry(r.profile).or_default() += 1;
             }
         }
@@ -194,12 +194,12 @@ impl World {
             // Reconciling is published while observing when an effect is
             // expected, so one read-only observe may finish after a failed
             // publish; nothing else may run.
-            let later: Vec<Step> = self.infra.records()[callbacks..]
+            let later: Vec<Callback> = self.infra.records()[callbacks..]
                 .iter()
-                .map(|r| r.step)
+                .map(|r| r.callback)
                 .collect();
             prop_assert!(
-                later.is_empty() || later == [Step::Observe],
+                later.is_empty() || later == [Callback::Observe],
                 "{}: callbacks after a failed call: {:?}",
                 context,
                 later

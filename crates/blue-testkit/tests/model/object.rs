@@ -1,7 +1,7 @@
 //! What an object says: the few spec and metadata fields the model, the
 //! audit and the oracle read, read the same way everywhere.
 
-use blue_kubernetes::FINALIZER;
+use blue_kubernetes::config::FINALIZER;
 use serde_json::Value;
 
 /// The string at `pointer`, or `""`: a missing field reads as empty.

@@ -9,7 +9,7 @@
 //! Each function returns what is wrong, one line each; empty means fine.
 
 use crate::object::{flag, has_ours, is_deleting, object_profile, value_of};
-use blue_kubernetes::{FINALIZER, REQUEST_ANNOTATION};
+use blue_kubernetes::config::{FINALIZER, REQUEST_ANNOTATION};
 use serde_json::Value;
 
 /// A controller's `retry_base_ms` and `retry_max_ms`.

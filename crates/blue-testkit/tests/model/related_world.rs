@@ -5,7 +5,9 @@
 
 use crate::common::NS;
 use crate::related::Pending;
-use blue_kubernetes::{Observation, Package, Related, WorkflowOutcome};
+use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::related::Related;
+use blue_kubernetes::{Observation, Package};
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use serde_json::{json, Value};
@@ -61,7 +63,7 @@ pub fn server_ready(cluster: &FakeCluster) -> bool {
 pub fn database_package(world: &RelatedWorld) -> Package {
     let guard = {
         let (cluster, violations) = (world.cluster.clone(), world.violations.clone());
-        move |callback: &str, opts: &blue_kubernetes::Options| {
+        move |callback: &str, opts: &blue_kubernetes::package::CallbackInput| {
             if !server_ready(&cluster) {
                 let name = opts.resource()["metadata"]["name"].clone();
                 violations.lock().unwrap().push(format!(
@@ -70,8 +72,9 @@ pub fn database_package(world: &RelatedWorld) -> Package {
             }
         }
     };
-    let desired =
-        |opts: &blue_kubernetes::Options| opts.get("value").cloned().unwrap_or(Value::Null);
+    let desired = |opts: &blue_kubernetes::package::CallbackInput| {
+        opts.get("value").cloned().unwrap_or(Value::Null)
+    };
     let (g1, g2, g3, g4) = (guard.clone(), guard.clone(), guard.clone(), guard);
     let (d1, d2, d3) = (world.dbs.clone(), world.dbs.clone(), world.dbs.clone());
     Package::builder(databases())

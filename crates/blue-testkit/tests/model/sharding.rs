@@ -37,7 +37,8 @@ use crate::sharding_world::{
     profile, start_replica, write_widget, Ledger, Run, LEASE_MS, MAX_LIVE, NAMES, POLL_MS,
     RESYNC_MS, RETRY_MAX_MS, RETRY_PERIOD_MS, SHARDS,
 };
-use blue_kubernetes::{Clock, Runtime};
+use blue_kubernetes::config::Clock;
+use blue_kubernetes::Runtime;
 use blue_testkit::FakeCluster;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

@@ -23,10 +23,10 @@
 
 pub use crate::common::sharding::{lock, profile};
 use crate::common::{sharding, spec, widgets, NS};
-use blue_kubernetes::{
-    CallbackResult, Clock, Config, FencingToken, Observation, Options, Package, Runtime, Sharding,
-    WorkflowOutcome,
-};
+use blue_kubernetes::config::Clock;
+use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
+use blue_kubernetes::replicas::{FencingToken, ShardingConfig};
+use blue_kubernetes::{CallbackResult, Config, Observation, Package, Runtime};
 use blue_kubernetes_client::{Answer, Call, Client, Error, Hook, Layered};
 use blue_testkit::{FakeCluster, Fault, Operation};
 use serde_json::{json, Value};
@@ -51,7 +51,7 @@ pub const NAMES: [&str; 5] = ["w0", "w1", "w2", "w3", "w4"];
 /// Numbers each case's own identity system (see [`Ledger::system`]).
 static CASES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
-fn settings(identity: &str) -> Sharding {
+fn settings(identity: &str) -> ShardingConfig {
     let mut s = sharding::settings("shard-model", SHARDS, MAX_MEMBERS, identity);
     s.lease.lease_duration_ms = LEASE_MS;
     s.lease.renew_deadline_ms = RENEW_MS;
@@ -338,7 +338,11 @@ fn dead() -> CallbackResult<()> {
     Err("the process is dead".into())
 }
 
-async fn observe(ledger: Arc<Ledger>, replica: String, o: Options) -> CallbackResult<Observation> {
+async fn observe(
+    ledger: Arc<Ledger>,
+    replica: String,
+    o: CallbackInput,
+) -> CallbackResult<Observation> {
     if ledger.is_dead(&replica) {
         dead()?;
     }
@@ -357,7 +361,7 @@ async fn observe(ledger: Arc<Ledger>, replica: String, o: Options) -> CallbackRe
 async fn converge(
     ledger: Arc<Ledger>,
     replica: String,
-    o: Options,
+    o: CallbackInput,
 ) -> CallbackResult<WorkflowOutcome> {
     let died = ledger.died.notified();
     tokio::pin!(died);

@@ -3,7 +3,7 @@
 
 use crate::drive::{CrashPoint, Edit, Op};
 use crate::world::{Initial, Slot, INTERVALS, PROFILES, SLOTS};
-use blue_testkit::{Fault, Misbehaviour, Operation, Step};
+use blue_testkit::{Callback, Fault, Misbehaviour, Operation};
 use proptest::prelude::*;
 
 pub fn arb_slot() -> impl Strategy<Value = Slot> {
@@ -45,13 +45,13 @@ fn arb_fault() -> impl Strategy<Value = (Operation, Fault)> {
     ])
 }
 
-fn arb_script() -> impl Strategy<Value = (Step, Misbehaviour)> {
+fn arb_script() -> impl Strategy<Value = (Callback, Misbehaviour)> {
     let step = prop_oneof![
-        1 => Just(Step::Validate),
-        1 => Just(Step::Identity),
-        2 => Just(Step::Observe),
-        2 => Just(Step::Converge),
-        2 => Just(Step::Delete),
+        1 => Just(Callback::Validate),
+        1 => Just(Callback::Identity),
+        2 => Just(Callback::Observe),
+        2 => Just(Callback::Converge),
+        2 => Just(Callback::Delete),
     ];
     // `Exit(0)` claims success without doing anything: only observing
     // again can tell.

@@ -12,7 +12,7 @@ use crate::drive::Edit;
 use crate::oracle::Retry;
 use blue_kubernetes::{controller, Config, Controller, Package};
 use blue_kubernetes_client::{Client, Layered, ResourceDescriptor};
-use blue_testkit::{Crash, FakeClock, FakeCluster, FakeInfra, Misbehaviour, Operation, Step};
+use blue_testkit::{Callback, Crash, FakeClock, FakeCluster, FakeInfra, Misbehaviour, Operation};
 use blue_testkit::{CONVERGE_STEPS, DELETE_STEPS};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -86,12 +86,12 @@ impl Slot {
 /// How each resource starts: its value and whether it is `Destroy`.
 pub type Initial = [(u8, bool); SLOTS.len()];
 
-pub const STEPS: [Step; 5] = [
-    Step::Validate,
-    Step::Identity,
-    Step::Observe,
-    Step::Converge,
-    Step::Delete,
+pub const STEPS: [Callback; 5] = [
+    Callback::Validate,
+    Callback::Identity,
+    Callback::Observe,
+    Callback::Converge,
+    Callback::Delete,
 ];
 
 /// The retry bases of the two controllers.
@@ -221,13 +221,16 @@ impl World {
     /// Non-identity callbacks and durable steps run so far.
     pub fn work(&self) -> usize {
         let callbacks = self.infra.records().into_iter();
-        callbacks.filter(|r| r.step != Step::Identity).count() + self.infra.step_runs().len()
+        callbacks
+            .filter(|r| r.callback != Callback::Identity)
+            .count()
+            + self.infra.step_runs().len()
     }
 
     /// Effects so far: plain `converge` and `delete` calls, and steps.
     pub fn effects(&self) -> usize {
-        self.infra.count(Step::Converge)
-            + self.infra.count(Step::Delete)
+        self.infra.count(Callback::Converge)
+            + self.infra.count(Callback::Delete)
             + self.infra.step_runs().len()
     }
 
@@ -241,7 +244,7 @@ impl World {
                 .sum::<usize>()
     }
 
-    pub fn script(&self, step: Step, m: Misbehaviour) {
+    pub fn script(&self, step: Callback, m: Misbehaviour) {
         self.infra.script(step, m);
     }
 }

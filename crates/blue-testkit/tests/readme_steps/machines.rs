@@ -1,5 +1,6 @@
+use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome, Package,
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,
     ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
@@ -22,8 +23,13 @@ impl Infrastructure for Machines {
     type Outputs = NoOutputs;
 
     fn schema(&self) -> ResourceSchema {
-        ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "machines", "Machine"))
-            .steps()
+        ResourceSchema::new(ResourceDescriptor::new(
+            "example.com",
+            "v1",
+            "machines",
+            "Machine",
+        ))
+        .steps()
     }
 
     async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
@@ -36,7 +42,11 @@ impl Infrastructure for Machines {
     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
         let state = machine_state(cx.profile()).await?;
         let exists = state.is_some();
-        Ok(Observation::new(exists, exists, state.as_deref() == Some("running")))
+        Ok(Observation::new(
+            exists,
+            exists,
+            state.as_deref() == Some("running"),
+        ))
     }
 
     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
@@ -50,7 +60,9 @@ impl Infrastructure for Machines {
                         return Ok(Network { id });
                     }
                 }
-                Ok(Network { id: create_network(name, step.key()).await? })
+                Ok(Network {
+                    id: create_network(name, step.key()).await?,
+                })
             })
             .await?;
         // Once "network" is recorded done, later passes of this run skip it

@@ -4,9 +4,10 @@
 #![allow(dead_code)]
 
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, ManagementPolicy, Metadata, Observation,
-    Outcome, ResourceSchema,
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
 };
+
+use blue_kubernetes::resource::{ManagementPolicy, Metadata};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

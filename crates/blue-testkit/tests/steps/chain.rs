@@ -3,7 +3,9 @@
 //! `delete` is `d1`, `d2` (the last one removes it), recording every step
 //! it runs, with scripted failures, panics and hooks.
 
-use blue_kubernetes::{CallbackResult, Observation, Options, Package, WorkflowOutcome};
+use blue_kubernetes::{CallbackResult, Observation, Package};
+
+use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -44,7 +46,7 @@ pub struct Chain {
     state: Arc<Mutex<State>>,
 }
 
-fn value(o: &Options) -> i64 {
+fn value(o: &CallbackInput) -> i64 {
     o.get("value").and_then(Value::as_i64).unwrap_or_default()
 }
 
@@ -103,7 +105,7 @@ impl Chain {
         self.lock().errors.clone()
     }
 
-    fn builder(&self) -> blue_kubernetes::PackageBuilder {
+    fn builder(&self) -> blue_kubernetes::package::PackageBuilder {
         let observe = self.clone();
         Package::builder(crate::common::widgets())
             .identity(|o| Ok(vec![Some(o.profile().into())]))
@@ -117,7 +119,7 @@ impl Chain {
     /// Runs one step's body: recorded, hooked, scripted, then its effect.
     fn body(
         &self,
-        step: &blue_kubernetes::Step,
+        step: &blue_kubernetes::steps::Step,
         previous: Option<Token>,
         effect: impl FnOnce(&mut State),
     ) -> CallbackResult<()> {

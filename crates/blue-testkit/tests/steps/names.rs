@@ -3,7 +3,9 @@
 
 use super::{logged, reconcile_after_backoff, Bed};
 use crate::common::{condition, widgets};
-use blue_kubernetes::{Observation, Package, Phase, Reason, Report, WorkflowOutcome};
+use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{Observation, Package, Report};
 use blue_testkit::FakeInfra;
 use serde_json::json;
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,8 @@
 #![allow(dead_code)]
 
 use base64::Engine;
-use blue_kubernetes::{Package, Phase, Report};
+use blue_kubernetes::resource::Phase;
+use blue_kubernetes::{Package, Report};
 use blue_testkit::{FakeCluster, TestOperator};
 use postgres_operator::desired::Target;
 use postgres_operator::package::{self, Features};
@@ -84,7 +85,7 @@ impl Rig {
             .in_namespace(&ns)
             .configure(|c| {
                 c.with_names(package::names())
-                    .with_event_component(Some("postgres-operator".to_string()))
+                    .with_event_component("postgres-operator".to_string())
             });
         Rig {
             ns,

@@ -17,7 +17,7 @@ fn book() -> Book {
         (Feed::Resources(0), String::new()),
         (Feed::Related(0), String::new()),
     ];
-    let mut book = Book::new(SETTINGS, crate::REQUEST_ANNOTATION, scopes);
+    let mut book = Book::new(SETTINGS, crate::config::REQUEST_ANNOTATION, scopes);
     book.watching(0, true, 0);
     book
 }

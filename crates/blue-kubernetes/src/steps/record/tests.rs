@@ -1,5 +1,5 @@
 use super::*;
-use crate::Event;
+use crate::resource::Intent;
 
 const UID: &str = "0f3e-uid";
 const NOW: u64 = 1_764_000_000_000;
@@ -9,10 +9,10 @@ const D: Desired<'static> = Desired {
     uid: UID,
     generation: 1,
     request: "t1",
-    event: Event::Create,
+    event: Intent::Create,
 };
 
-fn desired(generation: i64, event: Event) -> Desired<'static> {
+fn desired(generation: i64, event: Intent) -> Desired<'static> {
     Desired {
         uid: UID,
         generation,
@@ -37,7 +37,7 @@ fn run_of(record: &Record, desired: &Desired, name: &str) -> (String, bool) {
 
 #[test]
 fn a_first_attempt_is_not_interrupted_a_later_one_is_with_the_same_key() {
-    let mut record = current(None, &desired(1, Event::Create));
+    let mut record = current(None, &desired(1, Intent::Create));
     let Begun::Run { key, interrupted } = record.begin(&D, "role", NOW).unwrap() else {
         panic!("not done yet")
     };
@@ -46,7 +46,7 @@ fn a_first_attempt_is_not_interrupted_a_later_one_is_with_the_same_key() {
     // The process dies here: the stored record says Running.
     let stored = serde_json::to_value(&record).unwrap();
     let status = json!({ "workflow": stored });
-    let resumed = current(Record::stored(Some(&status)), &desired(1, Event::Create));
+    let resumed = current(Record::stored(Some(&status)), &desired(1, Intent::Create));
     assert_eq!(resumed.run, record.run, "the same run");
     assert_eq!(run_of(&resumed, &D, "role"), (key.clone(), true));
     // A failure is an interruption too: its effect may have happened.
@@ -57,7 +57,7 @@ fn a_first_attempt_is_not_interrupted_a_later_one_is_with_the_same_key() {
 
 #[test]
 fn a_done_step_hands_back_its_result_and_stays_done() {
-    let mut record = current(None, &desired(1, Event::Create));
+    let mut record = current(None, &desired(1, Intent::Create));
     record.begin(&D, "network", NOW).unwrap();
     record
         .done("network", json!({"id": "net-1"}), NOW + 5)
@@ -82,20 +82,20 @@ fn a_done_step_hands_back_its_result_and_stays_done() {
 
 #[test]
 fn new_desired_state_or_a_finished_run_starts_a_new_run_with_new_keys() {
-    let mut record = current(None, &desired(1, Event::Create));
+    let mut record = current(None, &desired(1, Intent::Create));
     let (key, _) = run_of(&record, &D, "role");
     record.begin(&D, "role", NOW).unwrap();
     let stored = || Some(record.clone());
-    let same = current(stored(), &desired(1, Event::Create));
+    let same = current(stored(), &desired(1, Intent::Create));
     assert_eq!(same.sequence, 1);
-    for other in [desired(2, Event::Create), desired(1, Event::Delete)] {
+    for other in [desired(2, Intent::Create), desired(1, Intent::Delete)] {
         let next = current(stored(), &other);
         assert_eq!(next.sequence, 2);
         assert!(next.steps.is_empty());
         assert_ne!(run_of(&next, &other, "role").0, key);
     }
     record.finish(NOW);
-    let again = current(Some(record.clone()), &desired(1, Event::Create));
+    let again = current(Some(record.clone()), &desired(1, Intent::Create));
     assert_eq!(again.sequence, 2, "a done run is not resumed");
     assert_ne!(run_of(&again, &D, "role").0, key);
 }
@@ -108,13 +108,13 @@ fn a_record_of_another_shape_counts_as_none() {
     assert_eq!(Record::stored(None), None);
     let forged = json!({"workflow": {"run": "feed", "sequence": 9, "generation": 1,
         "event": "create", "state": "Running", "startTime": "2025-01-01T00:00:00Z"}});
-    let next = current(Record::stored(Some(&forged)), &desired(1, Event::Create));
+    let next = current(Record::stored(Some(&forged)), &desired(1, Intent::Create));
     assert_eq!(next.sequence, 10, "a run id that is not ours starts over");
 }
 
 #[test]
 fn results_and_step_counts_are_bounded() {
-    let mut record = current(None, &desired(1, Event::Create));
+    let mut record = current(None, &desired(1, Intent::Create));
     record.begin(&D, "big", NOW).unwrap();
     let just = json!("x".repeat(MAX_STEP_RESULT_BYTES - 2));
     let over = json!("x".repeat(MAX_STEP_RESULT_BYTES - 1));
@@ -141,7 +141,7 @@ fn results_and_step_counts_are_bounded() {
 #[test]
 fn the_largest_record_the_bounds_allow_fits_in_max_workflow_bytes() {
     let mut record =
-        Record::current(None, &desired(i64::MIN, Event::Delete), None, u64::MAX).record;
+        Record::current(None, &desired(i64::MIN, Intent::Delete), None, u64::MAX).record;
     record.sequence = u64::MAX;
     for i in 0..MAX_STEPS_PER_RUN {
         let name = format!("{i:02}{}", "x".repeat(61));
@@ -157,7 +157,7 @@ fn the_largest_record_the_bounds_allow_fits_in_max_workflow_bytes() {
 
 #[test]
 fn progress_names_the_step_in_generic_words() {
-    let mut record = current(None, &desired(1, Event::Create));
+    let mut record = current(None, &desired(1, Intent::Create));
     assert_eq!(record.progress(false), None);
     record.begin(&D, "role", NOW).unwrap();
     record.done("role", json!("r"), NOW).unwrap();
@@ -182,7 +182,7 @@ fn progress_names_the_step_in_generic_words() {
 
 #[test]
 fn a_run_that_ends_with_a_step_left_running_records_it_interrupted() {
-    let mut record = current(None, &desired(1, Event::Create));
+    let mut record = current(None, &desired(1, Intent::Create));
     record.begin(&D, "role", NOW).unwrap();
     record.done("role", json!("app"), NOW + 1).unwrap();
     record.begin(&D, "grants", NOW + 2).unwrap();
@@ -209,7 +209,7 @@ fn a_run_that_ends_with_a_step_left_running_records_it_interrupted() {
 
 #[test]
 fn the_record_round_trips_through_its_json() {
-    let mut record = current(None, &desired(3, Event::Stop));
+    let mut record = current(None, &desired(3, Intent::Stop));
     record.begin(&D, "a", NOW).unwrap();
     record.done("a", json!({"n": 1}), NOW + 1).unwrap();
     record.begin(&D, "b", NOW + 2).unwrap();

@@ -16,7 +16,7 @@ mod paths;
 mod secrets;
 mod user;
 
-use super::{Call, FakeCluster};
+use super::{FakeCluster, RecordedCall};
 use blue_kubernetes_client::{ApiRequest, ApiResponse, Error, ErrorKind, Method, RawApi};
 use paths::Target;
 
@@ -81,8 +81,9 @@ impl Refused {
             ErrorKind::Unavailable => 503,
             ErrorKind::Invalid => 422,
             ErrorKind::Gone => 410,
-            // InternalError: the reason classifies as Other.
-            ErrorKind::Other => 500,
+            // InternalError: the reason classifies as Other (and so does
+            // any kind the client adds later).
+            _ => 500,
         };
         Self::new(status, kind)
     }
@@ -115,7 +116,7 @@ impl RawApi for FakeCluster {
             return Err(unsupported());
         }
         let operation = objects::operation(method, &target);
-        let call = Call::new(
+        let call = RecordedCall::new(
             operation,
             target.qualified_plural(),
             target.namespace.clone().unwrap_or_default(),

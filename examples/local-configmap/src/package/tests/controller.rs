@@ -4,7 +4,8 @@
 //! moves time.
 
 use crate::package::{crd, descriptor, LocalConfigMaps};
-use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Phase, Reason, Report};
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
 use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
 use blue_testkit::{FakeClock, FakeCluster};
 use proptest::prelude::*;

@@ -3,8 +3,9 @@
 //! infrastructure of this package's tests.
 
 use crate::package::{names, Cx, Effect, LocalConfigMaps};
-use blue_kubernetes::{CallbackResult, Context, Infrastructure, NoOutputs, Observation, Outcome};
-use blue_kubernetes_client::{kubectl_client, Invocation, KubectlClient, KubectlOptions, Output};
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::{CallbackResult, Context, Infrastructure, Observation, Outcome};
+use blue_kubernetes_client::{kubectl_client, Invocation, KubectlClient, KubectlConfig, Output};
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -113,7 +114,7 @@ impl Fixture {
             async move { Ok(out) }
         };
         let client =
-            kubectl_client(KubectlOptions::for_context("test").with_runner(runner)).unwrap();
+            kubectl_client(KubectlConfig::for_context("test").with_runner(runner)).unwrap();
         let effects: Arc<Mutex<Vec<Effect>>> = Arc::default();
         let recorded = effects.clone();
         let sink = Arc::new(move |e: &Effect| recorded.lock().unwrap().push(e.clone()));
