@@ -200,6 +200,8 @@ mod references;
 pub mod related;
 pub mod replicas;
 pub mod resource;
+#[cfg(feature = "runner")]
+pub mod runner;
 mod runtime;
 mod schema;
 mod setters;

@@ -1,0 +1,384 @@
+//! The runner (feature `runner`): what every operator binary needs, so a
+//! binary is a few lines. It gives the standard flags, each also read
+//! from an environment variable (`--help` lists them), logging to stderr
+//! as text or JSON, the connection (a kubeconfig context or in-cluster,
+//! over the proxy or per-call kubectl), a startup preflight (the context,
+//! discovery and RBAC), `/metrics`, `/healthz` and `/readyz`, leader
+//! election or sharding, and a graceful stop: SIGTERM or SIGINT drains
+//! running reconciles for at most `--drain-timeout`, which should match
+//! the pod's `terminationGracePeriodSeconds`. A callback still running
+//! when the process ends is cut off as by a crash: its durable steps are
+//! what resume that work in the next process.
+//!
+//! `NAME crd` prints the CRDs declared with [`Runner::crd`] (`--no-cel`
+//! for Kubernetes before 1.25); `--help` works for every subcommand, and a
+//! mistyped flag is named in the error.
+//!
+//! ```no_run
+//! use blue_kubernetes::runner::Runner;
+//! use blue_kubernetes::{config::Names, crd::CrdConfig, Package, ResourceSchema};
+//! # use blue_kubernetes::{async_trait, package::NoOutputs, CallbackResult, Context, Infrastructure, Observation, Outcome};
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! # struct SilenceConfig { matcher: String }
+//! # struct Silences;
+//! # #[async_trait]
+//! # impl Infrastructure for Silences {
+//! #     type Config = SilenceConfig;
+//! #     type Outputs = NoOutputs;
+//! #     fn schema(&self) -> ResourceSchema {
+//! #         ResourceSchema::new(blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "silences", "Silence"))
+//! #     }
+//! #     async fn observe(&self, _: &Context<SilenceConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+//! #     async fn converge(&self, _: &Context<SilenceConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+//! #     async fn delete(&self, _: &Context<SilenceConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+//! # }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     let names = Names::for_domain("example.com");
+//!     Runner::new("silence-operator")
+//!         .names(names.clone())
+//!         .crd(ResourceSchema::of(&Silences), CrdConfig::default().with_names(names))
+//!         .packages(|_| Ok(vec![Package::new(Silences)?]))
+//!         .run()
+//! }
+//! ```
+//!
+//! An operator adds flags of its own with a `clap::Args` struct
+//! ([`Runner::with_flags`]), subcommands with a `clap::Subcommand` enum
+//! ([`Runner::command`]), and hooks for its own tests
+//! ([`Runner::test_hooks`]). Its packages may be built from what the
+//! runner connected ([`Connected`]), and [`Runner::configure`] sees the
+//! controller's [`Config`] before it starts.
+
+mod crd;
+mod drain;
+mod flags;
+mod health_log;
+mod hooks;
+mod logging;
+mod serve;
+#[cfg(test)]
+mod tests;
+
+pub use clap;
+pub use drain::{drain, Drained};
+pub use flags::{Flags, LogFormat, Transport};
+pub use hooks::{TestHookError, TestHookSet};
+
+use crate::{
+    config::{Names, Namespaces},
+    crd::CrdConfig,
+    replicas::LeaderElectionConfig,
+    Config, Package, ResourceSchema,
+};
+use clap::{ArgMatches, Args, FromArgMatches};
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Any error a package builder, a configuration step or a subcommand
+/// returns: `?` converts the library's errors, `std::io::Error`, a
+/// `String` and `anyhow::Error` into it.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// No flags beyond the standard ones.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct NoFlags {}
+
+/// What the runner parsed and connected, for building the packages
+/// ([`Runner::packages`]) and adjusting the configuration
+/// ([`Runner::configure`]).
+#[non_exhaustive]
+pub struct Connected<'a, A> {
+    /// The standard flags.
+    pub flags: &'a Flags,
+    /// The operator's own flags.
+    pub args: &'a A,
+    /// `--test-hooks`: empty unless a test set it.
+    pub test_hooks: &'a TestHookSet,
+    /// The connected transport (`into_raw_api` for a package's own
+    /// requests).
+    pub transport: Arc<dyn blue_kubernetes_client::Transport>,
+    /// The namespaces managed.
+    pub namespaces: &'a Namespaces,
+    /// The operator's own namespace: the first `--namespace`, else the
+    /// pod's, else `default`.
+    pub home_namespace: &'a str,
+    /// With `--leader-elect`: the election (its holder identity names
+    /// this replica).
+    pub leader_election: Option<&'a LeaderElectionConfig>,
+    /// With `--shards`: the sharding.
+    pub sharding: Option<&'a crate::replicas::ShardingConfig>,
+}
+
+type PackagesFn<A> = dyn FnOnce(&Connected<'_, A>) -> Result<Vec<Package>, BoxError>;
+type ConfigureFn<A> = dyn FnOnce(Config, &Connected<'_, A>) -> Result<Config, BoxError>;
+type CommandFn<A> = dyn FnOnce(&ArgMatches, &Flags, &A) -> Result<(), BoxError>;
+type Augment = fn(clap::Command) -> clap::Command;
+
+/// An operator binary: its name, CRDs and packages; [`Runner::run`] parses
+/// the command line and runs it. `A` holds the operator's own flags.
+#[must_use = "a runner does nothing until `run`"]
+pub struct Runner<A = NoFlags> {
+    name: &'static str,
+    about: Option<&'static str>,
+    crds: Vec<(ResourceSchema, CrdConfig)>,
+    packages: Vec<Box<PackagesFn<A>>>,
+    configure: Option<Box<ConfigureFn<A>>>,
+    names: Names,
+    workers: Option<usize>,
+    test_hooks: Vec<&'static str>,
+    commands: Option<(Augment, Box<CommandFn<A>>)>,
+}
+
+impl Runner<NoFlags> {
+    /// A runner for the operator `name` (the binary's name: the Events'
+    /// component, the Lease's default name, and, with `-` as `_`, the log
+    /// target a bare `--log-level` applies to).
+    pub fn new(name: &'static str) -> Self {
+        Self::with_flags(name)
+    }
+
+    /// [`Runner::new`] for an operator with flags of its own: `B` is a
+    /// `clap::Args` struct, parsed beside the standard flags and handed to
+    /// the closures as [`Connected::args`].
+    ///
+    /// ```
+    /// use blue_kubernetes::runner::{clap, Runner};
+    /// #[derive(clap::Args)]
+    /// struct Flags {
+    ///     /// The Alertmanager to manage silences on
+    ///     #[arg(long, env = "ALERTMANAGER_URL")]
+    ///     alertmanager: String,
+    /// }
+    /// let runner = Runner::with_flags::<Flags>("silence-operator");
+    /// let help = runner.command_line().render_long_help().to_string();
+    /// assert!(help.contains("--alertmanager"), "{help}");
+    /// ```
+    pub fn with_flags<B: clap::Args>(name: &'static str) -> Runner<B> {
+        Runner {
+            name,
+            about: None,
+            crds: Vec::new(),
+            packages: Vec::new(),
+            configure: None,
+            names: Names::default(),
+            workers: None,
+            test_hooks: Vec::new(),
+            commands: None,
+        }
+    }
+}
+
+impl<A: clap::Args + 'static> Runner<A> {
+    /// The text `--help` opens with.
+    pub fn about(mut self, text: &'static str) -> Self {
+        self.about = Some(text);
+        self
+    }
+
+    /// Adds a CRD to what `crd` prints (in the order added); its
+    /// `options.cel` is what `--no-cel` sets.
+    pub fn crd(mut self, schema: ResourceSchema, options: CrdConfig) -> Self {
+        self.crds.push((schema, options));
+        self
+    }
+
+    /// Adds a package built before anything connects.
+    pub fn package(self, package: Package) -> Self {
+        self.packages(move |_| Ok(vec![package]))
+    }
+
+    /// Adds the packages `build` makes once the runner has connected, from
+    /// what it connected (the flags, the transport, the test hooks).
+    pub fn packages<F>(mut self, build: F) -> Self
+    where
+        F: FnOnce(&Connected<'_, A>) -> Result<Vec<Package>, BoxError> + 'static,
+    {
+        self.packages.push(Box::new(build));
+        self
+    }
+
+    /// The controller's names (finalizer, request annotation,
+    /// destroy-protection key): set the operator's own, as its CRDs do.
+    pub fn names(mut self, names: Names) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// Concurrent reconciles unless `--workers` says otherwise (without
+    /// either, the controller's default).
+    pub fn default_workers(mut self, workers: usize) -> Self {
+        self.workers = Some(workers);
+        self
+    }
+
+    /// Accepts the operator's own test hooks `names` in `--test-hooks`
+    /// (see [`TestHookSet`]).
+    pub fn test_hooks(mut self, names: &[&'static str]) -> Self {
+        self.test_hooks.extend_from_slice(names);
+        self
+    }
+
+    /// Changes the controller's configuration after the flags set it,
+    /// before the controller is built.
+    pub fn configure<F>(mut self, configure: F) -> Self
+    where
+        F: FnOnce(Config, &Connected<'_, A>) -> Result<Config, BoxError> + 'static,
+    {
+        self.configure = Some(Box::new(configure));
+        self
+    }
+
+    /// Adds the subcommands of `C` (a `clap::Subcommand` enum); `run`
+    /// hands the one given to `handle`, with the flags, instead of running
+    /// the operator.
+    ///
+    /// ```
+    /// use blue_kubernetes::runner::{clap, Runner};
+    /// #[derive(clap::Subcommand)]
+    /// enum Tools {
+    ///     /// Print the version
+    ///     Version,
+    /// }
+    /// let runner = Runner::new("silence-operator").command(|tool: Tools, _flags, _args| {
+    ///     match tool {
+    ///         Tools::Version => println!("1.0"),
+    ///     }
+    ///     Ok(())
+    /// });
+    /// assert!(runner.command_line().find_subcommand("version").is_some());
+    /// ```
+    pub fn command<C, F>(mut self, handle: F) -> Self
+    where
+        C: clap::Subcommand,
+        F: FnOnce(C, &Flags, &A) -> Result<(), BoxError> + 'static,
+    {
+        let run = move |matches: &ArgMatches, flags: &Flags, args: &A| {
+            handle(C::from_arg_matches(matches)?, flags, args)
+        };
+        self.commands = Some((C::augment_subcommands, Box::new(run)));
+        self
+    }
+
+    /// What `crd` prints (`cel: false` for `crd --no-cel`): a header, then
+    /// the CRDs declared with [`Runner::crd`], in order, as YAML documents.
+    pub fn crd_yaml(&self, cel: bool) -> Result<String, crate::Error> {
+        crd::yaml(self.name, &self.crds, cel)
+    }
+
+    /// The whole command line (flags and subcommands), as clap sees it:
+    /// for tests, shell completions or a manual page.
+    pub fn command_line(&self) -> clap::Command {
+        let crd = crd::CrdFlags::augment_args(clap::Command::new("crd"))
+            .about("Print the CRDs, e.g. for `| kubectl apply -f -`");
+        let command = clap::Command::new(self.name)
+            .subcommand_negates_reqs(true)
+            .subcommand(crd)
+            .after_help(
+                "Stops gracefully on SIGTERM or SIGINT: running reconciles finish first, for at most --drain-timeout.",
+            );
+        let command = A::augment_args(Flags::augment_args(command));
+        let command = match &self.commands {
+            Some((augment, _)) => augment(command),
+            None => command,
+        };
+        // Last: the flags structs' doc comments would otherwise be taken
+        // for the operator's description.
+        command.about(self.about).long_about(None::<&str>)
+    }
+
+    /// Parses the process's arguments and runs the operator (or the
+    /// subcommand) until it stops; the exit code says how that went (2 for
+    /// a usage error, which is printed with the flag it names).
+    pub fn run(self) -> ExitCode {
+        self.run_from(std::env::args_os())
+    }
+
+    /// [`Runner::run`] with the given arguments, the program's name first.
+    pub fn run_from<I, T>(self, args: I) -> ExitCode
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let invocation = match self.parse_from(args) {
+            Ok(invocation) => invocation,
+            Err(err) => {
+                let _ = err.print();
+                return ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+            }
+        };
+        let result = match invocation {
+            Invocation::Crd { cel } => self
+                .crd_yaml(cel)
+                .map(|yaml| print!("{yaml}"))
+                .map_err(BoxError::from),
+            Invocation::Command(matches, flags, args) => match self.commands {
+                Some((_, handle)) => handle(&matches, &flags, &args),
+                None => Err("no such subcommand".into()),
+            },
+            Invocation::Run(flags, args, hooks) => {
+                let target = self.name.replace('-', "_");
+                logging::init(flags.log_format, &flags.log_level, &target);
+                return match serve::block_on(self, *flags, args, hooks) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(err) => {
+                        tracing::error!("{}", chain(&*err));
+                        ExitCode::FAILURE
+                    }
+                };
+            }
+        };
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("error: {}", chain(&*err));
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// What the command line asks for; a usage error as clap reports it.
+    fn parse_from<I, T>(&self, args: I) -> Result<Invocation<A>, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let mut command = self.command_line();
+        let matches = command.try_get_matches_from_mut(args)?;
+        if let Some(("crd", crd)) = matches.subcommand() {
+            let cel = !crd::CrdFlags::from_arg_matches(crd)?.no_cel;
+            return Ok(Invocation::Crd { cel });
+        }
+        let flags = Flags::from_arg_matches(&matches)?;
+        let args = A::from_arg_matches(&matches)?;
+        if matches.subcommand().is_some() {
+            return Ok(Invocation::Command(matches, Box::new(flags), args));
+        }
+        let spec = flags.test_hooks.as_deref().unwrap_or_default();
+        let hooks = TestHookSet::parse(spec, &self.test_hooks)
+            .map_err(|e| command.error(clap::error::ErrorKind::InvalidValue, e))?;
+        Ok(Invocation::Run(Box::new(flags), args, hooks))
+    }
+}
+
+/// What one command line asks for.
+enum Invocation<A> {
+    /// `crd [--no-cel]`.
+    Crd { cel: bool },
+    /// One of the operator's own subcommands.
+    Command(ArgMatches, Box<Flags>, A),
+    /// Run the operator.
+    Run(Box<Flags>, A, TestHookSet),
+}
+
+/// `outer: inner: innermost`, as `anyhow`'s `{:#}` prints it.
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(inner) = source {
+        text = format!("{text}: {inner}");
+        source = inner.source();
+    }
+    text
+}

@@ -1,0 +1,260 @@
+//! Running the operator: connect, build the packages and the controller,
+//! preflight, start, serve `/metrics`, wait for a signal, drain.
+
+use super::drain::{self, Signals};
+use super::health_log::HealthLog;
+use super::{BoxError, Connected, Flags, Runner, TestHookSet, Transport};
+use crate::{config::Namespaces, Config, Controller, Report};
+use blue_kubernetes_client::{
+    connect, kubectl_client, proxy_client, KubectlConfig, ProxyClient, ProxyConfig, RequestParams,
+    TransportKind,
+};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Runs the operator on a tokio runtime of its own. Two threads suffice:
+/// kubectl runs as child processes, and callbacks that block go through
+/// [`blocking`](crate::package::blocking).
+pub(crate) fn block_on<A: clap::Args + 'static>(
+    runner: Runner<A>,
+    flags: Flags,
+    args: A,
+    hooks: TestHookSet,
+) -> Result<(), BoxError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the tokio runtime: {e}"))?
+        .block_on(serve(runner, flags, args, hooks))
+}
+
+async fn serve<A: clap::Args + 'static>(
+    runner: Runner<A>,
+    flags: Flags,
+    args: A,
+    hooks: TestHookSet,
+) -> Result<(), BoxError> {
+    let mut signals =
+        Signals::install().map_err(|e| format!("installing the signal handlers: {e}"))?;
+    let home = flags.home_namespace(hooks.value("service-account-dir").map(Path::new));
+    let namespaces = flags.namespaces(&home);
+    let mut kubectl = flags.kubectl_config();
+    hooks.apply(&mut kubectl);
+    if !flags.skip_preflight && !flags.in_cluster {
+        context_exists(&kubectl).await?;
+    }
+    let (transport, proxy) = connect_transport(flags.transport, kubectl).await?;
+    let (election, sharding) = flags.replicas(runner.name, &home);
+    let connected = Connected {
+        flags: &flags,
+        args: &args,
+        test_hooks: &hooks,
+        transport: transport.clone(),
+        namespaces: &namespaces,
+        home_namespace: &home,
+        leader_election: election.as_ref(),
+        sharding: sharding.as_ref(),
+    };
+    let mut packages = Vec::new();
+    for build in runner.packages {
+        packages.extend(build(&connected)?);
+    }
+    let mut config = Config::new(transport.clone().into_client(), packages);
+    config.workers = runner.workers.unwrap_or(config.workers);
+    flags.apply(&mut config);
+    config.namespace = namespaces.clone();
+    config.names = runner.names;
+    config.event_component = (!flags.no_events).then(|| runner.name.to_string());
+    config.test_hooks = hooks.pass_hooks().cloned();
+    (config.leader_election, config.sharding) = (election.clone(), sharding.clone());
+    if let Some(configure) = runner.configure {
+        config = configure(config, &connected)?;
+    }
+    let connection = match flags.in_cluster {
+        true => "in-cluster".to_string(),
+        false => format!("context {}", flags.context.as_deref().unwrap_or_default()),
+    };
+    let startup = startup_line(&config, &flags, &connection);
+    let elected = config.leader_election.is_some();
+    let controller = crate::controller(config)?;
+    if let Some(proxy) = proxy {
+        controller.metrics().register_proxy(proxy);
+    }
+    if !flags.skip_preflight {
+        preflight(&controller, &connection, &namespaces).await?;
+    }
+    if let Some(target) = &flags.once {
+        return once(&controller, target, &home).await;
+    }
+    let runtime = crate::start(controller)?;
+    tracing::info!("{startup}");
+    let server = match flags.metrics_bind {
+        None => None,
+        Some(address) => {
+            let metrics = runtime.controller().metrics().clone();
+            let server = crate::telemetry::serve_http(address, metrics, runtime.health())
+                .await
+                .map_err(|e| format!("opening the --metrics-bind listener: {e}"))?;
+            let address = server.address();
+            tracing::info!("serving /metrics, /healthz and /readyz on http://{address}");
+            Some(server)
+        }
+    };
+    let mut health = HealthLog::new(elected);
+    let mut ticks = tokio::time::interval(Duration::from_secs(1));
+    let signal = loop {
+        tokio::select! {
+            signal = signals.next() => break signal,
+            _ = ticks.tick() => health.check(&runtime),
+        }
+    };
+    let timeout = flags.drain_timeout;
+    tracing::info!(
+        "{signal} received; finishing running reconciles (at most {})",
+        humantime::format_duration(timeout)
+    );
+    let again = async {
+        signals.next().await;
+    };
+    drain::report(drain::drain(runtime, timeout, again).await, timeout);
+    if let Some(server) = server {
+        server.stop().await;
+    }
+    Ok(())
+}
+
+/// With a missing context every later check (and the proxy's start)
+/// would only say that the server did not answer: asked first, through
+/// one kubectl run.
+async fn context_exists(kubectl: &KubectlConfig) -> Result<(), BoxError> {
+    let client = kubectl_client(kubectl.clone())?;
+    let context = client.context().to_string();
+    let lookup = ["config", "get-contexts", context.as_str(), "-o", "name"];
+    match client.request(&lookup, RequestParams::raw()).await {
+        Ok(_) => Ok(()),
+        Err(_) => {
+            Err(format!("preflight: context {context} does not exist in the kubeconfig").into())
+        }
+    }
+}
+
+/// The transport, started; the proxy also by its own type, so its
+/// restarts reach `/metrics`.
+async fn connect_transport(
+    transport: Transport,
+    kubectl: KubectlConfig,
+) -> Result<
+    (
+        Arc<dyn blue_kubernetes_client::Transport>,
+        Option<Arc<ProxyClient>>,
+    ),
+    BoxError,
+> {
+    Ok(match transport {
+        Transport::Proxy => {
+            let proxy = Arc::new(proxy_client(ProxyConfig::new(kubectl))?);
+            proxy
+                .start()
+                .await
+                .map_err(|e| format!("starting the proxy transport: {e}"))?;
+            (proxy.clone(), Some(proxy))
+        }
+        Transport::Kubectl => {
+            let client = connect(TransportKind::Kubectl, kubectl)
+                .await
+                .map_err(|e| format!("starting the kubectl transport: {e}"))?;
+            (client, None)
+        }
+    })
+}
+
+/// Runs the startup preflight; each problem is one ERROR line.
+async fn preflight(
+    controller: &Controller,
+    connection: &str,
+    namespaces: &Namespaces,
+) -> Result<(), BoxError> {
+    let problems = crate::config::preflight(controller).await;
+    for problem in &problems {
+        tracing::error!("preflight ({connection}, {}): {problem}", scope(namespaces));
+    }
+    match problems.len() {
+        0 => Ok(()),
+        n => Err(format!("preflight found {n} problem(s); not starting").into()),
+    }
+}
+
+/// `--once [KIND/]NAME`: one pass over one resource in `namespace`.
+async fn once(controller: &Controller, target: &str, namespace: &str) -> Result<(), BoxError> {
+    let packages = &controller.config.packages;
+    let (kind, name) = match target.split_once('/') {
+        Some((kind, name)) => (Some(kind), name),
+        None => (None, target),
+    };
+    let matches = |p: &&crate::Package| {
+        let d = p.descriptor();
+        kind.is_none_or(|k| {
+            [&d.kind, &d.plural, &d.qualified_plural()]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(k))
+        })
+    };
+    let found: Vec<_> = packages.iter().filter(matches).collect();
+    let [package] = found[..] else {
+        let kinds = packages.iter().map(|p| p.descriptor().kind.clone());
+        let kinds = kinds.collect::<Vec<_>>().join(", ");
+        return Err(format!("--once needs KIND/NAME naming one of: {kinds}").into());
+    };
+    let namespace = match package.descriptor().namespaced {
+        true => namespace,
+        false => "",
+    };
+    let report: Report = crate::reconcile(controller, package, namespace, name).await?;
+    println!("{namespace}/{name}: {report:?}");
+    Ok(())
+}
+
+/// The startup line: what is watched where, how, and among which replicas
+/// (tests wait for it: it begins with `watching`).
+fn startup_line(config: &Config, flags: &Flags, connection: &str) -> String {
+    let kinds = config
+        .packages
+        .iter()
+        .map(|p| p.descriptor().qualified_plural());
+    let kinds = kinds.collect::<Vec<_>>().join(", ");
+    let transport = match flags.transport {
+        Transport::Proxy => "proxy",
+        Transport::Kubectl => "kubectl",
+    };
+    // The per-call kubectl transport cannot watch: it lists.
+    let discovery = match config.watch && flags.transport != Transport::Kubectl {
+        true => format!("watches, full list every {} ms", config.resync_ms),
+        false => format!("list every {} ms", config.poll_ms),
+    };
+    let replicas = match (&config.sharding, &config.leader_election) {
+        (Some(s), _) => format!(
+            "; sharded ({} shards) on leases {}/{}-* as {}",
+            s.shards, s.lease.lease_namespace, s.lease.lease_name, s.lease.identity
+        ),
+        (None, Some(e)) => format!(
+            "; leader election on lease {}/{} as {}",
+            e.lease_namespace, e.lease_name, e.identity
+        ),
+        (None, None) => String::new(),
+    };
+    let scope = scope(&config.namespace);
+    format!(
+        "watching {kinds} in {scope} ({connection}, {transport} transport, {discovery}{replicas})"
+    )
+}
+
+/// `namespace a`, `namespaces a,b` or `all namespaces`, for log lines.
+fn scope(namespaces: &Namespaces) -> String {
+    match namespaces {
+        Namespaces::Only(names) if names.len() == 1 => format!("namespace {namespaces}"),
+        Namespaces::Only(_) => format!("namespaces {namespaces}"),
+        Namespaces::All => namespaces.to_string(),
+    }
+}
