@@ -1,4 +1,5 @@
-//! The steps audit (`--audit-steps`, off by default): every attempt of a
+//! The steps audit (the test hook `audit-steps`, off by default: see
+//! [`crate::test_hooks`]): every attempt of a
 //! durable step writes one row, before its effect, into [`TABLE`] in the
 //! server's maintenance database (`postgres`), created on first use. The
 //! rows say which steps ran in which run and which were re-runs of an

@@ -29,11 +29,11 @@
 //! - [`server`]: the SQL, over tokio-postgres;
 //! - [`outputs`]: what `status.outputs` holds;
 //! - [`steps`]: `converge` and `delete` as durable steps;
-//! - [`audit`]: the optional table of step attempts (`--audit-steps`);
+//! - [`audit`]: the optional table of step attempts (the `audit-steps` test hook);
 //! - [`package`]: the `PostgresDatabase` package and the CRDs;
 //! - [`postgres_server`]: the `PostgresServer` package (observe only);
-//! - [`cli`], [`logging`]: the binary's flags and log;
-//! - [`test_hooks`]: a test-only hook to fail a step;
+//! - [`cli`]: the binary, on blue-kubernetes' runner;
+//! - [`test_hooks`]: the test-only hooks (the steps audit, a step failed on demand);
 //! - `test_server` (feature `test-server`): a private PostgreSQL for tests.
 
 pub mod admin;
@@ -42,7 +42,6 @@ pub mod cli;
 pub mod config;
 pub mod desired;
 pub mod external_name;
-pub mod logging;
 pub mod outputs;
 pub mod package;
 pub mod password;

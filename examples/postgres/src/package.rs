@@ -79,7 +79,7 @@ pub fn names() -> Names {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Features {
     /// Every step attempt writes a row into the audit table
-    /// ([`crate::audit`]; `--audit-steps`).
+    /// ([`crate::audit`]; the test hook `audit-steps`).
     pub audit_steps: bool,
 }
 

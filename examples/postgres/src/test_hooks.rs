@@ -1,22 +1,44 @@
-//! Test-only hook, so `cargo xtask e2e` can fail a step deterministically.
-//! Off unless its variable is set; never set it outside tests.
+//! This operator's test hooks, for `cargo xtask e2e` and `chaos` only:
+//! given through the runner's one hidden option, `--test-hooks` (or
+//! `BLUE_TEST_HOOKS`), beside the runner's own; all off unless given.
 //!
-//! [`FAIL_ENV`] names a file: while it exists, the step whose name it holds
-//! fails at its start (after its audit row, before its effect), so the e2e
-//! can fail step k of a run and watch the retry resume there.
+//! - [`AUDIT_STEPS`]: every step attempt writes a row into the audit
+//!   table ([`crate::audit`]);
+//! - [`FAIL_STEP`]`=FILE`: while FILE exists, the step whose name it holds
+//!   fails at its start (after its audit row, before its effect), so the
+//!   e2e can fail step k of a run and watch the retry resume there.
 //!
-//! Pausing or SIGKILLing the operator at a step boundary is the library's
-//! [`blue_kubernetes::test_hooks`], read from `BLUE_TEST_HOOKS` (and
-//! `BLUE_TEST_HOOKS_DIR`) by the binary: `kill:after-step:role` ends the
-//! process once the `role` step created the role and before its `Done` is
-//! recorded.
+//! Pausing or SIGKILLing the operator at a step boundary is the runner's:
+//! `kill:after-step:role` ends the process once the `role` step created
+//! the role and before its `Done` is recorded.
 
-/// The variable naming the failure file.
-pub const FAIL_ENV: &str = "POSTGRES_OPERATOR_TEST_FAIL_STEP";
+use crate::package::Features;
+use blue_kubernetes::runner::TestHookSet;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
-/// An error when [`FAIL_ENV`] names a file that holds `step`.
+/// `audit-steps`.
+pub const AUDIT_STEPS: &str = "audit-steps";
+
+/// `fail-step=FILE`.
+pub const FAIL_STEP: &str = "fail-step";
+
+/// The file `fail-step` names; set once, at startup.
+static FAIL_FILE: OnceLock<PathBuf> = OnceLock::new();
+
+/// The package features `hooks` turn on; remembers the `fail-step` file.
+pub fn features(hooks: &TestHookSet) -> Features {
+    if let Some(file) = hooks.value(FAIL_STEP).filter(|f| !f.is_empty()) {
+        let _ = FAIL_FILE.set(file.into());
+    }
+    Features {
+        audit_steps: hooks.has(AUDIT_STEPS),
+    }
+}
+
+/// An error when the `fail-step` file holds `step`.
 pub fn fail_step(step: &str) -> Result<(), &'static str> {
-    let Some(path) = std::env::var_os(FAIL_ENV) else {
+    let Some(path) = FAIL_FILE.get() else {
         return Ok(());
     };
     match std::fs::read_to_string(path) {

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
-use blue_kubernetes::test_hooks::HOOKS_ENV;
 use postgres_operator::steps::CONVERGE;
 use postgres_operator::test_hooks;
 use serde_json::json;
@@ -225,7 +224,7 @@ fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
 /// the role got it: one role, one database, one Secret, no process of the
 /// killed one left.
 fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
-    pg.start_operator(&[(HOOKS_ENV.into(), "kill:after-step:role".into())])?;
+    pg.start_operator(&["kill:after-step:role"])?;
     pg.create("crashy", json!({"deletionPolicy": "Destroy"}))?;
     let op = pg.operator.as_mut().context("no operator")?;
     let dead = || (!op.is_running()).then_some(()).context("running");
@@ -255,7 +254,7 @@ fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
 fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     let fail = pg.work.join("fail-step");
     std::fs::write(&fail, "grants")?;
-    pg.start_operator(&[(test_hooks::FAIL_ENV.into(), fail.display().to_string())])?;
+    pg.start_operator(&[&format!("{}={}", test_hooks::FAIL_STEP, fail.display())])?;
     pg.create("flaky", json!({"deletionPolicy": "Destroy"}))?;
     eventually("grants attempted twice", DEADLINE, || {
         let attempts = pg.attempts_of("flaky")?;

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{ensure, Context, Result};
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
+use postgres_operator::test_hooks;
 use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
@@ -56,7 +57,7 @@ impl Postgres {
         let work = w.work.join("postgres");
         std::fs::create_dir_all(&work)?;
         let (account, mut args) = as_shipped_account(w, &work)?;
-        args.extend(["--poll-ms", &POLL_MS.to_string(), "--audit-steps"].map(String::from));
+        args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
         let mut pg = Postgres {
             kube: w.kube.clone(),
             account,
@@ -99,12 +100,15 @@ impl Postgres {
         self.work.join("operator.log")
     }
 
-    /// (Re)starts the operator with `env` added to its environment.
-    pub fn start_operator(&mut self, env: &[(String, String)]) -> Result<()> {
+    /// (Re)starts the operator, auditing its steps, with the test hooks
+    /// `hooks` (e.g. `kill:after-step:role`) too.
+    pub fn start_operator(&mut self, hooks: &[&str]) -> Result<()> {
         if let Some(mut old) = self.operator.take() {
             old.stop()?;
         }
-        let op = Operator::start(&self.binary, &self.args, env, &self.log(), &self.work)?;
+        let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
+        let args = [&self.args[..], &["--test-hooks".into(), hooks]].concat();
+        let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
         self.operator = Some(op);
         Ok(())
     }

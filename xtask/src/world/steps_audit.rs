@@ -1,4 +1,4 @@
-//! The PostgreSQL example's steps audit (`--audit-steps`: one row per step
+//! The PostgreSQL example's steps audit (test hook `audit-steps`: one row per step
 //! attempt, written before its effect) read back and checked against the
 //! durable-steps guarantees: within a run, no step recorded `Done` runs
 //! again (once a later step started, an earlier one never reappears), a
