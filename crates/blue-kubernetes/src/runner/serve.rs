@@ -7,7 +7,7 @@ use super::{BoxError, Connected, Flags, Runner, TestHookSet, Transport};
 use crate::{config::Namespaces, Config, Controller, Report};
 use blue_kubernetes_client::{
     connect, kubectl_client, proxy_client, KubectlConfig, ProxyClient, ProxyConfig, RequestParams,
-    TransportKind,
+    ResourceDescriptor, TransportKind,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -189,24 +189,9 @@ async fn preflight(
 /// `--once [KIND/]NAME`: one pass over one resource in `namespace`.
 async fn once(controller: &Controller, target: &str, namespace: &str) -> Result<(), BoxError> {
     let packages = &controller.config.packages;
-    let (kind, name) = match target.split_once('/') {
-        Some((kind, name)) => (Some(kind), name),
-        None => (None, target),
-    };
-    let matches = |p: &&crate::Package| {
-        let d = p.descriptor();
-        kind.is_none_or(|k| {
-            [&d.kind, &d.plural, &d.qualified_plural()]
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(k))
-        })
-    };
-    let found: Vec<_> = packages.iter().filter(matches).collect();
-    let [package] = found[..] else {
-        let kinds = packages.iter().map(|p| p.descriptor().kind.clone());
-        let kinds = kinds.collect::<Vec<_>>().join(", ");
-        return Err(format!("--once needs KIND/NAME naming one of: {kinds}").into());
-    };
+    let descriptors = packages.iter().map(|p| p.descriptor());
+    let (index, name) = once_target(descriptors, target)?;
+    let package = &packages[index];
     let namespace = match package.descriptor().namespaced {
         true => namespace,
         false => "",
@@ -214,6 +199,42 @@ async fn once(controller: &Controller, target: &str, namespace: &str) -> Result<
     let report: Report = crate::reconcile(controller, package, namespace, name).await?;
     println!("{namespace}/{name}: {report:?}");
     Ok(())
+}
+
+/// Which of the packages (by their `descriptors`) `--once`'s `[KIND/]NAME`
+/// names, and the name: KIND is a kind, plural or `plural.group` of one
+/// of them, in any case; without it there must be one package only.
+pub(crate) fn once_target<'t, 'd>(
+    descriptors: impl Iterator<Item = &'d ResourceDescriptor> + Clone,
+    target: &'t str,
+) -> Result<(usize, &'t str), String> {
+    let (kind, name) = match target.split_once('/') {
+        Some((kind, name)) => (Some(kind), name),
+        None => (None, target),
+    };
+    let named = |d: &ResourceDescriptor| {
+        kind.is_none_or(|k| {
+            [&d.kind, &d.plural, &d.qualified_plural()]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(k))
+        })
+    };
+    let found: Vec<usize> = descriptors
+        .clone()
+        .enumerate()
+        .filter(|(_, d)| named(d))
+        .map(|(i, _)| i)
+        .collect();
+    match (&found[..], name.is_empty()) {
+        (&[index], false) => Ok((index, name)),
+        _ => {
+            let kinds = descriptors.map(|d| d.kind.as_str()).collect::<Vec<_>>();
+            Err(format!(
+                "--once needs [KIND/]NAME, KIND one of: {}",
+                kinds.join(", ")
+            ))
+        }
+    }
 }
 
 /// The startup line: what is watched where, how, and among which replicas

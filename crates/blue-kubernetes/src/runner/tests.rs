@@ -456,3 +456,24 @@ async fn the_drain_ends_when_the_reconciles_do_or_at_a_second_signal() {
     let drained = drain::bounded(never, Duration::from_secs(25), second).await;
     assert_eq!(drained, Drained::Interrupted);
 }
+
+#[test]
+fn once_names_a_resource_by_kind_or_plural_when_there_are_several() {
+    let kinds = [widgets(), gadgets()];
+    let descriptors = || kinds.iter().map(|s| s.descriptor());
+    assert_eq!(
+        serve::once_target(descriptors(), "Gadget/g1"),
+        Ok((1, "g1"))
+    );
+    assert_eq!(serve::once_target(descriptors(), "widgets/w"), Ok((0, "w")));
+    assert_eq!(
+        serve::once_target(descriptors(), "gadgets.example.com/g"),
+        Ok((1, "g"))
+    );
+    let err = serve::once_target(descriptors(), "w").unwrap_err();
+    assert!(err.contains("Widget, Gadget"), "{err}");
+    assert!(serve::once_target(descriptors(), "Machine/m").is_err());
+    assert!(serve::once_target(descriptors(), "Widget/").is_err());
+    let one = || kinds[..1].iter().map(|s| s.descriptor());
+    assert_eq!(serve::once_target(one(), "w"), Ok((0, "w")));
+}
