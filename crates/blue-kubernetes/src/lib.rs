@@ -116,10 +116,10 @@
 //!   of a pass), `report` (what a pass returns).
 //! - `related`, `references`: related kinds and how their objects map to
 //!   resources; reference fields, readiness and the kind graph.
-//! - `package`, `resource`, `replicas`: public modules that gather items
-//!   defined elsewhere (`resource` reads the rules of `domain/`).
 //!   `reconcile::references` resolves a resource's references before any
 //!   callback.
+//! - `package`, `resource`, `replicas`: public modules that gather items
+//!   defined elsewhere (`resource` reads the rules of `domain/`).
 //! - `runtime/`: `book` (the one owner of every resource's state: events
 //!   in, decisions out, no I/O), whose plain data are `cache` (compact
 //!   entries), `scheduler` (timers), `related` (related objects: version
