@@ -1,6 +1,6 @@
 //! What the people running the operator see: logs, Events, Prometheus
 //! [`Metrics`], the runtime's [`Stats`] and [`Health`], and with the `http`
-//! feature, `/metrics`, `/healthz` and `/readyz` ([`serve_http`]).
+//! feature, `/metrics`, `/healthz` and `/readyz` (`serve_http`).
 
 mod events;
 pub(crate) mod failure_log;
