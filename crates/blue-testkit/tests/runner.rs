@@ -67,11 +67,16 @@ async fn converging(slow: &Slow) -> Runtime {
     config.watch = false;
     let runtime = start(controller(config).unwrap()).unwrap();
     cluster.create(&widgets(), NS, "w", spec(json!(1)));
-    for _ in 0..100 {
+    // Paused time runs ahead whenever every task waits, also while part of
+    // a pass is on another thread: bound the wait by real time instead, and
+    // give other threads a moment each round.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
         if slow.started.load(Ordering::SeqCst) > 0 {
             return runtime;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+        std::thread::sleep(Duration::from_millis(1));
     }
     panic!("converge never started");
 }
