@@ -87,8 +87,12 @@ pub(crate) enum Due {
     Stored {
         /// The stored time.
         at_ms: u64,
-        /// The resource's reconcile interval (the default when malformed).
-        interval_ms: u64,
+        /// What the stored time was written for, a tenth of which spreads
+        /// overdue checks found at once: the reconcile interval (the
+        /// default when malformed), or for a retry (`Failed`, `Waiting`)
+        /// the largest retry delay, so a retry is never put off by a share
+        /// of an hour-long interval.
+        period_ms: u64,
     },
     /// Only a change to the object can make it due.
     OnEdit,
@@ -130,11 +134,15 @@ pub(crate) fn due_named(resource: &Value, now_ms: u64, names: &Names, retry_max_
         .saturating_add(retry_max_ms);
     // An implausibly late time is a forged record: due at once. A plausible
     // one stays plausible as time passes, so the answer holds for later `t`.
+    let period_ms = match phase {
+        Some("Failed" | "Waiting") => retry_max_ms,
+        _ => interval,
+    };
     match next > latest_plausible {
         true => now,
         false => Due::Stored {
             at_ms: next,
-            interval_ms: interval,
+            period_ms,
         },
     }
 }
@@ -240,6 +248,21 @@ mod tests {
         r["status"].as_object_mut().unwrap().remove("profile");
         assert!(!due(&r, 3_999));
         assert!(due(&r, 4_000));
+    }
+
+    #[test]
+    fn a_stored_retry_is_spread_over_the_retry_delay_and_a_check_over_the_interval() {
+        let period = |phase: &str| {
+            let mut r = acknowledged(json!({"phase": phase, "nextReconcileTime": format_ms(500)}));
+            r["spec"] = json!({"reconcileInterval": "1h"});
+            match due_named(&r, 0, &Names::default(), 4_000) {
+                Due::Stored { period_ms, .. } => period_ms,
+                other => panic!("{phase}: {other:?}"),
+            }
+        };
+        assert_eq!(period("Failed"), 4_000);
+        assert_eq!(period("Waiting"), 4_000);
+        assert_eq!(period("Ready"), 3_600_000);
     }
 
     #[test]

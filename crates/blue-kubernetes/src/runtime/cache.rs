@@ -116,14 +116,16 @@ pub(crate) fn slot_label(slot: u8) -> &'static str {
 
 /// The first check this process makes of a periodic resource it has no
 /// schedule for: the stored time, or, when that has passed (a start after
-/// a while, or quiet checks that left it behind), soon after now, spread
-/// by the uid's stretch of its interval so thousands of resources found
-/// due at a start are not queued at once behind one another.
+/// a while, quiet checks that left it behind, or a retry written just
+/// before a watch gap), soon after now, spread by the uid's share of a
+/// tenth of the period it was written for (the interval, or the largest
+/// retry delay for a retry) so thousands of resources found due at a
+/// start are not queued at once behind one another.
 fn first_check(due: Due, uid: &str, now_ms: u64) -> Option<u64> {
     match due {
         Due::Stored { at_ms, .. } if at_ms > now_ms => Some(at_ms),
-        Due::Stored { interval_ms, .. } => {
-            Some(now_ms.saturating_add(jitter::extra_ms(interval_ms, uid)))
+        Due::Stored { period_ms, .. } => {
+            Some(now_ms.saturating_add(jitter::extra_ms(period_ms, uid)))
         }
         Due::Now | Due::OnEdit => None,
     }
@@ -435,7 +437,7 @@ mod tests {
     fn stored(at_ms: u64) -> Due {
         Due::Stored {
             at_ms,
-            interval_ms: 60_000,
+            period_ms: 60_000,
         }
     }
 

@@ -295,7 +295,11 @@ impl Case {
             left -= TICK_MS;
         }
         self.check_violations("liveness")?;
-        prop_assert!(server_ready(&w.cluster), "the server never became Ready");
+        prop_assert!(
+            server_ready(&w.cluster),
+            "the server never became Ready: {:?}",
+            w.cluster.get(&servers(), NS, SERVER)
+        );
         for (db, name) in DATABASES.iter().enumerate() {
             let o = w
                 .cluster

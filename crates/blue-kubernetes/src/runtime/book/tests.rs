@@ -52,7 +52,7 @@ fn arrival(name: &str, version: &str, due: Due, watched: bool) -> Arrival {
 fn at(ms: u64) -> Due {
     Due::Stored {
         at_ms: ms,
-        interval_ms: 60_000,
+        period_ms: 60_000,
     }
 }
 
