@@ -12,7 +12,11 @@
 //!
 //! `NAME crd` prints the CRDs declared with [`Runner::crd`] (`--no-cel`
 //! for Kubernetes before 1.25); `--help` works for every subcommand, and a
-//! mistyped flag is named in the error.
+//! mistyped flag is named in the error. `--help` names each flag's
+//! environment variable but never shows the value it holds, and an
+//! invalid value of a flag whose name says it may be a credential (a
+//! token, password, secret, key, certificate or kubeconfig) is named in
+//! the error but not shown.
 //!
 //! ```no_run
 //! use blue_kubernetes::runner::Runner;
@@ -285,7 +289,7 @@ impl<A: clap::Args + 'static> Runner<A> {
         };
         // Last: the flags structs' doc comments would otherwise be taken
         // for the operator's description.
-        command.about(self.about).long_about(None::<&str>)
+        hide_env_values(command.about(self.about).long_about(None::<&str>))
     }
 
     /// Parses the process's arguments and runs the operator (or the
@@ -345,13 +349,15 @@ impl<A: clap::Args + 'static> Runner<A> {
         T: Into<OsString> + Clone,
     {
         let mut command = self.command_line();
-        let matches = command.try_get_matches_from_mut(args)?;
+        let matches = command
+            .try_get_matches_from_mut(args)
+            .map_err(|e| unshown(e, &mut command))?;
         if let Some(("crd", crd)) = matches.subcommand() {
             let cel = !crd::CrdFlags::from_arg_matches(crd)?.no_cel;
             return Ok(Invocation::Crd { cel });
         }
         let flags = Flags::from_arg_matches(&matches)?;
-        let args = A::from_arg_matches(&matches)?;
+        let args = A::from_arg_matches(&matches).map_err(|e| unshown(e, &mut command))?;
         if matches.subcommand().is_some() {
             return Ok(Invocation::Command(matches, Box::new(flags), args));
         }
@@ -370,6 +376,48 @@ enum Invocation<A> {
     Command(ArgMatches, Box<Flags>, A),
     /// Run the operator.
     Run(Box<Flags>, A, TestHookSet),
+}
+
+/// `--help` says which variable sets a flag, never what it holds there:
+/// help is pasted into tickets, and a variable may hold a credential.
+fn hide_env_values(command: clap::Command) -> clap::Command {
+    command
+        .mut_args(|arg| arg.hide_env_values(true))
+        .mut_subcommands(hide_env_values)
+}
+
+/// Words in a flag's name or value name that say its value may be a
+/// credential, or a file of them.
+const SECRET_WORDS: [&str; 7] = [
+    "token",
+    "password",
+    "secret",
+    "credential",
+    "key",
+    "cert",
+    "kubeconfig",
+];
+
+/// `err`, unless it shows an invalid value of a flag whose name says it may
+/// hold a credential: then an error that names the flag only (clap quotes
+/// the value, and usage errors end up in terminals, CI logs and tickets).
+fn unshown(err: clap::Error, command: &mut clap::Command) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        err.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        return err;
+    }
+    let Some(ContextValue::String(arg)) = err.get(ContextKind::InvalidArg) else {
+        return err;
+    };
+    let lowercase = arg.to_ascii_lowercase();
+    if !SECRET_WORDS.iter().any(|word| lowercase.contains(word)) {
+        return err;
+    }
+    let message = format!("invalid value for '{arg}' (not shown: it may be a credential)");
+    command.error(err.kind(), message)
 }
 
 /// `outer: inner: innermost`, as `anyhow`'s `{:#}` prints it.

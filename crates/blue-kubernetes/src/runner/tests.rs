@@ -9,13 +9,14 @@ use std::time::Duration;
 static ENV: Mutex<()> = Mutex::new(());
 
 /// The variables these tests set; cleared before each parse.
-const VARIABLES: [&str; 6] = [
+const VARIABLES: [&str; 7] = [
     "BLUE_CONTEXT",
     "BLUE_NAMESPACE",
     "BLUE_WORKERS",
     "BLUE_DRAIN_TIMEOUT",
     "BLUE_TEST_HOOKS",
     "RUST_LOG",
+    "RUNNER_TEST_API_TOKEN",
 ];
 
 fn parse_with_env<A: clap::Args + 'static>(
@@ -278,6 +279,61 @@ fn help_works_for_the_operator_and_every_subcommand() {
     assert!(err.to_string().contains("--no-cel"), "{err}");
     let err = error(&["help", "crd"]);
     assert_eq!(err.kind(), ErrorKind::DisplayHelp);
+}
+
+#[test]
+fn help_shows_which_variables_set_a_flag_but_never_their_values() {
+    let env = [
+        ("BLUE_CONTEXT", "prod-context-from-env"),
+        ("BLUE_NAMESPACE", "ns-from-env"),
+    ];
+    let err = parse_with_env(&Runner::new("op"), &env, &["--help"])
+        .err()
+        .unwrap();
+    assert_eq!(err.kind(), ErrorKind::DisplayHelp);
+    let text = err.to_string();
+    assert!(text.contains("BLUE_CONTEXT"), "{text}");
+    assert!(!text.contains("from-env"), "a value was shown: {text}");
+}
+
+/// An operator's own flag that carries a credential.
+#[derive(Clone, Debug, clap::Args)]
+struct TokenFlags {
+    /// The API token
+    #[arg(long, env = "RUNNER_TEST_API_TOKEN", value_parser = at_least_ten)]
+    api_token: Option<String>,
+    /// Retries
+    #[arg(long)]
+    retries: Option<u8>,
+}
+
+fn at_least_ten(text: &str) -> Result<String, String> {
+    match text.len() >= 10 {
+        true => Ok(text.to_string()),
+        false => Err("too short".into()),
+    }
+}
+
+#[test]
+fn an_invalid_value_of_a_credential_flag_is_named_but_never_shown() {
+    let runner = Runner::with_flags::<TokenFlags>("op");
+    for (env, args) in [
+        (&[][..], &["--in-cluster", "--api-token", "s3cr3t"][..]),
+        (
+            &[("RUNNER_TEST_API_TOKEN", "s3cr3t")][..],
+            &["--in-cluster"][..],
+        ),
+    ] {
+        let err = parse_with_env(&runner, env, args).err().expect("refused");
+        let text = err.to_string();
+        assert_eq!(err.kind(), ErrorKind::ValueValidation, "{text}");
+        assert!(!text.contains("s3cr3t"), "the value was shown: {text}");
+        assert!(text.contains("'--api-token <API_TOKEN>'"), "named: {text}");
+    }
+    // Other values are shown: they help, and they are no secret.
+    let args = ["--in-cluster", "--retries", "many"];
+    let err = parse_with_env(&runner, &[], &args).err().unwrap();
+    assert!(err.to_string().contains("'many'"), "{err}");
 }
 
 #[test]
