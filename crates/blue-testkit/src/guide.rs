@@ -6,13 +6,13 @@
 //! the API server (with your generated CRD's schema), [`FakeClock`](crate::FakeClock)
 //! plays time, and *your own* fake infrastructure records what the callbacks
 //! did. No cluster, no sleeps. [`TestOperator`](crate::TestOperator) puts
-//! the three together (section 11).
+//! the three together (section 11); section 12 tests the binary around it.
 //!
 //! Add to your crate's `Cargo.toml`:
 //!
 //! ```toml
 //! [dev-dependencies]
-//! blue-testkit = "0.1"
+//! blue-testkit = "0.2"
 //! proptest = "1"
 //! tokio = { version = "1", features = ["macros", "rt"] }
 //! ```
@@ -655,6 +655,66 @@
 //! });
 //! assert_eq!((first, second), (ready, ready));
 //! # }
+//! ```
+//!
+//! ## 12. The binary: the CRD it ships and its flags
+//!
+//! An operator's binary is blue-kubernetes' runner (feature `runner`)
+//! with your packages: build it in a function of your crate that `main`
+//! runs (`fn main() -> ExitCode { cli::runner().run() }`), and test that
+//! function. No cluster is needed for the two things worth pinning: the
+//! CRD your deployment ships is the one the binary prints
+//! (`Runner::crd_yaml` against the committed manifest; with a CRD from
+//! last month, the API server prunes the status fields the controller
+//! writes today), and your own flags parse, with a mistyped one named
+//! (`Runner::command_line`, the whole command line as clap sees it).
+//!
+//! ```
+//! use blue_kubernetes::runner::{clap, Runner};
+//! use blue_kubernetes::{config::Names, crd::CrdConfig, Package, ResourceSchema};
+//! # use blue_kubernetes::{async_trait, package::NoOutputs, CallbackResult, Context, Infrastructure, Observation, Outcome};
+//! # #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! # struct BucketConfig { size: u32 }
+//! # struct Buckets { region: String }
+//! # #[async_trait]
+//! # impl Infrastructure for Buckets {
+//! #     type Config = BucketConfig;
+//! #     type Outputs = NoOutputs;
+//! #     fn schema(&self) -> ResourceSchema {
+//! #         ResourceSchema::new(blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
+//! #     }
+//! #     async fn observe(&self, _: &Context<BucketConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+//! #     async fn converge(&self, _: &Context<BucketConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+//! #     async fn delete(&self, _: &Context<BucketConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+//! # }
+//!
+//! /// The operator's own flags, beside the standard ones.
+//! #[derive(clap::Args)]
+//! struct Flags {
+//!     /// The region buckets are made in
+//!     #[arg(long, env = "BUCKETS_REGION")]
+//!     region: String,
+//! }
+//!
+//! /// What `main` runs.
+//! fn runner() -> Runner<Flags> {
+//!     let names = Names::for_domain("buckets.example.com");
+//!     let schema = ResourceSchema::of(&Buckets { region: String::new() });
+//!     Runner::with_flags::<Flags>("bucket-operator")
+//!         .names(names.clone())
+//!         .crd(schema, CrdConfig::default().with_names(names))
+//!         .packages(|run| Ok(vec![Package::new(Buckets { region: run.args.region.clone() })?]))
+//! }
+//!
+//! // In your tests: `assert_eq!(printed, include_str!("../manifests/crd.yaml"))`.
+//! let printed = runner().crd_yaml(true).unwrap();
+//! assert!(printed.contains("name: buckets.example.com"), "{printed}");
+//!
+//! let parse = |args: &[&str]| runner().command_line().try_get_matches_from(args);
+//! assert!(parse(&["bucket-operator", "--context", "dev", "--region", "eu-west-1"]).is_ok());
+//! let mistyped = parse(&["bucket-operator", "--context", "dev", "--regoin", "eu-west-1"]);
+//! let message = mistyped.unwrap_err().to_string();
+//! assert!(message.contains("--regoin") && message.contains("--region"), "{message}");
 //! ```
 
 pub mod steps;
