@@ -53,7 +53,7 @@ pub struct Flags {
     /// Manage every namespace (needs a ClusterRole)
     #[arg(short = 'A', long, env = "BLUE_ALL_NAMESPACES", value_parser = FalseyValueParser::new(), conflicts_with = "namespace")]
     pub all_namespaces: bool,
-    /// How to reach the API server: one long-lived `kubectl proxy` on a private unix socket, or one kubectl process per request
+    /// How to reach the API server: one long-lived `kubectl proxy` on a private unix socket, one kubectl process per request, or (where built in) kube-rs's client
     #[arg(
         long,
         value_name = "T",
@@ -178,6 +178,32 @@ pub enum Transport {
     Proxy,
     /// One kubectl process per request; lists instead of watching.
     Kubectl,
+    /// kube-rs's client (feature `kube`), configured from the kubeconfig
+    /// context or in-cluster by kube-rs itself: no kubectl runs.
+    #[cfg(feature = "kube")]
+    Kube,
+}
+
+impl Transport {
+    /// The value's spelling, as `--transport` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Proxy => "proxy",
+            Transport::Kubectl => "kubectl",
+            #[cfg(feature = "kube")]
+            Transport::Kube => "kube",
+        }
+    }
+
+    /// Whether this transport runs kubectl (which then reads the
+    /// kubeconfig); kube-rs reads it itself.
+    pub fn runs_kubectl(self) -> bool {
+        match self {
+            Transport::Proxy | Transport::Kubectl => true,
+            #[cfg(feature = "kube")]
+            Transport::Kube => false,
+        }
+    }
 }
 
 /// `--log-format`.

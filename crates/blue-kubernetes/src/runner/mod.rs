@@ -2,7 +2,8 @@
 //! binary is a few lines. It gives the standard flags, each also read
 //! from an environment variable (`--help` lists them), logging to stderr
 //! as text or JSON, the connection (a kubeconfig context or in-cluster,
-//! over the proxy or per-call kubectl), a startup preflight (the context,
+//! over the proxy or per-call kubectl, or with the feature `kube` over
+//! kube-rs's client, `--transport kube`), a startup preflight (the context,
 //! discovery and RBAC), `/metrics`, `/healthz` and `/readyz`, leader
 //! election or sharding, and a graceful stop: SIGTERM or SIGINT drains
 //! running reconciles for at most `--drain-timeout`, which should match
@@ -59,6 +60,8 @@ mod drain;
 mod flags;
 mod health_log;
 mod hooks;
+#[cfg(feature = "kube")]
+mod kube;
 mod logging;
 mod serve;
 #[cfg(test)]

@@ -42,10 +42,11 @@ async fn serve<A: clap::Args + 'static>(
     let namespaces = flags.namespaces(&home);
     let mut kubectl = flags.kubectl_config();
     hooks.apply(&mut kubectl);
-    if !flags.skip_preflight && !flags.in_cluster {
+    // kube-rs reports a missing context itself (and kubectl may be absent).
+    if !flags.skip_preflight && !flags.in_cluster && flags.transport.runs_kubectl() {
         context_exists(&kubectl).await?;
     }
-    let (transport, proxy) = connect_transport(flags.transport, kubectl).await?;
+    let (transport, proxy) = connect_transport(&flags, kubectl).await?;
     let (election, sharding) = flags.replicas(runner.name, &home);
     let connected = Connected {
         flags: &flags,
@@ -143,7 +144,7 @@ async fn context_exists(kubectl: &KubectlConfig) -> Result<(), BoxError> {
 /// The transport, started; the proxy also by its own type, so its
 /// restarts reach `/metrics`.
 async fn connect_transport(
-    transport: Transport,
+    flags: &Flags,
     kubectl: KubectlConfig,
 ) -> Result<
     (
@@ -152,7 +153,7 @@ async fn connect_transport(
     ),
     BoxError,
 > {
-    Ok(match transport {
+    Ok(match flags.transport {
         Transport::Proxy => {
             let proxy = Arc::new(proxy_client(ProxyConfig::new(kubectl))?);
             proxy
@@ -167,6 +168,8 @@ async fn connect_transport(
                 .map_err(|e| format!("starting the kubectl transport: {e}"))?;
             (client, None)
         }
+        #[cfg(feature = "kube")]
+        Transport::Kube => (Arc::new(super::kube::connect(flags).await?), None),
     })
 }
 
@@ -245,10 +248,7 @@ fn startup_line(config: &Config, flags: &Flags, connection: &str) -> String {
         .iter()
         .map(|p| p.descriptor().qualified_plural());
     let kinds = kinds.collect::<Vec<_>>().join(", ");
-    let transport = match flags.transport {
-        Transport::Proxy => "proxy",
-        Transport::Kubectl => "kubectl",
-    };
+    let transport = flags.transport.name();
     // The per-call kubectl transport cannot watch: it lists.
     let discovery = match config.watch && flags.transport != Transport::Kubectl {
         true => format!("watches, full list every {} ms", config.resync_ms),

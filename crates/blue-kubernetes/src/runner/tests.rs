@@ -533,3 +533,50 @@ fn once_names_a_resource_by_kind_or_plural_when_there_are_several() {
     let one = || kinds[..1].iter().map(|s| s.descriptor());
     assert_eq!(serve::once_target(one(), "w"), Ok((0, "w")));
 }
+
+#[cfg(feature = "kube")]
+#[tokio::test]
+async fn the_kube_transport_names_what_is_wrong_and_never_quotes_the_kubeconfig() {
+    let dir = std::env::temp_dir().join(format!("runner-kube-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kubeconfig = dir.join("config");
+    let user = "users: [{name: u, user: {token: t0p-s3cr3t}}]";
+    // Plain HTTP: this crate alone brings no TLS stack (the binary picks one).
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:1'}}}}]\n\
+         contexts: [{{name: dev, context: {{cluster: c, user: u}}}}]\n{user}\n"
+    );
+    std::fs::write(&kubeconfig, text).unwrap();
+    let path = kubeconfig.display().to_string();
+    let flags = |context: &str, path: &str| {
+        let args = [
+            "--context",
+            context,
+            "--kubeconfig",
+            path,
+            "--transport",
+            "kube",
+        ];
+        run_flags(&args)
+    };
+    assert_eq!(flags("dev", &path).transport, Transport::Kube);
+    assert!(!Transport::Kube.runs_kubectl() && Transport::Proxy.runs_kubectl());
+    assert!(super::kube::connect(&flags("dev", &path)).await.is_ok());
+    let missing = super::kube::connect(&flags("prod", &path))
+        .await
+        .err()
+        .unwrap();
+    let missing = missing.to_string();
+    assert!(missing.contains("context prod is missing"), "{missing}");
+    let unreadable = dir.join("absent").display().to_string();
+    let err = super::kube::connect(&flags("dev", &unreadable))
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().contains("is not a readable kubeconfig"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(!missing.contains("s3cr3t") && !err.to_string().contains("s3cr3t"));
+}
