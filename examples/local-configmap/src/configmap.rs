@@ -28,15 +28,11 @@ pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Value of [`MANAGED_BY_LABEL`].
 pub const MANAGED_BY: &str = "local-configmap-operator";
 
-/// The owner UID recorded on `config_map`, if any.
-pub fn owner_of(config_map: &ConfigMap) -> Option<&str> {
-    let annotations = config_map.metadata.annotations.as_ref()?;
-    annotations.get(OWNER_ANNOTATION).map(String::as_str)
-}
-
-/// Whether `config_map` is the one `desired` owns.
+/// Whether `config_map` is the one `desired` owns: its owner annotation
+/// holds the resource's UID.
 fn is_ours(config_map: &ConfigMap, desired: &Desired) -> bool {
-    owner_of(config_map) == Some(desired.owner_uid.as_str())
+    let annotations = config_map.metadata.annotations.as_ref();
+    annotations.and_then(|a| a.get(OWNER_ANNOTATION)) == Some(&desired.owner_uid)
 }
 
 /// What `observe` reports for the ConfigMap currently at the desired name.
@@ -47,23 +43,6 @@ fn is_ours(config_map: &ConfigMap, desired: &Desired) -> bool {
 /// data equals the desired data (absent data, as the API server prints an
 /// empty ConfigMap, is empty) and it has no `binaryData`; it is ready as
 /// soon as it exists.
-///
-/// ```
-/// use k8s_openapi::api::core::v1::ConfigMap;
-/// use local_configmap_operator::configmap::{observe, OWNER_ANNOTATION};
-/// use local_configmap_operator::desired::Desired;
-/// let desired = Desired {
-///     namespace: "dev".into(), name: "app".into(), owner_uid: "u-1".into(), owner_name: "app".into(),
-///     data: [("k".to_string(), "v".to_string())].into(),
-/// };
-/// let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-///     "metadata": {"annotations": {OWNER_ANNOTATION: "u-1"}},
-///     "data": {"k": "changed"}
-/// })).unwrap();
-/// let seen = observe(Some(&cm), &desired);
-/// assert!(seen.exists && seen.ready && !seen.matches);
-/// assert!(!observe(None, &desired).exists);
-/// ```
 pub fn observe(existing: Option<&ConfigMap>, desired: &Desired) -> Observation<NoOutputs> {
     let Some(cm) = existing.filter(|cm| is_ours(cm, desired)) else {
         return Observation::ABSENT;
@@ -76,8 +55,8 @@ pub fn observe(existing: Option<&ConfigMap>, desired: &Desired) -> Observation<N
     Observation::new(true, no_binary && data_matches, true)
 }
 
-/// What `converge` must do.
-#[derive(Clone, PartialEq)]
+/// What `converge` must do. No `Debug`: the manifests carry data.
+#[derive(Clone)]
 pub enum ConvergePlan {
     /// No ConfigMap exists: create this one.
     Create(ConfigMap),
@@ -87,17 +66,6 @@ pub enum ConvergePlan {
     /// A ConfigMap with that name exists but belongs to someone else (another
     /// resource, or nobody): never adopted, never overwritten.
     OwnershipConflict,
-}
-
-// The manifests carry data: Debug shows the variant only.
-impl std::fmt::Debug for ConvergePlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ConvergePlan::Create(_) => "Create",
-            ConvergePlan::Replace(_) => "Replace",
-            ConvergePlan::OwnershipConflict => "OwnershipConflict",
-        })
-    }
 }
 
 /// Decides how to make the ConfigMap match `desired`, given what exists now.
@@ -239,10 +207,8 @@ mod tests {
         for owner in [Some("someone-else"), None] {
             let cm = config_map(owner, json!({"k": "v"}));
             assert_eq!(observe(Some(&cm), &want), Observation::ABSENT);
-            assert_eq!(
-                plan_converge(Some(&cm), &want),
-                ConvergePlan::OwnershipConflict
-            );
+            let plan = plan_converge(Some(&cm), &want);
+            assert!(matches!(plan, ConvergePlan::OwnershipConflict));
             assert_eq!(plan_delete(Some(&cm), &want), DeletePlan::Nothing);
         }
     }

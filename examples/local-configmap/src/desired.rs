@@ -20,19 +20,9 @@ pub const MAX_KEYS: usize = 256;
 /// limit, leaving room for metadata and the `last-applied` copy some tools keep.
 pub const MAX_DATA_BYTES: usize = 512 * 1024;
 
-/// The first element of every identity: the backend this package manages.
-pub const IDENTITY_BACKEND: &str = "local-configmap";
-
 /// `spec.config` of a `LocalConfigMap`. The reserved keys `profile` and
-/// `prevent-destroy` belong to the controller and are not fields.
-///
-/// ```
-/// use local_configmap_operator::desired::LocalConfigMapConfig;
-/// let config: LocalConfigMapConfig =
-///     serde_json::from_value(serde_json::json!({"configMapName": "app", "data": {"k": "v"}})).unwrap();
-/// assert_eq!(config.config_map_name.as_deref(), Some("app"));
-/// assert!(serde_json::from_value::<LocalConfigMapConfig>(serde_json::json!({"data": {"k": 1}})).is_err());
-/// ```
+/// `prevent-destroy` belong to the controller and are not fields. No
+/// `Debug`: data values may be sensitive.
 #[derive(Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LocalConfigMapConfig {
@@ -48,17 +38,8 @@ pub struct LocalConfigMapConfig {
     pub data: BTreeMap<String, String>,
 }
 
-// Data values may be sensitive: Debug shows the keys' count only.
-impl std::fmt::Debug for LocalConfigMapConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LocalConfigMapConfig")
-            .field("config_map_name", &self.config_map_name)
-            .field("data_keys", &self.data.len())
-            .finish()
-    }
-}
-
-/// The ConfigMap a `LocalConfigMap` wants, fully resolved.
+/// The ConfigMap a `LocalConfigMap` wants, fully resolved. No `Debug`:
+/// data values may be sensitive.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Desired {
     /// Namespace of both the resource and its ConfigMap.
@@ -76,32 +57,7 @@ pub struct Desired {
     pub data: BTreeMap<String, String>,
 }
 
-// Data values may be sensitive: Debug shows keys' count and sizes only.
-impl std::fmt::Debug for Desired {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Desired")
-            .field("namespace", &self.namespace)
-            .field("name", &self.name)
-            .field("owner_uid", &self.owner_uid)
-            .field("owner_name", &self.owner_name)
-            .field("data_keys", &self.data.len())
-            .finish()
-    }
-}
-
 /// All problems with the config and the resource; empty when valid.
-///
-/// ```
-/// use blue_kubernetes::{config::Names, Context};
-/// use local_configmap_operator::desired::validate;
-/// let resource = serde_json::json!({
-///     "metadata": {"name": "app", "namespace": "dev", "uid": "u-1"},
-///     "spec": {"config": {"configMapName": "Not_A_Name"}},
-/// });
-/// let errors = validate(&Context::from_resource(&resource, Names::default()).unwrap());
-/// assert_eq!(errors.len(), 1);
-/// assert!(errors.iter().all(|e| !e.contains("Not_A_Name")));
-/// ```
 pub fn validate(cx: &Cx) -> Vec<String> {
     let (config, metadata) = (cx.config(), cx.metadata());
     let data = &config.data;
@@ -153,20 +109,10 @@ pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
 /// Because the controller records the identity, the ConfigMap's name and
 /// namespace cannot change after the first reconcile: that would orphan the
 /// old ConfigMap.
-///
-/// ```
-/// use blue_kubernetes::{config::Names, Context};
-/// use local_configmap_operator::desired::identity;
-/// let resource = serde_json::json!({"metadata": {"name": "app", "namespace": "dev"}});
-/// assert_eq!(
-///     identity(&Context::from_resource(&resource, Names::default()).unwrap()),
-///     [Some("local-configmap".into()), Some("dev".into()), Some("app".into()), Some("dev--app".into())]
-/// );
-/// ```
 pub fn identity(cx: &Cx) -> Vec<Option<String>> {
     let namespace = &cx.metadata().namespace;
     vec![
-        Some(IDENTITY_BACKEND.to_string()),
+        Some("local-configmap".to_string()),
         Some(namespace.clone()).filter(|n| !n.is_empty()),
         config_map_name(cx).map(str::to_string),
         Some(cx.profile().to_string()),
@@ -190,7 +136,6 @@ pub fn is_config_map_key(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 253
         && s != "."
-        && s != ".."
         && !s.starts_with("..")
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
@@ -315,13 +260,5 @@ mod tests {
             // "..." starts with ".." and is refused, like the API server does.
             assert_eq!(is_config_map_key(good), good != "...", "{good}");
         }
-    }
-
-    #[test]
-    fn debug_hides_data() {
-        let c = cx(json!({"data": {"k": "hunter2"}}));
-        assert!(!format!("{:?}", c.config()).contains("hunter2"));
-        let d = desired(&c).unwrap();
-        assert!(!format!("{d:?}").contains("hunter2"));
     }
 }

@@ -17,20 +17,12 @@
 //! - [`package`]: the package trait's implementation, through the pass's
 //!   API handle and the client's typed helpers;
 //! - [`sightings`]: what `observe` read, for the write right after it;
-//! - [`cli`]: the binary's flags; [`transport`]: the transport they ask for;
-//! - [`logging`]: the binary's `tracing` subscriber;
-//! - [`replicas`]: how a replica takes part among several (startup note,
-//!   audit name);
-//! - [`audit`] and [`instrumentation`]: `--audit-file` and
-//!   `--callback-delay-ms`, test aids for the scale-out e2e.
+//! - [`cli`]: the binary, blue-kubernetes' runner with this package, and
+//!   its [`test_hooks`], which exist only for the project's own tests.
 
-pub mod audit;
 pub mod cli;
 pub mod configmap;
 pub mod desired;
-pub mod instrumentation;
-pub mod logging;
 pub mod package;
-pub mod replicas;
 pub mod sightings;
-pub mod transport;
+pub mod test_hooks;

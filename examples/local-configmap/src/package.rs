@@ -4,12 +4,12 @@
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
-use crate::instrumentation::Instrumentation;
 use crate::sightings::Sightings;
+use crate::test_hooks::TestHooks;
 use blue_kubernetes::config::Names;
 use blue_kubernetes::crd::{CrdConfig, PrinterColumn};
 use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
-use blue_kubernetes::related::{ObjectRef, Related};
+use blue_kubernetes::related::Related;
 use blue_kubernetes::resource::Intent;
 use blue_kubernetes::{
     async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
@@ -17,63 +17,38 @@ use blue_kubernetes::{
 use blue_kubernetes_client::typed::TypedApi;
 use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
 use k8s_openapi::api::core::v1::ConfigMap;
-use std::sync::Arc;
 
-/// API group of `LocalConfigMap`.
+/// The API group of `LocalConfigMap`, and the domain of this operator's
+/// names.
 pub const GROUP: &str = "examples.blue.dev";
-/// API version of `LocalConfigMap`.
-pub const VERSION: &str = "v1alpha1";
-/// Plural resource name.
-pub const PLURAL: &str = "localconfigmaps";
-/// Kind.
-pub const KIND: &str = "LocalConfigMap";
-/// The finalizer this operator puts on its resources.
-pub const FINALIZER: &str = "examples.blue.dev/infrastructure";
-/// The annotation whose changed value asks for an early check.
-pub const REQUEST_ANNOTATION: &str = "examples.blue.dev/reconcile-request";
-/// The `spec.config` key that, when true, blocks destruction.
-pub const DESTROY_PROTECTION_KEY: &str = "prevent-destroy";
 
 /// The `LocalConfigMap` resource type.
 pub fn descriptor() -> ResourceDescriptor {
-    ResourceDescriptor::new(GROUP, VERSION, PLURAL, KIND)
+    ResourceDescriptor::new(GROUP, "v1alpha1", "localconfigmaps", "LocalConfigMap")
 }
 
-/// ConfigMaps: the infrastructure, watched as a related kind.
-pub fn config_map_kind() -> ResourceDescriptor {
-    ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
+/// The controller's names in this operator's own domain (the finalizer
+/// `examples.blue.dev/infrastructure`, the request annotation
+/// `examples.blue.dev/reconcile-request`, the destroy-protection key
+/// `prevent-destroy`), so it never releases another operator's resources
+/// and a user reading `metadata.finalizers` sees whose it is.
+pub fn names() -> Names {
+    Names::for_domain(GROUP)
 }
 
-/// An infrastructure effect, reported for logging: what happened to the
-/// ConfigMap of which `LocalConfigMap`. Names the resource by its metadata
-/// only: no configuration value (not even the ConfigMap's name, which
-/// comes from `spec.config`) and never data.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
-    /// A ConfigMap was created.
-    Created(ObjectRef),
-    /// Our ConfigMap was replaced (new desired data, or drift repaired).
-    Replaced(ObjectRef),
-    /// Our ConfigMap was deleted.
-    Deleted(ObjectRef),
-    /// A ConfigMap with the desired name belongs to someone else.
-    OwnershipConflict(ObjectRef),
+/// What the CRD adds beyond the types: names, short name, category,
+/// immutable fields, a column (`crd --no-cel` turns its CEL rules off).
+pub fn crd_options() -> CrdConfig {
+    CrdConfig::default()
+        .with_names(names())
+        .with_short_names(vec!["lcm".into()])
+        .with_categories(vec!["infrastructure".into()])
+        .with_immutable_config(vec!["configMapName".into()])
+        .with_printer_columns(vec![PrinterColumn::wide(
+            "ConfigMap",
+            ".spec.config.configMapName",
+        )])
 }
-
-impl std::fmt::Display for Effect {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (what, t) = match self {
-            Effect::Created(t) => ("configmap created", t),
-            Effect::Replaced(t) => ("configmap updated", t),
-            Effect::Deleted(t) => ("configmap deleted", t),
-            Effect::OwnershipConflict(t) => ("configmap belongs to someone else; not touched", t),
-        };
-        write!(f, "localconfigmap {}/{}: {what}", t.namespace, t.name)
-    }
-}
-
-/// Receives every [`Effect`].
-pub type EffectSink = Arc<dyn Fn(&Effect) + Send + Sync>;
 
 /// A ConfigMap with the desired name exists and is not ours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -87,40 +62,19 @@ pub type Cx = Context<LocalConfigMapConfig>;
 /// The `LocalConfigMap` package. `validate` and `identity` are pure;
 /// `observe`, `converge` and `delete` are API requests, so no thread waits
 /// on a subprocess.
+#[derive(Default)]
 pub struct LocalConfigMaps {
-    descriptor: ResourceDescriptor,
-    on_effect: EffectSink,
-    aids: Instrumentation,
     seen: Sightings,
+    hooks: TestHooks,
 }
 
 impl LocalConfigMaps {
-    /// The package, telling `on_effect` every effect.
-    pub fn new(on_effect: EffectSink) -> Self {
+    /// The package with the project's own [`TestHooks`] on.
+    pub fn with_test_hooks(hooks: TestHooks) -> Self {
         Self {
-            descriptor: descriptor(),
-            on_effect,
-            aids: Instrumentation::default(),
-            seen: Sightings::default(),
+            hooks,
+            ..Self::default()
         }
-    }
-
-    /// Registered for another descriptor (the binary's hidden test flags:
-    /// what a mistyped group or version does at startup).
-    pub fn on(self, descriptor: ResourceDescriptor) -> Self {
-        Self { descriptor, ..self }
-    }
-
-    /// With test aids around `converge` and `delete` (see [`Instrumentation`]).
-    pub fn with_aids(self, aids: Instrumentation) -> Self {
-        Self { aids, ..self }
-    }
-}
-
-impl Default for LocalConfigMaps {
-    /// Effects go nowhere.
-    fn default() -> Self {
-        Self::new(Arc::new(|_: &Effect| {}))
     }
 }
 
@@ -132,8 +86,9 @@ impl Infrastructure for LocalConfigMaps {
     /// ConfigMaps are related: a deleted or edited one asks for a check of
     /// its owner at once, instead of at the next periodic check.
     fn schema(&self) -> ResourceSchema {
-        let owned = Related::annotated(config_map_kind(), configmap::OWNER_NAME_ANNOTATION);
-        ResourceSchema::new(self.descriptor.clone()).related(owned)
+        let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+        let owned = Related::annotated(config_maps, configmap::OWNER_NAME_ANNOTATION);
+        ResourceSchema::new(self.hooks.descriptor(descriptor())).related(owned)
     }
 
     /// Every message is safe for the resource's users: each names a field
@@ -152,7 +107,7 @@ impl Infrastructure for LocalConfigMaps {
     /// follow, the read is remembered for the `converge` or `delete` right
     /// after it.
     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
-        let desired = desired::desired(cx)?;
+        let (desired, now) = (desired::desired(cx)?, cx.now_ms());
         let existing = fetch(cx, &desired).await?;
         let observation = configmap::observe(existing.as_ref(), &desired);
         // Only a read an effect will follow is worth keeping: a periodic
@@ -162,8 +117,8 @@ impl Infrastructure for LocalConfigMaps {
             _ => !(observation.exists && observation.matches),
         };
         match effect_follows {
-            true => self.seen.remember(&desired, existing),
-            false => drop(self.seen.take(&desired)),
+            true => self.seen.remember(&desired, existing, now),
+            false => drop(self.seen.take(&desired, now)),
         }
         Ok(observation)
     }
@@ -173,14 +128,14 @@ impl Infrastructure for LocalConfigMaps {
     /// retries with backoff until someone removes or re-owns it.
     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
         let body = self.on_latest(Write::Converge, cx);
-        self.aids.around("converge", cx, body).await
+        self.hooks.around("converge", cx, body).await
     }
 
     /// Deletes the ConfigMap only if it is ours, with uid and
     /// resourceVersion preconditions; one already gone is success.
     async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
         let body = self.on_latest(Write::Delete, cx);
-        self.aids.around("delete", cx, body).await
+        self.hooks.around("delete", cx, body).await
     }
 }
 
@@ -197,7 +152,7 @@ impl LocalConfigMaps {
     /// the write, once more from a fresh read (see [`crate::sightings`]).
     async fn on_latest(&self, write: Write, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
         let desired = desired::desired(cx)?;
-        if let Some(existing) = self.seen.take(&desired) {
+        if let Some(existing) = self.seen.take(&desired, cx.now_ms()) {
             match self.write(write, cx, &desired, existing).await? {
                 Err(e) if outdated(&e) => {}
                 written => return Ok(written.map(|()| Outcome::done())?),
@@ -219,20 +174,13 @@ impl LocalConfigMaps {
         desired: &Desired,
         existing: Option<ConfigMap>,
     ) -> CallbackResult<Result<(), blue_kubernetes_client::Error>> {
-        let (metadata, config_maps) = (cx.metadata(), config_maps(cx, desired)?);
-        let target = ObjectRef::new(&metadata.namespace, &metadata.name);
+        let config_maps = config_maps(cx, desired)?;
         let (written, effect) = match write {
             Write::Converge => match configmap::plan_converge(existing.as_ref(), desired) {
-                ConvergePlan::Create(m) => (
-                    config_maps.create(&m).await.map(drop),
-                    Effect::Created(target),
-                ),
-                ConvergePlan::Replace(m) => (
-                    config_maps.replace(&m).await.map(drop),
-                    Effect::Replaced(target),
-                ),
+                ConvergePlan::Create(m) => (config_maps.create(&m).await.map(drop), "created"),
+                ConvergePlan::Replace(m) => (config_maps.replace(&m).await.map(drop), "updated"),
                 ConvergePlan::OwnershipConflict => {
-                    (self.on_effect)(&Effect::OwnershipConflict(target));
+                    log_effect(cx, "belongs to someone else; not touched");
                     return Err(OwnershipConflict.into());
                 }
             },
@@ -246,11 +194,20 @@ impl LocalConfigMaps {
                     Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
                     deleted => deleted,
                 };
-                (deleted, Effect::Deleted(target))
+                (deleted, "deleted")
             }
         };
-        Ok(written.map(|()| (self.on_effect)(&effect)))
+        Ok(written.map(|()| log_effect(cx, effect)))
     }
+}
+
+/// Logs what happened to the ConfigMap, naming the resource by its
+/// metadata only: no configuration value (not even the ConfigMap's name,
+/// which comes from `spec.config`) and never data.
+fn log_effect(cx: &Cx, what: &str) {
+    let metadata = cx.metadata();
+    let (namespace, name) = (&metadata.namespace, &metadata.name);
+    tracing::info!("localconfigmap {namespace}/{name}: configmap {what}");
 }
 
 /// A write planned from a sighting failed because the ConfigMap changed
@@ -273,50 +230,6 @@ async fn fetch(cx: &Cx, desired: &Desired) -> CallbackResult<Option<ConfigMap>> 
 fn config_maps<'a>(cx: &'a Cx, desired: &Desired) -> CallbackResult<TypedApi<'a, ConfigMap>> {
     let api = cx.api().ok_or("no API handle (only identity has none)")?;
     Ok(TypedApi::namespaced(api, &desired.namespace))
-}
-
-/// The controller's names for this operator, in its own domain (the
-/// API group): the finalizer [`FINALIZER`], the request annotation
-/// [`REQUEST_ANNOTATION`] and the destroy-protection key
-/// [`DESTROY_PROTECTION_KEY`], so it never releases another operator's
-/// resources and a user reading `metadata.finalizers` sees whose it is.
-pub fn names() -> Names {
-    Names::for_domain(GROUP)
-}
-
-/// The `LocalConfigMap` CRD, as `local-configmap-operator crd` prints it and
-/// `manifests/crd.yaml` holds it. `cel: false` leaves out the CEL
-/// immutability rules, for Kubernetes before 1.25.
-///
-/// It needs no client: only the package's declaration and config type.
-pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
-    let schema = ResourceSchema::of(&LocalConfigMaps::default());
-    blue_kubernetes::crd::generate(&schema, &crd_options(cel))
-}
-
-/// What [`crd`] adds beyond the types: names, CEL rules, short names,
-/// category, immutable fields, columns.
-pub fn crd_options(cel: bool) -> CrdConfig {
-    CrdConfig::default()
-        .with_names(names())
-        .with_cel(cel)
-        .with_short_names(vec!["lcm".into()])
-        .with_categories(vec!["infrastructure".into()])
-        .with_immutable_config(vec!["configMapName".into()])
-        .with_printer_columns(vec![PrinterColumn::wide(
-            "ConfigMap",
-            ".spec.config.configMapName",
-        )])
-}
-
-/// [`crd`] as the YAML document `manifests/crd.yaml` holds.
-pub fn crd_yaml(cel: bool) -> Result<String, blue_kubernetes::Error> {
-    let header = "# Generated by `local-configmap-operator crd`: do not edit.\n\
-                  # `crd --no-cel` leaves out the CEL rules (Kubernetes < 1.25).\n";
-    Ok(format!(
-        "{header}{}",
-        blue_kubernetes::crd::to_yaml(&crd(cel)?)
-    ))
 }
 
 #[cfg(test)]

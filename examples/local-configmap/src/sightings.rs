@@ -8,8 +8,8 @@
 //! create fails if the ConfigMap appeared meanwhile. Such a Conflict (or
 //! AlreadyExists) sends the callback back for one fresh read.
 //!
-//! A sighting is used at most once, and only within [`FRESH_FOR`] of the
-//! read, so a later pass (a retry, a periodic check) always reads anew.
+//! A sighting is used at most once, and only within [`FRESH_FOR_MS`] of
+//! the read (by the controller's clock), so a later pass (a retry, a periodic check) always reads anew.
 //! `observe` never uses a sighting: what it reports is always read. It only
 //! leaves one when an effect will follow (so a healthy periodic check keeps
 //! no copy of the ConfigMap).
@@ -18,10 +18,9 @@ use crate::desired::Desired;
 use k8s_openapi::api::core::v1::ConfigMap;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
-/// How long a sighting may stand in for a read.
-pub const FRESH_FOR: Duration = Duration::from_secs(2);
+/// How long a sighting may stand in for a read, in milliseconds.
+pub const FRESH_FOR_MS: u64 = 2_000;
 /// Sightings kept before old ones are swept.
 const SWEEP_ABOVE: usize = 256;
 
@@ -36,26 +35,31 @@ fn key(d: &Desired) -> Key {
 /// Recent reads, per resource and ConfigMap.
 #[derive(Debug, Default)]
 pub struct Sightings {
-    seen: Mutex<HashMap<Key, (Instant, Option<ConfigMap>)>>,
+    /// When (the controller's `now_ms`) each was read, and what.
+    seen: Mutex<HashMap<Key, (u64, Option<ConfigMap>)>>,
+}
+
+fn fresh(at: u64, now: u64) -> bool {
+    now.saturating_sub(at) < FRESH_FOR_MS
 }
 
 impl Sightings {
     /// Remembers that `desired`'s resource read `found` (`None`: absent)
-    /// at its name just now.
-    pub fn remember(&self, desired: &Desired, found: Option<ConfigMap>) {
+    /// at its name at `now` (milliseconds).
+    pub fn remember(&self, desired: &Desired, found: Option<ConfigMap>, now: u64) {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         if seen.len() >= SWEEP_ABOVE {
-            seen.retain(|_, (at, _)| at.elapsed() < FRESH_FOR);
+            seen.retain(|_, (at, _)| fresh(*at, now));
         }
-        seen.insert(key(desired), (Instant::now(), found));
+        seen.insert(key(desired), (now, found));
     }
 
-    /// The sighting for `desired`, if fresh; it is used up either way.
-    /// `Some(None)` is a fresh sighting of absence.
-    pub fn take(&self, desired: &Desired) -> Option<Option<ConfigMap>> {
+    /// The sighting for `desired`, if fresh at `now`; it is used up
+    /// either way. `Some(None)` is a fresh sighting of absence.
+    pub fn take(&self, desired: &Desired, now: u64) -> Option<Option<ConfigMap>> {
         let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
         let (at, found) = seen.remove(&key(desired))?;
-        (at.elapsed() < FRESH_FOR).then_some(found)
+        fresh(at, now).then_some(found)
     }
 }
 
@@ -76,33 +80,31 @@ mod tests {
     #[test]
     fn a_sighting_is_used_once() {
         let s = Sightings::default();
-        s.remember(&app("uid-1"), Some(ConfigMap::default()));
-        assert_eq!(s.take(&app("uid-1")), Some(Some(ConfigMap::default())));
-        assert_eq!(s.take(&app("uid-1")), None);
+        s.remember(&app("uid-1"), Some(ConfigMap::default()), 10);
+        assert_eq!(s.take(&app("uid-1"), 10), Some(Some(ConfigMap::default())));
+        assert_eq!(s.take(&app("uid-1"), 10), None);
     }
 
     #[test]
     fn absence_is_a_sighting_too() {
         let s = Sightings::default();
-        s.remember(&app("uid-1"), None);
-        assert_eq!(s.take(&app("uid-1")), Some(None));
+        s.remember(&app("uid-1"), None, 10);
+        assert_eq!(s.take(&app("uid-1"), 10), Some(None));
     }
 
     #[test]
     fn sightings_are_per_resource() {
         let s = Sightings::default();
-        s.remember(&app("uid-1"), None);
-        assert_eq!(s.take(&app("uid-2")), None);
+        s.remember(&app("uid-1"), None, 10);
+        assert_eq!(s.take(&app("uid-2"), 10), None);
     }
 
     #[test]
     fn a_stale_sighting_is_not_used() {
         let s = Sightings::default();
-        let old = Instant::now().checked_sub(FRESH_FOR).expect("uptime > 2 s");
-        s.seen
-            .lock()
-            .unwrap()
-            .insert(key(&app("uid-1")), (old, None));
-        assert_eq!(s.take(&app("uid-1")), None);
+        s.remember(&app("uid-1"), None, 10);
+        assert_eq!(s.take(&app("uid-1"), 10 + FRESH_FOR_MS), None);
+        s.remember(&app("uid-1"), None, 10);
+        assert_eq!(s.take(&app("uid-1"), 9 + FRESH_FOR_MS), Some(None));
     }
 }

@@ -1,21 +1,21 @@
-//! The committed CRD is the generated one, and it is structural.
+//! The CRD `local-configmap-operator crd` prints: with and without its CEL
+//! rules, and the same from the types as from the built package. (That
+//! the committed manifest is the printed one is `cli`'s unit test.)
 
-use local_configmap_operator::package::{crd, crd_yaml};
+use blue_kubernetes::{crd::generate, Package, ResourceSchema};
+use local_configmap_operator::cli::runner;
+use local_configmap_operator::package::{crd_options, LocalConfigMaps};
+use serde_json::Value;
 
-#[test]
-fn committed_crd_is_the_generated_one() {
-    let committed = include_str!("../manifests/crd.yaml");
-    assert!(
-        committed == crd_yaml(true).unwrap(),
-        "manifests/crd.yaml is stale; regenerate it with\n  \
-         cargo run -p local-configmap-operator -- crd > examples/local-configmap/manifests/crd.yaml"
-    );
+fn crd(cel: bool) -> Value {
+    let schema = ResourceSchema::of(&LocalConfigMaps::default());
+    generate(&schema, &crd_options().with_cel(cel)).unwrap()
 }
 
 #[test]
 fn without_cel_only_the_validations_are_gone() {
-    let with = crd(true).unwrap();
-    let without = crd(false).unwrap();
+    let with = crd(true);
+    let without = crd(false);
     let config = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/config";
     let rules = with.pointer(&format!("{config}/x-kubernetes-validations"));
     assert_eq!(rules.and_then(|r| r.as_array()).map(Vec::len), Some(2));
@@ -26,14 +26,15 @@ fn without_cel_only_the_validations_are_gone() {
         .unwrap()
         .remove("x-kubernetes-validations");
     assert_eq!(stripped, without);
+    let printed = runner().crd_yaml(false).unwrap();
+    assert!(printed.ends_with(&blue_kubernetes::crd::to_yaml(&without)));
 }
 
 #[test]
 fn the_crd_from_the_types_is_the_built_packages() {
-    use local_configmap_operator::package::{crd_options, LocalConfigMaps};
-    let built = blue_kubernetes::Package::new(LocalConfigMaps::default()).unwrap();
+    let built = Package::new(LocalConfigMaps::default()).unwrap();
     for cel in [true, false] {
-        let from_package = blue_kubernetes::crd::generate(&built, &crd_options(cel)).unwrap();
-        assert_eq!(crd(cel).unwrap(), from_package, "cel: {cel}");
+        let from_package = generate(&built, &crd_options().with_cel(cel)).unwrap();
+        assert_eq!(crd(cel), from_package, "cel: {cel}");
     }
 }

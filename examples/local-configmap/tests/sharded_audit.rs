@@ -11,9 +11,9 @@ use blue_kubernetes::config::LockDomain;
 use blue_kubernetes::replicas::ShardingConfig;
 use blue_kubernetes_client::Client;
 use blue_testkit::FakeCluster;
-use local_configmap_operator::audit::{intervals, overlaps, parse_audit, AuditLog};
-use local_configmap_operator::instrumentation::Instrumentation;
 use local_configmap_operator::package::{descriptor, names, LocalConfigMaps};
+use local_configmap_operator::test_hooks::audit::{intervals, overlaps, parse_audit, AuditLog};
+use local_configmap_operator::test_hooks::TestHooks;
 use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
@@ -33,11 +33,12 @@ async fn eventually(what: &str, f: impl Fn() -> bool) {
 
 fn replica(cluster: &FakeCluster, audit: &Path, name: &str) -> Runtime {
     let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    let aids = Instrumentation {
+    let hooks = TestHooks {
         audit: Some(Arc::new(AuditLog::open(audit, name).unwrap())),
         converge_delay: Some(Duration::from_millis(20)),
+        ..TestHooks::default()
     };
-    let package = Package::new(LocalConfigMaps::default().with_aids(aids)).unwrap();
+    let package = Package::new(LocalConfigMaps::with_test_hooks(hooks)).unwrap();
     let mut config = Config::new(client, vec![package]);
     config.namespace = NS.into();
     config.names = names();

@@ -93,7 +93,7 @@ impl<'a> Harness<'a> {
         work: &'a Path,
     ) -> Result<Self> {
         // The local 1.20 server knows no CEL rules.
-        let crd = local_configmap_operator::package::crd_yaml(false)?;
+        let crd = local_configmap_operator::cli::runner().crd_yaml(false)?;
         server.kube.apply_crd(&crd, &format!("{PLURAL}.{GROUP}"))?;
         let client = Arc::new(proxy_client(ProxyConfig::new(server.kubectl_options()))?);
         rt.block_on(client.start())?;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes_client::Client;
-use local_configmap_operator::audit::{parse_audit, Phase};
+use local_configmap_operator::test_hooks::audit::{parse_audit, Phase};
 
 use super::apimetrics::Scrape;
 use super::harness::{Harness, Spec};
@@ -69,7 +69,8 @@ impl<'a> Stage<'a> {
         self.serial += 1;
         let id = format!("{}-r{}", self.ns, self.serial);
         let flags = format!(
-            "--shards {SHARDS} --leader-identity {id} --workers 2 --callback-delay-ms {CALLBACK_MS} --audit-file {}",
+            "--shards {SHARDS} --leader-identity {id} --workers 2 \
+             --test-hooks callback-delay={CALLBACK_MS}ms,audit-file={}",
             self.audit.display()
         );
         let flags: Vec<String> = flags.split_whitespace().map(String::from).collect();

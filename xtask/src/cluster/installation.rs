@@ -41,7 +41,9 @@ impl Installation {
         if created_namespace {
             kube.ok(&["create", "namespace", kube.namespace()], None)?;
         }
-        let (crd, cel) = manifests::crd_for(kube, local_configmap_operator::package::crd_yaml)?;
+        let (crd, cel) = manifests::crd_for(kube, |cel| {
+            local_configmap_operator::cli::runner().crd_yaml(cel)
+        })?;
         kube.apply_crd(&crd, manifests::CRD_NAME)?;
         kube.apply(&manifests::in_namespace(manifests::RBAC, kube.namespace()))?;
         this.cel = cel;

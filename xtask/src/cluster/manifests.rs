@@ -12,10 +12,13 @@ pub const CRD_NAME: &str = "localconfigmaps.examples.blue.dev";
 /// ServiceAccount (and Role, RoleBinding) name in `rbac.yaml`.
 pub const SERVICE_ACCOUNT: &str = "local-configmap-operator";
 
-/// The example's own names (finalizer, request annotation, destroy-protection key).
-pub use local_configmap_operator::package::{
-    DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION,
-};
+/// The example's finalizer: `package::names()`'s, in its own domain (a
+/// test checks; constants, so the checks can use them as JSON keys).
+pub const FINALIZER: &str = "examples.blue.dev/infrastructure";
+/// The example's request annotation.
+pub const REQUEST_ANNOTATION: &str = "examples.blue.dev/reconcile-request";
+/// The example's destroy-protection key.
+pub const DESTROY_PROTECTION_KEY: &str = "prevent-destroy";
 /// The example's owner annotation on ConfigMaps.
 pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
 
@@ -86,6 +89,14 @@ pub fn in_namespace(yaml: &str, namespace: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_names_are_the_examples() {
+        let names = local_configmap_operator::package::names();
+        assert_eq!(names.finalizer, FINALIZER);
+        assert_eq!(names.request_annotation, REQUEST_ANNOTATION);
+        assert_eq!(names.destroy_protection_key, DESTROY_PROTECTION_KEY);
+    }
 
     #[test]
     fn namespaced_objects_move() {

@@ -19,14 +19,17 @@ pub fn in_cluster_args(w: &World<'_>, sa: &Path, token: &str) -> Result<Vec<Stri
     fs::write(sa.join("ca.crt"), &endpoint.ca_pem)?;
     fs::write(sa.join("namespace"), w.kube.namespace())?;
     write_token(sa, token)?;
+    // What `--in-cluster` reads instead of the pod's: test hooks.
+    let hooks = format!(
+        "service-account-dir={},service-host={},service-port={}",
+        sa.display(),
+        endpoint.host,
+        endpoint.port
+    );
     Ok([
         "--in-cluster",
-        "--service-account-dir",
-        &sa.display().to_string(),
-        "--service-host",
-        &endpoint.host,
-        "--service-port",
-        &endpoint.port.to_string(),
+        "--test-hooks",
+        &hooks,
         "--poll-ms",
         &super::POLL_MS.to_string(),
         super::EVERY_CHECK_WRITES[0],

@@ -198,13 +198,13 @@ pub fn preflight_unknown_context(w: &mut World<'_>) -> Result<()> {
 
 pub fn preflight_missing_crd(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
-    args.extend(["--api-group".into(), "missing.blue.dev".into()]);
+    crate::world::add_test_hooks(&mut args, "api-group=missing.blue.dev");
     refused(w, &args, "missing.blue.dev/v1alpha1 is not served")
 }
 
 pub fn preflight_wrong_version(w: &mut World<'_>) -> Result<()> {
     let mut args = w.admin_args();
-    args.extend(["--api-version".into(), "v1".into()]);
+    crate::world::add_test_hooks(&mut args, "api-version=v1");
     refused(w, &args, "examples.blue.dev/v1 is not served")
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes_client::Lease;
-use local_configmap_operator::audit::{self, AuditEntry};
+use local_configmap_operator::test_hooks::audit::{self, AuditEntry};
 use serde_json::{json, Value};
 
 use super::{eventually, World, DEADLINE, LCM};
@@ -108,12 +108,15 @@ fn replica(w: &World<'_>, identity: &str, audit_file: &Path) -> Result<Operator>
     let sa = w.scratch(&format!("serviceaccount-{identity}"));
     let mut args = in_cluster_args(w, &sa, &request_token(w)?)?;
     let flags = format!(
-        "--shards {SHARDS} --lease-name {LEASE} --leader-identity {identity} {} \
-         --workers 2 --callback-delay-ms {CONVERGE_MS} --audit-file {}",
+        "--shards {SHARDS} --lease-name {LEASE} --leader-identity {identity} {} --workers 2",
         timing(),
-        audit_file.display()
     );
     args.extend(flags.split_whitespace().map(String::from));
+    let hooks = format!(
+        "callback-delay={CONVERGE_MS}ms,audit-file={}",
+        audit_file.display()
+    );
+    crate::world::add_test_hooks(&mut args, &hooks);
     w.spawn_operator(&args, &w.scratch(&format!("{identity}.log")))
 }
 

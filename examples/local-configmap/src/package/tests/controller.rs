@@ -3,9 +3,9 @@
 //! ConfigMaps the package writes through its API handle, and a fake clock
 //! moves time.
 
-use crate::package::{crd, descriptor, LocalConfigMaps};
+use crate::package::{crd_options, descriptor, LocalConfigMaps};
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report};
+use blue_kubernetes::{controller, reconcile, Config, Controller, Package, Report, ResourceSchema};
 use blue_testkit::strategies::{arb_config_from_crd, arb_spec_with};
 use blue_testkit::{FakeClock, FakeCluster};
 use proptest::prelude::*;
@@ -13,6 +13,12 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 const NS: &str = "dev";
+
+/// The CRD `crd` prints (`cel: false`: `crd --no-cel`).
+fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
+    let schema = ResourceSchema::of(&LocalConfigMaps::default());
+    blue_kubernetes::crd::generate(&schema, &crd_options().with_cel(cel))
+}
 
 struct World {
     cluster: FakeCluster,

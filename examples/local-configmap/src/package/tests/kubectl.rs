@@ -2,7 +2,7 @@
 //! server's create/replace/delete-precondition rules: the fake
 //! infrastructure of this package's tests.
 
-use crate::package::{names, Cx, Effect, LocalConfigMaps};
+use crate::package::{names, Cx, LocalConfigMaps};
 use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::{CallbackResult, Context, Infrastructure, Observation, Outcome};
 use blue_kubernetes_client::{kubectl_client, Invocation, KubectlClient, KubectlConfig, Output};
@@ -95,9 +95,8 @@ impl Server {
 pub(super) struct Fixture {
     pub(super) server: Arc<Mutex<Server>>,
     pub(super) client: Arc<KubectlClient>,
-    /// The package under test, its effects recorded.
+    /// The package under test.
     package: LocalConfigMaps,
-    effects: Arc<Mutex<Vec<Effect>>>,
 }
 
 impl Fixture {
@@ -115,14 +114,10 @@ impl Fixture {
         };
         let client =
             kubectl_client(KubectlConfig::for_context("test").with_runner(runner)).unwrap();
-        let effects: Arc<Mutex<Vec<Effect>>> = Arc::default();
-        let recorded = effects.clone();
-        let sink = Arc::new(move |e: &Effect| recorded.lock().unwrap().push(e.clone()));
         Fixture {
             server,
             client: Arc::new(client),
-            package: LocalConfigMaps::new(sink),
-            effects,
+            package: LocalConfigMaps::default(),
         }
     }
 
@@ -151,9 +146,5 @@ impl Fixture {
 
     pub(super) fn calls(&self) -> Vec<String> {
         self.server.lock().unwrap().calls.clone()
-    }
-
-    pub(super) fn effects(&self) -> Vec<Effect> {
-        self.effects.lock().unwrap().clone()
     }
 }

@@ -35,10 +35,6 @@ fn foreign_config_map() -> Value {
     })
 }
 
-fn target() -> ObjectRef {
-    ObjectRef::new("dev", "app")
-}
-
 #[tokio::test]
 async fn converge_creates_then_observes_ready() {
     let f = Fixture::new(None);
@@ -49,7 +45,6 @@ async fn converge_creates_then_observes_ready() {
     assert_eq!(cm["metadata"]["annotations"][OWNER_ANNOTATION], "uid-1");
     assert_eq!(cm["data"], json!({"k": "v"}));
     assert_eq!(f.observe(&opts).await.unwrap(), Observation::READY);
-    assert_eq!(f.effects(), [Effect::Created(target())]);
 }
 
 #[tokio::test]
@@ -68,14 +63,6 @@ async fn drift_is_replaced_and_stop_empties_the_data() {
     f.converge(&stopped).await.unwrap();
     assert_eq!(f.config_map().unwrap()["data"], json!({}));
     assert_eq!(f.observe(&stopped).await.unwrap(), Observation::READY);
-    assert_eq!(
-        f.effects(),
-        [
-            Effect::Created(target()),
-            Effect::Replaced(target()),
-            Effect::Replaced(target())
-        ]
-    );
 }
 
 #[tokio::test]
@@ -89,7 +76,6 @@ async fn a_foreign_config_map_is_a_conflict_and_is_never_written_or_deleted() {
     assert_eq!(f.config_map(), Some(foreign_config_map()));
     // converge planned from observe's read; delete read again.
     assert_eq!(f.calls(), ["get", "get"]);
-    assert_eq!(f.effects(), [Effect::OwnershipConflict(target())]);
 }
 
 #[tokio::test]
@@ -179,10 +165,6 @@ async fn delete_removes_ours_and_tolerates_absence() {
     assert_eq!(f.config_map(), None);
     f.delete(&opts).await.unwrap();
     assert_eq!(f.calls(), ["get", "create", "get", "delete", "get"]);
-    assert_eq!(
-        f.effects(),
-        [Effect::Created(target()), Effect::Deleted(target())]
-    );
 }
 
 #[tokio::test]
@@ -202,17 +184,16 @@ fn the_package_builds_and_names_its_type() {
         package.descriptor().qualified_plural(),
         "localconfigmaps.examples.blue.dev"
     );
-    assert_eq!(
-        Effect::OwnershipConflict(target()).to_string(),
-        "localconfigmap dev/app: configmap belongs to someone else; not touched"
-    );
 }
 
 #[test]
 fn names_are_the_operators_own_domain_not_the_references() {
     let names = names();
-    assert_eq!(names.finalizer, FINALIZER);
-    assert_eq!(names.request_annotation, REQUEST_ANNOTATION);
-    assert_eq!(names.destroy_protection_key, DESTROY_PROTECTION_KEY);
+    assert_eq!(names.finalizer, "examples.blue.dev/infrastructure");
+    assert_eq!(
+        names.request_annotation,
+        "examples.blue.dev/reconcile-request"
+    );
+    assert_eq!(names.destroy_protection_key, "prevent-destroy");
     assert_ne!(names, Names::reference());
 }
