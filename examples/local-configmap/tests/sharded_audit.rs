@@ -1,8 +1,8 @@
 //! Two sharded replicas of the example's package on one fake cluster, both
-//! auditing into one shared `--audit-file`: every resource converges, each
-//! converge is a start and an end line under the resource's state identity
-//! hash (what its status reports), both replicas ran some, and no
-//! identity ran in both at once.
+//! auditing into one shared file (the `audit-file` test hook): every
+//! resource converges, each converge is a start and an end line under the
+//! resource's state identity hash (what its status reports), both replicas
+//! ran some, and no identity ran in both at once.
 
 use blue_kubernetes::{controller, start, Config, Package, Runtime};
 

@@ -1,6 +1,6 @@
-//! `--audit-file`: one line when each `converge` or `delete` starts and one
-//! when it ends, so a test can prove from the file alone that no identity
-//! ran in two replicas at once ([`overlaps`]).
+//! The `audit-file` test hook: one line when each `converge` or `delete`
+//! starts and one when it ends, so a test can prove from the file alone
+//! that no identity ran in two replicas at once ([`overlaps`]).
 //!
 //! A line is `<unix nanos> <replica> <identity hash> <callback> <event>
 //! <start|end>`, space-separated: the wall clock (comparable across
