@@ -150,12 +150,14 @@
 //! 1. `runtime::reflector`: a watch event arrives and goes to
 //! 2. `runtime::dispatch` (`take_in`), which derives what the book needs
 //!    (`Controller::due`, references) and gives it one event under its lock:
-//! 3. `runtime::book` (`arrived`) records it in the cache and decides: due
-//!    now, so a `Queue` decision with the delivered object (else a timer).
+//! 3. `runtime::book` (`arrived`) records it in the cache, keeps the
+//!    object as the resource's copy, and decides: due now, so a `Queue`
+//!    decision (else a timer).
 //!    The dispatcher acts on it:
 //! 4. `runtime::queue` holds the work until
 //! 5. `runtime::worker` takes it (with `dispatch::pass_began`, the request
-//!    it serves), reads the object only if none was delivered, and calls
+//!    it serves and the copy, while the watch has had no gap since), reads
+//!    the object only without a copy, and calls
 //! 6. `reconcile::prepare`: the due check, the options, the plan from
 //! 7. `reconcile::plan`, and the identity through
 //! 8. `callback`. Back in the worker: with sharding, shard admission, and

@@ -10,10 +10,18 @@
 //! the one lock around it once per event.
 //!
 //! # Guarantees
-//! - A resource found due when its version arrives is queued at once, with
-//!   the object a watch event delivered; otherwise its timer is set for
-//!   when the due rules say, pushed back by a hold or write backoff (only
-//!   for a watched resource: a listed one is decided by its next list).
+//! - A resource found due when its version arrives is queued at once;
+//!   otherwise its timer is set for when the due rules say, pushed back by
+//!   a hold or write backoff (only for a watched resource: a listed one is
+//!   decided by its next list).
+//! - A pass acts on the last version that arrived, whatever queued it, as
+//!   long as its scope has watched without a gap since: a gap drops the
+//!   copies until the relist brings them again, and a pass that lost a
+//!   write to a newer version drops its copy. Without a copy (after a
+//!   start until the first list, after a gap, with the per-call
+//!   transport) the worker reads the object. Acting on a copy is as safe
+//!   as a read: every write carries its resourceVersion, so against a
+//!   newer version the first write fails with Conflict before any effect.
 //! - After every pass the resource is decided again, so an event that
 //!   arrived while it ran is not lost.
 //! - A resource gone (deleted, or missing from a complete list) is
@@ -62,6 +70,8 @@ pub(super) struct Settings {
     pub(super) timer_slack_ms: u64,
     pub(super) retry_base_ms: u64,
     pub(super) retry_max_ms: u64,
+    /// Watches run, so copies can be trusted while they do.
+    pub(super) keep_copies: bool,
 }
 
 /// A version of a resource, with what the dispatcher derived from it.
@@ -69,7 +79,7 @@ pub(super) struct Arrival {
     pub(super) key: Key,
     pub(super) object: Value,
     pub(super) due: Due,
-    /// From a watch (in order), not a list: the object goes with the work.
+    /// From a watch (in order), not a list.
     pub(super) watched: bool,
     /// Its recorded run was left `Running`: it is queued first.
     pub(super) left_running: bool,
@@ -142,9 +152,15 @@ impl Book {
         let new_version = !self.cache.has_version(&a.key, version.unwrap_or_default());
         let (key, phases) = self.cache.record(a.key, &a.object, a.due, a.watched, now);
         self.count_phases(key.package(), phases, &mut out);
+        if self.settings.keep_copies {
+            let mut object = a.object;
+            if let Some(metadata) = object["metadata"].as_object_mut() {
+                metadata.remove("managedFields");
+            }
+            self.cache.keep_copy(&key, &object);
+        }
         let referrers = self.track(&key, a.names, a.digest, new_version);
-        let snapshot = a.watched.then_some(a.object);
-        self.decide(&key, snapshot, a.left_running, now, &mut out);
+        self.decide(&key, a.left_running, now, &mut out);
         for referrer in referrers {
             self.request(&referrer, Request::Check, now, &mut out);
         }
@@ -220,21 +236,29 @@ impl Book {
     }
 
     /// Reflector scope `scope` watches now, or (`false`) lists only. A
-    /// scope that starts watching sets the timers its lists did not keep,
-    /// so a retry set between a list and its watch does not wait for the
-    /// next resync.
+    /// scope that stops watching has a gap: its copies go until the relist
+    /// brings them again. A scope that starts watching sets the timers its
+    /// lists did not keep, so a retry set between a list and its watch does
+    /// not wait for the next resync.
     pub(super) fn watching(&mut self, scope: usize, watching: bool, now: u64) -> Out {
         let mut out = Vec::new();
         let Some((feed, namespace, flag)) = self.scopes.get_mut(scope) else {
             return out;
         };
         let was = std::mem::replace(flag, watching);
-        if let (false, true, Feed::Resources(package)) = (was, watching, *feed) {
-            let namespace = namespace.clone();
-            let keys: Vec<Key> = self.cache.keys_in(package, &namespace).cloned().collect();
-            for key in keys {
-                self.decide(&key, None, false, now, &mut out);
+        let Feed::Resources(package) = *feed else {
+            return out;
+        };
+        let namespace = namespace.clone();
+        match (was, watching) {
+            (true, false) => self.cache.drop_copies(package, &namespace),
+            (false, true) => {
+                let keys: Vec<Key> = self.cache.keys_in(package, &namespace).cloned().collect();
+                for key in keys {
+                    self.decide(&key, false, now, &mut out);
+                }
             }
+            _ => {}
         }
         out
     }
@@ -252,15 +276,17 @@ impl Book {
             return false;
         }
         out.push(Decision::Requested);
-        self.decide(key, None, false, now, out);
+        self.decide(key, false, now, out);
         true
     }
 
     /// A pass over `key` begins: returns the early check asked for, if any
-    /// (the pass serves it from now on).
-    pub(super) fn pass_began(&mut self, key: &Key) -> Request {
+    /// (the pass serves it from now on), and the copy to act on while the
+    /// watch has been continuous since it arrived (`None`: read it).
+    pub(super) fn pass_began(&mut self, key: &Key) -> (Request, Option<Value>) {
         self.cache.begin_pass(key);
-        self.cache.take_request(key)
+        let copy = self.watched(key).then(|| self.cache.copy(key)).flatten();
+        (self.cache.take_request(key), copy)
     }
 
     /// A pass over `work` ended: settle its backoff, hold its version,
@@ -269,6 +295,11 @@ impl Book {
         let mut out = Vec::new();
         let key = &work.key;
         let hold = self.settle(key, &ended, now);
+        if ended.verdict == Verdict::Conflict {
+            // The copy is behind (an event on its way, or lost): the next
+            // pass reads rather than lose the same race again.
+            self.cache.drop_copy(key);
+        }
         // A quiet check wrote nothing, so no newer version will come: its
         // next check, not a hold, keeps it from running again at once.
         let quiet = ended.written.is_none() && ended.next_check.is_some();
@@ -285,7 +316,7 @@ impl Book {
         if let Some(shard) = ended.not_owned {
             self.parked.entry(shard).or_default().insert(key.clone());
         }
-        self.decide(key, None, false, now, &mut out);
+        self.decide(key, false, now, &mut out);
         out
     }
 
@@ -327,7 +358,7 @@ impl Book {
         let mut out = Vec::new();
         for key in self.parked.remove(&shard).unwrap_or_default() {
             self.cache.unhold(&key);
-            self.decide(&key, None, false, now, &mut out);
+            self.decide(&key, false, now, &mut out);
         }
         out
     }
@@ -336,7 +367,7 @@ impl Book {
     pub(super) fn timers_due(&mut self, now: u64) -> (Out, Option<u64>) {
         let mut out = Vec::new();
         for key in self.timers.pop_due(now) {
-            self.decide(&key, None, false, now, &mut out);
+            self.decide(&key, false, now, &mut out);
         }
         (out, self.timers.next_ms())
     }
@@ -407,7 +438,7 @@ impl Book {
     }
 
     /// Queues `key` if it is ready now, else sets its timer.
-    fn decide(&mut self, key: &Key, snapshot: Option<Value>, first: bool, now: u64, out: &mut Out) {
+    fn decide(&mut self, key: &Key, first: bool, now: u64, out: &mut Out) {
         let backoff = &self.backoff;
         let Some(at) = self.cache.ready_at(key, |uid| backoff.until(uid)) else {
             return;
@@ -416,7 +447,6 @@ impl Book {
             let version = self.cache.version(key).unwrap_or_default();
             let work = Work {
                 key: key.clone(),
-                snapshot,
                 version,
             };
             out.push(Decision::Queue { work, first });

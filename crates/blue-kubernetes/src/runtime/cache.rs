@@ -2,11 +2,11 @@
 //! and watch events, from which the dispatch loop decides when each
 //! resource is looked at.
 //!
-//! An entry keeps only what scheduling needs (uid, resourceVersion, phase,
-//! the time the due rules computed when the version arrived, and a hold),
-//! not the object: a pass acts on the object its watch event delivered
-//! (held by the queue, not here) or reads it, so a full copy would only
-//! cost memory.
+//! An entry keeps what scheduling needs (uid, resourceVersion, phase,
+//! the time the due rules computed when the version arrived, and a hold)
+//! and, while the book keeps copies, the last version that arrived as
+//! compact JSON text without `metadata.managedFields`: the object a pass
+//! acts on instead of reading it again.
 //!
 //! A *hold* keeps a resource from being dispatched again after a pass,
 //! until its version changes: a pass that wrote (or found the cache stale)
@@ -68,6 +68,11 @@ struct Entry {
     /// What referrers depend on (readiness, outputs), for a resource of a
     /// referenced package; `None` until first seen so.
     digest: Option<u64>,
+    /// The last version that arrived, without `metadata.managedFields`, as
+    /// JSON text (a third of a parsed object's memory): `None` when copies
+    /// are not kept, after a watch gap until the relist brings it again,
+    /// and once a pass found it stale.
+    copy: Option<Box<str>>,
 }
 
 #[derive(Default)]
@@ -175,6 +180,10 @@ impl Cache {
                 if !entry.version.is(version) {
                     entry.version = Token::new(version);
                     entry.hold = None;
+                    // The schedule was decided on another version (a quiet
+                    // check keeps no version of its own): this one's stored
+                    // time decides again, as our own writes carry it anyway.
+                    entry.scheduled = None;
                 }
                 if !in_order || entry.awaiting.as_ref().is_some_and(|a| a.is(version)) {
                     entry.awaiting = None;
@@ -208,6 +217,7 @@ impl Cache {
                     phase,
                     requested: Request::None,
                     digest: None,
+                    copy: None,
                 };
                 self.entries.insert(key.clone(), entry);
                 (key, None)
@@ -394,6 +404,41 @@ impl Cache {
                 entry.awaiting = Some(Token::new(version));
             }
         }
+    }
+
+    /// Keeps `object` as the copy of `key` a pass may act on; the caller
+    /// has dropped its `managedFields`.
+    pub(crate) fn keep_copy(&mut self, key: &Key, object: &Value) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.copy = serde_json::to_string(object).ok().map(String::into_boxed_str);
+        }
+    }
+
+    /// Drops the copy of `key`: the next pass reads the object.
+    pub(crate) fn drop_copy(&mut self, key: &Key) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.copy = None;
+        }
+    }
+
+    /// Drops the copies of `package`'s resources in `namespace` (`""`: any).
+    pub(crate) fn drop_copies(&mut self, package: usize, namespace: &str) {
+        for (key, entry) in self.entries.iter_mut() {
+            if key.package() == package && (namespace.is_empty() || key.namespace() == namespace) {
+                entry.copy = None;
+            }
+        }
+    }
+
+    /// The copy of `key`, parsed; `None` while our own later write is on
+    /// its way (the copy is behind it for certain: a check on it could
+    /// find nothing to write and never notice).
+    pub(crate) fn copy(&self, key: &Key) -> Option<Value> {
+        let entry = self.entries.get(key)?;
+        if entry.awaiting.is_some() {
+            return None;
+        }
+        serde_json::from_str(entry.copy.as_deref()?).ok()
     }
 
     /// The uid of `key`.

@@ -83,8 +83,9 @@ pub(super) fn request(shared: &Shared, key: &Key, request: Request) -> bool {
     })
 }
 
-/// A pass over `key` begins: the early check asked for, if any.
-pub(super) fn pass_began(shared: &Shared, key: &Key) -> Request {
+/// A pass over `key` begins: the early check asked for, if any, and the
+/// copy to act on (`None`: read it).
+pub(super) fn pass_began(shared: &Shared, key: &Key) -> (Request, Option<serde_json::Value>) {
     event(shared, |book, _| (book.pass_began(key), Vec::new()))
 }
 
@@ -174,22 +175,12 @@ fn act(shared: &Shared, decisions: Vec<Decision>) {
     }
 }
 
-/// Queued entries that may keep the object they were decided on. Beyond
-/// it, entries carry only their key and the worker reads the object (about
-/// a millisecond through the proxy): a burst of 10,000 watch events must
-/// not hold 10,000 objects in the queue (and the allocator's pages
-/// afterwards), and an object that waited long is better read fresh anyway.
-const QUEUED_SNAPSHOTS: usize = 256;
-
 /// A standby replica queues nothing: its reflectors relist when it leads.
 /// A resource whose run was left `Running` (a dead process's) goes first:
 /// resuming it comes before checking what is healthy.
-fn queue(shared: &Shared, mut work: Work, first: bool) {
+fn queue(shared: &Shared, work: Work, first: bool) {
     if !shared.may_dispatch() {
         return;
-    }
-    if shared.queue.len() >= QUEUED_SNAPSHOTS {
-        work.snapshot = None;
     }
     match first {
         true => shared.queue.push_first(work),

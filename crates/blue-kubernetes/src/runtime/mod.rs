@@ -143,6 +143,7 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
         timer_slack_ms: config.timer_slack_ms,
         retry_base_ms: config.retry_base_ms,
         retry_max_ms: config.retry_max_ms,
+        keep_copies: config.watch,
     };
     let feeds = scopes.iter().map(|s| (s.feed, s.namespace.clone()));
     let book = Book::new(settings, &config.names.request_annotation, feeds.collect());

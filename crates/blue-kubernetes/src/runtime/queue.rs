@@ -4,7 +4,6 @@
 //! [first](WorkQueue::push_first) are handed out before the others, each
 //! lane in the order it was queued.
 
-use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use tokio::sync::Notify;
@@ -15,10 +14,6 @@ pub(crate) use super::key::Key;
 #[derive(Debug, PartialEq)]
 pub(crate) struct Work {
     pub(crate) key: Key,
-    /// The object the watch event that queued this entry delivered, held
-    /// only until the pass takes it; `None` when a timer fired or a list
-    /// found it due (the worker reads it).
-    pub(crate) snapshot: Option<Value>,
     /// The cached resourceVersion the decision was made on.
     pub(crate) version: String,
 }
@@ -43,8 +38,8 @@ impl WorkQueue {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Queues `work`. A pending entry takes the newer decision (keeping a
-    /// snapshot it had if the new one has none); a running one is skipped.
+    /// Queues `work`. A pending entry takes the newer decision; a running
+    /// one is skipped.
     /// Returns true if queued as a new entry.
     pub(crate) fn push(&self, work: Work) -> bool {
         self.push_to(work, false)
@@ -58,15 +53,12 @@ impl WorkQueue {
         self.push_to(work, true)
     }
 
-    fn push_to(&self, mut work: Work, first: bool) -> bool {
+    fn push_to(&self, work: Work, first: bool) -> bool {
         let mut s = self.state();
         if s.closed || s.running.contains(&work.key) {
             return false;
         }
         if let Some(slot) = s.pending.get_mut(&work.key) {
-            if work.snapshot.is_none() && slot.version == work.version {
-                work.snapshot = slot.snapshot.take();
-            }
             *slot = work;
             return false;
         }
@@ -133,12 +125,10 @@ impl WorkQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn work(name: &str, version: &str, snapshot: Option<Value>) -> Work {
+    fn work(name: &str, version: &str) -> Work {
         Work {
             key: Key::new(0, "ns", name),
-            snapshot,
             version: version.into(),
         }
     }
@@ -146,38 +136,30 @@ mod tests {
     #[tokio::test]
     async fn pending_entry_coalesces_and_keeps_the_newest_decision() {
         let q = WorkQueue::default();
-        assert!(q.push(work("a", "1", Some(json!(1)))));
-        assert!(!q.push(work("a", "2", Some(json!(2)))));
+        assert!(q.push(work("a", "1")));
+        assert!(!q.push(work("a", "2")));
         assert_eq!(q.len(), 1);
-        assert_eq!(q.pop().await, Some(work("a", "2", Some(json!(2)))));
-    }
-
-    #[tokio::test]
-    async fn a_timer_for_the_same_version_keeps_the_snapshot_at_hand() {
-        let q = WorkQueue::default();
-        q.push(work("a", "1", Some(json!(1))));
-        q.push(work("a", "1", None));
-        assert_eq!(q.pop().await, Some(work("a", "1", Some(json!(1)))));
+        assert_eq!(q.pop().await, Some(work("a", "2")));
     }
 
     #[tokio::test]
     async fn running_entry_is_not_queued_again_until_done() {
         let q = WorkQueue::default();
-        q.push(work("a", "1", None));
+        q.push(work("a", "1"));
         let w = q.pop().await.unwrap();
-        assert!(!q.push(work("a", "2", None)));
+        assert!(!q.push(work("a", "2")));
         q.done(&w.key);
-        assert!(q.push(work("a", "3", None)));
+        assert!(q.push(work("a", "3")));
     }
 
     #[tokio::test]
     async fn entries_queued_first_are_handed_out_before_the_rest_in_order() {
         let q = WorkQueue::default();
-        q.push(work("healthy", "1", None));
-        assert!(q.push_first(work("resumed-a", "1", None)));
-        q.push_first(work("resumed-b", "1", None));
+        q.push(work("healthy", "1"));
+        assert!(q.push_first(work("resumed-a", "1")));
+        q.push_first(work("resumed-b", "1"));
         // Already pending: it keeps its place rather than jumping ahead.
-        assert!(!q.push_first(work("healthy", "2", None)));
+        assert!(!q.push_first(work("healthy", "2")));
         let mut names = Vec::new();
         for _ in 0..3 {
             names.push(q.pop().await.unwrap().key.name().to_string());
@@ -189,8 +171,8 @@ mod tests {
     #[tokio::test]
     async fn a_forgotten_entry_is_never_handed_out() {
         let q = WorkQueue::default();
-        q.push(work("gone", "1", None));
-        q.push(work("b", "1", None));
+        q.push(work("gone", "1"));
+        q.push(work("b", "1"));
         q.forget(&Key::new(0, "ns", "gone"));
         assert_eq!(q.pop().await.unwrap().key.name(), "b");
         assert_eq!(q.len(), 0);
@@ -206,7 +188,7 @@ mod tests {
         tokio::task::yield_now().await;
         q.close();
         assert_eq!(waiter.await.unwrap(), None);
-        assert!(!q.push(work("b", "1", None)));
+        assert!(!q.push(work("b", "1")));
         assert_eq!(q.len(), 0);
     }
 }

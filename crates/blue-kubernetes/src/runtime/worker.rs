@@ -1,9 +1,9 @@
-//! A worker: takes the next resource from the queue, reads it if the
-//! queue did not keep the object its watch event delivered (a timer fired,
-//! a list found it due, or the queue was long), runs one pass on it, and
-//! hands the outcome to the dispatcher. Either way the pass acts on that
-//! object without reading it again: one read at most per pass. A bug anywhere in a pass costs one attempt, not the
-//! worker.
+//! A worker: takes the next resource from the queue, acts on the book's
+//! copy of it (read instead when there is none: after a start until the
+//! first list, after a watch gap until the relist, with the per-call
+//! transport), runs one pass on it, and hands the outcome to the
+//! dispatcher: one read at most per pass, none on a continuous watch. A
+//! bug anywhere in a pass costs one attempt, not the worker.
 
 use super::book::Ended;
 use super::dispatch::{pass_began, pass_ended, set_queue_depth};
@@ -17,7 +17,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 pub(super) async fn work_loop(shared: Arc<Shared>) {
-    while let Some(mut work) = shared.queue.pop().await {
+    while let Some(work) = shared.queue.pop().await {
         set_queue_depth(&shared);
         if !shared.may_dispatch() {
             shared.queue.done(&work.key);
@@ -26,8 +26,8 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
         // Taken before the read: a request for a resource found gone is
         // done with (its deletion event follows), and one that could not
         // be read stands, behind the read's backoff.
-        let requested = pass_began(&shared, &work.key);
-        let ended = match work.snapshot.take() {
+        let (requested, copy) = pass_began(&shared, &work.key);
+        let ended = match copy {
             Some(snapshot) => pass(&shared, &work, snapshot, requested).await,
             None => match read(&shared, &work).await {
                 Ok(snapshot) => pass(&shared, &work, snapshot, requested).await,
@@ -49,7 +49,7 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Reads the object a timer (or a list) queued. `Err` when there is
+/// Reads the object the book has no copy of. `Err` when there is
 /// nothing to reconcile now: gone (its deletion event follows), or
 /// unreadable (backed off like a failed write).
 async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Verdict> {
@@ -92,8 +92,8 @@ async fn pass(
     let started = tokio::time::Instant::now();
     let metadata = serde_json::json!({ "metadata": snapshot.get("metadata") });
     let controller = &shared.controller;
-    // The snapshot is the freshest at hand (delivered by the watch event
-    // or read just before): acting on it is as safe as a re-read, since
+    // The snapshot is the freshest at hand (the watch's copy, or read
+    // just before): acting on it is as safe as a re-read, since
     // every write carries its resourceVersion (against a newer one the
     // first write fails with Conflict, before any effect). The next check
     // is kept in memory, so a check may be quiet.

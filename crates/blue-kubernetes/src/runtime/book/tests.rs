@@ -8,6 +8,7 @@ const SETTINGS: Settings = Settings {
     timer_slack_ms: 0,
     retry_base_ms: 1_000,
     retry_max_ms: 60_000,
+    keep_copies: true,
 };
 
 /// A book over one package watched in every namespace (scope 0) and one
@@ -56,32 +57,28 @@ fn at(ms: u64) -> Due {
     }
 }
 
-/// The keys queued, and whether each kept its object.
-fn queued(decisions: &[Decision]) -> Vec<(String, bool)> {
+/// The names of the keys queued.
+fn queued(decisions: &[Decision]) -> Vec<String> {
     decisions
         .iter()
         .filter_map(|d| match d {
-            Decision::Queue { work, .. } => {
-                Some((work.key.name().to_string(), work.snapshot.is_some()))
-            }
+            Decision::Queue { work, .. } => Some(work.key.name().to_string()),
             _ => None,
         })
-        .collect()
-}
-
-fn queued_names(decisions: &[Decision]) -> Vec<String> {
-    queued(decisions)
-        .into_iter()
-        .map(|(name, _)| name)
         .collect()
 }
 
 fn work(name: &str, version: &str) -> Work {
     Work {
         key: key(name),
-        snapshot: None,
         version: version.into(),
     }
+}
+
+/// The resourceVersion of the copy a pass over `name` would act on.
+fn copy_version(book: &mut Book, name: &str) -> Option<String> {
+    let (_, copy) = book.pass_began(&key(name));
+    copy.map(|o| o["metadata"]["resourceVersion"].as_str().unwrap().to_string())
 }
 
 fn ended(verdict: Verdict, name: &str) -> Ended {
@@ -103,12 +100,77 @@ fn broke() -> Verdict {
 }
 
 #[test]
-fn a_due_watched_version_is_queued_with_its_object_and_a_listed_one_without() {
+fn a_pass_acts_on_the_last_copy_while_the_watch_has_no_gap() {
     let mut book = book();
-    let (_, out) = book.arrived(arrival("a", "1", Due::Now, true), 0);
-    assert_eq!(queued(&out), [("a".to_string(), true)]);
-    let (_, out) = book.arrived(arrival("b", "1", Due::Now, false), 0);
-    assert_eq!(queued(&out), [("b".to_string(), false)]);
+    let mut a = arrival("a", "1", Due::Now, true);
+    a.object["metadata"]["managedFields"] = json!([{"manager": "kubectl"}]);
+    let (_, out) = book.arrived(a, 0);
+    assert_eq!(queued(&out), ["a"]);
+    book.arrived(arrival("a", "2", Due::Now, true), 0);
+    let (_, copy) = book.pass_began(&key("a"));
+    let copy = copy.expect("a copy while watching");
+    assert_eq!(copy["metadata"]["resourceVersion"], "2", "the last one");
+    assert!(copy["metadata"].get("managedFields").is_none());
+
+    book.watching(0, false, 0);
+    assert_eq!(copy_version(&mut book, "a"), None, "a gap: read it");
+    book.arrived(arrival("a", "3", Due::Now, false), 0);
+    assert_eq!(copy_version(&mut book, "a"), None, "listed, not yet watched since");
+    book.watching(0, true, 0);
+    assert_eq!(copy_version(&mut book, "a").as_deref(), Some("3"), "the relist's");
+}
+
+#[test]
+fn a_pass_that_lost_its_write_to_a_newer_version_reads_the_next_time() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    assert_eq!(copy_version(&mut book, "a").as_deref(), Some("1"));
+    book.pass_ended(&work("a", "1"), ended(Verdict::Conflict, "a"), 0);
+    assert_eq!(copy_version(&mut book, "a"), None);
+    book.arrived(arrival("a", "2", Due::Now, true), 0);
+    assert_eq!(copy_version(&mut book, "a").as_deref(), Some("2"));
+}
+
+#[test]
+fn a_copy_behind_our_own_write_is_read_instead() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    book.pass_began(&key("a"));
+    let wrote = Ended {
+        written: Some("2".into()),
+        ..ended(Verdict::WroteFailed, "a")
+    };
+    book.pass_ended(&work("a", "1"), wrote, 0);
+    book.requested(&key("a"), Request::Check, 0);
+    assert_eq!(copy_version(&mut book, "a"), None, "a check on 1 could miss 2");
+    book.arrived(arrival("a", "2", at(500), true), 0);
+    assert_eq!(copy_version(&mut book, "a").as_deref(), Some("2"));
+}
+
+#[test]
+fn a_new_version_s_stored_time_replaces_a_schedule_decided_on_another() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", at(5_000), true), 0);
+    // A quiet check on 1 keeps its next check an hour away, in memory.
+    let quiet = Ended {
+        next_check: Some(3_600_000),
+        ..ended(Verdict::Wrote, "a")
+    };
+    book.pass_ended(&work("a", "1"), quiet, 5_000);
+    // Someone else's version stores a retry soon: it decides.
+    book.arrived(arrival("a", "2", at(6_000), true), 5_500);
+    assert_eq!(queued(&book.timers_due(6_000).0), ["a"]);
+}
+
+#[test]
+fn without_watches_no_copy_is_kept() {
+    let settings = Settings {
+        keep_copies: false,
+        ..SETTINGS
+    };
+    let mut book = Book::new(settings, "r", vec![(Feed::Resources(0), String::new())]);
+    book.arrived(arrival("a", "1", Due::Now, false), 0);
+    assert_eq!(copy_version(&mut book, "a"), None);
 }
 
 #[test]
@@ -121,7 +183,7 @@ fn a_version_due_later_sets_a_timer_only_while_its_scope_watches() {
     assert!(early.is_empty());
     assert_eq!(next, Some(5_000));
     let (fired, _) = book.timers_due(5_000);
-    assert_eq!(queued_names(&fired), ["a"]);
+    assert_eq!(queued(&fired), ["a"]);
 
     book.watching(0, false, 5_000);
     let (_, out) = book.arrived(arrival("b", "1", at(9_000), false), 5_000);
@@ -135,14 +197,14 @@ fn a_version_due_later_sets_a_timer_only_while_its_scope_watches() {
         rearmed.contains(&Decision::WakeTimers),
         "a watch that opens sets it"
     );
-    assert_eq!(queued_names(&book.timers_due(9_000).0), ["b"]);
+    assert_eq!(queued(&book.timers_due(9_000).0), ["b"]);
 }
 
 #[test]
 fn a_pass_that_wrote_holds_its_version_until_a_newer_one_arrives() {
     let mut book = book();
     book.arrived(arrival("a", "1", Due::Now, true), 0);
-    assert_eq!(book.pass_began(&key("a")), Request::None);
+    assert_eq!(book.pass_began(&key("a")).0, Request::None);
     let out = book.pass_ended(&work("a", "1"), ended(Verdict::Wrote, "a"), 0);
     assert!(queued(&out).is_empty(), "held: its write is on its way");
     let (_, again) = book.arrived(arrival("a", "1", Due::Now, false), 1);
@@ -151,7 +213,7 @@ fn a_pass_that_wrote_holds_its_version_until_a_newer_one_arrives() {
         "the same version again keeps the hold"
     );
     let (_, newer) = book.arrived(arrival("a", "2", Due::Now, true), 2);
-    assert_eq!(queued_names(&newer), ["a"]);
+    assert_eq!(queued(&newer), ["a"]);
 }
 
 #[test]
@@ -161,16 +223,16 @@ fn a_failed_pass_backs_off_doubling_and_an_edit_ends_the_wait() {
     book.pass_began(&key("a"));
     let out = book.pass_ended(&work("a", "1"), ended(broke(), "a"), 0);
     assert!(queued(&out).is_empty());
-    assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
+    assert_eq!(queued(&book.timers_due(1_000).0), ["a"]);
     book.pass_began(&key("a"));
     book.pass_ended(&work("a", "1"), ended(broke(), "a"), 1_000);
     assert!(queued(&book.timers_due(2_999).0).is_empty(), "doubled");
-    assert_eq!(queued_names(&book.timers_due(3_000).0), ["a"]);
+    assert_eq!(queued(&book.timers_due(3_000).0), ["a"]);
     book.pass_ended(&work("a", "1"), ended(broke(), "a"), 3_000);
     let mut edited = arrival("a", "2", Due::Now, true);
     edited.object["metadata"]["generation"] = json!(2);
     let (_, out) = book.arrived(edited, 3_001);
-    assert_eq!(queued_names(&out), ["a"], "an edit is not backed off");
+    assert_eq!(queued(&out), ["a"], "an edit is not backed off");
 }
 
 #[test]
@@ -179,9 +241,9 @@ fn a_busy_lock_looks_again_after_a_poll_period_and_a_conflict_at_once() {
     book.arrived(arrival("a", "1", Due::Now, true), 0);
     let out = book.pass_ended(&work("a", "1"), ended(Verdict::Busy, "a"), 0);
     assert!(queued(&out).is_empty());
-    assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
+    assert_eq!(queued(&book.timers_due(1_000).0), ["a"]);
     let out = book.pass_ended(&work("a", "1"), ended(Verdict::Conflict, "a"), 1_000);
-    assert_eq!(queued_names(&out), ["a"]);
+    assert_eq!(queued(&out), ["a"]);
 }
 
 #[test]
@@ -197,7 +259,7 @@ fn a_quiet_check_keeps_its_next_check_in_memory() {
     let (fired, next) = book.timers_due(59_999);
     assert!(queued(&fired).is_empty());
     assert_eq!(next, Some(60_000));
-    assert_eq!(queued_names(&book.timers_due(60_000).0), ["a"]);
+    assert_eq!(queued(&book.timers_due(60_000).0), ["a"]);
 }
 
 #[test]
@@ -211,15 +273,15 @@ fn a_request_queues_a_cached_resource_and_outlives_a_pass_that_could_not_look() 
     book.arrived(arrival("a", "1", Due::OnEdit, true), 0);
     let out = book.requested(&key("a"), Request::Check, 0).unwrap();
     assert_eq!(out[0], Decision::Requested);
-    assert_eq!(queued_names(&out), ["a"]);
-    assert_eq!(book.pass_began(&key("a")), Request::Check);
+    assert_eq!(queued(&out), ["a"]);
+    assert_eq!(book.pass_began(&key("a")).0, Request::Check);
     let unserved = Ended {
         unserved_request: Request::Check,
         ..ended(Verdict::Busy, "a")
     };
     book.pass_ended(&work("a", "1"), unserved, 0);
-    assert_eq!(queued_names(&book.timers_due(1_000).0), ["a"]);
-    assert_eq!(book.pass_began(&key("a")), Request::Check, "it stood");
+    assert_eq!(queued(&book.timers_due(1_000).0), ["a"]);
+    assert_eq!(book.pass_began(&key("a")).0, Request::Check, "it stood");
 }
 
 #[test]
@@ -243,7 +305,6 @@ fn a_resource_gone_is_forgotten_in_one_event_and_its_referrers_wait_again() {
     book.pass_ended(
         &Work {
             key: server.clone(),
-            snapshot: None,
             version: "1".into(),
         },
         Ended {
@@ -316,10 +377,10 @@ fn a_referenced_change_asks_every_referrer_and_a_new_version_only_the_waiting() 
         digest: Some(digest),
     };
     let (_, first) = book.arrived(referenced("1", 1), 0);
-    let mut asked = queued_names(&first);
+    let mut asked = queued(&first);
     assert_eq!(asked, ["waiting"], "first seen: only a waiting referrer");
     let (_, changed) = book.arrived(referenced("2", 2), 0);
-    asked = queued_names(&changed);
+    asked = queued(&changed);
     asked.sort();
     assert_eq!(asked, ["ready", "waiting"]);
 }
@@ -335,11 +396,11 @@ fn a_related_object_asks_its_targets_except_while_seeding_or_repeated() {
     let (_, same) = book.related_arrived(1, cm.clone(), "1", vec![key("a")], 0);
     assert!(same.is_empty());
     let (_, newer) = book.related_arrived(1, cm.clone(), "2", vec![key("a")], 0);
-    assert_eq!(queued_names(&newer), ["a"]);
-    assert_eq!(book.pass_began(&key("a")), Request::Check);
+    assert_eq!(queued(&newer), ["a"]);
+    assert_eq!(book.pass_began(&key("a")).0, Request::Check);
     book.related_gone(&cm, Vec::new(), 0);
     assert_eq!(
-        book.pass_began(&key("a")),
+        book.pass_began(&key("a")).0,
         Request::Repair,
         "a deletion repairs"
     );
@@ -368,7 +429,7 @@ fn a_resource_parked_for_another_shard_is_decided_again_when_the_shard_comes() {
     let out = book.pass_ended(&work("a", "1"), not_owned, 0);
     assert!(queued(&out).is_empty(), "held: another replica handles it");
     assert!(book.shard_gained(1, 0).is_empty());
-    assert_eq!(queued_names(&book.shard_gained(2, 0)), ["a"]);
+    assert_eq!(queued(&book.shard_gained(2, 0)), ["a"]);
 }
 
 #[test]

@@ -1,0 +1,113 @@
+//! The watched copy: a pass acts on the last version its watch delivered,
+//! whatever queued it, while that watch has had no gap; it reads the
+//! object only without such a copy; and a stale copy loses its first
+//! write with Conflict before any effect. Paused tokio time drives it.
+
+mod common;
+
+use blue_kubernetes::{start, Runtime};
+use blue_testkit::{Callback, FakeCluster, FakeInfra, Fault, Operation};
+use common::*;
+use serde_json::json;
+use std::time::Duration;
+
+struct Rig {
+    cluster: FakeCluster,
+    infra: FakeInfra,
+    runtime: Runtime,
+}
+
+/// One widget, Ready and checked every 30 s, under a watching runtime.
+async fn rig() -> Rig {
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let controller = build(&cluster, tokio_clock(), vec![infra.package(widgets())], |c| {
+        c.poll_ms = 500;
+        c.resync_ms = 3_600_000;
+    });
+    let runtime = start(controller).unwrap();
+    cluster.create(&widgets(), NS, "w", every_30s(1));
+    wait_ms(100).await;
+    assert_eq!(phase(&cluster), "Ready");
+    Rig {
+        cluster,
+        infra,
+        runtime,
+    }
+}
+
+fn every_30s(value: u64) -> serde_json::Value {
+    json!({"reconcileInterval": "30s", "config": {"value": value}})
+}
+
+fn phase(cluster: &FakeCluster) -> serde_json::Value {
+    cluster.get(&widgets(), NS, "w").unwrap()["status"]["phase"].clone()
+}
+
+async fn wait_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_timer_fired_pass_on_a_continuous_watch_reads_nothing() {
+    let r = rig().await;
+    r.cluster.reset_calls();
+    let observed = r.infra.count(Callback::Observe);
+    wait_ms(3 * 33_000).await;
+    assert_eq!(r.infra.count(Callback::Observe), observed + 3, "three checks");
+    let calls = r.cluster.calls();
+    assert_eq!(calls.get, 0, "{calls:?}");
+    assert_eq!(calls.total(), 0, "quiet checks, no list: {calls:?}");
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn after_a_watch_gap_a_pass_reads_once_then_trusts_the_watch_again() {
+    let r = rig().await;
+    // The watch breaks and cannot be opened again: lists only, no copy.
+    r.cluster
+        .fail_always(Operation::Watch, Some(Fault::Unavailable));
+    r.cluster.expire_watches();
+    wait_ms(10_000).await;
+    assert_eq!(r.runtime.stats().watch_fallbacks, 1);
+    r.cluster.reset_calls();
+    let observed = r.infra.count(Callback::Observe);
+    wait_ms(30_000).await;
+    assert_eq!(r.infra.count(Callback::Observe), observed + 1);
+    assert_eq!(r.cluster.calls().get, 1, "read: no copy since the gap");
+
+    r.cluster.fail_always(Operation::Watch, None);
+    wait_ms(70_000).await;
+    assert_eq!(r.cluster.watch_stats().open, 1, "watching again");
+    r.cluster.reset_calls();
+    let observed = r.infra.count(Callback::Observe);
+    wait_ms(33_000).await;
+    assert_eq!(r.infra.count(Callback::Observe), observed + 1);
+    assert_eq!(r.cluster.calls().get, 0, "the relist's copy");
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stale_copy_loses_its_first_write_and_no_effect_runs() {
+    let r = rig().await;
+    // The watch stays open but its events are held back: the copy is
+    // behind the object from here on.
+    r.cluster.hold_watch_events();
+    r.cluster.edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(2));
+    // The infrastructure drifts, so a pass on the stale copy would repair
+    // it with the old value, if its first write did not fail.
+    r.infra.remove(&format!("{NS}--w"));
+    let converged = r.infra.count(Callback::Converge);
+    let conflicts = r.runtime.stats().conflicts;
+    r.cluster.reset_calls();
+    r.runtime.trigger(&widgets(), NS, "w");
+    wait_ms(1_000).await;
+    assert_eq!(r.runtime.stats().conflicts, conflicts + 1, "the stale copy's write lost");
+    // The next pass read the object and repaired with the new value: one
+    // converge in all, so none ran on the stale copy (it would have set 1
+    // and left the new generation to another).
+    assert_eq!(r.cluster.calls().get, 1, "read after the conflict");
+    assert_eq!(r.infra.count(Callback::Converge), converged + 1);
+    assert_eq!(r.infra.get(&format!("{NS}--w")), Some(json!(2)));
+    r.runtime.stop().await;
+}
