@@ -21,10 +21,15 @@ struct Rig {
 async fn rig() -> Rig {
     let cluster = FakeCluster::new();
     let infra = FakeInfra::new();
-    let controller = build(&cluster, tokio_clock(), vec![infra.package(widgets())], |c| {
-        c.poll_ms = 500;
-        c.resync_ms = 3_600_000;
-    });
+    let controller = build(
+        &cluster,
+        tokio_clock(),
+        vec![infra.package(widgets())],
+        |c| {
+            c.poll_ms = 500;
+            c.resync_ms = 3_600_000;
+        },
+    );
     let runtime = start(controller).unwrap();
     cluster.create(&widgets(), NS, "w", every_30s(1));
     wait_ms(100).await;
@@ -54,7 +59,11 @@ async fn a_timer_fired_pass_on_a_continuous_watch_reads_nothing() {
     r.cluster.reset_calls();
     let observed = r.infra.count(Callback::Observe);
     wait_ms(3 * 33_000).await;
-    assert_eq!(r.infra.count(Callback::Observe), observed + 3, "three checks");
+    assert_eq!(
+        r.infra.count(Callback::Observe),
+        observed + 3,
+        "three checks"
+    );
     let calls = r.cluster.calls();
     assert_eq!(calls.get, 0, "{calls:?}");
     assert_eq!(calls.total(), 0, "quiet checks, no list: {calls:?}");
@@ -93,7 +102,8 @@ async fn a_stale_copy_loses_its_first_write_and_no_effect_runs() {
     // The watch stays open but its events are held back: the copy is
     // behind the object from here on.
     r.cluster.hold_watch_events();
-    r.cluster.edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(2));
+    r.cluster
+        .edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(2));
     // The infrastructure drifts, so a pass on the stale copy would repair
     // it with the old value, if its first write did not fail.
     r.infra.remove(&format!("{NS}--w"));
@@ -102,7 +112,11 @@ async fn a_stale_copy_loses_its_first_write_and_no_effect_runs() {
     r.cluster.reset_calls();
     r.runtime.trigger(&widgets(), NS, "w");
     wait_ms(1_000).await;
-    assert_eq!(r.runtime.stats().conflicts, conflicts + 1, "the stale copy's write lost");
+    assert_eq!(
+        r.runtime.stats().conflicts,
+        conflicts + 1,
+        "the stale copy's write lost"
+    );
     // The next pass read the object and repaired with the new value: one
     // converge in all, so none ran on the stale copy (it would have set 1
     // and left the new generation to another).

@@ -410,7 +410,9 @@ impl Cache {
     /// has dropped its `managedFields`.
     pub(crate) fn keep_copy(&mut self, key: &Key, object: &Value) {
         if let Some(entry) = self.entries.get_mut(key) {
-            entry.copy = serde_json::to_string(object).ok().map(String::into_boxed_str);
+            entry.copy = serde_json::to_string(object)
+                .ok()
+                .map(String::into_boxed_str);
         }
     }
 

@@ -78,7 +78,12 @@ fn work(name: &str, version: &str) -> Work {
 /// The resourceVersion of the copy a pass over `name` would act on.
 fn copy_version(book: &mut Book, name: &str) -> Option<String> {
     let (_, copy) = book.pass_began(&key(name));
-    copy.map(|o| o["metadata"]["resourceVersion"].as_str().unwrap().to_string())
+    copy.map(|o| {
+        o["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    })
 }
 
 fn ended(verdict: Verdict, name: &str) -> Ended {
@@ -115,9 +120,17 @@ fn a_pass_acts_on_the_last_copy_while_the_watch_has_no_gap() {
     book.watching(0, false, 0);
     assert_eq!(copy_version(&mut book, "a"), None, "a gap: read it");
     book.arrived(arrival("a", "3", Due::Now, false), 0);
-    assert_eq!(copy_version(&mut book, "a"), None, "listed, not yet watched since");
+    assert_eq!(
+        copy_version(&mut book, "a"),
+        None,
+        "listed, not yet watched since"
+    );
     book.watching(0, true, 0);
-    assert_eq!(copy_version(&mut book, "a").as_deref(), Some("3"), "the relist's");
+    assert_eq!(
+        copy_version(&mut book, "a").as_deref(),
+        Some("3"),
+        "the relist's"
+    );
 }
 
 #[test]
@@ -142,7 +155,11 @@ fn a_copy_behind_our_own_write_is_read_instead() {
     };
     book.pass_ended(&work("a", "1"), wrote, 0);
     book.requested(&key("a"), Request::Check, 0);
-    assert_eq!(copy_version(&mut book, "a"), None, "a check on 1 could miss 2");
+    assert_eq!(
+        copy_version(&mut book, "a"),
+        None,
+        "a check on 1 could miss 2"
+    );
     book.arrived(arrival("a", "2", at(500), true), 0);
     assert_eq!(copy_version(&mut book, "a").as_deref(), Some("2"));
 }
