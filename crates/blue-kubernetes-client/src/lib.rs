@@ -123,7 +123,7 @@
 //! let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
 //! let page = client.list_page(&widgets, "", &PageRequest::first(500)).await?;
 //! let Some(version) = page.resource_version else { return Ok(()) };
-//! let request = WatchRequest { resource_version: version, timeout_seconds: 300, bookmarks: true };
+//! let request = WatchRequest { resource_version: version, timeout_seconds: 300, bookmarks: true, ..Default::default() };
 //! let mut events = client.watch(&widgets, "", &request).await?;
 //! while let Some(event) = events.next().await {
 //!     match event? {

@@ -16,24 +16,36 @@ pub const DEFAULT_PAGE_LIMIT: u32 = 500;
 ///
 /// ```
 /// use blue_kubernetes_client::PageRequest;
-/// let first = PageRequest::first(500);
+/// let first = PageRequest::first(500).with_label_selector("app=web");
 /// assert_eq!(first.continue_token, None);
+/// assert_eq!(first.label_selector.as_deref(), Some("app=web"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageRequest {
     /// At most this many items (`limit`); 0 asks for all at once.
     pub limit: u32,
     /// The previous page's continue token; `None` for the first page.
     pub continue_token: Option<String>,
+    /// Only objects whose labels match this selector (`labelSelector`,
+    /// e.g. `app=web,tier!=cache`; see [`LabelSelector`](crate::LabelSelector));
+    /// `None` lists every object. Every page of one list must carry the
+    /// same selector as the first.
+    pub label_selector: Option<String>,
 }
 
 impl PageRequest {
-    /// The first page, with at most `limit` items.
+    /// The first page, with at most `limit` items, of every object.
     pub fn first(limit: u32) -> Self {
         Self {
             limit,
-            continue_token: None,
+            ..Self::default()
         }
+    }
+
+    /// The same request for only the objects `selector` matches.
+    pub fn with_label_selector(mut self, selector: impl Into<String>) -> Self {
+        self.label_selector = Some(selector.into());
+        self
     }
 }
 
@@ -52,7 +64,19 @@ pub struct ListPage {
 }
 
 /// Where and how long to watch.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// ```
+/// use blue_kubernetes_client::WatchRequest;
+/// let request = WatchRequest {
+///     resource_version: "7".into(),
+///     timeout_seconds: 300,
+///     ..WatchRequest::default()
+/// }
+/// .with_label_selector("example.com/owner");
+/// assert!(!request.bookmarks);
+/// assert_eq!(request.label_selector.as_deref(), Some("example.com/owner"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WatchRequest {
     /// Changes after this resourceVersion are streamed. A version the
     /// server no longer has fails (at once or as the first item) with
@@ -64,6 +88,20 @@ pub struct WatchRequest {
     /// Ask for `BOOKMARK` events (`allowWatchBookmarks=true`), which move the
     /// resourceVersion forward without an object change.
     pub bookmarks: bool,
+    /// Only changes of objects whose labels match this selector
+    /// (`labelSelector`); `None` watches every object. An object that stops
+    /// matching arrives as [`WatchEvent::Deleted`] (its last matching
+    /// state, at the change's resourceVersion), one that starts matching as
+    /// [`WatchEvent::Added`].
+    pub label_selector: Option<String>,
+}
+
+impl WatchRequest {
+    /// The same request for only the objects `selector` matches.
+    pub fn with_label_selector(mut self, selector: impl Into<String>) -> Self {
+        self.label_selector = Some(selector.into());
+        self
+    }
 }
 
 /// One change seen by a watch.

@@ -125,6 +125,7 @@ async fn a_page_is_the_whole_list_without_a_version_to_watch_from() {
     let later = PageRequest {
         limit: 1,
         continue_token: Some("t".into()),
+        label_selector: None,
     };
     let err = client
         .list_page(&widgets(), "dev", &later)
@@ -149,6 +150,7 @@ async fn the_per_call_transport_does_not_watch() {
         resource_version: "1".into(),
         timeout_seconds: 30,
         bookmarks: true,
+        label_selector: None,
     };
     let Err(err) = client.watch(&widgets(), "dev", &request).await else {
         panic!("kubectl does not watch");

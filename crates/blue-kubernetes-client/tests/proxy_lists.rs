@@ -74,6 +74,7 @@ async fn a_page_carries_the_list_version_and_the_next_token() {
     let next = PageRequest {
         limit: 2,
         continue_token: first.continue_token,
+        label_selector: None,
     };
     let last = client.list_page(&d, "dev", &next).await.unwrap();
     assert_eq!(names(&last.items), ["c"]);
@@ -132,6 +133,7 @@ async fn a_token_that_expires_again_fails_the_list_as_gone() {
     let expired = PageRequest {
         limit: 500,
         continue_token: Some("t1".into()),
+        label_selector: None,
     };
     let err = client
         .list_page(&widgets(), "dev", &expired)
@@ -169,6 +171,7 @@ async fn an_empty_namespace_lists_and_watches_every_namespace() {
         resource_version: "10".into(),
         timeout_seconds: 30,
         bookmarks: false,
+        label_selector: None,
     };
     let _events = client.watch(&d, "", &request).await.unwrap();
     assert_eq!(paths(&fake), [format!("{everywhere}?limit=500"), watch]);

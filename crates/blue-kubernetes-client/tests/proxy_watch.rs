@@ -25,6 +25,7 @@ fn from_10() -> WatchRequest {
         resource_version: "10".into(),
         timeout_seconds: 30,
         bookmarks: true,
+        label_selector: None,
     }
 }
 

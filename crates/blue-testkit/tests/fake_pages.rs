@@ -32,6 +32,7 @@ async fn page(cluster: &FakeCluster, ns: &str, limit: u32, token: Option<String>
     let request = PageRequest {
         limit,
         continue_token: token,
+        label_selector: None,
     };
     cluster.list_page(&widgets(), ns, &request).await.unwrap()
 }
@@ -121,6 +122,7 @@ async fn a_continue_token_behind_the_history_is_gone() {
     let request = PageRequest {
         limit: 1,
         continue_token: token,
+        label_selector: None,
     };
     let err = cluster.list_page(&widgets(), "", &request).await;
     assert_eq!(err.unwrap_err().kind(), ErrorKind::Gone);
@@ -142,6 +144,7 @@ async fn a_short_history_expires_tokens_as_writes_come() {
     let request = PageRequest {
         limit: 1,
         continue_token: first.continue_token,
+        label_selector: None,
     };
     let err = cluster.list_page(&widgets(), "", &request).await;
     assert_eq!(err.unwrap_err().kind(), ErrorKind::Gone);
@@ -153,6 +156,7 @@ async fn a_malformed_token_is_invalid_and_faults_apply_to_pages() {
     let request = PageRequest {
         limit: 1,
         continue_token: Some("not-a-token".into()),
+        label_selector: None,
     };
     let err = cluster.list_page(&widgets(), "", &request).await;
     assert_eq!(err.unwrap_err().kind(), ErrorKind::Invalid);

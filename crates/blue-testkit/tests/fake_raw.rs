@@ -503,6 +503,7 @@ async fn the_client_face_lists_and_watches_the_secrets_written_through_raw_reque
                 resource_version: "0".into(),
                 timeout_seconds: 60,
                 bookmarks: false,
+                label_selector: None,
             },
         )
         .await

@@ -22,6 +22,7 @@ fn request(resource_version: &str, bookmarks: bool) -> WatchRequest {
         resource_version: resource_version.into(),
         timeout_seconds: 300,
         bookmarks,
+        label_selector: None,
     }
 }
 

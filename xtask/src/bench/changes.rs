@@ -49,6 +49,7 @@ impl Changes {
                 resource_version: page.resource_version.context("a list without version")?,
                 timeout_seconds: 900,
                 bookmarks: false,
+                label_selector: None,
             };
             anyhow::Ok(client.watch(descriptor, namespace, &request).await?)
         })?;

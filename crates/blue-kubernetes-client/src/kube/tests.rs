@@ -219,6 +219,7 @@ async fn a_watch_yields_each_event_as_it_arrives() {
         resource_version: "42".into(),
         timeout_seconds: 60,
         bookmarks: true,
+        label_selector: None,
     };
     let mut events = client.watch(&widgets(), "dev", &request).await.unwrap();
     let modified = json!({"type": "MODIFIED", "object": widget()}).to_string();
@@ -243,6 +244,7 @@ async fn an_expired_watch_version_is_gone() {
         resource_version: "1".into(),
         timeout_seconds: 60,
         bookmarks: false,
+        label_selector: None,
     };
     let error = client.watch(&widgets(), "dev", &request).await.err();
     let error = error.expect("a refused watch fails");

@@ -183,6 +183,7 @@ async fn paging_watching_and_releasing_reach_the_inner_client_not_the_defaults()
         resource_version: "7".into(),
         timeout_seconds: 1,
         bookmarks: true,
+        label_selector: None,
     };
     assert!(client.watch(&widgets(), "", &request).await.is_ok());
     let lease = Lease::new("ns", "lock", crate::LeaseSpec::default());

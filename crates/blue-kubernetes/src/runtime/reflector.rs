@@ -303,6 +303,7 @@ async fn watch_until_resync(
             resource_version: version.clone(),
             timeout_seconds: left.as_secs().clamp(1, MAX_WATCH_SECONDS) as u32,
             bookmarks: true,
+            label_selector: None,
         };
         let opened = tokio::select! {
             opened = config.client.watch(descriptor, &scope.namespace, &request) => opened,

@@ -32,7 +32,7 @@ impl FakeCluster {
     /// # async fn main() {
     /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
     /// let cluster = blue_testkit::FakeCluster::new();
-    /// let from = WatchRequest { resource_version: "0".into(), timeout_seconds: 300, bookmarks: false };
+    /// let from = WatchRequest { resource_version: "0".into(), timeout_seconds: 300, ..Default::default() };
     /// let mut stream = cluster.watch(&d, "default", &from).await.unwrap();
     /// cluster.drop_watch_events(1);
     /// cluster.create(&d, "default", "lost", serde_json::json!({}));
@@ -58,7 +58,7 @@ impl FakeCluster {
     /// let cluster = blue_testkit::FakeCluster::new();
     /// let watcher = cluster.clone();
     /// let task = tokio::spawn(async move {
-    ///     let from = WatchRequest { resource_version: "0".into(), timeout_seconds: 1, bookmarks: true };
+    ///     let from = WatchRequest { resource_version: "0".into(), timeout_seconds: 1, bookmarks: true, ..Default::default() };
     ///     watcher.watch(&d, "default", &from).await.map(drop)
     /// });
     /// cluster.watch_stats_until(|s| s.opened == 1).await;
