@@ -94,6 +94,14 @@ pub enum Error {
         /// Why it is rejected (never echoes the value).
         reason: &'static str,
     },
+    /// A label selector the API server would refuse, named by its first
+    /// malformed term (a selector is the caller's own text, never data
+    /// read from the cluster).
+    #[error("invalid label selector term `{term}`")]
+    InvalidLabelSelector {
+        /// The malformed term, trimmed (empty for an empty term).
+        term: String,
+    },
     /// A write refused without being sent because this process can no
     /// longer prove it holds the lease the write was made under (the
     /// leader-election Lease, or the Lease of the resource's shard, in the
@@ -164,6 +172,8 @@ impl Error {
                 *kind
             }
             Error::Fenced { .. } => ErrorKind::Conflict,
+            // The API server answers such a selector with 400 Bad Request.
+            Error::InvalidLabelSelector { .. } => ErrorKind::Invalid,
             Error::Decode { .. }
             | Error::InvalidOption { .. }
             | Error::TempFile(_)
@@ -191,7 +201,9 @@ impl Error {
             Error::Proxy { .. } => Some("proxy"),
             Error::Kube { .. } => Some("kube"),
             Error::Unsupported { operation } => Some(operation),
-            Error::InvalidOption { .. } | Error::TempFile(_) => None,
+            Error::InvalidOption { .. }
+            | Error::InvalidLabelSelector { .. }
+            | Error::TempFile(_) => None,
         }
     }
 

@@ -14,7 +14,9 @@
 //!   which namespace, and the name checks that keep input out of flags and
 //!   paths. `writes`: the bodies of the two guarded writes.
 //! - `watch`, `pagination`, `watch_format`, `watch_stream`: pages and watch
-//!   streams. `lease`, `cluster_types`: Leases, discovery, access checks.
+//!   streams; `label_selector`: [`LabelSelector`], which objects a selected
+//!   list or watch holds. `lease`, `cluster_types`: Leases, discovery,
+//!   access checks.
 //! - `error`, `http_status`: [`Error`], and the API server's status code and
 //!   `reason` as an [`ErrorKind`]. `scratch`: private directories, and the
 //!   sweep of those a killed process left.
@@ -157,6 +159,7 @@ mod http_status;
 #[cfg(feature = "kube")]
 mod kube;
 mod kubectl;
+mod label_selector;
 mod layer;
 mod lease;
 mod names;
@@ -195,6 +198,7 @@ pub use kubectl::{classify_output, operation_of};
 pub use kubectl::{kubectl_client, KubectlClient, IN_CLUSTER_CONTEXT};
 pub use kubectl::{Invocation, Output, Runner, TokioRunner};
 pub use kubectl::{KubectlConfig, RequestParams, Response, DEFAULT_SERVICE_ACCOUNT_DIR};
+pub use label_selector::LabelSelector;
 pub use layer::{Answer, Call, Hook, Layered};
 pub use lease::{Lease, LeaseSpec, LEASE_API_VERSION};
 pub use proxy::{proxy_client, ProxyClient, ProxyConfig, ProxyStats};
