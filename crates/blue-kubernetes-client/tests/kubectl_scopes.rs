@@ -158,3 +158,24 @@ async fn the_per_call_transport_does_not_watch() {
     assert!(matches!(err, Error::Unsupported { operation: "watch" }));
     assert!(calls.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_selected_page_passes_the_selector_as_one_argument() {
+    let (runner, calls) = recording(|_| Ok(ok(LIST)));
+    let dir = tempfile::tempdir().unwrap();
+    let client = kubectl_client(options(runner, dir.path())).unwrap();
+    let page = PageRequest::first(0).with_label_selector("app=web,tier!=cache");
+    client.list_page(&widgets(), "", &page).await.unwrap();
+    // `--selector=S` in one argument, so no selector can pass for a flag.
+    assert_eq!(
+        calls.lock().unwrap()[0].args(),
+        [
+            "get",
+            "widgets.v1.example.com",
+            "--all-namespaces",
+            "--selector=app=web,tier!=cache",
+            "-o",
+            "json"
+        ]
+    );
+}

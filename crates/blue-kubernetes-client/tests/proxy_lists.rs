@@ -237,3 +237,35 @@ async fn a_cluster_scoped_type_never_names_a_namespace() {
         json!({"name": "r1", "uid": "u-1", "resourceVersion": "41"})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selected_list_and_watch_send_the_encoded_label_selector() {
+    let fake = Fake::start();
+    let selector = "app=web,tier!=cache";
+    let encoded = "app%3Dweb%2Ctier%21%3Dcache";
+    let list = format!("{BASE}?limit=2&continue=t1&labelSelector={encoded}");
+    fake.answer(&list, Answer::Reply(200, page(&["a"], "10", "")));
+    let watch = format!(
+        "{BASE}?watch=1&resourceVersion=10&timeoutSeconds=30&allowWatchBookmarks=true\
+         &labelSelector={encoded}"
+    );
+    fake.answer(&watch, Answer::Stream);
+    let client = fake.client(|_| {});
+    let d = widgets();
+    let next = PageRequest {
+        limit: 2,
+        continue_token: Some("t1".into()),
+        label_selector: Some(selector.into()),
+    };
+    let page = client.list_page(&d, "dev", &next).await.unwrap();
+    assert_eq!(names(&page.items), ["a"]);
+    let request = WatchRequest {
+        resource_version: "10".into(),
+        timeout_seconds: 30,
+        bookmarks: true,
+        label_selector: None,
+    }
+    .with_label_selector(selector);
+    let _events = client.watch(&d, "dev", &request).await.unwrap();
+    assert_eq!(paths(&fake), [list, watch]);
+}

@@ -198,6 +198,32 @@ async fn a_list_page_carries_its_limit_and_version() {
 }
 
 #[tokio::test]
+async fn a_selected_list_page_and_watch_carry_the_encoded_selector() {
+    let list = json!({"metadata": {"resourceVersion": "42"}, "items": []});
+    let (client, log) = answering(200, list);
+    let page = crate::PageRequest::first(5).with_label_selector("example.com/owner=a");
+    client.list_page(&widgets(), "", &page).await.unwrap();
+    let request = WatchRequest {
+        resource_version: "42".into(),
+        timeout_seconds: 60,
+        ..WatchRequest::default()
+    }
+    .with_label_selector("!paused");
+    // The answer is no stream, but the request was already sent.
+    let _ = client.watch(&widgets(), "dev", &request).await;
+    let log = log.lock().unwrap();
+    assert_eq!(
+        log[0].target,
+        "/apis/example.com/v1/widgets?limit=5&labelSelector=example.com%2Fowner%3Da"
+    );
+    assert_eq!(
+        log[1].target,
+        "/apis/example.com/v1/namespaces/dev/widgets\
+         ?watch=1&resourceVersion=42&timeoutSeconds=60&labelSelector=%21paused"
+    );
+}
+
+#[tokio::test]
 async fn a_watch_yields_each_event_as_it_arrives() {
     let (lines, chunks) = mpsc::unbounded_channel::<String>();
     let chunks = Arc::new(Mutex::new(Some(chunks)));

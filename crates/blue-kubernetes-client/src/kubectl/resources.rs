@@ -37,17 +37,12 @@ impl Client for KubectlClient {
         descriptor: &ResourceDescriptor,
         namespace: &str,
     ) -> Result<Vec<Value>, Error> {
-        let scope = Scope::of_collection(descriptor, namespace)?;
-        let plural = descriptor.versioned_plural();
-        let mut args = vec!["get", plural.as_str()];
-        args.extend(scope.kubectl_flags());
-        args.extend(["-o", "json"]);
-        let list = self.request(&args, RequestParams::default()).await?;
-        list_items(list.into_json()).ok_or_else(|| decode("get"))
+        self.list_selected(descriptor, namespace, None).await
     }
 
     /// Every object in one page, as [`list_resources`](Client::list_resources)
-    /// reads them (kubectl pages internally). No resourceVersion: kubectl
+    /// reads them (kubectl pages internally), with `--selector=S` for a
+    /// label selector. No resourceVersion: kubectl
     /// prints its pages as one `List` without the list's version, and this
     /// transport does not watch anyway. A continue token is refused, since
     /// this transport never hands one out.
@@ -63,8 +58,9 @@ impl Client for KubectlClient {
                 reason: "the kubectl transport returns every object in the first page",
             });
         }
+        let selector = page.label_selector.as_deref();
         Ok(ListPage {
-            items: self.list_resources(descriptor, namespace).await?,
+            items: self.list_selected(descriptor, namespace, selector).await?,
             resource_version: None,
             continue_token: None,
         })
@@ -173,6 +169,28 @@ impl Client for KubectlClient {
 
     async fn update_lease(&self, lease: &Lease) -> Result<Lease, Error> {
         self.lease_update(lease).await
+    }
+}
+
+impl KubectlClient {
+    /// `kubectl get <plural>.<version>.<group> [-n NS | --all-namespaces]
+    /// [--selector=S] -o json`, returning `items`.
+    async fn list_selected(
+        &self,
+        descriptor: &ResourceDescriptor,
+        namespace: &str,
+        selector: Option<&str>,
+    ) -> Result<Vec<Value>, Error> {
+        let scope = Scope::of_collection(descriptor, namespace)?;
+        let plural = descriptor.versioned_plural();
+        // One argument, so a selector can never be read as a flag.
+        let selector = selector.map(|s| format!("--selector={s}"));
+        let mut args = vec!["get", plural.as_str()];
+        args.extend(scope.kubectl_flags());
+        args.extend(selector.as_deref());
+        args.extend(["-o", "json"]);
+        let list = self.request(&args, RequestParams::default()).await?;
+        list_items(list.into_json()).ok_or_else(|| decode("get"))
     }
 }
 

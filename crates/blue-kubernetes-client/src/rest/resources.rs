@@ -52,7 +52,7 @@ macro_rules! rest_client {
                 $crate::pagination::list_all(self, descriptor, namespace, limit).await
             }
 
-            /// `GET /apis/G/V/namespaces/NS/PLURAL?limit=N[&continue=TOKEN]`
+            /// `GET /apis/G/V/namespaces/NS/PLURAL?limit=N[&continue=TOKEN][&labelSelector=S]`
             /// (`/apis/G/V/PLURAL?...` for every namespace or a
             /// cluster-scoped type). An expired token fails with
             /// [`ErrorKind::Gone`](crate::ErrorKind::Gone).
@@ -65,7 +65,7 @@ macro_rules! rest_client {
                 $crate::rest::resources::list_page(self, descriptor, namespace, page).await
             }
 
-            /// `GET .../PLURAL?watch=1&resourceVersion=RV&timeoutSeconds=T[&allowWatchBookmarks=true]`,
+            /// `GET .../PLURAL?watch=1&resourceVersion=RV&timeoutSeconds=T[&allowWatchBookmarks=true][&labelSelector=S]`,
             /// its events decoded as they arrive; the request deadline
             /// covers only the response headers.
             async fn watch(
@@ -205,6 +205,9 @@ pub(crate) async fn list_page<T: HttpTransport>(
     }
     if let Some(token) = &page.continue_token {
         path = path.with_query("continue", token);
+    }
+    if let Some(selector) = &page.label_selector {
+        path = path.with_query("labelSelector", selector);
     }
     let list = send(transport, ApiRequest::get(path)).await?;
     crate::pagination::page_of(list.body).ok_or_else(|| decode::<T>("response"))

@@ -34,6 +34,9 @@ pub(crate) async fn watch<T: HttpTransport>(
     if request.bookmarks {
         path = path.with_query("allowWatchBookmarks", "true");
     }
+    if let Some(selector) = &request.label_selector {
+        path = path.with_query("labelSelector", selector);
+    }
     let http_request = http_request("GET", path.as_str(), "application/json", Bytes::new())?;
     match transport
         .open_stream(http_request, transport.default_timeout())
