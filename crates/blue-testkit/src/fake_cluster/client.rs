@@ -3,8 +3,8 @@
 use super::State;
 use super::{FakeCluster, Operation, RecordedCall};
 use blue_kubernetes_client::{
-    AccessCheck, ApiResource, Client, Error, ErrorKind, Lease, ListPage, PageRequest,
-    ResourceDescriptor, WatchRequest, WatchStream,
+    AccessCheck, ApiResource, Client, Error, ErrorKind, LabelSelector, Lease, ListPage,
+    PageRequest, ResourceDescriptor, WatchRequest, WatchStream,
 };
 use serde_json::Value;
 
@@ -87,6 +87,13 @@ fn leases() -> ResourceDescriptor {
     ResourceDescriptor::new("coordination.k8s.io", "v1", "leases", "Lease")
 }
 
+/// The request's label selector; a malformed one is refused with the
+/// parser's error (`Invalid`, naming the term), as the API server answers
+/// 400 Bad Request.
+fn selector(selector: Option<&str>) -> Result<LabelSelector, Error> {
+    selector.map_or_else(|| Ok(LabelSelector::default()), LabelSelector::parse)
+}
+
 fn refused(operation: Operation, kind: ErrorKind) -> Error {
     Error::kubectl(operation.kubectl_verb(), kind)
 }
@@ -119,7 +126,8 @@ impl Client for FakeCluster {
     ) -> Result<ListPage, Error> {
         let op = Operation::ListPage;
         self.begin(op, d, namespace, None).await?;
-        let served = self.lock().store.page(d, namespace, page);
+        let selector = selector(page.label_selector.as_deref())?;
+        let served = self.lock().store.page(d, namespace, page, &selector);
         served.map_err(|kind| refused(op, kind))
     }
 
@@ -131,7 +139,8 @@ impl Client for FakeCluster {
     ) -> Result<WatchStream, Error> {
         let op = Operation::Watch;
         self.begin(op, d, namespace, None).await?;
-        self.open_watch(d, namespace, request)
+        let selector = selector(request.label_selector.as_deref())?;
+        self.open_watch(d, namespace, request, selector)
             .map_err(|kind| refused(op, kind))
     }
 

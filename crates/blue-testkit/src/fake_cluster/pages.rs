@@ -5,7 +5,7 @@
 
 use super::history::Key;
 use super::store::{selects, Store};
-use blue_kubernetes_client::{ErrorKind, ListPage, PageRequest, ResourceDescriptor};
+use blue_kubernetes_client::{ErrorKind, LabelSelector, ListPage, PageRequest, ResourceDescriptor};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -24,14 +24,16 @@ fn decode(token: &str) -> Option<(u64, (String, String))> {
 }
 
 impl Store {
-    /// One page of the objects of `d` in `namespace` (`""`: all).
-    /// `Invalid` for a malformed token, `Gone` for one older than the
-    /// history.
+    /// One page of the objects of `d` in `namespace` (`""`: all) that
+    /// `selector` matches: the limit counts only those, as the API server
+    /// fills a page with matching objects. `Invalid` for a malformed token,
+    /// `Gone` for one older than the history.
     pub(crate) fn page(
         &self,
         d: &ResourceDescriptor,
         namespace: &str,
         page: &PageRequest,
+        selector: &LabelSelector,
     ) -> Result<ListPage, ErrorKind> {
         let (revision, after) = match &page.continue_token {
             None => (self.revision(), None),
@@ -44,9 +46,12 @@ impl Store {
             }
         };
         let view = self.view_at(d, namespace, revision);
-        let mut rest = view.into_iter().filter(|(k, _)| match &after {
-            Some((ns, name)) => (&k.2, &k.3) > (ns, name),
-            None => true,
+        let mut rest = view.into_iter().filter(|(k, object)| {
+            let later = match &after {
+                Some((ns, name)) => (&k.2, &k.3) > (ns, name),
+                None => true,
+            };
+            later && selector.matches(object)
         });
         let limit = match page.limit {
             0 => usize::MAX,

@@ -6,7 +6,10 @@
 use super::history::{Change, ChangeKind};
 use super::store::{selects, Store};
 use super::{FakeCluster, Fault, Operation};
-use blue_kubernetes_client::{Error, ErrorKind, ResourceDescriptor, WatchEvent, WatchStream};
+use blue_kubernetes_client::{
+    Error, ErrorKind, LabelSelector, ResourceDescriptor, WatchEvent, WatchStream,
+};
+use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -57,6 +60,8 @@ pub(crate) enum SlotState {
 pub(crate) struct Slot {
     pub(crate) descriptor: ResourceDescriptor,
     namespace: String,
+    /// Only changes of objects this matches are delivered.
+    selector: LabelSelector,
     /// Every change up to this revision was delivered or skipped.
     cursor: u64,
     bookmarks: bool,
@@ -99,18 +104,40 @@ fn gone() -> Error {
     Fault::Kind(ErrorKind::Gone).error(Operation::Watch)
 }
 
-fn event(change: &Change) -> WatchEvent {
+/// What a watch through `selector` sees of `change`, as the API server's
+/// watch cache decides it: nothing when the object matched neither before
+/// nor after; `DELETED` when it stops matching (its last matching state at
+/// the change's resourceVersion) and `ADDED` when it starts.
+fn event(change: &Change, selector: &LabelSelector) -> Option<WatchEvent> {
     let object = change.object.clone();
+    let was = change
+        .previous
+        .as_ref()
+        .is_some_and(|previous| selector.matches(previous));
+    let is = selector.matches(&change.object);
     match change.kind {
-        ChangeKind::Added => WatchEvent::Added(object),
-        ChangeKind::Modified => WatchEvent::Modified(object),
-        ChangeKind::Deleted => WatchEvent::Deleted(object),
+        ChangeKind::Added => is.then_some(WatchEvent::Added(object)),
+        ChangeKind::Deleted => (was || is).then_some(WatchEvent::Deleted(object)),
+        ChangeKind::Modified => match (was, is) {
+            (true, true) => Some(WatchEvent::Modified(object)),
+            (false, true) => Some(WatchEvent::Added(object)),
+            (true, false) => Some(WatchEvent::Deleted(left_behind(change))),
+            (false, false) => None,
+        },
     }
+}
+
+/// The state before `change`, carrying the change's resourceVersion.
+fn left_behind(change: &Change) -> Value {
+    let mut last = change.previous.clone().unwrap_or_default();
+    last["metadata"]["resourceVersion"] = Value::from(change.revision.to_string());
+    last
 }
 
 impl Watches {
     /// Registers a watch of `d` in `namespace` from `resource_version`
-    /// (`""` or `"0"`: the current objects as `ADDED`, then what follows).
+    /// (`""` or `"0"`: the current objects as `ADDED`, then what follows),
+    /// of the objects `selector` matches.
     fn open(
         &mut self,
         store: &Store,
@@ -118,10 +145,12 @@ impl Watches {
         namespace: &str,
         resource_version: &str,
         bookmarks: bool,
+        selector: LabelSelector,
     ) -> Result<u64, ErrorKind> {
         let (cursor, pending) = match resource_version {
             "" | "0" => {
                 let current = store.list(d, namespace).into_iter();
+                let current = current.filter(|object| selector.matches(object));
                 (store.revision(), current.map(WatchEvent::Added).collect())
             }
             rv => (rv.parse().map_err(|_| ErrorKind::Invalid)?, VecDeque::new()),
@@ -137,6 +166,7 @@ impl Watches {
             Slot {
                 descriptor: d.clone(),
                 namespace: namespace.to_owned(),
+                selector,
                 cursor,
                 bookmarks,
                 bookmark_due: bookmarks,
@@ -188,7 +218,9 @@ impl Watches {
                 break;
             };
             slot.cursor = change.revision;
-            let event = event(change);
+            let Some(event) = event(change, &slot.selector) else {
+                continue;
+            };
             if self.faults.drop > 0 {
                 self.faults.drop -= 1;
                 self.stats.send_modify(|s| s.dropped += 1);
@@ -260,12 +292,13 @@ impl Reader {
 
 impl FakeCluster {
     /// Opens a watch slot and its stream (the call is already counted and
-    /// faulted by the caller).
+    /// faulted, its selector parsed, by the caller).
     pub(super) fn open_watch(
         &self,
         d: &ResourceDescriptor,
         namespace: &str,
         request: &blue_kubernetes_client::WatchRequest,
+        selector: LabelSelector,
     ) -> Result<WatchStream, ErrorKind> {
         let (id, bell, timeouts) = {
             let mut state = self.lock();
@@ -276,6 +309,7 @@ impl FakeCluster {
                 namespace,
                 &request.resource_version,
                 request.bookmarks,
+                selector,
             )?;
             (id, store.history.subscribe(), watches.faults.timeouts)
         };
