@@ -183,3 +183,32 @@ async fn the_kubectl_client_lists_everywhere_and_writes_cluster_scoped_objects()
         assert!(!command.contains(&"-n".to_owned()), "{command:?}");
     }
 }
+
+#[tokio::test]
+async fn a_selector_lists_only_matching_objects_in_every_spelling() {
+    let (cluster, kubectl) = setup();
+    for (name, app) in [("a", "web"), ("b", "api"), ("c", "web")] {
+        let metadata = json!({"name": name, "namespace": "dev", "labels": {"app": app}});
+        cluster.create_with(&widgets(), json!({"metadata": metadata}));
+    }
+    let spellings: [&[&str]; 3] = [
+        &["-l", "app=web"],
+        &["--selector", "app=web"],
+        &["--selector=app=web"],
+    ];
+    for selector in spellings {
+        let mut args = vec!["get", "widgets.example.com", "-n", "dev"];
+        args.extend_from_slice(selector);
+        args.extend(["-o", "json"]);
+        let list = json_of(&run(&kubectl, &args).await);
+        assert_eq!(names(&list), ["dev/a", "dev/c"], "{selector:?}");
+    }
+    let args = ["get", "widgets.example.com", "-l", "app in (", "-o", "json"];
+    let refused = run(&kubectl, &args).await;
+    assert_ne!(refused.exit_code, 0);
+    assert!(
+        refused.stderr.contains("invalid label selector"),
+        "{}",
+        refused.stderr
+    );
+}

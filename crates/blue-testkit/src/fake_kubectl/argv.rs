@@ -5,7 +5,7 @@ use std::collections::HashMap;
 /// Global flags the transport puts before the command.
 const GLOBAL: [&str; 3] = ["--kubeconfig", "--context", "--request-timeout"];
 /// Command flags that take a value.
-const VALUED: [&str; 11] = [
+const VALUED: [&str; 13] = [
     "-n",
     "--namespace",
     "-o",
@@ -17,17 +17,20 @@ const VALUED: [&str; 11] = [
     "--type",
     "--raw",
     "--chunk-size",
+    "-l",
+    "--selector",
 ];
 
 /// One supported kubectl command.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Command {
-    /// `get TYPE (-n NS | --all-namespaces) -o json`; no namespace: the
-    /// context's, or none for a cluster-scoped type.
+    /// `get TYPE (-n NS | --all-namespaces) [-l SELECTOR] -o json`; no
+    /// namespace: the context's, or none for a cluster-scoped type.
     List {
         resource: String,
         namespace: Option<String>,
         all_namespaces: bool,
+        selector: Option<String>,
     },
     /// `get TYPE NAME [-n NS] [--ignore-not-found] -o json`
     Get {
@@ -88,6 +91,7 @@ fn canonical(flag: &str) -> &str {
         "-o" => "--output",
         "-f" => "--filename",
         "-p" => "--patch",
+        "-l" => "--selector",
         other => other,
     }
 }
@@ -156,6 +160,7 @@ pub(crate) fn parse(args: &[String]) -> Result<Command, Rejected> {
                 resource: resource.clone(),
                 namespace: parts.namespace(),
                 all_namespaces: parts.all_namespaces,
+                selector: parts.flag("--selector"),
             })
         }
         ("get", [_, _]) if parts.all_namespaces => Err(Rejected::Unsupported(
@@ -270,6 +275,7 @@ mod tests {
                 resource: "w.example.com".into(),
                 namespace: Some("ns".into()),
                 all_namespaces: false,
+                selector: None,
             })
         );
         let everywhere = parse(&strings(&["get", "w.example.com", "-A", "-o", "json"]));

@@ -3,7 +3,7 @@
 use super::argv::{self, Command};
 use super::stderr::{self, Subject};
 use super::{fail, ok, pretty, FakeKubectl};
-use blue_kubernetes_client::{Client, ErrorKind, Output, ResourceDescriptor};
+use blue_kubernetes_client::{Client, Error, ErrorKind, Output, PageRequest, ResourceDescriptor};
 use serde_json::{json, Value};
 
 /// The namespace a command addresses for type `d`: none (`""`) for a
@@ -24,6 +24,7 @@ impl FakeKubectl {
                 resource,
                 namespace,
                 all_namespaces,
+                selector,
             } => {
                 let Some(d) = self.by_name(&resource) else {
                     return fail(stderr::unknown_type(&resource));
@@ -35,7 +36,17 @@ impl FakeKubectl {
                     name: None,
                     verb: "list",
                 };
-                match self.cluster.list_resources(d, &namespace).await {
+                let listed = match selector {
+                    None => self.cluster.list_resources(d, &namespace).await,
+                    Some(selector) => {
+                        let page = PageRequest::first(0).with_label_selector(selector);
+                        let page = self.cluster.list_page(d, &namespace, &page).await;
+                        page.map(|page| page.items)
+                    }
+                };
+                match listed {
+                    // kubectl refuses a malformed selector before any request.
+                    Err(e @ Error::InvalidLabelSelector { .. }) => fail(format!("error: {e}")),
                     Ok(items) => ok(pretty(&json!({
                         "apiVersion": "v1",
                         "kind": "List",

@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 ///
 /// Supported, after `[kubectl, (--kubeconfig K), (--context C),
 /// (--request-timeout=Ns)]`:
-/// - `get PLURAL.GROUP (-n NS | --all-namespaces | -A) [--chunk-size=N] -o json`
-///   (a `List`);
+/// - `get PLURAL.GROUP (-n NS | --all-namespaces | -A) [--chunk-size=N]
+///   [-l | --selector SELECTOR] -o json` (a `List`);
 /// - `get PLURAL.GROUP NAME -n NS [--ignore-not-found] -o json`;
 /// - `replace --raw /apis/G/V/namespaces/NS/PLURAL/NAME/status -f FILE`
 ///   (the body is read from `FILE`);
