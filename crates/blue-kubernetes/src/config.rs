@@ -87,6 +87,11 @@ pub struct Config {
     /// i.e. 10 minutes; 0 writes every check, as the reference does; at
     /// most 365 days).
     pub status_heartbeat_ms: u64,
+    /// How long a cached related read waits for the watch to deliver this
+    /// process's own last write to the object read, before it reads the
+    /// API server instead (default 1000; at most 60000; see
+    /// [`Api::cached`](crate::package::Api::cached)).
+    pub cached_read_wait_ms: u64,
     /// How much later than due a periodic check or retry may run, so that
     /// timers due close together fire together (default 200; 0: each on
     /// its millisecond; at most 60000). A timer set for `t` fires at the
@@ -170,6 +175,7 @@ impl Config {
             retry_base_ms: 1000,
             retry_max_ms: 60_000,
             status_heartbeat_ms: 600_000,
+            cached_read_wait_ms: 1_000,
             timer_slack_ms: DEFAULT_TIMER_SLACK_MS,
             log_callback_errors: true,
             event_component: None,
@@ -235,6 +241,9 @@ impl Config {
         if self.status_heartbeat_ms > crate::resource::MAX_RECONCILE_INTERVAL_MS {
             return invalid("status_heartbeat_ms", "must be at most 365 days");
         }
+        if self.cached_read_wait_ms > 60_000 {
+            return invalid("cached_read_wait_ms", "must be at most 60000");
+        }
         if self.timer_slack_ms > 60_000 {
             return invalid("timer_slack_ms", "must be at most 60000");
         }
@@ -285,6 +294,7 @@ impl std::fmt::Debug for Config {
             .field("retry_base_ms", &self.retry_base_ms)
             .field("retry_max_ms", &self.retry_max_ms)
             .field("status_heartbeat_ms", &self.status_heartbeat_ms)
+            .field("cached_read_wait_ms", &self.cached_read_wait_ms)
             .field("timer_slack_ms", &self.timer_slack_ms)
             .field("log_callback_errors", &self.log_callback_errors)
             .field("event_component", &self.event_component)
@@ -318,6 +328,8 @@ crate::setters::setters!(Config {
     with_retry_max_ms(retry_max_ms: u64),
     /// Sets [`status_heartbeat_ms`](Config::status_heartbeat_ms).
     with_status_heartbeat_ms(status_heartbeat_ms: u64),
+    /// Sets [`cached_read_wait_ms`](Config::cached_read_wait_ms).
+    with_cached_read_wait_ms(cached_read_wait_ms: u64),
     /// Sets [`timer_slack_ms`](Config::timer_slack_ms).
     with_timer_slack_ms(timer_slack_ms: u64),
     /// Sets [`log_callback_errors`](Config::log_callback_errors).

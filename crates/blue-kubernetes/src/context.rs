@@ -113,11 +113,51 @@ impl Metadata {
 #[derive(Clone)]
 pub struct Api {
     client: Arc<dyn Client>,
+    objects: Option<Arc<crate::cached::ObjectStore>>,
 }
 
 impl Api {
     pub(crate) fn new(client: Arc<dyn Client>) -> Self {
-        Self { client }
+        Self {
+            client,
+            objects: None,
+        }
+    }
+
+    /// This handle with the controller's cached related objects.
+    pub(crate) fn with_objects(mut self, objects: Arc<crate::cached::ObjectStore>) -> Self {
+        self.objects = Some(objects);
+        self
+    }
+
+    /// Reads one object of a related kind declared
+    /// [`cached`](crate::related::Related::cached) from the controller's
+    /// cache: no request, yet it sees every write this process made to the
+    /// object (through this handle, a connection, or the controller), as it
+    /// waits for the watch to deliver that write (at most
+    /// [`Config::cached_read_wait_ms`](crate::Config::cached_read_wait_ms),
+    /// then it reads the API server). A kind not cached, a scope not
+    /// watched yet (or after a watch gap), and a context without a runtime
+    /// read the API server, as [`get`](Self::get) does. `None` when it does
+    /// not exist.
+    ///
+    /// ```no_run
+    /// # async fn demo(api: &blue_kubernetes::package::Api) -> Result<(), blue_kubernetes_client::Error> {
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+    /// let cm = api.cached(&config_maps, "default", "web-settings").await?;
+    /// # let _ = cm; Ok(()) }
+    /// ```
+    pub async fn cached(
+        &self,
+        kind: &ResourceDescriptor,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Value>, blue_kubernetes_client::Error> {
+        match &self.objects {
+            Some(objects) => objects.read(&*self.client, kind, namespace, name).await,
+            None => self.get(kind, namespace, name).await,
+        }
     }
 
     /// Reads one object; `None` when it does not exist.

@@ -24,6 +24,8 @@ pub struct Controller {
     pub(crate) stopping: Arc<std::sync::atomic::AtomicBool>,
     /// How far this process went in each object's durable-steps runs.
     pub(crate) step_marks: Arc<crate::steps::Marks>,
+    /// The cached related kinds' objects, for the packages' reads.
+    pub(crate) objects: Arc<crate::cached::ObjectStore>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -64,7 +66,13 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
     let fence = gate
         .clone()
         .map(|gate| Fence::leader(gate, config.now.clone()));
-    config.client = client_stack(config.client, &metrics, fence);
+    let kinds = crate::runtime::related::kinds(&config.packages)?;
+    let objects = Arc::new(crate::cached::ObjectStore::new(
+        &kinds,
+        config.cached_read_wait_ms,
+        &metrics,
+    ));
+    config.client = client_stack(config.client, &metrics, fence, &objects);
     let events = config.event_component.clone().map(|component| {
         EventRecorder::new(
             component,
@@ -83,6 +91,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         connections: Arc::default(),
         stopping: Arc::default(),
         step_marks,
+        objects,
     })
 }
 

@@ -177,6 +177,7 @@
 //! own write comes back through step 1.
 
 mod binding;
+mod cached;
 mod callback;
 mod client_stack;
 mod closures;

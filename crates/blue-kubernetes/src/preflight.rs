@@ -188,6 +188,7 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
     }
     // Related kinds are listed (and watched) like the resources.
     for d in crate::runtime::related::kinds(&config.packages)
+        .unwrap_or_default()
         .into_iter()
         .map(|k| k.descriptor)
     {

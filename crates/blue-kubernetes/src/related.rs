@@ -9,7 +9,9 @@
 //! The runtime lists and watches each related kind once per namespace
 //! scope, however many packages declare it, and keeps of each object only
 //! its resourceVersion and the resources it mapped to: the mapping runs
-//! when a version arrives, never later.
+//! when a version arrives, never later. A kind declared
+//! [`cached`](Related::cached) keeps its objects too, for the packages'
+//! reads ([`Api::cached`](crate::package::Api::cached)).
 
 pub use crate::references::Reference;
 
@@ -83,6 +85,8 @@ enum Mapping {
 pub struct Related {
     pub(crate) descriptor: ResourceDescriptor,
     mapping: Mapping,
+    pub(crate) selector: Option<String>,
+    pub(crate) cached: bool,
 }
 
 impl Related {
@@ -94,15 +98,22 @@ impl Related {
         Self {
             descriptor,
             mapping: Mapping::Owner,
+            selector: None,
+            cached: false,
         }
     }
 
     /// Objects of `descriptor` whose label `key` holds the name of the
-    /// resource (in the object's namespace) they belong to.
+    /// resource (in the object's namespace) they belong to. Only objects
+    /// carrying the label are listed and watched (the label selector
+    /// `key`), unless [`selector`](Self::selector) says otherwise.
     pub fn labelled(descriptor: ResourceDescriptor, key: impl Into<String>) -> Self {
+        let key = key.into();
         Self {
             descriptor,
-            mapping: Mapping::Label(key.into()),
+            selector: Some(key.clone()),
+            mapping: Mapping::Label(key),
+            cached: false,
         }
     }
 
@@ -113,6 +124,8 @@ impl Related {
         Self {
             descriptor,
             mapping: Mapping::Annotation(key.into()),
+            selector: None,
+            cached: false,
         }
     }
 
@@ -127,7 +140,38 @@ impl Related {
         Self {
             descriptor,
             mapping: Mapping::Function(Arc::new(map)),
+            selector: None,
+            cached: false,
         }
+    }
+
+    /// Lists and watches only the objects that match the label selector
+    /// `selector` (e.g. `app.kubernetes.io/managed-by=my-operator`), so the
+    /// controller never holds (or is sent) the rest of a namespace. Every
+    /// package declaring the same kind must give the same selector.
+    pub fn selector(mut self, selector: impl Into<String>) -> Self {
+        self.selector = Some(selector.into());
+        self
+    }
+
+    /// Keeps the kind's objects (without `metadata.managedFields`) from
+    /// the watch the controller runs anyway, for the package's reads with
+    /// [`Api::cached`](crate::package::Api::cached): a read costs the API
+    /// server nothing and still sees every write this process made. Needs
+    /// a label selector ([`labelled`](Self::labelled) has one, else
+    /// [`selector`](Self::selector)): a cached kind never holds every
+    /// object of a namespace.
+    ///
+    /// ```
+    /// use blue_kubernetes::related::Related;
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
+    /// let owned = Related::labelled(config_maps, "example.com/owner").cached();
+    /// # let _ = owned;
+    /// ```
+    pub fn cached(mut self) -> Self {
+        self.cached = true;
+        self
     }
 
     /// The related kind.
@@ -184,6 +228,8 @@ impl std::fmt::Debug for Related {
         f.debug_struct("Related")
             .field("descriptor", &self.descriptor)
             .field("mapping", &mapping)
+            .field("selector", &self.selector)
+            .field("cached", &self.cached)
             .finish()
     }
 }

@@ -138,9 +138,9 @@ impl<'a> Pass<'a> {
             Some(fence) => fence.clone().around(client),
             None => client,
         };
-        let options = options
-            .with_fencing_token(terms.token)
-            .with_api(crate::package::Api::new(client.clone()));
+        let options = options.with_fencing_token(terms.token).with_api(
+            crate::package::Api::new(client.clone()).with_objects(given.controller.objects.clone()),
+        );
         let options = match given.package.schema().connection {
             true => options.with_connection(crate::connection::Connection::new(
                 client.clone(),

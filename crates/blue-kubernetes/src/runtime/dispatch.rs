@@ -65,10 +65,14 @@ pub(super) fn forget_missing(shared: &Shared, package: usize, ns: &str, listed: 
 }
 
 /// Reflector `scope` watches now, or lists only.
-pub(super) fn watching(shared: &Shared, scope: usize, watching: bool) {
+pub(super) fn watching(shared: &Shared, scope: &super::reflector::Scope, watching: bool) {
     event(shared, |book, now| {
-        ((), book.watching(scope, watching, now))
-    })
+        ((), book.watching(scope.index, watching, now))
+    });
+    if let super::Feed::Related(kind) = scope.feed {
+        let objects = &shared.controller.objects;
+        objects.watching(kind, &scope.namespace, watching);
+    }
 }
 
 /// Asks for an early check of `key`, in memory: queued now unless it is
@@ -114,6 +118,7 @@ pub(super) fn related_take_in(shared: &Shared, scope: usize, kind: usize, object
     let targets = shared.related[kind].targets(&shared.controller.config.packages, object);
     let version = resource::str_at(object, &["metadata", "resourceVersion"]).unwrap_or_default();
     let key = key_of(kind, object);
+    shared.controller.objects.arrived(kind, object);
     event(shared, |book, now| {
         book.related_arrived(scope, key, version, targets, now)
     })
@@ -124,6 +129,8 @@ pub(super) fn related_take_in(shared: &Shared, scope: usize, kind: usize, object
 pub(super) fn related_deleted(shared: &Shared, kind: usize, object: &Value) {
     let targets = shared.related[kind].targets(&shared.controller.config.packages, object);
     let key = key_of(kind, object);
+    let objects = &shared.controller.objects;
+    objects.gone(kind, resource::namespace(object), resource::name(object));
     event(shared, |book, now| {
         ((), book.related_gone(&key, targets, now))
     })
@@ -138,6 +145,10 @@ pub(super) fn related_listed(
     namespace: &str,
     listed: &HashSet<Key>,
 ) {
+    let objects = &shared.controller.objects;
+    objects.listed(kind, namespace, |ns, name| {
+        listed.contains(&Key::new(kind, ns, name))
+    });
     event(shared, |book, now| {
         ((), book.related_listed(scope, kind, namespace, listed, now))
     })

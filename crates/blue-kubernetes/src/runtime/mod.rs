@@ -134,7 +134,8 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
     let workers = controller.config.workers;
     let election = election::begin(&controller, &handle)?;
     let config = &controller.config;
-    let related = related::kinds(&config.packages);
+    // Validated when the controller was built.
+    let related = related::kinds(&config.packages)?;
     let referenced = crate::references::referenced_packages(&config.packages);
     let scopes = reflector_scopes(config, &related);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
@@ -298,13 +299,13 @@ fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<re
         .packages
         .iter()
         .enumerate()
-        .map(|(i, p)| (Feed::Resources(i), p.descriptor()));
+        .map(|(i, p)| (Feed::Resources(i), p.descriptor(), None));
     let related = related
         .iter()
         .enumerate()
-        .map(|(i, k)| (Feed::Related(i), &k.descriptor));
+        .map(|(i, k)| (Feed::Related(i), &k.descriptor, k.selector.as_ref()));
     let mut scopes = Vec::new();
-    for (feed, descriptor) in resources.chain(related) {
+    for (feed, descriptor, selector) in resources.chain(related) {
         let namespaces = match descriptor.namespaced {
             true => config.namespace.scopes(),
             false => vec![""],
@@ -315,6 +316,7 @@ fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<re
                 feed,
                 descriptor: descriptor.clone(),
                 namespace: namespace.to_string(),
+                selector: selector.cloned(),
             });
         }
     }

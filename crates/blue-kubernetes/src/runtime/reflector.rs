@@ -51,6 +51,19 @@ pub(super) struct Scope {
     pub(super) descriptor: ResourceDescriptor,
     /// `""`: every namespace, or a cluster-scoped type.
     pub(super) namespace: String,
+    /// Lists and watches only the objects this label selector matches.
+    pub(super) selector: Option<String>,
+}
+
+impl Scope {
+    /// The first page of a list of this scope.
+    fn first_page(&self, limit: u32) -> PageRequest {
+        let page = PageRequest::first(limit);
+        match &self.selector {
+            Some(selector) => page.with_label_selector(selector.clone()),
+            None => page,
+        }
+    }
 }
 
 /// An object of `scope` was listed or (`in_order`) watched; returns its key.
@@ -179,7 +192,7 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
         };
         let ended = watch_until_resync(&shared, &scope, watch_from, &mut mode, &mut stopped).await;
         // Until the next watch opens, the next list decides.
-        dispatch::watching(&shared, scope.index, false);
+        dispatch::watching(&shared, &scope, false);
         match ended {
             Ended::Relist => {}
             Ended::Unsupported => mode = Mode::Poll,
@@ -230,7 +243,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
     let mut restarted = false;
     let mut listed = HashSet::new();
     let mut version = None;
-    let mut page = PageRequest::first(config.page_limit);
+    let mut page = scope.first_page(config.page_limit);
     loop {
         let request = config.client.list_page(descriptor, &scope.namespace, &page);
         match shared.failures.answered(&subject, "get", request).await {
@@ -254,7 +267,7 @@ async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
                 restarted = true;
                 version = None;
                 listed.clear();
-                page = PageRequest::first(config.page_limit);
+                page = scope.first_page(config.page_limit);
             }
             Err(e) => {
                 shared.counters.listed();
@@ -303,7 +316,7 @@ async fn watch_until_resync(
             resource_version: version.clone(),
             timeout_seconds: left.as_secs().clamp(1, MAX_WATCH_SECONDS) as u32,
             bookmarks: true,
-            label_selector: None,
+            label_selector: scope.selector.clone(),
         };
         let opened = tokio::select! {
             opened = config.client.watch(descriptor, &scope.namespace, &request) => opened,
@@ -314,7 +327,7 @@ async fn watch_until_resync(
             Err(e) if e.kind() == ErrorKind::Gone => return Ended::Relist,
             Err(e) => Some(e),
             Ok(mut stream) => {
-                dispatch::watching(shared, scope.index, true);
+                dispatch::watching(shared, scope, true);
                 shared.counters.watch_opened();
                 if let Mode::Fallback { .. } = mode {
                     restored(scope);

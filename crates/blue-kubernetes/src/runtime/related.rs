@@ -31,36 +31,64 @@ use std::collections::{HashMap, HashSet};
 /// every package that declares it.
 pub(crate) struct Kind {
     pub(crate) descriptor: ResourceDescriptor,
+    /// The label selector every declaration of the kind gave, if any.
+    pub(crate) selector: Option<String>,
+    /// Some package reads the kind's objects from the controller's cache.
+    pub(crate) cached: bool,
     /// Package index and how the kind's objects map to its resources.
     subscribers: Vec<(usize, Related)>,
 }
 
 /// The related kinds of `packages`: those declared, and Secrets for every
-/// package with connection Secrets (mapped by ownerReference). Kinds are
-/// told apart by group and plural; the first declaration's version wins.
-pub(crate) fn kinds(packages: &[Package]) -> Vec<Kind> {
+/// package with connection Secrets (mapped by ownerReference, selected by
+/// the label every connection Secret carries). Kinds are told apart by
+/// group and plural; the first declaration's version wins. Fails when the
+/// declarations of one kind give different label selectors, or a cached
+/// kind has none.
+pub(crate) fn kinds(packages: &[Package]) -> Result<Vec<Kind>, crate::Error> {
     let mut kinds: Vec<Kind> = Vec::new();
     let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
+    let (label, value) = crate::connection::MANAGED_BY;
     for (index, package) in packages.iter().enumerate() {
         let connection = package
             .schema()
             .connection
-            .then(|| Related::owned(secrets.clone()));
+            .then(|| Related::owned(secrets.clone()).selector(format!("{label}={value}")));
         let declared = package.schema().related.iter().cloned();
         for related in declared.chain(connection) {
             let d = &related.descriptor;
             let same =
                 |k: &&mut Kind| k.descriptor.group == d.group && k.descriptor.plural == d.plural;
             match kinds.iter_mut().find(same) {
-                Some(kind) => kind.subscribers.push((index, related)),
+                Some(kind) if kind.selector != related.selector => {
+                    return Err(invalid(
+                        "give every declaration of a related kind one label selector",
+                    ));
+                }
+                Some(kind) => {
+                    kind.cached |= related.cached;
+                    kind.subscribers.push((index, related));
+                }
                 None => kinds.push(Kind {
                     descriptor: d.clone(),
+                    selector: related.selector.clone(),
+                    cached: related.cached,
                     subscribers: vec![(index, related)],
                 }),
             }
         }
     }
-    kinds
+    if kinds.iter().any(|k| k.cached && k.selector.is_none()) {
+        return Err(invalid("give a cached related kind a label selector"));
+    }
+    Ok(kinds)
+}
+
+fn invalid(reason: &'static str) -> crate::Error {
+    crate::Error::InvalidConfig {
+        field: "packages",
+        reason,
+    }
 }
 
 impl Kind {
@@ -264,7 +292,7 @@ mod tests {
                 .build()
                 .unwrap(),
         ];
-        let kinds = kinds(&packages);
+        let kinds = kinds(&packages).unwrap();
         let plurals: Vec<_> = kinds.iter().map(|k| k.descriptor.plural.as_str()).collect();
         assert_eq!(plurals, ["configmaps", "secrets"]);
         let cm = serde_json::json!({"metadata": {"namespace": "ns", "name": "cm", "ownerReferences": [

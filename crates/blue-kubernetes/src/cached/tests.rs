@@ -1,0 +1,202 @@
+//! The store as cached reads see it: paused time, a client that counts
+//! the reads that reach it.
+
+use super::*;
+use crate::related::Related;
+use crate::runtime::related::kinds;
+use crate::{Observation, Package};
+use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn config_maps() -> ResourceDescriptor {
+    ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
+}
+
+/// Answers every read with the object at version "live".
+#[derive(Default)]
+struct Live(AtomicUsize);
+
+#[async_trait::async_trait]
+impl Client for Live {
+    async fn list_resources(&self, _: &ResourceDescriptor, _: &str) -> Result<Vec<Value>, Error> {
+        Ok(Vec::new())
+    }
+    async fn get_resource(
+        &self,
+        _: &ResourceDescriptor,
+        _: &str,
+        name: &str,
+    ) -> Result<Option<Value>, Error> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Ok(Some(cm(name, "live")))
+    }
+    async fn update_status(
+        &self,
+        _: &ResourceDescriptor,
+        r: &Value,
+        _: &Value,
+    ) -> Result<Value, Error> {
+        Ok(r.clone())
+    }
+    async fn update_finalizers(
+        &self,
+        _: &ResourceDescriptor,
+        r: &Value,
+        _: &[String],
+    ) -> Result<Value, Error> {
+        Ok(r.clone())
+    }
+}
+
+fn cm(name: &str, version: &str) -> Value {
+    json!({"metadata": {"namespace": "ns", "name": name, "resourceVersion": version,
+        "managedFields": [{"manager": "kubectl"}]}})
+}
+
+/// A store whose one related kind, ConfigMaps, is cached (and watched in
+/// every namespace), reads waiting at most a second.
+fn store() -> (Arc<ObjectStore>, Metrics) {
+    let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    let package = Package::builder(widgets)
+        .related(Related::labelled(config_maps(), "example.com/owner").cached())
+        .identity(|_| Ok(vec![]))
+        .observe(|_| Ok(Observation::READY))
+        .converge(|_| Ok(crate::package::WorkflowOutcome::new()))
+        .delete(|_| Ok(crate::package::WorkflowOutcome::new()))
+        .build()
+        .unwrap();
+    let metrics = Metrics::new();
+    let store = ObjectStore::new(&kinds(&[package]).unwrap(), 1_000, &metrics);
+    store.watching(0, "", true);
+    (Arc::new(store), metrics)
+}
+
+async fn read(store: &ObjectStore, live: &Live, name: &str) -> Option<String> {
+    let object = store.read(live, &config_maps(), "ns", name).await.unwrap();
+    object.map(|o| {
+        o["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_is_served_from_the_watch_without_managed_fields() {
+    let (store, _) = store();
+    let live = Live::default();
+    store.arrived(0, &cm("a", "1"));
+    let object = store
+        .read(&live, &config_maps(), "ns", "a")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(object["metadata"]["resourceVersion"], "1");
+    assert!(object["metadata"].get("managedFields").is_none());
+    assert_eq!(read(&store, &live, "missing").await, None);
+    assert_eq!(live.0.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_after_our_write_waits_for_the_watch_to_deliver_it() {
+    let (store, _) = store();
+    let live = Arc::new(Live::default());
+    store.arrived(0, &cm("a", "1"));
+    store.written("", "configmaps", "ns", "a", Mark::Version("2".into()));
+    let reader = tokio::spawn({
+        let (store, live) = (store.clone(), live.clone());
+        async move { read(&store, &live, "a").await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!reader.is_finished(), "version 1 is behind our write");
+    store.arrived(0, &cm("a", "2"));
+    assert_eq!(reader.await.unwrap().as_deref(), Some("2"));
+    assert_eq!(live.0.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_read_after_our_delete_waits_for_the_deletion() {
+    let (store, _) = store();
+    let live = Arc::new(Live::default());
+    store.arrived(0, &cm("a", "1"));
+    store.written("", "configmaps", "ns", "a", Mark::Deleted);
+    let reader = tokio::spawn({
+        let (store, live) = (store.clone(), live.clone());
+        async move { read(&store, &live, "a").await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!reader.is_finished());
+    store.gone(0, "ns", "a");
+    assert_eq!(reader.await.unwrap(), None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_wait_a_read_goes_to_the_api_server_and_is_counted() {
+    let (store, metrics) = store();
+    let live = Live::default();
+    store.arrived(0, &cm("a", "1"));
+    store.written("", "configmaps", "ns", "a", Mark::Version("2".into()));
+    assert_eq!(read(&store, &live, "a").await.as_deref(), Some("live"));
+    assert_eq!(live.0.load(Ordering::SeqCst), 1);
+    let text = metrics.encode();
+    assert!(
+        text.contains(r#"blue_cached_read_fallbacks_total{reason="wait"} 1"#),
+        "{text}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_later_version_or_an_earlier_arrival_settles_a_write() {
+    let (store, _) = store();
+    let live = Live::default();
+    // The watch was faster than the write's answer.
+    store.arrived(0, &cm("a", "5"));
+    store.written("", "configmaps", "ns", "a", Mark::Version("5".into()));
+    assert_eq!(read(&store, &live, "a").await.as_deref(), Some("5"));
+    store.written("", "configmaps", "ns", "a", Mark::Version("6".into()));
+    store.arrived(0, &cm("a", "7"));
+    assert_eq!(read(&store, &live, "a").await.as_deref(), Some("7"));
+    assert_eq!(live.0.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_a_watch_or_for_a_kind_not_cached_a_read_goes_to_the_api_server() {
+    let (store, metrics) = store();
+    let live = Live::default();
+    store.arrived(0, &cm("a", "1"));
+    store.watching(0, "", false);
+    assert_eq!(read(&store, &live, "a").await.as_deref(), Some("live"));
+    let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
+    store.read(&live, &secrets, "ns", "s").await.unwrap();
+    assert_eq!(live.0.load(Ordering::SeqCst), 2);
+    assert!(metrics.encode().contains(r#"reason="not_watching"} 1"#));
+}
+
+#[test]
+fn a_cached_kind_needs_a_selector_and_one_kind_one_selector() {
+    let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    let package = |related: Related| {
+        Package::builder(widgets.clone())
+            .related(related)
+            .identity(|_| Ok(vec![]))
+            .observe(|_| Ok(Observation::READY))
+            .converge(|_| Ok(crate::package::WorkflowOutcome::new()))
+            .delete(|_| Ok(crate::package::WorkflowOutcome::new()))
+            .build()
+            .unwrap()
+    };
+    let unselected = package(Related::owned(config_maps()).cached());
+    assert!(matches!(
+        kinds(&[unselected]),
+        Err(crate::Error::InvalidConfig {
+            field: "packages",
+            ..
+        })
+    ));
+    let a = package(Related::labelled(config_maps(), "a"));
+    let b = package(Related::labelled(config_maps(), "b"));
+    assert!(kinds(&[a, b]).is_err());
+    let selected = package(Related::owned(config_maps()).selector("app=web").cached());
+    assert!(kinds(&[selected]).unwrap()[0].cached);
+}
