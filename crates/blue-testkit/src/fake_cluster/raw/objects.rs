@@ -7,7 +7,7 @@
 //! field ownership, so it never answers an apply with a conflict and never
 //! removes a field a manager stopped applying.
 
-use super::paths::{matches, resolve, Resolved, Target};
+use super::paths::{resolve, Resolved, Target};
 use super::{patch, secrets, Refused};
 use crate::fake_cluster::metadata::meta_str;
 use crate::fake_cluster::{Operation, State};
@@ -69,7 +69,7 @@ fn collection(
                 .store
                 .list(d, namespace(target))
                 .into_iter()
-                .filter(|object| matches(&target.selector, object))
+                .filter(|object| target.selector.matches(object))
                 .collect();
             Ok((
                 200,

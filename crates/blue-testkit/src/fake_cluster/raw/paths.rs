@@ -4,7 +4,7 @@
 //! the others, and the type each one names.
 
 use super::Refused;
-use blue_kubernetes_client::ResourceDescriptor;
+use blue_kubernetes_client::{LabelSelector, ResourceDescriptor};
 
 /// What a request path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,8 +19,8 @@ pub(crate) struct Target {
     /// `None` for the collection.
     pub(crate) name: Option<String>,
     pub(crate) subresource: Option<String>,
-    /// `labelSelector` terms, decoded: `(key, operator, value)`.
-    pub(crate) selector: Vec<(String, String, String)>,
+    /// The `labelSelector`, parsed.
+    pub(crate) selector: LabelSelector,
 }
 
 impl Target {
@@ -191,37 +191,16 @@ fn guess_kind(plural: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The equality-based `labelSelector` terms of `query` (`k=v`, `k==v`,
-/// `k!=v`, `k`, `!k`); `None` when it does not decode.
-fn selector(query: &str) -> Option<Vec<(String, String, String)>> {
+/// The `labelSelector` of `query`, decoded and parsed (none: every
+/// object); `None` when it does not decode or parse.
+fn selector(query: &str) -> Option<LabelSelector> {
     let Some(raw) = query
         .split('&')
         .find_map(|pair| pair.strip_prefix("labelSelector="))
     else {
-        return Some(Vec::new());
+        return Some(LabelSelector::default());
     };
-    let decoded = percent_decode(raw)?;
-    let mut terms = Vec::new();
-    for term in decoded.split(',').filter(|t| !t.is_empty()) {
-        let term = term.trim();
-        let parsed = if let Some((k, v)) = term.split_once("!=") {
-            (k, "!=", v)
-        } else if let Some((k, v)) = term.split_once("==") {
-            (k, "=", v)
-        } else if let Some((k, v)) = term.split_once('=') {
-            (k, "=", v)
-        } else if let Some(k) = term.strip_prefix('!') {
-            (k, "!", "")
-        } else {
-            (term, "exists", "")
-        };
-        terms.push((
-            parsed.0.to_owned(),
-            parsed.1.to_owned(),
-            parsed.2.to_owned(),
-        ));
-    }
-    Some(terms)
+    LabelSelector::parse(&percent_decode(raw)?).ok()
 }
 
 fn percent_decode(raw: &str) -> Option<String> {
@@ -242,20 +221,6 @@ fn percent_decode(raw: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// Whether `object`'s labels satisfy every term of `selector`.
-pub(crate) fn matches(selector: &[(String, String, String)], object: &serde_json::Value) -> bool {
-    let labels = &object["metadata"]["labels"];
-    selector.iter().all(|(key, op, value)| {
-        let label = labels.get(key).and_then(serde_json::Value::as_str);
-        match op.as_str() {
-            "=" => label == Some(value.as_str()),
-            "!=" => label != Some(value.as_str()),
-            "!" => label.is_none(),
-            _ => label.is_some(),
-        }
-    })
 }
 
 #[cfg(test)]
@@ -289,9 +254,12 @@ mod tests {
     fn label_selectors_are_decoded_and_matched() {
         let t = Target::parse("/api/v1/secrets?labelSelector=app%3Dweb%2C%21old").unwrap();
         let object = serde_json::json!({"metadata": {"labels": {"app": "web"}}});
-        assert!(matches(&t.selector, &object));
+        assert!(t.selector.matches(&object));
         let stale = serde_json::json!({"metadata": {"labels": {"app": "web", "old": "1"}}});
-        assert!(!matches(&t.selector, &stale));
+        assert!(!t.selector.matches(&stale));
+        let set = Target::parse("/api/v1/secrets?labelSelector=app%20in%20%28web%29").unwrap();
+        assert!(set.selector.matches(&object));
+        assert!(Target::parse("/api/v1/secrets?labelSelector=app%20in").is_err());
         assert_eq!(guess_kind("widgets"), "Widget");
     }
 }
