@@ -29,11 +29,14 @@ struct MirrorConfig {
     value: u64,
 }
 
+/// What a callback's cached read right after its own write saw.
+type Seen = Vec<(&'static str, Option<Value>)>;
+
 /// A widget's infrastructure is a ConfigMap of its name holding its value;
 /// every cached read a callback made after its own write is recorded.
 #[derive(Clone, Default)]
 struct Mirrors {
-    after_writes: Arc<Mutex<Vec<(&'static str, Option<Value>)>>>,
+    after_writes: Arc<Mutex<Seen>>,
 }
 
 type Cx = Context<MirrorConfig>;
@@ -77,7 +80,7 @@ impl Infrastructure for Mirrors {
         Ok(match self.read(cx).await? {
             None => Observation::ABSENT,
             Some(cm) => {
-                let matches = cm["data"]["v"] == cx.config().value.to_string();
+                let matches = cm["data"]["v"].as_str() == Some(&cx.config().value.to_string());
                 Observation::new(true, matches, true)
             }
         })
