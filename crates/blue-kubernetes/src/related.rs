@@ -147,8 +147,10 @@ impl Related {
 
     /// Lists and watches only the objects that match the label selector
     /// `selector` (e.g. `app.kubernetes.io/managed-by=my-operator`), so the
-    /// controller never holds (or is sent) the rest of a namespace. Every
-    /// package declaring the same kind must give the same selector.
+    /// controller is never sent the rest of a namespace. When packages
+    /// declare one kind with different selectors (or one without), the kind
+    /// is listed and watched whole and each declaration still maps only
+    /// what it maps.
     pub fn selector(mut self, selector: impl Into<String>) -> Self {
         self.selector = Some(selector.into());
         self
@@ -159,8 +161,9 @@ impl Related {
     /// [`Api::cached`](crate::package::Api::cached): a read costs the API
     /// server nothing and still sees every write this process made. Needs
     /// a label selector ([`labelled`](Self::labelled) has one, else
-    /// [`selector`](Self::selector)): a cached kind never holds every
-    /// object of a namespace.
+    /// [`selector`](Self::selector)), and the cache keeps only the objects
+    /// it matches: a cached kind never holds every object of a namespace.
+    /// Every cached declaration of one kind must give the same selector.
     ///
     /// ```
     /// use blue_kubernetes::related::Related;

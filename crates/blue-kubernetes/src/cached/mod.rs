@@ -28,7 +28,7 @@ mod own_writes;
 pub(crate) use own_writes::OwnWrites;
 
 use crate::telemetry::Metrics;
-use blue_kubernetes_client::{Client, Error, ResourceDescriptor};
+use blue_kubernetes_client::{Client, Error, LabelSelector, ResourceDescriptor};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use serde_json::Value;
@@ -93,8 +93,9 @@ fn at_least(seen: &str, written: &str) -> bool {
 /// The objects of the cached related kinds, with this process's writes
 /// still on their way. One per controller.
 pub(crate) struct ObjectStore {
-    /// Per related kind index: its group and plural when it is cached.
-    kinds: Vec<Option<(String, String)>>,
+    /// Per related kind index, when it is cached: its group, plural, and
+    /// the selector of the objects kept.
+    kinds: Vec<Option<(String, String, LabelSelector)>>,
     wait: Duration,
     state: Mutex<State>,
     changed: Notify,
@@ -119,7 +120,8 @@ impl ObjectStore {
             .iter()
             .map(|k| {
                 let d = &k.descriptor;
-                k.cached.then(|| (d.group.clone(), d.plural.clone()))
+                let selector = k.cached.clone()?;
+                Some((d.group.clone(), d.plural.clone(), selector))
             })
             .collect();
         Self {
@@ -137,9 +139,10 @@ impl ObjectStore {
 
     /// The index of `descriptor`'s kind if it is cached.
     fn index_of(&self, group: &str, plural: &str) -> Option<usize> {
-        self.kinds
-            .iter()
-            .position(|k| k.as_ref().is_some_and(|(g, p)| g == group && p == plural))
+        self.kinds.iter().position(|k| {
+            k.as_ref()
+                .is_some_and(|(g, p, _)| g == group && p == plural)
+        })
     }
 
     /// Whether any related kind keeps its objects.
@@ -152,12 +155,16 @@ impl ObjectStore {
         self.kinds.get(kind).is_some_and(Option::is_some)
     }
 
-    /// A version of an object of related kind `kind` arrived.
+    /// A version of an object of related kind `kind` arrived. One the
+    /// cached declarations do not select is not kept (or no longer).
     pub(crate) fn arrived(&self, kind: usize, object: &Value) {
-        if !self.caches(kind) {
+        let Some(Some((_, _, selector))) = self.kinds.get(kind) else {
             return;
-        }
+        };
         let key = key_of(kind, object);
+        if !selector.matches(object) {
+            return self.gone(kind, &key.1, &key.2);
+        }
         let version = object["metadata"]["resourceVersion"]
             .as_str()
             .unwrap_or_default();

@@ -51,7 +51,7 @@ impl Client for Live {
 
 fn cm(name: &str, version: &str) -> Value {
     json!({"metadata": {"namespace": "ns", "name": name, "resourceVersion": version,
-        "managedFields": [{"manager": "kubectl"}]}})
+        "labels": {"example.com/owner": "w"}, "managedFields": [{"manager": "kubectl"}]}})
 }
 
 /// A store whose one related kind, ConfigMaps, is cached (and watched in
@@ -173,8 +173,24 @@ async fn without_a_watch_or_for_a_kind_not_cached_a_read_goes_to_the_api_server(
     assert!(metrics.encode().contains(r#"reason="not_watching"} 1"#));
 }
 
+#[tokio::test(start_paused = true)]
+async fn an_object_the_cached_selector_does_not_match_is_not_kept() {
+    let (store, _) = store();
+    let live = Live::default();
+    store.arrived(0, &cm("a", "1"));
+    let mut unlabelled = cm("a", "2");
+    unlabelled["metadata"]["labels"] = json!({});
+    store.arrived(0, &unlabelled);
+    assert_eq!(
+        read(&store, &live, "a").await,
+        None,
+        "it left the selection"
+    );
+    assert_eq!(live.0.load(Ordering::SeqCst), 0);
+}
+
 #[test]
-fn a_cached_kind_needs_a_selector_and_one_kind_one_selector() {
+fn selectors_parse_cached_kinds_have_one_and_differing_ones_watch_everything() {
     let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
     let package = |related: Related| {
         Package::builder(widgets.clone())
@@ -186,17 +202,25 @@ fn a_cached_kind_needs_a_selector_and_one_kind_one_selector() {
             .build()
             .unwrap()
     };
-    let unselected = package(Related::owned(config_maps()).cached());
-    assert!(matches!(
-        kinds(&[unselected]),
-        Err(crate::Error::InvalidConfig {
-            field: "packages",
-            ..
-        })
-    ));
+    let invalid = |packages: &[Package]| {
+        matches!(
+            kinds(packages),
+            Err(crate::Error::InvalidConfig {
+                field: "packages",
+                ..
+            })
+        )
+    };
+    assert!(invalid(&[package(Related::owned(config_maps()).cached())]));
+    assert!(invalid(&[package(
+        Related::owned(config_maps()).selector("a in (b")
+    )]));
+    let cached = |label: &str| package(Related::labelled(config_maps(), label).cached());
+    assert!(invalid(&[cached("a"), cached("b")]));
+
     let a = package(Related::labelled(config_maps(), "a"));
-    let b = package(Related::labelled(config_maps(), "b"));
-    assert!(kinds(&[a, b]).is_err());
-    let selected = package(Related::owned(config_maps()).selector("app=web").cached());
-    assert!(kinds(&[selected]).unwrap()[0].cached);
+    let plain = package(Related::owned(config_maps()));
+    let kinds = kinds(&[a, plain, cached("a")]).unwrap();
+    assert_eq!(kinds[0].selector, None, "one declaration selects nothing");
+    assert_eq!(kinds[0].cached, Some(LabelSelector::parse("a").unwrap()));
 }

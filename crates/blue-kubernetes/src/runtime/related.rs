@@ -22,7 +22,7 @@ use super::key::{Key, Namespaces};
 use super::token::Token;
 use crate::related::Related;
 use crate::Package;
-use blue_kubernetes_client::ResourceDescriptor;
+use blue_kubernetes_client::{LabelSelector, ResourceDescriptor};
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
@@ -31,10 +31,13 @@ use std::collections::{HashMap, HashSet};
 /// every package that declares it.
 pub(crate) struct Kind {
     pub(crate) descriptor: ResourceDescriptor,
-    /// The label selector every declaration of the kind gave, if any.
+    /// What the kind's reflectors list and watch: the label selector
+    /// every declaration gave, `None` (everything) when they differ.
     pub(crate) selector: Option<String>,
-    /// Some package reads the kind's objects from the controller's cache.
-    pub(crate) cached: bool,
+    /// The selector of the declarations that read the kind's objects from
+    /// the controller's cache, if any did: the cache keeps only the objects
+    /// it matches, whatever the reflectors are sent.
+    pub(crate) cached: Option<LabelSelector>,
     /// Package index and how the kind's objects map to its resources.
     subscribers: Vec<(usize, Related)>,
 }
@@ -42,9 +45,9 @@ pub(crate) struct Kind {
 /// The related kinds of `packages`: those declared, and Secrets for every
 /// package with connection Secrets (mapped by ownerReference, selected by
 /// the label every connection Secret carries). Kinds are told apart by
-/// group and plural; the first declaration's version wins. Fails when the
-/// declarations of one kind give different label selectors, or a cached
-/// kind has none.
+/// group and plural; the first declaration's version wins. Fails when a
+/// selector does not parse, a cached declaration has none, or two cached
+/// declarations of one kind give different ones.
 pub(crate) fn kinds(packages: &[Package]) -> Result<Vec<Kind>, crate::Error> {
     let mut kinds: Vec<Kind> = Vec::new();
     let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
@@ -56,30 +59,44 @@ pub(crate) fn kinds(packages: &[Package]) -> Result<Vec<Kind>, crate::Error> {
             .then(|| Related::owned(secrets.clone()).selector(format!("{label}={value}")));
         let declared = package.schema().related.iter().cloned();
         for related in declared.chain(connection) {
+            let parsed = match &related.selector {
+                Some(text) => Some(
+                    LabelSelector::parse(text)
+                        .map_err(|_| invalid("give related kinds label selectors that parse"))?,
+                ),
+                None if related.cached => {
+                    return Err(invalid("give a cached related kind a label selector"));
+                }
+                None => None,
+            };
+            let cached = parsed.filter(|_| related.cached);
             let d = &related.descriptor;
             let same =
                 |k: &&mut Kind| k.descriptor.group == d.group && k.descriptor.plural == d.plural;
             match kinds.iter_mut().find(same) {
-                Some(kind) if kind.selector != related.selector => {
-                    return Err(invalid(
-                        "give every declaration of a related kind one label selector",
-                    ));
-                }
                 Some(kind) => {
-                    kind.cached |= related.cached;
+                    if kind.selector != related.selector {
+                        kind.selector = None;
+                    }
+                    match (&kind.cached, cached) {
+                        (Some(a), Some(b)) if *a != b => {
+                            return Err(invalid(
+                                "give every cached declaration of a related kind one label selector",
+                            ));
+                        }
+                        (None, Some(b)) => kind.cached = Some(b),
+                        _ => {}
+                    }
                     kind.subscribers.push((index, related));
                 }
                 None => kinds.push(Kind {
                     descriptor: d.clone(),
                     selector: related.selector.clone(),
-                    cached: related.cached,
+                    cached,
                     subscribers: vec![(index, related)],
                 }),
             }
         }
-    }
-    if kinds.iter().any(|k| k.cached && k.selector.is_none()) {
-        return Err(invalid("give a cached related kind a label selector"));
     }
     Ok(kinds)
 }
