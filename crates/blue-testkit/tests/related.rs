@@ -420,5 +420,14 @@ async fn a_deleted_connection_secret_is_restored_at_once() {
         .get_object(&secret)
         .expect("restored without waiting an hour");
     assert_eq!(restored["data"]["host"], "ZGIuaW50ZXJuYWw=");
+    // A check that finds it whole reads it from the watch's cache.
+    wait_ms(10).await;
+    cluster.reset_calls();
+    assert!(runtime.trigger(&widgets(), NS, "db"));
+    wait_ms(10).await;
+    let log = cluster.call_log();
+    let secrets = log.iter().filter(|c| c.resource.starts_with("secrets"));
+    assert_eq!(secrets.count(), 0, "{log:?}");
+    assert!(runtime.stats().requested_checks > 0);
     runtime.stop().await;
 }

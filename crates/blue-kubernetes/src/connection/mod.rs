@@ -117,6 +117,9 @@ struct Inner {
     client: Arc<dyn Client>,
     target: Target,
     store: Arc<Store>,
+    // Where the Secret is read from: the controller's cache of connection
+    // Secrets, which waits for this process's own writes.
+    objects: Arc<crate::cached::ObjectStore>,
     // One writer at a time inside a pass: concurrent get_or_create calls of
     // one callback must not generate two values for one key.
     writing: tokio::sync::Mutex<()>,
@@ -152,6 +155,7 @@ impl Connection {
         descriptor: &ResourceDescriptor,
         resource: &Value,
         store: Arc<Store>,
+        objects: Arc<crate::cached::ObjectStore>,
     ) -> Self {
         let name = secret_name(resource);
         Self {
@@ -159,6 +163,7 @@ impl Connection {
                 client,
                 target: Target::new(descriptor, resource, name),
                 store,
+                objects,
                 writing: tokio::sync::Mutex::new(()),
                 handed_out: std::sync::Mutex::default(),
             }),
@@ -295,12 +300,19 @@ impl Connection {
     }
 
     async fn read(&self) -> Result<Option<Stored>, ConnectionError> {
-        let request = ApiRequest::get(self.inner.target.item()?);
-        match self.inner.client.send_raw(request).await {
-            Ok(answer) => {
-                let body = answer.body.unwrap_or(Value::Null);
-                read(&body, self.inner.target.owner_uid()).map(Some)
-            }
+        let target = &self.inner.target;
+        target.item()?; // the name is one
+        let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
+        let client = &*self.inner.client;
+        let (namespace, name) = (&target.namespace, &target.name);
+        match self
+            .inner
+            .objects
+            .read(client, &secrets, namespace, name)
+            .await
+        {
+            Ok(Some(body)) => read(&body, target.owner_uid()).map(Some),
+            Ok(None) => Ok(None),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e.into()),
         }

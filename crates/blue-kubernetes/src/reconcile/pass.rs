@@ -147,6 +147,7 @@ impl<'a> Pass<'a> {
                 given.package.descriptor(),
                 &snapshot,
                 given.controller.connections.clone(),
+                given.controller.objects.clone(),
             )),
             false => options,
         };

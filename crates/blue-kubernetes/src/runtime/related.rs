@@ -53,10 +53,10 @@ pub(crate) fn kinds(packages: &[Package]) -> Result<Vec<Kind>, crate::Error> {
     let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
     let (label, value) = crate::connection::MANAGED_BY;
     for (index, package) in packages.iter().enumerate() {
-        let connection = package
-            .schema()
-            .connection
-            .then(|| Related::owned(secrets.clone()).selector(format!("{label}={value}")));
+        let connection = package.schema().connection.then(|| {
+            let managed = format!("{label}={value}");
+            Related::owned(secrets.clone()).selector(managed).cached()
+        });
         let declared = package.schema().related.iter().cloned();
         for related in declared.chain(connection) {
             let parsed = match &related.selector {
