@@ -1,6 +1,6 @@
 //! The binary: blue-kubernetes' runner (the standard flags, log, signals,
 //! preflight and `crd`) with the `LocalConfigMap` package, its CRD and
-//! this operator's [`test_hooks`](crate::test_hooks).
+//! this operator's [`test_hooks`].
 
 use crate::package::{self, LocalConfigMaps};
 use crate::test_hooks::{self, TestHooks};

@@ -16,7 +16,6 @@
 //! - [`configmap`]: observation and write plans over typed ConfigMaps (pure);
 //! - [`package`]: the package trait's implementation, through the pass's
 //!   API handle and the client's typed helpers;
-//! - [`sightings`]: what `observe` read, for the write right after it;
 //! - [`cli`]: the binary, blue-kubernetes' runner with this package, and
 //!   its [`test_hooks`], which exist only for the project's own tests.
 
@@ -24,5 +23,4 @@ pub mod cli;
 pub mod configmap;
 pub mod desired;
 pub mod package;
-pub mod sightings;
 pub mod test_hooks;

@@ -1,21 +1,21 @@
 //! The `LocalConfigMap` package, [`LocalConfigMaps`]: one ConfigMap per
-//! resource, a typed k8s-openapi `ConfigMap` read and written through the
-//! pass's API handle (the controller's own transport, behind its fence).
+//! resource, a typed k8s-openapi `ConfigMap` written through the pass's API
+//! handle (the controller's own transport, behind its fence) and read from
+//! the controller's cache of our ConfigMaps, which sees our own writes: a
+//! healthy periodic check makes no request at all.
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
 use crate::desired::{self, Desired, LocalConfigMapConfig};
-use crate::sightings::Sightings;
 use crate::test_hooks::TestHooks;
 use blue_kubernetes::config::Names;
 use blue_kubernetes::crd::{CrdConfig, PrinterColumn};
 use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
 use blue_kubernetes::related::Related;
-use blue_kubernetes::resource::Intent;
 use blue_kubernetes::{
     async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
 };
 use blue_kubernetes_client::typed::TypedApi;
-use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
+use blue_kubernetes_client::{Error, ErrorKind, ResourceDescriptor};
 use k8s_openapi::api::core::v1::ConfigMap;
 
 /// The API group of `LocalConfigMap`, and the domain of this operator's
@@ -64,17 +64,13 @@ pub type Cx = Context<LocalConfigMapConfig>;
 /// on a subprocess.
 #[derive(Default)]
 pub struct LocalConfigMaps {
-    seen: Sightings,
     hooks: TestHooks,
 }
 
 impl LocalConfigMaps {
     /// The package with the project's own [`TestHooks`] on.
     pub fn with_test_hooks(hooks: TestHooks) -> Self {
-        Self {
-            hooks,
-            ..Self::default()
-        }
+        Self { hooks }
     }
 }
 
@@ -83,11 +79,13 @@ impl Infrastructure for LocalConfigMaps {
     type Config = LocalConfigMapConfig;
     type Outputs = NoOutputs;
 
-    /// ConfigMaps are related: a deleted or edited one asks for a check of
-    /// its owner at once, instead of at the next periodic check.
+    /// Our ConfigMaps (labelled as ours) are related and cached: a deleted
+    /// or edited one asks for a check of its owner at once, and callbacks
+    /// read them from the controller's cache.
     fn schema(&self) -> ResourceSchema {
-        let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
-        let owned = Related::annotated(config_maps, configmap::OWNER_NAME_ANNOTATION);
+        let ours = format!("{}={}", configmap::MANAGED_BY_LABEL, configmap::MANAGED_BY);
+        let owned = Related::annotated(config_maps(), configmap::OWNER_NAME_ANNOTATION);
+        let owned = owned.selector(ours).cached();
         ResourceSchema::new(self.hooks.descriptor(descriptor())).related(owned)
     }
 
@@ -103,24 +101,11 @@ impl Infrastructure for LocalConfigMaps {
         Ok(desired::identity(cx))
     }
 
-    /// Reads the ConfigMap; see [`configmap::observe`]. When an effect will
-    /// follow, the read is remembered for the `converge` or `delete` right
-    /// after it.
+    /// Reads the ConfigMap from the cache; see [`configmap::observe`].
     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
-        let (desired, now) = (desired::desired(cx)?, cx.now_ms());
-        let existing = fetch(cx, &desired).await?;
-        let observation = configmap::observe(existing.as_ref(), &desired);
-        // Only a read an effect will follow is worth keeping: a periodic
-        // check that finds everything matching keeps nothing.
-        let effect_follows = match cx.intent() {
-            Intent::Delete => observation.exists,
-            _ => !(observation.exists && observation.matches),
-        };
-        match effect_follows {
-            true => self.seen.remember(&desired, existing, now),
-            false => drop(self.seen.take(&desired, now)),
-        }
-        Ok(observation)
+        let desired = desired::desired(cx)?;
+        let existing = cached(cx, &desired).await?;
+        Ok(configmap::observe(existing.as_ref(), &desired))
     }
 
     /// Creates the ConfigMap, or replaces ours; a foreign one is an
@@ -147,19 +132,20 @@ enum Write {
 }
 
 impl LocalConfigMaps {
-    /// Makes `write` from what `observe` just read of the ConfigMap, or else
-    /// from a fresh read; if what `observe` read is outdated by the time of
-    /// the write, once more from a fresh read (see [`crate::sightings`]).
+    /// Makes `write` from the cached ConfigMap; if that is outdated by the
+    /// time of the write (someone else's change still on its way), once
+    /// more from a read of the API server. The write is guarded by what it
+    /// was planned from, so an outdated plan never overwrites anything.
     async fn on_latest(&self, write: Write, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
         let desired = desired::desired(cx)?;
-        if let Some(existing) = self.seen.take(&desired, cx.now_ms()) {
-            match self.write(write, cx, &desired, existing).await? {
-                Err(e) if outdated(&e) => {}
-                written => return Ok(written.map(|()| Outcome::done())?),
+        let existing = cached(cx, &desired).await?;
+        if let Err(e) = self.write(write, cx, &desired, existing).await? {
+            if !outdated(&e) {
+                return Err(e.into());
             }
+            let existing = typed(cx, &desired)?.get_opt(&desired.name).await?;
+            self.write(write, cx, &desired, existing).await??;
         }
-        let existing = fetch(cx, &desired).await?;
-        self.write(write, cx, &desired, existing).await??;
         Ok(Outcome::done())
     }
 
@@ -174,7 +160,7 @@ impl LocalConfigMaps {
         desired: &Desired,
         existing: Option<ConfigMap>,
     ) -> CallbackResult<Result<(), blue_kubernetes_client::Error>> {
-        let config_maps = config_maps(cx, desired)?;
+        let config_maps = typed(cx, desired)?;
         let (written, effect) = match write {
             Write::Converge => match configmap::plan_converge(existing.as_ref(), desired) {
                 ConvergePlan::Create(m) => (config_maps.create(&m).await.map(drop), "created"),
@@ -210,24 +196,34 @@ fn log_effect(cx: &Cx, what: &str) {
     tracing::info!("localconfigmap {namespace}/{name}: configmap {what}");
 }
 
-/// A write planned from a sighting failed because the ConfigMap changed
+/// A write planned from the cache failed because the ConfigMap changed
 /// since (409 Conflict; AlreadyExists, which is also a 409 but classified
-/// `Other`; or NotFound for a replace): worth one fresh read.
-fn outdated(e: &blue_kubernetes_client::Error) -> bool {
+/// `Other`; or NotFound for a replace): worth one read of the API server.
+fn outdated(e: &Error) -> bool {
     matches!(
         e.kind(),
         ErrorKind::Conflict | ErrorKind::NotFound | ErrorKind::Other
     )
 }
 
-/// The ConfigMap at the desired name, if any.
-async fn fetch(cx: &Cx, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
-    Ok(config_maps(cx, desired)?.get_opt(&desired.name).await?)
+fn config_maps() -> ResourceDescriptor {
+    ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
+}
+
+/// The ConfigMap at the desired name, if any, from the controller's cache
+/// (one of someone else's, not labelled as ours, is not there: creating
+/// ours then fails and the read after it finds theirs).
+async fn cached(cx: &Cx, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
+    let api = cx.api().ok_or("no API handle (only identity has none)")?;
+    let found = api
+        .cached(&config_maps(), &desired.namespace, &desired.name)
+        .await?;
+    Ok(found.map(serde_json::from_value).transpose()?)
 }
 
 /// The ConfigMaps of the desired namespace (a validated name), through the
 /// pass's API handle.
-fn config_maps<'a>(cx: &'a Cx, desired: &Desired) -> CallbackResult<TypedApi<'a, ConfigMap>> {
+fn typed<'a>(cx: &'a Cx, desired: &Desired) -> CallbackResult<TypedApi<'a, ConfigMap>> {
     let api = cx.api().ok_or("no API handle (only identity has none)")?;
     Ok(TypedApi::namespaced(api, &desired.namespace))
 }

@@ -41,9 +41,11 @@ impl Server {
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
         };
         match arg(0) {
-            // `get --raw PATH`: a missing object is NotFound, as the API server says.
+            // `get --raw PATH`: a missing object is NotFound, as the API
+            // server says; `get configmaps NAME --ignore-not-found`: nothing.
             "get" => match &self.config_map {
                 Some(cm) => ok(cm.to_string()),
+                None if args.iter().any(|a| a == "--ignore-not-found") => ok(String::new()),
                 None => fail("NotFound"),
             },
             "create" => {
