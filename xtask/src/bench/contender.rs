@@ -36,6 +36,9 @@ pub struct Contender {
     pub binary: PathBuf,
     /// Flags beyond `--context --kubeconfig --namespace`.
     pub extra: Vec<String>,
+    /// Where ours serve `/metrics`: the checks they made are counted there
+    /// (a check of ours reads nothing the API server could count).
+    pub metrics: Option<String>,
 }
 
 impl Contender {
@@ -48,12 +51,32 @@ impl Contender {
         if !watches {
             extra.push("--no-watch".into());
         }
+        // A port free now; one operator runs at a time.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .ok()?
+            .port();
+        let metrics = format!("127.0.0.1:{port}");
+        extra.extend(["--metrics-bind".into(), metrics.clone()]);
         Some(Self {
             label,
             family: Family::Ours,
             binary: binary.to_path_buf(),
             extra,
+            metrics: Some(metrics),
         })
+    }
+
+    /// The periodic checks (passes that ended well) the running operator
+    /// counted so far; `None` for the peer, whose checks are its ConfigMap
+    /// reads at the API server.
+    pub fn checks(&self) -> Option<f64> {
+        let text = crate::world::scrape::http_get(self.metrics.as_deref()?, "/metrics").ok()?;
+        let successes = text.lines().filter(|l| {
+            l.starts_with("controller_runtime_reconcile_total{") && l.contains("result=\"success\"")
+        });
+        let values = successes.filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+        Some(values.sum())
     }
 
     pub fn peer(binary: &Path) -> Self {
@@ -62,6 +85,7 @@ impl Contender {
             family: Family::Peer,
             binary: binary.to_path_buf(),
             extra: Vec::new(),
+            metrics: None,
         }
     }
 }

@@ -229,12 +229,17 @@ impl Bench<'_, '_> {
     fn steady_window(&mut self, who: &Contender, n: usize, interval: u64) -> Result<Steady> {
         let ns = self.steady_population(who, n, interval)?;
         let window = self.sizes.steady_window;
-        self.with(who, &ns, |op| {
+        let idle = steady::server_idle(self.h.server, window.min(Duration::from_secs(20)));
+        let steady = self.with(who, &ns, |op| {
             self.h.wait_ready(&ns, n, ready_timeout(n))?;
             // Past the start-up checks of everything due and one whole
             // (stretched) interval, so the window sees the steady rate.
             std::thread::sleep(Duration::from_secs(interval * 11 / 10 + 5));
-            steady::window(self.h.server, op, (n, interval), window)
+            steady::window(self.h.server, (op, &|| who.checks()), (n, interval), window)
+        })?;
+        Ok(Steady {
+            apiserver_idle_cpu: idle,
+            ..steady
         })
     }
 
@@ -246,7 +251,7 @@ impl Bench<'_, '_> {
         let timeout = Duration::from_secs(interval * 3);
         let restart = steady::restart(
             self.h.server,
-            (before, Instant::now()),
+            (before, Instant::now(), &|| who.checks()),
             (n, interval),
             timeout,
         );

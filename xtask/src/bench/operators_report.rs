@@ -315,9 +315,11 @@ mod tests {
             interval: 10,
             operator_cpu: 0.02 * k,
             apiserver_cpu: 0.1 * k,
+            apiserver_idle_cpu: 0.05,
             etcd_cpu: 0.01,
             served: served(600.0 * k),
             wall: 60.0,
+            checks: None,
         };
         Outcome {
             new: (4.0 * k, 1.5 * k),
@@ -348,6 +350,7 @@ mod tests {
             family,
             binary: Default::default(),
             extra: vec![],
+            metrics: None,
         };
         let results = vec![
             (contender("watch", Family::Ours), outcome(1.0)),

@@ -6,6 +6,7 @@ pub mod election;
 pub mod in_cluster;
 pub mod operator;
 pub mod postgres;
+pub mod scrape;
 pub mod steps_audit;
 mod testbed;
 
