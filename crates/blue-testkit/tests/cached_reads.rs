@@ -168,12 +168,11 @@ fn fallbacks(controller: &Controller) -> String {
     lines.collect::<Vec<_>>().join("\n")
 }
 
-/// Edits the widget to `value` and runs one pass now, while the watch
-/// holds its events back for `late_ms`.
-async fn converge_with_late_events(r: &Rig, value: u64, late_ms: u64) {
+/// Makes `change` and runs one pass now, while the watch holds its
+/// events back for `late_ms`.
+async fn pass_with_late_events(r: &Rig, late_ms: u64, change: impl FnOnce(&FakeCluster)) {
     r.cluster.hold_watch_events();
-    r.cluster
-        .edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(value));
+    change(&r.cluster);
     let cluster = r.cluster.clone();
     let release = tokio::spawn(async move {
         wait_ms(late_ms).await;
@@ -184,6 +183,14 @@ async fn converge_with_late_events(r: &Rig, value: u64, late_ms: u64) {
         .await
         .expect("a pass");
     release.await.unwrap();
+}
+
+/// Edits the widget to `value` and runs one pass now, its events late.
+async fn converge_with_late_events(r: &Rig, value: u64, late_ms: u64) {
+    pass_with_late_events(r, late_ms, |cluster| {
+        cluster.edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(value));
+    })
+    .await
 }
 
 #[tokio::test(start_paused = true)]
@@ -213,21 +220,13 @@ async fn a_write_followed_at_once_by_a_read_sees_the_write() {
 async fn a_delete_followed_by_a_read_sees_it_gone() {
     let r = rig().await;
     r.cluster.reset_calls();
-    r.cluster.hold_watch_events();
-    r.cluster.edit(&widgets(), NS, "w", |w| {
-        w["spec"]["deletionPolicy"] = json!("Destroy")
-    });
-    r.cluster.delete(&widgets(), NS, "w");
-    let cluster = r.cluster.clone();
-    let release = tokio::spawn(async move {
-        wait_ms(300).await;
-        cluster.release_watch_events();
-    });
-    r.controller
-        .reconcile_now(&r.package, NS, "w")
-        .await
-        .expect("a pass");
-    release.await.unwrap();
+    pass_with_late_events(&r, 300, |cluster| {
+        cluster.edit(&widgets(), NS, "w", |w| {
+            w["spec"]["deletionPolicy"] = json!("Destroy")
+        });
+        cluster.delete(&widgets(), NS, "w");
+    })
+    .await;
     let seen = r.mirrors.after_writes.lock().unwrap().clone();
     assert_eq!(seen, [("delete", None)]);
     assert_eq!(config_map_reads(&r.cluster), 0);

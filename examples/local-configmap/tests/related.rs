@@ -24,33 +24,6 @@ fn data(cluster: &FakeCluster) -> Option<Value> {
     cluster.get_object(CM).map(|cm| cm["data"].clone())
 }
 
-#[tokio::test]
-async fn a_deleted_or_edited_config_map_is_repaired_at_once() {
-    let cluster = FakeCluster::new();
-    let package = Package::new(LocalConfigMaps::default()).unwrap();
-    let op = TestOperator::on(&cluster, vec![package]).configure(|c| {
-        // An hour for everything but the watches: only an event can repair it.
-        let hour = 3_600_000u64;
-        c.with_names(names())
-            .with_poll_ms(hour)
-            .with_resync_ms(hour)
-    });
-    let runtime = start(op.controller().clone()).unwrap();
-    op.create(
-        "app",
-        json!({"reconcileInterval": "1h", "config": {"data": {"k": "v"}}}),
-    );
-    eventually("created", || data(&cluster) == Some(json!({"k": "v"}))).await;
-    let cm = cluster.get_object(CM).unwrap();
-    assert_eq!(cm["metadata"]["annotations"][OWNER_NAME_ANNOTATION], "app");
-    cluster.delete_object(CM);
-    eventually("re-created", || data(&cluster) == Some(json!({"k": "v"}))).await;
-    cluster.edit_object(CM, |cm| cm["data"] = json!({"k": "tampered"}));
-    eventually("repaired", || data(&cluster) == Some(json!({"k": "v"}))).await;
-    assert!(runtime.stats().requested_checks >= 2);
-    runtime.stop().await;
-}
-
 /// A running operator whose ConfigMap `app` holds `{k: v}`, Ready; only
 /// events and triggers check it (intervals and resyncs are an hour).
 async fn running(cluster: &FakeCluster) -> (TestOperator, blue_kubernetes::Runtime) {
@@ -69,6 +42,20 @@ async fn running(cluster: &FakeCluster) -> (TestOperator, blue_kubernetes::Runti
     eventually("created", || data(cluster) == Some(json!({"k": "v"}))).await;
     eventually("ready", || op.status("app")["phase"] == "Ready").await;
     (op, runtime)
+}
+
+#[tokio::test]
+async fn a_deleted_or_edited_config_map_is_repaired_at_once() {
+    let cluster = FakeCluster::new();
+    let (_op, runtime) = running(&cluster).await;
+    let cm = cluster.get_object(CM).unwrap();
+    assert_eq!(cm["metadata"]["annotations"][OWNER_NAME_ANNOTATION], "app");
+    cluster.delete_object(CM);
+    eventually("re-created", || data(&cluster) == Some(json!({"k": "v"}))).await;
+    cluster.edit_object(CM, |cm| cm["data"] = json!({"k": "tampered"}));
+    eventually("repaired", || data(&cluster) == Some(json!({"k": "v"}))).await;
+    assert!(runtime.stats().requested_checks >= 2);
+    runtime.stop().await;
 }
 
 #[tokio::test(start_paused = true)]
