@@ -338,6 +338,46 @@ use serde::{Deserialize, Serialize};
 /// # Package::new(Databases).unwrap();
 /// ```
 ///
+/// ## Cached related reads
+/// A related kind declared [`cached`](crate::related::Related::cached)
+/// (with a label selector) is kept by the controller from the watch it runs
+/// anyway; callbacks read it with [`Api::cached`](crate::package::Api::cached):
+/// no request, and a read after this process's own write waits for the
+/// watch to deliver that write.
+///
+/// ```
+/// # use blue_kubernetes::*;
+/// # use blue_kubernetes::{package::NoOutputs, related::Related};
+/// # use blue_kubernetes_client::ResourceDescriptor;
+/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// # struct DbConfig { name: String }
+/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
+/// fn config_maps() -> ResourceDescriptor {
+///     ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
+/// }
+/// # struct Databases;
+/// #[async_trait]
+/// impl Infrastructure for Databases {
+///     type Config = DbConfig;
+///     type Outputs = NoOutputs;
+///     fn schema(&self) -> ResourceSchema {
+///         // What converge creates is labelled `db.example.com/owner: <name>`.
+///         let owned = Related::labelled(config_maps(), "db.example.com/owner").cached();
+///         ResourceSchema::new(databases()).related(owned)
+///     }
+///
+///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
+///         let api = cx.api().ok_or("no API handle")?;
+///         let meta = cx.metadata();
+///         let found = api.cached(&config_maps(), &meta.namespace, &meta.name).await?;
+///         Ok(if found.is_some() { Observation::READY } else { Observation::ABSENT })
+///     }
+/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+/// }
+/// # Package::new(Databases).unwrap();
+/// ```
+///
 /// ## Blocking code and the API handle
 /// Blocking work goes through [`blocking`]; the package's own Kubernetes
 /// reads and writes go through [`Context::api`], behind the pass's fence.
