@@ -33,7 +33,7 @@ use report::Report;
 
 pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,references]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
-        [--reactions-only] [--from N]
+        [--reactions-only] [--runs N] [--from N]
         [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
@@ -65,6 +65,8 @@ struct Args {
     reactions_only: bool,
     /// `operators`: only the stages on populations of at least this many.
     from: usize,
+    /// `operators`: runs of the reactions at each size (default 3, quick 1).
+    runs: Option<usize>,
     /// `operators`: workers of our operators (default: the example's).
     workers: usize,
 }
@@ -106,6 +108,12 @@ impl Args {
                     Some(path) => parsed.peer = Some(std::path::absolute(path)?),
                     None => parsed.build_peer = true,
                 },
+                "--runs" => {
+                    parsed.runs = (value("--runs")?.parse().ok())
+                        .filter(|r| *r > 0)
+                        .map(Some)
+                        .context("--runs needs a number above 0")?;
+                }
                 "--workers" => {
                     parsed.workers = (value("--workers")?.parse().ok())
                         .filter(|w| *w > 0)
@@ -200,6 +208,7 @@ fn run(args: &Args) -> Result<()> {
                 quick: args.quick,
                 sizes: args.sizes.clone(),
                 reactions_only: args.reactions_only,
+                runs: args.runs,
                 from: args.from,
                 contenders: args.contenders.clone(),
                 peer: args.peer.as_deref().or(built.as_deref()),
@@ -288,6 +297,7 @@ fn command(args: &Args) -> String {
         (args.peer.is_some() || args.build_peer).then(|| "--peer".into()),
         sizes.map(|s| format!("--sizes {}", list(&s))),
         args.reactions_only.then(|| "--reactions-only".into()),
+        (args.runs).map(|r| format!("--runs {r}")),
         (args.from > 0).then(|| format!("--from {}", args.from)),
         (args.contenders.as_ref()).map(|c| format!("--contenders {}", list(c))),
         (args.parts.len() != PARTS.len()).then(|| format!("--only {}", args.parts.join(","))),
@@ -317,6 +327,12 @@ mod tests {
         assert_eq!(command(&c), "cargo xtask bench --contenders poll,peer");
         let s = Args::parse(&["--sizes".into(), "10".into(), "--quick".into()]).unwrap();
         assert_eq!(command(&s), "cargo xtask bench --quick --sizes 10");
+        let r = Args::parse(&["--runs".into(), "1".into()]).unwrap();
+        assert_eq!(
+            (r.runs, command(&r).as_str()),
+            (Some(1), "cargo xtask bench --runs 1")
+        );
+        assert!(Args::parse(&["--runs".into(), "0".into()]).is_err());
         assert_eq!(
             c.contenders,
             Some(vec!["poll".to_string(), "peer".to_string()])

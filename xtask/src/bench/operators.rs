@@ -27,6 +27,7 @@ pub struct Options<'a> {
     pub quick: bool,
     pub sizes: Option<Vec<usize>>,
     pub reactions_only: bool,
+    pub runs: Option<usize>,
     pub from: usize,
     pub contenders: Option<Vec<String>>,
     pub peer: Option<&'a Path>,
@@ -45,6 +46,9 @@ pub struct Sizes {
     pub steady_window: Duration,
     /// The steady population restarted, if its size was asked for.
     pub restart: Option<(usize, u64)>,
+    /// Runs of the reactions at each size: their p50s move by a third from
+    /// run to run for every contender, so the tables show the median run.
+    pub reaction_runs: usize,
 }
 
 impl Sizes {
@@ -70,6 +74,7 @@ impl Sizes {
             steady,
             steady_window: Duration::from_secs(pick(quick, 10, 60)),
             restart,
+            reaction_runs: pick(quick, 1, 3),
         }
     }
 }
@@ -86,13 +91,21 @@ pub struct Idle {
     pub wall: f64,
 }
 
+/// One run of the reactions at one size.
 #[derive(Default)]
-pub struct AtSize {
+pub struct Reactions {
     pub edits: Vec<Reaction>,
     /// Create to Ready, seconds.
     pub creates: Vec<f64>,
     /// A managed ConfigMap deleted to created again, seconds.
     pub restores: Vec<f64>,
+}
+
+#[derive(Default)]
+pub struct AtSize {
+    /// In the order run, contenders alternating between runs.
+    pub runs: Vec<Reactions>,
+    /// Measured before the first run.
     pub idle: Idle,
 }
 
@@ -267,36 +280,38 @@ impl Bench<'_, '_> {
         self.population(who, &format!("steady{}", every(interval)?), n, spec)
     }
 
-    fn at_size(&mut self, who: &Contender, n: usize) -> Result<AtSize> {
+    /// Run `run` of the reactions at `n`, the first one after the idle cost.
+    fn at_size(&mut self, who: &Contender, n: usize, run: usize, at: &mut AtSize) -> Result<()> {
         let ns = self.population(who, "pop", n, Spec::IDLE)?;
         let (edits, creates, window) =
             (self.sizes.edits, self.sizes.creates, self.sizes.idle_window);
         let h = self.h;
         let baseline = Scrape::take(h.server)?;
-        self.with(who, &ns, |op| {
+        let reactions = self.with(who, &ns, |op| {
             h.wait_ready(&ns, n, ready_timeout(n))?;
             settle(h, &ns)?;
-            let idle = idle(h, Some(op), window, &baseline)?;
-            let mut rng = XorShift::new(0xed17 ^ n as u64);
-            let mut out = AtSize {
-                idle,
-                ..AtSize::default()
-            };
+            if run == 0 {
+                at.idle = idle(h, Some(op), window, &baseline)?;
+            }
+            let mut rng = XorShift::new(0xed17 ^ n as u64 ^ ((run as u64) << 32));
+            let mut out = Reactions::default();
             // At a random phase of any poll period.
             for i in 0..edits {
                 std::thread::sleep(Duration::from_millis(rng.below(500)));
-                let value = format!("{}-{i}", who.label);
+                let value = format!("{}-{run}-{i}", who.label);
                 out.edits.push(h.edit_reaction(&ns, &name(i % n), &value)?);
             }
             for i in 0..creates {
                 std::thread::sleep(Duration::from_millis(rng.below(500)));
-                out.creates
-                    .push(h.create_reaction(&ns, &format!("c-{}-{i}", who.label))?);
+                let created = format!("c-{}-{run}-{i}", who.label);
+                out.creates.push(h.create_reaction(&ns, &created)?);
                 std::thread::sleep(Duration::from_millis(rng.below(500)));
                 out.restores.push(h.restore_reaction(&ns, &name(i % n))?);
             }
             Ok(out)
-        })
+        })?;
+        at.runs.push(reactions);
+        Ok(())
     }
 
     /// A stage that fails (a timeout at 10,000 on a loaded machine) leaves
@@ -322,9 +337,9 @@ impl Bench<'_, '_> {
                 }
                 Ok(())
             }
-            Stage::AtSize(n) => {
-                out.sizes.insert(n, self.at_size(who, n)?);
-                Ok(())
+            Stage::AtSize { n, run } => {
+                let at = out.sizes.entry(n).or_default();
+                self.at_size(who, n, run, at)
             }
         });
         if let Err(e) = result {
@@ -339,7 +354,9 @@ impl Bench<'_, '_> {
         let ns = match stage {
             Stage::New => return Ok(()),
             Stage::Steady { n, interval, .. } => steady_namespace(who, n, interval)?,
-            Stage::AtSize(n) => population_namespace(who, "pop", n),
+            // Kept for the size's next run.
+            Stage::AtSize { run, .. } if run + 1 < self.sizes.reaction_runs => return Ok(()),
+            Stage::AtSize { n, .. } => population_namespace(who, "pop", n),
         };
         if self.built.remove(&ns) {
             let t = Instant::now();
@@ -366,12 +383,14 @@ enum Stage {
         window: bool,
         restart: bool,
     },
-    /// Reaction and idle cost at one size.
-    AtSize(usize),
+    /// Reactions at one size (and its idle cost, on the first run).
+    AtSize { n: usize, run: usize },
 }
 
 fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
-    let at_size = sizes.latency.iter().map(|&n| Stage::AtSize(n));
+    let runs = sizes.reaction_runs;
+    let at_size =
+        (sizes.latency.iter()).flat_map(|&n| (0..runs).map(move |run| Stage::AtSize { n, run }));
     if reactions_only {
         return at_size.collect();
     }
@@ -403,7 +422,7 @@ fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
 impl Stage {
     fn rank(&self) -> u8 {
         match *self {
-            Stage::AtSize(_) | Stage::New => 0,
+            Stage::AtSize { .. } | Stage::New => 0,
             Stage::Steady { restart: true, .. } => 1,
             Stage::Steady { .. } => 2,
         }
@@ -413,7 +432,7 @@ impl Stage {
     fn size(&self) -> usize {
         match *self {
             Stage::New => 0,
-            Stage::Steady { n, .. } | Stage::AtSize(n) => n,
+            Stage::Steady { n, .. } | Stage::AtSize { n, .. } => n,
         }
     }
 }
@@ -492,7 +511,8 @@ pub fn idle(
 }
 
 pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()> {
-    let sizes = Sizes::new(options.quick, options.sizes.clone());
+    let mut sizes = Sizes::new(options.quick, options.sizes.clone());
+    sizes.reaction_runs = options.runs.unwrap_or(sizes.reaction_runs);
     let binary = crate::world::operator::build_profile(true)?;
     let contenders = select(
         options.contenders.as_deref(),
@@ -565,7 +585,8 @@ mod tests {
             })
             .collect();
         assert_eq!(restarts.len(), 1, "{all:?}");
-        assert_eq!(all.len(), 1 + sizes.steady.len() + sizes.latency.len());
+        let reactions = sizes.latency.len() * sizes.reaction_runs;
+        assert_eq!(all.len(), 1 + sizes.steady.len() + reactions);
         let sizes = Sizes::new(false, Some(vec![10, 1_000]));
         assert_eq!(
             sizes.steady,
@@ -574,6 +595,18 @@ mod tests {
         );
         assert_eq!(sizes.restart, None);
         let reactions = stages(&sizes, true);
-        assert_eq!(reactions, [Stage::AtSize(10), Stage::AtSize(1_000)]);
+        let at = |n, run| Stage::AtSize { n, run };
+        assert_eq!(
+            reactions,
+            [
+                at(10, 0),
+                at(10, 1),
+                at(10, 2),
+                at(1_000, 0),
+                at(1_000, 1),
+                at(1_000, 2)
+            ],
+            "three runs at each size, each a stage of its own so contenders alternate"
+        );
     }
 }
