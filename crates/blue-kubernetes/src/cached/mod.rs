@@ -27,6 +27,7 @@ mod own_writes;
 
 pub(crate) use own_writes::OwnWrites;
 
+use crate::domain::resource::kept_text;
 use crate::telemetry::Metrics;
 use blue_kubernetes_client::{Client, Error, LabelSelector, ResourceDescriptor};
 use prometheus_client::metrics::counter::Counter;
@@ -168,19 +169,19 @@ impl ObjectStore {
         let version = object["metadata"]["resourceVersion"]
             .as_str()
             .unwrap_or_default();
-        let mut trimmed = object.clone();
-        if let Some(metadata) = trimmed["metadata"].as_object_mut() {
-            metadata.remove("managedFields");
-        }
-        let Ok(text) = serde_json::to_string(&trimmed) else {
-            return;
-        };
         let mut state = self.state();
-        let kept = Kept {
-            version: version.into(),
-            text: text.into_boxed_str(),
-        };
-        state.objects.insert(key.clone(), kept);
+        // A relist brings unchanged versions again: kept as they are.
+        let kept = state
+            .objects
+            .get(&key)
+            .is_some_and(|k| &*k.version == version);
+        if !kept {
+            let Some(text) = kept_text(object) else {
+                return;
+            };
+            let version = version.into();
+            state.objects.insert(key.clone(), Kept { version, text });
+        }
         state.settle(&key);
         drop(state);
         self.changed.notify_waiters();

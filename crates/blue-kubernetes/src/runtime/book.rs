@@ -38,6 +38,7 @@ use super::related::RelatedCache;
 use super::scheduler::{Scheduler, Slack};
 use super::Feed;
 use crate::domain::due::Due;
+use crate::domain::resource::kept_text;
 use crate::reconcile::Request;
 use crate::resource::Phase;
 use crate::telemetry::Verdict;
@@ -152,12 +153,9 @@ impl Book {
         let new_version = !self.cache.has_version(&a.key, version.unwrap_or_default());
         let (key, phases) = self.cache.record(a.key, &a.object, a.due, a.watched, now);
         self.count_phases(key.package(), phases, &mut out);
-        if self.settings.keep_copies {
-            let mut object = a.object;
-            if let Some(metadata) = object["metadata"].as_object_mut() {
-                metadata.remove("managedFields");
-            }
-            self.cache.keep_copy(&key, &object);
+        // A relist brings unchanged versions again: their copy is kept.
+        if self.settings.keep_copies && (new_version || !self.cache.has_copy(&key)) {
+            self.cache.keep_copy(&key, kept_text(&a.object));
         }
         let referrers = self.track(&key, a.names, a.digest, new_version);
         self.decide(&key, a.left_running, now, &mut out);

@@ -406,14 +406,16 @@ impl Cache {
         }
     }
 
-    /// Keeps `object` as the copy of `key` a pass may act on; the caller
-    /// has dropped its `managedFields`.
-    pub(crate) fn keep_copy(&mut self, key: &Key, object: &Value) {
+    /// Keeps `text` (from `kept_text`) as the copy of `key` a pass may act on.
+    pub(crate) fn keep_copy(&mut self, key: &Key, text: Option<Box<str>>) {
         if let Some(entry) = self.entries.get_mut(key) {
-            entry.copy = serde_json::to_string(object)
-                .ok()
-                .map(String::into_boxed_str);
+            entry.copy = text;
         }
+    }
+
+    /// Whether `key` has a copy kept (awaited or not).
+    pub(crate) fn has_copy(&self, key: &Key) -> bool {
+        self.entries.get(key).is_some_and(|e| e.copy.is_some())
     }
 
     /// Drops the copy of `key`: the next pass reads the object.
