@@ -247,3 +247,21 @@ async fn past_the_bound_a_read_goes_to_the_api_server_and_is_counted() {
     assert!(counted.contains(r#"reason="wait"} 2"#), "{counted}");
     r.runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn after_an_expired_watch_the_cache_sees_what_changed_in_the_gap() {
+    let r = rig().await;
+    r.cluster.expire_watches();
+    // Lost to the expiring stream: only the relist can bring it.
+    r.cluster.edit(&config_maps(), NS, "w", |cm| cm["data"]["v"] = json!("9"));
+    wait_ms(5_000).await;
+    let cm = r.cluster.get(&config_maps(), NS, "w").expect("kept");
+    assert_eq!(cm["data"]["v"], "1", "the drift was seen and repaired");
+    let seen = r.mirrors.after_writes.lock().unwrap().clone();
+    assert_eq!(seen, [("converge", Some(json!("1")))]);
+    r.cluster.reset_calls();
+    r.runtime.trigger(&widgets(), NS, "w");
+    wait_ms(100).await;
+    assert_eq!(config_map_reads(&r.cluster), 0, "from the relisted cache");
+    r.runtime.stop().await;
+}
