@@ -253,7 +253,8 @@ async fn after_an_expired_watch_the_cache_sees_what_changed_in_the_gap() {
     let r = rig().await;
     r.cluster.expire_watches();
     // Lost to the expiring stream: only the relist can bring it.
-    r.cluster.edit(&config_maps(), NS, "w", |cm| cm["data"]["v"] = json!("9"));
+    r.cluster
+        .edit(&config_maps(), NS, "w", |cm| cm["data"]["v"] = json!("9"));
     wait_ms(5_000).await;
     let cm = r.cluster.get(&config_maps(), NS, "w").expect("kept");
     assert_eq!(cm["data"]["v"], "1", "the drift was seen and repaired");
