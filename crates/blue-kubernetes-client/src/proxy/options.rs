@@ -18,7 +18,7 @@ use crate::KubectlConfig;
 /// assert_eq!(options.startup_timeout_ms, 10_000);
 /// assert_eq!(options.unanswered_limit, 3);
 /// assert!(options.parent_death_signal);
-/// assert_eq!(options.gc_percent, Some(400));
+/// assert_eq!(options.gc_percent, None, "Go's own GOGC");
 /// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
