@@ -134,6 +134,17 @@ fn a_pass_acts_on_the_last_copy_while_the_watch_has_no_gap() {
 }
 
 #[test]
+fn a_relist_of_an_unchanged_version_restores_its_copy() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    book.watching(0, false, 0);
+    assert_eq!(copy_version(&mut book, "a"), None, "a gap: read it");
+    book.arrived(arrival("a", "1", Due::Now, false), 0);
+    book.watching(0, true, 0);
+    assert_eq!(copy_version(&mut book, "a").as_deref(), Some("1"));
+}
+
+#[test]
 fn a_pass_that_lost_its_write_to_a_newer_version_reads_the_next_time() {
     let mut book = book();
     book.arrived(arrival("a", "1", Due::Now, true), 0);
