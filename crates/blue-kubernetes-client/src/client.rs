@@ -123,9 +123,11 @@ pub trait Client: Send + Sync {
 
     /// Reads one object as the API server's watch cache holds it
     /// (`resourceVersion=0`): no etcd read, so much cheaper for the server,
-    /// but possibly a version older than the newest. Use it only where
-    /// every write that follows is guarded by the object's resourceVersion
-    /// (a stale read then ends in Conflict, never in an effect).
+    /// but possibly a version older than the newest, or none for an object
+    /// created a moment ago. Use it only where every write that follows is
+    /// guarded by the object's resourceVersion (a stale read then ends in
+    /// Conflict, never in an effect), and confirm an absence with
+    /// [`get_resource`](Client::get_resource).
     ///
     /// The default reads through [`get_resource`](Client::get_resource).
     async fn get_resource_cached(

@@ -125,3 +125,24 @@ async fn a_stale_copy_loses_its_first_write_and_no_effect_runs() {
     assert_eq!(r.infra.get(&format!("{NS}--w")), Some(json!(2)));
     r.runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resource_missing_from_the_servers_watch_cache_is_read_again_not_dropped() {
+    // Without watches every pass reads its resource, through the API
+    // server's watch cache; here that cache lags behind the lists.
+    let cluster = FakeCluster::new();
+    let infra = FakeInfra::new();
+    let controller = build(
+        &cluster,
+        tokio_clock(),
+        vec![infra.package(widgets())],
+        |c| c.watch = false,
+    );
+    cluster.lag_watch_cache();
+    let runtime = start(controller).unwrap();
+    cluster.create(&widgets(), NS, "w", every_30s(1));
+    wait_ms(2_000).await;
+    assert_eq!(phase(&cluster), "Ready", "{:?}", cluster.calls());
+    assert!(cluster.cached_reads() >= 1, "the lagging cache was asked");
+    runtime.stop().await;
+}

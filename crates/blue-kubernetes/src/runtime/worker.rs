@@ -2,7 +2,8 @@
 //! copy of it (read instead when there is none: after a start until the
 //! first list, after a watch gap until the relist, with the per-call
 //! transport), runs one pass on it, and hands the outcome to the
-//! dispatcher: one read at most per pass, none on a continuous watch. A
+//! dispatcher: one read at most per pass (a second from etcd when the
+//! server's watch cache lacks the object), none on a continuous watch. A
 //! bug anywhere in a pass costs one attempt, not the worker.
 
 use super::book::Ended;
@@ -60,10 +61,18 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Verdict
     // delivered snapshot (every write carries its resourceVersion, so a
     // stale one loses its first write before any effect) and costs the
     // server no etcd read per periodic check.
-    match client
-        .get_resource_cached(descriptor, key.namespace(), key.name())
+    let (namespace, name) = (key.namespace(), key.name());
+    let read = match client
+        .get_resource_cached(descriptor, namespace, name)
         .await
     {
+        // The watch cache lags etcd by a few milliseconds, so a resource
+        // a consistent list just showed can be missing from it: only
+        // etcd can say it is gone (else it would wait for the next list).
+        Ok(None) => client.get_resource(descriptor, namespace, name).await,
+        read => read,
+    };
+    match read {
         Ok(Some(object)) => Ok(object),
         Ok(None) => Err(Verdict::Skipped),
         Err(e) => {

@@ -161,7 +161,12 @@ impl Client for FakeCluster {
         name: &str,
     ) -> Result<Option<Value>, Error> {
         self.lock().cached_reads += 1;
-        self.get_resource(d, namespace, name).await
+        let fresh = self.get_resource(d, namespace, name).await?;
+        let state = self.lock();
+        match &state.lagging_cache {
+            Some(objects) => Ok(objects.get(&super::store::key(d, namespace, name)).cloned()),
+            None => Ok(fresh),
+        }
     }
 
     async fn update_status(

@@ -47,6 +47,8 @@ struct State {
     watches: Watches,
     /// `get_resource_cached` calls since the last [`FakeCluster::reset_calls`].
     cached_reads: usize,
+    /// While the API server's watch cache lags: the objects it holds.
+    lagging_cache: Option<std::collections::BTreeMap<history::Key, serde_json::Value>>,
 }
 
 /// An in-memory Kubernetes API for one or more custom resource types, with

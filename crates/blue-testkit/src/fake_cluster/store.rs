@@ -86,6 +86,11 @@ impl Store {
         self.objects.get(&key(d, namespace, name)).cloned()
     }
 
+    /// Every object as stored now: what a lagging watch cache answers from.
+    pub(crate) fn objects(&self) -> BTreeMap<Key, Value> {
+        self.objects.clone()
+    }
+
     /// The objects of type `d` in `namespace` (`""`: every namespace),
     /// sorted by namespace and name.
     pub(crate) fn list(&self, d: &ResourceDescriptor, namespace: &str) -> Vec<Value> {

@@ -115,6 +115,41 @@ impl FakeCluster {
         self.control(|w| w.faults.hold = false);
     }
 
+    /// The API server's watch cache stops following the store: cached
+    /// reads ([`get_resource_cached`](blue_kubernetes_client::Client::get_resource_cached))
+    /// answer with the objects as they are now, so an object created from
+    /// here on is missing from them and an edited one is old, as with a
+    /// real server's watch cache a few milliseconds behind etcd. Lists,
+    /// plain reads and watches are unaffected.
+    ///
+    /// ```
+    /// use blue_kubernetes_client::{Client, ResourceDescriptor};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// let cluster = blue_testkit::FakeCluster::new();
+    /// cluster.lag_watch_cache();
+    /// cluster.create(&d, "default", "new", serde_json::json!({}));
+    /// assert!(cluster.get_resource_cached(&d, "default", "new").await.unwrap().is_none());
+    /// assert!(cluster.get_resource(&d, "default", "new").await.unwrap().is_some());
+    /// cluster.catch_up_watch_cache();
+    /// assert!(cluster.get_resource_cached(&d, "default", "new").await.unwrap().is_some());
+    /// # }
+    /// ```
+    pub fn lag_watch_cache(&self) {
+        let mut state = self.lock();
+        state.lagging_cache = Some(state.store.objects());
+    }
+
+    /// Ends [`FakeCluster::lag_watch_cache`].
+    ///
+    /// ```
+    /// blue_testkit::FakeCluster::new().catch_up_watch_cache();
+    /// ```
+    pub fn catch_up_watch_cache(&self) {
+        self.lock().lagging_cache = None;
+    }
+
     /// Ends [`FakeCluster::drop_watch_events`],
     /// [`FakeCluster::duplicate_watch_events`] and
     /// [`FakeCluster::hold_watch_events`] (held events are delivered).
