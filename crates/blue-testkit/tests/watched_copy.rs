@@ -146,3 +146,66 @@ async fn a_resource_missing_from_the_servers_watch_cache_is_read_again_not_dropp
     assert!(cluster.cached_reads() >= 1, "the lagging cache was asked");
     runtime.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_check_asked_for_during_a_pass_waits_for_the_passs_write_then_reads_nothing() {
+    let r = rig().await;
+    let started = r.infra.effects_started_count();
+    r.infra.hold_effects();
+    r.cluster
+        .edit_spec(&widgets(), NS, "w", |s| s["config"]["value"] = json!(2));
+    wait_ms(100).await;
+    assert_eq!(r.infra.effects_started_count(), started + 1, "converging");
+    // Asked for while the pass runs; the pass's last write will be late.
+    r.runtime.trigger(&widgets(), NS, "w");
+    r.cluster.hold_watch_events();
+    r.cluster.reset_calls();
+    let observed = r.infra.count(Callback::Observe);
+    r.infra.release(1);
+    wait_ms(1_000).await;
+    assert_eq!(phase(&r.cluster), "Ready");
+    let after_pass = r.infra.count(Callback::Observe);
+    assert_eq!(after_pass, observed + 1, "only the pass's own observe");
+    r.cluster.release_watch_events();
+    wait_ms(1_000).await;
+    assert_eq!(
+        r.infra.count(Callback::Observe),
+        after_pass + 1,
+        "the check asked for"
+    );
+    let calls = r.cluster.calls();
+    assert_eq!(calls.get, 0, "acted on the copy with the write: {calls:?}");
+    assert_eq!(r.runtime.stats().conflicts, 0);
+    r.runtime.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_check_asked_for_after_a_release_runs_no_pass_on_the_released_resource() {
+    let r = rig().await;
+    r.cluster.edit_spec(&widgets(), NS, "w", |s| {
+        s["deletionPolicy"] = json!("Destroy")
+    });
+    wait_ms(100).await;
+    let started = r.infra.effects_started_count();
+    r.infra.hold_effects();
+    r.cluster.delete(&widgets(), NS, "w");
+    wait_ms(100).await;
+    assert_eq!(r.infra.effects_started_count(), started + 1, "deleting");
+    // The deletion event will be late; meanwhile the pass's own delete of
+    // the infrastructure (a related object, say) asks for a check.
+    r.cluster.hold_watch_events();
+    r.infra.release(1);
+    wait_ms(100).await;
+    assert!(r.cluster.get(&widgets(), NS, "w").is_none(), "released");
+    r.cluster.reset_calls();
+    let observed = r.infra.count(Callback::Observe);
+    assert!(r.runtime.trigger(&widgets(), NS, "w"), "still cached");
+    wait_ms(1_000).await;
+    assert_eq!(r.infra.count(Callback::Observe), observed, "no pass");
+    assert_eq!(r.cluster.calls().total(), 0, "{:?}", r.cluster.calls());
+    r.cluster.release_watch_events();
+    wait_ms(100).await;
+    assert_eq!(r.runtime.cached(), 0, "forgotten on its deletion");
+    assert_eq!(r.runtime.stats().conflicts, 0);
+    r.runtime.stop().await;
+}

@@ -105,6 +105,8 @@ pub(super) struct Ended {
     pub(super) unserved_request: Request,
     /// With sharding: the resource's shard is held by another replica.
     pub(super) not_owned: Option<u32>,
+    /// It removed our finalizer from the deleting resource.
+    pub(super) released: bool,
 }
 
 pub(super) struct Book {
@@ -301,7 +303,9 @@ impl Book {
         // A quiet check wrote nothing, so no newer version will come: its
         // next check, not a hold, keeps it from running again at once.
         let quiet = ended.written.is_none() && ended.next_check.is_some();
-        if !quiet {
+        if ended.released {
+            self.cache.release(key);
+        } else if !quiet {
             self.cache.hold(key, &work.version, hold);
         }
         if ended.unserved_request.any() {

@@ -37,6 +37,11 @@ enum Hold {
     UntilNewer,
     /// Until this time, or a newer version if it comes first.
     Until(u64),
+    /// Our finalizer is off: the object is gone or going, and the
+    /// versions at hand are from before. Only a newer version (someone
+    /// else's finalizer still holding it) decides again; an early check
+    /// asked for meanwhile (our own delete of a related object) waits too.
+    Released,
 }
 
 /// One resource, with no allocation of its own when its uid and
@@ -275,10 +280,17 @@ impl Cache {
         backoff_until: impl Fn(&str) -> Option<u64>,
     ) -> Option<u64> {
         let entry = self.entries.get(key)?;
+        if entry.awaiting.is_some() || matches!(entry.hold, Some(Hold::Released)) {
+            // Our own write is on its way, or we released the object: a
+            // pass on the version at hand would lose its first write with
+            // Conflict (or find the object gone). The next version decides
+            // again, with any request still standing.
+            return None;
+        }
         if entry.requested.any() {
-            // News the version does not carry: neither a hold until a
-            // newer version nor our own write still on its way keeps it;
-            // a short hold (the lock was busy) and a backoff still do.
+            // News the version does not carry: a hold until a newer
+            // version does not keep it; a short hold (the lock was busy)
+            // and a backoff still do.
             let mut at = match entry.hold {
                 Some(Hold::Until(until)) => until,
                 _ => 0,
@@ -288,15 +300,12 @@ impl Cache {
             }
             return Some(at);
         }
-        if entry.awaiting.is_some() {
-            return None;
-        }
         let mut at = match (entry.periodic, entry.scheduled) {
             (true, Some(scheduled)) => scheduled,
             _ => entry.due_ms?,
         };
         match entry.hold {
-            Some(Hold::UntilNewer) => return None,
+            Some(Hold::UntilNewer | Hold::Released) => return None,
             Some(Hold::Until(until)) => at = at.max(until),
             None => {}
         }
@@ -314,6 +323,14 @@ impl Cache {
             if entry.version.is(version) {
                 entry.hold = Some(until_ms.map_or(Hold::UntilNewer, Hold::Until));
             }
+        }
+    }
+
+    /// The last pass over `key` released it (removed our finalizer): it is
+    /// not dispatched again until a newer version than any at hand.
+    pub(crate) fn release(&mut self, key: &Key) {
+        if let Some(entry) = self.entries.get_mut(key) {
+            entry.hold = Some(Hold::Released);
         }
     }
 
@@ -669,21 +686,26 @@ mod tests {
     }
 
     #[test]
-    fn a_request_makes_it_due_now_past_holds_and_waits_but_not_past_backoff() {
+    fn a_request_makes_it_due_now_past_holds_once_our_write_arrived_but_not_past_backoff() {
         let mut c = Cache::default();
         assert!(!c.request(&key(), Request::Check), "not cached");
         c.record(key(), &at("1", "Ready"), stored(60_000), true, 0);
-        c.hold(&key(), "1", None);
         c.await_version(&key(), "2");
-        assert_eq!(c.ready_at(&key(), NO_BACKOFF), None);
         assert!(c.request(&key(), Request::Check));
+        assert_eq!(
+            c.ready_at(&key(), NO_BACKOFF),
+            None,
+            "our write is on its way"
+        );
+        c.record(key(), &at("2", "Ready"), stored(60_000), true, 0);
+        c.hold(&key(), "2", None);
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(0));
         assert_eq!(c.ready_at(&key(), |_| Some(700)), Some(700));
         assert_eq!(c.take_request(&key()), Request::Check);
         assert_eq!(c.take_request(&key()), Request::None, "taken once");
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), None, "the hold again");
         c.request(&key(), Request::Check);
-        c.hold(&key(), "1", Some(300));
+        c.hold(&key(), "2", Some(300));
         assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(300), "a busy lock");
     }
 

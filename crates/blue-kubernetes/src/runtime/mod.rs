@@ -254,7 +254,9 @@ impl Runtime {
     /// `kind` (one of the controller's packages), in memory: nothing is
     /// written for the request. It is checked as soon as a worker is free,
     /// as if its next check were due, so `observe` runs and drift is
-    /// repaired; one already running is checked again when its pass ends,
+    /// repaired; one already running is checked again when its pass ends
+    /// and the watch brought back the pass's last write (a check of the
+    /// version before it would only lose its first write with Conflict),
     /// and requests made before a pass starts are served by it. For a
     /// package's own event source (a cloud's notifications, say). Returns
     /// false when the kind is no package's or the resource is not cached

@@ -42,6 +42,7 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
                     written: None,
                     next_check: None,
                     not_owned: None,
+                    released: false,
                 },
             },
         };
@@ -166,6 +167,7 @@ async fn pass(
                 | Report::NotFound))
         );
     let unserved_request = if served { Request::None } else { requested };
+    let released = matches!(&result, Ok(Ok(Report::Released)));
     let verdict = Verdict::of(&result);
     let subject = shared.subject(&work.key);
     match &verdict {
@@ -188,5 +190,6 @@ async fn pass(
         next_check,
         unserved_request,
         not_owned,
+        released,
     }
 }

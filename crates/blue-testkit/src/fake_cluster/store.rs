@@ -346,7 +346,9 @@ impl Store {
 
     /// Stores `after` with finalizers `list`, enforcing the server's rules:
     /// no new finalizer on a deleting object, and a deleting object whose
-    /// last finalizer goes is removed (the final state is returned).
+    /// last finalizer goes is removed (the final state is returned, at the
+    /// version it had before, as kube-apiserver answers: the deletion's
+    /// own version comes only with the watch's DELETED event).
     fn write_finalizers_of(
         &mut self,
         k: Key,
@@ -361,14 +363,16 @@ impl Store {
             }
         }
         set_finalizers(&mut after, list);
-        self.stamp(&mut after);
         if is_deleting(&after) && list.is_empty() {
+            let answer = after.clone();
+            self.stamp(&mut after);
             self.record(&k, ChangeKind::Deleted, &after, Some(before.clone()));
             self.objects.remove(&k);
-        } else {
-            self.record(&k, ChangeKind::Modified, &after, Some(before.clone()));
-            self.objects.insert(k, after.clone());
+            return Ok(answer);
         }
+        self.stamp(&mut after);
+        self.record(&k, ChangeKind::Modified, &after, Some(before.clone()));
+        self.objects.insert(k, after.clone());
         Ok(after)
     }
 }
