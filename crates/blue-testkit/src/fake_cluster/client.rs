@@ -161,6 +161,7 @@ impl Client for FakeCluster {
         name: &str,
     ) -> Result<Option<Value>, Error> {
         self.lock().cached_reads += 1;
+        // Counted, slowed and faulted like any read; only the answer lags.
         let fresh = self.get_resource(d, namespace, name).await?;
         let state = self.lock();
         match &state.lagging_cache {

@@ -338,7 +338,6 @@ fn a_resource_gone_is_forgotten_in_one_event_and_its_referrers_wait_again() {
         },
         Ended {
             not_owned: Some(3),
-            released: false,
             ..ended(Verdict::Skipped, "s")
         },
         0,
@@ -454,7 +453,6 @@ fn a_resource_parked_for_another_shard_is_decided_again_when_the_shard_comes() {
     book.arrived(arrival("a", "1", Due::Now, true), 0);
     let not_owned = Ended {
         not_owned: Some(2),
-        released: false,
         ..ended(Verdict::Skipped, "a")
     };
     let out = book.pass_ended(&work("a", "1"), not_owned, 0);
