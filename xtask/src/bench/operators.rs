@@ -119,9 +119,27 @@ pub struct Outcome {
     pub deletions: f64,
     /// Writes per Destroy deletion, the harness's DELETE not counted.
     pub deletion_writes: f64,
+    /// Each round of the bursts, in the order run; the four figures above
+    /// are their medians.
+    pub burst_rounds: Vec<Burst>,
     pub steady: Vec<Steady>,
     pub restart: Option<Restart>,
     pub sizes: BTreeMap<usize, AtSize>,
+}
+
+/// One round of the bursts.
+#[derive(Clone, Copy, Default)]
+pub struct Burst {
+    /// Seconds until all new resources were Ready.
+    pub wall: f64,
+    /// Operator CPU seconds meanwhile.
+    pub cpu: f64,
+    /// Writes per new resource.
+    pub writes: f64,
+    /// Seconds from the first delete until the last resource was gone.
+    pub gone: f64,
+    /// Writes per Destroy deletion.
+    pub deletion_writes: f64,
 }
 
 /// The resources an operator of this job touches; the API server's own
@@ -199,22 +217,23 @@ impl Bench<'_, '_> {
         })
     }
 
-    /// New resources and Destroy deletions, [`BURST_ROUNDS`] times: one
-    /// burst varies 2x from run to run (the peer's too), so each figure is
-    /// the median of the rounds.
-    fn bursts(&self, who: &Contender, out: &mut Outcome) -> Result<()> {
-        let mut rounds: [Vec<f64>; 5] = Default::default();
-        for round in 0..BURST_ROUNDS {
-            let ((wall, cpu), writes) = self.new_resources(who, round)?;
-            let (gone, deletion_writes) = self.deletions(who, round)?;
-            let values = [wall, cpu, writes, gone, deletion_writes];
-            for (column, v) in rounds.iter_mut().zip(values) {
-                column.push(v);
-            }
-        }
-        let [wall, cpu, writes, gone, deletion_writes] = rounds.map(|c| median(&c));
-        (out.new, out.new_writes) = ((wall, cpu), writes);
-        (out.deletions, out.deletion_writes) = (gone, deletion_writes);
+    /// One round of new resources and Destroy deletions: one burst varies
+    /// 2x from run to run (the peer's too), so each figure is the median of
+    /// the rounds so far.
+    fn burst_round(&self, who: &Contender, round: usize, out: &mut Outcome) -> Result<()> {
+        let ((wall, cpu), writes) = self.new_resources(who, round)?;
+        let (gone, deletion_writes) = self.deletions(who, round)?;
+        out.burst_rounds.push(Burst {
+            wall,
+            cpu,
+            writes,
+            gone,
+            deletion_writes,
+        });
+        let of = |f: fn(&Burst) -> f64| median(&out.burst_rounds.iter().map(f).collect::<Vec<_>>());
+        out.new = (of(|b| b.wall), of(|b| b.cpu));
+        out.new_writes = of(|b| b.writes);
+        (out.deletions, out.deletion_writes) = (of(|b| b.gone), of(|b| b.deletion_writes));
         Ok(())
     }
 
@@ -319,7 +338,7 @@ impl Bench<'_, '_> {
     fn stage(&mut self, who: &Contender, stage: Stage, out: &mut Outcome) {
         let what = format!("operators: {} {stage:?}", who.label);
         let result = timed(&what, || match stage {
-            Stage::New => self.bursts(who, out),
+            Stage::New { round } => self.burst_round(who, round, out),
             Stage::Steady {
                 n,
                 interval,
@@ -352,7 +371,7 @@ impl Bench<'_, '_> {
     /// seconds and stalled the last contender.
     fn discard(&mut self, who: &Contender, stage: Stage) -> Result<()> {
         let ns = match stage {
-            Stage::New => return Ok(()),
+            Stage::New { .. } => return Ok(()),
             Stage::Steady { n, interval, .. } => steady_namespace(who, n, interval)?,
             // Kept for the size's next run.
             Stage::AtSize { run, .. } if run + 1 < self.sizes.reaction_runs => return Ok(()),
@@ -374,8 +393,9 @@ impl Bench<'_, '_> {
 /// begins, so contenders alternate and share the machine's state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Stage {
-    /// New resources to Ready, then Destroy deletions.
-    New,
+    /// New resources to Ready, then Destroy deletions: one round of
+    /// [`BURST_ROUNDS`], each a stage of its own so contenders alternate.
+    New { round: usize },
     /// A steady population: its window, and/or the restart on it.
     Steady {
         n: usize,
@@ -394,7 +414,9 @@ fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
     if reactions_only {
         return at_size.collect();
     }
-    let mut out = vec![Stage::New];
+    let mut out: Vec<_> = (0..BURST_ROUNDS)
+        .map(|round| Stage::New { round })
+        .collect();
     for &(n, interval) in &sizes.steady {
         out.push(Stage::Steady {
             n,
@@ -422,7 +444,7 @@ fn stages(sizes: &Sizes, reactions_only: bool) -> Vec<Stage> {
 impl Stage {
     fn rank(&self) -> u8 {
         match *self {
-            Stage::AtSize { .. } | Stage::New => 0,
+            Stage::AtSize { .. } | Stage::New { .. } => 0,
             Stage::Steady { restart: true, .. } => 1,
             Stage::Steady { .. } => 2,
         }
@@ -431,7 +453,7 @@ impl Stage {
     /// The population a stage works on.
     fn size(&self) -> usize {
         match *self {
-            Stage::New => 0,
+            Stage::New { .. } => 0,
             Stage::Steady { n, .. } | Stage::AtSize { n, .. } => n,
         }
     }
@@ -568,7 +590,14 @@ mod tests {
     fn the_restart_joins_its_steady_window_and_reactions_only_keeps_the_sizes() {
         let sizes = Sizes::new(false, Some(vec![10, 1_000, 10_000]));
         let all = stages(&sizes, false);
-        assert_eq!(all[0], Stage::New);
+        let rounds: Vec<_> = (0..BURST_ROUNDS)
+            .map(|round| Stage::New { round })
+            .collect();
+        assert_eq!(
+            all[..BURST_ROUNDS],
+            rounds,
+            "the bursts' rounds first, in order"
+        );
         let sizes_in_order: Vec<usize> = all.iter().map(Stage::size).collect();
         assert!(sizes_in_order.is_sorted(), "{all:?}");
         let restarts: Vec<_> = all
@@ -586,7 +615,7 @@ mod tests {
             .collect();
         assert_eq!(restarts.len(), 1, "{all:?}");
         let reactions = sizes.latency.len() * sizes.reaction_runs;
-        assert_eq!(all.len(), 1 + sizes.steady.len() + reactions);
+        assert_eq!(all.len(), BURST_ROUNDS + sizes.steady.len() + reactions);
         let sizes = Sizes::new(false, Some(vec![10, 1_000]));
         assert_eq!(
             sizes.steady,

@@ -346,7 +346,7 @@ fn mib(kib: f64) -> String {
 mod tests {
     use super::super::apimetrics::Served;
     use super::super::harness::Reaction;
-    use super::super::operators::AtSize;
+    use super::super::operators::{AtSize, Burst};
     use super::super::report::blocks;
     use super::super::steady::{Restart, Steady};
     use super::*;
@@ -410,6 +410,15 @@ mod tests {
             new_writes: 3.0 * k,
             deletions: 2.0 * k,
             deletion_writes: 1.0 * k,
+            burst_rounds: [1.0, 0.75, 1.25]
+                .map(|f| Burst {
+                    wall: 4.0 * k * f,
+                    cpu: 1.5 * k * f,
+                    writes: 3.0 * k,
+                    gone: 2.0 * k * f,
+                    deletion_writes: 1.0 * k,
+                })
+                .to_vec(),
             steady: vec![steady(50), steady(1_000)],
             restart: Some(Restart {
                 n: 50,

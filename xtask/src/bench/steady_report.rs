@@ -4,7 +4,7 @@
 
 use super::contender::Contender;
 use super::measure::{secs, thousands};
-use super::operators::{operator_resource, Outcome, Sizes};
+use super::operators::{operator_resource, Burst, Outcome, Sizes};
 use super::report::{Report, Section};
 use super::steady::{Restart, Steady};
 
@@ -184,13 +184,28 @@ pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Rep
         }
     }
     if let Some(p) = peer.filter(|p| new_measured && p.new.0 > 0.0) {
-        for (what, ours, theirs) in [
-            ("created at once to Ready", o.new.0, p.new.0),
-            ("Destroy deletions finished", o.deletions, p.deletions),
+        let wall: fn(&Burst) -> f64 = |b| b.wall;
+        let gone: fn(&Burst) -> f64 = |b| b.gone;
+        for (what, ours, theirs, of) in [
+            ("created at once to Ready", o.new.0, p.new.0, wall),
+            ("Destroy deletions finished", o.deletions, p.deletions, gone),
         ] {
+            let rounds = |o: &Outcome| {
+                let each: Vec<_> = o.burst_rounds.iter().map(|b| secs(of(b))).collect();
+                each.join(" / ")
+            };
             report.verdict(
-                &format!("{what} ({who}): at most 1.3x the peer's time"),
-                format!("{} vs {}", secs(ours), secs(theirs)),
+                &format!(
+                    "{what} ({who}): median of {} rounds, at most 1.3x the peer's time",
+                    o.burst_rounds.len()
+                ),
+                format!(
+                    "{} vs {} (rounds {} vs {})",
+                    secs(ours),
+                    secs(theirs),
+                    rounds(o),
+                    rounds(p)
+                ),
                 ours <= 1.3 * theirs,
             );
         }
