@@ -88,19 +88,24 @@ impl Changes {
         self.until_event(never, |deleted, o| deleted && named(o, name))
     }
 
-    /// When the deletion for which `done` (called once per deletion)
-    /// holds arrived, as [`until`](Self::until).
-    pub fn until_deletions(&mut self, never: &str, done: impl Fn() -> bool) -> Result<Instant> {
-        self.until_event(never, |deleted, _| deleted && done())
+    fn until_event(&mut self, never: &str, done: impl Fn(bool, &Value) -> bool) -> Result<Instant> {
+        self.until_seen(never, |_, deleted, o| done(deleted, o))
     }
 
-    fn until_event(&mut self, never: &str, done: impl Fn(bool, &Value) -> bool) -> Result<Instant> {
+    /// When the first event for which `done` (given its arrival, whether
+    /// it was a deletion, and the object) holds arrived, as
+    /// [`until`](Self::until).
+    pub fn until_seen(
+        &mut self,
+        never: &str,
+        mut done: impl FnMut(Instant, bool, &Value) -> bool,
+    ) -> Result<Instant> {
         let (rt, timeout) = (self.rt.clone(), self.timeout);
         rt.block_on(async {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
                 match tokio::time::timeout_at(deadline, self.events.recv()).await {
-                    Ok(Some((at, deleted, object))) if done(deleted, &object) => return Ok(at),
+                    Ok(Some((at, deleted, object))) if done(at, deleted, &object) => return Ok(at),
                     Ok(Some(_)) => {}
                     Ok(None) => bail!("{never} (the watch ended)"),
                     Err(_) => bail!("{never}"),

@@ -3,8 +3,8 @@
 //! deletes. It talks through its own `ProxyClient`, so watching costs the
 //! measured operator nothing.
 
-use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use super::api_server::ApiServer;
 use super::changes::{named, Changes};
 use super::contender::Contender;
+use super::measure::median;
 use crate::support::wait::poll;
 use crate::world::operator::Operator;
 
@@ -77,6 +78,17 @@ pub struct Reaction {
     pub ready: f64,
     /// Until the owned ConfigMap holds the new data.
     pub config_map: f64,
+}
+
+/// Destroy deletions of a whole namespace, in seconds.
+pub struct Deletions {
+    /// From the first resource shown deleting to the last shown gone.
+    pub total: f64,
+    /// The harness's own DELETE requests, sent one after another: the API
+    /// server answers them slower the more the operator writes meanwhile.
+    pub sent: f64,
+    /// One resource from shown deleting to shown gone, the median.
+    pub each: f64,
 }
 
 pub struct Harness<'a> {
@@ -305,21 +317,37 @@ impl<'a> Harness<'a> {
     /// Deletes every resource of `namespace`; times, from the watch event
     /// of the first deletion request, until the watch has shown the last
     /// one gone (its finalizer released, i.e. its Destroy finished).
-    pub fn delete_all(&self, namespace: &str, n: usize) -> Result<f64> {
+    pub fn delete_all(&self, namespace: &str, n: usize) -> Result<Deletions> {
         let mut resources = self.watch(namespace)?;
+        let sending = Instant::now();
         for i in 0..n {
             let path = Self::path(namespace, Some(&name(i)))?;
             self.send(ApiRequest::new(Method::Delete, path))?;
         }
-        let first = resources.until("the watch never showed a deletion", |r| {
-            !r["metadata"]["deletionTimestamp"].is_null()
-        })?;
-        let gone = Cell::new(0);
-        let last = resources.until_deletions(&format!("{n} never gone in {namespace}"), || {
-            gone.set(gone.get() + 1);
-            gone.get() >= n
-        })?;
-        Ok(last.saturating_duration_since(first).as_secs_f64())
+        let sent = sending.elapsed().as_secs_f64();
+        // Each resource from the event that shows it deleting to the one
+        // that shows it gone.
+        let mut marked: HashMap<String, Instant> = HashMap::new();
+        let mut each = Vec::new();
+        let last = resources.until_seen(
+            &format!("{n} never gone in {namespace}"),
+            |at, deleted, r| {
+                let name = r["metadata"]["name"].as_str().unwrap_or_default();
+                if deleted {
+                    let since = marked.get(name).copied().unwrap_or(at);
+                    each.push(at.saturating_duration_since(since).as_secs_f64());
+                } else if !r["metadata"]["deletionTimestamp"].is_null() {
+                    marked.entry(name.to_string()).or_insert(at);
+                }
+                each.len() >= n
+            },
+        )?;
+        let first = marked.values().min().copied().unwrap_or(last);
+        Ok(Deletions {
+            total: last.saturating_duration_since(first).as_secs_f64(),
+            sent,
+            each: median(&each),
+        })
     }
 
     /// A watch of the resources of `namespace`, from now.

@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use super::apimetrics::{Scrape, Served};
 use super::contender::{operator_cpu, operator_rss, select, Contender, Rss};
-use super::harness::{name, Harness, Reaction, Spec};
+use super::harness::{name, Deletions, Harness, Reaction, Spec};
 use super::live::Live;
 use super::measure::{median, pid_cpu_seconds};
 use super::operators_report::render;
@@ -138,6 +138,11 @@ pub struct Burst {
     pub writes: f64,
     /// Seconds from the first delete until the last resource was gone.
     pub gone: f64,
+    /// Seconds the harness took to send its deletes, one after another:
+    /// most of [`gone`](Self::gone).
+    pub sent: f64,
+    /// Seconds from one resource shown deleting to it gone, the median.
+    pub each: f64,
     /// Writes per Destroy deletion.
     pub deletion_writes: f64,
 }
@@ -227,7 +232,9 @@ impl Bench<'_, '_> {
             wall,
             cpu,
             writes,
-            gone,
+            gone: gone.total,
+            sent: gone.sent,
+            each: gone.each,
             deletion_writes,
         });
         let of = |f: fn(&Burst) -> f64| median(&out.burst_rounds.iter().map(f).collect::<Vec<_>>());
@@ -237,9 +244,9 @@ impl Bench<'_, '_> {
         Ok(())
     }
 
-    /// Seconds until `sizes.deletions` Destroy deletions finished, and the
+    /// How long `sizes.deletions` Destroy deletions took, and the
     /// operator's writes per deletion.
-    fn deletions(&self, who: &Contender, round: usize) -> Result<(f64, f64)> {
+    fn deletions(&self, who: &Contender, round: usize) -> Result<(Deletions, f64)> {
         let n = self.sizes.deletions;
         let ns = format!("{}-delete-{n}-{round}", who.label);
         let spec = Spec {

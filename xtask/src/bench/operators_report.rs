@@ -40,6 +40,22 @@ pub fn render(
             each(&|o| o.deletions),
             secs,
         ),
+        (
+            format!(
+                "{} Destroy deletions: the harness's DELETEs, sent one after another",
+                sizes.deletions
+            ),
+            each(&|o| median(&o.burst_rounds.iter().map(|b| b.sent).collect::<Vec<_>>())),
+            secs,
+        ),
+        (
+            format!(
+                "{} Destroy deletions: one resource, shown deleting to gone (median)",
+                sizes.deletions
+            ),
+            each(&|o| median(&o.burst_rounds.iter().map(|b| b.each).collect::<Vec<_>>())),
+            secs,
+        ),
     ];
     rows.extend(steady_report::rows(results, sizes));
     let mut runs = Section::new(
@@ -416,6 +432,8 @@ mod tests {
                     cpu: 1.5 * k * f,
                     writes: 3.0 * k,
                     gone: 2.0 * k * f,
+                    sent: 1.5 * k * f,
+                    each: 0.5 * k * f,
                     deletion_writes: 1.0 * k,
                 })
                 .to_vec(),
