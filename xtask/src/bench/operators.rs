@@ -111,20 +111,19 @@ pub struct AtSize {
 
 #[derive(Default)]
 pub struct Outcome {
-    /// (seconds until all Ready, operator CPU seconds).
-    pub new: (f64, f64),
-    /// Writes (the operator's, on its resources) per new resource.
-    pub new_writes: f64,
-    /// Seconds from the first delete until the last resource was gone.
-    pub deletions: f64,
-    /// Writes per Destroy deletion, the harness's DELETE not counted.
-    pub deletion_writes: f64,
-    /// Each round of the bursts, in the order run; the four figures above
-    /// are their medians.
+    /// Each round of the bursts, in the order run (see [`Outcome::burst`]).
     pub burst_rounds: Vec<Burst>,
     pub steady: Vec<Steady>,
     pub restart: Option<Restart>,
     pub sizes: BTreeMap<usize, AtSize>,
+}
+
+impl Outcome {
+    /// The median of `figure` over the bursts' rounds (0 when none ran):
+    /// one burst varies 2x from run to run, the peer's too.
+    pub fn burst(&self, figure: fn(&Burst) -> f64) -> f64 {
+        median(&self.burst_rounds.iter().map(figure).collect::<Vec<_>>())
+    }
 }
 
 /// One round of the bursts.
@@ -134,7 +133,7 @@ pub struct Burst {
     pub wall: f64,
     /// Operator CPU seconds meanwhile.
     pub cpu: f64,
-    /// Writes per new resource.
+    /// Writes (the operator's, on its resources) per new resource.
     pub writes: f64,
     /// Seconds from the first delete until the last resource was gone.
     pub gone: f64,
@@ -143,7 +142,7 @@ pub struct Burst {
     pub sent: f64,
     /// Seconds from one resource shown deleting to it gone, the median.
     pub each: f64,
-    /// Writes per Destroy deletion.
+    /// Writes per Destroy deletion, the harness's DELETE not counted.
     pub deletion_writes: f64,
 }
 
@@ -222,9 +221,7 @@ impl Bench<'_, '_> {
         })
     }
 
-    /// One round of new resources and Destroy deletions: one burst varies
-    /// 2x from run to run (the peer's too), so each figure is the median of
-    /// the rounds so far.
+    /// One round of new resources and Destroy deletions.
     fn burst_round(&self, who: &Contender, round: usize, out: &mut Outcome) -> Result<()> {
         let ((wall, cpu), writes) = self.new_resources(who, round)?;
         let (gone, deletion_writes) = self.deletions(who, round)?;
@@ -237,10 +234,6 @@ impl Bench<'_, '_> {
             each: gone.each,
             deletion_writes,
         });
-        let of = |f: fn(&Burst) -> f64| median(&out.burst_rounds.iter().map(f).collect::<Vec<_>>());
-        out.new = (of(|b| b.wall), of(|b| b.cpu));
-        out.new_writes = of(|b| b.writes);
-        (out.deletions, out.deletion_writes) = (of(|b| b.gone), of(|b| b.deletion_writes));
         Ok(())
     }
 

@@ -33,11 +33,15 @@ pub fn render(
     let each = |f: &dyn Fn(&Outcome) -> f64| each(results, f);
     let new = format!("{} created at once to Ready", sizes.new);
     let mut rows: Vec<Row> = vec![
-        (format!("{new}: wall"), each(&|o| o.new.0), secs),
-        (format!("{new}: operator CPU"), each(&|o| o.new.1), secs),
+        (format!("{new}: wall"), each(&|o| o.burst(|b| b.wall)), secs),
+        (
+            format!("{new}: operator CPU"),
+            each(&|o| o.burst(|b| b.cpu)),
+            secs,
+        ),
         (
             format!("{} Destroy deletions finished", sizes.deletions),
-            each(&|o| o.deletions),
+            each(&|o| o.burst(|b| b.gone)),
             secs,
         ),
         (
@@ -45,7 +49,7 @@ pub fn render(
                 "{} Destroy deletions: the harness's DELETEs, sent one after another",
                 sizes.deletions
             ),
-            each(&|o| median(&o.burst_rounds.iter().map(|b| b.sent).collect::<Vec<_>>())),
+            each(&|o| o.burst(|b| b.sent)),
             secs,
         ),
         (
@@ -53,7 +57,7 @@ pub fn render(
                 "{} Destroy deletions: one resource, shown deleting to gone (median)",
                 sizes.deletions
             ),
-            each(&|o| median(&o.burst_rounds.iter().map(|b| b.each).collect::<Vec<_>>())),
+            each(&|o| o.burst(|b| b.each)),
             secs,
         ),
     ];
@@ -422,10 +426,6 @@ mod tests {
             checks: None,
         };
         Outcome {
-            new: (4.0 * k, 1.5 * k),
-            new_writes: 3.0 * k,
-            deletions: 2.0 * k,
-            deletion_writes: 1.0 * k,
             burst_rounds: [1.0, 0.75, 1.25]
                 .map(|f| Burst {
                     wall: 4.0 * k * f,

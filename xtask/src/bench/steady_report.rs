@@ -25,12 +25,12 @@ pub fn rows(results: &[(Contender, Outcome)], sizes: &Sizes) -> Vec<Row> {
     let mut out: Vec<Row> = vec![
         (
             format!("writes per new resource ({} new)", sizes.new),
-            each(&|o| o.new_writes),
+            each(&|o| o.burst(|b| b.writes)),
             per,
         ),
         (
             format!("writes per Destroy deletion ({})", sizes.deletions),
-            each(&|o| o.deletion_writes),
+            each(&|o| o.burst(|b| b.deletion_writes)),
             per,
         ),
     ];
@@ -134,12 +134,13 @@ pub fn requests_section(results: &[(Contender, Outcome)], verbs: &[&str]) -> Sec
 /// `peer`.
 pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Report) {
     // Zero: the new-resources stage did not run (`--from`, or it failed).
-    let new_measured = o.new.0 > 0.0;
+    let new_measured = !o.burst_rounds.is_empty();
+    let new_writes = o.burst(|b| b.writes);
     if new_measured {
         report.verdict(
             &format!("writes per new resource ({who}): at most 5 with Events on"),
-            per(o.new_writes),
-            o.new_writes <= 5.0,
+            per(new_writes),
+            new_writes <= 5.0,
         );
     }
     if let Some(s) = steady_of(o, 1_000, 10) {
@@ -183,13 +184,14 @@ pub fn verdicts(o: &Outcome, who: &str, peer: Option<&Outcome>, report: &mut Rep
             );
         }
     }
-    if let Some(p) = peer.filter(|p| new_measured && p.new.0 > 0.0) {
+    if let Some(p) = peer.filter(|p| new_measured && !p.burst_rounds.is_empty()) {
         let wall: fn(&Burst) -> f64 = |b| b.wall;
         let gone: fn(&Burst) -> f64 = |b| b.gone;
-        for (what, ours, theirs, of) in [
-            ("created at once to Ready", o.new.0, p.new.0, wall),
-            ("Destroy deletions finished", o.deletions, p.deletions, gone),
+        for (what, of) in [
+            ("created at once to Ready", wall),
+            ("Destroy deletions finished", gone),
         ] {
+            let (ours, theirs) = (o.burst(of), p.burst(of));
             let rounds = |o: &Outcome| {
                 let each: Vec<_> = o.burst_rounds.iter().map(|b| secs(of(b))).collect();
                 each.join(" / ")
