@@ -28,18 +28,27 @@ pub(crate) async fn call<T>(
     };
     let failure = match result {
         Ok(Ok(value)) => return Ok(value),
-        Ok(Err(e)) => Failure {
-            kind: FailureKind::Errored,
-            text: Some(error_chain(&*e)),
-        },
+        Ok(Err(e)) => {
+            let rejected = crate::rejected::find(&*e).map(|r| r.message().as_str().to_string());
+            Failure {
+                kind: match rejected {
+                    Some(_) => FailureKind::Rejected,
+                    None => FailureKind::Errored,
+                },
+                text: Some(error_chain(&*e)),
+                for_users: rejected,
+            }
+        }
         Err(payload) => Failure::panicked(payload),
     };
-    Err(match (&failure.text, options.connection()) {
-        (Some(text), Some(connection)) => Failure {
-            text: Some(connection.redact(text)),
-            ..failure
-        },
-        _ => failure,
+    let Some(connection) = options.connection() else {
+        return Err(failure);
+    };
+    let redact = |text: Option<String>| text.map(|t| connection.redact(&t));
+    Err(Failure {
+        text: redact(failure.text),
+        for_users: redact(failure.for_users),
+        ..failure
     })
 }
 
@@ -69,6 +78,8 @@ pub(crate) async fn run<T: Send + 'static>(
 pub(crate) enum FailureKind {
     Errored,
     Panicked,
+    /// A [`Rejected`](crate::package::Rejected): the user's to fix.
+    Rejected,
 }
 
 impl FailureKind {
@@ -77,17 +88,22 @@ impl FailureKind {
         match self {
             FailureKind::Errored => "error",
             FailureKind::Panicked => "panic",
+            FailureKind::Rejected => "rejected",
         }
     }
 }
 
 /// A callback failed. The author's text is kept only for the operator's log
 /// (see `telemetry::log`); `Debug` never shows it, and nothing copies it into
-/// status, Events or errors.
+/// status, Events or errors. Only the user-facing message of a rejection
+/// may reach an Event.
 #[derive(Clone)]
 pub(crate) struct Failure {
     pub(crate) kind: FailureKind,
     pub(crate) text: Option<String>,
+    /// A rejection's [`UserFacingMessage`](crate::package::UserFacingMessage),
+    /// redacted like `text`.
+    pub(crate) for_users: Option<String>,
 }
 
 impl Failure {
@@ -116,6 +132,7 @@ impl Failure {
         Failure {
             kind: FailureKind::Panicked,
             text,
+            for_users: None,
         }
     }
 }

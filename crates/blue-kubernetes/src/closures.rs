@@ -232,6 +232,13 @@ impl PackageBuilder {
         self
     }
 
+    /// Declares the top-level `spec.config.<field>` immutable; see
+    /// [`ResourceSchema::immutable`].
+    pub fn immutable(mut self, field: impl Into<String>) -> Self {
+        self.schema = self.schema.immutable(field);
+        self
+    }
+
     /// Declares a related kind; see [`ResourceSchema::related`].
     pub fn related(mut self, related: Related) -> Self {
         self.schema = self.schema.related(related);

@@ -200,6 +200,7 @@ pub mod package;
 mod preflight;
 mod reconcile;
 mod references;
+mod rejected;
 pub mod related;
 pub mod replicas;
 pub mod resource;

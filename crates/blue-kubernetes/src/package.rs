@@ -2,7 +2,8 @@
 //! [`Context`](crate::Context), [`Observation`](crate::Observation),
 //! [`Outcome`](crate::Outcome) and [`CallbackResult`]: no outputs
 //! ([`NoOutputs`]), what `validate` returns ([`ValidationErrors`],
-//! [`UserFacingMessage`]), blocking code ([`blocking`]), the fenced
+//! [`UserFacingMessage`]), a failure that is the user's to fix
+//! ([`Rejected`]), blocking code ([`blocking`]), the fenced
 //! Kubernetes [`Api`] handle, the size limits, and the closure form
 //! ([`Package::builder`], whose callbacks get a [`CallbackInput`] and
 //! return a [`WorkflowOutcome`]).
@@ -12,6 +13,7 @@ pub use crate::context::Api;
 pub use crate::domain::options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
 pub use crate::infrastructure::{blocking, NoOutputs, EXTERNAL_NAME_KEY};
 pub use crate::outputs::MAX_OUTPUTS_BYTES;
+pub use crate::rejected::Rejected;
 pub use crate::validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 
 use crate::binding::{Bind, Callbacks, Decode, Refused, Unbound};
@@ -25,7 +27,8 @@ use std::sync::Arc;
 /// Events, errors or `Debug` output; it reaches only the operator's log (one
 /// WARN line per failure, carrying the error and its `source()` chain
 /// joined as `outer: middle: inner`), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
-/// is false.
+/// is false. The one exception is a [`Rejected`] in the chain: its
+/// [`UserFacingMessage`] becomes a Warning Event on the resource.
 pub type CallbackError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What a callback returns.

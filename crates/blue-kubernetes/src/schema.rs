@@ -62,6 +62,8 @@ pub struct ResourceSchema {
     pub(crate) references: Vec<crate::references::ReferenceField>,
     /// Kinds whose changes ask for early checks of this package's resources.
     pub(crate) related: Vec<crate::related::Related>,
+    /// Top-level `spec.config` fields that may not change once accepted.
+    pub(crate) immutable: Vec<String>,
 }
 
 impl ResourceSchema {
@@ -76,6 +78,7 @@ impl ResourceSchema {
             steps: false,
             references: Vec::new(),
             related: Vec::new(),
+            immutable: Vec::new(),
         }
     }
 
@@ -171,6 +174,40 @@ impl ResourceSchema {
         self
     }
 
+    /// Declares the top-level `spec.config.<field>` immutable: once a
+    /// resource's config is accepted (recorded when an effect is about to
+    /// run, or the resource is Ready), the field may be neither added,
+    /// removed nor changed. `profile` always is, without a declaration.
+    ///
+    /// One declaration for every enforcer. The controller always enforces
+    /// it: status records a digest of the accepted values
+    /// (`status.immutableDigest`, never the values), and an edit that
+    /// changes one makes the resource `Invalid` / `ImmutableField` (the
+    /// field's name in a Warning Event only), with no callback run until
+    /// the edit is reverted; a resource being destroyed waits for that
+    /// revert too, while `deletionPolicy: Retain` releases it as usual.
+    /// The generated CRD also carries the rule as CEL
+    /// ([`CrdConfig::cel`](crate::crd::CrdConfig::cel)), so an API server
+    /// with CEL (1.25 and later) refuses the edit at `kubectl apply`.
+    ///
+    /// ```
+    /// use blue_kubernetes::{crd::{self, CrdConfig}, ResourceSchema};
+    /// use blue_kubernetes_client::ResourceDescriptor;
+    /// let schema = ResourceSchema::new(ResourceDescriptor::new("dns.example.com", "v1", "records", "Record"))
+    ///     .immutable("zone")
+    ///     .immutable("kind");
+    /// let crd = crd::generate(&schema, &CrdConfig::default()).unwrap();
+    /// let config = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["config"];
+    /// assert_eq!(config["x-kubernetes-validations"][2]["message"], "kind is immutable");
+    /// ```
+    pub fn immutable(mut self, field: impl Into<String>) -> Self {
+        let field = field.into();
+        if !self.immutable.contains(&field) {
+            self.immutable.push(field);
+        }
+        self
+    }
+
     /// The resource type.
     pub fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
@@ -193,6 +230,7 @@ impl std::fmt::Debug for ResourceSchema {
             .field("steps", &self.steps)
             .field("references", &self.references)
             .field("related", &self.related.len())
+            .field("immutable", &self.immutable)
             .finish()
     }
 }

@@ -144,7 +144,7 @@ impl ValidationErrors {
     }
 }
 
-fn bounded(mut text: String) -> String {
+pub(crate) fn bounded(mut text: String) -> String {
     if text.len() <= MAX_USER_FACING_BYTES {
         return text;
     }

@@ -52,22 +52,36 @@ pub struct CrdConfig {
     /// The controller's names: the destroy-protection key is declared in
     /// `spec.config` (default: the reference's).
     pub names: Names,
-    /// Emit `x-kubernetes-validations` (CEL) immutability rules. Kubernetes
-    /// before 1.25 rejects them; the controller enforces the same rules
-    /// itself (`Invalid`/`ImmutableStateIdentity`). Default true.
+    /// Emit `x-kubernetes-validations` (CEL) immutability rules: `profile`
+    /// and the fields the schema declares
+    /// ([`ResourceSchema::immutable`]), so an API server with CEL (1.25
+    /// and later) refuses an edit of one at `kubectl apply`. Kubernetes
+    /// before 1.25 rejects the CRD with them: turn this off there. Either
+    /// way the controller enforces the same fields itself: a changed
+    /// `profile` (or state identity) is `Invalid` / `ImmutableStateIdentity`,
+    /// a changed declared field `Invalid` / `ImmutableField`, and no
+    /// callback with effects runs until the edit is reverted. Default true.
     pub cel: bool,
     /// `kubectl get` short names, e.g. `["wdg"]`.
     pub short_names: Vec<String>,
     /// Categories, e.g. `["infrastructure"]` for `kubectl get infrastructure`.
     pub categories: Vec<String>,
-    /// `spec.config` fields that may not change once set, besides `profile`
-    /// (which always is).
+    /// `spec.config` fields that get a CEL immutability rule, besides
+    /// `profile` and those the schema declares. Deprecated: a field listed
+    /// only here is refused by an API server with CEL and by nothing else.
+    /// Declare it on the schema instead ([`ResourceSchema::immutable`]),
+    /// which the controller enforces on every server.
+    #[deprecated(
+        since = "0.3.0",
+        note = "declare immutable fields on the schema (ResourceSchema::immutable): the controller enforces those on every server"
+    )]
     pub immutable_config: Vec<String>,
     /// Columns between the standard `Phase`, `Ready`, `Reason` and `Age`.
     pub printer_columns: Vec<PrinterColumn>,
 }
 
 impl Default for CrdConfig {
+    #[allow(deprecated)]
     fn default() -> Self {
         Self {
             names: Names::default(),
@@ -89,11 +103,23 @@ crate::setters::setters!(CrdConfig {
     with_short_names(short_names: Vec<String>),
     /// Sets [`categories`](CrdConfig::categories).
     with_categories(categories: Vec<String>),
-    /// Sets [`immutable_config`](CrdConfig::immutable_config).
-    with_immutable_config(immutable_config: Vec<String>),
     /// Sets [`printer_columns`](CrdConfig::printer_columns).
     with_printer_columns(printer_columns: Vec<PrinterColumn>),
 });
+
+impl CrdConfig {
+    /// Sets [`immutable_config`](CrdConfig::immutable_config).
+    #[deprecated(
+        since = "0.3.0",
+        note = "declare immutable fields on the schema (ResourceSchema::immutable): the controller enforces those on every server"
+    )]
+    #[must_use]
+    #[allow(deprecated)]
+    pub fn with_immutable_config(mut self, immutable_config: Vec<String>) -> Self {
+        self.immutable_config = immutable_config;
+        self
+    }
+}
 
 /// The complete CRD of a resource type, as a JSON document ready for
 /// `kubectl apply` (render it with [`to_yaml`]).
@@ -300,15 +326,23 @@ fn config_schema(resource: &ResourceSchema, options: &CrdConfig) -> Result<Value
         }
     }
     if options.cel {
-        let fields =
-            std::iter::once("profile").chain(options.immutable_config.iter().map(String::as_str));
-        let rules: Vec<Value> = fields.map(immutable_rule).collect();
+        let mut fields = vec!["profile"];
+        #[allow(deprecated)]
+        let listed = options.immutable_config.iter();
+        for field in resource.immutable.iter().chain(listed) {
+            if !fields.contains(&field.as_str()) {
+                fields.push(field);
+            }
+        }
+        let rules: Vec<Value> = fields.into_iter().map(immutable_rule).collect();
         node.insert("x-kubernetes-validations".into(), Value::Array(rules));
     }
     Ok(config)
 }
 
-/// A CEL transition rule: `field` may be neither added, removed nor changed.
+/// A CEL transition rule: `field` may be neither added, removed nor
+/// changed (the definition the controller's check shares,
+/// `domain::immutable`).
 fn immutable_rule(field: &str) -> Value {
     let f = cel_name(field);
     json!({

@@ -83,6 +83,9 @@ pub(super) fn status(outputs: Value) -> Value {
             "observedGeneration": generation,
             "profile": string,
             "stateIdentity": string,
+            // A digest of the accepted immutable config fields, never
+            // their values.
+            "immutableDigest": string,
             // Older controllers wrote "" here; some 1.20 builds read "" as null.
             "lastHandledRequest": {"type": "string", "nullable": true},
             "lastReconcileTime": time,

@@ -30,8 +30,8 @@ pub(crate) fn desired_state_changed(r: &Value, request_annotation: &str) -> bool
 /// Status is a record, not an authority (anyone allowed to write `/status`
 /// can write anything there), so a record that contradicts the object is due
 /// whatever it says:
-/// - not deleting, and a phase other than `Failed`, `Waiting`, `Invalid` or
-///   `Suspended` (which can be written before any effect), without our
+/// - not deleting, and a phase other than `Failed`, `Waiting`, `Rejected`,
+///   `Invalid` or `Suspended` (which can be written before any effect), without our
 ///   finalizer or without a recorded `profile` and `stateIdentity`;
 /// - `Suspended` while `spec.suspend` is not true;
 /// - a `nextReconcileTime` later than now plus the interval stretched by
@@ -117,8 +117,8 @@ pub(crate) fn due_named(resource: &Value, now_ms: u64, names: &Names, retry_max_
         Some("Invalid") => return Due::OnEdit,
         Some("Suspended") if spec::suspended(resource) => return Due::OnEdit,
         Some("Suspended") => return now,
-        // Both can be written before any effect: the stored time decides.
-        Some("Failed" | "Waiting") => {}
+        // Each can be written before any effect: the stored time decides.
+        Some("Failed" | "Waiting" | "Rejected") => {}
         _ if !deleting && !records_an_effect(resource, &names.finalizer) => return now,
         _ => {}
     }

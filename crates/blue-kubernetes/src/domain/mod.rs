@@ -7,6 +7,7 @@
 //! (`jitter`).
 
 pub(crate) mod due;
+pub(crate) mod immutable;
 pub(crate) mod jitter;
 pub(crate) mod names;
 pub(crate) mod options;

@@ -25,6 +25,10 @@ pub enum Phase {
     Suspended,
     /// A resource it refers to is missing or not Ready; no callback runs.
     Waiting,
+    /// The infrastructure refused the input: the package classified the
+    /// failure as the user's to fix. Not retried with backoff: checked
+    /// again on an edit, a new request token, or at the interval.
+    Rejected,
 }
 
 // Adding a `Phase` variant makes this match non-exhaustive: add it here and
@@ -40,7 +44,8 @@ const _PHASES_ARE_ALL_LISTED: () = {
             | Phase::Invalid
             | Phase::Blocked
             | Phase::Suspended
-            | Phase::Waiting => {}
+            | Phase::Waiting
+            | Phase::Rejected => {}
         }
         i += 1;
     }
@@ -81,13 +86,19 @@ pub enum Reason {
     DependencyNotReady,
     /// Following references from this resource leads back to it.
     CyclicReference,
+    /// A config field declared immutable was added, removed or changed
+    /// since the config was accepted.
+    ImmutableField,
+    /// The package reported that the infrastructure refused the input
+    /// (a failure the user must fix, with a message in a Warning Event).
+    InputRejected,
 }
 
 impl Phase {
     /// Every phase: the CRD's status enum and the per-phase metrics list
     /// them all (a phase missing from the CRD would make the API server
     /// refuse the controller's status writes).
-    pub(crate) const ALL: [Phase; 8] = [
+    pub(crate) const ALL: [Phase; 9] = [
         Phase::Ready,
         Phase::Reconciling,
         Phase::Deleting,
@@ -96,6 +107,7 @@ impl Phase {
         Phase::Blocked,
         Phase::Suspended,
         Phase::Waiting,
+        Phase::Rejected,
     ];
 
     /// The string written to status.
@@ -109,6 +121,7 @@ impl Phase {
             Phase::Blocked => "Blocked",
             Phase::Suspended => "Suspended",
             Phase::Waiting => "Waiting",
+            Phase::Rejected => "Rejected",
         }
     }
 }
@@ -131,6 +144,8 @@ impl Reason {
             Reason::InvalidStep => "InvalidStep",
             Reason::DependencyNotReady => "DependencyNotReady",
             Reason::CyclicReference => "CyclicReference",
+            Reason::ImmutableField => "ImmutableField",
+            Reason::InputRejected => "InputRejected",
         }
     }
 }
@@ -157,6 +172,8 @@ pub(crate) struct Transition {
     pub(crate) acknowledge: bool,
     /// Record this profile and state-identity hash (else keep stored ones).
     pub(crate) identity: Option<(String, String)>,
+    /// Record this digest of the immutable fields (else keep the stored one).
+    pub(crate) immutable_digest: Option<String>,
     pub(crate) next: Next,
     /// Record these outputs (else keep the stored ones).
     pub(crate) outputs: Option<Value>,
@@ -174,6 +191,7 @@ impl Transition {
             reason,
             acknowledge: true,
             identity: None,
+            immutable_digest: None,
             next,
             outputs: None,
             workflow: None,
@@ -239,6 +257,12 @@ pub(crate) fn render_named(
         ("observedGeneration", observed),
         ("profile", profile),
         ("stateIdentity", state_identity),
+        (
+            "immutableDigest",
+            t.immutable_digest
+                .as_ref()
+                .map_or_else(|| prev("immutableDigest"), |d| json!(d)),
+        ),
         ("lastHandledRequest", handled),
         ("nextReconcileTime", json!(next_ms.map(format_ms))),
         (
@@ -324,7 +348,7 @@ fn conditions(previous: &Value, t: &Transition, generation: i64, now_ms: u64) ->
         t.phase,
         Phase::Reconciling | Phase::Deleting | Phase::Failed | Phase::Waiting
     );
-    let stalled = matches!(t.phase, Phase::Invalid | Phase::Blocked);
+    let stalled = matches!(t.phase, Phase::Invalid | Phase::Blocked | Phase::Rejected);
     let wanted = [
         ("Ready", t.phase == Phase::Ready),
         ("Reconciling", reconciling),
@@ -376,6 +400,10 @@ fn message(reason: Reason) -> &'static str {
         Reason::InvalidStep => "a durable step broke the step rules; retrying",
         Reason::DependencyNotReady => "waiting for a referenced resource to be Ready",
         Reason::CyclicReference => "its references lead back to it; edit one of them",
+        Reason::ImmutableField => "an immutable config field changed; revert the edit",
+        Reason::InputRejected => {
+            "the infrastructure refused the configuration; see the resource's events and edit it"
+        }
     }
 }
 

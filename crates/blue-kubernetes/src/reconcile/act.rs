@@ -101,6 +101,7 @@ impl Pass<'_> {
         self.finish_open_run();
         let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
         t.identity = self.identity_record();
+        t.immutable_digest = self.immutable_record();
         self.write(t).await
     }
 
@@ -134,6 +135,7 @@ impl Pass<'_> {
         let mut t = Transition::new(phase, reason, Next::Now);
         t.acknowledge = false;
         t.identity = self.identity_record();
+        t.immutable_digest = self.immutable_record();
         self.write(t).await?;
         self.published = true;
         Ok(())

@@ -29,6 +29,7 @@ impl Pass<'_> {
         }
         let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
         t.identity = self.identity_record();
+        t.immutable_digest = self.immutable_record();
         self.write(t).await
     }
 }

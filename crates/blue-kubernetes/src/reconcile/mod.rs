@@ -9,11 +9,13 @@
 mod act;
 mod connection;
 mod external_name;
+mod immutable;
 mod import;
 mod pass;
 mod plan;
 mod prepare;
 mod references;
+mod rejection;
 mod report;
 mod reporting;
 mod rules;

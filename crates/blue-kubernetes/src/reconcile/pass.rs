@@ -99,8 +99,9 @@ pub(super) struct Pass<'a> {
     pub(super) options: CallbackInput,
     /// The latest callback failure of this pass, for the operator's log.
     pub(super) failure: LastFailure,
-    /// The validation messages the package marked user-facing, joined: the
-    /// message of the Warning Event of this pass's Invalid write.
+    /// The validation messages the package marked user-facing, joined, or
+    /// the message of the rejection or immutable-field rule: the message of
+    /// the Warning Event of this pass's Invalid (or Rejected) write.
     pub(super) user_facing: Option<String>,
     /// Reconciling (or Deleting) was published in this pass.
     pub(super) published: bool,
@@ -273,12 +274,19 @@ impl<'a> Pass<'a> {
         log::warn_about!(self.subject(), why = %rejected, "outputs not recorded; the pass fails");
         let mut failed = Transition::new(Phase::Failed, Reason::InvalidOutputs, Next::Backoff);
         failed.identity = t.identity;
+        failed.immutable_digest = t.immutable_digest;
         failed.acknowledge = t.acknowledge;
         failed
     }
 
-    /// A failed attempt: retried with backoff, stored identity kept.
+    /// A failed attempt: retried with backoff, stored identity kept;
+    /// unless the callback behind it rejected the input (`rejection.rs`).
     pub(super) async fn fail(&mut self, reason: Reason) -> Result<Report, Halt> {
+        if reason == Reason::ExecutionFailed {
+            if let Some(message) = self.rejection() {
+                return self.reject(message).await;
+            }
+        }
         self.write(Transition::new(Phase::Failed, reason, Next::Backoff))
             .await
     }

@@ -49,7 +49,8 @@ impl Pass<'_> {
     /// Before a status write: the WARN line of the callback failure behind
     /// a Failed status, with the attempt and retry time the status records.
     pub(super) fn before_write(&self, t: &Transition, status: &Value) {
-        let (Phase::Failed, Some((callback, failure))) = (t.phase, &self.failure) else {
+        let (Phase::Failed | Phase::Rejected, Some((callback, failure))) = (t.phase, &self.failure)
+        else {
             return;
         };
         let attempt = status["retryCount"].as_u64().unwrap_or(0);
@@ -81,12 +82,14 @@ impl Pass<'_> {
         let Some(recorder) = telemetry.events.as_ref().filter(|_| self.fence_holds()) else {
             return;
         };
-        // Marked validation messages are news on every Invalid write (each
-        // follows an edit), not only on a change of phase.
+        // Marked validation messages, a changed immutable field and a
+        // rejection are news on every Invalid (Rejected) write (each
+        // follows an edit, a token or a new check), not only on a change
+        // of phase.
         let for_users = self
             .user_facing
             .as_ref()
-            .filter(|_| t.phase == Phase::Invalid);
+            .filter(|_| matches!(t.phase, Phase::Invalid | Phase::Rejected));
         // A retry publishes Reconciling again after Failed: the Failed
         // series already tells that story (with its count).
         let retry = previous.as_deref() == Some(Phase::Failed.as_str())
@@ -95,7 +98,7 @@ impl Pass<'_> {
             return;
         }
         let kind = match t.phase {
-            Phase::Failed | Phase::Invalid | Phase::Blocked => EventType::Warning,
+            Phase::Failed | Phase::Invalid | Phase::Blocked | Phase::Rejected => EventType::Warning,
             _ => EventType::Normal,
         };
         let message = match for_users {

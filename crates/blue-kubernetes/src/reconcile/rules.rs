@@ -1,6 +1,7 @@
 //! The ordered rules of one reconcile; the first that applies wins. Those
 //! that need no package code (1, 3 to 3c) were decided by the plan
-//! (`plan.rs`), once, before `identity` ran; rule 2 needs the identity.
+//! (`plan.rs`), once, before `identity` ran; rule 2 needs the identity,
+//! and 2b (immutable fields, `immutable.rs`) comes with it.
 
 use super::pass::Pass;
 use super::plan::{Plan, Stop};
@@ -31,6 +32,11 @@ impl Pass<'_> {
                     Transition::new(Phase::Invalid, Reason::ImmutableStateIdentity, Next::OnEdit);
                 return self.write(t).await;
             }
+        }
+
+        // 2b. Config fields declared immutable hold their accepted values.
+        if let Some(invalid) = self.immutable_changed().await {
+            return invalid;
         }
 
         // 3 and 3b. Common fields, and a typed config that decodes (3c,

@@ -245,16 +245,23 @@ impl Pass<'_> {
 
     /// After the effect callback: a step that never returned (a panic)
     /// failed; the run is done when the callback succeeded, else it is
-    /// retried from where it stands. Decides how the effect counts.
+    /// retried from where it stands, unless the callback rejected the
+    /// input: then the run ends there, and the attempt after the user's
+    /// fix starts a new one. Decides how the effect counts.
     pub(super) fn settle_run(&mut self, succeeded: bool) -> Effect {
         let now = self.controller.now();
         let broken = self.steps_broken;
+        let rejected = !succeeded && self.rejection().is_some();
         if let Some(workflow) = self.workflow.as_mut() {
             if let Some(name) = workflow.running.take() {
                 workflow.record.failed(&name, now);
             }
             match succeeded && !broken {
                 true => workflow.record.finish(now),
+                false if rejected => {
+                    workflow.record.run_failed();
+                    workflow.record.finish(now);
+                }
                 false => workflow.record.run_failed(),
             }
         }

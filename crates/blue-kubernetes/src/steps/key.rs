@@ -81,7 +81,7 @@ pub(crate) fn valid_name(name: &str) -> bool {
 
 /// The first `hex` hex digits of SHA-256 over `parts`, each prefixed with
 /// its length so that no two lists of parts hash alike.
-fn hex_digest(parts: &[&str], hex: usize) -> String {
+pub(crate) fn hex_digest(parts: &[&str], hex: usize) -> String {
     let mut hasher = Sha256::new();
     for part in parts {
         hasher.update((part.len() as u64).to_be_bytes());

@@ -108,7 +108,7 @@ impl Metrics {
                 "Duration of one package callback.",
                 m.callback_time.clone(),
             );
-            r.register("blue_callback_errors", "Package callbacks that returned an error (reason=error) or panicked (reason=panic)", m.callback_errors.clone());
+            r.register("blue_callback_errors", "Package callbacks that returned an error (reason=error), a rejection the user must fix (reason=rejected) or panicked (reason=panic)", m.callback_errors.clone());
             r.register(
                 "workqueue_depth",
                 "Resources waiting in the work queue.",
