@@ -1,0 +1,267 @@
+//! A backend that refuses the input (a DNS API answering 422 to a bad
+//! address): the package returns `Rejected`, the resource is `Rejected` /
+//! `InputRejected` with the message in one Warning Event (redacted, never
+//! in status), no backoff retries, and the fixing edit converges.
+
+mod common;
+
+use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::package::{CallbackError, CallbackInput, Rejected, UserFacingMessage};
+use blue_kubernetes::resource::{Phase, Reason};
+use blue_kubernetes::{reconcile, Observation, Package, Report};
+use blue_kubernetes_client::ResourceDescriptor;
+use blue_testkit::{FakeClock, FakeCluster};
+use common::{build, condition, stretched, NS};
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+fn records() -> ResourceDescriptor {
+    ResourceDescriptor::new("dns.example.com", "v1", "records", "Record")
+}
+
+/// The value the connection Secret's generated key takes: it must never
+/// show, not even inside the package's own message.
+const MARKER: &str = "api-key-7d1f0c-marker";
+
+/// A DNS API holding one record's address; it refuses an address that is
+/// not IPv4, as PowerDNS answers 422.
+#[derive(Clone, Default)]
+struct Dns {
+    address: Arc<Mutex<Option<String>>>,
+    attempts: Arc<Mutex<usize>>,
+}
+
+impl Dns {
+    fn attempts(&self) -> usize {
+        *self.attempts.lock().unwrap()
+    }
+
+    /// Puts `content`, or refuses it (the message may quote `api_key`, as a
+    /// careless package's would).
+    fn put(&self, content: &str, api_key: &str) -> Result<(), CallbackError> {
+        *self.attempts.lock().unwrap() += 1;
+        if content.parse::<std::net::Ipv4Addr>().is_err() {
+            let message = UserFacingMessage::new(format!(
+                "config.content {content:?} is not an IPv4 address (refused by the DNS API, key {api_key})"
+            ));
+            let rejected = Rejected::new(message).with_source("HTTP 422 Unprocessable Entity");
+            return Err(rejected.into());
+        }
+        *self.address.lock().unwrap() = Some(content.to_string());
+        Ok(())
+    }
+
+    fn observe(&self, opts: &CallbackInput) -> Observation {
+        let address = self.address.lock().unwrap().clone();
+        let matches = address.as_deref() == content(opts);
+        Observation::new(address.is_some(), matches, true)
+    }
+}
+
+fn content(opts: &CallbackInput) -> Option<&str> {
+    opts.get("content").and_then(Value::as_str)
+}
+
+/// The package; with `steps`, converge puts the record inside a durable
+/// step and passes its error on with `?`.
+fn package(dns: &Dns, steps: bool) -> Package {
+    let (observed, converged) = (dns.clone(), dns.clone());
+    let builder = Package::builder(records())
+        .connection_secret()
+        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
+        .observe(move |opts| Ok(observed.observe(opts)))
+        .converge_async(move |opts| {
+            let dns = converged.clone();
+            async move {
+                let connection = opts.connection().expect("declared");
+                let key = connection
+                    .get_or_create("api-key", || MARKER.into())
+                    .await?;
+                let content = content(&opts).unwrap_or_default().to_string();
+                let key = key.expose().to_string();
+                match steps {
+                    false => dns.put(&content, &key)?,
+                    true => {
+                        let put = |_| async move { dns.put(&content, &key) };
+                        opts.steps().run("put-record", put).await?
+                    }
+                }
+                Ok(WorkflowOutcome::new())
+            }
+        })
+        .delete(|_| Ok(WorkflowOutcome::new()));
+    match steps {
+        true => builder.steps().build().unwrap(),
+        false => builder.build().unwrap(),
+    }
+}
+
+struct Rig {
+    cluster: FakeCluster,
+    clock: FakeClock,
+    dns: Dns,
+    package: Package,
+    controller: blue_kubernetes::Controller,
+}
+
+impl Rig {
+    fn new(steps: bool) -> Self {
+        let clock = FakeClock::default();
+        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let dns = Dns::default();
+        let package = package(&dns, steps);
+        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |c| {
+            c.event_component = Some("dns-operator".into());
+        });
+        Self {
+            cluster,
+            clock,
+            dns,
+            package,
+            controller,
+        }
+    }
+
+    async fn reconcile(&self) -> Report {
+        reconcile(&self.controller, &self.package, NS, "www")
+            .await
+            .expect("no transport failure")
+    }
+
+    fn create(&self, content: &str) {
+        let spec = json!({"config": {"content": content}});
+        self.cluster.create(&records(), NS, "www", spec);
+    }
+
+    fn set_content(&self, content: &str) {
+        self.cluster.edit_spec(&records(), NS, "www", |s| {
+            s["config"]["content"] = json!(content);
+        });
+    }
+
+    fn status(&self) -> Value {
+        self.cluster.get(&records(), NS, "www").expect("exists")["status"].clone()
+    }
+
+    fn rejections(&self) -> Vec<(String, u64)> {
+        let events = self.cluster.events();
+        let rejections = events
+            .iter()
+            .filter(|e| e["type"] == "Warning" && e["reason"] == "InputRejected");
+        rejections
+            .map(|e| {
+                let message = e["message"].as_str().unwrap().to_string();
+                (message, e["count"].as_u64().unwrap())
+            })
+            .collect()
+    }
+}
+
+const REJECTED: Report = Report::Reconciled(Phase::Rejected, Reason::InputRejected);
+const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);
+
+#[tokio::test]
+async fn a_refused_input_is_rejected_with_the_packages_message_and_no_backoff() {
+    let rig = Rig::new(false);
+    rig.create("192.0.2.999");
+
+    assert_eq!(rig.reconcile().await, REJECTED);
+
+    let status = rig.status();
+    assert_eq!(status["phase"], "Rejected");
+    assert_eq!(status["retryCount"], 0);
+    assert_eq!(condition(&status, "Stalled")["status"], "True");
+    assert_eq!(condition(&status, "Reconciling")["status"], "False");
+    assert_eq!(condition(&status, "Ready")["status"], "False");
+    assert_eq!(condition(&status, "Ready")["reason"], "InputRejected");
+    assert!(!status.to_string().contains("192.0.2.999"), "{status}");
+    assert!(!status.to_string().contains("IPv4"), "{status}");
+    let rejections = rig.rejections();
+    assert_eq!(rejections.len(), 1, "{rejections:?}");
+    assert!(
+        rejections[0]
+            .0
+            .starts_with("config.content \"192.0.2.999\" is not an IPv4 address"),
+        "{rejections:?}"
+    );
+    assert_eq!(rejections[0].1, 1);
+
+    // No backoff retries: nothing before the periodic check.
+    for _ in 0..5 {
+        rig.clock.advance(10_000);
+        assert_eq!(rig.reconcile().await, Report::NotDue);
+    }
+    assert_eq!(rig.dns.attempts(), 1);
+    rig.clock.advance(stretched(60_000));
+    assert_eq!(
+        rig.reconcile().await,
+        REJECTED,
+        "the periodic check tries again"
+    );
+    assert_eq!(rig.dns.attempts(), 2);
+    assert_eq!(rig.status()["retryCount"], 0, "the count does not grow");
+
+    let metrics = rig.controller.metrics().encode();
+    let counted = r#"blue_callback_errors_total{controller="records.dns.example.com",callback="converge",reason="rejected"} 2"#;
+    assert!(metrics.contains(counted), "{metrics}");
+
+    rig.set_content("192.0.2.10");
+    assert_eq!(rig.reconcile().await, READY, "the fixing edit converges");
+    assert_eq!(
+        rig.dns.address.lock().unwrap().as_deref(),
+        Some("192.0.2.10")
+    );
+}
+
+#[tokio::test]
+async fn a_new_request_token_asks_again_at_once() {
+    let rig = Rig::new(false);
+    rig.create("not-an-address");
+    assert_eq!(rig.reconcile().await, REJECTED);
+    assert_eq!(rig.reconcile().await, Report::NotDue);
+
+    let annotation = blue_kubernetes::config::REQUEST_ANNOTATION;
+    rig.cluster
+        .set_annotation(&records(), NS, "www", annotation, "again");
+    assert_eq!(rig.reconcile().await, REJECTED);
+    assert_eq!(rig.dns.attempts(), 2);
+}
+
+#[tokio::test]
+async fn a_secret_in_the_rejection_message_is_redacted() {
+    let rig = Rig::new(false);
+    rig.create("bogus");
+    assert_eq!(rig.reconcile().await, REJECTED);
+
+    let rejections = rig.rejections();
+    assert_eq!(rejections.len(), 1, "{rejections:?}");
+    assert!(rejections[0].0.contains("<redacted>"), "{rejections:?}");
+    let events = format!("{:?}", rig.cluster.events());
+    assert!(!events.contains(MARKER), "{events}");
+    let object = rig.cluster.get(&records(), NS, "www").unwrap();
+    assert!(!object.to_string().contains(MARKER));
+    assert!(!rig.controller.metrics().encode().contains(MARKER));
+}
+
+#[tokio::test]
+async fn a_durable_steps_run_cut_short_by_a_rejection_ends_and_the_fix_starts_a_new_run() {
+    let rig = Rig::new(true);
+    rig.create("bogus");
+    assert_eq!(rig.reconcile().await, REJECTED);
+    let rejected_run = rig.status()["workflow"].clone();
+    assert_eq!(rejected_run["state"], "Done", "{rejected_run}");
+    assert_eq!(rejected_run["steps"][0]["name"], "put-record");
+    assert_eq!(rejected_run["steps"][0]["state"], "Failed");
+    assert_eq!(rig.rejections().len(), 1);
+
+    rig.set_content("192.0.2.10");
+    assert_eq!(rig.reconcile().await, READY);
+    let fixed_run = rig.status()["workflow"].clone();
+    assert_ne!(fixed_run["run"], rejected_run["run"], "a new run");
+    assert_ne!(
+        fixed_run["steps"][0]["key"], rejected_run["steps"][0]["key"],
+        "with new keys"
+    );
+    assert_eq!(fixed_run["steps"][0]["state"], "Done");
+    assert_eq!(fixed_run["steps"][0]["attempts"], 1);
+}
