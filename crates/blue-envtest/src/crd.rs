@@ -1,6 +1,8 @@
 //! Installing CRDs: once per control plane and name, CEL rules stripped
-//! (Kubernetes 1.20 knows none; the controller enforces the same rules
-//! itself), done when the API server serves the new resource.
+//! (Kubernetes 1.20 knows none; the controller still enforces the
+//! immutability of `profile` and of the fields the package's schema
+//! declares, see `ResourceSchema::immutable`, but not other CEL rules),
+//! done when the API server serves the new resource.
 
 use std::collections::HashMap;
 use std::fs;

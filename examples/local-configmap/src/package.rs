@@ -36,14 +36,14 @@ pub fn names() -> Names {
     Names::for_domain(GROUP)
 }
 
-/// What the CRD adds beyond the types: names, short name, category,
-/// immutable fields, a column (`crd --no-cel` turns its CEL rules off).
+/// What the CRD adds beyond the types: names, short name, category, a
+/// column (`crd --no-cel` turns the CEL rules of the schema's immutable
+/// fields off; the controller enforces them either way).
 pub fn crd_options() -> CrdConfig {
     CrdConfig::default()
         .with_names(names())
         .with_short_names(vec!["lcm".into()])
         .with_categories(vec!["infrastructure".into()])
-        .with_immutable_config(vec!["configMapName".into()])
         .with_printer_columns(vec![PrinterColumn::wide(
             "ConfigMap",
             ".spec.config.configMapName",
@@ -86,7 +86,11 @@ impl Infrastructure for LocalConfigMaps {
         let ours = format!("{}={}", configmap::MANAGED_BY_LABEL, configmap::MANAGED_BY);
         let owned = Related::annotated(config_maps(), configmap::OWNER_NAME_ANNOTATION);
         let owned = owned.selector(ours).cached();
-        ResourceSchema::new(self.hooks.descriptor(descriptor())).related(owned)
+        ResourceSchema::new(self.hooks.descriptor(descriptor()))
+            .related(owned)
+            // Enforced by the controller on every server, and by a CEL
+            // rule where the server has CEL.
+            .immutable("configMapName")
     }
 
     /// Every message is safe for the resource's users: each names a field

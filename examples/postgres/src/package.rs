@@ -109,6 +109,11 @@ impl Infrastructure for Databases {
             .steps()
             .connection_secret()
             .reference(SERVER_REF, postgres_server::descriptor())
+            // Enforced by the controller on every server, and by CEL
+            // rules where the server has CEL.
+            .immutable(SERVER_REF)
+            .immutable("database")
+            .immutable("role")
     }
 
     async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
@@ -160,15 +165,14 @@ pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
     )
 }
 
-/// What [`crd`] adds beyond the types: names, CEL rules, short names,
-/// category, immutable fields, columns.
+/// What [`crd`] adds beyond the types: names, CEL rules (for the
+/// schema's immutable fields), short names, category, columns.
 pub fn crd_options(cel: bool) -> CrdConfig {
     CrdConfig::default()
         .with_names(names())
         .with_cel(cel)
         .with_short_names(vec!["pgdb".into()])
         .with_categories(vec!["infrastructure".into()])
-        .with_immutable_config([SERVER_REF, "database", "role"].map(String::from).to_vec())
         .with_printer_columns(vec![
             PrinterColumn::wide("Server", ".spec.config.serverRef.name"),
             PrinterColumn::wide("Version", ".status.outputs.serverVersion"),

@@ -6,7 +6,7 @@ use crate::{crd::CrdConfig, Error, ResourceSchema};
 /// `crd`'s own flags.
 #[derive(Clone, Debug, clap::Args)]
 pub(crate) struct CrdFlags {
-    /// Leave out the CEL validation rules, for Kubernetes before 1.25 (the controller enforces the same rules itself)
+    /// Leave out the CEL validation rules, for Kubernetes before 1.25 (the controller still enforces the immutability of profile and of the fields the schema declares immutable, by making an edited resource Invalid; the server no longer refuses the edit)
     #[arg(long)]
     pub(crate) no_cel: bool,
 }
