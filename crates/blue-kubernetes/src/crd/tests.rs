@@ -446,9 +446,14 @@ fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
     let schema = ResourceSchema::new(d.clone())
         .config::<Rich>()
         .outputs::<Endpoint>()
-        .connection_secret();
-    let declared = Typed::<Rich, Endpoint>::on(ResourceSchema::new(d).connection_secret());
-    let options = CrdConfig::default().with_immutable_config(vec!["tier".into()]);
+        .connection_secret()
+        .immutable("tier");
+    let declared = Typed::<Rich, Endpoint>::on(
+        ResourceSchema::new(d)
+            .connection_secret()
+            .immutable("tier"),
+    );
+    let options = CrdConfig::default();
     let from_types = generate(&schema, &options).unwrap();
     assert_eq!(
         generate(&ResourceSchema::of(&declared), &options).unwrap(),
@@ -494,4 +499,32 @@ fn outputs_are_made_structural_like_the_config() {
     // `additionalProperties` beside `properties`: the API server refuses it.
     assert!(secret.get("additionalProperties").is_none(), "{secret}");
     assert_eq!(outputs["properties"]["port"]["type"], "integer");
+}
+
+#[test]
+fn declared_immutable_fields_and_the_deprecated_list_get_one_cel_rule_each() {
+    let d = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    let schema = ResourceSchema::new(d).immutable("zone").immutable("kind");
+    #[allow(deprecated)]
+    let options = CrdConfig::default().with_immutable_config(vec!["kind".into(), "ttl".into()]);
+    let crd = generate(&schema, &options).unwrap();
+    let config = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/config";
+    let rules = crd
+        .pointer(&format!("{config}/x-kubernetes-validations"))
+        .and_then(Value::as_array)
+        .unwrap();
+    let messages: Vec<&str> = rules.iter().filter_map(|r| r["message"].as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "profile is immutable",
+            "zone is immutable",
+            "kind is immutable",
+            "ttl is immutable"
+        ]
+    );
+    let without = generate(&schema, &options.with_cel(false)).unwrap();
+    assert!(without
+        .pointer(&format!("{config}/x-kubernetes-validations"))
+        .is_none());
 }
