@@ -172,6 +172,10 @@ async fn an_edited_immutable_field_is_invalid_until_the_edit_is_reverted() {
     assert!(warnings[0].contains("config.kind"), "{warnings:?}");
     assert!(!status.to_string().contains("config.kind"), "{status}");
     assert!(!status.to_string().contains("AAAA"), "{status}");
+    let metrics = rig.controller.metrics().encode();
+    let stalled =
+        r#"blue_stalled_total{controller="records.dns.example.com",reason="ImmutableField"} 1"#;
+    assert!(metrics.contains(stalled), "{metrics}");
     // Invalid waits for an edit: no periodic check.
     rig.clock.advance(stretched(60_000));
     assert_eq!(rig.reconcile("www").await, Report::NotDue);

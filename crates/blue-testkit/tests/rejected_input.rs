@@ -204,6 +204,9 @@ async fn a_refused_input_is_rejected_with_the_packages_message_and_no_backoff() 
     let metrics = rig.controller.metrics().encode();
     let counted = r#"blue_callback_errors_total{controller="records.dns.example.com",callback="converge",reason="rejected"} 2"#;
     assert!(metrics.contains(counted), "{metrics}");
+    let stalled =
+        r#"blue_stalled_total{controller="records.dns.example.com",reason="InputRejected"} 2"#;
+    assert!(metrics.contains(stalled), "{metrics}");
 
     rig.set_content("192.0.2.10");
     assert_eq!(rig.reconcile().await, READY, "the fixing edit converges");

@@ -448,11 +448,8 @@ fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
         .outputs::<Endpoint>()
         .connection_secret()
         .immutable("tier");
-    let declared = Typed::<Rich, Endpoint>::on(
-        ResourceSchema::new(d)
-            .connection_secret()
-            .immutable("tier"),
-    );
+    let declared =
+        Typed::<Rich, Endpoint>::on(ResourceSchema::new(d).connection_secret().immutable("tier"));
     let options = CrdConfig::default();
     let from_types = generate(&schema, &options).unwrap();
     assert_eq!(

@@ -69,11 +69,18 @@ impl Pass<'_> {
             telemetry
                 .metrics
                 .retries
-                .get_or_create(&[("controller", controller_label)])
+                .get_or_create(&[("controller", controller_label.clone())])
                 .inc();
         }
         if t.phase == Phase::Invalid {
             telemetry.count_invalid();
+        }
+        if matches!(t.phase, Phase::Invalid | Phase::Rejected | Phase::Blocked) {
+            let labels = [
+                ("controller", controller_label),
+                ("reason", t.reason.as_str().into()),
+            ];
+            telemetry.metrics.stalls.get_or_create(&labels).inc();
         }
         let changed = previous.as_deref() != Some(t.phase.as_str());
         if changed {

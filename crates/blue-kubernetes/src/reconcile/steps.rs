@@ -251,7 +251,7 @@ impl Pass<'_> {
     pub(super) fn settle_run(&mut self, succeeded: bool) -> Effect {
         let now = self.controller.now();
         let broken = self.steps_broken;
-        let rejected = !succeeded && self.rejection().is_some();
+        let rejected = !succeeded && !broken && self.rejection().is_some();
         if let Some(workflow) = self.workflow.as_mut() {
             if let Some(name) = workflow.running.take() {
                 workflow.record.failed(&name, now);

@@ -46,6 +46,7 @@ pub struct Metrics {
     pub(crate) queue_depth: Family<One, Gauge>,
     pub(crate) active_workers: Family<One, Gauge>,
     pub(crate) retries: Family<One, Counter>,
+    pub(crate) stalls: Family<Two, Counter>,
     pub(crate) requests: Family<Two, Counter>,
     pub(crate) request_time: Timings<One>,
     pub(crate) phases: Family<Two, Gauge>,
@@ -75,6 +76,7 @@ impl Metrics {
             queue_depth: Family::default(),
             active_workers: Family::default(),
             retries: Family::default(),
+            stalls: Family::default(),
             requests: Family::default(),
             request_time: timings(),
             phases: Family::default(),
@@ -118,6 +120,11 @@ impl Metrics {
                 "controller_runtime_active_workers",
                 "Workers reconciling a resource of this type now.",
                 m.active_workers.clone(),
+            );
+            r.register(
+                "blue_stalled",
+                "Status writes of a phase that waits for the user (Invalid, Rejected, Blocked), per type and generic reason.",
+                m.stalls.clone(),
             );
             r.register(
                 "blue_reconcile_retries",
