@@ -268,3 +268,55 @@ async fn a_durable_steps_run_cut_short_by_a_rejection_ends_and_the_fix_starts_a_
     assert_eq!(fixed_run["steps"][0]["state"], "Done");
     assert_eq!(fixed_run["steps"][0]["attempts"], 1);
 }
+
+/// The package without a connection Secret: the Secret a first pass
+/// creates is a change of a related object, which asks for an early check
+/// (as it would of any resource, rejected or not).
+fn without_secret(dns: &Dns) -> Package {
+    let (observed, converged) = (dns.clone(), dns.clone());
+    Package::builder(records())
+        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
+        .observe(move |opts| Ok(observed.observe(opts)))
+        .converge(move |opts| {
+            converged.put(content(opts).unwrap_or_default(), "none")?;
+            Ok(WorkflowOutcome::new())
+        })
+        .delete(|_| Ok(WorkflowOutcome::new()))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_running_controller_tries_a_rejected_resource_again_only_at_its_interval() {
+    let cluster = FakeCluster::new();
+    let dns = Dns::default();
+    let client: Arc<dyn blue_kubernetes_client::Client> = Arc::new(cluster.clone());
+    let mut config = blue_kubernetes::Config::new(client, vec![without_secret(&dns)]);
+    config.namespace = NS.into();
+    config.now = common::tokio_clock();
+    config.lock_domain = blue_kubernetes::config::LockDomain::new();
+    let runtime = blue_kubernetes::start(blue_kubernetes::controller(config).unwrap()).unwrap();
+    let phase = || cluster.get(&records(), NS, "www").unwrap()["status"]["phase"].clone();
+    let after = |ms| tokio::time::sleep(std::time::Duration::from_millis(ms));
+
+    cluster.create(
+        &records(),
+        NS,
+        "www",
+        json!({"config": {"content": "bogus"}}),
+    );
+    after(5_000).await;
+    assert_eq!(phase(), "Rejected");
+    // Backoff would have tried again at 1 s, 2 s, 4 s, 8 s, 16 s...
+    after(50_000).await;
+    assert_eq!(dns.attempts(), 1, "no backoff retries");
+    after(stretched(60_000)).await;
+    assert_eq!(dns.attempts(), 2, "the periodic check");
+
+    cluster.edit_spec(&records(), NS, "www", |s| {
+        s["config"]["content"] = json!("192.0.2.10");
+    });
+    after(5_000).await;
+    assert_eq!(phase(), "Ready");
+    runtime.stop().await;
+}
