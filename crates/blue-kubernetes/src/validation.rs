@@ -16,7 +16,9 @@ pub const MAX_USER_FACING_BYTES: usize = 1024;
 /// to read: it names what to fix in their own config and carries no
 /// secret, no infrastructure detail and nothing from outside the resource.
 /// It is the message of the resource's `InvalidConfiguration` Warning
-/// Event (never its status). Not to be confused with a preflight
+/// Event (never its status), or, carried by a
+/// [`Rejected`](crate::package::Rejected) error, of its `InputRejected`
+/// one. Not to be confused with a preflight
 /// [`Problem`](crate::config::Problem), which is for the operator.
 ///
 /// ```
