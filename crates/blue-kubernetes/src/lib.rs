@@ -33,7 +33,7 @@
 //!     type Config = SilenceConfig;
 //!     type Outputs = SilenceOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("alerts.example.com", "v1", "silences", "Silence"))
 //!     }
 //!
@@ -190,6 +190,7 @@ mod domain;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod identity_context;
 mod infrastructure;
 mod leader;
 mod lock;
@@ -223,6 +224,7 @@ pub use config::Config;
 pub use context::Context;
 pub use controller::{controller, Controller};
 pub use error::Error;
+pub use identity_context::IdentityContext;
 pub use infrastructure::{Infrastructure, Outcome};
 pub use observation::Observation;
 pub use package::{CallbackResult, Package};

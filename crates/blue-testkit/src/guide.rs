@@ -70,7 +70,7 @@
 //!     type Config = BucketConfig;
 //!     type Outputs = NoOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
 //!     }
 //!
@@ -182,7 +182,7 @@
 //! impl Infrastructure for Buckets {
 //!     type Config = BucketConfig;
 //!     type Outputs = NoOutputs;
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
 //!     }
 //!     async fn validate(&self, cx: &Context<BucketConfig>) -> CallbackResult<ValidationErrors> {
@@ -362,7 +362,7 @@
 //!     type Config = DatabaseConfig;
 //!     type Outputs = NoOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "databases", "Database"))
 //!     }
 //!
@@ -482,7 +482,7 @@
 //!     type Config = DbConfig;
 //!     type Outputs = DbOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(databases()).connection_secret()
 //!     }
 //!
@@ -680,7 +680,7 @@
 //! # impl Infrastructure for Buckets {
 //! #     type Config = BucketConfig;
 //! #     type Outputs = NoOutputs;
-//! #     fn schema(&self) -> ResourceSchema {
+//! #     fn schema() -> ResourceSchema {
 //! #         ResourceSchema::new(blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
 //! #     }
 //! #     async fn observe(&self, _: &Context<BucketConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
@@ -699,7 +699,7 @@
 //! /// What `main` runs.
 //! fn runner() -> Runner<Flags> {
 //!     let names = Names::for_domain("buckets.example.com");
-//!     let schema = ResourceSchema::of(&Buckets { region: String::new() });
+//!     let schema = ResourceSchema::of::<Buckets>();
 //!     Runner::with_flags::<Flags>("bucket-operator")
 //!         .names(names.clone())
 //!         .crd(schema, CrdConfig::default().with_names(names))

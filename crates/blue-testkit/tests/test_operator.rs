@@ -143,7 +143,7 @@ struct AlwaysConfig {
 impl blue_kubernetes::Infrastructure for Always {
     type Config = AlwaysConfig;
     type Outputs = blue_kubernetes::package::NoOutputs;
-    fn schema(&self) -> blue_kubernetes::ResourceSchema {
+    fn schema() -> blue_kubernetes::ResourceSchema {
         blue_kubernetes::ResourceSchema::new(widgets())
     }
     async fn observe(

@@ -17,7 +17,7 @@ impl Infrastructure for Notes {
     type Config = NoteConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(ResourceDescriptor::new("notes.example.com", "v1", "notes", "Note"))
     }
 
@@ -54,7 +54,7 @@ fn main() -> std::process::ExitCode {
     let notes = Notes(PathBuf::from("notes"));
     Runner::new("notes-operator")
         .names(names.clone())
-        .crd(ResourceSchema::of(&notes), CrdConfig::default().with_names(names))
+        .crd(ResourceSchema::of::<Notes>(), CrdConfig::default().with_names(names))
         .packages(|_| Ok(vec![Package::new(notes)?]))
         .run()
 }

@@ -1,6 +1,6 @@
 use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome, Package,
     ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
@@ -22,7 +22,7 @@ impl Infrastructure for Machines {
     type Config = MachineConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(ResourceDescriptor::new(
             "example.com",
             "v1",
@@ -32,7 +32,7 @@ impl Infrastructure for Machines {
         .steps()
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(&self, cx: &IdentityContext<MachineConfig>) -> CallbackResult<Vec<Option<String>>> {
         Ok(vec![Some("machines".into()), Some(cx.profile().into())])
     }
 
