@@ -31,7 +31,9 @@ impl Infrastructure for Notes {
         let file = self.0.join(cx.profile());
         let text = blocking(move || Ok(fs::read_to_string(file).ok())).await?;
         let found = text.is_some();
-        Ok(Observation::new(found, text.as_ref() == Some(&cx.config().text), found))
+        Ok(Observation::exists(found)
+            .matching(text.as_ref() == Some(&cx.config().text))
+            .ready(found))
     }
 
     async fn converge(&self, cx: &Context<NoteConfig>) -> CallbackResult<Outcome<NoOutputs>> {

@@ -42,11 +42,9 @@ impl Infrastructure for Machines {
     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
         let state = machine_state(cx.profile()).await?;
         let exists = state.is_some();
-        Ok(Observation::new(
-            exists,
-            exists,
-            state.as_deref() == Some("running"),
-        ))
+        Ok(Observation::exists(exists)
+            .matching(exists)
+            .ready(state.as_deref() == Some("running")))
     }
 
     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
