@@ -32,7 +32,10 @@
 //! A [`TestOperator`](crate::TestOperator) is your package's operator
 //! over a fake API server whose clock it reads. Give it the CRD the
 //! operator ships ([`with_crds`](crate::TestOperator::with_crds), the
-//! package's [`blue_kubernetes::crd::generate`]): from then on the fake
+//! package's [`blue_kubernetes::crd::generate`] with the operator's
+//! [`Names`](blue_kubernetes::config::Names), so its destroy-protection
+//! key is declared; [`with_crd_config`](crate::TestOperator::with_crd_config)
+//! for the CRD options it ships): from then on the fake
 //! server prunes, defaults and validates every write like a real one, so a status
 //! field your CRD does not declare disappears here as it would on a
 //! cluster, and a config the CRD refuses panics at `create`.
@@ -76,7 +79,8 @@
 //!
 //!     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
 //!         let have = self.sizes.lock().unwrap().get(cx.profile()).copied();
-//!         Ok(Observation::new(have.is_some(), have == Some(cx.config().size), have.is_some()))
+//!         let exists = have.is_some();
+//!         Ok(Observation::exists(exists).matching(have == Some(cx.config().size)).ready(exists))
 //!     }
 //!
 //!     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
