@@ -58,7 +58,7 @@ pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<Workflow
 ///
 /// Made from an [`Infrastructure`] with [`Package::new`], or from closures
 /// receiving the [`CallbackInput`] map with [`Package::builder`] (the closure
-/// form, an adapter onto the same trait). A panicking callback counts as a
+/// form, called by the pass exactly as a trait package is). A panicking callback counts as a
 /// failed attempt.
 #[derive(Clone)]
 pub struct Package {

@@ -30,10 +30,8 @@ impl Infrastructure for Notes {
     async fn observe(&self, cx: &Context<NoteConfig>) -> CallbackResult<Observation<NoOutputs>> {
         let file = self.0.join(cx.profile());
         let text = blocking(move || Ok(fs::read_to_string(file).ok())).await?;
-        let found = text.is_some();
-        Ok(Observation::exists(found)
-            .matching(text.as_ref() == Some(&cx.config().text))
-            .ready(found))
+        let seen = Observation::exists(text.is_some()).ready(text.is_some());
+        Ok(seen.matching(text.as_ref() == Some(&cx.config().text)))
     }
 
     async fn converge(&self, cx: &Context<NoteConfig>) -> CallbackResult<Outcome<NoOutputs>> {
