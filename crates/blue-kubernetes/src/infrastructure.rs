@@ -116,7 +116,9 @@ use serde::{Deserialize, Serialize};
 /// ## Identity
 /// Resources with equal identities share one lock and may not change
 /// identity once recorded. The default is the resource type and the
-/// profile; a package whose resources share a backend says so.
+/// profile; a package whose resources share a backend says so. It reads
+/// an [`IdentityContext`]: what the resource itself says, never what the
+/// resources it references report (see [`identity`](Self::identity)).
 ///
 /// ```
 /// # use blue_kubernetes::*;

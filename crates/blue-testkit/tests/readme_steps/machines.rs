@@ -1,7 +1,7 @@
 use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome, Package,
-    ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
 
@@ -32,7 +32,10 @@ impl Infrastructure for Machines {
         .steps()
     }
 
-    async fn identity(&self, cx: &IdentityContext<MachineConfig>) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(
+        &self,
+        cx: &IdentityContext<MachineConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
         Ok(vec![Some("machines".into()), Some(cx.profile().into())])
     }
 
