@@ -1,7 +1,9 @@
-//! The closure form: a descriptor plus callbacks receiving the [`CallbackInput`]
-//! map, built with [`PackageBuilder`] into a [`Package`] that the pass
-//! calls exactly as it calls an [`Infrastructure`](crate::Infrastructure)'s. Its synchronous callbacks run on blocking threads, but
-//! the pure ones (`validate` and `identity`) inline.
+//! The closure form: a descriptor plus callbacks receiving the
+//! [`CallbackInput`] map, built with [`PackageBuilder`] into a [`Package`]
+//! that the pass calls exactly as it calls an
+//! [`Infrastructure`](crate::Infrastructure)'s. Its synchronous callbacks
+//! run on blocking threads, but the pure ones (`validate` and `identity`)
+//! inline.
 
 use crate::binding::{Bind, Callbacks};
 use crate::infrastructure::blocking;
@@ -129,9 +131,9 @@ impl Bind for Unbound {
 /// functions of the options. Such a package's CRD keeps unknown config
 /// fields.
 ///
-/// An [`Infrastructure`](crate::Infrastructure) is the typed form of the same package: its
-/// methods get a [`Context`](crate::Context) with the decoded config, and
-/// the pass calls both forms the same way.
+/// An [`Infrastructure`](crate::Infrastructure) is the typed form of the
+/// same package: its methods get a [`Context`](crate::Context) with the
+/// decoded config, and the pass calls both forms the same way.
 ///
 /// ```
 /// use blue_kubernetes::{package::WorkflowOutcome, Observation, Package};

@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 /// the testkit runs the package under the controller's real rules.
 ///
 /// The closure form ([`Package::builder`](crate::Package::builder), with
-/// callbacks receiving the [`CallbackInput`](crate::package::CallbackInput) map) is called
-/// by the pass exactly as a package of this trait is.
+/// callbacks receiving the [`CallbackInput`](crate::package::CallbackInput)
+/// map) is called by the pass exactly as a package of this trait is.
 ///
 /// ```
 /// use blue_kubernetes::{
