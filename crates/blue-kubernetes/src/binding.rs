@@ -4,7 +4,7 @@
 
 use crate::package::{CallbackInput, ValidationErrors};
 use crate::package::{CallbackResult, WorkflowOutcome};
-use crate::{Context, Infrastructure, Observation};
+use crate::{Context, IdentityContext, Infrastructure, Observation};
 use async_trait::async_trait;
 use std::sync::Arc;
 
@@ -65,7 +65,9 @@ impl<T: Infrastructure> Callbacks for Bound<T> {
     }
 
     async fn identity(&self, options: &CallbackInput) -> CallbackResult<Vec<Option<String>>> {
-        self.infrastructure.identity(&self.context(options)).await
+        // Without the references' outputs, which the pass adds later.
+        let cx = IdentityContext::from(self.context(options));
+        self.infrastructure.identity(&cx).await
     }
 
     async fn observe(&self, options: &CallbackInput) -> CallbackResult<Observation> {

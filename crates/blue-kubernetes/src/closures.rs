@@ -1,18 +1,20 @@
-//! The closure form: a descriptor plus callbacks receiving the [`CallbackInput`]
-//! map, built with [`PackageBuilder`] into an [`Infrastructure`] like any
-//! other package. Its synchronous callbacks run on blocking threads, but
-//! the pure ones (`validate` and `identity`) inline.
+//! The closure form: a descriptor plus callbacks receiving the
+//! [`CallbackInput`] map, built with [`PackageBuilder`] into a [`Package`]
+//! that the pass calls exactly as it calls an
+//! [`Infrastructure`](crate::Infrastructure)'s. Its synchronous callbacks
+//! run on blocking threads, but the pure ones (`validate` and `identity`)
+//! inline.
 
+use crate::binding::{Bind, Callbacks};
 use crate::infrastructure::blocking;
 use crate::package::{CallbackInput, ValidationErrors};
 use crate::package::{CallbackResult, WorkflowOutcome};
 use crate::related::Related;
-use crate::{Context, Error, Infrastructure, Observation, Outcome, Package, ResourceSchema};
+use crate::{Error, Observation, Package, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use futures::future::{BoxFuture, FutureExt};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -67,11 +69,13 @@ impl<T: Send + 'static> Callback<T> {
     }
 }
 
-/// The closure form as an [`Infrastructure`]: its declaration is its
+/// The closure form as the pass calls a package: its declaration is its
 /// builder's, its callbacks read the [`CallbackInput`] (the config is never
-/// decoded).
+/// decoded, so every resource's callbacks are the same closures). It
+/// answers the interface a trait package is erased to, not the trait
+/// itself: the trait's schema is its type's, and a closure package's is a
+/// value.
 pub(crate) struct Closures {
-    schema: ResourceSchema,
     validate: Option<Callback<ValidationErrors>>,
     identity: Callback<Vec<Option<String>>>,
     observe: Callback<Observation>,
@@ -80,36 +84,37 @@ pub(crate) struct Closures {
 }
 
 #[async_trait::async_trait]
-impl Infrastructure for Closures {
-    /// Never decoded: the callbacks read `spec.config` from the options.
-    type Config = Value;
-    type Outputs = Value;
-
-    fn schema(&self) -> ResourceSchema {
-        self.schema.clone()
-    }
-
-    async fn validate(&self, cx: &Context<Value>) -> CallbackResult<ValidationErrors> {
+impl Callbacks for Closures {
+    async fn validate(&self, options: &CallbackInput) -> CallbackResult<ValidationErrors> {
         match &self.validate {
-            Some(validate) => validate.run(cx.input()).await,
+            Some(validate) => validate.run(options).await,
             None => Ok(ValidationErrors::default()),
         }
     }
 
-    async fn identity(&self, cx: &Context<Value>) -> CallbackResult<Vec<Option<String>>> {
-        self.identity.run(cx.input()).await
+    async fn identity(&self, options: &CallbackInput) -> CallbackResult<Vec<Option<String>>> {
+        self.identity.run(options).await
     }
 
-    async fn observe(&self, cx: &Context<Value>) -> CallbackResult<Observation> {
-        self.observe.run(cx.input()).await
+    async fn observe(&self, options: &CallbackInput) -> CallbackResult<Observation> {
+        self.observe.run(options).await
     }
 
-    async fn converge(&self, cx: &Context<Value>) -> CallbackResult<Outcome<Value>> {
-        self.converge.run(cx.input()).await.map(Outcome::from_map)
+    async fn converge(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
+        self.converge.run(options).await
     }
 
-    async fn delete(&self, cx: &Context<Value>) -> CallbackResult<Outcome<Value>> {
-        self.delete.run(cx.input()).await.map(Outcome::from_map)
+    async fn delete(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
+        self.delete.run(options).await
+    }
+}
+
+/// Closures bind to any resource: nothing is decoded.
+struct Unbound(Arc<Closures>);
+
+impl Bind for Unbound {
+    fn bind(&self, _: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error> {
+        Ok(self.0.clone())
     }
 }
 
@@ -126,9 +131,9 @@ impl Infrastructure for Closures {
 /// functions of the options. Such a package's CRD keeps unknown config
 /// fields.
 ///
-/// An [`Infrastructure`] is the typed form of the same package: its
-/// methods get a [`Context`] with the decoded config, and this builder is
-/// an adapter onto it.
+/// An [`Infrastructure`](crate::Infrastructure) is the typed form of the
+/// same package: its methods get a [`Context`](crate::Context) with the
+/// decoded config, and the pass calls both forms the same way.
 ///
 /// ```
 /// use blue_kubernetes::{package::WorkflowOutcome, Observation, Package};
@@ -313,15 +318,13 @@ impl PackageBuilder {
     /// ([`Error::NotStructural`]).
     pub fn build(self) -> Result<Package, Error> {
         let closures = Closures {
-            schema: self.schema,
             validate: self.validate,
             identity: self.identity.ok_or(Error::MissingCallback("identity"))?,
             observe: self.observe.ok_or(Error::MissingCallback("observe"))?,
             converge: self.converge.ok_or(Error::MissingCallback("converge"))?,
             delete: self.delete.ok_or(Error::MissingCallback("delete"))?,
         };
-        let schema = closures.schema();
-        Package::assemble(schema, Arc::new(closures), |_| Ok(Value::Null))
+        Package::assemble(self.schema, Box::new(Unbound(Arc::new(closures))))
     }
 }
 

@@ -316,8 +316,9 @@ impl<C> Context<C> {
     }
 
     /// The package's Kubernetes API handle, behind the pass's fence.
-    /// `None` only in `identity`, which runs before the pass knows whether
-    /// it holds its lease.
+    /// `None` only in a context made outside a controller
+    /// ([`from_resource`](Self::from_resource)) without
+    /// [`with_api`](Self::with_api).
     pub fn api(&self) -> Option<&Api> {
         self.options.api()
     }

@@ -4,7 +4,7 @@
 
 use crate::package::ValidationErrors;
 use crate::package::{CallbackResult, WorkflowOutcome, OUTPUTS_KEY};
-use crate::{Context, Observation, ResourceSchema};
+use crate::{Context, IdentityContext, Observation, ResourceSchema};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 /// the testkit runs the package under the controller's real rules.
 ///
 /// The closure form ([`Package::builder`](crate::Package::builder), with
-/// callbacks receiving the [`CallbackInput`](crate::package::CallbackInput) map) is an adapter
-/// onto this trait.
+/// callbacks receiving the [`CallbackInput`](crate::package::CallbackInput)
+/// map) is called by the pass exactly as a package of this trait is.
 ///
 /// ```
 /// use blue_kubernetes::{
@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 ///     type Config = WidgetConfig;
 ///     type Outputs = NoOutputs;
 ///
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
 ///     }
 ///
@@ -98,7 +98,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn validate(&self, cx: &Context<DbConfig>) -> CallbackResult<ValidationErrors> {
 ///         let mut errors = ValidationErrors::new();
 ///         if cx.config().name.len() > 63 {
@@ -116,7 +116,9 @@ use serde::{Deserialize, Serialize};
 /// ## Identity
 /// Resources with equal identities share one lock and may not change
 /// identity once recorded. The default is the resource type and the
-/// profile; a package whose resources share a backend says so.
+/// profile; a package whose resources share a backend says so. It reads
+/// an [`IdentityContext`]: what the resource itself says, never what the
+/// resources it references report (see [`identity`](Self::identity)).
 ///
 /// ```
 /// # use blue_kubernetes::*;
@@ -130,8 +132,8 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
-///     async fn identity(&self, cx: &Context<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
+///     async fn identity(&self, cx: &IdentityContext<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
 ///         Ok(vec![Some("postgres-main".into()), Some(cx.config().name.clone())])
 ///     }
 /// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
@@ -161,7 +163,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = DbOutputs;
-/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<DbOutputs>> {
 ///         let host = format!("{}.db.internal", cx.config().name);
 ///         Ok(Observation::READY.with(DbOutputs { host, port: 5432 }))
@@ -193,7 +195,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
 ///         let Some(oid) = cx.external_name() else {
 ///             return Ok(Observation::ABSENT); // not made yet, nor imported
@@ -227,7 +229,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .connection_secret()
 ///     }
@@ -259,7 +261,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .steps()
 ///     }
@@ -293,7 +295,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .reference("server_ref", ResourceDescriptor::new("db.example.com", "v1", "servers", "Server"))
 ///     }
@@ -326,7 +328,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(databases())
 ///             .related(Related::owned(ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")))
 ///     }
@@ -360,7 +362,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         // What converge creates is labelled `db.example.com/owner: <name>`.
 ///         let owned = Related::labelled(config_maps(), "db.example.com/owner").cached();
 ///         ResourceSchema::new(databases()).related(owned)
@@ -394,7 +396,7 @@ use serde::{Deserialize, Serialize};
 /// impl Infrastructure for Databases {
 ///     type Config = DbConfig;
 ///     type Outputs = NoOutputs;
-/// #     fn schema(&self) -> ResourceSchema { ResourceSchema::new(databases()) }
+/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
 ///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
 ///         let name = cx.config().name.clone();
 ///         blocking(move || {
@@ -428,9 +430,10 @@ pub trait Infrastructure: Send + Sync + 'static {
     /// uses (connection Secret, durable steps, references, related kinds).
     /// The config and outputs types come from the associated types; the
     /// generated CRD is derived from this one declaration
-    /// ([`ResourceSchema::of`]). Called when the package is made (and by
-    /// the default `identity`): keep it cheap, without effects.
-    fn schema(&self) -> ResourceSchema;
+    /// ([`ResourceSchema::of`]). An associated function, not a method: an
+    /// operator's `crd` subcommand prints the CRD without building the
+    /// package (and its clients). Keep it cheap, without effects.
+    fn schema() -> ResourceSchema;
 
     /// The errors in the config, empty when valid (the default). Return
     /// [`ValidationErrors`] (a `Vec<String>` converts: every message for
@@ -444,11 +447,26 @@ pub trait Infrastructure: Send + Sync + 'static {
     /// The backend boundary and profile: resources with equal identities
     /// share one lock, and the identity of a resource may not change once
     /// recorded. The default is the resource type and the profile
-    /// (`spec.config.profile`, default `<namespace>--<name>`). Runs before
-    /// the pass holds its lease ([`Context::api`] is `None`): keep it a
-    /// quick, pure function of the context.
-    async fn identity(&self, cx: &Context<Self::Config>) -> CallbackResult<Vec<Option<String>>> {
-        let plural = self.schema().descriptor().qualified_plural();
+    /// (`spec.config.profile`, default `<namespace>--<name>`).
+    ///
+    /// It reads only what the resource itself says: its config, metadata
+    /// and profile ([`IdentityContext`]), never the outputs of the
+    /// resources it references, the connection, the steps, the clock or
+    /// the API. The controller compares each pass's identity with the
+    /// recorded one, and a different one makes the resource
+    /// `Invalid`/`ImmutableStateIdentity`, its deletion included: an
+    /// identity computed from a referenced resource's outputs would change
+    /// when that resource goes (deleted together with its referrer, say)
+    /// and hold the referrer's deletion forever. A recorded identity is a
+    /// record, not an authority to delete by: a package that needs the
+    /// referenced infrastructure's ID reads it in the other callbacks.
+    /// It runs on every pass (and, with sharding, on every replica) before
+    /// the pass holds its lease: keep it a quick, pure function.
+    async fn identity(
+        &self,
+        cx: &IdentityContext<Self::Config>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        let plural = Self::schema().descriptor().qualified_plural();
         Ok(vec![Some(plural), Some(cx.profile().to_string())])
     }
 
@@ -499,8 +517,6 @@ impl JsonSchema for NoOutputs {
 pub struct Outcome<O> {
     outputs: Option<O>,
     external_name: Option<String>,
-    /// The closure form's map, kept as it came.
-    map: WorkflowOutcome,
 }
 
 impl<O> Default for Outcome<O> {
@@ -515,7 +531,6 @@ impl<O> Outcome<O> {
         Self {
             outputs: None,
             external_name: None,
-            map: WorkflowOutcome::new(),
         }
     }
 
@@ -538,13 +553,6 @@ impl<O> Outcome<O> {
     pub fn external_name(&self) -> Option<&str> {
         self.external_name.as_deref()
     }
-
-    pub(crate) fn from_map(map: WorkflowOutcome) -> Self {
-        Self {
-            map,
-            ..Self::done()
-        }
-    }
 }
 
 /// The key of a [`WorkflowOutcome`] under which `converge` reports the
@@ -561,7 +569,7 @@ pub const EXTERNAL_NAME_KEY: &str = "blue/external-name";
 impl<O: Serialize> Outcome<O> {
     /// The workflow map the pass reads.
     pub(crate) fn into_map(self) -> CallbackResult<WorkflowOutcome> {
-        let mut map = self.map;
+        let mut map = WorkflowOutcome::new();
         if let Some(outputs) = self.outputs {
             map.insert(OUTPUTS_KEY.into(), serde_json::to_value(outputs)?);
         }

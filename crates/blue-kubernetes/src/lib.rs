@@ -33,7 +33,7 @@
 //!     type Config = SilenceConfig;
 //!     type Outputs = SilenceOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("alerts.example.com", "v1", "silences", "Silence"))
 //!     }
 //!
@@ -68,8 +68,8 @@
 //! watch, periodic lists otherwise).
 //!
 //! The closure form, [`Package::builder`] with callbacks receiving the
-//! [`CallbackInput`](package::CallbackInput) map, stays: it is an adapter
-//! onto the same trait.
+//! [`CallbackInput`](package::CallbackInput) map, stays: the pass calls it
+//! through the same interface a trait package is erased to.
 //!
 //! # The public modules
 //! The root holds what every operator uses; each opt-in feature has a
@@ -92,13 +92,14 @@
 //!   and the one client every part of the controller uses (request
 //!   metrics, then the leader-election fence), built once in
 //!   `client_stack::client_stack`.
-//! - `infrastructure`, `context`, `observation`: the package trait, the
-//!   typed context its callbacks get, and what `observe` reports.
+//! - `infrastructure`, `context`, `identity_context`, `observation`: the
+//!   package trait, the typed context its callbacks get (and the narrower
+//!   one `identity` gets), and what `observe` reports.
 //! - `schema`, `package`, `typed`, `binding`, `closures`, `callback`,
 //!   `validation`: the [`ResourceSchema`] a package is built around,
 //!   [`Package`]s, typed configs, a package bound to one resource's
 //!   decoded config (one erased interface for every package), the closure
-//!   form as an adapter onto the trait (its synchronous closures on
+//!   form answering that interface (its synchronous closures on
 //!   blocking threads but the pure `validate` and `identity` inline), how
 //!   a callback runs (panics caught), and what `validate` returns
 //!   (log-only and user-facing messages).
@@ -190,6 +191,7 @@ mod domain;
 mod error;
 #[cfg(feature = "http")]
 mod http;
+mod identity_context;
 mod infrastructure;
 mod leader;
 mod lock;
@@ -224,6 +226,7 @@ pub use config::Config;
 pub use context::Context;
 pub use controller::{controller, Controller};
 pub use error::Error;
+pub use identity_context::IdentityContext;
 pub use infrastructure::{Infrastructure, Outcome};
 pub use observation::Observation;
 pub use package::{CallbackResult, Package};

@@ -6,8 +6,10 @@ use serde_json::Value;
 
 /// What `observe` reports about the infrastructure. Observing is read-only.
 ///
-/// Build one with [`Observation::new`] (or [`READY`](Observation::READY),
-/// [`ABSENT`](Observation::ABSENT)) and add to it with the `with_*`
+/// Build one with [`Observation::exists`] and its chained
+/// [`matching`](Observation::matching) and [`ready`](Observation::ready)
+/// (or [`READY`](Observation::READY), [`ABSENT`](Observation::ABSENT),
+/// [`new`](Observation::new) with the three in order) and add to it with the `with_*`
 /// methods; the three facts are public fields, the rest is reached through
 /// methods, so a new kind of report is never a breaking change.
 ///
@@ -22,7 +24,7 @@ use serde_json::Value;
 /// #[derive(serde::Serialize)]
 /// struct Endpoint { host: String, port: u16 }
 ///
-/// let seen: Observation = Observation::new(true, true, true)
+/// let seen: Observation = Observation::exists(true).matching(true).ready(true)
 ///     .with_outputs(&Endpoint { host: "db.internal".into(), port: 5432 });
 /// assert!(seen.is_ready());
 /// assert_eq!(seen.outputs().unwrap()["port"], 5432);
@@ -86,7 +88,8 @@ impl<O> Observation<O> {
     /// Does not exist.
     pub const ABSENT: Self = Self::new(false, false, false);
 
-    /// An observation without outputs.
+    /// An observation without outputs, from its three facts in order;
+    /// [`exists`](Self::exists) reads better where they are computed.
     pub const fn new(exists: bool, matches: bool, ready: bool) -> Self {
         Self {
             exists,
@@ -95,6 +98,37 @@ impl<O> Observation<O> {
             outputs: None,
             external_name: None,
         }
+    }
+
+    /// Starts an observation by whether the infrastructure exists, not yet
+    /// matching nor ready: chain [`matching`](Self::matching) and
+    /// [`ready`](Self::ready), so each fact is named where it is computed.
+    ///
+    /// ```
+    /// use blue_kubernetes::Observation;
+    /// let (have, want) = (Some(3), 3);
+    /// let seen: Observation = Observation::exists(have.is_some())
+    ///     .matching(have == Some(want))
+    ///     .ready(have.is_some());
+    /// assert!(seen.is_ready());
+    /// assert!(!Observation::<()>::exists(true).is_ready());
+    /// ```
+    pub const fn exists(exists: bool) -> Self {
+        Self::new(exists, false, false)
+    }
+
+    /// Whether it matches the desired state.
+    #[must_use]
+    pub fn matching(mut self, matches: bool) -> Self {
+        self.matches = matches;
+        self
+    }
+
+    /// Whether it is ready to use.
+    #[must_use]
+    pub fn ready(mut self, ready: bool) -> Self {
+        self.ready = ready;
+        self
     }
 
     /// Attaches the package's outputs: non-secret facts about the

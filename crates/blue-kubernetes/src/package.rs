@@ -61,7 +61,7 @@ pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<Workflow
 ///
 /// Made from an [`Infrastructure`] with [`Package::new`], or from closures
 /// receiving the [`CallbackInput`] map with [`Package::builder`] (the closure
-/// form, an adapter onto the same trait). A panicking callback counts as a
+/// form, called by the pass exactly as a trait package is). A panicking callback counts as a
 /// failed attempt.
 #[derive(Clone)]
 pub struct Package {
@@ -80,9 +80,50 @@ impl Package {
     /// [`Error::NotStructural`] naming the field of either type that no
     /// CRD can describe.
     pub fn new<T: Infrastructure>(infrastructure: T) -> Result<Package, Error> {
-        let schema = ResourceSchema::of(&infrastructure);
+        Self::with_schema(infrastructure, T::schema())
+    }
+
+    /// The package of an [`Infrastructure`] declared by `schema` instead
+    /// of its type's [`Infrastructure::schema`], with the config and
+    /// outputs types its associated types name: for a declaration only
+    /// known at run time (a resource group chosen by a flag, a related
+    /// mapping over the package's own state). Its CRD is generated from
+    /// the package itself (`crd::generate(&package, ..)`), as
+    /// [`ResourceSchema::of`] knows only the type's.
+    ///
+    /// ```
+    /// # use blue_kubernetes::*;
+    /// # use blue_kubernetes::package::NoOutputs;
+    /// # use blue_kubernetes_client::ResourceDescriptor;
+    /// # #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// # struct WidgetConfig {}
+    /// struct Widgets;
+    /// #[async_trait]
+    /// impl Infrastructure for Widgets {
+    ///     type Config = WidgetConfig;
+    ///     type Outputs = NoOutputs;
+    ///     fn schema() -> ResourceSchema {
+    ///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
+    ///     }
+    /// #   async fn observe(&self, _: &Context<WidgetConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
+    /// #   async fn converge(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+    /// #   async fn delete(&self, _: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
+    /// }
+    /// let group = "staging.example.com"; // from a flag
+    /// let schema = ResourceSchema::new(ResourceDescriptor::new(group, "v1", "widgets", "Widget"));
+    /// let package = Package::with_schema(Widgets, schema).unwrap();
+    /// assert_eq!(package.descriptor().group, group);
+    /// ```
+    pub fn with_schema<T: Infrastructure>(
+        infrastructure: T,
+        schema: ResourceSchema,
+    ) -> Result<Package, Error> {
         let decode: Decode<T::Config> = crate::typed::decode_config::<T::Config>;
-        Self::assemble(schema, Arc::new(infrastructure), decode)
+        let unbound = Unbound {
+            infrastructure: Arc::new(infrastructure),
+            decode,
+        };
+        Self::assemble(schema.with_types_of::<T>(), Box::new(unbound))
     }
 
     /// Starts a package of closures for `descriptor`: the closure form,
@@ -92,21 +133,10 @@ impl Package {
     }
 
     /// Every package, of either form, is made here.
-    pub(crate) fn assemble<T: Infrastructure>(
-        schema: ResourceSchema,
-        infrastructure: Arc<T>,
-        decode: Decode<T::Config>,
-    ) -> Result<Self, Error> {
+    pub(crate) fn assemble(schema: ResourceSchema, unbound: Box<dyn Bind>) -> Result<Self, Error> {
         crate::crd::check(&schema)?;
-        let unbound = Unbound {
-            infrastructure,
-            decode,
-        };
         Ok(Package {
-            inner: Arc::new(PackageInner {
-                schema,
-                unbound: Box::new(unbound),
-            }),
+            inner: Arc::new(PackageInner { schema, unbound }),
         })
     }
 

@@ -27,14 +27,13 @@ use serde::de::DeserializeOwned;
 /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 /// struct WidgetOutputs { serial: String }
 ///
-/// #[derive(Default)]
 /// struct Widgets;
 ///
 /// #[async_trait]
 /// impl Infrastructure for Widgets {
 ///     type Config = WidgetConfig;
 ///     type Outputs = WidgetOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
 ///             .connection_secret()
 ///     }
@@ -44,7 +43,7 @@ use serde::de::DeserializeOwned;
 /// }
 ///
 /// // `my-operator crd`: the declaration and the types, no client.
-/// let crd = crd::generate(&ResourceSchema::of(&Widgets), &CrdConfig::default()).unwrap();
+/// let crd = crd::generate(&ResourceSchema::of::<Widgets>(), &CrdConfig::default()).unwrap();
 /// let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
 /// assert_eq!(root["spec"]["properties"]["config"]["properties"]["size"]["type"], "integer");
 /// assert_eq!(root["status"]["properties"]["outputs"]["properties"]["serial"]["type"], "string");
@@ -82,13 +81,19 @@ impl ResourceSchema {
         }
     }
 
-    /// The schema of the package `infrastructure`: its declaration
+    /// The schema of the package type `T`: its declaration
     /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
     /// config and outputs types its associated types name. What
     /// [`Package::new`](crate::Package::new) builds around, and what to
-    /// give [`crd::generate`](crate::crd::generate).
-    pub fn of<T: crate::Infrastructure>(infrastructure: &T) -> Self {
-        let schema = infrastructure.schema().config::<T::Config>();
+    /// give [`crd::generate`](crate::crd::generate): no value of `T` is
+    /// needed, so a `crd` subcommand builds none of its clients.
+    pub fn of<T: crate::Infrastructure>() -> Self {
+        T::schema().with_types_of::<T>()
+    }
+
+    /// This declaration with the config and outputs types of `T`.
+    pub(crate) fn with_types_of<T: crate::Infrastructure>(self) -> Self {
+        let schema = self.config::<T::Config>();
         let no_outputs = std::any::TypeId::of::<T::Outputs>()
             == std::any::TypeId::of::<crate::package::NoOutputs>();
         match no_outputs {

@@ -32,7 +32,10 @@
 //! A [`TestOperator`](crate::TestOperator) is your package's operator
 //! over a fake API server whose clock it reads. Give it the CRD the
 //! operator ships ([`with_crds`](crate::TestOperator::with_crds), the
-//! package's [`blue_kubernetes::crd::generate`]): from then on the fake
+//! package's [`blue_kubernetes::crd::generate`] with the operator's
+//! [`Names`](blue_kubernetes::config::Names), so its destroy-protection
+//! key is declared; [`with_crd_config`](crate::TestOperator::with_crd_config)
+//! for the CRD options it ships): from then on the fake
 //! server prunes, defaults and validates every write like a real one, so a status
 //! field your CRD does not declare disappears here as it would on a
 //! cluster, and a config the CRD refuses panics at `create`.
@@ -70,13 +73,14 @@
 //!     type Config = BucketConfig;
 //!     type Outputs = NoOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
 //!     }
 //!
 //!     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
 //!         let have = self.sizes.lock().unwrap().get(cx.profile()).copied();
-//!         Ok(Observation::new(have.is_some(), have == Some(cx.config().size), have.is_some()))
+//!         let exists = have.is_some();
+//!         Ok(Observation::exists(exists).matching(have == Some(cx.config().size)).ready(exists))
 //!     }
 //!
 //!     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
@@ -182,7 +186,7 @@
 //! impl Infrastructure for Buckets {
 //!     type Config = BucketConfig;
 //!     type Outputs = NoOutputs;
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
 //!     }
 //!     async fn validate(&self, cx: &Context<BucketConfig>) -> CallbackResult<ValidationErrors> {
@@ -362,7 +366,7 @@
 //!     type Config = DatabaseConfig;
 //!     type Outputs = NoOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "databases", "Database"))
 //!     }
 //!
@@ -482,7 +486,7 @@
 //!     type Config = DbConfig;
 //!     type Outputs = DbOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(databases()).connection_secret()
 //!     }
 //!
@@ -680,7 +684,7 @@
 //! # impl Infrastructure for Buckets {
 //! #     type Config = BucketConfig;
 //! #     type Outputs = NoOutputs;
-//! #     fn schema(&self) -> ResourceSchema {
+//! #     fn schema() -> ResourceSchema {
 //! #         ResourceSchema::new(blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "buckets", "Bucket"))
 //! #     }
 //! #     async fn observe(&self, _: &Context<BucketConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
@@ -699,7 +703,7 @@
 //! /// What `main` runs.
 //! fn runner() -> Runner<Flags> {
 //!     let names = Names::for_domain("buckets.example.com");
-//!     let schema = ResourceSchema::of(&Buckets { region: String::new() });
+//!     let schema = ResourceSchema::of::<Buckets>();
 //!     Runner::with_flags::<Flags>("bucket-operator")
 //!         .names(names.clone())
 //!         .crd(schema, CrdConfig::default().with_names(names))

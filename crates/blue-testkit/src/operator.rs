@@ -66,6 +66,9 @@ struct Setup {
     /// Shared on purpose; `None`: each controller gets a domain of its own.
     shared_locks: Option<LockDomain>,
     configure: Option<Configure>,
+    /// The CRD options asked for (their names are always the
+    /// controller's); `None`: no CRD installed.
+    crds: Option<CrdConfig>,
 }
 
 impl Setup {
@@ -81,6 +84,26 @@ impl Setup {
             None => config,
         };
         controller(config).unwrap_or_else(|e| panic!("TestOperator: {e}"))
+    }
+
+    /// Installs each package's CRD generated with the CRD options asked
+    /// for and `controller`'s names, if CRDs were asked for. The names are
+    /// the controller's whatever the options say: a CRD declaring another
+    /// destroy-protection key than the controller's prunes the one it
+    /// reads, so a protected resource would be released in the test and
+    /// blocked on a real server.
+    fn install_crds(&self, controller: &Controller) {
+        let Some(options) = &self.crds else {
+            return;
+        };
+        let options = options
+            .clone()
+            .with_names(controller.config().names.clone());
+        for package in &self.packages {
+            let definition = crd::generate(package, &options).expect("a CRD");
+            let version = package.descriptor().version.clone();
+            self.cluster.install_crd(&definition, &version);
+        }
     }
 }
 
@@ -116,6 +139,7 @@ impl TestOperator {
             namespace: "default".into(),
             shared_locks: None,
             configure: None,
+            crds: None,
         };
         let controller = setup.build();
         Self { setup, controller }
@@ -146,24 +170,38 @@ impl TestOperator {
         self.rebuilt()
     }
 
-    /// Installs each package's generated CRD (default options) in the
-    /// cluster, so that it prunes, defaults and validates every write as
-    /// the API server would.
+    /// Installs each package's generated CRD in the cluster, so that it
+    /// prunes, defaults and validates every write as the API server would:
+    /// generated with the operator's [`Names`](blue_kubernetes::config::Names)
+    /// (its destroy-protection key, as [`configure`](Self::configure) set
+    /// them, before or after this call) and default CRD options otherwise.
     ///
     /// # Panics
     /// When a CRD cannot be generated or the server would refuse it.
     #[must_use]
     pub fn with_crds(self) -> Self {
-        for package in &self.setup.packages {
-            let definition = crd::generate(package, &CrdConfig::default()).expect("a CRD");
-            let version = package.descriptor().version.clone();
-            self.setup.cluster.install_crd(&definition, &version);
-        }
+        self.with_crd_config(CrdConfig::default())
+    }
+
+    /// [`with_crds`](Self::with_crds) with the CRD options the operator
+    /// ships (short names, immutable fields, CEL, printer columns). Their
+    /// [`names`](CrdConfig::names) are replaced by the operator's, which is
+    /// what its `crd` subcommand must print too.
+    ///
+    /// # Panics
+    /// As [`with_crds`](Self::with_crds).
+    #[must_use]
+    pub fn with_crd_config(mut self, options: CrdConfig) -> Self {
+        self.setup.crds = Some(options);
+        self.setup.install_crds(&self.controller);
         self
     }
 
+    /// Rebuilds the controller after a change of its setup; CRDs already
+    /// installed follow a change of names.
     fn rebuilt(mut self) -> Self {
         self.restart();
+        self.setup.install_crds(&self.controller);
         self
     }
 

@@ -72,7 +72,7 @@ impl Infrastructure for Mirrors {
     type Config = MirrorConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(widgets()).related(Related::labelled(config_maps(), OWNER).cached())
     }
 

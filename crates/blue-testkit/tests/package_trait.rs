@@ -143,11 +143,7 @@ async fn a_config_that_does_not_decode_is_invalid_before_any_trait_callback() {
 
 #[tokio::test]
 async fn the_crd_is_derived_from_the_traits_one_declaration() {
-    let crd = crd::generate(
-        &ResourceSchema::of(&AlertManager::default()),
-        &CrdConfig::default(),
-    )
-    .unwrap();
+    let crd = crd::generate(&ResourceSchema::of::<AlertManager>(), &CrdConfig::default()).unwrap();
     let root = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"];
     let config = &root["spec"]["properties"]["config"]["properties"];
     assert_eq!(config["matcher"]["type"], "string");
@@ -165,7 +161,7 @@ impl blue_kubernetes::Infrastructure for Panicking {
     type Config = serde_json::Map<String, Value>;
     type Outputs = blue_kubernetes::package::NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(silences())
     }
 

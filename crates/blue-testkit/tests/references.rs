@@ -9,7 +9,7 @@ mod common;
 
 use blue_kubernetes::{
     async_trait, controller, reconcile, start, CallbackResult, Config, Context, Error,
-    Infrastructure, Observation, Outcome, Package, Report, ResourceSchema,
+    IdentityContext, Infrastructure, Observation, Outcome, Package, Report, ResourceSchema,
 };
 
 use blue_kubernetes::crd::{self, CrdConfig};
@@ -225,10 +225,13 @@ async fn callbacks_get_the_referenced_outputs_typed() {
     impl Infrastructure for Dbs {
         type Config = DbConfig;
         type Outputs = NoOutputs;
-        fn schema(&self) -> ResourceSchema {
+        fn schema() -> ResourceSchema {
             ResourceSchema::new(databases()).reference("serverRef", servers())
         }
-        async fn identity(&self, cx: &Context<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
+        async fn identity(
+            &self,
+            cx: &IdentityContext<DbConfig>,
+        ) -> CallbackResult<Vec<Option<String>>> {
             Ok(vec![Some("typed-refs".into()), Some(cx.profile().into())])
         }
         async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {

@@ -35,7 +35,7 @@ impl Infrastructure for Slow {
     type Config = WidgetConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(widgets())
     }
 

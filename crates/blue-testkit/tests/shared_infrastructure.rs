@@ -7,8 +7,8 @@
 mod common;
 
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package, Report,
-    ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, Report, ResourceSchema,
 };
 
 use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
@@ -57,7 +57,7 @@ impl Infrastructure for Roles {
     type Config = RoleConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(widgets())
     }
 
@@ -76,7 +76,10 @@ impl Infrastructure for Roles {
         Ok(errors)
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(
+        &self,
+        cx: &IdentityContext<RoleConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
         let config = cx.config();
         Ok(vec![
             Some("postgres".into()),

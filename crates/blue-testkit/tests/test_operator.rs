@@ -128,3 +128,80 @@ async fn settle_gives_up_after_its_bound_naming_the_reports() {
     op.create("w", json!({"config": {"value": 1}}));
     op.settle("w").await;
 }
+
+/// A typed package (its CRD prunes unknown config keys) whose
+/// infrastructure is always there, matching and ready.
+struct Always;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AlwaysConfig {
+    #[allow(dead_code)]
+    value: u32,
+}
+
+#[blue_kubernetes::async_trait]
+impl blue_kubernetes::Infrastructure for Always {
+    type Config = AlwaysConfig;
+    type Outputs = blue_kubernetes::package::NoOutputs;
+    fn schema() -> blue_kubernetes::ResourceSchema {
+        blue_kubernetes::ResourceSchema::new(widgets())
+    }
+    async fn observe(
+        &self,
+        _: &blue_kubernetes::Context<AlwaysConfig>,
+    ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Observation<Self::Outputs>> {
+        Ok(blue_kubernetes::Observation::READY)
+    }
+    async fn converge(
+        &self,
+        _: &blue_kubernetes::Context<AlwaysConfig>,
+    ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Outcome<Self::Outputs>> {
+        Ok(blue_kubernetes::Outcome::done())
+    }
+    async fn delete(
+        &self,
+        _: &blue_kubernetes::Context<AlwaysConfig>,
+    ) -> blue_kubernetes::CallbackResult<blue_kubernetes::Outcome<Self::Outputs>> {
+        Ok(blue_kubernetes::Outcome::done())
+    }
+}
+
+/// A CRD generated with other names than the controller's declares another
+/// destroy-protection key: the fake would prune the one the controller
+/// reads, and a protected resource would be released in the test.
+#[tokio::test]
+async fn crds_are_generated_with_the_operators_names_so_protection_holds() {
+    use blue_kubernetes::config::Names;
+    use blue_kubernetes::crd::CrdConfig;
+    let names = Names::for_domain("widgets.example.com");
+    let blocked = Report::Reconciled(Phase::Blocked, Reason::DestructionProtected);
+    let always = || blue_kubernetes::Package::new(Always).unwrap();
+    let named = {
+        let names = names.clone();
+        move |c: blue_kubernetes::Config| c.with_names(names.clone())
+    };
+    let crds_first = TestOperator::new(always())
+        .with_crds()
+        .configure(named.clone());
+    let names_first = TestOperator::new(always())
+        .configure(named.clone())
+        .with_crds();
+    // Explicit options with the reference's names: the operator's win.
+    let explicit = TestOperator::new(always())
+        .configure(named)
+        .with_crd_config(CrdConfig::default().with_names(Names::reference()));
+    for op in [&crds_first, &names_first, &explicit] {
+        let spec = json!({
+            "deletionPolicy": "Destroy",
+            "config": {"value": 1, "prevent-destroy": true},
+        });
+        op.create("db", spec);
+        assert_eq!(op.settle("db").await, READY);
+        assert_eq!(
+            op.get("db").unwrap()["spec"]["config"]["prevent-destroy"],
+            true
+        );
+        op.delete("db");
+        assert_eq!(op.reconcile("db").await, blocked);
+    }
+}

@@ -4,8 +4,8 @@
 mod common;
 
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package, Report,
-    ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, Report, ResourceSchema,
 };
 
 use blue_kubernetes::package::{NoOutputs, ValidationErrors};
@@ -50,7 +50,7 @@ impl Infrastructure for Sizes {
     type Config = SizeConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(widgets())
     }
 
@@ -59,7 +59,10 @@ impl Infrastructure for Sizes {
         Ok(ValidationErrors::new())
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(
+        &self,
+        cx: &IdentityContext<SizeConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
         Ok(vec![Some(cx.profile().into())])
     }
 
@@ -229,7 +232,7 @@ impl Infrastructure for Calls {
     type Config = Counted;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(widgets())
     }
 
@@ -237,7 +240,7 @@ impl Infrastructure for Calls {
         self.count().map(|()| ValidationErrors::new())
     }
 
-    async fn identity(&self, cx: &Context<Counted>) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(&self, cx: &IdentityContext<Counted>) -> CallbackResult<Vec<Option<String>>> {
         self.count().map(|()| vec![Some(cx.profile().into())])
     }
 

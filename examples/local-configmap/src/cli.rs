@@ -5,7 +5,7 @@
 use crate::package::{self, LocalConfigMaps};
 use crate::test_hooks::{self, TestHooks};
 use blue_kubernetes::runner::Runner;
-use blue_kubernetes::{Package, ResourceSchema};
+use blue_kubernetes::ResourceSchema;
 
 /// Concurrent reconciles unless `--workers` says otherwise. Above the
 /// library's default of 2: this package's callbacks are a few API requests
@@ -23,13 +23,13 @@ pub fn runner() -> Runner {
         .names(package::names())
         .default_workers(DEFAULT_WORKERS)
         .crd(
-            ResourceSchema::of(&LocalConfigMaps::default()),
+            ResourceSchema::of::<LocalConfigMaps>(),
             package::crd_options(),
         )
         .test_hooks(&test_hooks::NAMES)
         .packages(|run| {
             let hooks = TestHooks::from_runner(run)?;
-            Ok(vec![Package::new(LocalConfigMaps::with_test_hooks(hooks))?])
+            Ok(vec![LocalConfigMaps::with_test_hooks(hooks)?])
         })
 }
 

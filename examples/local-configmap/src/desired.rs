@@ -9,7 +9,7 @@
 
 use crate::package::Cx;
 use blue_kubernetes::resource::{is_object_name, Intent};
-use blue_kubernetes::CallbackResult;
+use blue_kubernetes::{CallbackResult, IdentityContext};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -109,20 +109,25 @@ pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
 /// Because the controller records the identity, the ConfigMap's name and
 /// namespace cannot change after the first reconcile: that would orphan the
 /// old ConfigMap.
-pub fn identity(cx: &Cx) -> Vec<Option<String>> {
-    let namespace = &cx.metadata().namespace;
+pub fn identity(cx: &IdentityContext<LocalConfigMapConfig>) -> Vec<Option<String>> {
+    let metadata = cx.metadata();
     vec![
         Some("local-configmap".to_string()),
-        Some(namespace.clone()).filter(|n| !n.is_empty()),
-        config_map_name(cx).map(str::to_string),
+        Some(metadata.namespace.clone()).filter(|n| !n.is_empty()),
+        named(cx.config(), &metadata.name).map(str::to_string),
         Some(cx.profile().to_string()),
     ]
 }
 
 /// `configMapName`, else the resource's name.
 fn config_map_name(cx: &Cx) -> Option<&str> {
-    match &cx.config().config_map_name {
-        None => Some(cx.metadata().name.as_str()).filter(|n| !n.is_empty()),
+    named(cx.config(), &cx.metadata().name)
+}
+
+/// `config`'s `configMapName`, else `resource_name`.
+fn named<'a>(config: &'a LocalConfigMapConfig, resource_name: &'a str) -> Option<&'a str> {
+    match &config.config_map_name {
+        None => Some(resource_name).filter(|n| !n.is_empty()),
         Some(name) => Some(name),
     }
 }
@@ -244,7 +249,7 @@ mod tests {
     fn identity_includes_namespace_name_and_profile() {
         let c = cx(json!({"profile": "p", "configMapName": "cm"}));
         assert_eq!(
-            identity(&c),
+            identity(&c.clone().into()),
             [
                 Some("local-configmap".to_string()),
                 Some("dev".to_string()),

@@ -12,7 +12,8 @@ use blue_kubernetes::crd::{CrdConfig, PrinterColumn};
 use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
 use blue_kubernetes::related::Related;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, ResourceSchema,
 };
 use blue_kubernetes_client::typed::TypedApi;
 use blue_kubernetes_client::{Error, ErrorKind, ResourceDescriptor};
@@ -68,10 +69,25 @@ pub struct LocalConfigMaps {
 }
 
 impl LocalConfigMaps {
-    /// The package with the project's own [`TestHooks`] on.
-    pub fn with_test_hooks(hooks: TestHooks) -> Self {
-        Self { hooks }
+    /// The package with the project's own [`TestHooks`] on, registered
+    /// for the hooks' group and version (the type's schema, the CRD's,
+    /// keeps the default ones).
+    pub fn with_test_hooks(hooks: TestHooks) -> Result<Package, blue_kubernetes::Error> {
+        let schema = declared(hooks.descriptor(descriptor()));
+        Package::with_schema(Self { hooks }, schema)
     }
+}
+
+/// The package's declaration for resources of type `resource`.
+fn declared(resource: ResourceDescriptor) -> ResourceSchema {
+    let ours = format!("{}={}", configmap::MANAGED_BY_LABEL, configmap::MANAGED_BY);
+    let owned = Related::annotated(config_maps(), configmap::OWNER_NAME_ANNOTATION);
+    let owned = owned.selector(ours).cached();
+    ResourceSchema::new(resource)
+        .related(owned)
+        // Enforced by the controller on every server, and by a CEL rule
+        // where the server has CEL.
+        .immutable("configMapName")
 }
 
 #[async_trait]
@@ -82,15 +98,8 @@ impl Infrastructure for LocalConfigMaps {
     /// Our ConfigMaps (labelled as ours) are related and cached: a deleted
     /// or edited one asks for a check of its owner at once, and callbacks
     /// read them from the controller's cache.
-    fn schema(&self) -> ResourceSchema {
-        let ours = format!("{}={}", configmap::MANAGED_BY_LABEL, configmap::MANAGED_BY);
-        let owned = Related::annotated(config_maps(), configmap::OWNER_NAME_ANNOTATION);
-        let owned = owned.selector(ours).cached();
-        ResourceSchema::new(self.hooks.descriptor(descriptor()))
-            .related(owned)
-            // Enforced by the controller on every server, and by a CEL
-            // rule where the server has CEL.
-            .immutable("configMapName")
+    fn schema() -> ResourceSchema {
+        declared(descriptor())
     }
 
     /// Every message is safe for the resource's users: each names a field
@@ -101,7 +110,10 @@ impl Infrastructure for LocalConfigMaps {
         Ok(messages.map(UserFacingMessage::new).collect())
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(
+        &self,
+        cx: &IdentityContext<LocalConfigMapConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
         Ok(desired::identity(cx))
     }
 

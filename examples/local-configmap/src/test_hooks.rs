@@ -116,7 +116,7 @@ impl TestHooks {
             wait(delay).await;
             return body.await;
         };
-        let identity = blue_identity::state_identity_hash(&desired::identity(cx));
+        let identity = blue_identity::state_identity_hash(&desired::identity(&cx.clone().into()));
         let event = cx.intent().as_str();
         audit.record(&identity, callback, event, Phase::Start)?;
         wait(delay).await;
@@ -169,7 +169,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         assert_eq!(ran, 1, "the start line precedes the body");
         assert!(failed.is_err());
-        let expected = blue_identity::state_identity_hash(&desired::identity(&cx()));
+        let expected = blue_identity::state_identity_hash(&desired::identity(&cx().into()));
         let summary: Vec<(&str, &str, &str, Phase)> = entries
             .iter()
             .map(|e| {

@@ -8,7 +8,7 @@ use local_configmap_operator::package::{crd_options, LocalConfigMaps};
 use serde_json::Value;
 
 fn crd(cel: bool) -> Value {
-    let schema = ResourceSchema::of(&LocalConfigMaps::default());
+    let schema = ResourceSchema::of::<LocalConfigMaps>();
     generate(&schema, &crd_options().with_cel(cel)).unwrap()
 }
 

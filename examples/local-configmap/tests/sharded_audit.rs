@@ -4,7 +4,7 @@
 //! resource's state identity hash (what its status reports), both replicas
 //! ran some, and no identity ran in both at once.
 
-use blue_kubernetes::{controller, start, Config, Package, Runtime};
+use blue_kubernetes::{controller, start, Config, Runtime};
 
 use blue_kubernetes::config::LockDomain;
 
@@ -38,7 +38,7 @@ fn replica(cluster: &FakeCluster, audit: &Path, name: &str) -> Runtime {
         converge_delay: Some(Duration::from_millis(20)),
         ..TestHooks::default()
     };
-    let package = Package::new(LocalConfigMaps::with_test_hooks(hooks)).unwrap();
+    let package = LocalConfigMaps::with_test_hooks(hooks).unwrap();
     let mut config = Config::new(client, vec![package]);
     config.namespace = NS.into();
     config.names = names();

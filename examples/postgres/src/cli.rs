@@ -22,11 +22,11 @@ pub fn runner() -> Runner {
         .names(package::names())
         .default_workers(DEFAULT_WORKERS)
         .crd(
-            ResourceSchema::of(&Servers::default()),
+            ResourceSchema::of::<Servers>(),
             postgres_server::crd_options(true),
         )
         .crd(
-            ResourceSchema::of(&package::Databases::default()),
+            ResourceSchema::of::<package::Databases>(),
             package::crd_options(true),
         )
         .test_hooks(&[test_hooks::AUDIT_STEPS, test_hooks::FAIL_STEP])

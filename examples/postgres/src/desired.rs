@@ -6,7 +6,7 @@
 
 use crate::config::{PgConfig, ServerConfig};
 use crate::outputs::ServerOutputs;
-use blue_kubernetes::Context;
+use blue_kubernetes::{Context, IdentityContext};
 
 /// The first element of every identity: the backend this package manages.
 pub const IDENTITY_BACKEND: &str = "postgres";
@@ -108,6 +108,16 @@ pub struct Subject<'a> {
 impl<'a> Subject<'a> {
     /// The subject of the callback with context `cx`.
     pub fn of<C>(cx: &'a Context<C>) -> Self {
+        let metadata = cx.metadata();
+        Self {
+            namespace: &metadata.namespace,
+            name: &metadata.name,
+            external_name: cx.external_name(),
+        }
+    }
+
+    /// The subject of `identity`, whose context is narrower.
+    pub fn of_identity<C>(cx: &'a IdentityContext<C>) -> Self {
         let metadata = cx.metadata();
         Self {
             namespace: &metadata.namespace,

@@ -30,8 +30,8 @@ use blue_kubernetes::crd::{CrdConfig, PrinterColumn};
 use blue_kubernetes::package::ValidationErrors;
 use blue_kubernetes::resource::{Intent, ManagementPolicy};
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,
-    ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
 
@@ -104,7 +104,7 @@ impl Infrastructure for Databases {
 
     /// Durable steps, a connection Secret and the server reference; the
     /// CRD ([`crd`]) is generated from this and the two types.
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(descriptor())
             .steps()
             .connection_secret()
@@ -120,8 +120,11 @@ impl Infrastructure for Databases {
         Ok(desired::validate(cx.config(), &Subject::of(cx)).into())
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
-        Ok(desired::identity(cx.config(), &Subject::of(cx)))
+    async fn identity(
+        &self,
+        cx: &IdentityContext<PgConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(desired::identity(cx.config(), &Subject::of_identity(cx)))
     }
 
     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<PgOutputs>> {
@@ -159,10 +162,7 @@ pub fn package_with(features: Features) -> Result<Package, blue_kubernetes::Erro
 /// holds it; `cel: false` leaves out the CEL rules (Kubernetes < 1.25).
 /// It needs no client: only the declaration and the types.
 pub fn crd(cel: bool) -> Result<serde_json::Value, blue_kubernetes::Error> {
-    blue_kubernetes::crd::generate(
-        &ResourceSchema::of(&Databases::default()),
-        &crd_options(cel),
-    )
+    blue_kubernetes::crd::generate(&ResourceSchema::of::<Databases>(), &crd_options(cel))
 }
 
 /// What [`crd`] adds beyond the types: names, CEL rules (for the

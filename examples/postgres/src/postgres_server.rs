@@ -21,7 +21,8 @@ use blue_kubernetes::package::ValidationErrors;
 use blue_kubernetes::related::{ObjectRef, Related};
 use blue_kubernetes::resource::Intent;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
@@ -52,6 +53,16 @@ pub struct AdminSecrets {
 }
 
 impl AdminSecrets {
+    /// The process's index: the package's schema (whose related mapping
+    /// reads it) is its type's, not an instance's. Several controllers in
+    /// one process share it; a server one of them recorded only asks the
+    /// others for an early check that finds nothing to do.
+    pub fn shared() -> Self {
+        static SHARED: std::sync::LazyLock<AdminSecrets> =
+            std::sync::LazyLock::new(AdminSecrets::default);
+        SHARED.clone()
+    }
+
     /// Records that `server` names the Secret `secret` (in its namespace).
     pub fn record(&self, server: ObjectRef, secret: &str) {
         let mut named = self.named.lock().unwrap_or_else(|e| e.into_inner());
@@ -76,10 +87,18 @@ impl AdminSecrets {
 pub type Cx = Context<ServerConfig>;
 
 /// The `PostgresServer` package: observed, never managed.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Servers {
     /// Filled by `observe`; the related admin Secrets map through it.
     admin_secrets: AdminSecrets,
+}
+
+impl Default for Servers {
+    fn default() -> Self {
+        Self {
+            admin_secrets: AdminSecrets::shared(),
+        }
+    }
 }
 
 #[async_trait]
@@ -89,8 +108,8 @@ impl Infrastructure for Servers {
 
     /// The admin Secrets are related: a changed one checks the servers
     /// naming it ([`AdminSecrets`]).
-    fn schema(&self) -> ResourceSchema {
-        let index = self.admin_secrets.clone();
+    fn schema() -> ResourceSchema {
+        let index = AdminSecrets::shared();
         let related = Related::mapped(secrets(), move |secret| index.servers_of(secret));
         ResourceSchema::new(descriptor()).related(related)
     }
@@ -99,7 +118,10 @@ impl Infrastructure for Servers {
         Ok(desired::validate_server(cx.config()).into())
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(
+        &self,
+        cx: &IdentityContext<ServerConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
         let metadata = cx.metadata();
         let id = format!("{}/{}", metadata.namespace, metadata.name);
         Ok(vec![Some("postgres-server".into()), Some(id)])
@@ -122,7 +144,7 @@ impl Infrastructure for Servers {
 
 /// The CRD; `cel: false` leaves out the CEL rules (Kubernetes < 1.25).
 pub fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
-    blue_kubernetes::crd::generate(&ResourceSchema::of(&Servers::default()), &crd_options(cel))
+    blue_kubernetes::crd::generate(&ResourceSchema::of::<Servers>(), &crd_options(cel))
 }
 
 /// What [`crd`] adds beyond the types: names, CEL rules, short names,

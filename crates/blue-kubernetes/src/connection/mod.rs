@@ -13,8 +13,9 @@
 //!   altered one repaired, with the same values.
 //! - Values never reach status, Events, logs, errors, metrics or `Debug`
 //!   output: callbacks get them as [`Sensitive`], errors name keys only.
-//! - Every value the connection handed out in a pass (what `get_or_create`
-//!   returned, and what `get` read back) is replaced by `<redacted>` in the
+//! - Every value the connection handed out in a pass (what `get_or_create`,
+//!   `get_or_create_with` and `store` returned, and what `get` read back)
+//!   is replaced by `<redacted>` in the
 //!   free text the controller emits about that pass: a callback's error
 //!   text and its source chain, a step's error, a panic message as the
 //!   controller logs it. The package author's own text is no exception, so
@@ -24,7 +25,12 @@
 //!   credentials longer than that).
 //! - A Secret of that name that the resource does not own is never taken
 //!   over or changed.
-//! - A value [`Connection::get_or_create`] returned is refused where a
+//! - A value the backend made is kept the same way:
+//!   [`Connection::get_or_create_with`] returns the stored value or runs
+//!   the package's async, fallible creation and stores what it returned
+//!   before returning it; [`Connection::store`] stores a value the
+//!   package already has. Both are secret like a generated value.
+//! - A value [`Connection::get_or_create`] (or the two above) returned is refused where a
 //!   package could write it by mistake: a durable step result holding it
 //!   fails the step ([`StepError::ResultHoldsSecret`](crate::steps::StepError::ResultHoldsSecret)),
 //!   outputs holding it fail the pass (`InvalidOutputs`); neither is
@@ -46,6 +52,7 @@
 //!   replace: an operator binary that panics with credentials in the
 //!   message should install a hook of its own.
 
+mod backend_made;
 mod secret;
 mod sensitive;
 mod store;
@@ -244,16 +251,30 @@ impl Connection {
 
     /// Stores `value` under `key` (host, port, user: details the package
     /// knows rather than generates), writing only when it differs.
+    /// Not registered as secret: a value the backend made (a key, a token)
+    /// is stored with [`store`](Self::store) or
+    /// [`get_or_create_with`](Self::get_or_create_with) instead.
     pub async fn set(&self, key: &str, value: impl Into<String>) -> Result<(), ConnectionError> {
         check_key(key)?;
         let value = value.into();
         let _one = self.inner.writing.lock().await;
+        self.put(key, &value).await
+    }
+
+    /// Stores `key = value` unless it is stored already, retrying a lost
+    /// race; the caller holds the writing lock.
+    async fn put(&self, key: &str, value: &str) -> Result<(), ConnectionError> {
         for _ in 0..ATTEMPTS {
             let stored = self.read().await?;
-            if stored.as_ref().and_then(|s| s.data.get(key)) == Some(&value) {
+            if stored
+                .as_ref()
+                .and_then(|s| s.data.get(key))
+                .map(String::as_str)
+                == Some(value)
+            {
                 return Ok(());
             }
-            if self.write_key(stored, key, &value).await? {
+            if self.write_key(stored, key, value).await? {
                 return Ok(());
             }
         }

@@ -176,7 +176,7 @@ impl CrdConfig {
 /// impl Infrastructure for Widgets {
 ///     type Config = WidgetConfig;
 ///     type Outputs = NoOutputs;
-///     fn schema(&self) -> ResourceSchema {
+///     fn schema() -> ResourceSchema {
 ///         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"))
 ///     }
 /// #   async fn observe(&self, _: &Context<WidgetConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
@@ -185,7 +185,7 @@ impl CrdConfig {
 /// }
 ///
 /// let config = CrdConfig::default().with_short_names(vec!["wdg".into()]);
-/// let crd = crd::generate(&ResourceSchema::of(&Widgets), &config).unwrap();
+/// let crd = crd::generate(&ResourceSchema::of::<Widgets>(), &config).unwrap();
 /// assert_eq!(crd["metadata"]["name"], "widgets.example.com");
 /// let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
 /// let config = &schema["properties"]["spec"]["properties"]["config"];

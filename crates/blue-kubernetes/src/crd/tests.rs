@@ -10,23 +10,23 @@ fn widgets() -> ResourceDescriptor {
     ResourceDescriptor::new("example.com", "v1", "widgets", "Widget")
 }
 
-/// A trait package of config `C` and outputs `O` that does nothing.
-struct Typed<C, O = crate::package::NoOutputs> {
-    schema: ResourceSchema,
+/// A trait package of widgets, of config `C` and outputs `O`, declaring a
+/// connection Secret and an immutable `tier` when `DECLARED`, that does
+/// nothing.
+struct Typed<C, O = crate::package::NoOutputs, const DECLARED: bool = false> {
     types: std::marker::PhantomData<fn() -> (C, O)>,
 }
 
-impl<C, O> Typed<C, O> {
-    fn on(schema: ResourceSchema) -> Self {
+impl<C, O, const DECLARED: bool> Typed<C, O, DECLARED> {
+    fn new() -> Self {
         Self {
-            schema,
             types: std::marker::PhantomData,
         }
     }
 }
 
 #[async_trait::async_trait]
-impl<C, O> crate::Infrastructure for Typed<C, O>
+impl<C, O, const DECLARED: bool> crate::Infrastructure for Typed<C, O, DECLARED>
 where
     C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
     O: serde::Serialize
@@ -39,8 +39,12 @@ where
     type Config = C;
     type Outputs = O;
 
-    fn schema(&self) -> ResourceSchema {
-        self.schema.clone()
+    fn schema() -> ResourceSchema {
+        let schema = ResourceSchema::new(widgets());
+        match DECLARED {
+            true => schema.connection_secret().immutable("tier"),
+            false => schema,
+        }
     }
 
     async fn observe(&self, _: &crate::Context<C>) -> crate::CallbackResult<Observation<O>> {
@@ -145,7 +149,7 @@ fn build<C>() -> Result<Package, Error>
 where
     C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
 {
-    Package::new(Typed::<C>::on(ResourceSchema::new(widgets())))
+    Package::new(Typed::<C>::new())
 }
 
 #[allow(dead_code)]
@@ -448,15 +452,17 @@ fn the_schema_alone_generates_the_crd_of_the_package_built_on_it() {
         .outputs::<Endpoint>()
         .connection_secret()
         .immutable("tier");
-    let declared =
-        Typed::<Rich, Endpoint>::on(ResourceSchema::new(d).connection_secret().immutable("tier"));
     let options = CrdConfig::default();
     let from_types = generate(&schema, &options).unwrap();
     assert_eq!(
-        generate(&ResourceSchema::of(&declared), &options).unwrap(),
+        generate(
+            &ResourceSchema::of::<Typed<Rich, Endpoint, true>>(),
+            &options
+        )
+        .unwrap(),
         from_types
     );
-    let built = Package::new(declared).unwrap();
+    let built = Package::new(Typed::<Rich, Endpoint, true>::new()).unwrap();
     assert_eq!(generate(&built, &options).unwrap(), from_types);
     // Each declared part is in it: a schema without them differs.
     let spec = "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties";

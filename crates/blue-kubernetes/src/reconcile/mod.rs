@@ -7,6 +7,7 @@
 //! order").
 
 mod act;
+pub(crate) mod awaited;
 mod connection;
 mod external_name;
 mod immutable;

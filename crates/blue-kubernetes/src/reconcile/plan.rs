@@ -4,6 +4,7 @@
 //! reads it to know what to call; the rules (`rules.rs`) read it instead of
 //! deciding again. A new rule that runs no package code belongs here.
 
+use super::awaited::Awaited;
 use super::references::{self, Resolution};
 use crate::connection::secret_ref_valid;
 use crate::domain::resource::{has_finalizer, is_deleting};
@@ -37,9 +38,9 @@ pub(super) enum Stop {
     Undecodable(String),
     /// Following references leads back to the resource.
     Cycle,
-    /// A referenced resource is missing or not Ready: checked again after
-    /// this interval.
-    Waiting(u64),
+    /// A referenced resource is missing or not Ready (the first such, for
+    /// the Event): checked again after this interval.
+    Waiting(u64, Awaited),
 }
 
 impl Plan {
@@ -78,14 +79,14 @@ impl Plan {
             (None, rules) => Plan::Run(rules),
             (Some(_), Err(stop)) => Plan::Hold(stop),
             (Some(Resolution::Cycle), Ok(_)) => Plan::Hold(Stop::Cycle),
-            (Some(Resolution::Waiting(_)), Ok(common)) => {
-                Plan::Hold(Stop::Waiting(common.interval_ms))
+            (Some(Resolution::Waiting(_, awaited)), Ok(common)) => {
+                Plan::Hold(Stop::Waiting(common.interval_ms, awaited.clone()))
             }
             // Malformed (a resolved resource never blocks).
             (Some(_), Ok(_)) => Plan::Hold(Stop::Invalid),
         };
         let referenced = match resolution {
-            Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs)) => Some(outputs),
+            Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs, _)) => Some(outputs),
             _ => None,
         };
         Ok((plan, referenced))

@@ -28,10 +28,9 @@ pub(crate) async fn prepare<'a>(
     }
     let (options, config_error) = options_for(package, &snapshot, &controller.config);
     let (plan, referenced) = Plan::of(controller, package, &snapshot, config_error).await?;
-    let options = match referenced {
-        Some(outputs) => options.with_referenced(outputs),
-        None => options,
-    };
+    // Before the references' outputs join the options: an identity must
+    // not depend on them (they are gone while a referenced resource is
+    // deleted, and a changed identity would hold this one's deletion).
     let identify: Pick<Vec<Option<String>>> = |c, o| c.identity(o);
     let (identity, failure) = match plan.runs_package_code() {
         false => (None, None),
@@ -39,6 +38,10 @@ pub(crate) async fn prepare<'a>(
             Ok(identity) => (Some(identity), None),
             Err(failure) => (None, Some(("identity", failure))),
         },
+    };
+    let options = match referenced {
+        Some(outputs) => options.with_referenced(outputs),
+        None => options,
     };
     let given = Given {
         controller,

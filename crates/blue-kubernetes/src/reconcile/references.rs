@@ -9,6 +9,7 @@
 //! `references::readiness`): the outputs of one that fails the test are
 //! never handed to a callback.
 
+use super::awaited::Awaited;
 use crate::references::{package_of, reaches, readiness, Named};
 use crate::telemetry::log;
 use crate::{Controller, Error, Package};
@@ -26,9 +27,10 @@ pub(crate) enum Resolution {
     /// Every reference names a Ready resource: their outputs by field
     /// (`null` for one that records none).
     Resolved(BTreeMap<String, Value>),
-    /// Some referenced resource is missing or not Ready; the outputs of
-    /// those that are (on this controller's marks: nothing of the others).
-    Waiting(BTreeMap<String, Value>),
+    /// Some referenced resource is missing or not Ready: the outputs of
+    /// those that are (on this controller's marks: nothing of the others),
+    /// and the first that is not.
+    Waiting(BTreeMap<String, Value>, Awaited),
     /// Following references leads back to the resource.
     Cycle,
     /// A reference field holds something that is not a reference, or a
@@ -75,15 +77,25 @@ pub(crate) async fn resolve(
     }
     let finalizer = &controller.config.names.finalizer;
     let mut outputs = BTreeMap::new();
-    let mut waiting = false;
+    let mut waiting: Option<Awaited> = None;
     for (reference, namespace, name) in named {
+        let awaited = {
+            let (field, kind, name) = (&reference.field, &reference.kind.kind, name.clone());
+            move |missing| Awaited {
+                field: field.clone(),
+                kind: kind.clone(),
+                name,
+                missing,
+            }
+        };
         let client = &controller.config.client;
         let Some(target) = client
             .get_resource(&reference.kind, &namespace, &name)
             .await?
         else {
-            log::reference_waiting(resource, &reference.field, None);
-            waiting = true;
+            let awaited = awaited(true);
+            log::reference_waiting(resource, &awaited, None);
+            waiting.get_or_insert(awaited);
             continue;
         };
         if let Some(target_package) = package_of(packages, &reference.kind) {
@@ -100,14 +112,15 @@ pub(crate) async fn resolve(
                 outputs.insert(reference.field.clone(), found.unwrap_or(Value::Null));
             }
             Err(why) => {
-                log::reference_waiting(resource, &reference.field, Some(why));
-                waiting = true;
+                let awaited = awaited(false);
+                log::reference_waiting(resource, &awaited, Some(why));
+                waiting.get_or_insert(awaited);
             }
         }
     }
     Ok(match waiting {
-        true => Resolution::Waiting(outputs),
-        false => Resolution::Resolved(outputs),
+        Some(awaited) => Resolution::Waiting(outputs, awaited),
+        None => Resolution::Resolved(outputs),
     })
 }
 

@@ -2,6 +2,7 @@
 //! failures, phase transitions, Events. Never the status's business.
 
 use super::pass::Pass;
+use super::plan::{Plan, Stop};
 use crate::callback::{self, Failure, Pick};
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
@@ -156,6 +157,13 @@ impl Pass<'_> {
             .as_str()
             .unwrap_or(t.phase.as_str())
             .to_string();
+        if let (Reason::DependencyNotReady, Plan::Hold(Stop::Waiting(_, awaited))) =
+            (t.reason, &self.plan)
+        {
+            // Which reference, and whether its object exists: its name is
+            // validated and public; nothing else of it is said.
+            return awaited.message();
+        }
         if t.phase != Phase::Failed {
             return generic;
         }

@@ -114,7 +114,7 @@ impl Pass<'_> {
                 (Phase::Invalid, Reason::InvalidConfiguration, Next::OnEdit)
             }
             Stop::Cycle => (Phase::Invalid, Reason::CyclicReference, Next::OnEdit),
-            Stop::Waiting(interval) => (
+            Stop::Waiting(interval, _) => (
                 Phase::Waiting,
                 Reason::DependencyNotReady,
                 Next::After(interval),

@@ -30,7 +30,7 @@
 //! # impl Infrastructure for Silences {
 //! #     type Config = SilenceConfig;
 //! #     type Outputs = NoOutputs;
-//! #     fn schema(&self) -> ResourceSchema {
+//! #     fn schema() -> ResourceSchema {
 //! #         ResourceSchema::new(blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "silences", "Silence"))
 //! #     }
 //! #     async fn observe(&self, _: &Context<SilenceConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
@@ -42,7 +42,7 @@
 //!     let names = Names::for_domain("example.com");
 //!     Runner::new("silence-operator")
 //!         .names(names.clone())
-//!         .crd(ResourceSchema::of(&Silences), CrdConfig::default().with_names(names))
+//!         .crd(ResourceSchema::of::<Silences>(), CrdConfig::default().with_names(names))
 //!         .packages(|_| Ok(vec![Package::new(Silences)?]))
 //!         .run()
 //! }

@@ -7,6 +7,7 @@
 
 use crate::domain::resource;
 use crate::package::ValidationErrors;
+use crate::reconcile::awaited::Awaited;
 use crate::references::Unready;
 use crate::resource::{Phase, Reason};
 use blue_kubernetes_client::ResourceDescriptor;
@@ -148,27 +149,36 @@ pub(crate) fn reference_malformed(object: &Value, field: &str) {
     );
 }
 
-/// Why `object` waits for what its reference `field` names (`None`: it
-/// does not exist). A status claiming Ready without this controller's
-/// marks is a WARN: it was not written by this controller, so either it
-/// was never reconciled here or someone rewrote its record. Ordinary
-/// waiting (not yet Ready, an edit being handled) is DEBUG: a referrer may
-/// wait for many passes. Only the referrer, the field and a fixed word for
-/// why are logged; nothing of the referenced resource's status.
-pub(crate) fn reference_waiting(object: &Value, field: &str, why: Option<Unready>) {
+/// Why `object` waits for what its reference names (`None`: it does not
+/// exist). A status claiming Ready without this controller's marks is a
+/// WARN: it was not written by this controller, so either it was never
+/// reconciled here or someone rewrote its record. Ordinary waiting (not
+/// found, not yet Ready, an edit being handled) is INFO: which reference
+/// holds a resource is what its operator asks first, and a waiting
+/// resource is checked only when what it names changes or its interval
+/// passes. Only the referrer, the field, the kind and object name the
+/// reference holds (validated as an object name before anything was read)
+/// and a fixed word for why are logged; nothing of the referenced
+/// resource's status.
+pub(crate) fn reference_waiting(object: &Value, awaited: &Awaited, why: Option<Unready>) {
     let (namespace, name) = (resource::namespace(object), resource::name(object));
+    let (field, kind, referenced) = (&awaited.field, &awaited.kind, &awaited.name);
     match why {
         Some(Unready::Unmarked(mark)) => tracing::warn!(
             namespace,
             name,
             field,
+            kind,
+            referenced,
             missing = mark.as_str(),
             "referenced resource claims Ready without this controller's marks; waiting"
         ),
-        why => tracing::debug!(
+        why => tracing::info!(
             namespace,
             name,
             field,
+            kind,
+            referenced,
             why = why.map_or("not found", Unready::as_str),
             "waiting for a referenced resource"
         ),

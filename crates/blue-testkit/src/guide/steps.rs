@@ -53,7 +53,7 @@
 //!     type Config = DbConfig;
 //!     type Outputs = NoOutputs;
 //!
-//!     fn schema(&self) -> ResourceSchema {
+//!     fn schema() -> ResourceSchema {
 //!         ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "databases", "Database"))
 //!             .steps()
 //!     }

@@ -82,9 +82,9 @@ fn options() -> CrdConfig {
 }
 
 /// A package of config `C` that does nothing: what a shape's CRD is
-/// generated from.
+/// generated from. Its group is named after `C` (a package's schema is its
+/// type's), so every shape's CRD is a resource type of its own.
 struct Typed<C> {
-    descriptor: ResourceDescriptor,
     config: std::marker::PhantomData<fn() -> C>,
 }
 
@@ -96,8 +96,9 @@ where
     type Config = C;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
-        ResourceSchema::new(self.descriptor.clone())
+    fn schema() -> ResourceSchema {
+        let shape = format!("{}.typed", C::schema_name().to_lowercase());
+        ResourceSchema::new(descriptor(&shape))
     }
 
     async fn observe(&self, _: &Context<C>) -> CallbackResult<Observation<NoOutputs>> {
@@ -119,9 +120,8 @@ fn typed<C>(name: &'static str, samples: Vec<Sample>) -> Shape
 where
     C: DeserializeOwned + JsonSchema + Send + Sync + 'static,
 {
-    let d = descriptor(name);
+    let d = Typed::<C>::schema().descriptor().clone();
     let built = Package::new(Typed::<C> {
-        descriptor: d.clone(),
         config: std::marker::PhantomData,
     });
     let crd = match built {

@@ -17,7 +17,7 @@ impl Infrastructure for Notes {
     type Config = NoteConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(ResourceDescriptor::new("notes.example.com", "v1", "notes", "Note"))
     }
 
@@ -30,8 +30,8 @@ impl Infrastructure for Notes {
     async fn observe(&self, cx: &Context<NoteConfig>) -> CallbackResult<Observation<NoOutputs>> {
         let file = self.0.join(cx.profile());
         let text = blocking(move || Ok(fs::read_to_string(file).ok())).await?;
-        let found = text.is_some();
-        Ok(Observation::new(found, text.as_ref() == Some(&cx.config().text), found))
+        let seen = Observation::exists(text.is_some()).ready(text.is_some());
+        Ok(seen.matching(text.as_ref() == Some(&cx.config().text)))
     }
 
     async fn converge(&self, cx: &Context<NoteConfig>) -> CallbackResult<Outcome<NoOutputs>> {
@@ -54,7 +54,7 @@ fn main() -> std::process::ExitCode {
     let notes = Notes(PathBuf::from("notes"));
     Runner::new("notes-operator")
         .names(names.clone())
-        .crd(ResourceSchema::of(&notes), CrdConfig::default().with_names(names))
+        .crd(ResourceSchema::of::<Notes>(), CrdConfig::default().with_names(names))
         .packages(|_| Ok(vec![Package::new(notes)?]))
         .run()
 }

@@ -1,7 +1,7 @@
 use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::{
-    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,
-    ResourceSchema,
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, ResourceSchema,
 };
 use blue_kubernetes_client::ResourceDescriptor;
 
@@ -22,7 +22,7 @@ impl Infrastructure for Machines {
     type Config = MachineConfig;
     type Outputs = NoOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(ResourceDescriptor::new(
             "example.com",
             "v1",
@@ -32,7 +32,10 @@ impl Infrastructure for Machines {
         .steps()
     }
 
-    async fn identity(&self, cx: &Cx) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(
+        &self,
+        cx: &IdentityContext<MachineConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
         Ok(vec![Some("machines".into()), Some(cx.profile().into())])
     }
 
@@ -42,11 +45,9 @@ impl Infrastructure for Machines {
     async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
         let state = machine_state(cx.profile()).await?;
         let exists = state.is_some();
-        Ok(Observation::new(
-            exists,
-            exists,
-            state.as_deref() == Some("running"),
-        ))
+        Ok(Observation::exists(exists)
+            .matching(exists)
+            .ready(state.as_deref() == Some("running")))
     }
 
     async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {

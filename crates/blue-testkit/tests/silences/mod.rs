@@ -87,7 +87,7 @@ impl Infrastructure for AlertManager {
     type Config = SilenceConfig;
     type Outputs = SilenceOutputs;
 
-    fn schema(&self) -> ResourceSchema {
+    fn schema() -> ResourceSchema {
         ResourceSchema::new(silences())
     }
 

@@ -16,7 +16,7 @@ const NS: &str = "dev";
 
 /// The CRD `crd` prints (`cel: false`: `crd --no-cel`).
 fn crd(cel: bool) -> Result<Value, blue_kubernetes::Error> {
-    let schema = ResourceSchema::of(&LocalConfigMaps::default());
+    let schema = ResourceSchema::of::<LocalConfigMaps>();
     blue_kubernetes::crd::generate(&schema, &crd_options().with_cel(cel))
 }
 
