@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Instant;
 
 pub const USAGE: &str =
-    "  test                 fmt, clippy, docs, cargo test --workspace, the Clojure differential, e2e, short chaos";
+    "  test                 fmt, clippy, docs, the workspace's tests but e2e, the Clojure differential, e2e, short chaos";
 
 /// A step: its name, cargo's arguments (split at spaces) and extra environment.
 type Step = (
@@ -39,13 +39,18 @@ pub fn main(args: &[String]) -> Result<()> {
             "doc --workspace --no-deps --exclude xtask",
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
-        ("unit, property and doc tests", "test --workspace", &[]),
+        // The end-to-end tests run in their own step, below.
+        (
+            "unit, property and doc tests",
+            "test --workspace --exclude blue-e2e",
+            &[],
+        ),
         (
             "Clojure differential (ignored without clojure)",
             "test -p blue-identity --test clojure_differential -- --ignored",
             &[],
         ),
-        ("e2e", "xtask e2e", &[]),
+        ("e2e (cargo test -p blue-e2e)", "xtask e2e", &[]),
         ("chaos (short profile)", "xtask chaos", &[]),
     ];
     for (name, args, env) in steps {

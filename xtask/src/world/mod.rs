@@ -32,15 +32,6 @@ pub const POLL_MS: u64 = 250;
 /// the reference does); quiet checks are the testkit's (tests/quiet_checks.rs).
 pub const EVERY_CHECK_WRITES: [&str; 2] = ["--status-heartbeat-ms", "0"];
 
-/// Adds `hooks` (comma-separated) to the operator's `--test-hooks`: to
-/// the one `args` has (it takes one), else as a new one.
-pub fn add_test_hooks(args: &mut Vec<String>, hooks: &str) {
-    match args.iter().position(|a| a == "--test-hooks") {
-        Some(at) if at + 1 < args.len() => args[at + 1] = format!("{},{hooks}", args[at + 1]),
-        _ => args.extend(["--test-hooks".to_string(), hooks.to_string()]),
-    }
-}
-
 /// The operator's transport (`--transport`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
@@ -287,19 +278,4 @@ pub fn check_acknowledged(r: &Value, request: &str) -> Result<()> {
         "lastHandledRequest {handled:?} != annotation {token:?}"
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn test_hooks_join_the_one_option() {
-        let mut args = vec!["--in-cluster".to_string()];
-        super::add_test_hooks(&mut args, "api-group=g");
-        assert_eq!(args, ["--in-cluster", "--test-hooks", "api-group=g"]);
-        super::add_test_hooks(&mut args, "audit-file=/a");
-        assert_eq!(
-            args,
-            ["--in-cluster", "--test-hooks", "api-group=g,audit-file=/a"]
-        );
-    }
 }

@@ -208,16 +208,6 @@ impl Operator {
     pub fn log(&self) -> &Path {
         &self.log
     }
-
-    /// Current length of the log, to look for lines written after it.
-    pub fn log_offset(&self) -> u64 {
-        log_len(&self.log)
-    }
-
-    /// True when a line containing `needle` was written after `offset`.
-    pub fn logged_since(&self, offset: u64, needle: &str) -> bool {
-        log_since(&self.log, offset).contains(needle)
-    }
 }
 
 /// Current length of the log at `path`.
