@@ -187,8 +187,14 @@ impl World {
         let server = cluster["server"].as_str().context("no server")?;
         let authority = server.strip_prefix("https://").context("not https")?;
         let (host, port) = authority.rsplit_once(':').context("no port")?;
-        let data = cluster["certificate-authority-data"].as_str();
-        let ca_pem = STANDARD.decode(data.context("no CA data")?.trim())?;
+        let ca_pem = match (
+            cluster["certificate-authority-data"].as_str(),
+            cluster["certificate-authority"].as_str(),
+        ) {
+            (Some(data), _) => STANDARD.decode(data.trim())?,
+            (None, Some(path)) => std::fs::read(path).with_context(|| format!("reading {path}"))?,
+            (None, None) => anyhow::bail!("the kubeconfig names no certificate authority"),
+        };
         Ok(Endpoint {
             host: host.to_string(),
             port: port.parse().context("bad API server port")?,
