@@ -78,7 +78,7 @@ enum Env {
     /// The test process's shared one: the check gets a namespace.
     Shared(&'static Envtest),
     /// One of the check's own, stopped at the end.
-    Own(Envtest),
+    Own(Box<Envtest>),
 }
 
 impl Deref for Env {
@@ -125,7 +125,7 @@ impl World {
     /// [`World::new`] on a control plane of the check's own: for checks
     /// that restart the API server or manage every namespace.
     pub fn on_own_control_plane(prefix: &str) -> Result<Self> {
-        Self::on(Env::Own(Envtest::start()?), prefix)
+        Self::on(Env::Own(Box::new(Envtest::start()?)), prefix)
     }
 
     /// [`World::new`] with the operator started with [`World::admin_args`].
@@ -361,7 +361,7 @@ impl World {
         let World { work, env, .. } = self;
         drop(work);
         if let Env::Own(env) = env {
-            env.stop()?;
+            (*env).stop()?;
         }
         processes::nothing_left(&gone)
     }
