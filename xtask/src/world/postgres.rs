@@ -194,7 +194,7 @@ impl Postgres {
             "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
             "metadata": {"name": name}, "spec": spec,
         });
-        self.kube.create(&doc.to_string())
+        Ok(self.kube.create(&doc.to_string())?)
     }
 
     /// Waits until `name` is Ready for its current generation.

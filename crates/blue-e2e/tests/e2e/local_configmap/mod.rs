@@ -77,7 +77,7 @@ fn get(w: &World, name: &str) -> Result<Value> {
 
 /// The ConfigMap, if it exists.
 fn config_map(w: &World, name: &str) -> Result<Option<Value>> {
-    w.kube.get("configmap", name)
+    Ok(w.kube.get("configmap", name)?)
 }
 
 /// A ConfigMap's data (`{}` when it has none).
@@ -129,7 +129,7 @@ fn wait_data_within(w: &World, name: &str, expected: &Value, deadline: Duration)
 
 /// A merge patch of the resource's spec.
 fn patch_spec(w: &World, name: &str, spec: Value) -> Result<()> {
-    w.kube.merge_patch(LCM, name, &json!({ "spec": spec }))
+    Ok(w.kube.merge_patch(LCM, name, &json!({ "spec": spec }))?)
 }
 
 /// Sets `name`'s data to `{"v": value}` and waits until the ConfigMap
@@ -144,11 +144,8 @@ fn edit_v(w: &World, name: &str, value: &str, deadline: Duration) -> Result<()> 
 /// Edits the ConfigMap behind the operator's back: one changed and one
 /// added key.
 fn tamper(w: &World, name: &str) -> Result<()> {
-    w.kube.merge_patch(
-        "configmap",
-        name,
-        &json!({"data": {"greeting": "tampered", "intruder": "x"}}),
-    )
+    let edit = json!({"data": {"greeting": "tampered", "intruder": "x"}});
+    Ok(w.kube.merge_patch("configmap", name, &edit)?)
 }
 
 /// Waits until the resource and its ConfigMap are both gone.

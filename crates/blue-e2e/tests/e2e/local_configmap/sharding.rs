@@ -143,8 +143,8 @@ fn wait_settled(w: &World, live: &[&str]) -> Result<()> {
 
 /// Creates (round 0) or edits every resource of the batch in one apply.
 fn apply_round(w: &World, round: usize) -> Result<()> {
-    w.kube
-        .apply(&manifests::batch(BATCH, name, |i| round_data(i, round)))
+    let batch = manifests::batch(BATCH, name, |i| round_data(i, round));
+    Ok(w.kube.apply(&batch)?)
 }
 
 fn round_data(i: usize, round: usize) -> Value {

@@ -11,8 +11,8 @@ use super::{
     check_ready, edit_v, eventually, manifest, wait_data, wait_data_within, wait_ready, World,
     DEADLINE, LCM,
 };
-use crate::support::kube::Kube;
 use blue_envtest::Component;
+use blue_envtest::Kubectl;
 
 /// A poll period no check waits out: reactions come from watches.
 const HOUR_MS: &str = "3600000";
@@ -187,12 +187,12 @@ fn only_the_managed_namespaces() -> Result<()> {
     })
 }
 
-fn ready_in(kube: &Kube, name: &str) -> Result<()> {
+fn ready_in(kube: &Kubectl, name: &str) -> Result<()> {
     let what = format!("{name} Ready in {}", kube.namespace());
     eventually(&what, DEADLINE, || check_ready(&existing(kube, name)?))
 }
 
-fn existing(kube: &Kube, name: &str) -> Result<Value> {
+fn existing(kube: &Kubectl, name: &str) -> Result<Value> {
     let namespace = kube.namespace();
     let found = kube.get(LCM, name)?;
     found.with_context(|| format!("localconfigmap {name} does not exist in {namespace}"))

@@ -16,12 +16,12 @@ use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD}
 use serde_json::{json, Value};
 
 use crate::support::in_cluster::request_token_for;
-use crate::support::kube::Kube;
 use crate::support::manifests::in_namespace;
 use crate::support::operator::{Operator, PG_BINARY};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::{check_ready, indent, World, POLL_MS};
 use blue_envtest::process::{log_tail, Watchdog};
+use blue_envtest::Kubectl;
 
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
 pub const PGSRV: &str = "postgresservers.postgres.blue.example";
@@ -35,9 +35,9 @@ const ACCOUNT: &str = "postgres-operator";
 
 /// The PostgreSQL half of a check. Drop stops the operator, then the server.
 pub struct Postgres {
-    pub kube: Kube,
+    pub kube: Kubectl,
     /// kubectl as the operator connects: its ServiceAccount's token.
-    pub account: Kube,
+    pub account: Kubectl,
     pub operator: Option<Operator>,
     /// The operator's scratch directory: log, TMPDIR, kubectl cache.
     pub work: PathBuf,
@@ -177,7 +177,7 @@ impl Postgres {
             "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
             "metadata": {"name": name}, "spec": spec,
         });
-        self.kube.create(&doc.to_string())
+        Ok(self.kube.create(&doc.to_string())?)
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -256,7 +256,7 @@ impl Postgres {
 /// returns kubectl and the operator's flags connecting as its
 /// ServiceAccount (a real token in a kubeconfig of its own in `dir`), so
 /// every check runs with exactly the permissions a user grants it.
-fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kube, Vec<String>)> {
+fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kubectl, Vec<String>)> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.endpoint()?;
@@ -273,7 +273,7 @@ fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kube, Vec<String>)> {
     std::fs::write(&path, config.to_string())?;
     let kubectl = w.control_plane().kubectl().to_path_buf();
     let cache = dir.join("account-kube-cache");
-    let account = Kube::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
+    let account = Kubectl::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
     let file = path.display().to_string();
     let connect = ["--context", ACCOUNT, "--namespace", namespace];
     let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();

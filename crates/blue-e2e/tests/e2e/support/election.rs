@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Result};
 use blue_kubernetes_client::Lease;
 
-use super::kube::Kube;
 use super::wait::poll;
+use blue_envtest::Kubectl;
 
 /// The Lease the failover check's operators elect on.
 pub const LEASE: &str = "e2e-leader";
@@ -35,7 +35,7 @@ pub fn election_args(identity: &str) -> Vec<String> {
 }
 
 /// The Lease's current holder (`None` when absent or released).
-pub fn holder(kube: &Kube) -> Result<Option<String>> {
+pub fn holder(kube: &Kubectl) -> Result<Option<String>> {
     Ok(kube.get("lease", LEASE)?.and_then(|lease| {
         lease["spec"]["holderIdentity"]
             .as_str()
@@ -46,7 +46,12 @@ pub fn holder(kube: &Kube) -> Result<Option<String>> {
 
 /// Polls (as fast as kubectl allows) until `want` holds the Lease; returns
 /// the time since `since`.
-pub fn wait_holder(kube: &Kube, want: &str, since: Instant, timeout: Duration) -> Result<Duration> {
+pub fn wait_holder(
+    kube: &Kubectl,
+    want: &str,
+    since: Instant,
+    timeout: Duration,
+) -> Result<Duration> {
     let what = format!("{want} takes the lease");
     poll(&what, timeout, Duration::from_millis(50), || {
         let now = holder(kube)?;

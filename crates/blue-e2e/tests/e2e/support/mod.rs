@@ -7,7 +7,6 @@
 
 pub mod election;
 pub mod in_cluster;
-pub mod kube;
 pub mod manifests;
 pub mod operator;
 pub mod processes;
@@ -25,7 +24,7 @@ use blue_envtest::process::log_tail;
 use blue_envtest::Envtest;
 use serde_json::Value;
 
-use kube::Kube;
+use blue_envtest::Kubectl;
 use manifests::LCM;
 use operator::Operator;
 use wait::eventually;
@@ -105,7 +104,7 @@ pub struct World {
     // directory they use, the control plane last.
     pub operator: Option<Operator>,
     /// kubectl in the check's namespace.
-    pub kube: Kube,
+    pub kube: Kubectl,
     /// Extra environment for the operator.
     pub operator_env: Vec<(String, String)>,
     pub transport: Transport,
@@ -143,7 +142,7 @@ impl World {
             .tempdir()
             .context("creating the scratch directory")?;
         let cp = env.control_plane();
-        let kube = Kube::new(
+        let kube = Kubectl::new(
             cp.kubectl().to_path_buf(),
             Some(cp.kubeconfig_path().to_path_buf()),
             cp.context(),

@@ -1,8 +1,7 @@
-//! The wait loop of these tests: probe until a condition holds or a
-//! deadline passes; the last probe error explains a timeout.
+//! The wait loop of these tests: blue-envtest's, with the deadline and
+//! probe period they share.
 
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -16,23 +15,13 @@ pub fn eventually<T>(what: &str, timeout: Duration, probe: impl FnMut() -> Resul
     poll(what, timeout, PROBE_EVERY, probe)
 }
 
-/// Probes every `every` until `probe` succeeds or `timeout` passes. A probe
-/// error means "not yet"; the last one explains a timeout.
+/// Probes every `every` until `probe` succeeds or `timeout` passes; the
+/// last probe error explains a timeout.
 pub fn poll<T>(
     what: &str,
     timeout: Duration,
     every: Duration,
-    mut probe: impl FnMut() -> Result<T>,
+    probe: impl FnMut() -> Result<T>,
 ) -> Result<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let last = match probe() {
-            Ok(v) => return Ok(v),
-            Err(err) => err,
-        };
-        if Instant::now() >= deadline {
-            return Err(last.context(format!("not reached within {timeout:?}: {what}")));
-        }
-        thread::sleep(every);
-    }
+    Ok(blue_envtest::eventually(what, timeout, every, probe)?)
 }
