@@ -165,7 +165,7 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     let mut gone = testbed.down()?;
     gone.extend(pg_dir);
-    suite.run("cleanup", || nothing_left(&gone));
+    suite.run("cleanup", || Ok(nothing_left(&gone)?));
 
     println!("figures:");
     for line in &figures.0 {

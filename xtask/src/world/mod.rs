@@ -125,19 +125,25 @@ impl World<'_> {
     /// Starts one more operator process with `args`, logging to `log`; the
     /// caller owns (and stops) it.
     pub fn spawn_operator(&self, args: &[String], log: &std::path::Path) -> Result<Operator> {
-        Operator::start(&self.binary, args, &self.operator_env, log, &self.work)
+        Ok(Operator::start(
+            &self.binary,
+            args,
+            &self.operator_env,
+            log,
+            &self.work,
+        )?)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.
     pub fn stop_operator(&mut self) -> Result<ExitStatus> {
         let mut op = self.operator.take().context("no operator is running")?;
-        op.stop()
+        Ok(op.stop()?)
     }
 
     /// Stops the operator and requires a graceful exit 0.
     pub fn stop_operator_cleanly(&mut self) -> Result<()> {
         let mut op = self.operator.take().context("no operator is running")?;
-        op.stop_cleanly("the operator")
+        Ok(op.stop_cleanly("the operator")?)
     }
 
     /// Restarts the operator (context mode) if it is not running.

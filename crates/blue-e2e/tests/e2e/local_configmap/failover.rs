@@ -12,8 +12,8 @@ use serde_json::json;
 use super::{config_map, eventually, wait_ready, World, DEADLINE, LCM, REQUEST_ANNOTATION};
 use crate::support::election::{self, LEASE_MS, RETRY_MS};
 use crate::support::manifests;
-use crate::support::operator::Operator;
 use crate::support::{name_of, Transport};
+use blue_envtest::operator::Operator;
 use blue_envtest::process::log_tail;
 
 /// Resources converged in the batch the leader dies in: enough that the
@@ -122,9 +122,8 @@ fn leader_failover() -> Result<()> {
             &json!({"metadata": {"annotations": {REQUEST_ANNOTATION: "after-handover"}}}),
         )?;
         wait_ready(w, &name(0))?;
-        c.take()
-            .context("third candidate")?
-            .stop_cleanly("the third candidate")
+        let mut c = c.take().context("third candidate")?;
+        Ok(c.stop_cleanly("the third candidate")?)
     })
 }
 

@@ -10,9 +10,9 @@ use serde_json::Value;
 use super::{eventually, get, uid, World, DEADLINE, LCM};
 use crate::support::in_cluster::{in_cluster_args, request_token_for};
 use crate::support::manifests::{in_namespace, RBAC};
-use crate::support::operator::{log_len, log_since};
 use crate::support::scrape::{http_get, sample};
 use crate::support::Transport;
+use blue_envtest::operator::{log_len, log_since};
 
 /// The component the example reports Events as.
 const COMPONENT: &str = "local-configmap-operator";

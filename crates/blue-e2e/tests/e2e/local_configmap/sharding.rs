@@ -20,8 +20,8 @@ use super::{eventually, World, DEADLINE, LCM};
 use crate::support::election::{shard_holders, timing};
 use crate::support::in_cluster::{in_cluster_args, request_token};
 use crate::support::manifests;
-use crate::support::operator::Operator;
 use crate::support::wait::poll;
+use blue_envtest::operator::Operator;
 
 /// The Leases' prefix: `e2e-shards-member-K` and `e2e-shards-shard-I`.
 const LEASE: &str = "e2e-shards";
@@ -98,7 +98,7 @@ fn scale_out_1_3_2_no_overlap() -> Result<()> {
             audit::intervals(&entries).len()
         );
         let mut last = running.remove(first).context("the first replica")?;
-        last.stop_cleanly(first)
+        Ok(last.stop_cleanly(first)?)
     })
 }
 

@@ -12,8 +12,8 @@ use super::{
     edit_v, eventually, manifest, tamper, wait_data, wait_gone_with_config_map, wait_ready, World,
     DEADLINE, LCM,
 };
-use crate::support::processes::processes_mentioning;
 use crate::support::Transport;
+use blue_envtest::procfs::processes_mentioning;
 
 /// The proxy directories (`blue-proxy-*`) in the operator's TMPDIR.
 fn proxy_dirs(w: &World) -> Vec<PathBuf> {

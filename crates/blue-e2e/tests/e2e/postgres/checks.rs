@@ -10,9 +10,9 @@ use postgres_operator::test_hooks;
 use serde_json::json;
 
 use super::world::{Postgres, ADMIN_SECRET, PGDB, PGSRV, SERVER};
-use crate::support::operator::processes_of;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::{condition, phase};
+use blue_envtest::operator::processes_of;
 
 /// `got == want`, else an error naming `what`.
 fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<()> {

@@ -11,7 +11,7 @@ mod world;
 use anyhow::Result;
 use serde_json::json;
 
-use crate::support::{self, processes, World};
+use crate::support::{self, World};
 use checks::*;
 use world::Postgres;
 
@@ -30,7 +30,7 @@ fn check(
         let server = pg.server_dir().to_path_buf();
         drop(pg);
         result?;
-        processes::nothing_left(&[server])
+        Ok(blue_envtest::procfs::nothing_left(&[server])?)
     })
 }
 

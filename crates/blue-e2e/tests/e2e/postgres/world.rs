@@ -17,9 +17,10 @@ use serde_json::{json, Value};
 
 use crate::support::in_cluster::request_token_for;
 use crate::support::manifests::in_namespace;
-use crate::support::operator::{Operator, PG_BINARY};
 use crate::support::wait::{eventually, DEADLINE};
+use crate::support::PG_BINARY;
 use crate::support::{check_ready, indent, World, POLL_MS};
+use blue_envtest::operator::Operator;
 use blue_envtest::process::{log_tail, Watchdog};
 use blue_envtest::Kubectl;
 

@@ -8,8 +8,6 @@
 pub mod election;
 pub mod in_cluster;
 pub mod manifests;
-pub mod operator;
-pub mod processes;
 pub mod scrape;
 pub mod wait;
 
@@ -24,10 +22,15 @@ use blue_envtest::process::log_tail;
 use blue_envtest::Envtest;
 use serde_json::Value;
 
+use blue_envtest::operator::{self, Operator};
 use blue_envtest::Kubectl;
 use manifests::LCM;
-use operator::Operator;
 use wait::eventually;
+
+/// The LocalConfigMap operator, this package's binary.
+pub const LCM_BINARY: &str = env!("CARGO_BIN_EXE_e2e-local-configmap-operator");
+/// The PostgreSQL operator, this package's binary.
+pub const PG_BINARY: &str = env!("CARGO_BIN_EXE_e2e-postgres-operator");
 
 /// The operator's poll period here: short, so checks are quick, but not
 /// so short that kubectl's ~0.1 s of CPU per call starves two cores.
@@ -252,20 +255,26 @@ impl World {
     /// Starts one more operator process with `args`, logging to `log`; the
     /// caller owns (and stops) it.
     pub fn spawn_operator(&self, args: &[String], log: &Path) -> Result<Operator> {
-        let binary = Path::new(operator::LCM_BINARY);
-        Operator::start(binary, args, &self.operator_env, log, self.work())
+        let binary = Path::new(LCM_BINARY);
+        Ok(Operator::start(
+            binary,
+            args,
+            &self.operator_env,
+            log,
+            self.work(),
+        )?)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.
     pub fn stop_operator(&mut self) -> Result<ExitStatus> {
         let mut op = self.operator.take().context("no operator is running")?;
-        op.stop()
+        Ok(op.stop()?)
     }
 
     /// Stops the operator and requires a graceful exit 0.
     pub fn stop_operator_cleanly(&mut self) -> Result<()> {
         let mut op = self.operator.take().context("no operator is running")?;
-        op.stop_cleanly("the operator")
+        Ok(op.stop_cleanly("the operator")?)
     }
 
     /// Restarts the operator with the usual flags if it is not running.
@@ -362,7 +371,7 @@ impl World {
         if let Env::Own(env) = env {
             (*env).stop()?;
         }
-        processes::nothing_left(&gone)
+        Ok(blue_envtest::procfs::nothing_left(&gone)?)
     }
 }
 

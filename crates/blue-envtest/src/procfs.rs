@@ -1,10 +1,10 @@
-//! Live processes from `/proc`, and which still mention a path: the proof
-//! that a run left nothing behind.
+//! Live processes from `/proc`, and which still mention a path or carry an
+//! environment variable: the proof that a test left nothing behind.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{ensure, Result};
+use crate::error::Error;
 
 /// Live processes: pid and `/proc/PID`.
 pub fn all() -> Vec<(u32, PathBuf)> {
@@ -41,12 +41,38 @@ pub fn processes_mentioning(dir: &Path) -> Vec<(i32, String)> {
         .collect()
 }
 
-/// The cleanup check: no process mentions any of `dirs`, and they are gone.
-pub fn nothing_left(dirs: &[PathBuf]) -> Result<()> {
+/// Command lines of live processes (zombies left out) whose environment
+/// holds `variable` (`NAME=value`), e.g. a marker an operator's children
+/// inherit.
+pub fn processes_with_env(variable: &str) -> Vec<String> {
+    all()
+        .into_iter()
+        .filter(|(_, path)| {
+            fs::read(path.join("environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == variable.as_bytes()))
+        })
+        // Zombies own nothing any more.
+        .filter(|(pid, _)| stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z")))
+        .map(|(_, path)| {
+            let cmd = fs::read(path.join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).replace('\0', " ")
+        })
+        .collect()
+}
+
+/// The cleanup check: no process mentions any of `dirs`, and they are gone
+/// ([`Error::LeftBehind`] names what is left).
+pub fn nothing_left(dirs: &[PathBuf]) -> Result<(), Error> {
     for dir in dirs {
         let procs = processes_mentioning(dir);
-        ensure!(procs.is_empty(), "processes left behind: {procs:?}");
-        ensure!(!dir.exists(), "{} was not removed", dir.display());
+        if !procs.is_empty() {
+            let what = format!("processes {procs:?}");
+            return Err(Error::LeftBehind { what });
+        }
+        if dir.exists() {
+            let what = format!("{}", dir.display());
+            return Err(Error::LeftBehind { what });
+        }
     }
     Ok(())
 }

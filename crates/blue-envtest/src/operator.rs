@@ -1,6 +1,7 @@
-//! An example operator as a separate process: started with its output in
-//! a log file, stopped with SIGTERM (it drains), and cleaned up by a
-//! watchdog if the test process dies.
+//! An operator binary as a separate process in a test: its output in a
+//! log file, its private files under a scratch directory, stopped with
+//! SIGTERM (it drains) and reaped; a watchdog kills its process group and
+//! removes the directory if the test process dies first.
 
 use std::fs;
 use std::io::Write;
@@ -8,19 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
-
-use blue_envtest::process::{kill_group, release_group, ManagedProcess, Watchdog};
-
-use super::processes::{all, stat_fields};
+use crate::error::{io_error, Error};
+use crate::process::{kill_group, release_group, ManagedProcess, Watchdog};
+use crate::procfs::processes_with_env;
 
 /// How long a SIGTERM'd operator may take to drain before SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(30);
-
-/// The LocalConfigMap operator, this package's binary.
-pub const LCM_BINARY: &str = env!("CARGO_BIN_EXE_e2e-local-configmap-operator");
-/// The PostgreSQL operator, this package's binary.
-pub const PG_BINARY: &str = env!("CARGO_BIN_EXE_e2e-postgres-operator");
 
 /// The TMPDIR of the operators started with scratch directory `work`.
 pub fn tmp_dir(work: &Path) -> PathBuf {
@@ -34,25 +28,25 @@ pub fn kube_cache_dir(work: &Path) -> PathBuf {
 
 /// Live processes started by the operators with scratch directory `work`
 /// (themselves included): kubectl inherits their private `KUBECACHEDIR`,
-/// nothing else here has it.
+/// nothing else has it.
 pub fn processes_of(work: &Path) -> Vec<String> {
-    let marker = format!("KUBECACHEDIR={}", kube_cache_dir(work).display());
-    all()
-        .into_iter()
-        .filter(|(_, path)| {
-            fs::read(path.join("environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == marker.as_bytes()))
-        })
-        // Zombies own nothing any more.
-        .filter(|(pid, _)| stat_fields(*pid).is_some_and(|f| f.first().is_some_and(|s| s != "Z")))
-        .map(|(_, path)| {
-            let cmd = fs::read(path.join("cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmd).replace('\0', " ")
-        })
-        .collect()
+    processes_with_env(&format!("KUBECACHEDIR={}", kube_cache_dir(work).display()))
 }
 
-/// A running operator. Stopped (SIGTERM, then SIGKILL) on drop.
+/// A running operator process. Stopped (SIGTERM, then SIGKILL) on drop.
+///
+/// ```no_run
+/// # fn main() -> Result<(), blue_envtest::Error> {
+/// use blue_envtest::operator::Operator;
+/// let env = blue_envtest::Envtest::shared()?;
+/// let work = tempfile::tempdir().unwrap();
+/// let args = ["--kubeconfig".to_string(), env.kubeconfig().display().to_string()];
+/// let mut op = Operator::start("target/debug/my-operator".as_ref(), &args, &[],
+///     &work.path().join("operator.log"), work.path())?;
+/// // ... the test's steps ...
+/// op.stop_cleanly("my-operator")?;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Operator {
     process: Option<ManagedProcess>,
@@ -63,31 +57,34 @@ pub struct Operator {
 }
 
 impl Operator {
-    /// Starts `binary args...` in its own process group with stdout and
-    /// stderr appended to `log`, its private files under `work`: kubectl
-    /// honours KUBECACHEDIR, so the discovery cache stays private, and
-    /// TMPDIR takes the operator's files (input documents, the in-cluster
-    /// kubeconfig, the proxy's directory), removed with `work` even if the
-    /// operator is killed. A watchdog kills the group (and removes `work`)
-    /// if the test process dies without stopping it.
+    /// Starts `binary args...` (with `extra_env`) in its own process group
+    /// with stdout and stderr appended to `log`, its private files under
+    /// `work`: kubectl honours KUBECACHEDIR, so the discovery cache stays
+    /// private, and TMPDIR takes the operator's files (input documents, the
+    /// in-cluster kubeconfig, the proxy's directory), removed with `work`
+    /// even if the operator is killed. A watchdog kills the group (and
+    /// removes `work`) if the test process dies without stopping it.
     pub fn start(
         binary: &Path,
         args: &[String],
         extra_env: &[(String, String)],
         log: &Path,
         work: &Path,
-    ) -> Result<Self> {
+    ) -> Result<Self, Error> {
         let tmp = tmp_dir(work);
-        fs::create_dir_all(&tmp).context("creating the operator's TMPDIR")?;
-        let cache = kube_cache_dir(work);
+        fs::create_dir_all(&tmp).map_err(io_error("creating the operator's TMPDIR"))?;
+        let opening = format!("opening {}", log.display());
         let mut header = fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(log)
-            .with_context(|| format!("opening {}", log.display()))?;
-        writeln!(header, "=== {} {}", binary.display(), args.join(" "))?;
+            .map_err(io_error(opening.clone()))?;
+        writeln!(header, "=== {} {}", binary.display(), args.join(" "))
+            .map_err(io_error(opening))?;
         let mut cmd = Command::new(binary);
-        cmd.args(args).env("KUBECACHEDIR", cache).env("TMPDIR", tmp);
+        cmd.args(args)
+            .env("KUBECACHEDIR", kube_cache_dir(work))
+            .env("TMPDIR", tmp);
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
@@ -103,10 +100,15 @@ impl Operator {
         })
     }
 
+    /// The operator's process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(ManagedProcess::pid)
+    }
+
     /// Crashes the operator: SIGKILL to its process alone (not its group:
     /// kubectl children must die by themselves), then reaps it (one dead
     /// already is only reaped). Returns its exit status.
-    pub fn crash(&mut self) -> Result<Option<ExitStatus>> {
+    pub fn crash(&mut self) -> Result<Option<ExitStatus>, Error> {
         if let Some(p) = self.process.as_mut() {
             p.kill()?;
             self.exit = p.exit_status();
@@ -123,30 +125,41 @@ impl Operator {
 
     /// Stops it like [`Operator::stop`] and requires exit status 0 (a
     /// graceful drain); `who` names it in the error.
-    pub fn stop_cleanly(&mut self, who: &str) -> Result<()> {
+    pub fn stop_cleanly(&mut self, who: &str) -> Result<(), Error> {
         let status = self.stop()?;
-        anyhow::ensure!(status.success(), "{who} exited with {status} on SIGTERM");
-        Ok(())
+        match status.success() {
+            true => Ok(()),
+            false => Err(Error::NotGraceful {
+                who: who.to_string(),
+                status: status.to_string(),
+            }),
+        }
     }
 
     /// SIGTERM, wait for the drain (SIGKILL after a grace period), reap,
     /// kill anything left in its group. Returns the exit status.
-    pub fn stop(&mut self) -> Result<ExitStatus> {
+    pub fn stop(&mut self) -> Result<ExitStatus, Error> {
         if let Some(mut p) = self.process.take() {
             p.stop(STOP_GRACE)?;
             self.exit = p.exit_status();
         }
         release_group(&mut self.pgid, &mut self.watchdog);
-        self.exit.context("the operator's exit status is unknown")
+        self.exit
+            .ok_or_else(|| Error::Stop("the operator's exit status is unknown".into()))
     }
 
     /// SIGKILL to the whole process group (the operator and any kubectl it
     /// is running), as a node failure would; then reaps.
-    pub fn kill(&mut self) -> Result<ExitStatus> {
+    pub fn kill(&mut self) -> Result<ExitStatus, Error> {
         if self.pgid != 0 {
             kill_group(self.pgid);
         }
         self.stop()
+    }
+
+    /// The log file (shared by restarts).
+    pub fn log(&self) -> &Path {
+        &self.log
     }
 
     /// Current length of the log, to look for lines written after it.
@@ -178,7 +191,7 @@ impl Drop for Operator {
     fn drop(&mut self) {
         if self.process.is_some() || self.pgid != 0 {
             if let Err(err) = self.stop() {
-                eprintln!("warning: stopping the operator: {err:#}");
+                eprintln!("warning: stopping the operator: {err}");
             }
         }
     }
