@@ -2,7 +2,6 @@
 //! steps that sink submissions (formatting, lints, docs) come first.
 
 use anyhow::{bail, Context, Result};
-use std::process::Command;
 use std::time::Instant;
 
 pub const USAGE: &str =
@@ -19,7 +18,6 @@ pub fn main(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     crate::support::debian::ensure_postgres()?;
     crate::support::debian::ensure_clojure()?;
     // The workspace's tests start blue-envtest control planes, which never
@@ -56,7 +54,7 @@ pub fn main(args: &[String]) -> Result<()> {
     for (name, args, env) in steps {
         println!("==> {name}: cargo {args}");
         let started = Instant::now();
-        let status = Command::new(&cargo)
+        let status = crate::support::cargo::command()
             .args(args.split(' '))
             .envs(env.iter().copied())
             .status()

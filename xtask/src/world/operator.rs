@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
@@ -25,8 +25,7 @@ pub fn build_profile(release: bool) -> Result<PathBuf> {
 /// cargo run, so they share one build of their dependencies; returns their
 /// paths in order.
 pub fn build(packages: &[&str], release: bool) -> Result<Vec<PathBuf>> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut cmd = Command::new(cargo);
+    let mut cmd = crate::support::cargo::command();
     cmd.arg("build");
     for package in packages {
         cmd.args(["--package", package, "--bin", package]);
