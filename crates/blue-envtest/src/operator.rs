@@ -144,8 +144,10 @@ impl Operator {
             self.exit = p.exit_status();
         }
         release_group(&mut self.pgid, &mut self.watchdog);
-        self.exit
-            .ok_or_else(|| Error::Stop("the operator's exit status is unknown".into()))
+        self.exit.ok_or_else(|| Error::Command {
+            command: "stopping the operator".into(),
+            detail: "its exit status is unknown".into(),
+        })
     }
 
     /// SIGKILL to the whole process group (the operator and any kubectl it
