@@ -17,7 +17,7 @@ use blue_envtest::operator::{log_len, log_since};
 /// The component the example reports Events as.
 const COMPONENT: &str = "local-configmap-operator";
 
-/// After `ownership-conflict`: charlie's failed converge is in the log at
+/// After `charlie_failed_then_recovered`: charlie's failed converge is in the log at
 /// WARN with the package's own error text, and its history (a Warning
 /// ExecutionFailed, then Normal Converged) is in Events and `kubectl describe`.
 #[test]

@@ -80,7 +80,7 @@ fn proxy_restarted_after_kill() -> Result<()> {
 }
 
 /// The proxy dies with its operator, even on SIGKILL (parent-death
-/// signal); the operator is then restarted by the suite.
+/// signal); the next operator sweeps the directory it left.
 #[test]
 fn proxy_dies_with_a_killed_operator() -> Result<()> {
     super::check(Some("alpha"), super::alpha, |w| {

@@ -66,7 +66,7 @@ pub(super) fn set_flag(args: &mut [String], flag: &str, value: &str) -> Result<(
     Ok(())
 }
 
-/// `golf`'s spec: no periodic check within the run (1 h), so only the
+/// `golf`'s spec: no periodic check within the test (1 h), so only the
 /// edits' watch events make it due.
 fn golf(data: Value) -> Value {
     json!({"reconcileInterval": "1h", "config": {"data": data}})
