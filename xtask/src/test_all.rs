@@ -2,11 +2,10 @@
 //! steps that sink submissions (formatting, lints, docs) come first.
 
 use anyhow::{bail, Context, Result};
-use std::process::Command;
 use std::time::Instant;
 
 pub const USAGE: &str =
-    "  test                 fmt, clippy, docs, cargo test --workspace, the Clojure differential, e2e, short chaos";
+    "  test                 fmt, clippy, docs, the workspace's tests but e2e, the Clojure differential, e2e, short chaos";
 
 /// A step: its name, cargo's arguments (split at spaces) and extra environment.
 type Step = (
@@ -19,7 +18,6 @@ pub fn main(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     crate::support::debian::ensure_postgres()?;
     crate::support::debian::ensure_clojure()?;
     // The workspace's tests start blue-envtest control planes, which never
@@ -39,19 +37,24 @@ pub fn main(args: &[String]) -> Result<()> {
             "doc --workspace --no-deps --exclude xtask",
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
-        ("unit, property and doc tests", "test --workspace", &[]),
+        // The end-to-end tests run in their own step, below.
+        (
+            "unit, property and doc tests",
+            "test --workspace --exclude blue-e2e",
+            &[],
+        ),
         (
             "Clojure differential (ignored without clojure)",
             "test -p blue-identity --test clojure_differential -- --ignored",
             &[],
         ),
-        ("e2e", "xtask e2e", &[]),
+        ("e2e (cargo test -p blue-e2e)", "xtask e2e", &[]),
         ("chaos (short profile)", "xtask chaos", &[]),
     ];
     for (name, args, env) in steps {
         println!("==> {name}: cargo {args}");
         let started = Instant::now();
-        let status = Command::new(&cargo)
+        let status = crate::support::cargo::command()
             .args(args.split(' '))
             .envs(env.iter().copied())
             .status()

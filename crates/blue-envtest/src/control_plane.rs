@@ -32,6 +32,7 @@ pub struct ControlPlane {
     dir: PathBuf,
     server: String,
     pub(crate) kubectl: Kubectl,
+    kubeconfig: PathBuf,
     pgid: u32,
     apiserver: Option<ManagedProcess>,
     etcd: Option<ManagedProcess>,
@@ -97,12 +98,15 @@ impl ControlPlane {
         let dir = dir.keep();
         // From here on, `cp`'s Drop cleans up whatever was started.
         let mut cp = ControlPlane {
-            kubectl: Kubectl {
+            kubectl: Kubectl::new(
                 program,
-                kubeconfig: dir.join("kubeconfig"),
-                context: CONTEXT,
-                cache_dir: dir.join("kube-cache"),
-            },
+                Some(dir.join("kubeconfig")),
+                CONTEXT,
+                &dir.join("kube-cache"),
+                "default",
+            )
+            .with_request_timeout("10s"),
+            kubeconfig: dir.join("kubeconfig"),
             dir,
             server: String::new(),
             pgid: 0,
@@ -205,7 +209,7 @@ impl ControlPlane {
 
     /// Path of the kubeconfig (server, CA, admin token, context [`CONTEXT`]).
     pub fn kubeconfig_path(&self) -> &Path {
-        &self.kubectl.kubeconfig
+        &self.kubeconfig
     }
 
     /// The kubeconfig context to use (always [`CONTEXT`]).
@@ -227,7 +231,7 @@ impl ControlPlane {
 
     /// The kubectl binary used (`$KUBECTL`, else `kubectl` from `PATH`).
     pub fn kubectl(&self) -> &Path {
-        &self.kubectl.program
+        self.kubectl.program()
     }
 
     /// kubectl's discovery cache for this server (pass it as `--cache-dir`
@@ -363,7 +367,7 @@ current-context: {CONTEXT}
 
     /// The API server answers `GET path` (within 10 s).
     pub fn serves(&self, path: &str) -> Result<(), Error> {
-        self.kubectl.run(&["get", "--raw", path]).map(drop)
+        self.kubectl.ok(&["get", "--raw", path], None).map(drop)
     }
 
     /// Polls `/healthz` until `ok`, then waits for the `default` namespace

@@ -64,7 +64,9 @@ impl Installed {
         let file = cp.dir().join(format!("crd-{name}.json"));
         fs::write(&file, crd.to_string())
             .map_err(io_error(format!("writing {}", file.display())))?;
-        let created = cp.kubectl.run(&["create", "-f", &file.to_string_lossy()]);
+        let created = cp
+            .kubectl
+            .ok(&["create", "-f", &file.to_string_lossy()], None);
         if let Err(Error::Command { detail, .. }) = &created {
             if detail.contains("AlreadyExists") || detail.contains("already exists") {
                 return Err(conflict(name));
@@ -93,7 +95,7 @@ fn wait_served(cp: &ControlPlane, name: &str, resource: &str) -> Result<(), Erro
         Duration::from_secs(60),
         Duration::from_millis(200),
         || {
-            let crd = cp.kubectl.run(&["get", "crd", name, "-o", "json"]);
+            let crd = cp.kubectl.ok(&["get", "crd", name, "-o", "json"], None);
             let crd: Value = crd
                 .ok()
                 .and_then(|json| serde_json::from_str(&json).ok())
@@ -108,7 +110,7 @@ fn wait_served(cp: &ControlPlane, name: &str, resource: &str) -> Result<(), Erro
             }
             let listed = cp
                 .kubectl
-                .run(&["get", resource, "--all-namespaces", "-o", "name"]);
+                .ok(&["get", resource, "--all-namespaces", "-o", "name"], None);
             listed.map(drop).map_err(|e| Probe::NotYet(e.to_string()))
         },
     )

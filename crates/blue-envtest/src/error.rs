@@ -87,6 +87,20 @@ pub enum Error {
     /// Stopping left something behind.
     #[error("stopping the control plane: {0}")]
     Stop(String),
+    /// A process or directory outlived what started it.
+    #[error("left behind: {what}")]
+    LeftBehind {
+        /// The processes' command lines, or the directory.
+        what: String,
+    },
+    /// An operator process did not stop the way it should.
+    #[error("{who} exited with {status} on SIGTERM")]
+    NotGraceful {
+        /// Who, as the caller named it.
+        who: String,
+        /// Its exit status.
+        status: String,
+    },
 }
 
 impl std::fmt::Debug for Error {

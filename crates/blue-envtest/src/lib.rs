@@ -5,8 +5,10 @@ mod certs;
 mod control_plane;
 mod crd;
 mod error;
-mod kubectl;
+pub mod kubectl;
+pub mod operator;
 pub mod process;
+pub mod procfs;
 mod random;
 mod restart;
 mod spawner;
@@ -22,6 +24,9 @@ use serde_json::Value;
 
 pub use control_plane::{Component, ControlPlane, CONTEXT};
 pub use error::Error;
+pub use kubectl::Kubectl;
+pub use random::random_hex;
+pub use wait::eventually;
 
 use crate::error::io_error;
 use crate::wait::{poll, Probe};
@@ -117,7 +122,13 @@ impl Envtest {
     /// Runs `kubectl <args>` against this server (kubeconfig, context and
     /// discovery cache set, 10 s request deadline); its standard output.
     pub fn kubectl(&self, args: &[&str]) -> Result<String, Error> {
-        self.cp.kubectl.run(args)
+        self.cp.kubectl.ok(args, None)
+    }
+
+    /// kubectl against this server, bound to `namespace`, for a test's own
+    /// steps ([`Kubectl`]: get, create, apply, patch, delete, any command).
+    pub fn kubectl_in(&self, namespace: &str) -> Kubectl {
+        self.cp.kubectl.in_namespace(namespace)
     }
 
     /// Creates `object` in `namespace` and returns it as stored (defaulted

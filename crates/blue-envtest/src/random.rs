@@ -5,8 +5,9 @@ use std::io::Read;
 
 use crate::error::{io_error, Error};
 
-/// `n` random bytes from the kernel, hex-encoded.
-pub(crate) fn random_hex(n: usize) -> Result<String, Error> {
+/// `n` random bytes from the kernel, hex-encoded: for names a test makes
+/// unique (`format!("alpha-{}", random_hex(3)?)`).
+pub fn random_hex(n: usize) -> Result<String, Error> {
     let mut bytes = vec![0u8; n];
     fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))

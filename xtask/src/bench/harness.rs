@@ -418,7 +418,7 @@ impl<'a> Harness<'a> {
         ];
         args.extend(extra.iter().cloned());
         let log = self.work.join(format!("{log}.log"));
-        Operator::start(binary, &args, &[], &log, self.work)
+        Ok(Operator::start(binary, &args, &[], &log, self.work)?)
     }
 }
 

@@ -18,11 +18,12 @@ use crate::cluster::{manifests, Mode};
 use crate::support::interrupt;
 use crate::support::kube::Kube;
 use crate::support::processes::nothing_left;
-use crate::support::random::{random_hex, XorShift};
+use crate::support::random::XorShift;
 use crate::support::suite::Suite;
 use crate::support::wait::eventually;
 use crate::world::operator::processes_of;
 use crate::world::{Testbed, Transport, World};
+use blue_envtest::random_hex;
 use fleet::Fleet;
 
 pub const USAGE: &str = "\
@@ -164,7 +165,7 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     let mut gone = testbed.down()?;
     gone.extend(pg_dir);
-    suite.run("cleanup", || nothing_left(&gone));
+    suite.run("cleanup", || Ok(nothing_left(&gone)?));
 
     println!("figures:");
     for line in &figures.0 {

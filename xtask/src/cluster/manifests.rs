@@ -15,8 +15,6 @@ pub const SERVICE_ACCOUNT: &str = "local-configmap-operator";
 /// The example's finalizer: `package::names()`'s, in its own domain (a
 /// test checks; constants, so the checks can use them as JSON keys).
 pub const FINALIZER: &str = "examples.blue.dev/infrastructure";
-/// The example's request annotation.
-pub const REQUEST_ANNOTATION: &str = "examples.blue.dev/reconcile-request";
 /// The example's destroy-protection key.
 pub const DESTROY_PROTECTION_KEY: &str = "prevent-destroy";
 /// The example's owner annotation on ConfigMaps.
@@ -34,19 +32,6 @@ fn object(name: &str, spec: serde_json::Value) -> serde_json::Value {
         "metadata": {"name": name},
         "spec": spec,
     })
-}
-
-/// A List of `n` LocalConfigMaps, `name(i)` holding `data(i)`, for one
-/// `kubectl create` or `apply`.
-pub fn batch(
-    n: usize,
-    name: impl Fn(usize) -> String,
-    data: impl Fn(usize) -> serde_json::Value,
-) -> String {
-    let items: Vec<serde_json::Value> = (0..n)
-        .map(|i| object(&name(i), serde_json::json!({"config": {"data": data(i)}})))
-        .collect();
-    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
 }
 
 /// The owner annotation of a ConfigMap ("" when it has none).
@@ -94,7 +79,6 @@ mod tests {
     fn the_names_are_the_examples() {
         let names = local_configmap_operator::package::names();
         assert_eq!(names.finalizer, FINALIZER);
-        assert_eq!(names.request_annotation, REQUEST_ANNOTATION);
         assert_eq!(names.destroy_protection_key, DESTROY_PROTECTION_KEY);
     }
 

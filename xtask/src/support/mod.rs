@@ -1,6 +1,7 @@
 //! What every task shares and nothing here depends on a cluster: signals,
 //! kubectl, the PASS/FAIL reporter, the wait loop, temporary files and processes.
 
+pub mod cargo;
 pub mod debian;
 pub mod interrupt;
 pub mod kube;

@@ -1,19 +1,5 @@
-//! Random names from the kernel, and a seeded generator for what a run
-//! must be able to replay; without a dependency.
-
-use std::fs;
-use std::io::Read;
-
-use anyhow::{Context, Result};
-
-/// `n` random bytes from the kernel, hex-encoded.
-pub fn random_hex(n: usize) -> Result<String> {
-    let mut bytes = vec![0u8; n];
-    fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .context("reading /dev/urandom")?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
+//! A seeded generator for what a run must be able to replay, without a
+//! dependency (random names come from `blue_envtest::random_hex`).
 
 /// A tiny deterministic xorshift generator: the bench's jitter and chaos's
 /// kill points, reproducible from their seed without a `rand` dependency.

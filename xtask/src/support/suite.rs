@@ -7,17 +7,6 @@ use anyhow::{bail, ensure, Result};
 
 use super::interrupt;
 
-/// A table of checks, in order: `"name" [on "resource to show on failure"]
-/// => check,` gives `(name, Option<resource>, check as $check)`.
-macro_rules! checks {
-    ($check:ty: $($name:literal $(on $show:literal)? => $f:path,)*) => {
-        &[$(($name, $crate::support::suite::checks!(@show $($show)?), $f as $check)),*]
-    };
-    (@show $show:literal) => { Some($show) };
-    (@show) => { None };
-}
-pub(crate) use checks;
-
 #[derive(Debug)]
 pub struct Outcome {
     pub name: String,
@@ -85,29 +74,6 @@ impl Suite {
     ) {
         if !self.check(name, || f(state)) && !interrupt::requested() {
             diagnose(state, resource);
-        }
-    }
-
-    /// Runs each of `checks` on `state`; after a failure (not an
-    /// interrupt) `diagnose` prints what helps with the check's resource, and
-    /// after each check `recover` restarts the operator (`who`) if a failure
-    /// left none running, so one failure does not time out every later check.
-    pub fn run_table<S>(
-        &mut self,
-        state: &mut S,
-        checks: &[(&str, Option<&str>, impl Fn(&mut S) -> Result<()>)],
-        diagnose: impl Fn(&mut S, Option<&str>),
-        (who, recover): (&str, impl Fn(&mut S) -> Result<()>),
-    ) {
-        for (name, resource, check) in checks {
-            // After an interrupt, `check` skips (and reports) every check.
-            self.check_on(state, name, (&diagnose, *resource), check);
-            if interrupt::requested() {
-                continue;
-            }
-            if let Err(err) = recover(state) {
-                println!("  (restarting {who} failed: {err:#})");
-            }
         }
     }
 

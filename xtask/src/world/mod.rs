@@ -32,15 +32,6 @@ pub const POLL_MS: u64 = 250;
 /// the reference does); quiet checks are the testkit's (tests/quiet_checks.rs).
 pub const EVERY_CHECK_WRITES: [&str; 2] = ["--status-heartbeat-ms", "0"];
 
-/// Adds `hooks` (comma-separated) to the operator's `--test-hooks`: to
-/// the one `args` has (it takes one), else as a new one.
-pub fn add_test_hooks(args: &mut Vec<String>, hooks: &str) {
-    match args.iter().position(|a| a == "--test-hooks") {
-        Some(at) if at + 1 < args.len() => args[at + 1] = format!("{},{hooks}", args[at + 1]),
-        _ => args.extend(["--test-hooks".to_string(), hooks.to_string()]),
-    }
-}
-
 /// The operator's transport (`--transport`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
@@ -134,19 +125,25 @@ impl World<'_> {
     /// Starts one more operator process with `args`, logging to `log`; the
     /// caller owns (and stops) it.
     pub fn spawn_operator(&self, args: &[String], log: &std::path::Path) -> Result<Operator> {
-        Operator::start(&self.binary, args, &self.operator_env, log, &self.work)
+        Ok(Operator::start(
+            &self.binary,
+            args,
+            &self.operator_env,
+            log,
+            &self.work,
+        )?)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.
     pub fn stop_operator(&mut self) -> Result<ExitStatus> {
         let mut op = self.operator.take().context("no operator is running")?;
-        op.stop()
+        Ok(op.stop()?)
     }
 
     /// Stops the operator and requires a graceful exit 0.
     pub fn stop_operator_cleanly(&mut self) -> Result<()> {
         let mut op = self.operator.take().context("no operator is running")?;
-        op.stop_cleanly("the operator")
+        Ok(op.stop_cleanly("the operator")?)
     }
 
     /// Restarts the operator (context mode) if it is not running.
@@ -287,19 +284,4 @@ pub fn check_acknowledged(r: &Value, request: &str) -> Result<()> {
         "lastHandledRequest {handled:?} != annotation {token:?}"
     );
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn test_hooks_join_the_one_option() {
-        let mut args = vec!["--in-cluster".to_string()];
-        super::add_test_hooks(&mut args, "api-group=g");
-        assert_eq!(args, ["--in-cluster", "--test-hooks", "api-group=g"]);
-        super::add_test_hooks(&mut args, "audit-file=/a");
-        assert_eq!(
-            args,
-            ["--in-cluster", "--test-hooks", "api-group=g,audit-file=/a"]
-        );
-    }
 }

@@ -21,7 +21,7 @@ use super::{check_ready, indent, name_of, World, POLL_MS};
 use crate::cluster::control_plane::process::{log_tail, Watchdog};
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
-use crate::support::kube::{kubectl_binary, Kube};
+use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
 
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
@@ -38,8 +38,6 @@ const ACCOUNT: &str = "postgres-operator";
 /// Only on clusters of the run's own: it leaves its CRD behind.
 pub struct Postgres {
     pub kube: Kube,
-    /// kubectl as the operator connects: its ServiceAccount's token.
-    pub account: Kube,
     pub operator: Option<Operator>,
     /// The operator's scratch directory: log, TMPDIR, kubectl cache.
     pub work: PathBuf,
@@ -56,11 +54,10 @@ impl Postgres {
         crate::support::debian::ensure_postgres()?;
         let work = w.work.join("postgres");
         std::fs::create_dir_all(&work)?;
-        let (account, mut args) = as_shipped_account(w, &work)?;
+        let mut args = as_shipped_account(w, &work)?;
         args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
         let mut pg = Postgres {
             kube: w.kube.clone(),
-            account,
             operator: None,
             work,
             binary: w.pg_binary.clone(),
@@ -197,7 +194,7 @@ impl Postgres {
             "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
             "metadata": {"name": name}, "spec": spec,
         });
-        self.kube.create(&doc.to_string())
+        Ok(self.kube.create(&doc.to_string())?)
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -290,10 +287,10 @@ impl Postgres {
 }
 
 /// Installs the example's shipped RBAC manifest into `w`'s namespace and
-/// returns kubectl and the operator's flags connecting as its
+/// returns the operator's flags connecting as its
 /// ServiceAccount (a real token in a kubeconfig of its own in `dir`), so
 /// every check runs with exactly the permissions a user grants it.
-fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<(Kube, Vec<String>)> {
+fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.cluster.endpoint()?;
@@ -308,12 +305,10 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<(Kube, Vec<String>)> 
     });
     let path = dir.join("kubeconfig");
     std::fs::write(&path, config.to_string())?;
-    let (kubectl, cache) = (kubectl_binary()?, dir.join("account-kube-cache"));
-    let account = Kube::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
     let file = path.display().to_string();
     let connect = ["--context", ACCOUNT, "--namespace", namespace];
     let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
-    Ok((account, flags.iter().map(|f| f.to_string()).collect()))
+    Ok(flags.iter().map(|f| f.to_string()).collect())
 }
 
 impl Drop for Postgres {

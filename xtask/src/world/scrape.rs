@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 
 /// One HTTP/1.1 GET that must answer 200: the body.
 pub fn http_get(address: &str, path: &str) -> Result<String> {
@@ -25,14 +25,4 @@ pub fn http_get(address: &str, path: &str) -> Result<String> {
     ensure!(code == 200, "{path} answered {code}");
     let body = response.split_once("\r\n\r\n").map_or("", |(_, b)| b);
     Ok(body.to_string())
-}
-
-/// The value of the sample named exactly `key` (name and labels).
-pub fn sample(text: &str, key: &str) -> Result<f64> {
-    for line in text.lines() {
-        if let Some(value) = line.strip_prefix(key).and_then(|r| r.strip_prefix(' ')) {
-            return value.trim().parse().context("sample value");
-        }
-    }
-    bail!("no sample {key}")
 }

@@ -24,8 +24,6 @@ pub struct Attempt {
 /// What [`check`] counted.
 #[derive(Debug, Default)]
 pub struct Summary {
-    pub runs: usize,
-    pub attempts: usize,
     /// Attempts that re-ran a step cut short (interrupted).
     pub reruns: usize,
 }
@@ -49,14 +47,6 @@ impl Postgres {
         rows.lines().map(attempt).collect()
     }
 
-    /// The steps `name`'s attempts ran, oldest first, re-runs marked `!`.
-    pub fn attempts_of(&self, name: &str) -> Result<Vec<String>> {
-        let resource = format!("{}/{name}", self.kube.namespace());
-        let audit = self.audit()?.into_iter().filter(|a| a.resource == resource);
-        let mark = |a: Attempt| format!("{}{}", a.step, if a.interrupted { "!" } else { "" });
-        Ok(audit.map(mark).collect())
-    }
-
     /// [`check`]s the whole audit against the resources that exist now.
     pub fn check_audit(&self) -> Result<Summary> {
         let resources = self.kube.items(&["get", super::postgres::PGDB])?;
@@ -72,11 +62,7 @@ pub fn check(audit: &[Attempt], resources: &[Value]) -> Result<Summary> {
     for a in audit {
         runs.entry((&a.resource, &a.run)).or_default().push(a);
     }
-    let mut summary = Summary {
-        runs: runs.len(),
-        attempts: audit.len(),
-        reruns: 0,
-    };
+    let mut summary = Summary { reruns: 0 };
     for ((resource, run), attempts) in &runs {
         let (mut seen, mut last) = (BTreeSet::new(), None);
         for a in attempts {

@@ -11,8 +11,8 @@ use anyhow::Result;
 use super::{operator, Transport, World};
 use crate::cluster::installation::Installation;
 use crate::cluster::{Cluster, Mode};
-use crate::support::random::random_hex;
 use crate::support::temp_dir::TempDir;
+use blue_envtest::random_hex;
 
 /// The built operator, the cluster and the installation of one run.
 pub struct Testbed {

@@ -17,11 +17,11 @@ use local_configmap_operator::test_hooks::audit::{self, AuditEntry};
 use serde_json::{json, Value};
 
 use super::{eventually, World, DEADLINE, LCM};
-use crate::cluster::manifests;
+use crate::support::election::{shard_holders, timing};
+use crate::support::in_cluster::{in_cluster_args, request_token};
+use crate::support::manifests;
 use crate::support::wait::poll;
-use crate::world::election::{shard_holders, timing};
-use crate::world::in_cluster::{in_cluster_args, request_token};
-use crate::world::operator::Operator;
+use blue_envtest::operator::Operator;
 
 /// The Leases' prefix: `e2e-shards-member-K` and `e2e-shards-shard-I`.
 const LEASE: &str = "e2e-shards";
@@ -40,71 +40,70 @@ fn name(i: usize) -> String {
     format!("so-{i}")
 }
 
-pub fn scale_out(w: &mut World<'_>) -> Result<()> {
-    w.stop_operator_cleanly()?;
-    let audit_file = w.scratch("scale-out.audit");
-    let mut running: BTreeMap<&str, Operator> = BTreeMap::new();
-    let [first, second, third] = REPLICAS;
+#[test]
+fn scale_out_1_3_2_no_overlap() -> Result<()> {
+    crate::support::run(World::new("lcm")?, Some("so-0"), |w| {
+        let audit_file = w.scratch("scale-out.audit");
+        let mut running: BTreeMap<&str, Operator> = BTreeMap::new();
+        let [first, second, third] = REPLICAS;
 
-    running.insert(first, replica(w, first, &audit_file)?);
-    wait_settled(w, &[first])?;
-    apply_round(w, 0)?;
-    // 1 -> 3 while the first replica converges, and an edit right away:
-    // the newcomers find the batch due, so a shard handed over before its
-    // running converges returned would be converged twice at once.
-    wait_mid_converge(&audit_file, &[first])?;
-    for r in [second, third] {
-        running.insert(r, replica(w, r, &audit_file)?);
-    }
-    apply_round(w, 1)?;
-    wait_settled(w, &REPLICAS)?;
-    wait_round_ready(w, 1)?;
+        running.insert(first, replica(w, first, &audit_file)?);
+        wait_settled(w, &[first])?;
+        apply_round(w, 0)?;
+        // 1 -> 3 while the first replica converges, and an edit right away:
+        // the newcomers find the batch due, so a shard handed over before its
+        // running converges returned would be converged twice at once.
+        wait_mid_converge(&audit_file, &[first])?;
+        for r in [second, third] {
+            running.insert(r, replica(w, r, &audit_file)?);
+        }
+        apply_round(w, 1)?;
+        wait_settled(w, &REPLICAS)?;
+        wait_round_ready(w, 1)?;
 
-    // 3 -> 2: a graceful stop mid-converge.
-    apply_round(w, 2)?;
-    let leaving = wait_mid_converge(&audit_file, &[second, third])?;
-    let mut op = running.remove(leaving).context("the leaving replica")?;
-    op.stop_cleanly(leaving)?;
-    let staying = if leaving == second { third } else { second };
-    wait_settled(w, &[first, staying])?;
-    wait_round_ready(w, 2)?;
+        // 3 -> 2: a graceful stop mid-converge.
+        apply_round(w, 2)?;
+        let leaving = wait_mid_converge(&audit_file, &[second, third])?;
+        let mut op = running.remove(leaving).context("the leaving replica")?;
+        op.stop_cleanly(leaving)?;
+        let staying = if leaving == second { third } else { second };
+        wait_settled(w, &[first, staying])?;
+        wait_round_ready(w, 2)?;
 
-    // 2 -> 1: SIGKILL mid-converge.
-    apply_round(w, 3)?;
-    wait_mid_converge(&audit_file, &[staying])?;
-    running.remove(staying).context("the victim")?.kill()?;
-    let killed_at = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos();
-    wait_settled(w, &[first])?;
-    wait_round_ready(w, 3)?;
+        // 2 -> 1: SIGKILL mid-converge.
+        apply_round(w, 3)?;
+        wait_mid_converge(&audit_file, &[staying])?;
+        running.remove(staying).context("the victim")?.kill()?;
+        let killed_at = SystemTime::now().duration_since(UNIX_EPOCH)?.as_nanos();
+        wait_settled(w, &[first])?;
+        wait_round_ready(w, 3)?;
 
-    let mut entries = read_audit(&audit_file)?;
-    let before = entries.len();
-    audit::close_killed(&mut entries, staying, killed_at);
-    ensure!(
-        entries.len() > before,
-        "{staying} was killed between callbacks, not mid-converge"
-    );
-    let overlaps = audit::overlaps(&entries);
-    ensure!(
-        overlaps.is_empty(),
-        "{} overlapping runs of one identity in two replicas, first: {:?}",
-        overlaps.len(),
-        overlaps[0]
-    );
-    check_every_resource_audited(w, &entries)?;
-    println!(
-        "  {} callbacks audited across {REPLICAS:?}, {leaving} left gracefully, {staying} was killed mid-converge; no overlap",
-        audit::intervals(&entries).len()
-    );
-    let mut last = running.remove(first).context("the first replica")?;
-    last.stop_cleanly(first)?;
-    // The batch stays, as the failover check's does: the operator
-    // restarted here manages it from now on.
-    super::observability::restart_normally(w)
+        let mut entries = read_audit(&audit_file)?;
+        let before = entries.len();
+        audit::close_killed(&mut entries, staying, killed_at);
+        ensure!(
+            entries.len() > before,
+            "{staying} was killed between callbacks, not mid-converge"
+        );
+        let overlaps = audit::overlaps(&entries);
+        ensure!(
+            overlaps.is_empty(),
+            "{} overlapping runs of one identity in two replicas, first: {:?}",
+            overlaps.len(),
+            overlaps[0]
+        );
+        check_every_resource_audited(w, &entries)?;
+        println!(
+            "  {} callbacks audited across {REPLICAS:?}, {leaving} left gracefully, {staying} was killed mid-converge; no overlap",
+            audit::intervals(&entries).len()
+        );
+        let mut last = running.remove(first).context("the first replica")?;
+        Ok(last.stop_cleanly(first)?)
+    })
 }
 
 /// A sharded replica named `identity`, in-cluster with a fresh token.
-fn replica(w: &World<'_>, identity: &str, audit_file: &Path) -> Result<Operator> {
+fn replica(w: &World, identity: &str, audit_file: &Path) -> Result<Operator> {
     let sa = w.scratch(&format!("serviceaccount-{identity}"));
     let mut args = in_cluster_args(w, &sa, &request_token(w)?)?;
     let flags = format!(
@@ -116,12 +115,12 @@ fn replica(w: &World<'_>, identity: &str, audit_file: &Path) -> Result<Operator>
         "callback-delay={CONVERGE_MS}ms,audit-file={}",
         audit_file.display()
     );
-    crate::world::add_test_hooks(&mut args, &hooks);
+    crate::support::add_test_hooks(&mut args, &hooks);
     w.spawn_operator(&args, &w.scratch(&format!("{identity}.log")))
 }
 
 /// Shard Lease -> holder, for the shards some replica holds.
-fn holders(w: &World<'_>) -> Result<BTreeMap<String, String>> {
+fn holders(w: &World) -> Result<BTreeMap<String, String>> {
     let items = w.kube.items(&["get", "leases"])?;
     let leases = items.iter().map(|l| Lease::from_object(l, "get lease"));
     let leases: Vec<Lease> = leases.collect::<Result<_, _>>()?;
@@ -130,7 +129,7 @@ fn holders(w: &World<'_>) -> Result<BTreeMap<String, String>> {
 
 /// Waits until every shard is held, only by `live` replicas, and each of
 /// them holds one.
-fn wait_settled(w: &World<'_>, live: &[&str]) -> Result<()> {
+fn wait_settled(w: &World, live: &[&str]) -> Result<()> {
     eventually(&format!("the shards settled on {live:?}"), DEADLINE, || {
         let held = holders(w)?;
         ensure!(held.len() == SHARDS, "{} shards held: {held:?}", held.len());
@@ -143,9 +142,9 @@ fn wait_settled(w: &World<'_>, live: &[&str]) -> Result<()> {
 }
 
 /// Creates (round 0) or edits every resource of the batch in one apply.
-fn apply_round(w: &World<'_>, round: usize) -> Result<()> {
-    w.kube
-        .apply(&manifests::batch(BATCH, name, |i| round_data(i, round)))
+fn apply_round(w: &World, round: usize) -> Result<()> {
+    let batch = manifests::batch(BATCH, name, |i| round_data(i, round));
+    Ok(w.kube.apply(&batch)?)
 }
 
 fn round_data(i: usize, round: usize) -> Value {
@@ -154,7 +153,7 @@ fn round_data(i: usize, round: usize) -> Value {
 
 /// Waits until every resource is Ready for its generation and its
 /// ConfigMap holds `round`'s data.
-fn wait_round_ready(w: &World<'_>, round: usize) -> Result<()> {
+fn wait_round_ready(w: &World, round: usize) -> Result<()> {
     let what = format!("the batch Ready for round {round}");
     eventually(&what, DEADLINE, || {
         let resources = by_name(w.kube.items(&["get", LCM])?);
@@ -198,7 +197,7 @@ fn read_audit(path: &Path) -> Result<Vec<AuditEntry>> {
 /// Every resource's state identity (as its status records it) was
 /// converged under the audit. (Every replica ran callbacks: each was seen
 /// mid-converge.)
-fn check_every_resource_audited(w: &World<'_>, entries: &[AuditEntry]) -> Result<()> {
+fn check_every_resource_audited(w: &World, entries: &[AuditEntry]) -> Result<()> {
     let resources = by_name(w.kube.items(&["get", LCM])?);
     for i in 0..BATCH {
         let r = resources.get(&name(i)).context("a resource is missing")?;

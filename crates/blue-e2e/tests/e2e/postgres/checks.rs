@@ -1,63 +1,18 @@
-//! The PostgreSQL group of the e2e: `postgres-operator` against the real
-//! API server and a real PostgreSQL 15 (`world::postgres`). Like the main
-//! checks, later ones build on earlier ones (`orders` lives through most).
+//! The PostgreSQL checks' bodies: `postgres-operator` against the real
+//! API server and a real PostgreSQL 15 ([`Postgres`]); the tests that run
+//! them, each on a fixture of its own, are in the parent module.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::{ensure, Context, Result};
 use postgres_operator::steps::CONVERGE;
 use postgres_operator::test_hooks;
 use serde_json::json;
 
-use crate::support::suite::{checks, Suite};
+use super::world::{Postgres, ADMIN_SECRET, PGDB, PGSRV, SERVER};
 use crate::support::wait::{eventually, DEADLINE};
-use crate::world::operator::processes_of;
-use crate::world::postgres::{Postgres, ADMIN_SECRET, PGDB, PGSRV, SERVER};
-use crate::world::{condition, phase, World};
-
-type Check = fn(&mut Postgres) -> Result<()>;
-
-const CHECKS: &[(&str, Option<&str>, Check)] = checks! {Check:
-    "postgres-account-forbidden-outside-its-role" => forbidden_outside_role,
-    "postgres-create-ready-app-logs-in" => create_ready_app_logs_in,
-    "postgres-dropped-database-recreated" => dropped_database_recreated,
-    "postgres-deleted-secret-back-at-once-same-password" => deleted_secret_back,
-    "postgres-edited-secret-repaired" => edited_secret_repaired,
-    "postgres-database-before-server-waits-then-ready" => database_before_server_waits,
-    "postgres-deleted-server-database-waits" => deleted_server_database_waits,
-    "postgres-sigkill-mid-converge-recovers" => sigkill_mid_converge,
-    "postgres-failed-step-4-retried-from-step-4" => failed_step_resumes_there,
-    "postgres-observe-imports-unchanged" => observe_imports_unchanged,
-    "postgres-observe-imports-by-external-name" => observe_imports_by_external_name,
-    "postgres-audit-no-done-step-ran-twice" => audit_no_done_step_twice,
-    "postgres-operator-log-holds-no-password" => log_holds_no_password,
-    "postgres-destroy-drops-role-and-database" => destroy_drops_both,
-};
-
-/// Runs the group (on clusters of the run's own); returns the server's
-/// directory, gone by then, for the cleanup check.
-pub fn run_all(w: &World<'_>, suite: &mut Suite) -> Option<PathBuf> {
-    if !w.cluster.is_disposable() {
-        println!("postgres group: skipped (it needs a cluster of the run's own)");
-        return None;
-    }
-    let started = Instant::now();
-    let mut pg = None;
-    suite.check("postgres-setup", || {
-        pg = Some(Postgres::up(w)?);
-        Ok(())
-    });
-    let mut pg = pg?;
-    let recover = ("postgres-operator", Postgres::ensure_operator);
-    suite.run_table(&mut pg, CHECKS, |pg, _| pg.diagnose(), recover);
-    let dir = pg.server_dir().to_path_buf();
-    drop(pg);
-    let secs = started.elapsed().as_secs_f64();
-    println!("postgres group: {} checks in {secs:.1}s", CHECKS.len() + 1);
-    Some(dir)
-}
+use crate::support::{condition, phase};
+use blue_envtest::operator::processes_of;
 
 /// `got == want`, else an error naming `what`.
 fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<()> {
@@ -93,7 +48,7 @@ fn oid_of(pg: &Postgres, database: &str) -> Result<Option<u64>> {
 /// another namespace, and deleting a PostgresServer (a server-side dry run:
 /// authorized as the real delete, it changes nothing if let through).
 /// Only the answer's reason is kept, never a body.
-fn forbidden_outside_role(pg: &mut Postgres) -> Result<()> {
+pub(super) fn forbidden_outside_role(pg: &mut Postgres) -> Result<()> {
     let (own, other) = (&pg.account, &pg.account.in_namespace("default"));
     let read = &["get", "secret", ADMIN_SECRET, "-o", "name"][..];
     let delete = &["delete", PGSRV, SERVER, "--dry-run=server"][..];
@@ -123,7 +78,7 @@ fn external_name() -> String {
 /// Ready, with outputs and the database's name recorded as the external
 /// name (a patch the shipped Role allows); the application logs in with
 /// the Secret alone, whose password appears nowhere in the status.
-fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
+pub(super) fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
     pg.create("orders", json!({"deletionPolicy": "Destroy"}))?;
     let ready = pg.wait_ready("orders")?;
     let recorded = &ready["metadata"]["annotations"][external_name()];
@@ -144,7 +99,7 @@ fn create_ready_app_logs_in(pg: &mut Postgres) -> Result<()> {
 
 /// A database dropped behind the operator's back is created again at the
 /// next check, owned by the role, and the status follows.
-fn dropped_database_recreated(pg: &mut Postgres) -> Result<()> {
+pub(super) fn dropped_database_recreated(pg: &mut Postgres) -> Result<()> {
     let old = oid_of(pg, "orders")?;
     pg.admin("DROP DATABASE orders WITH (FORCE)")?;
     let new = eventually("orders created again", DEADLINE, || {
@@ -165,7 +120,7 @@ fn dropped_database_recreated(pg: &mut Postgres) -> Result<()> {
 /// which still logs in, at once: with the resource checked only hourly
 /// from here on, only the watch of the Secrets can bring it back within
 /// the deadline.
-fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
+pub(super) fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
     let password = pg.password("orders")?;
     let hourly = json!({"spec": {"reconcileInterval": "1h"}});
     pg.kube.merge_patch(PGDB, "orders", &hourly)?;
@@ -177,7 +132,7 @@ fn deleted_secret_back(pg: &mut Postgres) -> Result<()> {
     pg.app_login("orders").map(drop)
 }
 
-fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
+pub(super) fn edited_secret_repaired(pg: &mut Postgres) -> Result<()> {
     let password = pg.password("orders")?;
     let edit = json!({"stringData": {"password": "tampered", "host": "elsewhere"}});
     pg.kube.merge_patch("secret", "orders-connection", &edit)?;
@@ -199,7 +154,7 @@ fn wait_waiting(pg: &Postgres, name: &str) -> Result<()> {
 
 /// A database naming a server that does not exist yet waits and creates
 /// nothing; once the server is created (and Ready) the database is.
-fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
+pub(super) fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
     let spec = json!({"config": {"serverRef": {"name": "later"}}});
     pg.create("waiter", spec)?;
     wait_waiting(pg, "waiter")?;
@@ -211,7 +166,7 @@ fn database_before_server_waits(pg: &mut Postgres) -> Result<()> {
 
 /// Deleting the server turns its database back to Waiting, dropping
 /// nothing; the waiting database (Retain) can still be deleted.
-fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
+pub(super) fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
     pg.kube.delete(PGSRV, "later")?;
     wait_waiting(pg, "waiter")?;
     delete_all(pg, &["waiter"])?;
@@ -223,7 +178,7 @@ fn deleted_server_database_waits(pg: &mut Postgres) -> Result<()> {
 /// of the done ones and finishes the job with the password stored before
 /// the role got it: one role, one database, one Secret, no process of the
 /// killed one left.
-fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
+pub(super) fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
     pg.start_operator(&["kill:after-step:role"])?;
     pg.create("crashy", json!({"deletionPolicy": "Destroy"}))?;
     let op = pg.operator.as_mut().context("no operator")?;
@@ -251,7 +206,7 @@ fn sigkill_mid_converge(pg: &mut Postgres) -> Result<()> {
 /// Step 4 of 5 (`grants`) fails until the test hook lets it pass: the
 /// status names the step, and the retries run steps 4 and 5 only, in the
 /// same run (the audit shows it).
-fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
+pub(super) fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     let fail = pg.work.join("fail-step");
     std::fs::write(&fail, "grants")?;
     pg.start_operator(&[&format!("{}={}", test_hooks::FAIL_STEP, fail.display())])?;
@@ -284,7 +239,7 @@ fn failed_step_resumes_there(pg: &mut Postgres) -> Result<()> {
     pg.start_operator(&[])
 }
 
-fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
+pub(super) fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
     let s = pg.check_audit()?;
     let (runs, attempts, reruns) = (s.runs, s.attempts, s.reruns);
     println!("  ({runs} runs, {attempts} step attempts, {reruns} re-runs of interrupted steps)");
@@ -292,14 +247,14 @@ fn audit_no_done_step_twice(pg: &mut Postgres) -> Result<()> {
     Ok(())
 }
 
-fn log_holds_no_password(pg: &mut Postgres) -> Result<()> {
+pub(super) fn log_holds_no_password(pg: &mut Postgres) -> Result<()> {
     pg.log_holds_no_password(&["orders", "crashy", "flaky"].map(String::from))
 }
 
 /// `managementPolicy: Observe` imports a database made by hand: outputs
 /// recorded; password, comment and database untouched; no Secret; deleting
 /// the resource (even with Destroy) drops nothing.
-fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
+pub(super) fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
     pg.admin("CREATE ROLE legacy LOGIN PASSWORD 'legacy-pw'")?;
     pg.admin("CREATE DATABASE legacy OWNER legacy")?;
     let oid = oid_of(pg, "legacy")?;
@@ -321,7 +276,7 @@ fn observe_imports_unchanged(pg: &mut Postgres) -> Result<()> {
 /// A resource of another name imports `legacy` by the external name a
 /// user set: Ready with its owner and oid, the annotation as set; deleted,
 /// nothing dropped.
-fn observe_imports_by_external_name(pg: &mut Postgres) -> Result<()> {
+pub(super) fn observe_imports_by_external_name(pg: &mut Postgres) -> Result<()> {
     let oid = oid_of(pg, "legacy")?;
     let doc = json!({
         "apiVersion": "postgres.blue.example/v1alpha1", "kind": "PostgresDatabase",
@@ -348,7 +303,7 @@ fn observe_imports_by_external_name(pg: &mut Postgres) -> Result<()> {
 
 /// Deleting the Destroy resources drops their roles and databases; only
 /// the imported ones, the retained `waiter`'s and the server's stay.
-fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
+pub(super) fn destroy_drops_both(pg: &mut Postgres) -> Result<()> {
     delete_all(pg, &["orders", "crashy", "flaky"])?;
     names_are(pg, "%", ["legacy,postgres,waiter"; 2])
 }

@@ -1,0 +1,289 @@
+//! The PostgreSQL example's fixture: a private PostgreSQL server (guarded
+//! by a watchdog like the control plane's),
+//! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
+//! `postgres-operator` auditing its steps (`steps_audit`).
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{ensure, Context, Result};
+use postgres_operator::package::{self, REQUEST_ANNOTATION};
+use postgres_operator::test_hooks;
+use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
+use serde_json::{json, Value};
+
+use crate::support::in_cluster::request_token_for;
+use crate::support::manifests::in_namespace;
+use crate::support::wait::{eventually, DEADLINE};
+use crate::support::PG_BINARY;
+use crate::support::{check_ready, indent, World, POLL_MS};
+use blue_envtest::operator::Operator;
+use blue_envtest::process::{log_tail, Watchdog};
+use blue_envtest::Kubectl;
+
+pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
+pub const PGSRV: &str = "postgresservers.postgres.blue.example";
+/// The `PostgresServer` [`Postgres::create`] names.
+pub const SERVER: &str = "main";
+/// The admin Secret [`SERVER`] names.
+pub const ADMIN_SECRET: &str = "pg-admin";
+/// The example's shipped ServiceAccount, Role and RoleBinding.
+const RBAC: &str = include_str!("../../../../../examples/postgres/manifests/rbac.yaml");
+const ACCOUNT: &str = "postgres-operator";
+
+/// The PostgreSQL half of a check. Drop stops the operator, then the server.
+pub struct Postgres {
+    pub kube: Kubectl,
+    /// kubectl as the operator connects: its ServiceAccount's token.
+    pub account: Kubectl,
+    pub operator: Option<Operator>,
+    /// The operator's scratch directory: log, TMPDIR, kubectl cache.
+    pub work: PathBuf,
+    binary: PathBuf,
+    args: Vec<String>,
+    watchdog: Option<Watchdog>,
+    server: TestServer,
+}
+
+impl Postgres {
+    /// Installs PostgreSQL if needed, starts a server, installs the CRD and
+    /// the admin Secret into `w`'s namespace and starts the operator.
+    pub fn up(w: &World) -> Result<Self> {
+        let work = w.work().join("postgres");
+        std::fs::create_dir_all(&work)?;
+        let (account, mut args) = as_shipped_account(w, &work)?;
+        args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
+        let mut pg = Postgres {
+            kube: w.kube.clone(),
+            account,
+            operator: None,
+            work,
+            binary: PathBuf::from(PG_BINARY),
+            args,
+            watchdog: None,
+            server: TestServer::start()?,
+        };
+        pg.arm_watchdog()?;
+        w.install_crd(&postgres_operator::postgres_server::crd(false)?)?;
+        w.install_crd(&package::crd(false)?)?;
+        let secret = json!({
+            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
+            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
+        });
+        pg.kube.apply(&secret.to_string())?;
+        pg.create_server(SERVER)?;
+        pg.start_operator(&[])?;
+        Ok(pg)
+    }
+
+    fn arm_watchdog(&mut self) -> Result<()> {
+        let pid = self.server.pid().context("PostgreSQL is not running")?;
+        self.watchdog = Some(Watchdog::arm(pid, self.server.dir())?);
+        Ok(())
+    }
+
+    /// The server's directory (data, socket, log), removed on drop.
+    pub fn server_dir(&self) -> &Path {
+        self.server.dir()
+    }
+
+    /// The operator's log (shared by restarts).
+    pub fn log(&self) -> PathBuf {
+        self.work.join("operator.log")
+    }
+
+    /// (Re)starts the operator, auditing its steps, with the test hooks
+    /// `hooks` (e.g. `kill:after-step:role`) too.
+    pub fn start_operator(&mut self, hooks: &[&str]) -> Result<()> {
+        if let Some(mut old) = self.operator.take() {
+            old.stop()?;
+        }
+        let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
+        let args = [&self.args[..], &["--test-hooks".into(), hooks]].concat();
+        let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
+        self.operator = Some(op);
+        Ok(())
+    }
+
+    /// Stops the server (a fast shutdown), keeping its data.
+    fn stop_server(&mut self) {
+        if let Some(w) = self.watchdog.take() {
+            w.disarm();
+        }
+        self.server.stop();
+    }
+
+    /// Runs `sql` through psql over TCP as `user` with `password`, in
+    /// `database`; returns its rows, one a line. psql explains a failure.
+    pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
+        let port = format!("--port={}", self.server.port());
+        let out = Command::new(bin_dir().join("psql"))
+            .env("PGPASSWORD", password)
+            .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
+            .args(["-U", user, "-d", database, "-c", sql])
+            .stdin(Stdio::null())
+            .output()
+            .context("running psql")?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        ensure!(out.status.success(), "psql as {user}: {}", stderr.trim());
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// [`Postgres::psql`] as the admin.
+    pub fn admin(&self, sql: &str) -> Result<String> {
+        self.psql([ADMIN, ADMIN_PASSWORD, "postgres"], sql)
+    }
+
+    /// The roles and the databases named like `pattern` (SQL `LIKE`),
+    /// sorted and comma-separated; the server's own (`pg_*`, templates) left out.
+    pub fn names_like(&self, pattern: &str) -> Result<(String, String)> {
+        let list = |column: &str, table: &str, own: &str| {
+            self.admin(&format!(
+                "SELECT coalesce(string_agg({column}, ',' ORDER BY {column}), '') FROM {table} \
+                 WHERE {column} LIKE '{pattern}' AND NOT ({own})"
+            ))
+        };
+        let roles = list("rolname", "pg_roles", "rolname LIKE 'pg\\_%'")?;
+        Ok((roles, list("datname", "pg_database", "datistemplate")?))
+    }
+
+    /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
+    /// otherwise, naming the `PostgresServer` [`SERVER`] unless its
+    /// `spec.config` names another.
+    pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
+        if spec["reconcileInterval"].is_null() {
+            spec["reconcileInterval"] = json!("2s");
+        }
+        if spec["config"].is_null() {
+            spec["config"] = json!({"serverRef": {"name": SERVER}});
+        }
+        self.create_kind("PostgresDatabase", name, spec)
+    }
+
+    /// Creates a `PostgresServer` for the test server, checked every 2 s.
+    pub fn create_server(&self, name: &str) -> Result<()> {
+        let config = json!({
+            "host": "127.0.0.1", "port": self.server.port(),
+            "adminSecretRef": {"name": ADMIN_SECRET},
+        });
+        let spec = json!({"reconcileInterval": "2s", "config": config});
+        self.create_kind("PostgresServer", name, spec)
+    }
+
+    fn create_kind(&self, kind: &str, name: &str, spec: Value) -> Result<()> {
+        let doc = json!({
+            "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
+            "metadata": {"name": name}, "spec": spec,
+        });
+        Ok(self.kube.create(&doc.to_string())?)
+    }
+
+    /// Waits until `name` is Ready for its current generation.
+    pub fn wait_ready(&self, name: &str) -> Result<Value> {
+        self.wait_ready_and(name, |_| Ok(()))
+    }
+
+    /// [`Postgres::wait_ready`], until the resource also passes `also`.
+    pub fn wait_ready_and(&self, name: &str, also: impl Fn(&Value) -> Result<()>) -> Result<Value> {
+        eventually(&format!("postgresdatabase {name} Ready"), DEADLINE, || {
+            let r = self.kube.get(PGDB, name)?;
+            let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
+            check_ready(&r, REQUEST_ANNOTATION)?;
+            also(&r)?;
+            Ok(r)
+        })
+    }
+
+    /// Fails when the operator's log holds the admin password or one of
+    /// `names`' generated ones.
+    pub fn log_holds_no_password(&self, names: &[String]) -> Result<()> {
+        let log = std::fs::read_to_string(self.log())?;
+        let leaked = log.contains(ADMIN_PASSWORD);
+        ensure!(!leaked, "the log holds the admin password");
+        for name in names {
+            let leaked = log.contains(&self.password(name)?);
+            ensure!(!leaked, "the log holds {name}'s password");
+        }
+        Ok(())
+    }
+
+    /// `name`'s connection Secret, decoded; an error when it does not exist.
+    pub fn connection(&self, name: &str) -> Result<BTreeMap<String, String>> {
+        let secret = self.kube.get("secret", &format!("{name}-connection"))?;
+        let secret = secret.with_context(|| format!("{name}-connection does not exist"))?;
+        let data = secret["data"].as_object().cloned().unwrap_or_default();
+        let decode = |v: &Value| STANDARD.decode(v.as_str().unwrap_or(""));
+        let decoded = data
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), String::from_utf8(decode(v)?)?)));
+        decoded.collect()
+    }
+
+    /// The password in `name`'s connection Secret.
+    pub fn password(&self, name: &str) -> Result<String> {
+        let password = self.connection(name)?.remove("password");
+        password.context("the connection Secret holds no password")
+    }
+
+    /// Logs in as an application would, with `name`'s connection Secret
+    /// alone; returns `current_user`.
+    pub fn app_login(&self, name: &str) -> Result<String> {
+        let s = self.connection(name)?;
+        let value = |k: &str| s.get(k).map_or("", String::as_str);
+        let (host, port) = (value("host"), value("port"));
+        let ours = host == "127.0.0.1" && port == self.server.port().to_string();
+        ensure!(ours, "the Secret names {host}:{port}");
+        let login = [value("user"), value("password"), value("database")];
+        self.psql(login, "SELECT current_user")
+    }
+
+    /// Prints the ends of the operator's and the server's logs.
+    pub fn diagnose(&self) {
+        let logs = [
+            ("postgres-operator", self.log()),
+            ("PostgreSQL", self.server.log()),
+        ];
+        for (who, log) in logs {
+            println!("  --- {who}, last lines of {}:", log.display());
+            println!("{}", indent(&log_tail(&log, 15)));
+        }
+    }
+}
+
+/// Installs the example's shipped RBAC manifest into `w`'s namespace and
+/// returns kubectl and the operator's flags connecting as its
+/// ServiceAccount (a real token in a kubeconfig of its own in `dir`), so
+/// every check runs with exactly the permissions a user grants it.
+fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kubectl, Vec<String>)> {
+    let namespace = w.kube.namespace();
+    w.kube.apply(&in_namespace(RBAC, namespace))?;
+    let endpoint = w.endpoint()?;
+    let config = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "e2e", "cluster": {
+            "server": format!("https://{}:{}", endpoint.host, endpoint.port),
+            "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
+        }}],
+        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
+        "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
+    });
+    let path = dir.join("kubeconfig");
+    std::fs::write(&path, config.to_string())?;
+    let kubectl = w.control_plane().kubectl().to_path_buf();
+    let cache = dir.join("account-kube-cache");
+    let account = Kubectl::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
+    let file = path.display().to_string();
+    let connect = ["--context", ACCOUNT, "--namespace", namespace];
+    let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
+    Ok((account, flags.iter().map(|f| f.to_string()).collect()))
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        drop(self.operator.take());
+        self.stop_server();
+    }
+}
