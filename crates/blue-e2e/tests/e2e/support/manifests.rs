@@ -57,7 +57,7 @@ pub fn owner_uid(cm: &serde_json::Value) -> &str {
 /// the CEL rules this 1.20 server does not know).
 pub fn crd() -> anyhow::Result<serde_json::Value> {
     use local_configmap_operator::package::{crd_options, LocalConfigMaps};
-    let schema = blue_kubernetes::ResourceSchema::of(&LocalConfigMaps::default());
+    let schema = blue_kubernetes::ResourceSchema::of::<LocalConfigMaps>();
     Ok(blue_kubernetes::crd::generate(&schema, &crd_options())?)
 }
 
