@@ -6,7 +6,8 @@ use std::process::Command;
 use std::time::Instant;
 
 pub const USAGE: &str =
-    "  test                 fmt, clippy, docs, cargo test --workspace, the Clojure differential, e2e, short chaos";
+    "  test                 fmt, clippy, docs, the public API against the last release, cargo package,\n                       \
+     cargo test --workspace, the Clojure differential, e2e, short chaos";
 
 /// A step: its name, cargo's arguments (split at spaces) and extra environment.
 type Step = (
@@ -27,7 +28,7 @@ pub fn main(args: &[String]) -> Result<()> {
     // `cargo xtask control-plane provision`.
     println!("==> control plane binaries");
     crate::cluster::control_plane::provision::ensure_provisioned()?;
-    let steps: [Step; 7] = [
+    let steps: [Step; 9] = [
         ("fmt", "fmt --all -- --check", &[]),
         (
             "clippy",
@@ -39,6 +40,11 @@ pub fn main(args: &[String]) -> Result<()> {
             "doc --workspace --no-deps --exclude xtask",
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
+        // A breaking change needs a version bump (api/ holds the last
+        // release's API); the published crates must package and build
+        // from their packages alone.
+        ("public API against the last release", "xtask api", &[]),
+        ("package the published crates", "xtask package", &[]),
         ("unit, property and doc tests", "test --workspace", &[]),
         (
             "Clojure differential (ignored without clojure)",
