@@ -97,5 +97,6 @@ pub fn published(manifest: &Path) -> Result<Vec<Published>> {
 
 /// The workspace's root directory (xtask lives one level below it).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    let xtask = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask.parent().unwrap_or(xtask).to_path_buf()
 }

@@ -14,9 +14,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use super::render::{bounds, header, params, path, signature, ty, unknown, where_clause};
-
-const STABLE_AUTO_TRAITS: [&str; 5] = ["Send", "Sync", "Unpin", "UnwindSafe", "RefUnwindSafe"];
+use super::items::Lister;
 
 /// How local items are named in signatures: by their shortest public path
 /// (stable when an item moves between private modules); external items
@@ -69,10 +67,7 @@ pub fn listing(krate: &Value) -> BTreeSet<String> {
         krate,
         public: canonical.clone().into_iter().collect(),
     };
-    let lister = Lister {
-        index: &krate["index"],
-        names: &names,
-    };
+    let lister = Lister::new(&krate["index"], &names);
     for (item_path, id) in &found {
         let is_canonical = canonical.get(&key(id).unwrap_or_default()) == Some(item_path);
         lister.item(
@@ -85,7 +80,7 @@ pub fn listing(krate: &Value) -> BTreeSet<String> {
     lines
 }
 
-fn key(id: &Value) -> Option<String> {
+pub(super) fn key(id: &Value) -> Option<String> {
     match id {
         Value::Number(n) => Some(n.to_string()),
         Value::String(s) => Some(s.clone()),
@@ -173,303 +168,104 @@ impl<'a> Walk<'a, '_> {
     }
 }
 
-/// Writes an item's lines.
-struct Lister<'a> {
-    index: &'a Value,
-    names: &'a Names<'a>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
 
-impl Lister<'_> {
-    fn get(&self, id: &Value) -> &Value {
-        &self.index[key(id).unwrap_or_default()]
-    }
-
-    fn item(&self, p: &str, item: &Value, is_canonical: bool, out: &mut BTreeSet<String>) {
-        let names = self.names;
-        let Some((kind, v)) = item["inner"].as_object().and_then(|o| o.iter().next()) else {
-            out.insert(format!("item {p}"));
-            return;
+    /// rustdoc's JSON (format 57) of a small crate: a struct `S { pub x: u8 }`
+    /// with `fn get(&self) -> u8`, `fn make(S) -> Option<S>` defined in a
+    /// private module and re-exported at the root, and `enum E { A, B(bool) }`.
+    fn krate() -> Value {
+        let none = json!({ "params": [], "where_predicates": [] });
+        let s = json!({ "resolved_path": { "path": "S", "id": 1, "args": null } });
+        let function = |inputs: Value, output: Value| {
+            json!({ "function": { "sig": { "inputs": inputs, "output": output, "is_c_variadic": false },
+                "generics": none, "header": { "is_const": false, "is_unsafe": false, "is_async": false, "abi": "Rust" },
+                "has_body": true } })
         };
-        let generics = &v["generics"];
-        let non_exhaustive = item["attrs"].to_string().contains("non_exhaustive");
-        match kind.as_str() {
-            "module" => {
-                out.insert(format!("mod {p}"));
-            }
-            "function" => {
-                out.insert(format!(
-                    "{}fn {p}{}",
-                    header(&v["header"]),
-                    signature(names, v)
-                ));
-            }
-            "struct" | "union" => {
-                let (params, clause) = (params(names, generics), where_clause(names, generics));
-                out.insert(format!("{kind} {p}{params}{clause}"));
-                if is_canonical {
-                    self.fields(p, &v["kind"], non_exhaustive, out);
-                    self.impls(&v["impls"], false, out);
-                }
-            }
-            "enum" => {
-                let (params, clause) = (params(names, generics), where_clause(names, generics));
-                out.insert(format!("enum {p}{params}{clause}"));
-                if is_canonical {
-                    self.variants(p, v, non_exhaustive, out);
-                    self.impls(&v["impls"], false, out);
-                }
-            }
-            "trait" => {
-                let unsafety = if v["is_unsafe"] == true {
-                    "unsafe "
-                } else {
-                    ""
-                };
-                let supertraits = bounds(names, &v["bounds"]);
-                let supertraits = if supertraits.is_empty() {
-                    supertraits
-                } else {
-                    format!(": {supertraits}")
-                };
-                let (params, clause) = (params(names, generics), where_clause(names, generics));
-                out.insert(format!("{unsafety}trait {p}{params}{supertraits}{clause}"));
-                if is_canonical {
-                    self.trait_items(p, v, out);
-                    self.impls(&v["implementations"], true, out);
-                }
-            }
-            "type_alias" => {
-                let (params, clause) = (params(names, generics), where_clause(names, generics));
-                out.insert(format!(
-                    "type {p}{params} = {}{clause}",
-                    ty(names, &v["type"])
-                ));
-            }
-            "constant" => {
-                out.insert(format!("const {p}: {}", ty(names, &v["type"])));
-            }
-            "static" => {
-                let mutable = if v["is_mutable"] == true { "mut " } else { "" };
-                out.insert(format!("static {mutable}{p}: {}", ty(names, &v["type"])));
-            }
-            "macro" | "proc_macro" => {
-                out.insert(format!("macro {p}"));
-            }
-            other => {
-                out.insert(format!("{other} {p}"));
-            }
-        }
+        let item = |name: Value, inner: Value| json!({ "crate_id": 0, "name": name, "visibility": "public", "attrs": [], "inner": inner });
+        let option_of_s = json!({ "resolved_path": { "path": "Option", "id": 99,
+            "args": { "angle_bracketed": { "args": [{ "type": s }], "constraints": [] } } } });
+        json!({
+            "root": 0,
+            "format_version": 57,
+            "index": {
+                "0": item(json!("demo"), json!({ "module": { "is_crate": true, "items": [1, 2, 4], "is_stripped": false } })),
+                "1": item(json!("S"), json!({ "struct": { "kind": { "plain": { "fields": [10], "has_stripped_fields": false } },
+                    "generics": none, "impls": [20] } })),
+                "10": item(json!("x"), json!({ "struct_field": { "primitive": "u8" } })),
+                "20": item(json!(null), json!({ "impl": { "is_unsafe": false, "generics": none, "provided_trait_methods": [],
+                    "trait": null, "for": s, "items": [21], "is_negative": false, "is_synthetic": false, "blanket_impl": null } })),
+                "21": item(json!("get"), function(
+                    json!([["self", { "borrowed_ref": { "lifetime": null, "is_mutable": false, "type": { "generic": "Self" } } }]]),
+                    json!({ "primitive": "u8" }))),
+                "2": item(json!(null), json!({ "use": { "source": "inner::make", "name": "make", "id": 3, "is_glob": false } })),
+                "3": item(json!("make"), function(json!([["value", s]]), option_of_s)),
+                "4": item(json!("E"), json!({ "enum": { "generics": none, "has_stripped_variants": false, "variants": [40, 41], "impls": [] } })),
+                "40": item(json!("A"), json!({ "variant": { "kind": "plain", "discriminant": null } })),
+                "41": item(json!("B"), json!({ "variant": { "kind": { "tuple": [42] }, "discriminant": null } })),
+                "42": item(json!("0"), json!({ "struct_field": { "primitive": "bool" } })),
+            },
+            "paths": {
+                "3": { "crate_id": 0, "path": ["demo", "inner", "make"], "kind": "function" },
+                "99": { "crate_id": 2, "path": ["core", "option", "Option"], "kind": "enum" },
+            },
+        })
     }
 
-    /// A struct's public fields, and whether a literal can build it.
-    fn fields(&self, p: &str, kind: &Value, non_exhaustive: bool, out: &mut BTreeSet<String>) {
-        let names = self.names;
-        if kind == "unit" && !non_exhaustive {
-            out.insert(format!("struct {p}: constructible as a unit"));
-        }
-        if let Some(tuple) = kind.get("tuple").and_then(Value::as_array) {
-            for (i, field) in tuple.iter().enumerate().filter(|(_, f)| !f.is_null()) {
-                out.insert(format!(
-                    "field {p}.{i}: {}",
-                    ty(names, &self.get(field)["inner"]["struct_field"])
-                ));
-            }
-            if !non_exhaustive && tuple.iter().all(|f| !f.is_null()) {
-                out.insert(format!(
-                    "struct {p}: constructible with {} fields",
-                    tuple.len()
-                ));
-            }
-        }
-        if let Some(plain) = kind.get("plain") {
-            let mut all = Vec::new();
-            for field in plain["fields"].as_array().into_iter().flatten() {
-                let field = self.get(field);
-                let name = field["name"].as_str().unwrap_or_default();
-                out.insert(format!(
-                    "field {p}.{name}: {}",
-                    ty(names, &field["inner"]["struct_field"])
-                ));
-                all.push(name);
-            }
-            if !non_exhaustive && plain["has_stripped_fields"] == false {
-                all.sort_unstable();
-                out.insert(format!(
-                    "struct {p}: constructible with {{ {} }}",
-                    all.join(", ")
-                ));
-            }
-        }
+    fn lines(of: &[&str]) -> BTreeSet<String> {
+        of.iter().map(|l| l.to_string()).collect()
     }
 
-    fn variants(&self, p: &str, v: &Value, non_exhaustive: bool, out: &mut BTreeSet<String>) {
-        let names = self.names;
-        let mut all = Vec::new();
-        for variant in v["variants"].as_array().into_iter().flatten() {
-            let variant = self.get(variant);
-            let name = variant["name"].as_str().unwrap_or_default();
-            let kind = &variant["inner"]["variant"]["kind"];
-            let field_type = |f: &Value| {
-                if f.is_null() {
-                    "_".to_string()
-                } else {
-                    ty(names, &self.get(f)["inner"]["struct_field"])
-                }
-            };
-            let shape = if let Some(tuple) = kind.get("tuple").and_then(Value::as_array) {
-                format!(
-                    "({})",
-                    tuple.iter().map(field_type).collect::<Vec<_>>().join(", ")
-                )
-            } else if let Some(fields) = kind.get("struct") {
-                let named = fields["fields"].as_array().into_iter().flatten().map(|f| {
-                    format!(
-                        "{}: {}",
-                        self.get(f)["name"].as_str().unwrap_or_default(),
-                        field_type(f)
-                    )
-                });
-                let rest = if fields["has_stripped_fields"] == true {
-                    ", .."
-                } else {
-                    ""
-                };
-                format!(" {{ {}{rest} }}", named.collect::<Vec<_>>().join(", "))
-            } else if kind == "plain" {
-                String::new()
-            } else {
-                format!(" {}", unknown(kind))
-            };
-            out.insert(format!("variant {p}::{name}{shape}"));
-            all.push(name);
-        }
-        if !non_exhaustive && v["has_stripped_variants"] != true {
-            all.sort_unstable();
-            out.insert(format!("enum {p}: exhaustive {{ {} }}", all.join(", ")));
-        }
+    #[test]
+    fn items_are_listed_at_their_public_paths_with_signatures_fields_and_variants() {
+        let expected = lines(&[
+            "enum E",
+            "enum E: exhaustive { A, B }",
+            "field S.x: u8",
+            "fn make(S) -> core::option::Option<S>",
+            "impl S { fn get(&self) -> u8 }",
+            "struct S",
+            "struct S: constructible with { x }",
+            "variant E::A",
+            "variant E::B(bool)",
+        ]);
+        assert_eq!(listing(&krate()), expected);
     }
 
-    fn trait_items(&self, p: &str, v: &Value, out: &mut BTreeSet<String>) {
-        let names = self.names;
-        if v.get("is_dyn_compatible").or(v.get("is_object_safe")) == Some(&Value::Bool(true)) {
-            out.insert(format!("trait {p}: dyn-compatible"));
-        }
-        let mut required = Vec::new();
-        for item in v["items"].as_array().into_iter().flatten() {
-            let item = self.get(item);
-            let name = item["name"].as_str().unwrap_or_default();
-            let Some((kind, inner)) = item["inner"].as_object().and_then(|o| o.iter().next())
-            else {
-                continue;
-            };
-            let (has_default, line) = match kind.as_str() {
-                "function" => {
-                    let line = format!(
-                        "{}fn {name}{}",
-                        header(&inner["header"]),
-                        signature(names, inner)
-                    );
-                    (inner["has_body"] == true, line)
-                }
-                "assoc_type" => {
-                    let b = bounds(names, &inner["bounds"]);
-                    let b = if b.is_empty() { b } else { format!(": {b}") };
-                    let default = (!inner["type"].is_null())
-                        .then(|| format!(" = {}", ty(names, &inner["type"])));
-                    let line = format!(
-                        "type {name}{}{b}{}",
-                        params(names, &inner["generics"]),
-                        default.unwrap_or_default()
-                    );
-                    (!inner["type"].is_null(), line)
-                }
-                "assoc_const" => {
-                    let default = inner
-                        .get("value")
-                        .or(inner.get("default"))
-                        .filter(|d| !d.is_null());
-                    (
-                        default.is_some(),
-                        format!("const {name}: {}", ty(names, &inner["type"])),
-                    )
-                }
-                other => (false, format!("{other} {name}")),
-            };
-            if !has_default {
-                required.push(name);
-            }
-            let which = if has_default { "provided" } else { "required" };
-            out.insert(format!("trait {p}: {which} {line}"));
-        }
-        required.sort_unstable();
-        out.insert(format!(
-            "trait {p}: required items {{ {} }}",
-            required.join(", ")
-        ));
+    #[test]
+    fn a_changed_signature_or_a_variant_of_an_exhaustive_enum_removes_a_line() {
+        let before = listing(&krate());
+        let mut changed = krate();
+        changed["index"]["21"]["inner"]["function"]["sig"]["output"] =
+            json!({ "primitive": "u16" });
+        changed["index"]["4"]["inner"]["enum"]["variants"] = json!([40, 41, 43]);
+        changed["index"]["43"] = json!({ "crate_id": 0, "name": "C", "visibility": "public", "attrs": [],
+            "inner": { "variant": { "kind": "plain", "discriminant": null } } });
+        let after = listing(&changed);
+        let gone: Vec<&String> = before.difference(&after).collect();
+        assert_eq!(
+            gone,
+            [
+                "enum E: exhaustive { A, B }",
+                "impl S { fn get(&self) -> u8 }"
+            ]
+        );
     }
 
-    /// Trait implementations (one line each, with their associated types)
-    /// and inherent methods and constants. Blanket implementations of
-    /// other crates' traits follow from the rest and are left out.
-    fn impls(&self, ids: &Value, with_blanket: bool, out: &mut BTreeSet<String>) {
-        let names = self.names;
-        for id in ids.as_array().into_iter().flatten() {
-            let i = &self.get(id)["inner"]["impl"];
-            if !with_blanket && !i["blanket_impl"].is_null() {
-                continue;
-            }
-            // Of the auto traits, only the stable ones are a promise
-            // (`Freeze` and `UnsafeUnpin` cannot be named on stable).
-            let auto_trait = i["trait"]["path"].as_str().unwrap_or_default();
-            if i["is_synthetic"] == true && !STABLE_AUTO_TRAITS.contains(&auto_trait) {
-                continue;
-            }
-            let generics = &i["generics"];
-            let for_type = ty(names, &i["for"]);
-            let (impl_params, clause) = (params(names, generics), where_clause(names, generics));
-            let items = i["items"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|item| self.get(item));
-            if i["trait"].is_null() {
-                for item in items.filter(|item| item["visibility"] == "public") {
-                    let name = item["name"].as_str().unwrap_or_default();
-                    let inner = &item["inner"];
-                    let member = if let Some(f) = inner.get("function") {
-                        format!("{}fn {name}{}", header(&f["header"]), signature(names, f))
-                    } else if let Some(c) = inner.get("assoc_const").or(inner.get("constant")) {
-                        format!("const {name}: {}", ty(names, &c["type"]))
-                    } else {
-                        format!("{name} {}", unknown(inner))
-                    };
-                    out.insert(format!(
-                        "impl{impl_params} {for_type}{clause} {{ {member} }}"
-                    ));
-                }
-                continue;
-            }
-            let negative = if i["is_negative"] == true { "!" } else { "" };
-            let unsafety = if i["is_unsafe"] == true {
-                "unsafe "
-            } else {
-                ""
-            };
-            let header = format!(
-                "{unsafety}impl{impl_params} {negative}{} for {for_type}{clause}",
-                path(names, &i["trait"])
-            );
-            for item in items {
-                if let Some(assoc) = item["inner"].get("assoc_type") {
-                    let name = item["name"].as_str().unwrap_or_default();
-                    let generic = params(names, &assoc["generics"]);
-                    out.insert(format!(
-                        "{header} {{ type {name}{generic} = {} }}",
-                        ty(names, &assoc["type"])
-                    ));
-                }
-            }
-            out.insert(header);
-        }
+    #[test]
+    fn an_added_function_only_adds_a_line() {
+        let before = listing(&krate());
+        let mut added = krate();
+        added["index"]["0"]["inner"]["module"]["items"] = json!([1, 2, 4, 5]);
+        added["index"]["5"] = added["index"]["3"].clone();
+        added["index"]["5"]["name"] = json!("make_again");
+        let after = listing(&added);
+        assert!(before.is_subset(&after));
+        assert_eq!(
+            after.difference(&before).collect::<Vec<_>>(),
+            ["fn make_again(S) -> core::option::Option<S>"]
+        );
     }
 }

@@ -6,6 +6,7 @@
 //! incompatible (0.x: the minor; from 1.0: the major).
 
 mod baseline;
+mod items;
 mod listing;
 mod render;
 mod rustdoc;
