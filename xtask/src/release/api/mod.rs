@@ -64,18 +64,18 @@ fn check(root: &Path) -> Result<()> {
         let (old, new) = (&baseline.version, &krate.version);
         if missing.is_empty() {
             println!(
-                "{}: the API of {old} is intact ({added} lines added)",
+                "{}: the API of {old} is intact ({added} line(s) added)",
                 krate.name
             );
         } else if !compatible(old, new)? {
             let n = missing.len();
             println!(
-                "{}: {n} lines of {old}'s API changed or gone, allowed by the version {new}",
+                "{}: {n} line(s) of {old}'s API changed or gone, allowed by the version {new}",
                 krate.name
             );
         } else {
             eprintln!(
-                "{}: {} lines of {old}'s API changed or gone, but the version is still {new}:",
+                "{}: {} line(s) of {old}'s API changed or gone, but the version is still {new}:",
                 krate.name,
                 missing.len()
             );
