@@ -7,6 +7,7 @@ mod chaos;
 mod cluster;
 mod demo;
 mod e2e;
+mod release;
 mod support;
 mod test_all;
 mod world;
@@ -24,12 +25,15 @@ fn main() -> ExitCode {
         Some("bench") => bench::main(&args[1..]),
         Some("chaos") => chaos::main(&args[1..]),
         Some("test") => test_all::main(&args[1..]),
+        Some("package") => release::package::main(&args[1..]),
+        Some("api") => release::api::main(&args[1..]),
         _ => {
             eprintln!("{USAGE}\n{}", cluster::control_plane::cli::USAGE);
             eprintln!("{}\n{}", e2e::USAGE, demo::USAGE);
             eprintln!("{}", bench::USAGE);
             eprintln!("{}", chaos::USAGE);
             eprintln!("{}", test_all::USAGE);
+            eprintln!("{}\n{}", release::package::USAGE, release::api::USAGE);
             return ExitCode::from(2);
         }
     };

@@ -5,7 +5,8 @@ use anyhow::{bail, Context, Result};
 use std::time::Instant;
 
 pub const USAGE: &str =
-    "  test                 fmt, clippy, docs, the workspace's tests but e2e, the Clojure differential, e2e, short chaos";
+    "  test                 fmt, clippy, docs, the public API against the last release, cargo package,\n                       \
+     the workspace's tests but e2e, the Clojure differential, e2e, short chaos";
 
 /// A step: its name, cargo's arguments (split at spaces) and extra environment.
 type Step = (
@@ -25,7 +26,7 @@ pub fn main(args: &[String]) -> Result<()> {
     // `cargo xtask control-plane provision`.
     println!("==> control plane binaries");
     crate::cluster::control_plane::provision::ensure_provisioned()?;
-    let steps: [Step; 7] = [
+    let steps: [Step; 9] = [
         ("fmt", "fmt --all -- --check", &[]),
         (
             "clippy",
@@ -37,6 +38,11 @@ pub fn main(args: &[String]) -> Result<()> {
             "doc --workspace --no-deps --exclude xtask",
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
+        // A breaking change needs a version bump (api/ holds the last
+        // release's API); the published crates must package and build
+        // from their packages alone.
+        ("public API against the last release", "xtask api", &[]),
+        ("package the published crates", "xtask package", &[]),
         // The end-to-end tests run in their own step, below.
         (
             "unit, property and doc tests",
