@@ -7,7 +7,6 @@ mod fleet;
 mod hostile;
 mod order;
 mod permissions;
-mod postgres;
 
 use std::fs;
 use std::time::{Duration, Instant};
@@ -106,6 +105,9 @@ pub fn main(args: &[String]) -> Result<()> {
     let seed = parsed.seed.unwrap_or(random);
     let (profile, only_postgres) = (parsed.profile, parsed.only_postgres);
     println!("seed {seed}: `--seed {seed}` replays this run's kill points");
+    if only_postgres {
+        return run_tests(&parsed, seed);
+    }
     let rng = &mut XorShift::new(seed);
     let started = Instant::now();
     let testbed = Testbed::up("chaos", &Mode::Local, None)?;
@@ -154,7 +156,6 @@ pub fn main(args: &[String]) -> Result<()> {
             Ok(())
         });
     }
-    let pg_dir = postgres::run(&world, &profile, rng, &mut suite, &mut figures);
     if !only_postgres {
         final_checks(&mut world, &mut suite);
     }
@@ -163,8 +164,7 @@ pub fn main(args: &[String]) -> Result<()> {
     for mut p in respawned {
         let _ = p.stop(Duration::from_secs(10));
     }
-    let mut gone = testbed.down()?;
-    gone.extend(pg_dir);
+    let gone = testbed.down()?;
     suite.run("cleanup", || Ok(nothing_left(&gone)?));
 
     println!("figures:");
@@ -172,7 +172,33 @@ pub fn main(args: &[String]) -> Result<()> {
         println!("  {line}");
     }
     let took = started.elapsed().as_secs_f64();
-    suite.finish("chaos", &format!("in {took:.1}s (seed {seed})"))
+    let harness = suite.finish("chaos", &format!("in {took:.1}s (seed {seed})"));
+    // The checks that are `#[test]`s of blue-e2e (`tests/chaos`), with the
+    // same profile and seed.
+    let tests = run_tests(&parsed, seed);
+    harness.and(tests)
+}
+
+/// `cargo test -p blue-e2e --test chaos`, the profile and the seed passed
+/// as the environment variables the tests read (figures shown).
+fn run_tests(parsed: &Args, seed: u64) -> Result<()> {
+    crate::support::debian::ensure_postgres()?;
+    let profile = match parsed.profile == Profile::LONG {
+        true => "long",
+        false => "short",
+    };
+    let filter = parsed.only_postgres.then_some("postgres::");
+    let mut cargo = crate::support::cargo::command();
+    cargo
+        .args(["test", "--package", "blue-e2e", "--test", "chaos", "--"])
+        .args(filter)
+        .args(["--nocapture", "--test-threads=4"])
+        .env("BLUE_CHAOS_PROFILE", profile)
+        .env("BLUE_CHAOS_SEED", seed.to_string());
+    // The tests stop their operators with SIGTERM: not blocked in them.
+    let status = interrupt::with_default_mask(|| cargo.status()).context("running cargo test")?;
+    ensure!(status.success(), "the chaos tests failed ({status})");
+    Ok(())
 }
 
 /// Replaces the CRD's schema with "anything goes", as on a cluster whose

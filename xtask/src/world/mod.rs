@@ -7,7 +7,6 @@ pub mod in_cluster;
 pub mod operator;
 pub mod postgres;
 pub mod scrape;
-pub mod steps_audit;
 mod testbed;
 
 pub use testbed::Testbed;
@@ -231,11 +230,6 @@ pub fn indent(text: &str) -> String {
         .map(|l| format!("    {l}"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// `metadata.name` of an object ("" when absent).
-pub fn name_of(r: &Value) -> &str {
-    r["metadata"]["name"].as_str().unwrap_or("")
 }
 
 /// `status.phase` of a resource ("" when absent).
