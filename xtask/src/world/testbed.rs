@@ -70,7 +70,6 @@ impl Testbed {
             binary: self.binary.clone(),
             pg_binary: self.pg_binary.clone(),
             work: self.work.path().to_path_buf(),
-            cel: self.installation.cel,
             operator: None,
             operator_env: Vec::new(),
             transport,

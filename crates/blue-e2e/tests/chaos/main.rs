@@ -7,6 +7,7 @@
 //! (`--nocapture` shows them).
 
 mod chaos;
+mod local_configmap;
 mod postgres;
 
 // The e2e fixtures; this binary uses part of them.
