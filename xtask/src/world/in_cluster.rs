@@ -1,6 +1,5 @@
-//! The operator "in-cluster" from outside the cluster: a service-account
-//! directory (`ca.crt`, `token`, `namespace`), real ServiceAccount tokens
-//! from the TokenRequest API, and the service host/port overrides.
+//! Real ServiceAccount tokens from the TokenRequest API, for an operator
+//! connecting as its shipped account.
 
 use anyhow::{Context, Result};
 use serde_json::json;

@@ -63,7 +63,7 @@ pub struct World<'a> {
     /// Scratch directory (removed at the end).
     pub work: PathBuf,
     pub operator: Option<Operator>,
-    /// Extra environment for the operator (e.g. chaos's counting `KUBECTL`).
+    /// Extra environment for the operator.
     pub operator_env: Vec<(String, String)>,
     pub transport: Transport,
 }

@@ -1,7 +1,7 @@
-//! The PostgreSQL example on the testbed, for e2e and chaos: a private
+//! The PostgreSQL example on the testbed, for the bench's references: a private
 //! PostgreSQL server (guarded by a watchdog like the control plane's),
 //! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
-//! `postgres-operator` auditing its steps (`steps_audit`).
+//! `postgres-operator` auditing its steps.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

@@ -1,4 +1,4 @@
-//! Setup and teardown of a run, written once for e2e, chaos and the demo:
+//! Setup and teardown of a run, written once for the bench and the demo:
 //! build the operators, open the cluster, install the example into a
 //! namespace; afterwards stop and remove everything, in reverse order, also
 //! when the run failed.
