@@ -24,7 +24,7 @@ pub fn main(args: &[String]) -> Result<()> {
         false => Some(TEST_THREADS),
     };
     let status = crate::support::cargo::command()
-        .args(["test", "--package", "blue-e2e", "--"])
+        .args(["test", "--package", "blue-e2e", "--test", "e2e", "--"])
         .args(threads)
         .args(harness)
         .env("BLUE_E2E_TRANSPORT", transport)

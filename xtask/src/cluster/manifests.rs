@@ -9,45 +9,6 @@ pub const RBAC: &str = include_str!("../../../examples/local-configmap/manifests
 pub const SAMPLE: &str = include_str!("../../../examples/local-configmap/manifests/sample.yaml");
 
 pub const CRD_NAME: &str = "localconfigmaps.examples.blue.dev";
-/// ServiceAccount (and Role, RoleBinding) name in `rbac.yaml`.
-pub const SERVICE_ACCOUNT: &str = "local-configmap-operator";
-
-/// The example's finalizer: `package::names()`'s, in its own domain (a
-/// test checks; constants, so the checks can use them as JSON keys).
-pub const FINALIZER: &str = "examples.blue.dev/infrastructure";
-/// The example's destroy-protection key.
-pub const DESTROY_PROTECTION_KEY: &str = "prevent-destroy";
-/// The example's owner annotation on ConfigMaps.
-pub const OWNER_ANNOTATION: &str = "examples.blue.dev/owner-uid";
-
-/// A LocalConfigMap manifest.
-pub fn manifest(name: &str, spec: serde_json::Value) -> String {
-    object(name, spec).to_string()
-}
-
-fn object(name: &str, spec: serde_json::Value) -> serde_json::Value {
-    serde_json::json!({
-        "apiVersion": "examples.blue.dev/v1alpha1",
-        "kind": "LocalConfigMap",
-        "metadata": {"name": name},
-        "spec": spec,
-    })
-}
-
-/// The owner annotation of a ConfigMap ("" when it has none).
-pub fn owner_uid(cm: &serde_json::Value) -> &str {
-    cm["metadata"]["annotations"][OWNER_ANNOTATION]
-        .as_str()
-        .unwrap_or("")
-}
-
-/// Whether a resource carries the controller's finalizer.
-pub fn has_finalizer(r: &serde_json::Value) -> bool {
-    r["metadata"]["finalizers"]
-        .as_array()
-        .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
-}
-
 /// The CRD `generate` (an example's `crd_yaml`) makes, as this server accepts it: with its CEL rules when the
 /// server knows `x-kubernetes-validations` (Kubernetes >= 1.25), else
 /// generated without them. Decided by a server-side dry run rather than the
@@ -74,13 +35,6 @@ pub fn in_namespace(yaml: &str, namespace: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_names_are_the_examples() {
-        let names = local_configmap_operator::package::names();
-        assert_eq!(names.finalizer, FINALIZER);
-        assert_eq!(names.destroy_protection_key, DESTROY_PROTECTION_KEY);
-    }
 
     #[test]
     fn namespaced_objects_move() {

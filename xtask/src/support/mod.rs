@@ -7,6 +7,5 @@ pub mod interrupt;
 pub mod kube;
 pub mod processes;
 pub mod random;
-pub mod suite;
 pub mod temp_dir;
 pub mod wait;

@@ -1,8 +1,8 @@
 //! A seeded generator for what a run must be able to replay, without a
 //! dependency (random names come from `blue_envtest::random_hex`).
 
-/// A tiny deterministic xorshift generator: the bench's jitter and chaos's
-/// kill points, reproducible from their seed without a `rand` dependency.
+/// A tiny deterministic xorshift generator: the bench's jitter,
+/// reproducible from its seed without a `rand` dependency.
 pub struct XorShift(u64);
 
 impl XorShift {

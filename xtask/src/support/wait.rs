@@ -53,20 +53,6 @@ pub fn poll<T>(
     }
 }
 
-/// Checks `cond` every `every` until it holds; returns how long that took.
-pub fn until(
-    what: &str,
-    timeout: Duration,
-    every: Duration,
-    mut cond: impl FnMut() -> bool,
-) -> Result<Duration> {
-    let started = Instant::now();
-    poll(what, timeout, every, || {
-        anyhow::ensure!(cond(), "not yet");
-        Ok(started.elapsed())
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

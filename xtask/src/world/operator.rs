@@ -61,4 +61,4 @@ pub fn build(packages: &[&str], release: bool) -> Result<Vec<PathBuf>> {
         .collect()
 }
 
-pub use blue_envtest::operator::{log_len, log_since, processes_of, tmp_dir, Operator};
+pub use blue_envtest::operator::{log_since, Operator};

@@ -1,24 +1,22 @@
-//! The PostgreSQL example on the testbed, for e2e and chaos: a private
+//! The PostgreSQL example on the testbed, for the bench's references: a private
 //! PostgreSQL server (guarded by a watchdog like the control plane's),
 //! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
-//! `postgres-operator` auditing its steps (`steps_audit`).
+//! `postgres-operator` auditing its steps.
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{Context, Result};
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
 use postgres_operator::test_hooks;
-use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
+use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
 use super::in_cluster::request_token_for;
 use super::operator::Operator;
-use super::{check_ready, indent, name_of, World, POLL_MS};
-use crate::cluster::control_plane::process::{log_tail, Watchdog};
+use super::{check_ready, World, POLL_MS};
+use crate::cluster::control_plane::process::Watchdog;
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
@@ -87,11 +85,6 @@ impl Postgres {
         Ok(())
     }
 
-    /// The server's directory (data, socket, log), removed on drop.
-    pub fn server_dir(&self) -> &Path {
-        self.server.dir()
-    }
-
     /// The operator's log (shared by restarts).
     pub fn log(&self) -> PathBuf {
         self.work.join("operator.log")
@@ -110,60 +103,12 @@ impl Postgres {
         Ok(())
     }
 
-    /// Restarts the operator if it is not running.
-    pub fn ensure_operator(&mut self) -> Result<()> {
-        match self.operator.as_mut().is_some_and(Operator::is_running) {
-            true => Ok(()),
-            false => self.start_operator(&[]),
-        }
-    }
-
     /// Stops the server (a fast shutdown), keeping its data.
     pub fn stop_server(&mut self) {
         if let Some(w) = self.watchdog.take() {
             w.disarm();
         }
         self.server.stop();
-    }
-
-    /// Starts the stopped server again, on the same port.
-    pub fn start_server(&mut self) -> Result<()> {
-        with_default_mask(|| self.server.restart())?;
-        self.arm_watchdog()
-    }
-
-    /// Runs `sql` through psql over TCP as `user` with `password`, in
-    /// `database`; returns its rows, one a line. psql explains a failure.
-    pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
-        let port = format!("--port={}", self.server.port());
-        let out = Command::new(bin_dir().join("psql"))
-            .env("PGPASSWORD", password)
-            .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
-            .args(["-U", user, "-d", database, "-c", sql])
-            .stdin(Stdio::null())
-            .output()
-            .context("running psql")?;
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        ensure!(out.status.success(), "psql as {user}: {}", stderr.trim());
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    }
-
-    /// [`Postgres::psql`] as the admin.
-    pub fn admin(&self, sql: &str) -> Result<String> {
-        self.psql([ADMIN, ADMIN_PASSWORD, "postgres"], sql)
-    }
-
-    /// The roles and the databases named like `pattern` (SQL `LIKE`),
-    /// sorted and comma-separated; the server's own (`pg_*`, templates) left out.
-    pub fn names_like(&self, pattern: &str) -> Result<(String, String)> {
-        let list = |column: &str, table: &str, own: &str| {
-            self.admin(&format!(
-                "SELECT coalesce(string_agg({column}, ',' ORDER BY {column}), '') FROM {table} \
-                 WHERE {column} LIKE '{pattern}' AND NOT ({own})"
-            ))
-        };
-        let roles = list("rolname", "pg_roles", "rolname LIKE 'pg\\_%'")?;
-        Ok((roles, list("datname", "pg_database", "datistemplate")?))
     }
 
     /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
@@ -211,78 +156,6 @@ impl Postgres {
             also(&r)?;
             Ok(r)
         })
-    }
-
-    /// Waits until every `PostgresDatabase` is Ready and exactly `names`
-    /// exist (one list per probe); returns them.
-    pub fn wait_all_ready(&self, names: &[String]) -> Result<Vec<Value>> {
-        let mut want = names.to_vec();
-        want.sort();
-        eventually("every postgresdatabase Ready", DEADLINE, || {
-            let all = self.kube.items(&["get", PGDB])?;
-            let mut got: Vec<String> = all.iter().map(|r| name_of(r).to_string()).collect();
-            got.sort();
-            ensure!(got == want, "postgresdatabases {got:?}");
-            for r in &all {
-                check_ready(r, REQUEST_ANNOTATION).with_context(|| name_of(r).to_string())?;
-            }
-            Ok(all)
-        })
-    }
-
-    /// Fails when the operator's log holds the admin password or one of
-    /// `names`' generated ones.
-    pub fn log_holds_no_password(&self, names: &[String]) -> Result<()> {
-        let log = std::fs::read_to_string(self.log())?;
-        let leaked = log.contains(ADMIN_PASSWORD);
-        ensure!(!leaked, "the log holds the admin password");
-        for name in names {
-            let leaked = log.contains(&self.password(name)?);
-            ensure!(!leaked, "the log holds {name}'s password");
-        }
-        Ok(())
-    }
-
-    /// `name`'s connection Secret, decoded; an error when it does not exist.
-    pub fn connection(&self, name: &str) -> Result<BTreeMap<String, String>> {
-        let secret = self.kube.get("secret", &format!("{name}-connection"))?;
-        let secret = secret.with_context(|| format!("{name}-connection does not exist"))?;
-        let data = secret["data"].as_object().cloned().unwrap_or_default();
-        let decode = |v: &Value| STANDARD.decode(v.as_str().unwrap_or(""));
-        let decoded = data
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), String::from_utf8(decode(v)?)?)));
-        decoded.collect()
-    }
-
-    /// The password in `name`'s connection Secret.
-    pub fn password(&self, name: &str) -> Result<String> {
-        let password = self.connection(name)?.remove("password");
-        password.context("the connection Secret holds no password")
-    }
-
-    /// Logs in as an application would, with `name`'s connection Secret
-    /// alone; returns `current_user`.
-    pub fn app_login(&self, name: &str) -> Result<String> {
-        let s = self.connection(name)?;
-        let value = |k: &str| s.get(k).map_or("", String::as_str);
-        let (host, port) = (value("host"), value("port"));
-        let ours = host == "127.0.0.1" && port == self.server.port().to_string();
-        ensure!(ours, "the Secret names {host}:{port}");
-        let login = [value("user"), value("password"), value("database")];
-        self.psql(login, "SELECT current_user")
-    }
-
-    /// Prints the ends of the operator's and the server's logs.
-    pub fn diagnose(&self) {
-        let logs = [
-            ("postgres-operator", self.log()),
-            ("PostgreSQL", self.server.log()),
-        ];
-        for (who, log) in logs {
-            println!("  --- {who}, last lines of {}:", log.display());
-            println!("{}", indent(&log_tail(&log, 15)));
-        }
     }
 }
 

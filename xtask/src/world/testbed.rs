@@ -1,4 +1,4 @@
-//! Setup and teardown of a run, written once for e2e, chaos and the demo:
+//! Setup and teardown of a run, written once for the bench and the demo:
 //! build the operators, open the cluster, install the example into a
 //! namespace; afterwards stop and remove everything, in reverse order, also
 //! when the run failed.
@@ -70,7 +70,6 @@ impl Testbed {
             binary: self.binary.clone(),
             pg_binary: self.pg_binary.clone(),
             work: self.work.path().to_path_buf(),
-            cel: self.installation.cel,
             operator: None,
             operator_env: Vec::new(),
             transport,

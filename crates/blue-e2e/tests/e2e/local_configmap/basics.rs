@@ -7,8 +7,9 @@ use serde_json::{json, Value};
 use super::{
     alpha_data, check_acknowledged, condition, config_map, ensure_stalled, eventually, get,
     manifest, owner_uid, patch_spec, phase, uid, wait_data, wait_phase, wait_ready, World,
-    DEADLINE, FINALIZER, LCM, REQUEST_ANNOTATION,
+    DEADLINE, LCM, REQUEST_ANNOTATION,
 };
+use crate::support::manifests::has_finalizer;
 
 /// The server's schema (not the operator) rejects malformed common fields
 /// and config; nothing is stored.
@@ -103,11 +104,8 @@ fn initial_alpha(w: &mut World) -> Result<Value> {
 fn finalizer_present() -> Result<()> {
     super::check(Some("alpha"), super::alpha, |w| {
         let r = get(w, "alpha")?;
-        let finalizers = r["metadata"]["finalizers"]
-            .as_array()
-            .context("no finalizers")?;
-        let ours = finalizers.iter().any(|f| f == FINALIZER);
-        ensure!(ours, "finalizers are {finalizers:?}");
+        let finalizers = &r["metadata"]["finalizers"];
+        ensure!(has_finalizer(&r), "finalizers are {finalizers}");
         for kind in ["Reconciling", "Stalled"] {
             let c = condition(&r, kind).with_context(|| format!("no {kind} condition"))?;
             ensure!(c["status"] == "False", "{kind} is {}", c["status"]);

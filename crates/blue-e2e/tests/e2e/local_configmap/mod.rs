@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::support::manifests::{manifest, owner_uid, FINALIZER, LCM, REQUEST_ANNOTATION};
+use crate::support::manifests::{manifest, owner_uid, LCM, REQUEST_ANNOTATION};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::{self, condition, phase, World};
 

@@ -19,7 +19,7 @@ use crate::support::in_cluster::request_token_for;
 use crate::support::manifests::in_namespace;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::PG_BINARY;
-use crate::support::{check_ready, indent, World, POLL_MS};
+use crate::support::{check_ready, indent, name_of, World, POLL_MS};
 use blue_envtest::operator::Operator;
 use blue_envtest::process::{log_tail, Watchdog};
 use blue_envtest::Kubectl;
@@ -108,12 +108,26 @@ impl Postgres {
         Ok(())
     }
 
+    /// Restarts the operator if it is not running.
+    pub fn ensure_operator(&mut self) -> Result<()> {
+        match self.operator.as_mut().is_some_and(Operator::is_running) {
+            true => Ok(()),
+            false => self.start_operator(&[]),
+        }
+    }
+
     /// Stops the server (a fast shutdown), keeping its data.
-    fn stop_server(&mut self) {
+    pub fn stop_server(&mut self) {
         if let Some(w) = self.watchdog.take() {
             w.disarm();
         }
         self.server.stop();
+    }
+
+    /// Starts the stopped server again, on the same port.
+    pub fn start_server(&mut self) -> Result<()> {
+        self.server.restart()?;
+        self.arm_watchdog()
     }
 
     /// Runs `sql` through psql over TCP as `user` with `password`, in
@@ -194,6 +208,23 @@ impl Postgres {
             check_ready(&r, REQUEST_ANNOTATION)?;
             also(&r)?;
             Ok(r)
+        })
+    }
+
+    /// Waits until every `PostgresDatabase` is Ready and exactly `names`
+    /// exist (one list per probe); returns them.
+    pub fn wait_all_ready(&self, names: &[String]) -> Result<Vec<Value>> {
+        let mut want = names.to_vec();
+        want.sort();
+        eventually("every postgresdatabase Ready", DEADLINE, || {
+            let all = self.kube.items(&["get", PGDB])?;
+            let mut got: Vec<String> = all.iter().map(|r| name_of(r).to_string()).collect();
+            got.sort();
+            ensure!(got == want, "postgresdatabases {got:?}");
+            for r in &all {
+                check_ready(r, REQUEST_ANNOTATION).with_context(|| name_of(r).to_string())?;
+            }
+            Ok(all)
         })
     }
 

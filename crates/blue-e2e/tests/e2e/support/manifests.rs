@@ -65,3 +65,20 @@ pub fn crd() -> anyhow::Result<serde_json::Value> {
 pub fn in_namespace(yaml: &str, namespace: &str) -> String {
     yaml.replace("namespace: default", &format!("namespace: {namespace}"))
 }
+
+/// Whether a resource carries the controller's finalizer.
+pub fn has_finalizer(r: &serde_json::Value) -> bool {
+    r["metadata"]["finalizers"]
+        .as_array()
+        .is_some_and(|f| f.iter().any(|f| f == FINALIZER))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_names_are_the_examples() {
+        let names = local_configmap_operator::package::names();
+        assert_eq!(names.finalizer, super::FINALIZER);
+        assert_eq!(names.destroy_protection_key, super::DESTROY_PROTECTION_KEY);
+    }
+}

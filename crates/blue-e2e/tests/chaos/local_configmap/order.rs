@@ -15,8 +15,9 @@ use std::time::Duration;
 use anyhow::{ensure, Result};
 use serde_json::Value;
 
-use crate::cluster::manifests::{has_finalizer, owner_uid};
-use crate::support::kube::{Kube, LCM};
+use crate::support::manifests::LCM;
+use crate::support::manifests::{has_finalizer, owner_uid};
+use blue_envtest::Kubectl;
 
 /// One watch event, reduced to what the order check needs.
 #[derive(Clone, Debug)]
@@ -40,7 +41,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn start(kube: &Kube) -> Self {
+    pub fn start(kube: &Kubectl) -> Self {
         let mut this = Self {
             events: Arc::default(),
             stop: Arc::default(),
@@ -126,7 +127,12 @@ impl Drop for Recorder {
 }
 
 /// Runs one `kubectl get -w` until it ends, recording its events.
-fn watch_once(kube: &Kube, kind: &str, events: &Mutex<Vec<Event>>, children: &Mutex<Vec<Child>>) {
+fn watch_once(
+    kube: &Kubectl,
+    kind: &str,
+    events: &Mutex<Vec<Event>>,
+    children: &Mutex<Vec<Child>>,
+) {
     let mut cmd = kube.command();
     cmd.args(["get", kind, "--watch", "--output-watch-events"])
         .args(["-o", "json", "--request-timeout=0"])
@@ -173,7 +179,7 @@ fn reduce(config_map: bool, event: &Value) -> Option<Event> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::manifests::{FINALIZER, OWNER_ANNOTATION};
+    use crate::support::manifests::{FINALIZER, OWNER_ANNOTATION};
     use serde_json::json;
 
     fn event(kind: &str, config_map: bool, revision: u64, finalizers: Value) -> Event {

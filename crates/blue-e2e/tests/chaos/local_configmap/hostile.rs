@@ -5,14 +5,13 @@
 
 use std::time::Duration;
 
-use anyhow::{ensure, Context};
+use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{has_finalizer, manifest, DESTROY_PROTECTION_KEY};
-use crate::support::kube::LCM;
-use crate::support::suite::Suite;
+use super::{nothing_left_behind, world};
+use crate::support::manifests::{has_finalizer, manifest, DESTROY_PROTECTION_KEY, LCM};
 use crate::support::wait::eventually;
-use crate::world::World;
+use crate::support::{self, World};
 
 /// How long a hostile resource may take to reach its phase.
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -75,9 +74,50 @@ fn cases() -> Vec<(&'static str, Value, &'static str, &'static str)> {
     invalid.into_iter().chain(ready).collect()
 }
 
-pub fn run(w: &mut World<'_>, suite: &mut Suite) {
-    let malformed = "malformed-resources-are-invalid-never-defaulted";
-    suite.check_on(w, malformed, (World::diagnose, None), |w| {
+/// On a control plane of its own whose CRD is loosened ([`loosen_crd`]).
+fn hostile_world() -> Result<World> {
+    let w = world(true)?;
+    loosen_crd(&w)?;
+    Ok(w)
+}
+
+/// Replaces the CRD's schema with "anything goes", as on a cluster whose
+/// CRD has no structural schema: the controller alone must refuse bad input.
+fn loosen_crd(w: &World) -> Result<()> {
+    let mut crd = w.kube.json(&["get", "crd", LCM, "-o", "json"])?;
+    for version in crd["spec"]["versions"]
+        .as_array_mut()
+        .context("CRD versions")?
+    {
+        version["schema"] = json!({"openAPIV3Schema": {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": true,
+        }});
+    }
+    w.kube.ok(&["replace", "-f", "-"], Some(&crd.to_string()))?;
+    // The API server serves the new schema after a moment.
+    eventually(
+        "the loose schema is served",
+        Duration::from_secs(30),
+        || {
+            let probe = manifest("chaos-probe", json!("text"));
+            let run = w
+                .kube
+                .run(&["create", "--dry-run=server", "-f", "-"], Some(&probe))?;
+            ensure!(run.ok, "a string spec is still refused");
+            Ok(())
+        },
+    )
+}
+
+/// Through the schema-less CRD: non-object `spec`/`config`, mistyped
+/// fields, intervals up to `999999999999h`, nested config, too many keys
+/// end Invalid/InvalidConfiguration; the longest interval, 400 KB of
+/// config and non-ASCII data Ready; the operator keeps running; all of
+/// them can be deleted.
+#[test]
+fn malformed_resources_are_invalid_never_defaulted() -> Result<()> {
+    support::run(hostile_world()?, None, |w| {
         for (name, spec, _, _) in cases() {
             w.kube.create(&manifest(name, spec))?;
         }
@@ -85,14 +125,29 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
             w.wait_phase(name, (want_phase, want_reason), DEADLINE, |_| Ok(()))?;
         }
         ensure!(w.operator()?.is_running(), "the operator exited");
-        Ok(())
-    });
-    let forged = "forged-ready-status-does-not-keep-the-controller-away";
-    let diagnose = (World::diagnose, Some("hostile-forged-status"));
-    suite.check_on(w, forged, diagnose, |w| {
+        let names: Vec<&str> = cases().iter().map(|c| c.0).collect();
+        for name in &names {
+            w.kube.delete(LCM, name)?;
+        }
+        eventually("the malformed resources gone", DEADLINE, || {
+            for name in &names {
+                ensure!(w.kube.get(LCM, name)?.is_none(), "{name} still exists");
+            }
+            Ok(())
+        })?;
+        nothing_left_behind(w)
+    })
+}
+
+/// A status forged to Ready until year 9999 before the operator starts:
+/// it still adds the finalizer, records the identity and creates the
+/// ConfigMap.
+#[test]
+fn forged_ready_status_does_not_keep_the_controller_away() -> Result<()> {
+    let forged = "hostile-forged-status";
+    support::run(hostile_world()?, Some(forged), |w| {
         // Forge while no operator runs, so the forgery is what it finds.
         w.stop_operator()?;
-        let forged = "hostile-forged-status";
         w.kube.create(&manifest(
             forged,
             json!({"config": {"data": {"real": "yes"}}}),
@@ -104,18 +159,17 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
             "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
                             "message": "forged", "lastTransitionTime": "2020-01-01T00:00:00Z"}],
         }});
-        w.kube.ok(
-            &[
-                "patch",
-                LCM,
-                forged,
-                "--subresource=status",
-                "--type=merge",
-                "-p",
-                &far.to_string(),
-            ],
-            None,
-        )?;
+        let patch = far.to_string();
+        let args = [
+            "patch",
+            LCM,
+            forged,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ];
+        w.kube.ok(&args, None)?;
         w.start_operator(&w.admin_args())?;
         // The forgery already reads Ready/Converged: wait for what only a
         // real pass leaves, the finalizer and the state identity.
@@ -135,20 +189,11 @@ pub fn run(w: &mut World<'_>, suite: &mut Suite) {
             "ConfigMap data {}",
             cm["data"]
         );
-        Ok(())
-    });
-    suite.check("malformed-resources-can-be-deleted", || {
-        w.ensure_operator()?;
-        let mut names: Vec<&str> = cases().iter().map(|c| c.0).collect();
-        names.push("hostile-forged-status");
-        for name in &names {
-            w.kube.delete(LCM, name)?;
-        }
-        eventually("the malformed resources gone", DEADLINE, || {
-            for name in &names {
-                ensure!(w.kube.get(LCM, name)?.is_none(), "{name} still exists");
-            }
+        w.kube.delete(LCM, forged)?;
+        eventually("the forged resource gone", DEADLINE, || {
+            ensure!(w.kube.get(LCM, forged)?.is_none(), "it still exists");
             Ok(())
-        })
-    });
+        })?;
+        nothing_left_behind(w)
+    })
 }

@@ -1,26 +1,16 @@
-//! The PostgreSQL example under faults: PostgreSQL outages, then the
-//! operator SIGKILLed in the middle of multi-step runs (what each check
-//! proves: `xtask/README.md`, "Chaos").
+//! The PostgreSQL operator SIGKILLed at seeded points of its multi-step
+//! runs, and what each kill did.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use super::{Figures, Profile};
-use crate::bench::measure::percentile;
-use crate::support::interrupt;
-use crate::support::random::XorShift;
-use crate::support::suite::Suite;
-use crate::support::wait::{until, DEADLINE};
-use crate::world::operator::{log_len, log_since};
-use crate::world::postgres::{Postgres, PGDB};
-use crate::world::{name_of, World};
-
-/// Each outage outlasts the resources' 2 s interval, so checks fail.
-const OUTAGE: Duration = Duration::from_secs(3);
-const OUTAGES: usize = 2;
+use super::world::{Postgres, PGDB};
+use crate::chaos::{percentile, Seed};
+use crate::support::name_of;
+use crate::support::wait::{poll, DEADLINE};
+use blue_envtest::operator::{log_len, log_since};
 
 /// New resources per kill round (their runs overlap, 4 workers).
 const NEW_PER_ROUND: usize = 4;
@@ -33,49 +23,9 @@ const KILL_WITHIN_MS: u64 = 400;
 /// killed run must not wait for, since a process death is not a failure.
 const RETRY_DELAY_S: f64 = 1.0;
 
-/// Runs the scenarios; returns the server's directory (gone by then) for
-/// the cleanup check.
-pub fn run(
-    w: &World<'_>,
-    profile: &Profile,
-    rng: &mut XorShift,
-    suite: &mut Suite,
-    figures: &mut Figures,
-) -> Option<PathBuf> {
-    let (mut pg, mut recoveries) = (None, Vec::new());
-    let passed = suite.check("postgres-restarts-with-deleted-secrets", || {
-        scenario(pg.insert(Postgres::up(w)?), &mut recoveries)
-    });
-    if let (false, Some(pg)) = (passed, &pg) {
-        pg.diagnose();
-    }
-    let slowest = recoveries.iter().max().copied().unwrap_or_default();
-    figures.add(format!(
-        "PostgreSQL stopped {OUTAGES} times for {OUTAGE:?} (Secrets deleted, a resource created meanwhile): all Ready with their first passwords within {:.1}s of each restart",
-        slowest.as_secs_f64()
-    ));
-    if let Some(pg) = pg.as_mut() {
-        let mut kills = Kills::default();
-        let passed = suite.check("postgres-sigkill-during-steps", || {
-            sigkill_during_steps(pg, profile.kills, rng, &mut kills)
-        });
-        if !passed {
-            pg.diagnose();
-        }
-        figures.add(kills.figure());
-        suite.check("postgres-killed-runs-resume-without-a-retry", || {
-            ensure!(kills.retried.is_empty(), "{}", kills.retried.join("; "));
-            Ok(())
-        });
-    }
-    let dir = pg.as_ref().map(|p| p.server_dir().to_path_buf());
-    drop(pg);
-    dir
-}
-
 /// What the kills did.
 #[derive(Default)]
-struct Kills {
+pub struct Kills {
     kills: usize,
     /// Converge runs recorded Running at a kill (so cut short), and delete runs.
     converges: usize,
@@ -93,11 +43,11 @@ struct Kills {
     resumed: Vec<f64>,
     /// Killed runs whose steps show an attempt beyond the one the kill cut
     /// short: a failed pass, so a retry delay, came between.
-    retried: Vec<String>,
+    pub retried: Vec<String>,
 }
 
 impl Kills {
-    fn figure(&self) -> String {
+    pub fn figure(&self) -> String {
         let spread = |v: &[f64]| {
             let p = |q| percentile(v, q);
             format!(
@@ -120,16 +70,14 @@ impl Kills {
 /// at a random point of their runs, a restart, and every resource Ready;
 /// then one role and database each, no orphans, every Secret logging in,
 /// the audit clean and no password in the log.
-fn sigkill_during_steps(
+pub fn sigkill_during_steps(
     pg: &mut Postgres,
     rounds: usize,
-    rng: &mut XorShift,
+    rng: &mut Seed,
     k: &mut Kills,
 ) -> Result<()> {
     let spec = json!({"deletionPolicy": "Destroy", "reconcileInterval": "10m"});
-    // The first scenario's resources are the first deleted.
-    let existing = pg.kube.items(&["get", PGDB])?;
-    let mut live: Vec<String> = existing.iter().map(|r| name_of(r).to_string()).collect();
+    let mut live: Vec<String> = Vec::new();
     // Runs are short: up to three times the rounds, until a kill cut one.
     for round in 0..3 * rounds {
         if round >= rounds && k.converges + k.deletes > 0 {
@@ -144,7 +92,7 @@ fn sigkill_during_steps(
             let gone = live.remove(0);
             pg.kube.delete(PGDB, &gone)?;
         }
-        interrupt::sleep(Duration::from_millis(rng.below(KILL_WITHIN_MS)));
+        std::thread::sleep(Duration::from_millis(rng.below(KILL_WITHIN_MS)));
         pg.operator.as_mut().context("no operator")?.crash()?;
         k.kills += 1;
         // The runs recorded Running now were cut short: (name, run, event,
@@ -161,7 +109,10 @@ fn sigkill_during_steps(
         let secs_since = |t: SystemTime| t.duration_since(clock).unwrap_or_default().as_secs_f64();
         let up = || log_since(&pg.log(), offset).contains("watching ");
         let every = Duration::from_millis(10);
-        until("the restarted operator up", DEADLINE, every, up)?;
+        poll("the restarted operator up", DEADLINE, every, || {
+            ensure!(up(), "not yet");
+            Ok(())
+        })?;
         let startup = restarted.elapsed().as_secs_f64();
         k.startups.push(startup);
         let all = pg.wait_all_ready(&live)?;
@@ -241,45 +192,4 @@ fn finished(r: &Value, run: &str, since: SystemTime) -> Result<[SystemTime; 2]> 
     let started = steps.iter().filter_map(|s| time(&s["startTime"]));
     let resumed = started.filter(|t| *t >= since).min().unwrap_or(end);
     Ok([resumed, end])
-}
-
-fn scenario(pg: &mut Postgres, recoveries: &mut Vec<Duration>) -> Result<()> {
-    let destroy = json!({"deletionPolicy": "Destroy"});
-    let mut names = vec!["shop-0".to_string(), "shop-1".into(), "shop-2".into()];
-    let mut passwords = Vec::new();
-    for name in &names {
-        pg.create(name, destroy.clone())?;
-    }
-    for name in &names {
-        pg.wait_ready(name)?;
-        passwords.push((name.clone(), pg.password(name)?));
-    }
-    for outage in 0..OUTAGES {
-        pg.stop_server();
-        for (name, _) in &passwords {
-            pg.kube.delete("secret", &format!("{name}-connection"))?;
-        }
-        names.push(format!("shop-late-{outage}"));
-        pg.create(&names[names.len() - 1], destroy.clone())?;
-        interrupt::sleep(OUTAGE);
-        pg.start_server()?;
-        let restarted = Instant::now();
-        for name in &names {
-            pg.wait_ready_and(name, |_| pg.app_login(name).map(drop))?;
-        }
-        recoveries.push(restarted.elapsed());
-    }
-    for (name, password) in &passwords {
-        ensure!(pg.password(name)? == *password, "{name}'s password changed");
-    }
-    names.sort();
-    let each = (names.join(","), names.join(","));
-    let found = pg.names_like("shop-%")?;
-    ensure!(found == each, "(roles, databases) are {found:?}");
-
-    let log = std::fs::read_to_string(pg.log())?;
-    ensure!(!log.contains("panicked"), "a panic in the operator's log");
-    let running = pg.operator.as_mut().is_some_and(|o| o.is_running());
-    ensure!(running, "postgres-operator exited on its own");
-    Ok(())
 }

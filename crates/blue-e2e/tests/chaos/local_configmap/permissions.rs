@@ -10,12 +10,12 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
 use super::fleet::Fleet;
-use super::{Figures, Profile};
-use crate::cluster::manifests::{in_namespace, RBAC};
-use crate::support::interrupt;
-use crate::support::suite::Suite;
-use crate::world::in_cluster::{in_cluster_args, request_token};
-use crate::world::{World, POLL_MS};
+use super::order::Recorder;
+use super::{after_the_faults, world};
+use crate::chaos::{figure, Profile};
+use crate::support::in_cluster::{in_cluster_args, request_token};
+use crate::support::manifests::{in_namespace, RBAC};
+use crate::support::{self, World, POLL_MS};
 
 /// A kubectl that appends its arguments to `$CHAOS_CALLS`, then runs the real one.
 pub struct Counter {
@@ -24,9 +24,7 @@ pub struct Counter {
 }
 
 impl Counter {
-    pub fn install(work: &Path) -> Result<Self> {
-        let real = crate::cluster::control_plane::provision::which("kubectl")
-            .context("kubectl on PATH")?;
+    pub fn install(work: &Path, real: &Path) -> Result<Self> {
         let dir = work.join("calls");
         fs::create_dir_all(&dir)?;
         let script = work.join("counting-kubectl");
@@ -121,7 +119,7 @@ fn cases(every: bool) -> Vec<Missing> {
 }
 
 /// The shipped Role (`rbac.yaml`) in the world's namespace, without `missing`.
-fn role(w: &World<'_>, missing: Option<&Missing>) -> Result<String> {
+fn role(w: &World, missing: Option<&Missing>) -> Result<String> {
     let doc = RBAC.split("\n---\n").find(|d| d.contains("\nkind: Role\n"));
     let doc = in_namespace(doc.context("no Role in rbac.yaml")?, w.kube.namespace());
     let dry_run = ["create", "--dry-run=client", "-o", "json", "-f", "-"];
@@ -146,62 +144,98 @@ fn role(w: &World<'_>, missing: Option<&Missing>) -> Result<String> {
     Ok(role.to_string())
 }
 
-pub fn run(
-    w: &mut World<'_>,
-    counter: &Counter,
-    fleet: &mut Fleet,
-    profile: &Profile,
-    suite: &mut Suite,
-    figures: &mut Figures,
-) {
-    for missing in cases(profile.every_permission) {
-        let mut figure = None;
-        let name = format!("bounded-requests-without-{}", missing.name);
-        suite.check_on(w, &name, (World::diagnose, None), |w| {
-            let window = forbidden_window(w, counter, fleet, profile, &missing)?;
-            let secs = profile.forbidden_window.as_secs_f64();
-            // Each resource is retried at 0, 1, 3, 7, 15, 31, 63 ... s;
-            // lists are one per poll whatever happens.
-            let attempts = (secs + 1.0).log2().floor() as usize + 1;
-            // `create -f FILE` and `replace -f FILE` do not name their
-            // object: bound those by every live resource retrying.
-            let (worst, bound) = if window.anonymous {
-                (window.count, fleet.live_count().max(1) * (attempts + 1))
-            } else {
-                (window.worst_resource, attempts + 1)
-            };
-            let gaps: Vec<String> = window.gaps.iter().map(|g| format!("{g:.1}")).collect();
-            figure = Some(format!(
-                "without {} {}: {} refused requests for {} resources in {secs:.0}s, at most {} per resource (bound {bound}), {}s apart; {:.0} kubectl calls/min in all (lists every {POLL_MS} ms included)",
-                missing.verb,
-                missing.resource,
-                window.count,
-                window.resources,
-                window.worst_resource,
-                gaps.join(", "),
-                window.total as f64 * 60.0 / secs,
-            ));
-            ensure!(
-                worst <= bound,
-                "{worst} requests needing the missing permission (bound {bound})"
-            );
-            Ok(())
-        });
-        if let Some(f) = figure {
-            figures.add(f);
-        }
+/// The operator in-cluster with the shipped Role minus `missing` (one of
+/// [`cases`]) for the profile's window while resources need work, kubectl
+/// counted by a wrapper: each resource's retries back off (at most
+/// `log2(window)+2` per resource); then, with the Role whole again and the
+/// admin operator back, [`after_the_faults`] holds. The long profile's
+/// cases pass at once in the short profile.
+fn bounded_requests_without(missing: &str) -> Result<()> {
+    let profile = Profile::from_env();
+    let Some(missing) = cases(profile.every_permission)
+        .into_iter()
+        .find(|m| m.name == missing)
+    else {
+        println!("{missing}: only in the long profile (BLUE_CHAOS_PROFILE=long)");
+        return Ok(());
+    };
+    support::run(world(false)?, None, |w| {
+        let counter = Counter::install(w.work(), w.kube.program())?;
+        let recorder = Recorder::start(&w.kube);
+        let mut fleet = Fleet::default();
+        fleet.batch(w, 4, 0, 0)?;
+        fleet.wait_converged(w)?;
+        let window = forbidden_window(w, &counter, &mut fleet, &profile, &missing);
         // Whatever happened: full permissions and the admin operator again.
-        let restore = (|| -> Result<()> {
-            w.kube.apply(&role(w, None)?)?;
-            if w.operator.is_some() {
-                w.stop_operator()?;
-            }
-            w.start_operator(&w.admin_args())
-        })();
-        if let Err(err) = restore {
-            println!("  (restoring the Role and the operator failed: {err:#})");
+        w.kube.apply(&role(w, None)?)?;
+        if w.operator.is_some() {
+            w.stop_operator()?;
         }
-    }
+        w.start_operator(&w.admin_args())?;
+        let window = window?;
+        let secs = profile.forbidden_window.as_secs_f64();
+        // Each resource is retried at 0, 1, 3, 7, 15, 31, 63 ... s;
+        // lists are one per poll whatever happens.
+        let attempts = (secs + 1.0).log2().floor() as usize + 1;
+        // `create -f FILE` and `replace -f FILE` do not name their
+        // object: bound those by every live resource retrying.
+        let (worst, bound) = if window.anonymous {
+            (window.count, fleet.live_count().max(1) * (attempts + 1))
+        } else {
+            (window.worst_resource, attempts + 1)
+        };
+        let gaps: Vec<String> = window.gaps.iter().map(|g| format!("{g:.1}")).collect();
+        figure(&format!(
+            "without {} {}: {} refused requests for {} resources in {secs:.0}s, at most {} per resource (bound {bound}), {}s apart; {:.0} kubectl calls/min in all (lists every {POLL_MS} ms included)",
+            missing.verb,
+            missing.resource,
+            window.count,
+            window.resources,
+            window.worst_resource,
+            gaps.join(", "),
+            window.total as f64 * 60.0 / secs,
+        ));
+        ensure!(
+            worst <= bound,
+            "{worst} requests needing the missing permission (bound {bound})"
+        );
+        after_the_faults(w, &mut fleet, &recorder)
+    })
+}
+
+#[test]
+fn bounded_requests_without_update_status() -> Result<()> {
+    bounded_requests_without("update-status")
+}
+
+#[test]
+fn bounded_requests_without_patch_finalizers() -> Result<()> {
+    bounded_requests_without("patch-finalizers")
+}
+
+#[test]
+fn bounded_requests_without_get_resource() -> Result<()> {
+    bounded_requests_without("get-resource")
+}
+
+#[test]
+fn bounded_requests_without_list_resources() -> Result<()> {
+    bounded_requests_without("list-resources")
+}
+
+#[test]
+fn bounded_requests_without_get_configmaps() -> Result<()> {
+    bounded_requests_without("get-configmaps")
+}
+
+#[test]
+fn bounded_requests_without_create_configmaps() -> Result<()> {
+    bounded_requests_without("create-configmaps")
+}
+
+#[test]
+fn bounded_requests_without_update_configmaps() -> Result<()> {
+    bounded_requests_without("update-configmaps")
 }
 
 /// What the operator requested during a forbidden window.
@@ -239,7 +273,7 @@ fn object_of(call: &str) -> String {
 /// Runs the in-cluster operator without `missing` for the profile's window
 /// while resources need work, and measures its requests.
 fn forbidden_window(
-    w: &mut World<'_>,
+    w: &mut World,
     counter: &Counter,
     fleet: &mut Fleet,
     profile: &Profile,
@@ -263,7 +297,7 @@ fn forbidden_window(
     fleet.batch(w, 1, 2, 0)?;
     fleet.create(w)?;
     fleet.create(w)?;
-    interrupt::sleep(profile.forbidden_window);
+    std::thread::sleep(profile.forbidden_window);
     ensure!(w.operator()?.is_running(), "the operator exited");
     let calls = counter.calls(missing.name);
     let needing: Vec<&(f64, String)> = calls.iter().filter(|(_, c)| (missing.uses)(c)).collect();

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use crate::cluster::manifests::{has_finalizer, manifest, owner_uid};
-use crate::support::kube::LCM;
+use crate::support::manifests::LCM;
+use crate::support::manifests::{has_finalizer, manifest, owner_uid};
 use crate::support::wait::eventually;
-use crate::world::{phase, World};
+use crate::support::{phase, World};
 
 pub const PREFIX: &str = "chaos-";
 /// How long convergence may take after a fault heals.
@@ -35,13 +35,7 @@ impl Fleet {
 
     /// Creates `creates` resources, edits the `edits` oldest live ones and
     /// deletes `deletes` of them (Destroy: their ConfigMaps must go too).
-    pub fn batch(
-        &mut self,
-        w: &World<'_>,
-        creates: usize,
-        edits: usize,
-        deletes: usize,
-    ) -> Result<()> {
+    pub fn batch(&mut self, w: &World, creates: usize, edits: usize, deletes: usize) -> Result<()> {
         for _ in 0..creates {
             self.create(w)?;
         }
@@ -56,7 +50,7 @@ impl Fleet {
     }
 
     /// Creates one resource; returns its name.
-    pub fn create(&mut self, w: &World<'_>) -> Result<String> {
+    pub fn create(&mut self, w: &World) -> Result<String> {
         self.created += 1;
         let name = format!("{PREFIX}{}", self.created);
         let spec = json!({
@@ -72,7 +66,7 @@ impl Fleet {
     }
 
     /// Changes a resource's data.
-    pub fn edit(&mut self, w: &World<'_>, name: &str) -> Result<()> {
+    pub fn edit(&mut self, w: &World, name: &str) -> Result<()> {
         let version = self.live.get(name).context("not a live resource")? + 1;
         w.kube.merge_patch(
             LCM,
@@ -84,7 +78,7 @@ impl Fleet {
     }
 
     /// Deletes a resource without waiting.
-    pub fn delete(&mut self, w: &World<'_>, name: &str) -> Result<()> {
+    pub fn delete(&mut self, w: &World, name: &str) -> Result<()> {
         w.kube.delete(LCM, name)?;
         self.live.remove(name);
         self.deleted.push(name.to_string());
@@ -92,14 +86,14 @@ impl Fleet {
     }
 
     /// Waits until [`Fleet::check`] passes; returns how long that took.
-    pub fn wait_converged(&self, w: &World<'_>) -> Result<Duration> {
+    pub fn wait_converged(&self, w: &World) -> Result<Duration> {
         let started = Instant::now();
         eventually("the fleet converged", CONVERGE_DEADLINE, || self.check(w))?;
         Ok(started.elapsed())
     }
 
     /// One look at the cluster; the first broken invariant is the error.
-    pub fn check(&self, w: &World<'_>) -> Result<()> {
+    pub fn check(&self, w: &World) -> Result<()> {
         let resources = w.kube.items(&["get", LCM])?;
         let by_name: HashMap<&str, &Value> = resources
             .iter()
