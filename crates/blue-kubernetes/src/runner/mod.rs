@@ -69,8 +69,9 @@ mod tests;
 
 pub use clap;
 pub use drain::{drain, Drained};
-pub use flags::{Flags, LogFormat, Transport};
+pub use flags::{Flags, Transport};
 pub use hooks::{TestHookError, TestHookSet};
+pub use logging::LogFormat;
 
 use crate::{
     config::{Names, Namespaces},

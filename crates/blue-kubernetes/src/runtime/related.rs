@@ -51,7 +51,7 @@ pub(crate) struct Kind {
 pub(crate) fn kinds(packages: &[Package]) -> Result<Vec<Kind>, crate::Error> {
     let mut kinds: Vec<Kind> = Vec::new();
     let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
-    let (label, value) = crate::connection::MANAGED_BY;
+    let (label, value) = crate::domain::names::MANAGED_BY;
     for (index, package) in packages.iter().enumerate() {
         let connection = package.schema().connection.then(|| {
             let managed = format!("{label}={value}");
