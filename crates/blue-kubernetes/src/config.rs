@@ -298,7 +298,7 @@ impl std::fmt::Debug for Config {
     }
 }
 
-crate::setters::setters!(Config {
+crate::package::setters::setters!(Config {
     /// Sets [`workers`](Config::workers).
     with_workers(workers: usize),
     /// Sets [`namespace`](Config::namespace).

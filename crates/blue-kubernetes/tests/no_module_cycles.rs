@@ -290,26 +290,25 @@ fn name(module: &Module) -> String {
 /// list may only shrink (a module that leaves every cycle must leave it
 /// too), and no other module may join a cycle.
 const KNOWN: &[&str] = &[
-    "crate::binding",
+    "crate::package::binding",
     "crate::cached",
     "crate::config",
     "crate::connection",
-    "crate::context",
+    "crate::package::context",
     "crate::crd",
     "crate::domain::options",
-    "crate::identity_context",
-    "crate::infrastructure",
-    "crate::outputs",
-    "crate::package",
+    "crate::package::identity_context",
+    "crate::package::infrastructure",
+    "crate::package::outputs",
+    "crate::package::erased",
     "crate::references",
     "crate::runtime::related",
-    "crate::schema",
-    "crate::steps",
+    "crate::package::schema",
     "crate::steps::key",
     "crate::steps::record",
     "crate::telemetry::log",
     "crate::test_hooks",
-    "crate::typed",
+    "crate::package::typed",
 ];
 
 /// The modules that reach themselves through the edges.

@@ -84,7 +84,7 @@ impl Default for Names {
     }
 }
 
-crate::setters::setters!(Names {
+crate::package::setters::setters!(Names {
     /// Sets [`finalizer`](Names::finalizer).
     with_finalizer(finalizer: String),
     /// Sets [`request_annotation`](Names::request_annotation).

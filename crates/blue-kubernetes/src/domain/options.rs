@@ -1,11 +1,11 @@
 //! What the closure form's callbacks get (the options map of the
 //! reference), and what the resource asks for.
 
-use crate::binding::Callbacks;
 use crate::config::{Clock, Names};
 use crate::connection::Connection;
-use crate::context::Api;
 use crate::domain::resource;
+use crate::package::binding::Callbacks;
+use crate::package::context::Api;
 use crate::replicas::FencingToken;
 use crate::steps::Steps;
 use serde_json::{Map, Value};

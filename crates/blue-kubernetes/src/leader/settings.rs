@@ -45,7 +45,7 @@ pub struct LeaderElectionConfig {
     pub retry_period_ms: u64,
 }
 
-crate::setters::setters!(LeaderElectionConfig {
+crate::package::setters::setters!(LeaderElectionConfig {
     /// Sets [`identity`](LeaderElectionConfig::identity).
     with_identity(identity: String),
     /// Sets [`lease_duration_ms`](LeaderElectionConfig::lease_duration_ms).

@@ -5,12 +5,12 @@
 use super::plan::Plan;
 use super::report::{Halt, PassOutcome, Report};
 use super::workflow::Workflow;
-use crate::callback::Failure;
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
 use crate::leader::{Fence, FencingToken, Gate};
-use crate::observation::Outputs;
-use crate::outputs::{accept, Rejected};
+use crate::package::callback::Failure;
+use crate::package::observation::Outputs;
+use crate::package::outputs::{accept, Rejected};
 use crate::package::CallbackInput;
 use crate::resource::{Phase, Reason};
 use crate::telemetry::log;

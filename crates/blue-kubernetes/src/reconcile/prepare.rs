@@ -7,10 +7,10 @@
 use super::pass::{Given, Pass, Prepared, Terms};
 use super::plan::Plan;
 use super::report::{PassOutcome, Report};
-use crate::callback::{self, Pick};
 use crate::domain::resource;
 use crate::lock::{LockGuard, LockKey};
-use crate::typed::options_for;
+use crate::package::callback::{self, Pick};
+use crate::package::typed::options_for;
 use crate::{Controller, Error, Package};
 use serde_json::Value;
 

@@ -4,8 +4,8 @@
 //! every [`Package`](crate::Package) is built around one, so the two
 //! cannot describe different resources.
 
-use crate::outputs::OutputsType;
-use crate::typed::ConfigType;
+use crate::package::outputs::OutputsType;
+use crate::package::typed::ConfigType;
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

@@ -2,7 +2,7 @@
 //! behind the erased [`Callbacks`] (see `binding`); a panic or an error is
 //! a [`Failure`].
 
-use crate::binding::Callbacks;
+use crate::package::binding::Callbacks;
 use crate::package::CallbackInput;
 use crate::telemetry::log::{error_chain, FailedCall};
 use crate::{CallbackResult, Controller, Package};
@@ -29,7 +29,8 @@ pub(crate) async fn call<T>(
     let failure = match result {
         Ok(Ok(value)) => return Ok(value),
         Ok(Err(e)) => {
-            let rejected = crate::rejected::find(&*e).map(|r| r.message().as_str().to_string());
+            let rejected =
+                crate::package::rejected::find(&*e).map(|r| r.message().as_str().to_string());
             Failure {
                 kind: match rejected {
                     Some(_) => FailureKind::Rejected,

@@ -225,7 +225,7 @@ impl<C: serde::de::DeserializeOwned> Context<C> {
     pub fn from_resource(resource: &Value, names: Names) -> Result<Self, serde_json::Error> {
         let options =
             CallbackInput::from_resource(resource).with_env(crate::config::system_clock(), names);
-        let config = crate::typed::decode_config::<C>(&options)?;
+        let config = crate::package::typed::decode_config::<C>(&options)?;
         Ok(Self::new(Arc::new(config), options))
     }
 }
