@@ -98,16 +98,18 @@
 //!   `outputs`, `schema` (the [`ResourceSchema`] a package is built
 //!   around), `typed` (typed configs), `validation` (what `validate`
 //!   returns), `rejected`, `setters`, `result` (what a callback returns),
+//!   `options` (the closure form's options map, with the handles a pass
+//!   hands out),
 //!   `erased` ([`Package`]: either form behind one type), `binding` (a
 //!   package bound to one resource's decoded config: one erased interface
 //!   for every package), `closures` (the closure form answering that
 //!   interface, its synchronous closures on blocking threads but the pure
 //!   `validate` and `identity` inline) and `callback` (how a callback
 //!   runs, panics caught).
-//! - `domain/`: the rules of a pass ("One pass, in order", above) without
-//!   I/O: `due`, `spec`, `status` (and when a check is quiet), `names`,
-//!   `resource`, `options`, `time`, `jitter` (each interval's uid-derived
-//!   stretch).
+//! - `domain/`: the rules of a pass ("One pass, in order", above) and
+//!   plain data, without I/O or handles: `due`, `spec`, `status` (and
+//!   when a check is quiet), `names`, `resource`, `intent`, `time`,
+//!   `jitter` (each interval's uid-derived stretch).
 //! - `reconcile/`: one pass: `mod` (the one-shot [`reconcile`]: read,
 //!   prepare, lock, read again), `prepare` (the due check, options, plan
 //!   and identity, the same for every caller), `plan` (what happens before

@@ -5,8 +5,8 @@
 //! ([`is_due`]).
 
 pub use crate::domain::due::is_due;
+pub use crate::domain::intent::Intent;
 pub use crate::domain::names::is_object_name;
-pub use crate::domain::options::Intent;
 pub use crate::domain::spec::{
     reconcile_interval_pattern, ManagementPolicy, MAX_RECONCILE_INTERVAL_MS,
 };

@@ -296,7 +296,7 @@ const KNOWN: &[&str] = &[
     "crate::connection",
     "crate::package::context",
     "crate::crd",
-    "crate::domain::options",
+    "crate::package::options",
     "crate::package::identity_context",
     "crate::package::infrastructure",
     "crate::package::outputs",
@@ -304,10 +304,7 @@ const KNOWN: &[&str] = &[
     "crate::references",
     "crate::runtime::related",
     "crate::package::schema",
-    "crate::steps::key",
-    "crate::steps::record",
     "crate::telemetry::log",
-    "crate::test_hooks",
     "crate::package::typed",
 ];
 

@@ -2,8 +2,8 @@
 
 use super::binding::{Bind, Callbacks, Decode, Refused, Unbound};
 use super::infrastructure::Infrastructure;
+use super::options::CallbackInput;
 use super::schema::ResourceSchema;
-use crate::domain::options::CallbackInput;
 use crate::Error;
 use blue_kubernetes_client::ResourceDescriptor;
 use std::sync::Arc;

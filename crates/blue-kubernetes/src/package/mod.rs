@@ -8,11 +8,11 @@
 //! ([`Package::builder`], whose callbacks get a [`CallbackInput`] and
 //! return a [`WorkflowOutcome`]).
 
-pub use crate::domain::options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
 pub use closures::PackageBuilder;
 pub use context::Api;
 pub use erased::Package;
 pub use infrastructure::{blocking, NoOutputs, EXTERNAL_NAME_KEY};
+pub use options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use rejected::Rejected;
 pub use result::{
@@ -28,6 +28,7 @@ pub(crate) mod erased;
 pub(crate) mod identity_context;
 pub(crate) mod infrastructure;
 pub(crate) mod observation;
+pub(crate) mod options;
 pub(crate) mod outputs;
 pub(crate) mod rejected;
 pub(crate) mod result;

@@ -1,8 +1,9 @@
-//! What the closure form's callbacks get (the options map of the
-//! reference), and what the resource asks for.
+//! What the closure form's callbacks get: the options map of the
+//! reference, with the handles a pass hands out.
 
 use crate::config::{Clock, Names};
 use crate::connection::Connection;
+use crate::domain::intent::Intent;
 use crate::domain::resource;
 use crate::package::binding::Callbacks;
 use crate::package::context::Api;
@@ -10,29 +11,6 @@ use crate::replicas::FencingToken;
 use crate::steps::Steps;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// What the resource asks for, as seen by callbacks (the options'
-/// `blue/event`; not a Kubernetes Event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Intent {
-    /// `spec.state` is `running` (or absent).
-    Create,
-    /// `spec.state` is `stopped`.
-    Stop,
-    /// `metadata.deletionTimestamp` is set.
-    Delete,
-}
-
-impl Intent {
-    /// The `blue/event` string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Intent::Create => "create",
-            Intent::Stop => "stop",
-            Intent::Delete => "delete",
-        }
-    }
-}
 
 /// What a closure-form callback gets, the options map: a copy of
 /// `spec.config` plus `profile` (default `<namespace>--<name>`, or `<name>`
