@@ -12,7 +12,7 @@ pub use crate::preflight::{preflight, Problem};
 
 use crate::replicas::{LeaderElectionConfig, ShardingConfig};
 use crate::test_hooks::TestHooks;
-use crate::{Error, Package};
+use crate::{package::erased::Package, Error};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;

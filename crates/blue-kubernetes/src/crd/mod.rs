@@ -14,7 +14,7 @@ pub use yaml::to_yaml;
 
 use crate::package::outputs;
 
-use crate::{Error, ResourceSchema};
+use crate::{package::schema::ResourceSchema, Error};
 
 use crate::config::Names;
 use serde_json::{json, Map, Value};

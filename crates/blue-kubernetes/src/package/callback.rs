@@ -3,9 +3,9 @@
 //! a [`Failure`].
 
 use crate::package::binding::Callbacks;
-use crate::package::CallbackInput;
+use crate::package::options::CallbackInput;
 use crate::telemetry::log::{error_chain, FailedCall};
-use crate::{CallbackResult, Controller, Package};
+use crate::{package::erased::Package, package::result::CallbackResult, Controller};
 use futures::future::{BoxFuture, FutureExt};
 use std::panic::AssertUnwindSafe;
 

@@ -7,10 +7,13 @@
 
 use crate::package::binding::{Bind, Callbacks};
 use crate::package::infrastructure::blocking;
-use crate::package::{CallbackInput, ValidationErrors};
-use crate::package::{CallbackResult, WorkflowOutcome};
+use crate::package::{options::CallbackInput, validation::ValidationErrors};
+use crate::package::{result::CallbackResult, result::WorkflowOutcome};
 use crate::related::Related;
-use crate::{Error, Observation, Package, ResourceSchema};
+use crate::{
+    package::erased::Package, package::observation::Observation, package::schema::ResourceSchema,
+    Error,
+};
 use blue_kubernetes_client::ResourceDescriptor;
 use futures::future::{BoxFuture, FutureExt};
 use schemars::JsonSchema;

@@ -6,7 +6,7 @@ use crate::config::Names;
 use crate::connection::Connection;
 use crate::domain::resource;
 use crate::domain::spec::management_policy;
-use crate::package::CallbackInput;
+use crate::package::options::CallbackInput;
 use crate::replicas::FencingToken;
 use crate::resource::ManagementPolicy;
 use crate::steps::Steps;
@@ -305,7 +305,7 @@ impl<C> Context<C> {
     pub fn referenced<O: serde::de::DeserializeOwned>(
         &self,
         field: &str,
-    ) -> Result<O, crate::package::CallbackError> {
+    ) -> Result<O, crate::package::result::CallbackError> {
         self.options.referenced_as(field)
     }
 

@@ -173,7 +173,7 @@ impl CallbackInput {
     pub fn referenced_as<O: serde::de::DeserializeOwned>(
         &self,
         field: &str,
-    ) -> Result<O, crate::package::CallbackError> {
+    ) -> Result<O, crate::package::result::CallbackError> {
         let outputs = self
             .referenced(field)
             .ok_or_else(|| format!("reference {field} is not resolved"))?;

@@ -19,11 +19,11 @@ use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
 use crate::package::callback;
 use crate::package::infrastructure::EXTERNAL_NAME_KEY;
+use crate::package::observation::Observation;
 use crate::package::observation::Outputs;
-use crate::package::{WorkflowOutcome, OUTPUTS_KEY};
+use crate::package::{result::WorkflowOutcome, result::OUTPUTS_KEY};
 use crate::resource::{Phase, Reason};
 use crate::test_hooks::Point;
-use crate::Observation;
 use serde_json::Value;
 
 impl Pass<'_> {

@@ -30,7 +30,7 @@ pub(crate) use report::{PassOutcome, Request};
 
 use crate::domain::resource::uid;
 use crate::telemetry::log::{self, Subject};
-use crate::{Controller, Error, Package};
+use crate::{package::erased::Package, Controller, Error};
 
 /// Reconciles `namespace/name` of `package`'s type now if it is due, with
 /// the same locks and rules as the polling runtime

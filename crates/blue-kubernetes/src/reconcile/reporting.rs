@@ -6,7 +6,7 @@ use super::plan::{Plan, Stop};
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
 use crate::package::callback::{self, Failure, Pick};
-use crate::package::ValidationErrors;
+use crate::package::validation::ValidationErrors;
 use crate::resource::{Phase, Reason};
 use crate::telemetry::log::{self, Subject};
 use crate::telemetry::EventType;

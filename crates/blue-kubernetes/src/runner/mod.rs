@@ -76,8 +76,9 @@ pub use logging::LogFormat;
 use crate::{
     config::{Names, Namespaces},
     crd::CrdConfig,
+    package::{erased::Package, schema::ResourceSchema},
     replicas::LeaderElectionConfig,
-    Config, Package, ResourceSchema,
+    Config,
 };
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::ffi::OsString;
