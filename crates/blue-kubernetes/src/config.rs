@@ -12,7 +12,7 @@ pub use crate::preflight::{preflight, Problem};
 
 use crate::replicas::{LeaderElectionConfig, ShardingConfig};
 use crate::test_hooks::TestHooks;
-use crate::{Error, Package};
+use crate::{package::erased::Package, Error};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -272,15 +272,6 @@ impl Config {
     }
 }
 
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-}
-
 impl std::fmt::Debug for Config {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Config")
@@ -307,7 +298,7 @@ impl std::fmt::Debug for Config {
     }
 }
 
-crate::setters::setters!(Config {
+crate::package::setters::setters!(Config {
     /// Sets [`workers`](Config::workers).
     with_workers(workers: usize),
     /// Sets [`namespace`](Config::namespace).

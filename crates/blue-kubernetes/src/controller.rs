@@ -96,32 +96,6 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
 }
 
 impl Controller {
-    /// Reconciles `namespace/name` now as if its next check were due,
-    /// whether it is or not: what [`Runtime::trigger`](crate::Runtime::trigger)
-    /// asks of a running controller, for a controller without a runtime
-    /// (tests, tools). Same locks and rules as
-    /// [`reconcile`](crate::reconcile); a resource whose infrastructure
-    /// matches is observed and, its status unchanged but for its
-    /// schedule, written once (a one-shot pass keeps no schedule in
-    /// memory).
-    ///
-    /// ```no_run
-    /// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
-    /// use blue_kubernetes::{resource::Phase, Report};
-    /// // The infrastructure changed behind the controller's back: look now.
-    /// let report = controller.reconcile_now(&package, "default", "web").await;
-    /// assert!(matches!(report, Ok(Report::Reconciled(Phase::Ready, _))));
-    /// # }
-    /// ```
-    pub async fn reconcile_now(
-        &self,
-        package: &crate::Package,
-        namespace: &str,
-        name: &str,
-    ) -> Result<crate::Report, Error> {
-        crate::reconcile::one_shot(self, package, namespace, name, true).await
-    }
-
     pub(crate) fn now(&self) -> u64 {
         (self.config.now)()
     }

@@ -92,21 +92,24 @@
 //!   and the one client every part of the controller uses (request
 //!   metrics, then the leader-election fence), built once in
 //!   `client_stack::client_stack`.
-//! - `infrastructure`, `context`, `identity_context`, `observation`: the
-//!   package trait, the typed context its callbacks get (and the narrower
-//!   one `identity` gets), and what `observe` reports.
-//! - `schema`, `package`, `typed`, `binding`, `closures`, `callback`,
-//!   `validation`: the [`ResourceSchema`] a package is built around,
-//!   [`Package`]s, typed configs, a package bound to one resource's
-//!   decoded config (one erased interface for every package), the closure
-//!   form answering that interface (its synchronous closures on
-//!   blocking threads but the pure `validate` and `identity` inline), how
-//!   a callback runs (panics caught), and what `validate` returns
-//!   (log-only and user-facing messages).
-//! - `domain/`: the rules of a pass ("One pass, in order", above) without
-//!   I/O: `due`, `spec`, `status` (and when a check is quiet), `names`,
-//!   `resource`, `options`, `time`, `jitter` (each interval's uid-derived
-//!   stretch).
+//! - `package/`: everything a package author touches, in one place: the
+//!   public facade (`mod`), `infrastructure` (the trait), `context` and
+//!   `identity_context` (what its callbacks get), `observation`,
+//!   `outputs`, `schema` (the [`ResourceSchema`] a package is built
+//!   around), `typed` (typed configs), `validation` (what `validate`
+//!   returns), `rejected`, `setters`, `result` (what a callback returns),
+//!   `options` (the closure form's options map, with the handles a pass
+//!   hands out),
+//!   `erased` ([`Package`]: either form behind one type), `binding` (a
+//!   package bound to one resource's decoded config: one erased interface
+//!   for every package), `closures` (the closure form answering that
+//!   interface, its synchronous closures on blocking threads but the pure
+//!   `validate` and `identity` inline) and `callback` (how a callback
+//!   runs, panics caught).
+//! - `domain/`: the rules of a pass ("One pass, in order", above) and
+//!   plain data, without I/O or handles: `due`, `spec`, `status` (and
+//!   when a check is quiet), `names`, `resource`, `intent`, `time`,
+//!   `jitter` (each interval's uid-derived stretch).
 //! - `reconcile/`: one pass: `mod` (the one-shot [`reconcile`]: read,
 //!   prepare, lock, read again), `prepare` (the due check, options, plan
 //!   and identity, the same for every caller), `plan` (what happens before
@@ -119,7 +122,7 @@
 //!   resources; reference fields, readiness and the kind graph.
 //!   `reconcile::references` resolves a resource's references before any
 //!   callback.
-//! - `package`, `resource`, `replicas`: public modules that gather items
+//! - `resource`, `replicas`: public modules that gather items
 //!   defined elsewhere (`resource` reads the rules of `domain/`).
 //! - `runtime/`: `book` (the one owner of every resource's state: events
 //!   in, decisions out, no I/O), whose plain data are `cache` (compact
@@ -177,40 +180,29 @@
 //! check, wrote nothing) and decides again; the watch event of the pass's
 //! own write comes back through step 1.
 
-mod binding;
 mod cached;
-mod callback;
 mod client_stack;
-mod closures;
 pub mod config;
 pub mod connection;
-mod context;
 mod controller;
 pub mod crd;
 mod domain;
 mod error;
 #[cfg(feature = "http")]
 mod http;
-mod identity_context;
-mod infrastructure;
 mod leader;
 mod lock;
 mod namespaces;
-mod observation;
-mod outputs;
 pub mod package;
 mod preflight;
 mod reconcile;
 mod references;
-mod rejected;
 pub mod related;
 pub mod replicas;
 pub mod resource;
 #[cfg(feature = "runner")]
 pub mod runner;
 mod runtime;
-mod schema;
-mod setters;
 mod sharding;
 pub mod steps;
 pub mod telemetry;
@@ -218,21 +210,19 @@ pub mod telemetry;
 // through these: not part of the supported API.
 #[doc(hidden)]
 pub mod test_hooks;
-mod typed;
-mod validation;
 
 pub use async_trait::async_trait;
 pub use config::Config;
-pub use context::Context;
 pub use controller::{controller, Controller};
 pub use error::Error;
-pub use identity_context::IdentityContext;
-pub use infrastructure::{Infrastructure, Outcome};
-pub use observation::Observation;
+pub use package::context::Context;
+pub use package::identity_context::IdentityContext;
+pub use package::infrastructure::{Infrastructure, Outcome};
+pub use package::observation::Observation;
+pub use package::schema::ResourceSchema;
 pub use package::{CallbackResult, Package};
 pub use reconcile::{reconcile, Report};
 pub use runtime::{start, Runtime};
-pub use schema::ResourceSchema;
 /// The elector and the identity lock, for the controller's own behaviour
 /// tests (the `testing` feature); not part of the supported API.
 #[cfg(feature = "testing")]

@@ -1,6 +1,6 @@
 //! Which namespaces a controller manages.
 
-use crate::config::is_dns_label;
+use crate::domain::names::is_dns_label;
 
 /// The namespaces a controller lists, watches and reconciles in: one,
 /// several, or all. Cluster-scoped types ignore it (their objects have no

@@ -8,7 +8,7 @@
 //! `runtime::references` asks referrers to be checked when what they name
 //! changes.
 
-use crate::Package;
+use crate::package::erased::Package;
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -4,11 +4,11 @@
 //! [`Reason`] its status records, and when it is due for a check
 //! ([`is_due`]).
 
-pub use crate::context::Metadata;
 pub use crate::domain::due::is_due;
+pub use crate::domain::intent::Intent;
 pub use crate::domain::names::is_object_name;
-pub use crate::domain::options::Intent;
 pub use crate::domain::spec::{
     reconcile_interval_pattern, ManagementPolicy, MAX_RECONCILE_INTERVAL_MS,
 };
 pub use crate::domain::status::{Phase, Reason};
+pub use crate::package::context::Metadata;

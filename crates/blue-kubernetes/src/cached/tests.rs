@@ -4,7 +4,7 @@
 use super::*;
 use crate::related::Related;
 use crate::runtime::related::kinds;
-use crate::{Observation, Package};
+use crate::{package::erased::Package, package::observation::Observation};
 use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -62,8 +62,8 @@ fn store() -> (Arc<ObjectStore>, Metrics) {
         .related(Related::labelled(config_maps(), "example.com/owner").cached())
         .identity(|_| Ok(vec![]))
         .observe(|_| Ok(Observation::READY))
-        .converge(|_| Ok(crate::package::WorkflowOutcome::new()))
-        .delete(|_| Ok(crate::package::WorkflowOutcome::new()))
+        .converge(|_| Ok(crate::package::result::WorkflowOutcome::new()))
+        .delete(|_| Ok(crate::package::result::WorkflowOutcome::new()))
         .build()
         .unwrap();
     let metrics = Metrics::new();
@@ -197,8 +197,8 @@ fn selectors_parse_cached_kinds_have_one_and_differing_ones_watch_everything() {
             .related(related)
             .identity(|_| Ok(vec![]))
             .observe(|_| Ok(Observation::READY))
-            .converge(|_| Ok(crate::package::WorkflowOutcome::new()))
-            .delete(|_| Ok(crate::package::WorkflowOutcome::new()))
+            .converge(|_| Ok(crate::package::result::WorkflowOutcome::new()))
+            .delete(|_| Ok(crate::package::result::WorkflowOutcome::new()))
             .build()
             .unwrap()
     };

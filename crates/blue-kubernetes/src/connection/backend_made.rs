@@ -3,7 +3,7 @@
 //! on, secret like the values the package generates.
 
 use super::{check_key, Connection, ConnectionError, HandedOut, Sensitive};
-use crate::package::CallbackResult;
+use crate::package::result::CallbackResult;
 use std::future::Future;
 
 impl Connection {

@@ -57,7 +57,6 @@ mod secret;
 mod sensitive;
 mod store;
 
-pub(crate) use secret::MANAGED_BY;
 pub use sensitive::Sensitive;
 pub(crate) use store::Store;
 

@@ -3,6 +3,7 @@
 //! `data`, as core/v1 Secrets keep them.
 
 use super::ConnectionError;
+use crate::domain::names::MANAGED_BY;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use blue_kubernetes_client::{ApiPath, ResourceDescriptor};
@@ -20,9 +21,6 @@ pub(crate) struct Target {
     owner: Value,
     owner_uid: String,
 }
-
-/// The label every connection Secret carries.
-pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "blue-kubernetes");
 
 impl Target {
     pub(crate) fn new(descriptor: &ResourceDescriptor, resource: &Value, name: String) -> Self {

@@ -12,9 +12,9 @@ mod yaml;
 
 pub use yaml::to_yaml;
 
-use crate::outputs;
+use crate::package::outputs;
 
-use crate::{Error, ResourceSchema};
+use crate::{package::schema::ResourceSchema, Error};
 
 use crate::config::Names;
 use serde_json::{json, Map, Value};
@@ -94,7 +94,7 @@ impl Default for CrdConfig {
     }
 }
 
-crate::setters::setters!(CrdConfig {
+crate::package::setters::setters!(CrdConfig {
     /// Sets [`names`](CrdConfig::names).
     with_names(names: Names),
     /// Sets [`cel`](CrdConfig::cel).

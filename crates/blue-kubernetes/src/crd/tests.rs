@@ -1,8 +1,8 @@
 //! CRD generation from typed and untyped packages.
 
 use super::*;
-use crate::package::WorkflowOutcome;
-use crate::{Observation, Package};
+use crate::package::result::WorkflowOutcome;
+use crate::{package::erased::Package, package::observation::Observation};
 use blue_kubernetes_client::ResourceDescriptor;
 use std::collections::BTreeMap;
 
@@ -13,7 +13,7 @@ fn widgets() -> ResourceDescriptor {
 /// A trait package of widgets, of config `C` and outputs `O`, declaring a
 /// connection Secret and an immutable `tier` when `DECLARED`, that does
 /// nothing.
-struct Typed<C, O = crate::package::NoOutputs, const DECLARED: bool = false> {
+struct Typed<C, O = crate::package::infrastructure::NoOutputs, const DECLARED: bool = false> {
     types: std::marker::PhantomData<fn() -> (C, O)>,
 }
 
@@ -26,7 +26,8 @@ impl<C, O, const DECLARED: bool> Typed<C, O, DECLARED> {
 }
 
 #[async_trait::async_trait]
-impl<C, O, const DECLARED: bool> crate::Infrastructure for Typed<C, O, DECLARED>
+impl<C, O, const DECLARED: bool> crate::package::infrastructure::Infrastructure
+    for Typed<C, O, DECLARED>
 where
     C: serde::de::DeserializeOwned + schemars::JsonSchema + Send + Sync + 'static,
     O: serde::Serialize
@@ -47,16 +48,25 @@ where
         }
     }
 
-    async fn observe(&self, _: &crate::Context<C>) -> crate::CallbackResult<Observation<O>> {
+    async fn observe(
+        &self,
+        _: &crate::package::context::Context<C>,
+    ) -> crate::package::result::CallbackResult<Observation<O>> {
         Ok(Observation::ABSENT)
     }
 
-    async fn converge(&self, _: &crate::Context<C>) -> crate::CallbackResult<crate::Outcome<O>> {
-        Ok(crate::Outcome::done())
+    async fn converge(
+        &self,
+        _: &crate::package::context::Context<C>,
+    ) -> crate::package::result::CallbackResult<crate::package::infrastructure::Outcome<O>> {
+        Ok(crate::package::infrastructure::Outcome::done())
     }
 
-    async fn delete(&self, _: &crate::Context<C>) -> crate::CallbackResult<crate::Outcome<O>> {
-        Ok(crate::Outcome::done())
+    async fn delete(
+        &self,
+        _: &crate::package::context::Context<C>,
+    ) -> crate::package::result::CallbackResult<crate::package::infrastructure::Outcome<O>> {
+        Ok(crate::package::infrastructure::Outcome::done())
     }
 }
 

@@ -9,6 +9,8 @@ pub const REQUEST_ANNOTATION: &str = "colors.getcolors.ai/reconcile-request";
 /// The reference destroy-protection key in `spec.config`,
 /// [`Names::default`]'s `destroy_protection_key`.
 pub const DESTROY_PROTECTION_KEY: &str = "compute-prevent-destroy";
+/// The label every connection Secret carries.
+pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "blue-kubernetes");
 
 /// The names one controller uses; the defaults are the reference's.
 ///
@@ -82,7 +84,7 @@ impl Default for Names {
     }
 }
 
-crate::setters::setters!(Names {
+crate::package::setters::setters!(Names {
     /// Sets [`finalizer`](Names::finalizer).
     with_finalizer(finalizer: String),
     /// Sets [`request_annotation`](Names::request_annotation).
@@ -191,6 +193,16 @@ fn is_qualified_name(s: &str) -> bool {
             && l.bytes().all(|b| lower(b) || b == b'-')
     };
     name_ok && prefix.len() <= 253 && prefix.split('.').all(label_ok)
+}
+
+/// A DNS-1123 label: a namespace's or a Lease's name.
+pub(crate) fn is_dns_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
 }
 
 /// Whether `s` can be an object's name: a DNS-1123 subdomain (lowercase

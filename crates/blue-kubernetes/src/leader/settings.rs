@@ -45,7 +45,7 @@ pub struct LeaderElectionConfig {
     pub retry_period_ms: u64,
 }
 
-crate::setters::setters!(LeaderElectionConfig {
+crate::package::setters::setters!(LeaderElectionConfig {
     /// Sets [`identity`](LeaderElectionConfig::identity).
     with_identity(identity: String),
     /// Sets [`lease_duration_ms`](LeaderElectionConfig::lease_duration_ms).
@@ -97,7 +97,7 @@ impl LeaderElectionConfig {
         if !is_dns_subdomain(&self.lease_name) {
             return invalid("leader_election.lease_name", "must be a DNS-1123 subdomain");
         }
-        if !crate::config::is_dns_label(&self.lease_namespace) {
+        if !crate::domain::names::is_dns_label(&self.lease_namespace) {
             return invalid(
                 "leader_election.lease_namespace",
                 "must be a DNS-1123 label",
@@ -145,7 +145,7 @@ impl LeaderElectionConfig {
 }
 
 fn is_dns_subdomain(s: &str) -> bool {
-    !s.is_empty() && s.len() <= 253 && s.split('.').all(crate::config::is_dns_label)
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(crate::domain::names::is_dns_label)
 }
 
 #[cfg(test)]

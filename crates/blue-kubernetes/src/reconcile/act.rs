@@ -14,16 +14,16 @@
 use super::pass::Pass;
 use super::report::{Halt, Report};
 use super::steps::Effect;
-use crate::callback;
 use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
-use crate::infrastructure::EXTERNAL_NAME_KEY;
-use crate::observation::Outputs;
-use crate::package::{WorkflowOutcome, OUTPUTS_KEY};
+use crate::package::callback;
+use crate::package::infrastructure::EXTERNAL_NAME_KEY;
+use crate::package::observation::Observation;
+use crate::package::observation::Outputs;
+use crate::package::{result::WorkflowOutcome, result::OUTPUTS_KEY};
 use crate::resource::{Phase, Reason};
 use crate::test_hooks::Point;
-use crate::Observation;
 use serde_json::Value;
 
 impl Pass<'_> {
@@ -174,7 +174,7 @@ impl Pass<'_> {
         Ok(self.settle_run(succeeded(outcome)))
     }
 
-    /// The latest outputs of the pass win (see `crate::outputs`).
+    /// The latest outputs of the pass win (see `crate::package::outputs`).
     fn keep_outputs(&mut self, outputs: Option<Outputs>) {
         if outputs.is_some() {
             self.outputs = outputs;

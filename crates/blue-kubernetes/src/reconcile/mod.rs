@@ -30,7 +30,7 @@ pub(crate) use report::{PassOutcome, Request};
 
 use crate::domain::resource::uid;
 use crate::telemetry::log::{self, Subject};
-use crate::{Controller, Error, Package};
+use crate::{package::erased::Package, Controller, Error};
 
 /// Reconciles `namespace/name` of `package`'s type now if it is due, with
 /// the same locks and rules as the polling runtime
@@ -57,6 +57,35 @@ pub async fn reconcile(
     name: &str,
 ) -> Result<Report, Error> {
     one_shot(controller, package, namespace, name, false).await
+}
+
+// The controller's own one-shot pass lives here, with the pass it runs.
+impl Controller {
+    /// Reconciles `namespace/name` now as if its next check were due,
+    /// whether it is or not: what [`Runtime::trigger`](crate::Runtime::trigger)
+    /// asks of a running controller, for a controller without a runtime
+    /// (tests, tools). Same locks and rules as
+    /// [`reconcile`]; a resource whose infrastructure
+    /// matches is observed and, its status unchanged but for its
+    /// schedule, written once (a one-shot pass keeps no schedule in
+    /// memory).
+    ///
+    /// ```no_run
+    /// # async fn demo(controller: blue_kubernetes::Controller, package: blue_kubernetes::Package) {
+    /// use blue_kubernetes::{resource::Phase, Report};
+    /// // The infrastructure changed behind the controller's back: look now.
+    /// let report = controller.reconcile_now(&package, "default", "web").await;
+    /// assert!(matches!(report, Ok(Report::Reconciled(Phase::Ready, _))));
+    /// # }
+    /// ```
+    pub async fn reconcile_now(
+        &self,
+        package: &Package,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Report, Error> {
+        one_shot(self, package, namespace, name, true).await
+    }
 }
 
 pub(crate) async fn one_shot(

@@ -5,17 +5,17 @@
 use super::plan::Plan;
 use super::report::{Halt, PassOutcome, Report};
 use super::workflow::Workflow;
-use crate::callback::Failure;
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
 use crate::leader::{Fence, FencingToken, Gate};
-use crate::observation::Outputs;
-use crate::outputs::{accept, Rejected};
-use crate::package::CallbackInput;
+use crate::package::callback::Failure;
+use crate::package::observation::Outputs;
+use crate::package::options::CallbackInput;
+use crate::package::outputs::{accept, Rejected};
 use crate::resource::{Phase, Reason};
 use crate::telemetry::log;
 use crate::test_hooks::{self, Point};
-use crate::{Controller, Error, Package};
+use crate::{package::erased::Package, Controller, Error};
 use blue_kubernetes_client::Client;
 use serde_json::Value;
 use std::sync::Arc;
@@ -140,7 +140,8 @@ impl<'a> Pass<'a> {
             None => client,
         };
         let options = options.with_fencing_token(terms.token).with_api(
-            crate::package::Api::new(client.clone()).with_objects(given.controller.objects.clone()),
+            crate::package::context::Api::new(client.clone())
+                .with_objects(given.controller.objects.clone()),
         );
         let options = match given.package.schema().connection {
             true => options.with_connection(crate::connection::Connection::new(

@@ -9,7 +9,7 @@ use super::references::{self, Resolution};
 use crate::connection::secret_ref_valid;
 use crate::domain::resource::{has_finalizer, is_deleting};
 use crate::domain::spec::{self, CommonSpec, DeletionPolicy, ManagementPolicy};
-use crate::{Controller, Error, Package};
+use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

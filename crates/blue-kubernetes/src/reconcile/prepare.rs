@@ -7,11 +7,11 @@
 use super::pass::{Given, Pass, Prepared, Terms};
 use super::plan::Plan;
 use super::report::{PassOutcome, Report};
-use crate::callback::{self, Pick};
 use crate::domain::resource;
 use crate::lock::{LockGuard, LockKey};
-use crate::typed::options_for;
-use crate::{Controller, Error, Package};
+use crate::package::callback::{self, Pick};
+use crate::package::typed::options_for;
+use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
 
 /// Prepares a pass over `snapshot`; `None`: it is not due. `asked`: an

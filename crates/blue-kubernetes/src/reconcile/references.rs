@@ -12,7 +12,7 @@
 use super::awaited::Awaited;
 use crate::references::{package_of, reaches, readiness, Named};
 use crate::telemetry::log;
-use crate::{Controller, Error, Package};
+use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 

@@ -4,11 +4,11 @@
 
 use super::pass::Pass;
 use super::report::{Halt, Report};
-use crate::callback::FailureKind;
 use crate::domain::spec::{self, DEFAULT_INTERVAL_MS};
 use crate::domain::status::{Next, Transition};
+use crate::package::callback::FailureKind;
+use crate::package::validation::bounded;
 use crate::resource::{Phase, Reason};
-use crate::validation::bounded;
 
 impl Pass<'_> {
     /// The user-facing message of the callback failure behind this pass's

@@ -3,10 +3,10 @@
 
 use super::pass::Pass;
 use super::plan::{Plan, Stop};
-use crate::callback::{self, Failure, Pick};
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
-use crate::package::ValidationErrors;
+use crate::package::callback::{self, Failure, Pick};
+use crate::package::validation::ValidationErrors;
 use crate::resource::{Phase, Reason};
 use crate::telemetry::log::{self, Subject};
 use crate::telemetry::EventType;

@@ -6,10 +6,10 @@
 use super::pass::Pass;
 use super::report::{Halt, Report};
 use super::workflow::{Notes, Workflow};
-use crate::callback::{self, Failure, Pick};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
-use crate::package::{CallbackInput, WorkflowOutcome};
+use crate::package::callback::{self, Failure, Pick};
+use crate::package::{options::CallbackInput, result::WorkflowOutcome};
 use crate::resource::{Phase, Reason};
 use crate::steps::{valid_name, Begun, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};

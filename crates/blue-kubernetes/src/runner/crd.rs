@@ -1,7 +1,7 @@
 //! The `crd` subcommand: the CustomResourceDefinitions of the operator's
 //! packages, as YAML, ready for `kubectl apply -f -`.
 
-use crate::{crd::CrdConfig, Error, ResourceSchema};
+use crate::{crd::CrdConfig, package::schema::ResourceSchema, Error};
 
 /// `crd`'s own flags.
 #[derive(Clone, Debug, clap::Args)]

@@ -1,6 +1,7 @@
 //! The standard flags every operator binary takes, each also read from an
 //! environment variable (a flag given wins over its variable).
 
+use super::logging::LogFormat;
 use crate::{
     config::Namespaces,
     replicas::{LeaderElectionConfig, ShardingConfig},
@@ -204,17 +205,6 @@ impl Transport {
             Transport::Kube => false,
         }
     }
-}
-
-/// `--log-format`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
-#[non_exhaustive]
-pub enum LogFormat {
-    /// Human-readable lines (the default).
-    #[default]
-    Text,
-    /// One JSON object per line.
-    Json,
 }
 
 impl Flags {

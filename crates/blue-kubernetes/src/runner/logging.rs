@@ -1,9 +1,19 @@
 //! The operator's log: `tracing` events to stderr, as text or JSON lines,
 //! filtered by `--log-level` (or `RUST_LOG`).
 
-use super::flags::LogFormat;
 use tracing_subscriber::filter::{EnvFilter, LevelFilter};
 use tracing_subscriber::prelude::*;
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[non_exhaustive]
+pub enum LogFormat {
+    /// Human-readable lines (the default).
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
 
 /// The crates whose lines a bare level applies to, besides the operator's.
 const LIBRARY_TARGETS: [&str; 2] = ["blue_kubernetes", "blue_kubernetes_client"];

@@ -69,14 +69,16 @@ mod tests;
 
 pub use clap;
 pub use drain::{drain, Drained};
-pub use flags::{Flags, LogFormat, Transport};
+pub use flags::{Flags, Transport};
 pub use hooks::{TestHookError, TestHookSet};
+pub use logging::LogFormat;
 
 use crate::{
     config::{Names, Namespaces},
     crd::CrdConfig,
+    package::{erased::Package, schema::ResourceSchema},
     replicas::LeaderElectionConfig,
-    Config, Package, ResourceSchema,
+    Config,
 };
 use clap::{ArgMatches, Args, FromArgMatches};
 use std::ffi::OsString;

@@ -64,14 +64,20 @@ pub(super) fn forget_missing(shared: &Shared, package: usize, ns: &str, listed: 
     })
 }
 
-/// Reflector `scope` watches now, or lists only.
-pub(super) fn watching(shared: &Shared, scope: &super::reflector::Scope, watching: bool) {
+/// Reflector `index` (of `feed` in `namespace`) watches now, or lists only.
+pub(super) fn watching(
+    shared: &Shared,
+    index: usize,
+    feed: &super::Feed,
+    namespace: &str,
+    watching: bool,
+) {
     event(shared, |book, now| {
-        ((), book.watching(scope.index, watching, now))
+        ((), book.watching(index, watching, now))
     });
-    if let super::Feed::Related(kind) = scope.feed {
+    if let super::Feed::Related(kind) = *feed {
         let objects = &shared.controller.objects;
-        objects.watching(kind, &scope.namespace, watching);
+        objects.watching(kind, namespace, watching);
     }
 }
 

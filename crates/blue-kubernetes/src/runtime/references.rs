@@ -6,8 +6,8 @@
 //! change whose event was lost is found by the resync list like any other.
 
 use super::key::Key;
+use crate::package::erased::Package;
 use crate::references::Named;
-use crate::Package;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 

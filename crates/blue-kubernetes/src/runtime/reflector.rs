@@ -192,7 +192,7 @@ pub(super) async fn run(shared: Arc<Shared>, scope: Scope, mut stopped: watch::R
         };
         let ended = watch_until_resync(&shared, &scope, watch_from, &mut mode, &mut stopped).await;
         // Until the next watch opens, the next list decides.
-        dispatch::watching(&shared, &scope, false);
+        dispatch::watching(&shared, scope.index, &scope.feed, &scope.namespace, false);
         match ended {
             Ended::Relist => {}
             Ended::Unsupported => mode = Mode::Poll,
@@ -327,7 +327,7 @@ async fn watch_until_resync(
             Err(e) if e.kind() == ErrorKind::Gone => return Ended::Relist,
             Err(e) => Some(e),
             Ok(mut stream) => {
-                dispatch::watching(shared, scope, true);
+                dispatch::watching(shared, scope.index, &scope.feed, &scope.namespace, true);
                 shared.counters.watch_opened();
                 if let Mode::Fallback { .. } = mode {
                     restored(scope);

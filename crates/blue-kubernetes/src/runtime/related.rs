@@ -20,8 +20,8 @@
 
 use super::key::{Key, Namespaces};
 use super::token::Token;
+use crate::package::erased::Package;
 use crate::related::Related;
-use crate::Package;
 use blue_kubernetes_client::{LabelSelector, ResourceDescriptor};
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
@@ -51,7 +51,7 @@ pub(crate) struct Kind {
 pub(crate) fn kinds(packages: &[Package]) -> Result<Vec<Kind>, crate::Error> {
     let mut kinds: Vec<Kind> = Vec::new();
     let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
-    let (label, value) = crate::connection::MANAGED_BY;
+    let (label, value) = crate::domain::names::MANAGED_BY;
     for (index, package) in packages.iter().enumerate() {
         let connection = package.schema().connection.then(|| {
             let managed = format!("{label}={value}");
@@ -291,8 +291,8 @@ mod tests {
 
     #[test]
     fn kinds_are_shared_across_packages_and_the_connection_secret_is_always_related() {
-        use crate::package::WorkflowOutcome;
-        use crate::Observation;
+        use crate::package::observation::Observation;
+        use crate::package::result::WorkflowOutcome;
         let cms = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
         let package = |plural: &str, kind: &str| {
             Package::builder(ResourceDescriptor::new("example.com", "v1", plural, kind))

@@ -73,7 +73,7 @@ pub struct ShardingConfig {
     pub max_members: u32,
 }
 
-crate::setters::setters!(ShardingConfig {
+crate::package::setters::setters!(ShardingConfig {
     /// Sets [`lease`](ShardingConfig::lease).
     with_lease(lease: LeaderElectionConfig),
     /// Sets [`shards`](ShardingConfig::shards).

@@ -101,7 +101,7 @@ pub(crate) use marks::{Ignored, Marks};
 pub(crate) use record::{left_running, status_schema, Begun, Chosen, Record, Refused, State};
 pub use record::{MAX_STEPS_PER_RUN, MAX_STEP_RESULT_BYTES, MAX_WORKFLOW_BYTES};
 
-use crate::CallbackResult;
+use crate::package::result::CallbackResult;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -172,7 +172,7 @@ pub enum StepError {
         step: String,
         /// What the closure returned.
         #[source]
-        source: crate::package::CallbackError,
+        source: crate::package::result::CallbackError,
     },
     /// The step's record could not be written (a conflict, an unreachable
     /// API server): the pass stops here and no later step starts.

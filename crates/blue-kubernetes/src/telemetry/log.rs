@@ -6,7 +6,7 @@
 //! reference's names. kubectl output and options never appear.
 
 use crate::domain::resource;
-use crate::package::ValidationErrors;
+use crate::package::validation::ValidationErrors;
 use crate::reconcile::awaited::Awaited;
 use crate::references::Unready;
 use crate::resource::{Phase, Reason};

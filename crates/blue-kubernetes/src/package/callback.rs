@@ -2,10 +2,10 @@
 //! behind the erased [`Callbacks`] (see `binding`); a panic or an error is
 //! a [`Failure`].
 
-use crate::binding::Callbacks;
-use crate::package::CallbackInput;
+use crate::package::binding::Callbacks;
+use crate::package::options::CallbackInput;
 use crate::telemetry::log::{error_chain, FailedCall};
-use crate::{CallbackResult, Controller, Package};
+use crate::{package::erased::Package, package::result::CallbackResult, Controller};
 use futures::future::{BoxFuture, FutureExt};
 use std::panic::AssertUnwindSafe;
 
@@ -29,7 +29,8 @@ pub(crate) async fn call<T>(
     let failure = match result {
         Ok(Ok(value)) => return Ok(value),
         Ok(Err(e)) => {
-            let rejected = crate::rejected::find(&*e).map(|r| r.message().as_str().to_string());
+            let rejected =
+                crate::package::rejected::find(&*e).map(|r| r.message().as_str().to_string());
             Failure {
                 kind: match rejected {
                     Some(_) => FailureKind::Rejected,

@@ -2,8 +2,8 @@
 //! input. The one callback error whose words (its [`UserFacingMessage`])
 //! reach the resource's users.
 
-use crate::package::CallbackError;
-use crate::validation::UserFacingMessage;
+use crate::package::result::CallbackError;
+use crate::package::validation::UserFacingMessage;
 
 /// The error a callback returns when the infrastructure refused the
 /// resource's input, so that only an edit can help: a DNS API answering

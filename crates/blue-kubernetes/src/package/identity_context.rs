@@ -2,7 +2,7 @@
 //! which infrastructure the resource is, and nothing that can change
 //! under it.
 
-use crate::context::{Context, Metadata};
+use crate::package::context::{Context, Metadata};
 
 /// The context of [`Infrastructure::identity`](crate::Infrastructure::identity):
 /// the resource's typed config `C`, its metadata, its profile and its

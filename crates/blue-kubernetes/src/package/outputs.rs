@@ -7,8 +7,8 @@
 //! keeps what is recorded, so a resource that is deleted, Invalid or
 //! failing shows the outputs it last had.
 
-use crate::observation::Outputs;
-use crate::typed::openapi_schema;
+use crate::package::observation::Outputs;
+use crate::package::typed::openapi_schema;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};

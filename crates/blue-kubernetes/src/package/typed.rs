@@ -3,11 +3,11 @@
 //! schema; a config that does not decode is why the resource is Invalid,
 //! told without the offending values.
 
-use crate::Package;
+use crate::package::erased::Package;
 
 use crate::config::Names;
 
-use crate::package::CallbackInput;
+use crate::package::options::CallbackInput;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -1,38 +1,16 @@
-//! What the closure form's callbacks get (the options map of the
-//! reference), and what the resource asks for.
+//! What the closure form's callbacks get: the options map of the
+//! reference, with the handles a pass hands out.
 
-use crate::binding::Callbacks;
 use crate::config::{Clock, Names};
 use crate::connection::Connection;
-use crate::context::Api;
+use crate::domain::intent::Intent;
 use crate::domain::resource;
+use crate::package::binding::Callbacks;
+use crate::package::context::Api;
 use crate::replicas::FencingToken;
 use crate::steps::Steps;
 use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// What the resource asks for, as seen by callbacks (the options'
-/// `blue/event`; not a Kubernetes Event).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Intent {
-    /// `spec.state` is `running` (or absent).
-    Create,
-    /// `spec.state` is `stopped`.
-    Stop,
-    /// `metadata.deletionTimestamp` is set.
-    Delete,
-}
-
-impl Intent {
-    /// The `blue/event` string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Intent::Create => "create",
-            Intent::Stop => "stop",
-            Intent::Delete => "delete",
-        }
-    }
-}
 
 /// What a closure-form callback gets, the options map: a copy of
 /// `spec.config` plus `profile` (default `<namespace>--<name>`, or `<name>`
@@ -195,7 +173,7 @@ impl CallbackInput {
     pub fn referenced_as<O: serde::de::DeserializeOwned>(
         &self,
         field: &str,
-    ) -> Result<O, crate::package::CallbackError> {
+    ) -> Result<O, crate::package::result::CallbackError> {
         let outputs = self
             .referenced(field)
             .ok_or_else(|| format!("reference {field} is not resolved"))?;

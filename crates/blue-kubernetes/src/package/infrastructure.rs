@@ -2,9 +2,12 @@
 //! typed config and outputs as associated types and every other feature
 //! declared once, in its [`ResourceSchema`].
 
-use crate::package::ValidationErrors;
-use crate::package::{CallbackResult, WorkflowOutcome, OUTPUTS_KEY};
-use crate::{Context, IdentityContext, Observation, ResourceSchema};
+use crate::package::validation::ValidationErrors;
+use crate::package::{result::CallbackResult, result::WorkflowOutcome, result::OUTPUTS_KEY};
+use crate::{
+    package::context::Context, package::identity_context::IdentityContext,
+    package::observation::Observation, package::schema::ResourceSchema,
+};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;

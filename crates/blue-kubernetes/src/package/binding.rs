@@ -2,9 +2,12 @@
 //! is decoded once, where the pass learns whether it decodes at all, and
 //! then handed typed to every callback of that pass.
 
-use crate::package::{CallbackInput, ValidationErrors};
-use crate::package::{CallbackResult, WorkflowOutcome};
-use crate::{Context, IdentityContext, Infrastructure, Observation};
+use crate::package::{options::CallbackInput, validation::ValidationErrors};
+use crate::package::{result::CallbackResult, result::WorkflowOutcome};
+use crate::{
+    package::context::Context, package::identity_context::IdentityContext,
+    package::infrastructure::Infrastructure, package::observation::Observation,
+};
 use async_trait::async_trait;
 use std::sync::Arc;
 

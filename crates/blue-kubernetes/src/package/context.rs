@@ -6,7 +6,7 @@ use crate::config::Names;
 use crate::connection::Connection;
 use crate::domain::resource;
 use crate::domain::spec::management_policy;
-use crate::package::CallbackInput;
+use crate::package::options::CallbackInput;
 use crate::replicas::FencingToken;
 use crate::resource::ManagementPolicy;
 use crate::steps::Steps;
@@ -225,7 +225,7 @@ impl<C: serde::de::DeserializeOwned> Context<C> {
     pub fn from_resource(resource: &Value, names: Names) -> Result<Self, serde_json::Error> {
         let options =
             CallbackInput::from_resource(resource).with_env(crate::config::system_clock(), names);
-        let config = crate::typed::decode_config::<C>(&options)?;
+        let config = crate::package::typed::decode_config::<C>(&options)?;
         Ok(Self::new(Arc::new(config), options))
     }
 }
@@ -305,7 +305,7 @@ impl<C> Context<C> {
     pub fn referenced<O: serde::de::DeserializeOwned>(
         &self,
         field: &str,
-    ) -> Result<O, crate::package::CallbackError> {
+    ) -> Result<O, crate::package::result::CallbackError> {
         self.options.referenced_as(field)
     }
 

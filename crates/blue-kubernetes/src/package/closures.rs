@@ -5,12 +5,15 @@
 //! run on blocking threads, but the pure ones (`validate` and `identity`)
 //! inline.
 
-use crate::binding::{Bind, Callbacks};
-use crate::infrastructure::blocking;
-use crate::package::{CallbackInput, ValidationErrors};
-use crate::package::{CallbackResult, WorkflowOutcome};
+use crate::package::binding::{Bind, Callbacks};
+use crate::package::infrastructure::blocking;
+use crate::package::{options::CallbackInput, validation::ValidationErrors};
+use crate::package::{result::CallbackResult, result::WorkflowOutcome};
 use crate::related::Related;
-use crate::{Error, Observation, Package, ResourceSchema};
+use crate::{
+    package::erased::Package, package::observation::Observation, package::schema::ResourceSchema,
+    Error,
+};
 use blue_kubernetes_client::ResourceDescriptor;
 use futures::future::{BoxFuture, FutureExt};
 use schemars::JsonSchema;
@@ -189,6 +192,15 @@ macro_rules! setters {
     };
 }
 
+// The closure form's entry lives with it: the package core knows no form.
+impl Package {
+    /// Starts a package of closures for `descriptor`: the closure form,
+    /// whose callbacks receive the [`CallbackInput`] map. See [`PackageBuilder`].
+    pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
+        PackageBuilder::new(descriptor)
+    }
+}
+
 impl PackageBuilder {
     pub(crate) fn new(descriptor: ResourceDescriptor) -> Self {
         Self {
@@ -337,7 +349,7 @@ impl AsRef<ResourceSchema> for PackageBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::callback::{call, Failure, FailureKind};
+    use crate::package::callback::{call, Failure, FailureKind};
     use serde_json::json;
     use std::thread;
 

@@ -4,8 +4,8 @@
 //! every [`Package`](crate::Package) is built around one, so the two
 //! cannot describe different resources.
 
-use crate::outputs::OutputsType;
-use crate::typed::ConfigType;
+use crate::package::outputs::OutputsType;
+use crate::package::typed::ConfigType;
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -87,15 +87,15 @@ impl ResourceSchema {
     /// [`Package::new`](crate::Package::new) builds around, and what to
     /// give [`crd::generate`](crate::crd::generate): no value of `T` is
     /// needed, so a `crd` subcommand builds none of its clients.
-    pub fn of<T: crate::Infrastructure>() -> Self {
+    pub fn of<T: crate::package::infrastructure::Infrastructure>() -> Self {
         T::schema().with_types_of::<T>()
     }
 
     /// This declaration with the config and outputs types of `T`.
-    pub(crate) fn with_types_of<T: crate::Infrastructure>(self) -> Self {
+    pub(crate) fn with_types_of<T: crate::package::infrastructure::Infrastructure>(self) -> Self {
         let schema = self.config::<T::Config>();
         let no_outputs = std::any::TypeId::of::<T::Outputs>()
-            == std::any::TypeId::of::<crate::package::NoOutputs>();
+            == std::any::TypeId::of::<crate::package::infrastructure::NoOutputs>();
         match no_outputs {
             true => schema,
             false => schema.outputs::<T::Outputs>(),

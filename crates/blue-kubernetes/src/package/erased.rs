@@ -1,60 +1,12 @@
-//! Writing a package, beyond the root's [`Infrastructure`],
-//! [`Context`](crate::Context), [`Observation`](crate::Observation),
-//! [`Outcome`](crate::Outcome) and [`CallbackResult`]: no outputs
-//! ([`NoOutputs`]), what `validate` returns ([`ValidationErrors`],
-//! [`UserFacingMessage`]), a failure that is the user's to fix
-//! ([`Rejected`]), blocking code ([`blocking`]), the fenced
-//! Kubernetes [`Api`] handle, the size limits, and the closure form
-//! ([`Package::builder`], whose callbacks get a [`CallbackInput`] and
-//! return a [`WorkflowOutcome`]).
+//! A package of either form behind one type: what the controller holds.
 
-pub use crate::closures::PackageBuilder;
-pub use crate::context::Api;
-pub use crate::domain::options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
-pub use crate::infrastructure::{blocking, NoOutputs, EXTERNAL_NAME_KEY};
-pub use crate::outputs::MAX_OUTPUTS_BYTES;
-pub use crate::rejected::Rejected;
-pub use crate::validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
-
-use crate::binding::{Bind, Callbacks, Decode, Refused, Unbound};
-use crate::{Error, Infrastructure, ResourceSchema};
+use super::binding::{Bind, Callbacks, Decode, Refused, Unbound};
+use super::infrastructure::Infrastructure;
+use super::options::CallbackInput;
+use super::schema::ResourceSchema;
+use crate::Error;
 use blue_kubernetes_client::ResourceDescriptor;
-use serde::Serialize;
-use serde_json::{Map, Value};
 use std::sync::Arc;
-
-/// The error a callback returns. Its text is never copied into status,
-/// Events, errors or `Debug` output; it reaches only the operator's log (one
-/// WARN line per failure, carrying the error and its `source()` chain
-/// joined as `outer: middle: inner`), unless [`Config::log_callback_errors`](crate::Config::log_callback_errors)
-/// is false. The one exception is a [`Rejected`] in the chain: its
-/// [`UserFacingMessage`] becomes a Warning Event on the resource.
-pub type CallbackError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What a callback returns.
-pub type CallbackResult<T> = Result<T, CallbackError>;
-
-/// A workflow outcome map returned by `converge` and `delete`. A non-zero
-/// integer under `blue/exit` marks failure; absent means 0.
-pub type WorkflowOutcome = Map<String, Value>;
-
-/// The key of a [`WorkflowOutcome`] under which `converge` hands over
-/// outputs; see [`outcome_with_outputs`].
-pub const OUTPUTS_KEY: &str = "blue/outputs";
-
-/// A successful [`WorkflowOutcome`] carrying `outputs` (under
-/// [`OUTPUTS_KEY`]), for a `converge` that knows what it made.
-///
-/// ```
-/// use blue_kubernetes::package::{outcome_with_outputs, OUTPUTS_KEY};
-/// let outcome = outcome_with_outputs(&serde_json::json!({"oid": 16384})).unwrap();
-/// assert_eq!(outcome[OUTPUTS_KEY]["oid"], 16384);
-/// ```
-pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<WorkflowOutcome> {
-    let mut outcome = WorkflowOutcome::new();
-    outcome.insert(OUTPUTS_KEY.into(), serde_json::to_value(outputs)?);
-    Ok(outcome)
-}
 
 /// One resource kind and its callbacks, as the controller runs it. Cheap
 /// to clone.
@@ -118,18 +70,12 @@ impl Package {
         infrastructure: T,
         schema: ResourceSchema,
     ) -> Result<Package, Error> {
-        let decode: Decode<T::Config> = crate::typed::decode_config::<T::Config>;
+        let decode: Decode<T::Config> = crate::package::typed::decode_config::<T::Config>;
         let unbound = Unbound {
             infrastructure: Arc::new(infrastructure),
             decode,
         };
         Self::assemble(schema.with_types_of::<T>(), Box::new(unbound))
-    }
-
-    /// Starts a package of closures for `descriptor`: the closure form,
-    /// whose callbacks receive the [`CallbackInput`] map. See [`PackageBuilder`].
-    pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
-        PackageBuilder::new(descriptor)
     }
 
     /// Every package, of either form, is made here.
@@ -157,7 +103,7 @@ impl Package {
         match self.inner.unbound.bind(options) {
             Ok(bound) => (bound, None),
             Err(e) => {
-                let why = crate::typed::redact(&crate::telemetry::log::error_chain(&e));
+                let why = crate::package::typed::redact(&crate::telemetry::log::error_chain(&e));
                 (Arc::new(Refused(why.clone())), Some(why))
             }
         }
