@@ -13,14 +13,15 @@ use postgres_operator::test_hooks;
 use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
-use super::in_cluster::request_token_for;
 use super::operator::Operator;
-use super::{check_ready, World, POLL_MS};
+use super::{World, POLL_MS};
 use crate::cluster::control_plane::process::Watchdog;
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
+use blue_e2e::in_cluster::request_token_for;
+use blue_e2e::status::check_ready;
 
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
 pub const PGSRV: &str = "postgresservers.postgres.blue.example";
@@ -173,7 +174,7 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
             "server": format!("https://{}:{}", endpoint.host, endpoint.port),
             "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
         }}],
-        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
+        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(&w.kube, ACCOUNT)?}}],
         "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
     });
     let path = dir.join("kubeconfig");

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::world::{Postgres, ADMIN_SECRET, PGDB, PGSRV, SERVER};
 use crate::support::wait::{eventually, DEADLINE};
-use crate::support::{condition, phase};
+use blue_e2e::status::{condition, phase};
 use blue_envtest::operator::processes_of;
 
 /// `got == want`, else an error naming `what`.

@@ -1,0 +1,8 @@
+//! The testbed pieces shared by the end-to-end and chaos checks (this
+//! package's test binaries) and by `cargo xtask bench` and `demo`: reading
+//! resource status, scraping an operator's HTTP endpoints, and tokens for
+//! an operator connecting as its ServiceAccount. Not published.
+
+pub mod in_cluster;
+pub mod scrape;
+pub mod status;
