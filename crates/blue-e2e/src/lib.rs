@@ -4,5 +4,6 @@
 //! an operator connecting as its ServiceAccount. Not published.
 
 pub mod in_cluster;
+pub mod postgres;
 pub mod scrape;
 pub mod status;

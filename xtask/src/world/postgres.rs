@@ -3,8 +3,6 @@
 //! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
 //! `postgres-operator` auditing its steps.
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -20,18 +18,9 @@ use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
-use blue_e2e::in_cluster::request_token_for;
+use blue_e2e::postgres::{account_flags, create_database, create_server};
+use blue_e2e::postgres::{ADMIN_SECRET, PGDB, PGSRV, RBAC, SERVER};
 use blue_e2e::status::check_ready;
-
-pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
-pub const PGSRV: &str = "postgresservers.postgres.blue.example";
-/// The `PostgresServer` [`Postgres::create`] names.
-pub const SERVER: &str = "main";
-/// The admin Secret [`SERVER`] names.
-pub const ADMIN_SECRET: &str = "pg-admin";
-/// The example's shipped ServiceAccount, Role and RoleBinding.
-const RBAC: &str = include_str!("../../../examples/postgres/manifests/rbac.yaml");
-const ACCOUNT: &str = "postgres-operator";
 
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
 /// Only on clusters of the run's own: it leaves its CRD behind.
@@ -112,35 +101,14 @@ impl Postgres {
         self.server.stop();
     }
 
-    /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
-    /// otherwise, naming the `PostgresServer` [`SERVER`] unless its
-    /// `spec.config` names another.
-    pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
-        if spec["reconcileInterval"].is_null() {
-            spec["reconcileInterval"] = json!("2s");
-        }
-        if spec["config"].is_null() {
-            spec["config"] = json!({"serverRef": {"name": SERVER}});
-        }
-        self.create_kind("PostgresDatabase", name, spec)
+    /// [`create_database`] in the namespace.
+    pub fn create(&self, name: &str, spec: Value) -> Result<()> {
+        create_database(&self.kube, name, spec)
     }
 
-    /// Creates a `PostgresServer` for the test server, checked every 2 s.
+    /// [`create_server`] for the test server.
     pub fn create_server(&self, name: &str) -> Result<()> {
-        let config = json!({
-            "host": "127.0.0.1", "port": self.server.port(),
-            "adminSecretRef": {"name": ADMIN_SECRET},
-        });
-        let spec = json!({"reconcileInterval": "2s", "config": config});
-        self.create_kind("PostgresServer", name, spec)
-    }
-
-    fn create_kind(&self, kind: &str, name: &str, spec: Value) -> Result<()> {
-        let doc = json!({
-            "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
-            "metadata": {"name": name}, "spec": spec,
-        });
-        Ok(self.kube.create(&doc.to_string())?)
+        create_server(&self.kube, name, self.server.port())
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -168,21 +136,8 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.cluster.endpoint()?;
-    let config = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "e2e", "cluster": {
-            "server": format!("https://{}:{}", endpoint.host, endpoint.port),
-            "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
-        }}],
-        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(&w.kube, ACCOUNT)?}}],
-        "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
-    });
-    let path = dir.join("kubeconfig");
-    std::fs::write(&path, config.to_string())?;
-    let file = path.display().to_string();
-    let connect = ["--context", ACCOUNT, "--namespace", namespace];
-    let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
-    Ok(flags.iter().map(|f| f.to_string()).collect())
+    let api = (endpoint.host.as_str(), endpoint.port);
+    account_flags(&w.kube, api, &endpoint.ca_pem, dir)
 }
 
 impl Drop for Postgres {

@@ -15,25 +15,16 @@ use postgres_operator::test_hooks;
 use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
-use crate::support::in_cluster::request_token_for;
 use crate::support::manifests::in_namespace;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::PG_BINARY;
 use crate::support::{indent, name_of, World, POLL_MS};
+use blue_e2e::postgres::{account_flags, create_database, create_server};
+use blue_e2e::postgres::{ACCOUNT, ADMIN_SECRET, PGDB, RBAC, SERVER};
 use blue_e2e::status::check_ready;
 use blue_envtest::operator::Operator;
 use blue_envtest::process::{log_tail, Watchdog};
 use blue_envtest::Kubectl;
-
-pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
-pub const PGSRV: &str = "postgresservers.postgres.blue.example";
-/// The `PostgresServer` [`Postgres::create`] names.
-pub const SERVER: &str = "main";
-/// The admin Secret [`SERVER`] names.
-pub const ADMIN_SECRET: &str = "pg-admin";
-/// The example's shipped ServiceAccount, Role and RoleBinding.
-const RBAC: &str = include_str!("../../../../../examples/postgres/manifests/rbac.yaml");
-const ACCOUNT: &str = "postgres-operator";
 
 /// The PostgreSQL half of a check. Drop stops the operator, then the server.
 pub struct Postgres {
@@ -165,35 +156,14 @@ impl Postgres {
         Ok((roles, list("datname", "pg_database", "datistemplate")?))
     }
 
-    /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
-    /// otherwise, naming the `PostgresServer` [`SERVER`] unless its
-    /// `spec.config` names another.
-    pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
-        if spec["reconcileInterval"].is_null() {
-            spec["reconcileInterval"] = json!("2s");
-        }
-        if spec["config"].is_null() {
-            spec["config"] = json!({"serverRef": {"name": SERVER}});
-        }
-        self.create_kind("PostgresDatabase", name, spec)
+    /// [`create_database`] in the namespace.
+    pub fn create(&self, name: &str, spec: Value) -> Result<()> {
+        create_database(&self.kube, name, spec)
     }
 
-    /// Creates a `PostgresServer` for the test server, checked every 2 s.
+    /// [`create_server`] for the test server.
     pub fn create_server(&self, name: &str) -> Result<()> {
-        let config = json!({
-            "host": "127.0.0.1", "port": self.server.port(),
-            "adminSecretRef": {"name": ADMIN_SECRET},
-        });
-        let spec = json!({"reconcileInterval": "2s", "config": config});
-        self.create_kind("PostgresServer", name, spec)
-    }
-
-    fn create_kind(&self, kind: &str, name: &str, spec: Value) -> Result<()> {
-        let doc = json!({
-            "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
-            "metadata": {"name": name}, "spec": spec,
-        });
-        Ok(self.kube.create(&doc.to_string())?)
+        create_server(&self.kube, name, self.server.port())
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -293,24 +263,13 @@ fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kubectl, Vec<String>)> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.endpoint()?;
-    let config = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "e2e", "cluster": {
-            "server": format!("https://{}:{}", endpoint.host, endpoint.port),
-            "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
-        }}],
-        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
-        "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
-    });
-    let path = dir.join("kubeconfig");
-    std::fs::write(&path, config.to_string())?;
+    let api = (endpoint.host.as_str(), endpoint.port);
+    let flags = account_flags(&w.kube, api, &endpoint.ca_pem, dir)?;
     let kubectl = w.control_plane().kubectl().to_path_buf();
     let cache = dir.join("account-kube-cache");
-    let account = Kubectl::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
-    let file = path.display().to_string();
-    let connect = ["--context", ACCOUNT, "--namespace", namespace];
-    let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
-    Ok((account, flags.iter().map(|f| f.to_string()).collect()))
+    let path = Some(dir.join("kubeconfig"));
+    let account = Kubectl::new(kubectl, path, ACCOUNT, &cache, namespace);
+    Ok((account, flags))
 }
 
 impl Drop for Postgres {
