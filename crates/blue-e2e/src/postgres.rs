@@ -3,13 +3,15 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use blue_envtest::Kubectl;
+use postgres_operator::test_hooks;
 use serde_json::{json, Value};
 
 use crate::in_cluster::request_token_for;
+use crate::status::check_ready;
 
 /// Plural.group of `PostgresDatabase`.
 pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
@@ -80,4 +82,20 @@ pub fn account_flags(
     let connect = ["--context", ACCOUNT, "--namespace", kube.namespace()];
     let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
     Ok(flags.iter().map(|f| f.to_string()).collect())
+}
+
+/// One probe of a wait: `PostgresDatabase` `name` exists and is Ready for
+/// its current generation (request annotation `request`).
+pub fn ready(kube: &Kubectl, name: &str, request: &str) -> Result<Value> {
+    let r = kube.get(PGDB, name)?;
+    let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
+    check_ready(&r, request)?;
+    Ok(r)
+}
+
+/// The operator's flags `args` with the test hooks auditing its steps and
+/// `hooks` (e.g. `kill:after-step:role`).
+pub fn audited_args(args: &[String], hooks: &[&str]) -> Vec<String> {
+    let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
+    [args, &["--test-hooks".into(), hooks]].concat()
 }

@@ -72,17 +72,7 @@ impl World<'_> {
 
     /// [`World::admin_args`] with the operator's default poll period.
     pub fn connect_args(&self) -> Vec<String> {
-        let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
-        if let Some(k) = self.kube.kubeconfig() {
-            args.extend(["--kubeconfig".into(), k.display().to_string()]);
-        }
-        args.extend([
-            "--namespace".into(),
-            self.kube.namespace().to_string(),
-            "--transport".into(),
-            self.transport.as_str().into(),
-        ]);
-        args
+        blue_e2e::connect::connect_args(&self.kube, self.transport.as_str())
     }
 
     /// Starts the operator with `args` (stopping a running one first).

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
-use postgres_operator::test_hooks;
 use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
@@ -18,9 +17,8 @@ use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
-use blue_e2e::postgres::{account_flags, create_database, create_server};
+use blue_e2e::postgres::{account_flags, audited_args, create_database, create_server, ready};
 use blue_e2e::postgres::{ADMIN_SECRET, PGDB, PGSRV, RBAC, SERVER};
-use blue_e2e::status::check_ready;
 
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
 /// Only on clusters of the run's own: it leaves its CRD behind.
@@ -86,8 +84,7 @@ impl Postgres {
         if let Some(mut old) = self.operator.take() {
             old.stop()?;
         }
-        let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
-        let args = [&self.args[..], &["--test-hooks".into(), hooks]].concat();
+        let args = audited_args(&self.args, hooks);
         let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
         self.operator = Some(op);
         Ok(())
@@ -119,9 +116,7 @@ impl Postgres {
     /// [`Postgres::wait_ready`], until the resource also passes `also`.
     pub fn wait_ready_and(&self, name: &str, also: impl Fn(&Value) -> Result<()>) -> Result<Value> {
         eventually(&format!("postgresdatabase {name} Ready"), DEADLINE, || {
-            let r = self.kube.get(PGDB, name)?;
-            let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
-            check_ready(&r, REQUEST_ANNOTATION)?;
+            let r = ready(&self.kube, name, REQUEST_ANNOTATION)?;
             also(&r)?;
             Ok(r)
         })

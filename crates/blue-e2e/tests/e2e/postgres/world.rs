@@ -11,7 +11,6 @@ use std::process::{Command, Stdio};
 
 use anyhow::{ensure, Context, Result};
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
-use postgres_operator::test_hooks;
 use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
@@ -19,7 +18,7 @@ use crate::support::manifests::in_namespace;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::PG_BINARY;
 use crate::support::{indent, name_of, World, POLL_MS};
-use blue_e2e::postgres::{account_flags, create_database, create_server};
+use blue_e2e::postgres::{account_flags, audited_args, create_database, create_server, ready};
 use blue_e2e::postgres::{ACCOUNT, ADMIN_SECRET, PGDB, RBAC, SERVER};
 use blue_e2e::status::check_ready;
 use blue_envtest::operator::Operator;
@@ -93,8 +92,7 @@ impl Postgres {
         if let Some(mut old) = self.operator.take() {
             old.stop()?;
         }
-        let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
-        let args = [&self.args[..], &["--test-hooks".into(), hooks]].concat();
+        let args = audited_args(&self.args, hooks);
         let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
         self.operator = Some(op);
         Ok(())
@@ -174,9 +172,7 @@ impl Postgres {
     /// [`Postgres::wait_ready`], until the resource also passes `also`.
     pub fn wait_ready_and(&self, name: &str, also: impl Fn(&Value) -> Result<()>) -> Result<Value> {
         eventually(&format!("postgresdatabase {name} Ready"), DEADLINE, || {
-            let r = self.kube.get(PGDB, name)?;
-            let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
-            check_ready(&r, REQUEST_ANNOTATION)?;
+            let r = ready(&self.kube, name, REQUEST_ANNOTATION)?;
             also(&r)?;
             Ok(r)
         })
