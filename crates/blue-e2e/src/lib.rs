@@ -4,6 +4,7 @@
 //! an operator connecting as its ServiceAccount. Not published.
 
 pub mod connect;
+pub mod guarded_server;
 pub mod in_cluster;
 pub mod postgres;
 pub mod scrape;

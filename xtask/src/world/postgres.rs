@@ -5,18 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
 use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
 use serde_json::{json, Value};
 
 use super::operator::Operator;
 use super::{World, POLL_MS};
-use crate::cluster::control_plane::process::Watchdog;
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
 use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
+use blue_e2e::guarded_server::GuardedServer;
 use blue_e2e::postgres::{account_flags, audited_args, create_database, create_server, ready};
 use blue_e2e::postgres::{ADMIN_SECRET, PGDB, PGSRV, RBAC, SERVER};
 
@@ -29,8 +29,7 @@ pub struct Postgres {
     pub work: PathBuf,
     binary: PathBuf,
     args: Vec<String>,
-    watchdog: Option<Watchdog>,
-    server: TestServer,
+    server: GuardedServer,
 }
 
 impl Postgres {
@@ -48,10 +47,8 @@ impl Postgres {
             work,
             binary: w.pg_binary.clone(),
             args,
-            watchdog: None,
-            server: with_default_mask(TestServer::start)?,
+            server: GuardedServer::new(with_default_mask(TestServer::start)?)?,
         };
-        pg.arm_watchdog()?;
         let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
         pg.kube.apply_crd(&crd, PGDB)?;
         pg.kube.wait_established(PGSRV)?;
@@ -62,15 +59,9 @@ impl Postgres {
         pg.kube.apply(&secret.to_string())?;
         pg.create_server(SERVER)?;
         pg.start_operator(&[])?;
-        let (port, log) = (pg.server.port(), pg.log().display().to_string());
+        let (port, log) = (pg.server.server().port(), pg.log().display().to_string());
         println!("setup: PostgreSQL on 127.0.0.1:{port}, postgres-operator log {log}");
         Ok(pg)
-    }
-
-    fn arm_watchdog(&mut self) -> Result<()> {
-        let pid = self.server.pid().context("PostgreSQL is not running")?;
-        self.watchdog = Some(Watchdog::arm(pid, self.server.dir())?);
-        Ok(())
     }
 
     /// The operator's log (shared by restarts).
@@ -92,9 +83,6 @@ impl Postgres {
 
     /// Stops the server (a fast shutdown), keeping its data.
     pub fn stop_server(&mut self) {
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
         self.server.stop();
     }
 
@@ -105,7 +93,7 @@ impl Postgres {
 
     /// [`create_server`] for the test server.
     pub fn create_server(&self, name: &str) -> Result<()> {
-        create_server(&self.kube, name, self.server.port())
+        create_server(&self.kube, name, self.server.server().port())
     }
 
     /// Waits until `name` is Ready for its current generation.

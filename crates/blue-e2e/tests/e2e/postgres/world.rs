@@ -18,11 +18,12 @@ use crate::support::manifests::in_namespace;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::PG_BINARY;
 use crate::support::{indent, name_of, World, POLL_MS};
+use blue_e2e::guarded_server::GuardedServer;
 use blue_e2e::postgres::{account_flags, audited_args, create_database, create_server, ready};
 use blue_e2e::postgres::{ACCOUNT, ADMIN_SECRET, PGDB, RBAC, SERVER};
 use blue_e2e::status::check_ready;
 use blue_envtest::operator::Operator;
-use blue_envtest::process::{log_tail, Watchdog};
+use blue_envtest::process::log_tail;
 use blue_envtest::Kubectl;
 
 /// The PostgreSQL half of a check. Drop stops the operator, then the server.
@@ -35,8 +36,7 @@ pub struct Postgres {
     pub work: PathBuf,
     binary: PathBuf,
     args: Vec<String>,
-    watchdog: Option<Watchdog>,
-    server: TestServer,
+    server: GuardedServer,
 }
 
 impl Postgres {
@@ -54,10 +54,8 @@ impl Postgres {
             work,
             binary: PathBuf::from(PG_BINARY),
             args,
-            watchdog: None,
-            server: TestServer::start()?,
+            server: GuardedServer::new(TestServer::start()?)?,
         };
-        pg.arm_watchdog()?;
         w.install_crd(&postgres_operator::postgres_server::crd(false)?)?;
         w.install_crd(&package::crd(false)?)?;
         let secret = json!({
@@ -70,15 +68,9 @@ impl Postgres {
         Ok(pg)
     }
 
-    fn arm_watchdog(&mut self) -> Result<()> {
-        let pid = self.server.pid().context("PostgreSQL is not running")?;
-        self.watchdog = Some(Watchdog::arm(pid, self.server.dir())?);
-        Ok(())
-    }
-
     /// The server's directory (data, socket, log), removed on drop.
     pub fn server_dir(&self) -> &Path {
-        self.server.dir()
+        self.server.server().dir()
     }
 
     /// The operator's log (shared by restarts).
@@ -108,22 +100,18 @@ impl Postgres {
 
     /// Stops the server (a fast shutdown), keeping its data.
     pub fn stop_server(&mut self) {
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
         self.server.stop();
     }
 
     /// Starts the stopped server again, on the same port.
     pub fn start_server(&mut self) -> Result<()> {
-        self.server.restart()?;
-        self.arm_watchdog()
+        self.server.restart()
     }
 
     /// Runs `sql` through psql over TCP as `user` with `password`, in
     /// `database`; returns its rows, one a line. psql explains a failure.
     pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
-        let port = format!("--port={}", self.server.port());
+        let port = format!("--port={}", self.server.server().port());
         let out = Command::new(bin_dir().join("psql"))
             .env("PGPASSWORD", password)
             .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
@@ -161,7 +149,7 @@ impl Postgres {
 
     /// [`create_server`] for the test server.
     pub fn create_server(&self, name: &str) -> Result<()> {
-        create_server(&self.kube, name, self.server.port())
+        create_server(&self.kube, name, self.server.server().port())
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -232,7 +220,7 @@ impl Postgres {
         let s = self.connection(name)?;
         let value = |k: &str| s.get(k).map_or("", String::as_str);
         let (host, port) = (value("host"), value("port"));
-        let ours = host == "127.0.0.1" && port == self.server.port().to_string();
+        let ours = host == "127.0.0.1" && port == self.server.server().port().to_string();
         ensure!(ours, "the Secret names {host}:{port}");
         let login = [value("user"), value("password"), value("database")];
         self.psql(login, "SELECT current_user")
@@ -242,7 +230,7 @@ impl Postgres {
     pub fn diagnose(&self) {
         let logs = [
             ("postgres-operator", self.log()),
-            ("PostgreSQL", self.server.log()),
+            ("PostgreSQL", self.server.server().log()),
         ];
         for (who, log) in logs {
             println!("  --- {who}, last lines of {}:", log.display());
