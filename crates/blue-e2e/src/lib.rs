@@ -7,5 +7,6 @@ pub mod connect;
 pub mod guarded_server;
 pub mod in_cluster;
 pub mod postgres;
+pub mod postgres_fixture;
 pub mod scrape;
 pub mod status;

@@ -1,35 +1,39 @@
 //! The PostgreSQL example on the testbed, for the bench's references: a private
 //! PostgreSQL server (guarded by a watchdog like the control plane's),
-//! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
+//! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`](blue_e2e::postgres::SERVER), and
 //! `postgres-operator` auditing its steps.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
-use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
-use serde_json::{json, Value};
+use postgres_operator::test_server::TestServer;
+use serde_json::Value;
 
-use super::operator::Operator;
 use super::{World, POLL_MS};
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
-use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
 use blue_e2e::guarded_server::GuardedServer;
-use blue_e2e::postgres::{account_flags, audited_args, create_database, create_server, ready};
-use blue_e2e::postgres::{ADMIN_SECRET, PGDB, PGSRV, RBAC, SERVER};
+use blue_e2e::postgres::{account_flags, ready};
+use blue_e2e::postgres::{PGDB, PGSRV, RBAC};
+use blue_e2e::postgres_fixture::PostgresFixture;
 
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
 /// Only on clusters of the run's own: it leaves its CRD behind.
-pub struct Postgres {
-    pub kube: Kube,
-    pub operator: Option<Operator>,
-    /// The operator's scratch directory: log, TMPDIR, kubectl cache.
-    pub work: PathBuf,
-    binary: PathBuf,
-    args: Vec<String>,
-    server: GuardedServer,
+pub struct Postgres(PostgresFixture);
+
+impl std::ops::Deref for Postgres {
+    type Target = PostgresFixture;
+    fn deref(&self) -> &PostgresFixture {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Postgres {
+    fn deref_mut(&mut self) -> &mut PostgresFixture {
+        &mut self.0
+    }
 }
 
 impl Postgres {
@@ -41,59 +45,15 @@ impl Postgres {
         std::fs::create_dir_all(&work)?;
         let mut args = as_shipped_account(w, &work)?;
         args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
-        let mut pg = Postgres {
-            kube: w.kube.clone(),
-            operator: None,
-            work,
-            binary: w.pg_binary.clone(),
-            args,
-            server: GuardedServer::new(with_default_mask(TestServer::start)?)?,
-        };
-        let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
-        pg.kube.apply_crd(&crd, PGDB)?;
-        pg.kube.wait_established(PGSRV)?;
-        let secret = json!({
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
-            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
-        });
-        pg.kube.apply(&secret.to_string())?;
-        pg.create_server(SERVER)?;
-        pg.start_operator(&[])?;
-        let (port, log) = (pg.server.server().port(), pg.log().display().to_string());
+        let server = GuardedServer::new(with_default_mask(TestServer::start)?)?;
+        let (crd, _) = crd_for(&w.kube, package::crd_yaml)?;
+        w.kube.apply_crd(&crd, PGDB)?;
+        w.kube.wait_established(PGSRV)?;
+        let operator = (w.pg_binary.clone(), args);
+        let pg = PostgresFixture::start(w.kube.clone(), work, operator, server)?;
+        let (port, log) = (pg.server().server().port(), pg.log().display().to_string());
         println!("setup: PostgreSQL on 127.0.0.1:{port}, postgres-operator log {log}");
-        Ok(pg)
-    }
-
-    /// The operator's log (shared by restarts).
-    pub fn log(&self) -> PathBuf {
-        self.work.join("operator.log")
-    }
-
-    /// (Re)starts the operator, auditing its steps, with the test hooks
-    /// `hooks` (e.g. `kill:after-step:role`) too.
-    pub fn start_operator(&mut self, hooks: &[&str]) -> Result<()> {
-        if let Some(mut old) = self.operator.take() {
-            old.stop()?;
-        }
-        let args = audited_args(&self.args, hooks);
-        let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
-        self.operator = Some(op);
-        Ok(())
-    }
-
-    /// Stops the server (a fast shutdown), keeping its data.
-    pub fn stop_server(&mut self) {
-        self.server.stop();
-    }
-
-    /// [`create_database`] in the namespace.
-    pub fn create(&self, name: &str, spec: Value) -> Result<()> {
-        create_database(&self.kube, name, spec)
-    }
-
-    /// [`create_server`] for the test server.
-    pub fn create_server(&self, name: &str) -> Result<()> {
-        create_server(&self.kube, name, self.server.server().port())
+        Ok(Postgres(pg))
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -121,11 +81,4 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
     let endpoint = w.cluster.endpoint()?;
     let api = (endpoint.host.as_str(), endpoint.port);
     account_flags(&w.kube, api, &endpoint.ca_pem, dir)
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        drop(self.operator.take());
-        self.stop_server();
-    }
 }

@@ -12,15 +12,16 @@ use std::process::{Command, Stdio};
 use anyhow::{ensure, Context, Result};
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
 use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::support::manifests::in_namespace;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::PG_BINARY;
 use crate::support::{indent, name_of, World, POLL_MS};
 use blue_e2e::guarded_server::GuardedServer;
-use blue_e2e::postgres::{account_flags, audited_args, create_database, create_server, ready};
-use blue_e2e::postgres::{ACCOUNT, ADMIN_SECRET, PGDB, RBAC, SERVER};
+use blue_e2e::postgres::{account_flags, ready};
+use blue_e2e::postgres::{ACCOUNT, PGDB, RBAC};
+use blue_e2e::postgres_fixture::PostgresFixture;
 use blue_e2e::status::check_ready;
 use blue_envtest::operator::Operator;
 use blue_envtest::process::log_tail;
@@ -28,15 +29,22 @@ use blue_envtest::Kubectl;
 
 /// The PostgreSQL half of a check. Drop stops the operator, then the server.
 pub struct Postgres {
-    pub kube: Kubectl,
+    pg: PostgresFixture,
     /// kubectl as the operator connects: its ServiceAccount's token.
     pub account: Kubectl,
-    pub operator: Option<Operator>,
-    /// The operator's scratch directory: log, TMPDIR, kubectl cache.
-    pub work: PathBuf,
-    binary: PathBuf,
-    args: Vec<String>,
-    server: GuardedServer,
+}
+
+impl std::ops::Deref for Postgres {
+    type Target = PostgresFixture;
+    fn deref(&self) -> &PostgresFixture {
+        &self.pg
+    }
+}
+
+impl std::ops::DerefMut for Postgres {
+    fn deref_mut(&mut self) -> &mut PostgresFixture {
+        &mut self.pg
+    }
 }
 
 impl Postgres {
@@ -47,47 +55,17 @@ impl Postgres {
         std::fs::create_dir_all(&work)?;
         let (account, mut args) = as_shipped_account(w, &work)?;
         args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
-        let mut pg = Postgres {
-            kube: w.kube.clone(),
-            account,
-            operator: None,
-            work,
-            binary: PathBuf::from(PG_BINARY),
-            args,
-            server: GuardedServer::new(TestServer::start()?)?,
-        };
+        let server = GuardedServer::new(TestServer::start()?)?;
         w.install_crd(&postgres_operator::postgres_server::crd(false)?)?;
         w.install_crd(&package::crd(false)?)?;
-        let secret = json!({
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
-            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
-        });
-        pg.kube.apply(&secret.to_string())?;
-        pg.create_server(SERVER)?;
-        pg.start_operator(&[])?;
-        Ok(pg)
+        let operator = (PathBuf::from(PG_BINARY), args);
+        let pg = PostgresFixture::start(w.kube.clone(), work, operator, server)?;
+        Ok(Postgres { pg, account })
     }
 
     /// The server's directory (data, socket, log), removed on drop.
     pub fn server_dir(&self) -> &Path {
-        self.server.server().dir()
-    }
-
-    /// The operator's log (shared by restarts).
-    pub fn log(&self) -> PathBuf {
-        self.work.join("operator.log")
-    }
-
-    /// (Re)starts the operator, auditing its steps, with the test hooks
-    /// `hooks` (e.g. `kill:after-step:role`) too.
-    pub fn start_operator(&mut self, hooks: &[&str]) -> Result<()> {
-        if let Some(mut old) = self.operator.take() {
-            old.stop()?;
-        }
-        let args = audited_args(&self.args, hooks);
-        let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
-        self.operator = Some(op);
-        Ok(())
+        self.server().server().dir()
     }
 
     /// Restarts the operator if it is not running.
@@ -98,20 +76,10 @@ impl Postgres {
         }
     }
 
-    /// Stops the server (a fast shutdown), keeping its data.
-    pub fn stop_server(&mut self) {
-        self.server.stop();
-    }
-
-    /// Starts the stopped server again, on the same port.
-    pub fn start_server(&mut self) -> Result<()> {
-        self.server.restart()
-    }
-
     /// Runs `sql` through psql over TCP as `user` with `password`, in
     /// `database`; returns its rows, one a line. psql explains a failure.
     pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
-        let port = format!("--port={}", self.server.server().port());
+        let port = format!("--port={}", self.server().server().port());
         let out = Command::new(bin_dir().join("psql"))
             .env("PGPASSWORD", password)
             .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
@@ -140,16 +108,6 @@ impl Postgres {
         };
         let roles = list("rolname", "pg_roles", "rolname LIKE 'pg\\_%'")?;
         Ok((roles, list("datname", "pg_database", "datistemplate")?))
-    }
-
-    /// [`create_database`] in the namespace.
-    pub fn create(&self, name: &str, spec: Value) -> Result<()> {
-        create_database(&self.kube, name, spec)
-    }
-
-    /// [`create_server`] for the test server.
-    pub fn create_server(&self, name: &str) -> Result<()> {
-        create_server(&self.kube, name, self.server.server().port())
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -220,7 +178,7 @@ impl Postgres {
         let s = self.connection(name)?;
         let value = |k: &str| s.get(k).map_or("", String::as_str);
         let (host, port) = (value("host"), value("port"));
-        let ours = host == "127.0.0.1" && port == self.server.server().port().to_string();
+        let ours = host == "127.0.0.1" && port == self.server().server().port().to_string();
         ensure!(ours, "the Secret names {host}:{port}");
         let login = [value("user"), value("password"), value("database")];
         self.psql(login, "SELECT current_user")
@@ -230,7 +188,7 @@ impl Postgres {
     pub fn diagnose(&self) {
         let logs = [
             ("postgres-operator", self.log()),
-            ("PostgreSQL", self.server.server().log()),
+            ("PostgreSQL", self.server().server().log()),
         ];
         for (who, log) in logs {
             println!("  --- {who}, last lines of {}:", log.display());
@@ -254,11 +212,4 @@ fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kubectl, Vec<String>)> {
     let path = Some(dir.join("kubeconfig"));
     let account = Kubectl::new(kubectl, path, ACCOUNT, &cache, namespace);
     Ok((account, flags))
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        drop(self.operator.take());
-        self.stop_server();
-    }
 }
