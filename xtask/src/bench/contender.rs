@@ -71,7 +71,7 @@ impl Contender {
     /// counted so far; `None` for the peer, whose checks are its ConfigMap
     /// reads at the API server.
     pub fn checks(&self) -> Option<f64> {
-        let text = crate::world::scrape::http_get(self.metrics.as_deref()?, "/metrics").ok()?;
+        let text = blue_e2e::scrape::http_get(self.metrics.as_deref()?, "/metrics").ok()?;
         let successes = text.lines().filter(|l| {
             l.starts_with("controller_runtime_reconcile_total{") && l.contains("result=\"success\"")
         });

@@ -21,7 +21,8 @@ use super::measure::{median, percentile};
 use super::report::Block;
 use crate::cluster::Mode;
 use crate::world::postgres::Postgres;
-use crate::world::{operator, phase, Testbed, Transport};
+use crate::world::{operator, Testbed, Transport};
+use blue_e2e::status::phase;
 
 const ROUNDS: usize = 20;
 const TIMEOUT: Duration = Duration::from_secs(60);

@@ -1,9 +1,10 @@
-//! The one wait loop: probe until a condition holds or a deadline passes,
-//! stopping early on Ctrl-C.
+//! Waiting as xtask waits: blue-envtest's wait loop (probe until a
+//! condition holds or a deadline passes), with `anyhow` errors kept whole,
+//! a [`GiveUp`] marker ending the wait, and stopping early on Ctrl-C.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 
 use super::interrupt;
 
@@ -28,28 +29,47 @@ impl std::fmt::Display for GiveUp {
     }
 }
 
+/// How a wait ended before its deadline.
+enum Ended<T> {
+    Reached(T),
+    GaveUp(anyhow::Error),
+    Interrupted,
+}
+
 /// Probes every `every` until `probe` succeeds or `timeout` passes. A probe
 /// error means "not yet" (unless it carries [`GiveUp`]); the last one
-/// explains a timeout.
+/// explains a timeout. The loop is blue-envtest's; this adds what xtask
+/// needs around it: the last error kept whole (causes and all), a
+/// [`GiveUp`] ending the wait, and Ctrl-C noticed before the next probe.
 pub fn poll<T>(
     what: &str,
     timeout: Duration,
     every: Duration,
     mut probe: impl FnMut() -> Result<T>,
 ) -> Result<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let last = match probe() {
-            Ok(v) => return Ok(v),
-            Err(err) if err.is::<GiveUp>() => return Err(err),
-            Err(err) => err,
-        };
-        if Instant::now() >= deadline {
-            return Err(last.context(format!("not reached within {timeout:?}: {what}")));
+    let mut last: Option<anyhow::Error> = None;
+    let ended = blue_envtest::eventually(what, timeout, every, || {
+        if last.is_some() && interrupt::requested() {
+            return Ok(Ended::Interrupted);
         }
-        if interrupt::sleep(every) {
-            return Err(last.context(format!("interrupted while waiting: {what}")));
+        match probe() {
+            Ok(v) => Ok(Ended::Reached(v)),
+            Err(err) if err.is::<GiveUp>() => Ok(Ended::GaveUp(err)),
+            Err(err) => {
+                let text = format!("{err:#}");
+                last = Some(err);
+                Err(text)
+            }
         }
+    });
+    // Only after a failed probe can the wait time out or be interrupted;
+    // blue-envtest's own error (its timeout) is replaced by the probe's.
+    let last = || last.unwrap_or_else(|| anyhow!("no probe ran"));
+    match ended {
+        Ok(Ended::Reached(v)) => Ok(v),
+        Ok(Ended::GaveUp(err)) => Err(err),
+        Ok(Ended::Interrupted) => Err(last().context(format!("interrupted while waiting: {what}"))),
+        Err(_) => Err(last().context(format!("not reached within {timeout:?}: {what}"))),
     }
 }
 

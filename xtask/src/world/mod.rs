@@ -3,10 +3,8 @@
 //! sets all of it up and tears it down.
 
 pub mod election;
-pub mod in_cluster;
 pub mod operator;
 pub mod postgres;
-pub mod scrape;
 mod testbed;
 
 pub use testbed::Testbed;
@@ -14,8 +12,7 @@ pub use testbed::Testbed;
 use std::path::PathBuf;
 use std::process::ExitStatus;
 
-use anyhow::{ensure, Context, Result};
-use serde_json::Value;
+use anyhow::{Context, Result};
 
 use crate::cluster::Cluster;
 use crate::support::kube::Kube;
@@ -75,17 +72,7 @@ impl World<'_> {
 
     /// [`World::admin_args`] with the operator's default poll period.
     pub fn connect_args(&self) -> Vec<String> {
-        let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
-        if let Some(k) = self.kube.kubeconfig() {
-            args.extend(["--kubeconfig".into(), k.display().to_string()]);
-        }
-        args.extend([
-            "--namespace".into(),
-            self.kube.namespace().to_string(),
-            "--transport".into(),
-            self.transport.as_str().into(),
-        ]);
-        args
+        blue_e2e::connect::connect_args(&self.kube, self.transport.as_str())
     }
 
     /// Starts the operator with `args` (stopping a running one first).
@@ -119,52 +106,4 @@ impl World<'_> {
     pub fn operator(&mut self) -> Result<&mut Operator> {
         self.operator.as_mut().context("no operator is running")
     }
-}
-
-/// `status.phase` of a resource ("" when absent).
-pub fn phase(r: &Value) -> &str {
-    r["status"]["phase"].as_str().unwrap_or("")
-}
-
-/// The condition of `kind` in a resource's status.
-pub fn condition<'v>(r: &'v Value, kind: &str) -> Option<&'v Value> {
-    r["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == kind)
-}
-
-/// Desired state handled and converged: phase Ready, `Ready=True/Converged`,
-/// `observedGeneration == generation` and the request token acknowledged.
-pub fn check_ready(r: &Value, request: &str) -> Result<()> {
-    let ready = condition(r, "Ready");
-    ensure!(
-        phase(r) == "Ready"
-            && ready.is_some_and(|c| c["status"] == "True" && c["reason"] == "Converged"),
-        "phase is {:?}, Ready condition {}",
-        phase(r),
-        ready.map_or("absent".into(), |c| format!(
-            "{}/{}",
-            c["status"], c["reason"]
-        ))
-    );
-    check_acknowledged(r, request)
-}
-
-/// `observedGeneration == generation` and the request token (annotation
-/// `request`) handled.
-pub fn check_acknowledged(r: &Value, request: &str) -> Result<()> {
-    let generation = &r["metadata"]["generation"];
-    let observed = &r["status"]["observedGeneration"];
-    ensure!(
-        observed == generation,
-        "observedGeneration {observed} != generation {generation}"
-    );
-    let token = r["metadata"]["annotations"][request].as_str().unwrap_or("");
-    let handled = r["status"]["lastHandledRequest"].as_str().unwrap_or("");
-    ensure!(
-        token == handled,
-        "lastHandledRequest {handled:?} != annotation {token:?}"
-    );
-    Ok(())
 }

@@ -1,48 +1,39 @@
 //! The PostgreSQL example on the testbed, for the bench's references: a private
 //! PostgreSQL server (guarded by a watchdog like the control plane's),
-//! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`], and
+//! the example's CRDs, admin Secret and `PostgresServer` [`SERVER`](blue_e2e::postgres::SERVER), and
 //! `postgres-operator` auditing its steps.
 
-use base64::engine::general_purpose::STANDARD;
-use base64::Engine;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
-use postgres_operator::test_hooks;
-use postgres_operator::test_server::{TestServer, ADMIN, ADMIN_PASSWORD};
-use serde_json::{json, Value};
+use postgres_operator::test_server::TestServer;
+use serde_json::Value;
 
-use super::in_cluster::request_token_for;
-use super::operator::Operator;
-use super::{check_ready, World, POLL_MS};
-use crate::cluster::control_plane::process::Watchdog;
+use super::{World, POLL_MS};
 use crate::cluster::manifests::{crd_for, in_namespace};
 use crate::support::interrupt::with_default_mask;
-use crate::support::kube::Kube;
 use crate::support::wait::{eventually, DEADLINE};
-
-pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
-pub const PGSRV: &str = "postgresservers.postgres.blue.example";
-/// The `PostgresServer` [`Postgres::create`] names.
-pub const SERVER: &str = "main";
-/// The admin Secret [`SERVER`] names.
-pub const ADMIN_SECRET: &str = "pg-admin";
-/// The example's shipped ServiceAccount, Role and RoleBinding.
-const RBAC: &str = include_str!("../../../examples/postgres/manifests/rbac.yaml");
-const ACCOUNT: &str = "postgres-operator";
+use blue_e2e::guarded_server::GuardedServer;
+use blue_e2e::postgres::{account_flags, ready};
+use blue_e2e::postgres::{PGDB, PGSRV, RBAC};
+use blue_e2e::postgres_fixture::PostgresFixture;
 
 /// The PostgreSQL half of a run. Drop stops the operator, then the server.
 /// Only on clusters of the run's own: it leaves its CRD behind.
-pub struct Postgres {
-    pub kube: Kube,
-    pub operator: Option<Operator>,
-    /// The operator's scratch directory: log, TMPDIR, kubectl cache.
-    pub work: PathBuf,
-    binary: PathBuf,
-    args: Vec<String>,
-    watchdog: Option<Watchdog>,
-    server: TestServer,
+pub struct Postgres(PostgresFixture);
+
+impl std::ops::Deref for Postgres {
+    type Target = PostgresFixture;
+    fn deref(&self) -> &PostgresFixture {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Postgres {
+    fn deref_mut(&mut self) -> &mut PostgresFixture {
+        &mut self.0
+    }
 }
 
 impl Postgres {
@@ -54,92 +45,15 @@ impl Postgres {
         std::fs::create_dir_all(&work)?;
         let mut args = as_shipped_account(w, &work)?;
         args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
-        let mut pg = Postgres {
-            kube: w.kube.clone(),
-            operator: None,
-            work,
-            binary: w.pg_binary.clone(),
-            args,
-            watchdog: None,
-            server: with_default_mask(TestServer::start)?,
-        };
-        pg.arm_watchdog()?;
-        let (crd, _) = crd_for(&pg.kube, package::crd_yaml)?;
-        pg.kube.apply_crd(&crd, PGDB)?;
-        pg.kube.wait_established(PGSRV)?;
-        let secret = json!({
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
-            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
-        });
-        pg.kube.apply(&secret.to_string())?;
-        pg.create_server(SERVER)?;
-        pg.start_operator(&[])?;
-        let (port, log) = (pg.server.port(), pg.log().display().to_string());
+        let server = GuardedServer::new(with_default_mask(TestServer::start)?)?;
+        let (crd, _) = crd_for(&w.kube, package::crd_yaml)?;
+        w.kube.apply_crd(&crd, PGDB)?;
+        w.kube.wait_established(PGSRV)?;
+        let operator = (w.pg_binary.clone(), args);
+        let pg = PostgresFixture::start(w.kube.clone(), work, operator, server)?;
+        let (port, log) = (pg.server().server().port(), pg.log().display().to_string());
         println!("setup: PostgreSQL on 127.0.0.1:{port}, postgres-operator log {log}");
-        Ok(pg)
-    }
-
-    fn arm_watchdog(&mut self) -> Result<()> {
-        let pid = self.server.pid().context("PostgreSQL is not running")?;
-        self.watchdog = Some(Watchdog::arm(pid, self.server.dir())?);
-        Ok(())
-    }
-
-    /// The operator's log (shared by restarts).
-    pub fn log(&self) -> PathBuf {
-        self.work.join("operator.log")
-    }
-
-    /// (Re)starts the operator, auditing its steps, with the test hooks
-    /// `hooks` (e.g. `kill:after-step:role`) too.
-    pub fn start_operator(&mut self, hooks: &[&str]) -> Result<()> {
-        if let Some(mut old) = self.operator.take() {
-            old.stop()?;
-        }
-        let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
-        let args = [&self.args[..], &["--test-hooks".into(), hooks]].concat();
-        let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
-        self.operator = Some(op);
-        Ok(())
-    }
-
-    /// Stops the server (a fast shutdown), keeping its data.
-    pub fn stop_server(&mut self) {
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
-        self.server.stop();
-    }
-
-    /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
-    /// otherwise, naming the `PostgresServer` [`SERVER`] unless its
-    /// `spec.config` names another.
-    pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
-        if spec["reconcileInterval"].is_null() {
-            spec["reconcileInterval"] = json!("2s");
-        }
-        if spec["config"].is_null() {
-            spec["config"] = json!({"serverRef": {"name": SERVER}});
-        }
-        self.create_kind("PostgresDatabase", name, spec)
-    }
-
-    /// Creates a `PostgresServer` for the test server, checked every 2 s.
-    pub fn create_server(&self, name: &str) -> Result<()> {
-        let config = json!({
-            "host": "127.0.0.1", "port": self.server.port(),
-            "adminSecretRef": {"name": ADMIN_SECRET},
-        });
-        let spec = json!({"reconcileInterval": "2s", "config": config});
-        self.create_kind("PostgresServer", name, spec)
-    }
-
-    fn create_kind(&self, kind: &str, name: &str, spec: Value) -> Result<()> {
-        let doc = json!({
-            "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
-            "metadata": {"name": name}, "spec": spec,
-        });
-        Ok(self.kube.create(&doc.to_string())?)
+        Ok(Postgres(pg))
     }
 
     /// Waits until `name` is Ready for its current generation.
@@ -150,9 +64,7 @@ impl Postgres {
     /// [`Postgres::wait_ready`], until the resource also passes `also`.
     pub fn wait_ready_and(&self, name: &str, also: impl Fn(&Value) -> Result<()>) -> Result<Value> {
         eventually(&format!("postgresdatabase {name} Ready"), DEADLINE, || {
-            let r = self.kube.get(PGDB, name)?;
-            let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
-            check_ready(&r, REQUEST_ANNOTATION)?;
+            let r = ready(&self.kube, name, REQUEST_ANNOTATION)?;
             also(&r)?;
             Ok(r)
         })
@@ -167,26 +79,6 @@ fn as_shipped_account(w: &World<'_>, dir: &Path) -> Result<Vec<String>> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.cluster.endpoint()?;
-    let config = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "e2e", "cluster": {
-            "server": format!("https://{}:{}", endpoint.host, endpoint.port),
-            "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
-        }}],
-        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
-        "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
-    });
-    let path = dir.join("kubeconfig");
-    std::fs::write(&path, config.to_string())?;
-    let file = path.display().to_string();
-    let connect = ["--context", ACCOUNT, "--namespace", namespace];
-    let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
-    Ok(flags.iter().map(|f| f.to_string()).collect())
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        drop(self.operator.take());
-        self.stop_server();
-    }
+    let api = (endpoint.host.as_str(), endpoint.port);
+    account_flags(&w.kube, api, &endpoint.ca_pem, dir)
 }

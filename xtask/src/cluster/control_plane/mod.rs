@@ -6,7 +6,7 @@ pub mod cli;
 pub mod provision;
 
 use anyhow::Result;
-pub use blue_envtest::{process, ControlPlane};
+pub use blue_envtest::ControlPlane;
 
 use crate::support::kube::Kube;
 

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use crate::support::manifests::LCM;
 use crate::support::manifests::{has_finalizer, manifest, owner_uid};
 use crate::support::wait::eventually;
-use crate::support::{phase, World};
+use crate::support::World;
+use blue_e2e::status::phase;
 
 pub const PREFIX: &str = "chaos-";
 /// How long convergence may take after a fault heals.

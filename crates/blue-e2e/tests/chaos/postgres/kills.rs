@@ -6,10 +6,11 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
-use super::world::{Postgres, PGDB};
+use super::world::Postgres;
 use crate::chaos::{percentile, Seed};
 use crate::support::name_of;
 use crate::support::wait::{poll, DEADLINE};
+use blue_e2e::postgres::PGDB;
 use blue_envtest::operator::{log_len, log_since};
 
 /// New resources per kill round (their runs overlap, 4 workers).

@@ -20,7 +20,8 @@ use serde_json::{json, Value};
 
 use crate::support::manifests::{manifest, owner_uid, LCM, REQUEST_ANNOTATION};
 use crate::support::wait::{eventually, DEADLINE};
-use crate::support::{self, condition, phase, World};
+use crate::support::{self, World};
+use blue_e2e::status::{self, condition, phase};
 
 /// Runs `check` on a fresh namespace with the operator running, after
 /// `setup` (e.g. [`alpha`]); a failure shows `resource`.
@@ -88,14 +89,14 @@ fn data(cm: &Value) -> Value {
     }
 }
 
-/// [`support::check_ready`] with the example's request annotation.
+/// [`status::check_ready`] with the example's request annotation.
 fn check_ready(r: &Value) -> Result<()> {
-    support::check_ready(r, REQUEST_ANNOTATION)
+    status::check_ready(r, REQUEST_ANNOTATION)
 }
 
-/// [`support::check_acknowledged`] with the example's request annotation.
+/// [`status::check_acknowledged`] with the example's request annotation.
 fn check_acknowledged(r: &Value) -> Result<()> {
-    support::check_acknowledged(r, REQUEST_ANNOTATION)
+    status::check_acknowledged(r, REQUEST_ANNOTATION)
 }
 
 /// Waits until the resource is Ready for its current generation.
@@ -160,7 +161,7 @@ fn wait_gone_with_config_map(w: &World, name: &str) -> Result<()> {
 
 /// The resource's `Stalled` condition is True.
 fn ensure_stalled(r: &Value) -> Result<()> {
-    let stalled = support::condition(r, "Stalled").context("no Stalled condition")?;
+    let stalled = condition(r, "Stalled").context("no Stalled condition")?;
     let status = &stalled["status"];
     ensure!(status == "True", "Stalled is {status}");
     Ok(())

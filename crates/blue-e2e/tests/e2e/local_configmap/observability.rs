@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::{eventually, get, uid, World, DEADLINE, LCM};
 use crate::support::in_cluster::{in_cluster_args, request_token_for};
 use crate::support::manifests::{in_namespace, RBAC};
-use crate::support::scrape::{http_get, sample};
 use crate::support::Transport;
+use blue_e2e::scrape::{http_get, sample};
 use blue_envtest::operator::{log_len, log_since};
 
 /// The component the example reports Events as.

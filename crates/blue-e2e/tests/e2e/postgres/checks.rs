@@ -9,9 +9,10 @@ use postgres_operator::steps::CONVERGE;
 use postgres_operator::test_hooks;
 use serde_json::json;
 
-use super::world::{Postgres, ADMIN_SECRET, PGDB, PGSRV, SERVER};
+use super::world::Postgres;
 use crate::support::wait::{eventually, DEADLINE};
-use crate::support::{condition, phase};
+use blue_e2e::postgres::{ADMIN_SECRET, PGDB, PGSRV, SERVER};
+use blue_e2e::status::{condition, phase};
 use blue_envtest::operator::processes_of;
 
 /// `got == want`, else an error naming `what`.

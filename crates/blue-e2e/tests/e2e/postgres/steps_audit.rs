@@ -59,7 +59,7 @@ impl Postgres {
 
     /// [`check`]s the whole audit against the resources that exist now.
     pub fn check_audit(&self) -> Result<Summary> {
-        let resources = self.kube.items(&["get", super::world::PGDB])?;
+        let resources = self.kube.items(&["get", blue_e2e::postgres::PGDB])?;
         check(&self.audit()?, &resources)
     }
 }

@@ -11,41 +11,40 @@ use std::process::{Command, Stdio};
 
 use anyhow::{ensure, Context, Result};
 use postgres_operator::package::{self, REQUEST_ANNOTATION};
-use postgres_operator::test_hooks;
 use postgres_operator::test_server::{bin_dir, TestServer, ADMIN, ADMIN_PASSWORD};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::support::in_cluster::request_token_for;
 use crate::support::manifests::in_namespace;
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::PG_BINARY;
-use crate::support::{check_ready, indent, name_of, World, POLL_MS};
+use crate::support::{indent, name_of, World, POLL_MS};
+use blue_e2e::guarded_server::GuardedServer;
+use blue_e2e::postgres::{account_flags, ready};
+use blue_e2e::postgres::{ACCOUNT, PGDB, RBAC};
+use blue_e2e::postgres_fixture::PostgresFixture;
+use blue_e2e::status::check_ready;
 use blue_envtest::operator::Operator;
-use blue_envtest::process::{log_tail, Watchdog};
+use blue_envtest::process::log_tail;
 use blue_envtest::Kubectl;
-
-pub const PGDB: &str = "postgresdatabases.postgres.blue.example";
-pub const PGSRV: &str = "postgresservers.postgres.blue.example";
-/// The `PostgresServer` [`Postgres::create`] names.
-pub const SERVER: &str = "main";
-/// The admin Secret [`SERVER`] names.
-pub const ADMIN_SECRET: &str = "pg-admin";
-/// The example's shipped ServiceAccount, Role and RoleBinding.
-const RBAC: &str = include_str!("../../../../../examples/postgres/manifests/rbac.yaml");
-const ACCOUNT: &str = "postgres-operator";
 
 /// The PostgreSQL half of a check. Drop stops the operator, then the server.
 pub struct Postgres {
-    pub kube: Kubectl,
+    pg: PostgresFixture,
     /// kubectl as the operator connects: its ServiceAccount's token.
     pub account: Kubectl,
-    pub operator: Option<Operator>,
-    /// The operator's scratch directory: log, TMPDIR, kubectl cache.
-    pub work: PathBuf,
-    binary: PathBuf,
-    args: Vec<String>,
-    watchdog: Option<Watchdog>,
-    server: TestServer,
+}
+
+impl std::ops::Deref for Postgres {
+    type Target = PostgresFixture;
+    fn deref(&self) -> &PostgresFixture {
+        &self.pg
+    }
+}
+
+impl std::ops::DerefMut for Postgres {
+    fn deref_mut(&mut self) -> &mut PostgresFixture {
+        &mut self.pg
+    }
 }
 
 impl Postgres {
@@ -56,56 +55,17 @@ impl Postgres {
         std::fs::create_dir_all(&work)?;
         let (account, mut args) = as_shipped_account(w, &work)?;
         args.extend(["--poll-ms", &POLL_MS.to_string()].map(String::from));
-        let mut pg = Postgres {
-            kube: w.kube.clone(),
-            account,
-            operator: None,
-            work,
-            binary: PathBuf::from(PG_BINARY),
-            args,
-            watchdog: None,
-            server: TestServer::start()?,
-        };
-        pg.arm_watchdog()?;
+        let server = GuardedServer::new(TestServer::start()?)?;
         w.install_crd(&postgres_operator::postgres_server::crd(false)?)?;
         w.install_crd(&package::crd(false)?)?;
-        let secret = json!({
-            "apiVersion": "v1", "kind": "Secret", "metadata": {"name": ADMIN_SECRET},
-            "stringData": {"username": ADMIN, "password": ADMIN_PASSWORD},
-        });
-        pg.kube.apply(&secret.to_string())?;
-        pg.create_server(SERVER)?;
-        pg.start_operator(&[])?;
-        Ok(pg)
-    }
-
-    fn arm_watchdog(&mut self) -> Result<()> {
-        let pid = self.server.pid().context("PostgreSQL is not running")?;
-        self.watchdog = Some(Watchdog::arm(pid, self.server.dir())?);
-        Ok(())
+        let operator = (PathBuf::from(PG_BINARY), args);
+        let pg = PostgresFixture::start(w.kube.clone(), work, operator, server)?;
+        Ok(Postgres { pg, account })
     }
 
     /// The server's directory (data, socket, log), removed on drop.
     pub fn server_dir(&self) -> &Path {
-        self.server.dir()
-    }
-
-    /// The operator's log (shared by restarts).
-    pub fn log(&self) -> PathBuf {
-        self.work.join("operator.log")
-    }
-
-    /// (Re)starts the operator, auditing its steps, with the test hooks
-    /// `hooks` (e.g. `kill:after-step:role`) too.
-    pub fn start_operator(&mut self, hooks: &[&str]) -> Result<()> {
-        if let Some(mut old) = self.operator.take() {
-            old.stop()?;
-        }
-        let hooks = [&[test_hooks::AUDIT_STEPS], hooks].concat().join(",");
-        let args = [&self.args[..], &["--test-hooks".into(), hooks]].concat();
-        let op = Operator::start(&self.binary, &args, &[], &self.log(), &self.work)?;
-        self.operator = Some(op);
-        Ok(())
+        self.server().server().dir()
     }
 
     /// Restarts the operator if it is not running.
@@ -116,24 +76,10 @@ impl Postgres {
         }
     }
 
-    /// Stops the server (a fast shutdown), keeping its data.
-    pub fn stop_server(&mut self) {
-        if let Some(w) = self.watchdog.take() {
-            w.disarm();
-        }
-        self.server.stop();
-    }
-
-    /// Starts the stopped server again, on the same port.
-    pub fn start_server(&mut self) -> Result<()> {
-        self.server.restart()?;
-        self.arm_watchdog()
-    }
-
     /// Runs `sql` through psql over TCP as `user` with `password`, in
     /// `database`; returns its rows, one a line. psql explains a failure.
     pub fn psql(&self, [user, password, database]: [&str; 3], sql: &str) -> Result<String> {
-        let port = format!("--port={}", self.server.port());
+        let port = format!("--port={}", self.server().server().port());
         let out = Command::new(bin_dir().join("psql"))
             .env("PGPASSWORD", password)
             .args(["-XAtq", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", &port])
@@ -164,37 +110,6 @@ impl Postgres {
         Ok((roles, list("datname", "pg_database", "datistemplate")?))
     }
 
-    /// Creates a `PostgresDatabase` checked every 2 s unless `spec` says
-    /// otherwise, naming the `PostgresServer` [`SERVER`] unless its
-    /// `spec.config` names another.
-    pub fn create(&self, name: &str, mut spec: Value) -> Result<()> {
-        if spec["reconcileInterval"].is_null() {
-            spec["reconcileInterval"] = json!("2s");
-        }
-        if spec["config"].is_null() {
-            spec["config"] = json!({"serverRef": {"name": SERVER}});
-        }
-        self.create_kind("PostgresDatabase", name, spec)
-    }
-
-    /// Creates a `PostgresServer` for the test server, checked every 2 s.
-    pub fn create_server(&self, name: &str) -> Result<()> {
-        let config = json!({
-            "host": "127.0.0.1", "port": self.server.port(),
-            "adminSecretRef": {"name": ADMIN_SECRET},
-        });
-        let spec = json!({"reconcileInterval": "2s", "config": config});
-        self.create_kind("PostgresServer", name, spec)
-    }
-
-    fn create_kind(&self, kind: &str, name: &str, spec: Value) -> Result<()> {
-        let doc = json!({
-            "apiVersion": "postgres.blue.example/v1alpha1", "kind": kind,
-            "metadata": {"name": name}, "spec": spec,
-        });
-        Ok(self.kube.create(&doc.to_string())?)
-    }
-
     /// Waits until `name` is Ready for its current generation.
     pub fn wait_ready(&self, name: &str) -> Result<Value> {
         self.wait_ready_and(name, |_| Ok(()))
@@ -203,9 +118,7 @@ impl Postgres {
     /// [`Postgres::wait_ready`], until the resource also passes `also`.
     pub fn wait_ready_and(&self, name: &str, also: impl Fn(&Value) -> Result<()>) -> Result<Value> {
         eventually(&format!("postgresdatabase {name} Ready"), DEADLINE, || {
-            let r = self.kube.get(PGDB, name)?;
-            let r = r.with_context(|| format!("postgresdatabase {name} does not exist"))?;
-            check_ready(&r, REQUEST_ANNOTATION)?;
+            let r = ready(&self.kube, name, REQUEST_ANNOTATION)?;
             also(&r)?;
             Ok(r)
         })
@@ -265,7 +178,7 @@ impl Postgres {
         let s = self.connection(name)?;
         let value = |k: &str| s.get(k).map_or("", String::as_str);
         let (host, port) = (value("host"), value("port"));
-        let ours = host == "127.0.0.1" && port == self.server.port().to_string();
+        let ours = host == "127.0.0.1" && port == self.server().server().port().to_string();
         ensure!(ours, "the Secret names {host}:{port}");
         let login = [value("user"), value("password"), value("database")];
         self.psql(login, "SELECT current_user")
@@ -275,7 +188,7 @@ impl Postgres {
     pub fn diagnose(&self) {
         let logs = [
             ("postgres-operator", self.log()),
-            ("PostgreSQL", self.server.log()),
+            ("PostgreSQL", self.server().server().log()),
         ];
         for (who, log) in logs {
             println!("  --- {who}, last lines of {}:", log.display());
@@ -292,29 +205,11 @@ fn as_shipped_account(w: &World, dir: &Path) -> Result<(Kubectl, Vec<String>)> {
     let namespace = w.kube.namespace();
     w.kube.apply(&in_namespace(RBAC, namespace))?;
     let endpoint = w.endpoint()?;
-    let config = json!({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "e2e", "cluster": {
-            "server": format!("https://{}:{}", endpoint.host, endpoint.port),
-            "certificate-authority-data": STANDARD.encode(&endpoint.ca_pem),
-        }}],
-        "users": [{"name": ACCOUNT, "user": {"token": request_token_for(w, ACCOUNT)?}}],
-        "contexts": [{"name": ACCOUNT, "context": {"cluster": "e2e", "user": ACCOUNT}}],
-    });
-    let path = dir.join("kubeconfig");
-    std::fs::write(&path, config.to_string())?;
+    let api = (endpoint.host.as_str(), endpoint.port);
+    let flags = account_flags(&w.kube, api, &endpoint.ca_pem, dir)?;
     let kubectl = w.control_plane().kubectl().to_path_buf();
     let cache = dir.join("account-kube-cache");
-    let account = Kubectl::new(kubectl, Some(path.clone()), ACCOUNT, &cache, namespace);
-    let file = path.display().to_string();
-    let connect = ["--context", ACCOUNT, "--namespace", namespace];
-    let flags = [connect, ["--transport", "proxy", "--kubeconfig", &file]].concat();
-    Ok((account, flags.iter().map(|f| f.to_string()).collect()))
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        drop(self.operator.take());
-        self.stop_server();
-    }
+    let path = Some(dir.join("kubeconfig"));
+    let account = Kubectl::new(kubectl, path, ACCOUNT, &cache, namespace);
+    Ok((account, flags))
 }

@@ -6,7 +6,6 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
 use super::manifests::SERVICE_ACCOUNT;
 use super::World;
@@ -49,25 +48,7 @@ pub fn request_token(w: &World) -> Result<String> {
 
 /// A fresh token for ServiceAccount `account` (TokenRequest API).
 pub fn request_token_for(w: &World, account: &str) -> Result<String> {
-    let path = format!(
-        "/api/v1/namespaces/{}/serviceaccounts/{account}/token",
-        w.kube.namespace()
-    );
-    let body = json!({
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600}
-    })
-    .to_string();
-    let out = w
-        .kube
-        .ok(&["create", "--raw", &path, "-f", "-"], Some(&body))?;
-    let response: serde_json::Value =
-        serde_json::from_str(&out).context("parsing the TokenRequest response")?;
-    response["status"]["token"]
-        .as_str()
-        .map(str::to_string)
-        .context("the TokenRequest response has no token")
+    blue_e2e::in_cluster::request_token_for(&w.kube, account)
 }
 
 /// Replaces the token file atomically, as the kubelet does, so kubectl

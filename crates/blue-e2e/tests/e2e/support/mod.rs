@@ -8,7 +8,6 @@
 pub mod election;
 pub mod in_cluster;
 pub mod manifests;
-pub mod scrape;
 pub mod wait;
 
 use std::ops::Deref;
@@ -22,6 +21,7 @@ use blue_envtest::process::log_tail;
 use blue_envtest::Envtest;
 use serde_json::Value;
 
+use blue_e2e::status::{condition, phase};
 use blue_envtest::operator::{self, Operator};
 use blue_envtest::Kubectl;
 use manifests::LCM;
@@ -224,17 +224,7 @@ impl World {
 
     /// [`World::admin_args`] with the operator's default poll period.
     pub fn connect_args(&self) -> Vec<String> {
-        let mut args = vec!["--context".to_string(), self.kube.context().to_string()];
-        if let Some(k) = self.kube.kubeconfig() {
-            args.extend(["--kubeconfig".into(), k.display().to_string()]);
-        }
-        args.extend([
-            "--namespace".into(),
-            self.kube.namespace().to_string(),
-            "--transport".into(),
-            self.transport.as_str().into(),
-        ]);
-        args
+        blue_e2e::connect::connect_args(&self.kube, self.transport.as_str())
     }
 
     /// The operator's TMPDIR (its private files and the proxy's directory).
@@ -401,52 +391,4 @@ pub fn indent(text: &str) -> String {
 /// `metadata.name` of an object ("" when absent).
 pub fn name_of(r: &Value) -> &str {
     r["metadata"]["name"].as_str().unwrap_or("")
-}
-
-/// `status.phase` of a resource ("" when absent).
-pub fn phase(r: &Value) -> &str {
-    r["status"]["phase"].as_str().unwrap_or("")
-}
-
-/// The condition of `kind` in a resource's status.
-pub fn condition<'v>(r: &'v Value, kind: &str) -> Option<&'v Value> {
-    r["status"]["conditions"]
-        .as_array()?
-        .iter()
-        .find(|c| c["type"] == kind)
-}
-
-/// Desired state handled and converged: phase Ready, `Ready=True/Converged`,
-/// `observedGeneration == generation` and the request token acknowledged.
-pub fn check_ready(r: &Value, request: &str) -> Result<()> {
-    let ready = condition(r, "Ready");
-    ensure!(
-        phase(r) == "Ready"
-            && ready.is_some_and(|c| c["status"] == "True" && c["reason"] == "Converged"),
-        "phase is {:?}, Ready condition {}",
-        phase(r),
-        ready.map_or("absent".into(), |c| format!(
-            "{}/{}",
-            c["status"], c["reason"]
-        ))
-    );
-    check_acknowledged(r, request)
-}
-
-/// `observedGeneration == generation` and the request token (annotation
-/// `request`) handled.
-pub fn check_acknowledged(r: &Value, request: &str) -> Result<()> {
-    let generation = &r["metadata"]["generation"];
-    let observed = &r["status"]["observedGeneration"];
-    ensure!(
-        observed == generation,
-        "observedGeneration {observed} != generation {generation}"
-    );
-    let token = r["metadata"]["annotations"][request].as_str().unwrap_or("");
-    let handled = r["status"]["lastHandledRequest"].as_str().unwrap_or("");
-    ensure!(
-        token == handled,
-        "lastHandledRequest {handled:?} != annotation {token:?}"
-    );
-    Ok(())
 }

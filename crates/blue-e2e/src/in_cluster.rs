@@ -2,15 +2,15 @@
 //! connecting as its shipped account.
 
 use anyhow::{Context, Result};
+use blue_envtest::Kubectl;
 use serde_json::json;
 
-use super::World;
-
-/// A fresh token for ServiceAccount `account` (TokenRequest API).
-pub fn request_token_for(w: &World<'_>, account: &str) -> Result<String> {
+/// A fresh token for ServiceAccount `account` in `kube`'s namespace
+/// (TokenRequest API).
+pub fn request_token_for(kube: &Kubectl, account: &str) -> Result<String> {
     let path = format!(
         "/api/v1/namespaces/{}/serviceaccounts/{account}/token",
-        w.kube.namespace()
+        kube.namespace()
     );
     let body = json!({
         "apiVersion": "authentication.k8s.io/v1",
@@ -18,9 +18,7 @@ pub fn request_token_for(w: &World<'_>, account: &str) -> Result<String> {
         "spec": {"expirationSeconds": 3600}
     })
     .to_string();
-    let out = w
-        .kube
-        .ok(&["create", "--raw", &path, "-f", "-"], Some(&body))?;
+    let out = kube.ok(&["create", "--raw", &path, "-f", "-"], Some(&body))?;
     let response: serde_json::Value =
         serde_json::from_str(&out).context("parsing the TokenRequest response")?;
     response["status"]["token"]
