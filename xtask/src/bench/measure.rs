@@ -18,17 +18,6 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// Nearest-rank percentile (`p` in 0..=100) of `values`; 0 when empty.
-pub fn percentile(values: &[f64], p: f64) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
-
 /// The value of the first `key: value` line of `text` (leading blanks and
 /// blanks around the `:` ignored): `/proc` files, kubeconfig, YAML.
 pub fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
@@ -202,6 +191,7 @@ pub fn core_pct(cpu: f64, wall: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use blue_e2e::stats::percentile;
 
     #[test]
     fn median_and_percentiles() {

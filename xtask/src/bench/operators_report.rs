@@ -2,10 +2,11 @@
 //! targets (the peer is the yardstick).
 
 use super::contender::{Contender, Family};
-use super::measure::{median, ms, percentile, secs, thousands};
+use super::measure::{median, ms, secs, thousands};
 use super::operators::{operator_resource, Idle, Outcome, Reactions, Sizes};
 use super::report::{Report, Section};
 use super::steady_report::{self, each, pct, Row};
+use blue_e2e::stats::percentile;
 
 const VERBS: [&str; 7] = ["LIST", "WATCH", "GET", "PUT", "PATCH", "POST", "DELETE"];
 

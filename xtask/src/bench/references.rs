@@ -17,11 +17,12 @@ use serde_json::{json, Value};
 use super::changes::{named, Changes};
 use super::live::Live;
 use super::machine::Machine;
-use super::measure::{median, percentile};
+use super::measure::median;
 use super::report::Block;
 use crate::cluster::Mode;
 use crate::world::postgres::Postgres;
 use crate::world::{operator, Testbed, Transport};
+use blue_e2e::stats::percentile;
 use blue_e2e::status::phase;
 
 const ROUNDS: usize = 20;

@@ -72,20 +72,9 @@ pub fn figure(line: &str) {
     println!("figure: {line}");
 }
 
-/// The `p`th percentile (nearest rank) of `values`; 0 when empty.
-pub fn percentile(values: &[f64], p: f64) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{percentile, Seed};
+    use super::Seed;
 
     #[test]
     fn a_seed_replays_the_same_draws() {
@@ -96,14 +85,5 @@ mod tests {
         assert_eq!(draws(42), draws(42));
         assert_ne!(draws(42), draws(43));
         assert!(draws(7).iter().all(|d| *d < 400));
-    }
-
-    #[test]
-    fn percentiles_take_the_nearest_rank() {
-        let v = [4.0, 1.0, 3.0, 2.0];
-        assert_eq!(percentile(&v, 0.0), 1.0);
-        assert_eq!(percentile(&v, 50.0), 2.0);
-        assert_eq!(percentile(&v, 100.0), 4.0);
-        assert_eq!(percentile(&[], 50.0), 0.0);
     }
 }

@@ -7,10 +7,11 @@ use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 
 use super::world::Postgres;
-use crate::chaos::{percentile, Seed};
+use crate::chaos::Seed;
 use crate::support::name_of;
 use crate::support::wait::{poll, DEADLINE};
 use blue_e2e::postgres::PGDB;
+use blue_e2e::stats::percentile;
 use blue_envtest::operator::{log_len, log_since};
 
 /// New resources per kill round (their runs overlap, 4 workers).
