@@ -182,6 +182,7 @@
 
 mod cached;
 mod client_stack;
+mod clock;
 pub mod config;
 pub mod connection;
 mod controller;
