@@ -38,10 +38,16 @@ impl World {
     }
 
     pub fn with(tweak: impl FnOnce(&mut Config)) -> Self {
+        Self::of(|infra| infra.package(widgets()), tweak)
+    }
+
+    /// The world with the widget package `make` builds over its
+    /// infrastructure.
+    pub fn of(make: impl FnOnce(&FakeInfra) -> Package, tweak: impl FnOnce(&mut Config)) -> Self {
         let clock = FakeClock::default();
         let cluster = FakeCluster::new().with_clock(clock.clone());
         let infra = FakeInfra::new();
-        let package = infra.package(widgets());
+        let package = make(&infra);
         let controller = build(&cluster, clock.as_fn(), vec![package.clone()], tweak);
         Self {
             cluster,
