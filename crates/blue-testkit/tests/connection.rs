@@ -7,14 +7,11 @@ mod common;
 
 use blue_kubernetes::Observation;
 
-use blue_kubernetes::config::LockDomain;
-
 use blue_kubernetes::package::WorkflowOutcome;
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{controller, reconcile, Config, Package, Report};
-use blue_kubernetes_client::Client;
-use blue_testkit::{FakeClock, FakeCluster};
-use common::{spec, widgets, NS};
+use blue_kubernetes::{reconcile, Package, Report};
+use blue_testkit::FakeCluster;
+use common::{decoded, operator, secret_path, spec, widgets, NS};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -40,19 +37,6 @@ struct Rig {
     seen: Seen,
     package: Package,
     controller: blue_kubernetes::Controller,
-}
-
-fn secret_path(name: &str) -> String {
-    format!("/api/v1/namespaces/{NS}/secrets/{name}")
-}
-
-fn decoded(secret: &Value, key: &str) -> Option<String> {
-    use base64::Engine;
-    let text = secret["data"][key].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    String::from_utf8(bytes).ok()
 }
 
 fn package(cluster: &FakeCluster, seen: &Seen) -> Package {
@@ -94,18 +78,11 @@ fn package(cluster: &FakeCluster, seen: &Seen) -> Package {
 
 fn rig_on(cluster: &FakeCluster, seen: &Seen) -> Rig {
     let package = package(cluster, seen);
-    let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    // Rigs of parallel tests share identities: each has its own lock.
-    let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS.into())
-        .with_clock(FakeClock::default().as_fn())
-        .with_event_component("widgets-operator".to_string())
-        .with_lock_domain(LockDomain::new());
     Rig {
         cluster: cluster.clone(),
         seen: seen.clone(),
+        controller: operator(cluster, vec![package.clone()], "widgets-operator"),
         package,
-        controller: controller(config).unwrap(),
     }
 }
 
@@ -368,13 +345,7 @@ fn leaking_package(leak: Leak) -> Package {
 fn leaking_rig(leak: Leak) -> (FakeCluster, Package, blue_kubernetes::Controller) {
     let cluster = FakeCluster::new();
     let package = leaking_package(leak);
-    let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS.into())
-        .with_clock(FakeClock::default().as_fn())
-        .with_event_component("widgets-operator".to_string())
-        .with_lock_domain(LockDomain::new());
-    let controller = controller(config).unwrap();
+    let controller = operator(&cluster, vec![package.clone()], "widgets-operator");
     (cluster, package, controller)
 }
 
