@@ -5,12 +5,14 @@
 
 mod common;
 
-use blue_kubernetes::package::{outcome_with_outputs, WorkflowOutcome};
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{reconcile, Observation, Package, Report};
+use blue_kubernetes::{
+    async_trait, reconcile, CallbackResult, Context, IdentityContext, Infrastructure, Observation,
+    Outcome, Package, Report, ResourceSchema,
+};
 use blue_testkit::FakeCluster;
 use common::{decoded, operator, secret_path, spec, widgets, NS};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -49,59 +51,87 @@ fn zone_secret() -> String {
 }
 
 fn package(cluster: &FakeCluster, server: &Server, then: Then) -> Package {
-    let (cluster, server, observed) = (cluster.clone(), server.clone(), server.clone());
-    Package::builder(widgets())
-        .connection_secret()
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe(move |opts| {
-            let applied = observed.applied.lock().unwrap().clone();
-            let exists = applied.is_some();
-            Ok(Observation::exists(exists)
-                .matching(applied.as_ref() == opts.get("value"))
-                .ready(exists))
-        })
-        .converge_async(move |opts| {
-            let (cluster, server) = (cluster.clone(), server.clone());
-            async move {
-                let connection = opts.connection().expect("declared");
-                let secret = match then {
-                    Then::StoreThenFailWithIt => {
-                        connection.store("tsig-secret", SERVER_KEY).await?
-                    }
-                    _ => {
-                        let made = server.made.clone();
-                        let create = || async move {
-                            made.fetch_add(1, Ordering::Relaxed);
-                            match then {
-                                Then::CreationFails => Err("the server refused the key".into()),
-                                _ => Ok(SERVER_KEY.to_string()),
-                            }
-                        };
-                        connection.get_or_create_with("tsig-secret", create).await?
+    let zones = Zones {
+        cluster: cluster.clone(),
+        server: server.clone(),
+        then,
+    };
+    Package::new(zones).unwrap()
+}
+
+/// The zone package over the fake DNS server.
+struct Zones {
+    cluster: FakeCluster,
+    server: Server,
+    then: Then,
+}
+
+type Fields = Map<String, Value>;
+type Cx = Context<Fields>;
+
+#[async_trait]
+impl Infrastructure for Zones {
+    type Config = Fields;
+    type Outputs = Fields;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets()).connection_secret()
+    }
+
+    async fn identity(&self, cx: &IdentityContext<Fields>) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<Fields>> {
+        let applied = self.server.applied.lock().unwrap().clone();
+        let exists = applied.is_some();
+        Ok(Observation::exists(exists)
+            .matching(applied.as_ref() == cx.config().get("value"))
+            .ready(exists))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<Fields>> {
+        let (server, then) = (&self.server, self.then);
+        let connection = cx.connection().expect("declared");
+        let secret = match then {
+            Then::StoreThenFailWithIt => connection.store("tsig-secret", SERVER_KEY).await?,
+            _ => {
+                let made = server.made.clone();
+                let create = || async move {
+                    made.fetch_add(1, Ordering::Relaxed);
+                    match then {
+                        Then::CreationFails => Err("the server refused the key".into()),
+                        _ => Ok(SERVER_KEY.to_string()),
                     }
                 };
-                let stored = cluster.get_object(&zone_secret());
-                server.stored_when_returned.lock().unwrap().push(stored);
-                server
-                    .handed
-                    .lock()
-                    .unwrap()
-                    .push(secret.expose().to_string());
-                match then {
-                    Then::FailWithIt | Then::StoreThenFailWithIt => {
-                        Err(format!("zone update signed with {} refused", secret.expose()).into())
-                    }
-                    Then::ReportIt => outcome_with_outputs(&json!({"key": secret.expose()})),
-                    Then::Succeed | Then::CreationFails => {
-                        *server.applied.lock().unwrap() = opts.get("value").cloned();
-                        Ok(WorkflowOutcome::new())
-                    }
-                }
+                connection.get_or_create_with("tsig-secret", create).await?
             }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap()
+        };
+        let stored = self.cluster.get_object(&zone_secret());
+        server.stored_when_returned.lock().unwrap().push(stored);
+        server
+            .handed
+            .lock()
+            .unwrap()
+            .push(secret.expose().to_string());
+        match then {
+            Then::FailWithIt | Then::StoreThenFailWithIt => {
+                Err(format!("zone update signed with {} refused", secret.expose()).into())
+            }
+            Then::ReportIt => {
+                let outputs = json!({"key": secret.expose()});
+                Ok(Outcome::done().with(outputs.as_object().unwrap().clone()))
+            }
+            Then::Succeed | Then::CreationFails => {
+                *server.applied.lock().unwrap() = cx.config().get("value").cloned();
+                Ok(Outcome::done())
+            }
+        }
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<Fields>> {
+        Ok(Outcome::done())
+    }
 }
 
 #[tokio::test]
