@@ -2,10 +2,17 @@
 //! options map (`spec.config` with the `profile`, `blue/event` and
 //! `blue.kubernetes/resource` keys) and return a workflow outcome map, in
 //! which a non-zero `blue/exit` is a failure; a panic is a failed attempt.
-//! Synchronous closures run on blocking threads: `sync_callbacks_do_not_block_polling`
-//! (runtime.rs), `panicking_sync_callback_is_a_failed_attempt` (failures.rs),
-//! `sync_callbacks_run_the_same_lifecycle` (lifecycle.rs) and the stepped
-//! synchronous package in steps.rs cover them.
+//!
+//! The rest of the form's coverage stays with the behaviour it is about:
+//! synchronous closures on blocking threads (`sync_callbacks_do_not_block_polling`
+//! in runtime.rs, `panicking_sync_callback_is_a_failed_attempt` in
+//! failures.rs, `sync_callbacks_run_the_same_lifecycle` in lifecycle.rs, the
+//! stepped synchronous package in steps.rs, the blocking converge in
+//! fences.rs), outputs checked against a declared type at run time
+//! (outputs.rs), `blue/external-name` (external_name.rs), the references'
+//! outputs in the options but not in `identity` (references.rs,
+//! deleted_together.rs) and `CallbackInput::fencing_token`
+//! (fencing_tokens.rs).
 
 mod common;
 
