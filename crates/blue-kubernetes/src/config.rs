@@ -5,6 +5,7 @@
 //! cluster. Leader election and sharding are in
 //! [`replicas`](crate::replicas).
 
+pub use crate::clock::{system_clock, Clock};
 pub use crate::domain::names::{Names, DESTROY_PROTECTION_KEY, FINALIZER, REQUEST_ANNOTATION};
 pub use crate::lock::LockDomain;
 pub use crate::namespaces::Namespaces;
@@ -16,23 +17,9 @@ use crate::{package::erased::Package, Error};
 use blue_kubernetes_client::Client;
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// [`Config::timer_slack_ms`]'s default.
 const DEFAULT_TIMER_SLACK_MS: u64 = 200;
-
-/// A clock returning milliseconds since the Unix epoch. Inject a fake one in tests.
-pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
-
-/// The system clock.
-pub fn system_clock() -> Clock {
-    Arc::new(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0)
-    })
-}
 
 /// Everything a controller needs. Build with [`Config::new`], then set
 /// what differs from the defaults with the `with_*` setters (or assign the
@@ -202,7 +189,7 @@ impl Config {
         }
         for package in &self.packages {
             for reference in &package.schema().references {
-                if crate::references::package_of(&self.packages, &reference.kind).is_none() {
+                if crate::package::erased::package_of(&self.packages, &reference.kind).is_none() {
                     return invalid("packages", "a reference names a kind no package manages");
                 }
                 let field = reference.field.as_str();

@@ -68,7 +68,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
         .map(|gate| Fence::leader(gate, config.now.clone()));
     let kinds = crate::runtime::related::kinds(&config.packages)?;
     let objects = Arc::new(crate::cached::ObjectStore::new(
-        &kinds,
+        kinds.iter().map(|k| (&k.descriptor, k.cached.as_ref())),
         config.cached_read_wait_ms,
         &metrics,
     ));

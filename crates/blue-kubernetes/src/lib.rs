@@ -87,101 +87,12 @@
 //! - `runner` (feature `runner`): an operator binary's flags, logging,
 //!   signals and `crd` subcommand.
 //!
-//! # Map of the crate
-//! - `config`, `controller`, `client_stack`: [`Config`], its validation,
-//!   and the one client every part of the controller uses (request
-//!   metrics, then the leader-election fence), built once in
-//!   `client_stack::client_stack`.
-//! - `package/`: everything a package author touches, in one place: the
-//!   public facade (`mod`), `infrastructure` (the trait), `context` and
-//!   `identity_context` (what its callbacks get), `observation`,
-//!   `outputs`, `schema` (the [`ResourceSchema`] a package is built
-//!   around), `typed` (typed configs), `validation` (what `validate`
-//!   returns), `rejected`, `setters`, `result` (what a callback returns),
-//!   `options` (the closure form's options map, with the handles a pass
-//!   hands out),
-//!   `erased` ([`Package`]: either form behind one type), `binding` (a
-//!   package bound to one resource's decoded config: one erased interface
-//!   for every package), `closures` (the closure form answering that
-//!   interface, its synchronous closures on blocking threads but the pure
-//!   `validate` and `identity` inline) and `callback` (how a callback
-//!   runs, panics caught).
-//! - `domain/`: the rules of a pass ("One pass, in order", above) and
-//!   plain data, without I/O or handles: `due`, `spec`, `status` (and
-//!   when a check is quiet), `names`, `resource`, `intent`, `time`,
-//!   `jitter` (each interval's uid-derived stretch).
-//! - `reconcile/`: one pass: `mod` (the one-shot [`reconcile`]: read,
-//!   prepare, lock, read again), `prepare` (the due check, options, plan
-//!   and identity, the same for every caller), `plan` (what happens before
-//!   any package code runs), `pass` (what a pass was given and what it
-//!   accumulates; the guarded writes), `rules` (the ordered rules), `act`
-//!   (observe, converge or destroy, publishing first), `external_name`
-//!   (its record on the resource), `reporting` (logs, metrics and Events
-//!   of a pass), `report` (what a pass returns).
-//! - `related`, `references`: related kinds and how their objects map to
-//!   resources; reference fields, readiness and the kind graph.
-//!   `reconcile::references` resolves a resource's references before any
-//!   callback.
-//! - `resource`, `replicas`: public modules that gather items
-//!   defined elsewhere (`resource` reads the rules of `domain/`).
-//! - `runtime/`: `book` (the one owner of every resource's state: events
-//!   in, decisions out, no I/O), whose plain data are `cache` (compact
-//!   entries), `scheduler` (timers), `related` (related objects: version
-//!   and targets), `references` (who refers to whom) and `backoff`;
-//!   `dispatch` (the only code that locks the book: turns reports into its
-//!   events and acts on its decisions), `reflector` (list + watch per type,
-//!   or related kind, and scope), `queue`, `worker`, and, next to the
-//!   runtime, `election` and `shards` (the elector and sharding tasks).
-//! - `leader/`: leader election: `settings`, `elector`, `gate`, `fence`
-//!   (the client hook).
-//! - `sharding/`: scale-out: `settings`, `assignment` (rendezvous with a
-//!   bounded load; a resource's shard), `table` (each shard's gate and
-//!   drain state), `view` (a round's Leases: one list), `roster`
-//!   (membership slots), `task` (membership and shard Leases next to the
-//!   runtime).
-//! - `telemetry/`: `metrics`, `request_metrics`, `events/`, `log`,
-//!   `failure_log` (repeating failures logged once per change), `stats`
-//!   (the runtime's counters and the `Verdict` a pass is
-//!   counted as), `health`.
-//! - `steps/`: durable steps: the `Steps` handle callbacks use, the record
-//!   in `status.workflow` (`record`), run ids and keys (`key`); the pass
-//!   answers the handle in `reconcile::steps`.
-//! - `test_hooks`: test-only pauses and SIGKILLs at named boundaries of
-//!   a pass (`reconcile::steps`, `act` and `pass` reach them).
-//! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
-//!
-//! # One resource's path
-//! 1. `runtime::reflector`: a watch event arrives and goes to
-//! 2. `runtime::dispatch` (`take_in`), which derives what the book needs
-//!    (`Controller::due`, references) and gives it one event under its lock:
-//! 3. `runtime::book` (`arrived`) records it in the cache, keeps the
-//!    object as the resource's copy, and decides: due now, so a `Queue`
-//!    decision (else a timer).
-//!    The dispatcher acts on it:
-//! 4. `runtime::queue` holds the work until
-//! 5. `runtime::worker` takes it (with `dispatch::pass_began`, the request
-//!    it serves and the copy, while the watch has had no gap since), reads
-//!    the object only without a copy, and calls
-//! 6. `reconcile::prepare`: the due check, the options, the plan from
-//! 7. `reconcile::plan`, and the identity through
-//! 8. `callback`. Back in the worker: with sharding, shard admission, and
-//!    the lease the writes are fenced by (`Terms`); then, under the
-//!    identity `lock` (`Prepared::run_locked`),
-//! 9. `reconcile::pass` runs
-//! 10. `reconcile::rules` in order; for rule 8,
-//! 11. `reconcile::act` observes and converges (the callbacks through
-//!     `callback` again), and every status and finalizer write goes back
-//!     through `reconcile::pass` with the snapshot's resourceVersion, over
-//!     the client stack.
-//!
-//! The worker then counts the pass's `Verdict` and hands it to the book
-//! through `dispatch::pass_ended`: the book settles holds and backoff,
-//! keeps the next check in memory (whether the pass wrote it or, a quiet
-//! check, wrote nothing) and decides again; the watch event of the pass's
-//! own write comes back through step 1.
+//! The map of the crate's own modules, for its maintainers, is in the
+//! README's "Architecture".
 
 mod cached;
 mod client_stack;
+mod clock;
 pub mod config;
 pub mod connection;
 mod controller;

@@ -3,12 +3,11 @@
 //! waits until it is Ready on this controller's own marks, then hands its
 //! `status.outputs` to the callbacks.
 //!
-//! This module reads references out of objects and knows the kind graph;
-//! `reconcile::references` resolves them before a pass, and
-//! `runtime::references` asks referrers to be checked when what they name
-//! changes.
+//! This module reads references out of objects; `package::erased` knows
+//! the kind graph the packages' references make, `reconcile::references`
+//! resolves them before a pass, and `runtime::references` asks referrers
+//! to be checked when what they name changes.
 
-use crate::package::erased::Package;
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -111,48 +110,6 @@ impl ReferenceField {
             },
         })
     }
-}
-
-/// The index of the package managing `kind`, if any.
-pub(crate) fn package_of(packages: &[Package], kind: &ResourceDescriptor) -> Option<usize> {
-    packages.iter().position(|p| {
-        let d = p.descriptor();
-        d.group == kind.group && d.plural == kind.plural
-    })
-}
-
-/// Whether a chain of references can lead from package `from` back to
-/// package `to`: only then can a cycle pass through both, and only then
-/// is a chain worth following.
-pub(crate) fn reaches(packages: &[Package], from: usize, to: usize) -> bool {
-    let mut seen = vec![false; packages.len()];
-    let mut stack = vec![from];
-    while let Some(at) = stack.pop() {
-        if at == to {
-            return true;
-        }
-        if std::mem::replace(&mut seen[at], true) {
-            continue;
-        }
-        for r in &packages[at].schema().references {
-            stack.extend(package_of(packages, &r.kind));
-        }
-    }
-    false
-}
-
-/// The packages some package refers to: only their changes can concern a
-/// referrer.
-pub(crate) fn referenced_packages(packages: &[Package]) -> Vec<bool> {
-    let mut referenced = vec![false; packages.len()];
-    for package in packages {
-        for r in &package.schema().references {
-            if let Some(index) = package_of(packages, &r.kind) {
-                referenced[index] = true;
-            }
-        }
-    }
-    referenced
 }
 
 /// Why a referenced resource does not let its referrers proceed.

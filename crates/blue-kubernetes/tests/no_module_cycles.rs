@@ -286,25 +286,18 @@ fn name(module: &Module) -> String {
     }
 }
 
-/// Modules on a cycle when this test was written, to be taken apart: the
-/// list may only shrink (a module that leaves every cycle must leave it
-/// too), and no other module may join a cycle.
+/// Modules still on a cycle, to be taken apart: the list may only shrink
+/// (a module that leaves every cycle must leave it too), and no other
+/// module may join a cycle. What is left is one cycle, through the bound
+/// package that `CallbackInput` carries (`options` -> `binding`, whose
+/// callbacks take a `CallbackInput` and hand a `Context` made of one):
+/// it goes when the input no longer carries its package.
 const KNOWN: &[&str] = &[
     "crate::package::binding",
-    "crate::cached",
-    "crate::config",
-    "crate::connection",
     "crate::package::context",
-    "crate::crd",
-    "crate::package::options",
     "crate::package::identity_context",
     "crate::package::infrastructure",
-    "crate::package::outputs",
-    "crate::package::erased",
-    "crate::references",
-    "crate::runtime::related",
-    "crate::package::schema",
-    "crate::telemetry::log",
+    "crate::package::options",
     "crate::package::typed",
 ];
 

@@ -14,7 +14,9 @@
 //!   so the real kubectl client can be tested without a server.
 //! - [`FakeInfra`]: fake infrastructure and recording packages over it,
 //!   with scripted failures, panics, drift and held effects (and stepped
-//!   packages whose `converge` and `delete` run durable steps).
+//!   packages whose `converge` and `delete` run durable steps): each an
+//!   [`Infrastructure`](blue_kubernetes::Infrastructure), or the same
+//!   callbacks in the closure form.
 //! - [`Crash`]: the operator's process dying at a chosen point of a pass
 //!   (a step boundary, a status write), to test durable steps.
 //! - [`TestOperator`]: your package's operator over a [`FakeCluster`] and

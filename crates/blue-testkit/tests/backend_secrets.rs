@@ -5,14 +5,14 @@
 
 mod common;
 
-use blue_kubernetes::config::LockDomain;
-use blue_kubernetes::package::{outcome_with_outputs, WorkflowOutcome};
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{controller, reconcile, Config, Controller, Observation, Package, Report};
-use blue_kubernetes_client::Client;
-use blue_testkit::{FakeClock, FakeCluster};
-use common::{spec, widgets, NS};
-use serde_json::{json, Value};
+use blue_kubernetes::{
+    async_trait, reconcile, CallbackResult, Context, IdentityContext, Infrastructure, Observation,
+    Outcome, Package, Report, ResourceSchema,
+};
+use blue_testkit::FakeCluster;
+use common::{decoded, operator, secret_path, spec, widgets, NS};
+use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -45,84 +45,93 @@ struct Server {
     applied: Arc<Mutex<Option<Value>>>,
 }
 
-fn secret_path() -> String {
-    format!("/api/v1/namespaces/{NS}/secrets/zone-connection")
-}
-
-fn decoded(secret: &Value, key: &str) -> Option<String> {
-    use base64::Engine;
-    let text = secret["data"][key].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    String::from_utf8(bytes).ok()
+/// The zone's connection Secret.
+fn zone_secret() -> String {
+    secret_path("zone-connection")
 }
 
 fn package(cluster: &FakeCluster, server: &Server, then: Then) -> Package {
-    let (cluster, server, observed) = (cluster.clone(), server.clone(), server.clone());
-    Package::builder(widgets())
-        .connection_secret()
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe(move |opts| {
-            let applied = observed.applied.lock().unwrap().clone();
-            let exists = applied.is_some();
-            Ok(Observation::exists(exists)
-                .matching(applied.as_ref() == opts.get("value"))
-                .ready(exists))
-        })
-        .converge_async(move |opts| {
-            let (cluster, server) = (cluster.clone(), server.clone());
-            async move {
-                let connection = opts.connection().expect("declared");
-                let secret = match then {
-                    Then::StoreThenFailWithIt => {
-                        connection.store("tsig-secret", SERVER_KEY).await?
-                    }
-                    _ => {
-                        let made = server.made.clone();
-                        let create = || async move {
-                            made.fetch_add(1, Ordering::Relaxed);
-                            match then {
-                                Then::CreationFails => Err("the server refused the key".into()),
-                                _ => Ok(SERVER_KEY.to_string()),
-                            }
-                        };
-                        connection.get_or_create_with("tsig-secret", create).await?
-                    }
-                };
-                let stored = cluster.get_object(&secret_path());
-                server.stored_when_returned.lock().unwrap().push(stored);
-                server
-                    .handed
-                    .lock()
-                    .unwrap()
-                    .push(secret.expose().to_string());
-                match then {
-                    Then::FailWithIt | Then::StoreThenFailWithIt => {
-                        Err(format!("zone update signed with {} refused", secret.expose()).into())
-                    }
-                    Then::ReportIt => outcome_with_outputs(&json!({"key": secret.expose()})),
-                    Then::Succeed | Then::CreationFails => {
-                        *server.applied.lock().unwrap() = opts.get("value").cloned();
-                        Ok(WorkflowOutcome::new())
-                    }
-                }
-            }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap()
+    let zones = Zones {
+        cluster: cluster.clone(),
+        server: server.clone(),
+        then,
+    };
+    Package::new(zones).unwrap()
 }
 
-/// A new operator process over `cluster`, with Events.
-fn operator(cluster: &FakeCluster, package: &Package) -> Controller {
-    let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS.into())
-        .with_clock(FakeClock::default().as_fn())
-        .with_event_component("zones-operator".to_string())
-        .with_lock_domain(LockDomain::new());
-    controller(config).unwrap()
+/// The zone package over the fake DNS server.
+struct Zones {
+    cluster: FakeCluster,
+    server: Server,
+    then: Then,
+}
+
+type Fields = Map<String, Value>;
+type Cx = Context<Fields>;
+
+#[async_trait]
+impl Infrastructure for Zones {
+    type Config = Fields;
+    type Outputs = Fields;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets()).connection_secret()
+    }
+
+    async fn identity(&self, cx: &IdentityContext<Fields>) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<Fields>> {
+        let applied = self.server.applied.lock().unwrap().clone();
+        let exists = applied.is_some();
+        Ok(Observation::exists(exists)
+            .matching(applied.as_ref() == cx.config().get("value"))
+            .ready(exists))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<Fields>> {
+        let (server, then) = (&self.server, self.then);
+        let connection = cx.connection().expect("declared");
+        let secret = match then {
+            Then::StoreThenFailWithIt => connection.store("tsig-secret", SERVER_KEY).await?,
+            _ => {
+                let made = server.made.clone();
+                let create = || async move {
+                    made.fetch_add(1, Ordering::Relaxed);
+                    match then {
+                        Then::CreationFails => Err("the server refused the key".into()),
+                        _ => Ok(SERVER_KEY.to_string()),
+                    }
+                };
+                connection.get_or_create_with("tsig-secret", create).await?
+            }
+        };
+        let stored = self.cluster.get_object(&zone_secret());
+        server.stored_when_returned.lock().unwrap().push(stored);
+        server
+            .handed
+            .lock()
+            .unwrap()
+            .push(secret.expose().to_string());
+        match then {
+            Then::FailWithIt | Then::StoreThenFailWithIt => {
+                Err(format!("zone update signed with {} refused", secret.expose()).into())
+            }
+            Then::ReportIt => {
+                let outputs = json!({"key": secret.expose()});
+                Ok(Outcome::done().with(outputs.as_object().unwrap().clone()))
+            }
+            Then::Succeed | Then::CreationFails => {
+                *server.applied.lock().unwrap() = cx.config().get("value").cloned();
+                Ok(Outcome::done())
+            }
+        }
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<Fields>> {
+        Ok(Outcome::done())
+    }
 }
 
 #[tokio::test]
@@ -130,7 +139,7 @@ async fn a_secret_the_backend_made_is_stored_before_it_is_returned_and_read_back
     let (cluster, server) = (FakeCluster::new(), Server::default());
     let package = package(&cluster, &server, Then::Succeed);
     cluster.create(&widgets(), NS, "zone", spec(json!(1)));
-    let first = operator(&cluster, &package);
+    let first = operator(&cluster, vec![package.clone()], "zones-operator");
     let ready = Report::Reconciled(Phase::Ready, Reason::Converged);
     assert_eq!(
         reconcile(&first, &package, NS, "zone").await.unwrap(),
@@ -142,7 +151,7 @@ async fn a_secret_the_backend_made_is_stored_before_it_is_returned_and_read_back
     // A new process and a new desired state: converge runs again and
     // gets the stored key; the server makes no second one.
     cluster.edit_spec(&widgets(), NS, "zone", |s| s["config"]["value"] = json!(2));
-    let second = operator(&cluster, &package);
+    let second = operator(&cluster, vec![package.clone()], "zones-operator");
     assert_eq!(
         reconcile(&second, &package, NS, "zone").await.unwrap(),
         ready
@@ -156,13 +165,13 @@ async fn a_failed_creation_stores_nothing_and_fails_the_pass() {
     let (cluster, server) = (FakeCluster::new(), Server::default());
     let package = package(&cluster, &server, Then::CreationFails);
     cluster.create(&widgets(), NS, "zone", spec(json!(1)));
-    let controller = operator(&cluster, &package);
+    let controller = operator(&cluster, vec![package.clone()], "zones-operator");
     let report = reconcile(&controller, &package, NS, "zone");
     assert_eq!(
         report.await.unwrap(),
         Report::Reconciled(Phase::Failed, Reason::ExecutionFailed)
     );
-    let secret = cluster.get_object(&secret_path());
+    let secret = cluster.get_object(&zone_secret());
     assert_eq!(secret.and_then(|s| decoded(&s, "tsig-secret")), None);
     assert!(server.handed.lock().unwrap().is_empty());
 }
@@ -172,7 +181,7 @@ async fn a_backend_made_secret_in_the_outputs_fails_the_pass_and_is_never_record
     let (cluster, server) = (FakeCluster::new(), Server::default());
     let package = package(&cluster, &server, Then::ReportIt);
     cluster.create(&widgets(), NS, "zone", spec(json!(1)));
-    let controller = operator(&cluster, &package);
+    let controller = operator(&cluster, vec![package.clone()], "zones-operator");
     let report = reconcile(&controller, &package, NS, "zone");
     assert_eq!(
         report.await.unwrap(),
@@ -193,7 +202,7 @@ fn a_backend_made_secret_reaches_no_log_event_status_or_debug_output() {
             .unwrap();
         let (cluster, server) = (FakeCluster::new(), Server::default());
         let package = package(&cluster, &server, then);
-        let controller = operator(&cluster, &package);
+        let controller = operator(&cluster, vec![package.clone()], "zones-operator");
         cluster.create(&widgets(), NS, "zone", spec(json!(1)));
         let (report, lines) =
             common::log::capture(|| runtime.block_on(reconcile(&controller, &package, NS, "zone")));
@@ -203,7 +212,7 @@ fn a_backend_made_secret_reaches_no_log_event_status_or_debug_output() {
             Report::Reconciled(Phase::Failed, Reason::ExecutionFailed),
             "{then:?}"
         );
-        let secret = cluster.get_object(&secret_path()).expect("stored");
+        let secret = cluster.get_object(&zone_secret()).expect("stored");
         assert_eq!(decoded(&secret, "tsig-secret").as_deref(), Some(SERVER_KEY));
         let logged = format!("{lines:?}");
         // The failure is logged, with the author's text around the value.

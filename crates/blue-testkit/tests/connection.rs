@@ -5,17 +5,15 @@
 
 mod common;
 
-use blue_kubernetes::Observation;
-
-use blue_kubernetes::config::LockDomain;
-
-use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{controller, reconcile, Config, Package, Report};
-use blue_kubernetes_client::Client;
-use blue_testkit::{FakeClock, FakeCluster};
-use common::{spec, widgets, NS};
-use serde_json::{json, Value};
+use blue_kubernetes::{
+    async_trait, reconcile, CallbackResult, Context, IdentityContext, Infrastructure, Observation,
+    Outcome, Package, Report, ResourceSchema,
+};
+use blue_testkit::FakeCluster;
+use common::{decoded, operator, secret_path, spec, widgets, NS};
+use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -42,70 +40,78 @@ struct Rig {
     controller: blue_kubernetes::Controller,
 }
 
-fn secret_path(name: &str) -> String {
-    format!("/api/v1/namespaces/{NS}/secrets/{name}")
-}
-
-fn decoded(secret: &Value, key: &str) -> Option<String> {
-    use base64::Engine;
-    let text = secret["data"][key].as_str()?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .ok()?;
-    String::from_utf8(bytes).ok()
-}
-
 fn package(cluster: &FakeCluster, seen: &Seen) -> Package {
-    let (cluster, seen, observed) = (cluster.clone(), seen.clone(), seen.clone());
-    Package::builder(widgets())
-        .connection_secret()
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        // A new config value is drift: converge runs on every such edit.
-        .observe(move |opts| {
-            let matches = observed.applied.lock().unwrap().as_ref() == opts.get("value");
-            Ok(Observation::new(true, matches, true))
-        })
-        .converge_async(move |opts| {
-            let (cluster, seen) = (cluster.clone(), seen.clone());
-            async move {
-                let connection = opts.connection().expect("declared");
-                connection.set("host", "db.internal").await?;
-                let generated = seen.generated.clone();
-                let password = connection
-                    .get_or_create("password", move || {
-                        generated.fetch_add(1, Ordering::Relaxed);
-                        MARKER.to_string()
-                    })
-                    .await?;
-                let stored = cluster.get_object(&secret_path(connection.secret_name()));
-                seen.stored_when_returned.lock().unwrap().push(stored);
-                seen.passwords
-                    .lock()
-                    .unwrap()
-                    .push(password.expose().to_string());
-                *seen.applied.lock().unwrap() = opts.get("value").cloned();
-                Ok(WorkflowOutcome::new())
-            }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap()
+    let databases = Databases {
+        cluster: cluster.clone(),
+        seen: seen.clone(),
+    };
+    Package::new(databases).unwrap()
+}
+
+type Fields = Map<String, Value>;
+type Cx = Context<Fields>;
+
+/// A database package: converge sets `host` and generates a password in
+/// the connection Secret, and records what it saw in [`Seen`].
+struct Databases {
+    cluster: FakeCluster,
+    seen: Seen,
+}
+
+#[async_trait]
+impl Infrastructure for Databases {
+    type Config = Fields;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets()).connection_secret()
+    }
+
+    async fn identity(&self, cx: &IdentityContext<Fields>) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    // A new config value is drift: converge runs on every such edit.
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let matches = self.seen.applied.lock().unwrap().as_ref() == cx.config().get("value");
+        Ok(Observation::new(true, matches, true))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let seen = &self.seen;
+        let connection = cx.connection().expect("declared");
+        connection.set("host", "db.internal").await?;
+        let generated = seen.generated.clone();
+        let password = connection
+            .get_or_create("password", move || {
+                generated.fetch_add(1, Ordering::Relaxed);
+                MARKER.to_string()
+            })
+            .await?;
+        let stored = self
+            .cluster
+            .get_object(&secret_path(connection.secret_name()));
+        seen.stored_when_returned.lock().unwrap().push(stored);
+        seen.passwords
+            .lock()
+            .unwrap()
+            .push(password.expose().to_string());
+        *seen.applied.lock().unwrap() = cx.config().get("value").cloned();
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
 }
 
 fn rig_on(cluster: &FakeCluster, seen: &Seen) -> Rig {
     let package = package(cluster, seen);
-    let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    // Rigs of parallel tests share identities: each has its own lock.
-    let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS.into())
-        .with_clock(FakeClock::default().as_fn())
-        .with_event_component("widgets-operator".to_string())
-        .with_lock_domain(LockDomain::new());
     Rig {
         cluster: cluster.clone(),
         seen: seen.clone(),
+        controller: operator(cluster, vec![package.clone()], "widgets-operator"),
         package,
-        controller: controller(config).unwrap(),
     }
 }
 
@@ -317,50 +323,69 @@ enum Leak {
 }
 
 fn leaking_package(leak: Leak) -> Package {
-    Package::builder(widgets())
-        .connection_secret()
-        .steps()
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe(|_| Ok(Observation::new(false, false, false)))
-        .converge_async(move |opts| async move {
-            let connection = opts.connection().expect("declared");
-            let password = connection
-                .get_or_create("password", || MARKER.into())
-                .await?;
-            let dsn = format!("postgres://app:{}@db.internal/app", password.expose());
-            match leak {
-                Leak::StepResult => {
-                    let step = opts.steps().run("create-role", |_| async { Ok(dsn) });
-                    step.await?;
-                    Ok(WorkflowOutcome::new())
-                }
-                Leak::Outputs => {
-                    blue_kubernetes::package::outcome_with_outputs(&json!({ "dsn": dsn }))
-                }
-                Leak::ErrorText => {
-                    Err(format!("ALTER ROLE app PASSWORD '{}' failed", password.expose()).into())
-                }
-                Leak::Panic => panic!("could not set {}", password.expose()),
-                Leak::StepName => {
-                    let name = format!("Set {}", password.expose());
-                    opts.steps().run(&name, |_| async { Ok(()) }).await?;
-                    Ok(WorkflowOutcome::new())
-                }
-                Leak::StepError => {
-                    let step = opts.steps().run("set-password", |_| async move {
-                        Err::<(), _>(
-                            format!("ALTER ROLE app PASSWORD '{}' failed", password.expose())
-                                .into(),
-                        )
-                    });
-                    step.await?;
-                    Ok(WorkflowOutcome::new())
-                }
+    Package::new(Leaking(leak)).unwrap()
+}
+
+/// A package whose converge leaks the generated password into `.0`.
+struct Leaking(Leak);
+
+#[async_trait]
+impl Infrastructure for Leaking {
+    type Config = Fields;
+    type Outputs = Fields;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets()).connection_secret().steps()
+    }
+
+    async fn identity(&self, cx: &IdentityContext<Fields>) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, _: &Cx) -> CallbackResult<Observation<Fields>> {
+        Ok(Observation::new(false, false, false))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<Fields>> {
+        let connection = cx.connection().expect("declared");
+        let password = connection
+            .get_or_create("password", || MARKER.into())
+            .await?;
+        let dsn = format!("postgres://app:{}@db.internal/app", password.expose());
+        match self.0 {
+            Leak::StepResult => {
+                let step = cx.steps().run("create-role", |_| async { Ok(dsn) });
+                step.await?;
+                Ok(Outcome::done())
             }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap()
+            Leak::Outputs => {
+                let outputs = json!({ "dsn": dsn }).as_object().unwrap().clone();
+                Ok(Outcome::done().with(outputs))
+            }
+            Leak::ErrorText => {
+                Err(format!("ALTER ROLE app PASSWORD '{}' failed", password.expose()).into())
+            }
+            Leak::Panic => panic!("could not set {}", password.expose()),
+            Leak::StepName => {
+                let name = format!("Set {}", password.expose());
+                cx.steps().run(&name, |_| async { Ok(()) }).await?;
+                Ok(Outcome::done())
+            }
+            Leak::StepError => {
+                let step = cx.steps().run("set-password", |_| async move {
+                    Err::<(), _>(
+                        format!("ALTER ROLE app PASSWORD '{}' failed", password.expose()).into(),
+                    )
+                });
+                step.await?;
+                Ok(Outcome::done())
+            }
+        }
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<Fields>> {
+        Ok(Outcome::done())
+    }
 }
 
 /// A cluster, the package leaking into `leak` and a controller for it
@@ -368,13 +393,7 @@ fn leaking_package(leak: Leak) -> Package {
 fn leaking_rig(leak: Leak) -> (FakeCluster, Package, blue_kubernetes::Controller) {
     let cluster = FakeCluster::new();
     let package = leaking_package(leak);
-    let client: Arc<dyn Client> = Arc::new(cluster.clone());
-    let config = Config::new(client, vec![package.clone()])
-        .with_namespace(NS.into())
-        .with_clock(FakeClock::default().as_fn())
-        .with_event_component("widgets-operator".to_string())
-        .with_lock_domain(LockDomain::new());
-    let controller = controller(config).unwrap();
+    let controller = operator(&cluster, vec![package.clone()], "widgets-operator");
     (cluster, package, controller)
 }
 

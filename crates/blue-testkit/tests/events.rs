@@ -3,7 +3,11 @@
 
 mod common;
 
-use blue_kubernetes::Report;
+use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, Report, ResourceSchema,
+};
 
 use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::{Callback, Fault, Misbehaviour, PLANTED_SECRET};
@@ -254,31 +258,64 @@ async fn stop_gives_up_on_events_it_cannot_write_after_five_seconds() {
 
 /// A database package whose validation marks one message user-facing and
 /// keeps a detail (holding a planted secret) for the operator's log.
-fn database_package() -> blue_kubernetes::Package {
-    use blue_kubernetes::package::{UserFacingMessage, ValidationErrors};
-    blue_kubernetes::Package::builder(widgets())
-        .validate(|opts| {
-            let mut errors = ValidationErrors::new();
-            match opts.get("database").and_then(Value::as_str) {
-                Some("postgres") => {
-                    errors.push_user_facing(UserFacingMessage::new(
-                        "config.database must not be a system database",
-                    ));
-                    errors.push(format!("pg_database lists it: {PLANTED_SECRET}"));
-                }
-                Some("") => errors
-                    .push_user_facing(UserFacingMessage::new("config.database must not be empty")),
-                Some("hidden") => errors.push(format!("log only: {PLANTED_SECRET}")),
-                _ => {}
+struct Databases;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct DatabaseConfig {
+    database: Option<String>,
+}
+
+type Cx = Context<DatabaseConfig>;
+
+#[async_trait]
+impl Infrastructure for Databases {
+    type Config = DatabaseConfig;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
+        let mut errors = ValidationErrors::new();
+        match cx.config().database.as_deref() {
+            Some("postgres") => {
+                errors.push_user_facing(UserFacingMessage::new(
+                    "config.database must not be a system database",
+                ));
+                errors.push(format!("pg_database lists it: {PLANTED_SECRET}"));
             }
-            Ok(errors)
-        })
-        .identity(|o| Ok(vec![Some(o.profile().to_string())]))
-        .observe(|_| Ok(blue_kubernetes::Observation::READY))
-        .converge(|_| Ok(blue_kubernetes::package::WorkflowOutcome::new()))
-        .delete(|_| Ok(blue_kubernetes::package::WorkflowOutcome::new()))
-        .build()
-        .unwrap()
+            Some("") => {
+                errors.push_user_facing(UserFacingMessage::new("config.database must not be empty"))
+            }
+            Some("hidden") => errors.push(format!("log only: {PLANTED_SECRET}")),
+            _ => {}
+        }
+        Ok(errors)
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<DatabaseConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().to_string())])
+    }
+
+    async fn observe(&self, _: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        Ok(Observation::READY)
+    }
+
+    async fn converge(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+}
+
+fn database_package() -> Package {
+    Package::new(Databases).unwrap()
 }
 
 #[tokio::test]

@@ -13,40 +13,7 @@ use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::{FakeClock, FakeCluster};
 use common::{build, NS};
 use serde_json::{json, Value};
-use silences::{silences, AlertManager};
-
-struct Rig {
-    cluster: FakeCluster,
-    manager: AlertManager,
-    package: Package,
-    controller: blue_kubernetes::Controller,
-}
-
-impl Rig {
-    fn new() -> Self {
-        let clock = FakeClock::default();
-        let cluster = FakeCluster::new().with_clock(clock.clone());
-        let manager = AlertManager::default();
-        let package = Package::new(manager.clone()).expect("a structural package");
-        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
-        Self {
-            cluster,
-            manager,
-            package,
-            controller,
-        }
-    }
-
-    async fn reconcile(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.package, NS, name)
-            .await
-            .expect("no transport failure")
-    }
-
-    fn get(&self, name: &str) -> Value {
-        self.cluster.get(&silences(), NS, name).expect("exists")
-    }
-}
+use silences::{silences, Rig};
 
 fn annotation() -> String {
     Names::default().external_name_annotation()

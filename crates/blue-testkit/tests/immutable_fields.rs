@@ -4,75 +4,24 @@
 //! until it is reverted, Destroy waits for the revert and Retain releases.
 
 mod common;
+mod records;
 
 use blue_kubernetes::crd::{self, CrdConfig};
-use blue_kubernetes::package::WorkflowOutcome;
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{reconcile, Observation, Package, Report};
+use blue_kubernetes::Report;
 use blue_kubernetes_client::{Client, ResourceDescriptor};
-use blue_testkit::{FakeClock, FakeCluster};
-use common::{build, condition, finalizers, stretched, NS};
+use blue_testkit::FakeCluster;
+use common::{condition, finalizers, stretched, warnings, World, NS};
+use records::{records_of, Dns};
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 
 fn records() -> ResourceDescriptor {
-    ResourceDescriptor::new("dns.example.com", "v1", "records", "Record")
-}
-
-/// A DNS server: records by profile, each its `kind` and `content`.
-#[derive(Clone, Default)]
-struct Dns {
-    records: Arc<Mutex<HashMap<String, Value>>>,
-    converges: Arc<Mutex<usize>>,
-}
-
-impl Dns {
-    fn record(&self, profile: &str) -> Option<Value> {
-        self.records.lock().unwrap().get(profile).cloned()
-    }
-
-    fn converges(&self) -> usize {
-        *self.converges.lock().unwrap()
-    }
-}
-
-fn wanted(opts: &blue_kubernetes::package::CallbackInput) -> Value {
-    json!({"kind": opts.get("kind"), "content": opts.get("content")})
-}
-
-/// A record package whose `kind` is immutable and not part of its
-/// identity (the profile is): only the immutable-field rule protects it.
-fn package(dns: &Dns) -> Package {
-    let (observed, converged, deleted) = (dns.clone(), dns.clone(), dns.clone());
-    Package::builder(records())
-        .immutable("kind")
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe(move |opts| {
-            let stored = observed.record(opts.profile());
-            let matches = stored.as_ref() == Some(&wanted(opts));
-            Ok(Observation::new(stored.is_some(), matches, true))
-        })
-        .converge(move |opts| {
-            *converged.converges.lock().unwrap() += 1;
-            let mut records = converged.records.lock().unwrap();
-            records.insert(opts.profile().to_string(), wanted(opts));
-            Ok(WorkflowOutcome::new())
-        })
-        .delete(move |opts| {
-            deleted.records.lock().unwrap().remove(opts.profile());
-            Ok(WorkflowOutcome::new())
-        })
-        .build()
-        .unwrap()
+    records_of("dns.example.com")
 }
 
 struct Rig {
-    cluster: FakeCluster,
-    clock: FakeClock,
+    world: World,
     dns: Dns,
-    package: Package,
-    controller: blue_kubernetes::Controller,
 }
 
 impl Rig {
@@ -81,26 +30,12 @@ impl Rig {
     }
 
     fn on(cluster: FakeCluster) -> Self {
-        let clock = FakeClock::default();
-        let cluster = cluster.with_clock(clock.clone());
         let dns = Dns::default();
-        let package = package(&dns);
-        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |c| {
+        let package = |_: &_| dns.package("dns.example.com");
+        let world = World::on(cluster, package, |c| {
             c.event_component = Some("dns-operator".into());
         });
-        Self {
-            cluster,
-            clock,
-            dns,
-            package,
-            controller,
-        }
-    }
-
-    async fn reconcile(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.package, NS, name)
-            .await
-            .expect("no transport failure")
+        Self { world, dns }
     }
 
     fn create(&self, name: &str, config: Value, policy: &str) {
@@ -118,23 +53,21 @@ impl Rig {
         self.cluster.get(&records(), NS, name)
     }
 
-    fn status(&self, name: &str) -> Value {
-        self.get(name).expect("exists")["status"].clone()
-    }
-
     fn profile(name: &str) -> String {
-        format!("{NS}--{name}")
+        World::profile(name)
     }
 
     /// The Warning Events with `reason`: their messages.
     fn warnings(&self, reason: &str) -> Vec<String> {
-        let events = self.cluster.events();
-        let warnings = events
-            .iter()
-            .filter(|e| e["type"] == "Warning" && e["reason"] == reason);
-        warnings
-            .map(|e| e["message"].as_str().unwrap().to_string())
-            .collect()
+        warnings(&self.cluster, reason)
+    }
+}
+
+impl std::ops::Deref for Rig {
+    type Target = World;
+
+    fn deref(&self) -> &World {
+        &self.world
     }
 }
 
@@ -289,8 +222,11 @@ async fn a_resource_without_a_digest_gets_one_at_its_next_pass() {
 
 #[tokio::test]
 async fn with_cel_the_crd_carries_the_same_rule_and_the_controller_decides_the_same() {
-    let dns = Dns::default();
-    let crd = crd::generate(&package(&dns), &CrdConfig::default()).unwrap();
+    let crd = crd::generate(
+        &Dns::default().package("dns.example.com"),
+        &CrdConfig::default(),
+    );
+    let crd = crd.unwrap();
     let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
     let config = &schema["properties"]["spec"]["properties"]["config"];
     let rules = config["x-kubernetes-validations"].as_array().unwrap();

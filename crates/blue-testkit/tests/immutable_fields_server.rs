@@ -10,48 +10,18 @@
 use blue_envtest::Envtest;
 use blue_kubernetes::config::LockDomain;
 use blue_kubernetes::crd::{self, CrdConfig};
-use blue_kubernetes::package::WorkflowOutcome;
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{controller, reconcile, Config, Observation, Package, Report};
+use blue_kubernetes::{controller, reconcile, Config, Report};
 use blue_kubernetes_client::ResourceDescriptor;
+use records::{records_of, Dns};
 use serde_json::{json, Value};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+
+mod records;
+
+const GROUP: &str = "immutable.blue.test";
 
 fn records() -> ResourceDescriptor {
-    ResourceDescriptor::new("immutable.blue.test", "v1", "records", "Record")
-}
-
-/// A DNS server's records by profile: `kind` and `content`.
-type Dns = Arc<Mutex<HashMap<String, Value>>>;
-
-fn wanted(opts: &blue_kubernetes::package::CallbackInput) -> Value {
-    json!({"kind": opts.get("kind"), "content": opts.get("content")})
-}
-
-/// `kind` is immutable and not in the identity: only the immutable-field
-/// rule protects it where the server has no CEL.
-fn package(dns: &Dns) -> Package {
-    let (observed, converged, deleted) = (dns.clone(), dns.clone(), dns.clone());
-    Package::builder(records())
-        .immutable("kind")
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe(move |opts| {
-            let stored = observed.lock().unwrap().get(opts.profile()).cloned();
-            let matches = stored.as_ref() == Some(&wanted(opts));
-            Ok(Observation::new(stored.is_some(), matches, true))
-        })
-        .converge(move |opts| {
-            let mut records = converged.lock().unwrap();
-            records.insert(opts.profile().to_string(), wanted(opts));
-            Ok(WorkflowOutcome::new())
-        })
-        .delete(move |opts| {
-            deleted.lock().unwrap().remove(opts.profile());
-            Ok(WorkflowOutcome::new())
-        })
-        .build()
-        .unwrap()
+    records_of(GROUP)
 }
 
 const READY: Report = Report::Reconciled(Phase::Ready, Reason::Converged);
@@ -61,7 +31,7 @@ const IMMUTABLE: Report = Report::Reconciled(Phase::Invalid, Reason::ImmutableFi
 fn without_cel_an_immutable_field_edit_is_invalid_until_reverted_and_destroy_waits() {
     let env = Envtest::shared().unwrap_or_else(|e| panic!("{e}"));
     let dns = Dns::default();
-    let package = package(&dns);
+    let package = dns.package(GROUP);
     let crd = crd::generate(&package, &CrdConfig::default().with_cel(false)).unwrap();
     env.install_crd(&crd)
         .expect("the 1.20 server takes the CRD");
@@ -103,7 +73,7 @@ fn without_cel_an_immutable_field_edit_is_invalid_until_reverted_and_destroy_wai
         serde_json::from_str::<Value>(&out).unwrap_or(Value::Null)
     };
     let profile = format!("{ns}--www");
-    let kind_held = || dns.lock().unwrap().get(&profile).map(|r| r["kind"].clone());
+    let kind_held = || dns.record(&profile).map(|r| r["kind"].clone());
 
     let object = json!({
         "apiVersion": records().api_version(),

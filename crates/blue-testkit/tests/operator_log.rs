@@ -5,7 +5,11 @@
 
 mod common;
 
-use blue_kubernetes::Report;
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Report,
+    ResourceSchema,
+};
 use blue_testkit::{Callback, Misbehaviour, PLANTED_SECRET};
 use common::log::{capture, Line};
 use common::*;
@@ -207,16 +211,37 @@ fn db_error() -> Layered {
     Layered("db error", Some(Box::new(middle)))
 }
 
+/// A package whose `converge` fails with [`db_error`].
+struct Failing;
+
+type Cx = Context<serde_json::Map<String, serde_json::Value>>;
+
+#[async_trait]
+impl Infrastructure for Failing {
+    type Config = serde_json::Map<String, serde_json::Value>;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn observe(&self, _: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        Ok(Observation::ABSENT)
+    }
+
+    async fn converge(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Err(db_error().into())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+}
+
 #[test]
 fn the_warn_line_carries_the_whole_source_chain_of_a_callback_error() {
     let plain = World::new();
-    let package = blue_kubernetes::Package::builder(widgets())
-        .identity(|o| Ok(vec![Some(o.profile().to_string())]))
-        .observe(|_| Ok(blue_kubernetes::Observation::ABSENT))
-        .converge(|_| Err(db_error().into()))
-        .delete(|_| Ok(blue_kubernetes::package::WorkflowOutcome::new()))
-        .build()
-        .unwrap();
+    let package = blue_kubernetes::Package::new(Failing).unwrap();
     for with_text in [true, false] {
         let controller = build(
             &plain.cluster,

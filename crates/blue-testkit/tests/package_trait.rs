@@ -13,42 +13,7 @@ use blue_kubernetes::resource::{ManagementPolicy, Phase, Reason};
 use blue_testkit::{FakeClock, FakeCluster};
 use common::{build, NS};
 use serde_json::{json, Value};
-use silences::{silences, AlertManager};
-
-struct Rig {
-    cluster: FakeCluster,
-    clock: FakeClock,
-    manager: AlertManager,
-    package: Package,
-    controller: blue_kubernetes::Controller,
-}
-
-impl Rig {
-    fn new() -> Self {
-        let clock = FakeClock::default();
-        let cluster = FakeCluster::new().with_clock(clock.clone());
-        let manager = AlertManager::default();
-        let package = Package::new(manager.clone()).expect("a structural package");
-        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |_| {});
-        Self {
-            cluster,
-            clock,
-            manager,
-            package,
-            controller,
-        }
-    }
-
-    async fn reconcile(&self, name: &str) -> Report {
-        reconcile(&self.controller, &self.package, NS, name)
-            .await
-            .expect("no transport failure")
-    }
-
-    fn get(&self, name: &str) -> Value {
-        self.cluster.get(&silences(), NS, name).expect("exists")
-    }
-}
+use silences::{silences, AlertManager, Rig};
 
 #[tokio::test]
 async fn a_trait_package_reaches_ready_with_its_typed_outputs() {

@@ -4,14 +4,16 @@
 
 mod common;
 
-use blue_kubernetes::{Observation, Package, Report};
-
-use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, Report, ResourceSchema,
+};
 
 use blue_kubernetes::resource::{Phase, Reason};
 use blue_testkit::{FakeClock, FakeCluster, Fault, Operation};
 use common::*;
-use serde_json::json;
+use serde_json::{json, Map, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -47,6 +49,7 @@ impl Gate {
 
 /// A package whose `observe` waits at `gate` and whose converge counts.
 /// What the observation reports is `matching`.
+#[derive(Clone)]
 struct Probe {
     gate: Arc<Gate>,
     converges: Arc<AtomicUsize>,
@@ -63,27 +66,41 @@ impl Probe {
     }
 
     fn package(&self) -> Package {
-        let (gate, matching) = (self.gate.clone(), self.matching.clone());
-        let converges = self.converges.clone();
-        Package::builder(widgets())
-            .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-            .observe_async(move |_| {
-                let (gate, matching) = (gate.clone(), matching.clone());
-                async move {
-                    gate.pass().await;
-                    Ok(match matching.load(Ordering::SeqCst) {
-                        true => Observation::READY,
-                        false => Observation::ABSENT,
-                    })
-                }
-            })
-            .converge_async(move |_| {
-                converges.fetch_add(1, Ordering::SeqCst);
-                async { Ok(WorkflowOutcome::new()) }
-            })
-            .delete_async(|_| async { Ok(WorkflowOutcome::new()) })
-            .build()
-            .unwrap()
+        Package::new(self.clone()).unwrap()
+    }
+}
+
+#[async_trait]
+impl Infrastructure for Probe {
+    type Config = Map<String, Value>;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<Self::Config>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, _: &Context<Self::Config>) -> CallbackResult<Observation<NoOutputs>> {
+        self.gate.pass().await;
+        Ok(match self.matching.load(Ordering::SeqCst) {
+            true => Observation::READY,
+            false => Observation::ABSENT,
+        })
+    }
+
+    async fn converge(&self, _: &Context<Self::Config>) -> CallbackResult<Outcome<NoOutputs>> {
+        self.converges.fetch_add(1, Ordering::SeqCst);
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Context<Self::Config>) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
     }
 }
 

@@ -5,13 +5,16 @@
 
 mod common;
 
-use blue_kubernetes::package::WorkflowOutcome;
-use blue_kubernetes::package::{CallbackError, CallbackInput, Rejected, UserFacingMessage};
+use blue_kubernetes::package::{CallbackError, NoOutputs, Rejected, UserFacingMessage};
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{reconcile, Observation, Package, Report};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, Report, ResourceSchema,
+};
 use blue_kubernetes_client::ResourceDescriptor;
-use blue_testkit::{FakeClock, FakeCluster};
-use common::{build, condition, stretched, NS};
+use blue_testkit::FakeCluster;
+use common::{condition, stretched, World, NS};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 
@@ -51,81 +54,111 @@ impl Dns {
         Ok(())
     }
 
-    fn observe(&self, opts: &CallbackInput) -> Observation {
+    fn observe(&self, content: Option<&str>) -> Observation<NoOutputs> {
         let address = self.address.lock().unwrap().clone();
-        let matches = address.as_deref() == content(opts);
+        let matches = address.as_deref() == content;
         Observation::new(address.is_some(), matches, true)
     }
 }
 
-fn content(opts: &CallbackInput) -> Option<&str> {
-    opts.get("content").and_then(Value::as_str)
+#[derive(Deserialize, schemars::JsonSchema)]
+struct RecordConfig {
+    content: Option<String>,
 }
 
-/// The package; with `steps`, converge puts the record inside a durable
-/// step and passes its error on with `?`.
-fn package(dns: &Dns, steps: bool) -> Package {
-    let (observed, converged) = (dns.clone(), dns.clone());
-    let builder = Package::builder(records())
-        .connection_secret()
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe(move |opts| Ok(observed.observe(opts)))
-        .converge_async(move |opts| {
-            let dns = converged.clone();
-            async move {
-                let connection = opts.connection().expect("declared");
-                let key = connection
-                    .get_or_create("api-key", || MARKER.into())
-                    .await?;
-                let content = content(&opts).unwrap_or_default().to_string();
-                let key = key.expose().to_string();
-                match steps {
-                    false => dns.put(&content, &key)?,
-                    true => {
-                        let put = |_| async move { dns.put(&content, &key) };
-                        opts.steps().run("put-record", put).await?
-                    }
-                }
-                Ok(WorkflowOutcome::new())
+/// The record package over a DNS API: with `secret`, converge keeps the
+/// API key in the connection Secret; with `steps`, it puts the record
+/// inside a durable step and passes its error on with `?`.
+#[derive(Clone)]
+struct Records {
+    dns: Dns,
+    secret: bool,
+    steps: bool,
+}
+
+impl Records {
+    fn package(dns: &Dns, secret: bool, steps: bool) -> Package {
+        let schema = ResourceSchema::new(records());
+        let schema = if secret {
+            schema.connection_secret()
+        } else {
+            schema
+        };
+        let schema = if steps { schema.steps() } else { schema };
+        let records = Records {
+            dns: dns.clone(),
+            secret,
+            steps,
+        };
+        Package::with_schema(records, schema).unwrap()
+    }
+}
+
+type Cx = Context<RecordConfig>;
+
+#[async_trait]
+impl Infrastructure for Records {
+    type Config = RecordConfig;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(records())
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<RecordConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        Ok(self.dns.observe(cx.config().content.as_deref()))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let key = match self.secret {
+            true => {
+                let connection = cx.connection().expect("declared");
+                let key = connection.get_or_create("api-key", || MARKER.into());
+                key.await?.expose().to_string()
             }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()));
-    match steps {
-        true => builder.steps().build().unwrap(),
-        false => builder.build().unwrap(),
+            false => "none".to_string(),
+        };
+        let content = cx.config().content.clone().unwrap_or_default();
+        let dns = self.dns.clone();
+        match self.steps {
+            false => dns.put(&content, &key)?,
+            true => {
+                let put = |_| async move { dns.put(&content, &key) };
+                cx.steps().run("put-record", put).await?
+            }
+        }
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
     }
 }
 
 struct Rig {
-    cluster: FakeCluster,
-    clock: FakeClock,
+    world: World,
     dns: Dns,
-    package: Package,
-    controller: blue_kubernetes::Controller,
 }
 
 impl Rig {
     fn new(steps: bool) -> Self {
-        let clock = FakeClock::default();
-        let cluster = FakeCluster::new().with_clock(clock.clone());
         let dns = Dns::default();
-        let package = package(&dns, steps);
-        let controller = build(&cluster, clock.as_fn(), vec![package.clone()], |c| {
+        let package = |_: &_| Records::package(&dns, true, steps);
+        let world = World::of(package, |c| {
             c.event_component = Some("dns-operator".into());
         });
-        Self {
-            cluster,
-            clock,
-            dns,
-            package,
-            controller,
-        }
+        Self { world, dns }
     }
 
     async fn reconcile(&self) -> Report {
-        reconcile(&self.controller, &self.package, NS, "www")
-            .await
-            .expect("no transport failure")
+        self.world.reconcile("www").await
     }
 
     fn create(&self, content: &str) {
@@ -140,7 +173,7 @@ impl Rig {
     }
 
     fn status(&self) -> Value {
-        self.cluster.get(&records(), NS, "www").expect("exists")["status"].clone()
+        self.world.status("www")
     }
 
     fn rejections(&self) -> Vec<(String, u64)> {
@@ -154,6 +187,14 @@ impl Rig {
                 (message, e["count"].as_u64().unwrap())
             })
             .collect()
+    }
+}
+
+impl std::ops::Deref for Rig {
+    type Target = World;
+
+    fn deref(&self) -> &World {
+        &self.world
     }
 }
 
@@ -276,23 +317,7 @@ async fn a_durable_steps_run_cut_short_by_a_rejection_ends_and_the_fix_starts_a_
 /// paused clock would run on while that thread works, so the attempts
 /// counted by a virtual deadline would depend on the machine's load.
 fn without_secret(dns: &Dns) -> Package {
-    let (observed, converged) = (dns.clone(), dns.clone());
-    Package::builder(records())
-        .identity(|opts| Ok(vec![Some(opts.profile().into())]))
-        .observe_async(move |opts| {
-            let observed = observed.clone();
-            async move { Ok(observed.observe(&opts)) }
-        })
-        .converge_async(move |opts| {
-            let converged = converged.clone();
-            async move {
-                converged.put(content(&opts).unwrap_or_default(), "none")?;
-                Ok(WorkflowOutcome::new())
-            }
-        })
-        .delete_async(|_| async { Ok(WorkflowOutcome::new()) })
-        .build()
-        .unwrap()
+    Records::package(dns, false, false)
 }
 
 #[tokio::test(start_paused = true)]

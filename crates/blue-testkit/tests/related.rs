@@ -7,7 +7,11 @@
 
 mod common;
 
-use blue_kubernetes::{start, Config, Report, Runtime};
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::{
+    async_trait, start, CallbackResult, Config, Context, IdentityContext, Infrastructure,
+    Observation, Outcome, Report, ResourceSchema, Runtime,
+};
 
 use blue_kubernetes::related::Related;
 
@@ -15,7 +19,8 @@ use blue_kubernetes::resource::Phase;
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::{Callback, FakeCluster, FakeInfra, Operation};
 use common::*;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const POLL_MS: u64 = 500;
@@ -372,39 +377,54 @@ async fn the_one_shot_trigger_reconciles_a_resource_that_is_not_due() {
     assert_eq!(missing.unwrap(), Report::NotFound);
 }
 
+/// A package whose converge sets `host` in its connection Secret.
+#[derive(Default)]
+struct SecretHolder {
+    converged: std::sync::atomic::AtomicBool,
+}
+
+type Cx = Context<Map<String, Value>>;
+
+#[async_trait]
+impl Infrastructure for SecretHolder {
+    type Config = Map<String, Value>;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets()).connection_secret()
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<Self::Config>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![
+            Some("related-secret".into()),
+            Some(cx.profile().into()),
+        ])
+    }
+
+    async fn observe(&self, _: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let made = self.converged.load(Ordering::SeqCst);
+        Ok(Observation::new(made, made, made))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let connection = cx.connection().expect("declared");
+        connection.set("host", "db.internal").await?;
+        self.converged.store(true, Ordering::SeqCst);
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_deleted_connection_secret_is_restored_at_once() {
-    use blue_kubernetes::package::WorkflowOutcome;
-    use blue_kubernetes::{Observation, Package};
     let cluster = FakeCluster::new();
-    let converged = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (seen, done) = (converged.clone(), converged);
-    let package = Package::builder(widgets())
-        .connection_secret()
-        .identity(|opts| {
-            Ok(vec![
-                Some("related-secret".into()),
-                Some(opts.profile().into()),
-            ])
-        })
-        .observe(move |_| {
-            let made = seen.load(std::sync::atomic::Ordering::SeqCst);
-            Ok(Observation::new(made, made, made))
-        })
-        .converge_async(move |opts| {
-            let done = done.clone();
-            async move {
-                opts.connection()
-                    .expect("declared")
-                    .set("host", "db.internal")
-                    .await?;
-                done.store(true, std::sync::atomic::Ordering::SeqCst);
-                Ok(WorkflowOutcome::new())
-            }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap();
+    let package = blue_kubernetes::Package::new(SecretHolder::default()).unwrap();
     let controller = build(&cluster, tokio_clock(), vec![package], |c| {
         c.poll_ms = POLL_MS;
         c.resync_ms = RESYNC_MS;

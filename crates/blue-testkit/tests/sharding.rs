@@ -9,9 +9,11 @@
 
 mod common;
 
-use blue_kubernetes::{start, CallbackResult, Config, Observation, Package, Runtime};
-
-use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::{
+    async_trait, start, CallbackResult, Config, Context, IdentityContext, Infrastructure,
+    Observation, Outcome, Package, ResourceSchema, Runtime,
+};
 
 use blue_kubernetes::replicas::{FencingToken, ShardingConfig};
 use blue_kubernetes_client::{Call, Client, Error, ErrorKind, Hook, Layered};
@@ -107,15 +109,19 @@ impl Audit {
         }
     }
 
-    async fn converge(&self, replica: &str, o: CallbackInput) -> CallbackResult<WorkflowOutcome> {
-        let profile = o.profile().to_owned();
+    async fn converge(
+        &self,
+        replica: &str,
+        cx: &Context<WidgetConfig>,
+    ) -> CallbackResult<Outcome<NoOutputs>> {
+        let profile = cx.profile().to_owned();
         let (start, holder_at_start) = (Instant::now(), self.holder(&profile));
         self.started.fetch_add(1, Ordering::SeqCst);
         let gate = lock(&self.gate).clone();
         if let Some(gate) = gate {
             gate.acquire().await.expect("never closed").forget();
         }
-        let value = o.get("value").cloned().unwrap_or(Value::Null);
+        let value = cx.config().get("value").cloned().unwrap_or(Value::Null);
         lock(&self.items).insert(profile.clone(), value);
         lock(&self.runs).push(Run {
             replica: replica.into(),
@@ -123,10 +129,10 @@ impl Audit {
             profile,
             start,
             end: Instant::now(),
-            token: o.fencing_token(),
+            token: cx.fencing_token(),
             holder_at_start,
         });
-        Ok(WorkflowOutcome::new())
+        Ok(Outcome::done())
     }
 
     fn runs(&self) -> Vec<Run> {
@@ -162,31 +168,56 @@ impl Audit {
 }
 
 fn package(audit: &Arc<Audit>, replica: &str) -> Package {
-    let (observer, converger, deleter) = (audit.clone(), audit.clone(), audit.clone());
-    let replica = replica.to_owned();
-    let system = audit.system.clone();
-    Package::builder(widgets())
-        .validate(|_o| Ok(Vec::<String>::new()))
-        .identity(move |o| Ok(sharding::identity(&system, o.profile())))
-        .observe(move |o| {
-            let items = lock(&observer.items);
-            let current = items.get(o.profile());
-            Ok(Observation::new(
-                current.is_some(),
-                current == o.get("value"),
-                current.is_some(),
-            ))
-        })
-        .converge_async(move |o| {
-            let (audit, replica) = (converger.clone(), replica.clone());
-            async move { audit.converge(&replica, o).await }
-        })
-        .delete(move |o| {
-            lock(&deleter.items).remove(o.profile());
-            Ok(WorkflowOutcome::new())
-        })
-        .build()
-        .expect("all callbacks are set")
+    let audited = Audited {
+        audit: audit.clone(),
+        replica: replica.to_owned(),
+    };
+    Package::new(audited).expect("a structural package")
+}
+
+/// A widget's config: any JSON object.
+type WidgetConfig = serde_json::Map<String, Value>;
+
+/// The package as one replica runs it, audited.
+struct Audited {
+    audit: Arc<Audit>,
+    replica: String,
+}
+
+#[async_trait]
+impl Infrastructure for Audited {
+    type Config = WidgetConfig;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<WidgetConfig>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(sharding::identity(&self.audit.system, cx.profile()))
+    }
+
+    async fn observe(&self, cx: &Context<WidgetConfig>) -> CallbackResult<Observation<NoOutputs>> {
+        let items = lock(&self.audit.items);
+        let current = items.get(cx.profile());
+        Ok(Observation::new(
+            current.is_some(),
+            current == cx.config().get("value"),
+            current.is_some(),
+        ))
+    }
+
+    async fn converge(&self, cx: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+        self.audit.converge(&self.replica, cx).await
+    }
+
+    async fn delete(&self, cx: &Context<WidgetConfig>) -> CallbackResult<Outcome<NoOutputs>> {
+        lock(&self.audit.items).remove(cx.profile());
+        Ok(Outcome::done())
+    }
 }
 
 /// One replica's connection: cut off (every call refused, as a killed

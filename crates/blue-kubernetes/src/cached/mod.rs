@@ -104,10 +104,11 @@ pub(crate) struct ObjectStore {
 }
 
 impl ObjectStore {
-    /// A store for the related kinds `kinds` (in the runtime's order), of
-    /// which those `cached` keep objects; reads wait at most `wait_ms`.
-    pub(crate) fn new(
-        kinds: &[crate::runtime::related::Kind],
+    /// A store for the related kinds `kinds` (in the runtime's order), each
+    /// with the selector of the objects kept, for those cached; reads wait
+    /// at most `wait_ms`.
+    pub(crate) fn new<'a>(
+        kinds: impl IntoIterator<Item = (&'a ResourceDescriptor, Option<&'a LabelSelector>)>,
         wait_ms: u64,
         metrics: &Metrics,
     ) -> Self {
@@ -118,12 +119,8 @@ impl ObjectStore {
             fallbacks.clone(),
         );
         let kinds = kinds
-            .iter()
-            .map(|k| {
-                let d = &k.descriptor;
-                let selector = k.cached.clone()?;
-                Some((d.group.clone(), d.plural.clone(), selector))
-            })
+            .into_iter()
+            .map(|(d, cached)| Some((d.group.clone(), d.plural.clone(), cached?.clone())))
             .collect();
         Self {
             kinds,

@@ -67,7 +67,12 @@ fn store() -> (Arc<ObjectStore>, Metrics) {
         .build()
         .unwrap();
     let metrics = Metrics::new();
-    let store = ObjectStore::new(&kinds(&[package]).unwrap(), 1_000, &metrics);
+    let kinds = kinds(&[package]).unwrap();
+    let store = ObjectStore::new(
+        kinds.iter().map(|k| (&k.descriptor, k.cached.as_ref())),
+        1_000,
+        &metrics,
+    );
     store.watching(0, "", true);
     (Arc::new(store), metrics)
 }

@@ -16,7 +16,7 @@ use crate::package::outputs;
 
 use crate::{package::schema::ResourceSchema, Error};
 
-use crate::config::Names;
+use crate::domain::names::Names;
 use serde_json::{json, Map, Value};
 
 /// An extra `kubectl get` column.

@@ -1,6 +1,6 @@
 //! When a resource needs a reconcile, decided from a listed snapshot alone.
 
-use crate::config::Names;
+use crate::domain::names::Names;
 use crate::domain::resource::{self, status, status_str};
 use crate::domain::spec;
 use crate::domain::time::parse_ms;

@@ -7,7 +7,7 @@
 
 use super::gate::Gate;
 use super::token::{self, FencingToken};
-use crate::config::Clock;
+use crate::clock::Clock;
 use crate::replicas::LeaderElectionConfig;
 use crate::Error;
 use blue_kubernetes_client::{Client, ErrorKind, Lease, LeaseSpec};

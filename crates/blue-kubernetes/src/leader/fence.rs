@@ -9,7 +9,7 @@
 //! makes itself.
 
 use super::gate::Gate;
-use crate::config::Clock;
+use crate::clock::Clock;
 use blue_kubernetes_client::{Call, Client, Error, Hook, Layered, Method};
 use std::sync::Arc;
 

@@ -16,7 +16,7 @@ pub use token::FencingToken;
 pub(crate) use fence::Fence;
 pub(crate) use gate::Gate;
 
-use crate::config::Clock;
+use crate::clock::Clock;
 use blue_kubernetes_client::Client;
 use std::sync::Arc;
 use std::time::Duration;

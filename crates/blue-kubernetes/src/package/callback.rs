@@ -2,9 +2,10 @@
 //! behind the erased [`Callbacks`] (see `binding`); a panic or an error is
 //! a [`Failure`].
 
+use crate::error::error_chain;
 use crate::package::binding::Callbacks;
 use crate::package::options::CallbackInput;
-use crate::telemetry::log::{error_chain, FailedCall};
+use crate::telemetry::log::FailedCall;
 use crate::{package::erased::Package, package::result::CallbackResult, Controller};
 use futures::future::{BoxFuture, FutureExt};
 use std::panic::AssertUnwindSafe;

@@ -2,15 +2,16 @@
 //! handed: the typed config and everything else a pass knows about the
 //! resource, without raw JSON.
 
-use crate::config::Names;
 use crate::connection::Connection;
+use crate::domain::names::Names;
 use crate::domain::resource;
 use crate::domain::spec::management_policy;
+use crate::package::api::Api;
 use crate::package::options::CallbackInput;
 use crate::replicas::FencingToken;
 use crate::resource::ManagementPolicy;
 use crate::steps::Steps;
-use blue_kubernetes_client::{ApiRequest, ApiResponse, Client, ResourceDescriptor};
+use blue_kubernetes_client::Client;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -106,102 +107,6 @@ impl Metadata {
     }
 }
 
-/// The package's handle on the Kubernetes API: the controller's client
-/// behind the fence of the pass, so a replica that can no longer prove it
-/// holds its lease (leader election or the resource's shard) has its
-/// writes refused, like the controller's own.
-#[derive(Clone)]
-pub struct Api {
-    client: Arc<dyn Client>,
-    objects: Option<Arc<crate::cached::ObjectStore>>,
-}
-
-impl Api {
-    pub(crate) fn new(client: Arc<dyn Client>) -> Self {
-        Self {
-            client,
-            objects: None,
-        }
-    }
-
-    /// This handle with the controller's cached related objects.
-    pub(crate) fn with_objects(mut self, objects: Arc<crate::cached::ObjectStore>) -> Self {
-        self.objects = Some(objects);
-        self
-    }
-
-    /// Reads one object of a related kind declared
-    /// [`cached`](crate::related::Related::cached) from the controller's
-    /// cache: no request, yet it sees every write this process made to the
-    /// object (through this handle, a connection, or the controller), as it
-    /// waits for the watch to deliver that write (at most
-    /// [`Config::cached_read_wait_ms`](crate::Config::cached_read_wait_ms),
-    /// then it reads the API server). A kind not cached, a scope not
-    /// watched yet (or after a watch gap), and a context without a runtime
-    /// read the API server, as [`get`](Self::get) does. `None` when it does
-    /// not exist.
-    ///
-    /// ```no_run
-    /// # async fn demo(api: &blue_kubernetes::package::Api) -> Result<(), blue_kubernetes_client::Error> {
-    /// use blue_kubernetes_client::ResourceDescriptor;
-    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
-    /// let cm = api.cached(&config_maps, "default", "web-settings").await?;
-    /// # let _ = cm; Ok(()) }
-    /// ```
-    pub async fn cached(
-        &self,
-        kind: &ResourceDescriptor,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Value>, blue_kubernetes_client::Error> {
-        match &self.objects {
-            Some(objects) => objects.read(&*self.client, kind, namespace, name).await,
-            None => self.get(kind, namespace, name).await,
-        }
-    }
-
-    /// Reads one object; `None` when it does not exist.
-    pub async fn get(
-        &self,
-        kind: &ResourceDescriptor,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Value>, blue_kubernetes_client::Error> {
-        self.client.get_resource(kind, namespace, name).await
-    }
-
-    /// Sends any request (reads and writes alike) through the fence.
-    pub async fn send(
-        &self,
-        request: ApiRequest,
-    ) -> Result<ApiResponse, blue_kubernetes_client::Error> {
-        self.client.send_raw(request).await
-    }
-
-    /// The fenced client itself, for what the two methods above do not cover.
-    pub fn client(&self) -> &Arc<dyn Client> {
-        &self.client
-    }
-}
-
-/// The handle is a [`RawApi`](blue_kubernetes_client::RawApi), for code
-/// written against one (the typed helpers of the client crate included).
-#[async_trait::async_trait]
-impl blue_kubernetes_client::RawApi for Api {
-    async fn send(
-        &self,
-        request: ApiRequest,
-    ) -> Result<ApiResponse, blue_kubernetes_client::Error> {
-        self.client.send_raw(request).await
-    }
-}
-
-impl std::fmt::Debug for Api {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Api").finish_non_exhaustive()
-    }
-}
-
 impl<C: serde::de::DeserializeOwned> Context<C> {
     /// A context outside a controller, for testing a package's methods
     /// without one: the config decoded from `resource`'s `spec.config` (an
@@ -224,7 +129,7 @@ impl<C: serde::de::DeserializeOwned> Context<C> {
     /// ```
     pub fn from_resource(resource: &Value, names: Names) -> Result<Self, serde_json::Error> {
         let options =
-            CallbackInput::from_resource(resource).with_env(crate::config::system_clock(), names);
+            CallbackInput::from_resource(resource).with_env(crate::clock::system_clock(), names);
         let config = crate::package::typed::decode_config::<C>(&options)?;
         Ok(Self::new(Arc::new(config), options))
     }
@@ -362,12 +267,12 @@ mod tests {
 
     #[test]
     fn the_external_name_is_the_annotation_in_the_names_domain_and_empty_is_none() {
-        let names = crate::config::Names::for_domain("db.example.com");
+        let names = Names::for_domain("db.example.com");
         let with = |value: &str| {
             let resource =
                 json!({"metadata": {"annotations": {"db.example.com/external-name": value}}});
             let options = CallbackInput::from_resource(&resource)
-                .with_env(crate::config::system_clock(), names.clone());
+                .with_env(crate::clock::system_clock(), names.clone());
             Context::new(Arc::new(()), options)
         };
         assert_eq!(with("16384").external_name(), Some("16384"));

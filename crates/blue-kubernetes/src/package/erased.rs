@@ -1,4 +1,5 @@
-//! A package of either form behind one type: what the controller holds.
+//! A package of either form behind one type: what the controller holds;
+//! and the graph of kinds its packages' references make.
 
 use super::binding::{Bind, Callbacks, Decode, Refused, Unbound};
 use super::infrastructure::Infrastructure;
@@ -103,7 +104,7 @@ impl Package {
         match self.inner.unbound.bind(options) {
             Ok(bound) => (bound, None),
             Err(e) => {
-                let why = crate::package::typed::redact(&crate::telemetry::log::error_chain(&e));
+                let why = crate::package::typed::redact(&crate::error::error_chain(&e));
                 (Arc::new(Refused(why.clone())), Some(why))
             }
         }
@@ -131,4 +132,46 @@ impl std::fmt::Debug for Package {
             .field("descriptor", self.descriptor())
             .finish_non_exhaustive()
     }
+}
+
+/// The index of the package managing `kind`, if any.
+pub(crate) fn package_of(packages: &[Package], kind: &ResourceDescriptor) -> Option<usize> {
+    packages.iter().position(|p| {
+        let d = p.descriptor();
+        d.group == kind.group && d.plural == kind.plural
+    })
+}
+
+/// Whether a chain of references can lead from package `from` back to
+/// package `to`: only then can a cycle pass through both, and only then
+/// is a chain worth following.
+pub(crate) fn reaches(packages: &[Package], from: usize, to: usize) -> bool {
+    let mut seen = vec![false; packages.len()];
+    let mut stack = vec![from];
+    while let Some(at) = stack.pop() {
+        if at == to {
+            return true;
+        }
+        if std::mem::replace(&mut seen[at], true) {
+            continue;
+        }
+        for r in &packages[at].schema().references {
+            stack.extend(package_of(packages, &r.kind));
+        }
+    }
+    false
+}
+
+/// The packages some package refers to: only their changes can concern a
+/// referrer.
+pub(crate) fn referenced_packages(packages: &[Package]) -> Vec<bool> {
+    let mut referenced = vec![false; packages.len()];
+    for package in packages {
+        for r in &package.schema().references {
+            if let Some(index) = package_of(packages, &r.kind) {
+                referenced[index] = true;
+            }
+        }
+    }
+    referenced
 }

@@ -488,6 +488,29 @@ pub trait Infrastructure: Send + Sync + 'static {
     async fn delete(&self, cx: &Context<Self::Config>) -> CallbackResult<Outcome<Self::Outputs>>;
 }
 
+impl ResourceSchema {
+    /// The schema of the package type `T`: its declaration
+    /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
+    /// config and outputs types its associated types name. What
+    /// [`Package::new`](crate::Package::new) builds around, and what to
+    /// give [`crd::generate`](crate::crd::generate): no value of `T` is
+    /// needed, so a `crd` subcommand builds none of its clients.
+    pub fn of<T: Infrastructure>() -> Self {
+        T::schema().with_types_of::<T>()
+    }
+
+    /// This declaration with the config and outputs types of `T`.
+    pub(crate) fn with_types_of<T: Infrastructure>(self) -> Self {
+        let schema = self.config::<T::Config>();
+        let no_outputs =
+            std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<NoOutputs>();
+        match no_outputs {
+            true => schema,
+            false => schema.outputs::<T::Outputs>(),
+        }
+    }
+}
+
 /// The outputs type of a package that reports none: `status.outputs` keeps
 /// any object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,8 +8,8 @@
 //! ([`Package::builder`], whose callbacks get a [`CallbackInput`] and
 //! return a [`WorkflowOutcome`]).
 
+pub use api::Api;
 pub use closures::PackageBuilder;
-pub use context::Api;
 pub use erased::Package;
 pub use infrastructure::{blocking, NoOutputs, EXTERNAL_NAME_KEY};
 pub use options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
@@ -20,6 +20,7 @@ pub use result::{
 };
 pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 
+pub(crate) mod api;
 pub(crate) mod binding;
 pub(crate) mod callback;
 pub(crate) mod closures;

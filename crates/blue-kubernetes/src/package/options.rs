@@ -1,12 +1,13 @@
 //! What the closure form's callbacks get: the options map of the
 //! reference, with the handles a pass hands out.
 
-use crate::config::{Clock, Names};
+use crate::clock::Clock;
 use crate::connection::Connection;
 use crate::domain::intent::Intent;
+use crate::domain::names::Names;
 use crate::domain::resource;
+use crate::package::api::Api;
 use crate::package::binding::Callbacks;
-use crate::package::context::Api;
 use crate::replicas::FencingToken;
 use crate::steps::Steps;
 use serde_json::{Map, Value};
@@ -208,7 +209,7 @@ impl CallbackInput {
     pub(crate) fn now_ms(&self) -> u64 {
         match &self.env {
             Some(env) => (env.now)(),
-            None => (crate::config::system_clock())(),
+            None => (crate::clock::system_clock())(),
         }
     }
 

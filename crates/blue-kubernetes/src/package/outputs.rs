@@ -8,9 +8,7 @@
 //! failing shows the outputs it last had.
 
 use crate::package::observation::Outputs;
-use crate::package::typed::openapi_schema;
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
+use crate::package::schema::OutputsType;
 use serde_json::{json, Value};
 
 /// The largest serialized outputs recorded (16 KiB, as JSON): status is
@@ -18,22 +16,6 @@ use serde_json::{json, Value};
 /// outputs hold facts, not documents. Larger outputs fail the pass
 /// (`Failed` / `InvalidOutputs`); they are never truncated.
 pub const MAX_OUTPUTS_BYTES: usize = 16 * 1024;
-
-/// How a package's declared outputs type checks and describes outputs.
-#[derive(Clone)]
-pub(crate) struct OutputsType {
-    fits: fn(&Value) -> bool,
-    schema: fn() -> Value,
-}
-
-impl OutputsType {
-    pub(crate) fn of<O: DeserializeOwned + JsonSchema + 'static>() -> Self {
-        Self {
-            fits: |v| serde_json::from_value::<O>(v.clone()).is_ok(),
-            schema: openapi_schema::<O>,
-        }
-    }
-}
 
 /// The schema of `status.outputs` in the generated CRD: the declared type's,
 /// or any object for a package that declares none.

@@ -4,11 +4,10 @@
 //! every [`Package`](crate::Package) is built around one, so the two
 //! cannot describe different resources.
 
-use crate::package::outputs::OutputsType;
-use crate::package::typed::ConfigType;
 use blue_kubernetes_client::ResourceDescriptor;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// A package's declaration: the resource type and the features it uses.
 /// An [`Infrastructure`](crate::Infrastructure) returns one from
@@ -78,27 +77,6 @@ impl ResourceSchema {
             references: Vec::new(),
             related: Vec::new(),
             immutable: Vec::new(),
-        }
-    }
-
-    /// The schema of the package type `T`: its declaration
-    /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
-    /// config and outputs types its associated types name. What
-    /// [`Package::new`](crate::Package::new) builds around, and what to
-    /// give [`crd::generate`](crate::crd::generate): no value of `T` is
-    /// needed, so a `crd` subcommand builds none of its clients.
-    pub fn of<T: crate::package::infrastructure::Infrastructure>() -> Self {
-        T::schema().with_types_of::<T>()
-    }
-
-    /// This declaration with the config and outputs types of `T`.
-    pub(crate) fn with_types_of<T: crate::package::infrastructure::Infrastructure>(self) -> Self {
-        let schema = self.config::<T::Config>();
-        let no_outputs = std::any::TypeId::of::<T::Outputs>()
-            == std::any::TypeId::of::<crate::package::infrastructure::NoOutputs>();
-        match no_outputs {
-            true => schema,
-            false => schema.outputs::<T::Outputs>(),
         }
     }
 
@@ -237,5 +215,48 @@ impl std::fmt::Debug for ResourceSchema {
             .field("related", &self.related.len())
             .field("immutable", &self.immutable)
             .finish()
+    }
+}
+
+/// How a typed package's config is described.
+#[derive(Clone)]
+pub(crate) struct ConfigType {
+    /// The config's OpenAPI v3 schema, as schemars generates it.
+    pub(crate) schema: fn() -> Value,
+}
+
+impl ConfigType {
+    pub(crate) fn of<C: JsonSchema>() -> Self {
+        Self {
+            schema: openapi_schema::<C>,
+        }
+    }
+}
+
+/// `T`'s OpenAPI v3 schema, inlined, as a CRD embeds it.
+pub(crate) fn openapi_schema<T: JsonSchema>() -> Value {
+    let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
+/// How a package's declared outputs type checks and describes outputs.
+#[derive(Clone)]
+pub(crate) struct OutputsType {
+    pub(crate) fits: fn(&Value) -> bool,
+    pub(crate) schema: fn() -> Value,
+}
+
+impl OutputsType {
+    pub(crate) fn of<O: DeserializeOwned + JsonSchema + 'static>() -> Self {
+        Self {
+            fits: |v| serde_json::from_value::<O>(v.clone()).is_ok(),
+            schema: openapi_schema::<O>,
+        }
     }
 }

@@ -1,43 +1,11 @@
 //! Typed config: a package's `spec.config` decoded into its `Config` type
-//! once per pass (see `binding`), described in the CRD by the type's
-//! schema; a config that does not decode is why the resource is Invalid,
-//! told without the offending values.
+//! once per pass (see `binding`); a config that does not decode is why the
+//! resource is Invalid, told without the offending values.
 
-use crate::package::erased::Package;
-
-use crate::config::Names;
-
+use crate::domain::names::Names;
 use crate::package::options::CallbackInput;
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-
-/// How a typed package's config is described.
-#[derive(Clone)]
-pub(crate) struct ConfigType {
-    /// The config's OpenAPI v3 schema, as schemars generates it.
-    pub(crate) schema: fn() -> Value,
-}
-
-impl ConfigType {
-    pub(crate) fn of<C: JsonSchema>() -> Self {
-        Self {
-            schema: openapi_schema::<C>,
-        }
-    }
-}
-
-/// `T`'s OpenAPI v3 schema, inlined, as a CRD embeds it.
-pub(crate) fn openapi_schema<T: JsonSchema>() -> Value {
-    let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
-        s.inline_subschemas = true;
-        s.meta_schema = None;
-    });
-    settings
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value()
-}
 
 /// The keys the controller owns inside `spec.config`: the package's type
 /// never sees them (they stay in [`CallbackInput`]).
@@ -61,21 +29,6 @@ pub(crate) fn decode_config<C: DeserializeOwned>(
     options: &CallbackInput,
 ) -> Result<C, serde_json::Error> {
     serde_json::from_value(config_of(options.resource(), &options.names()))
-}
-
-/// The callback options for `resource`, with the controller's clock and
-/// names, and the package bound to the resource's config (decoded here,
-/// once for the pass); and, for a config that does not decode, why
-/// (redacted).
-pub(crate) fn options_for(
-    package: &Package,
-    resource: &Value,
-    config: &crate::Config,
-) -> (CallbackInput, Option<String>) {
-    let options =
-        CallbackInput::from_resource(resource).with_env(config.now.clone(), config.names.clone());
-    let (bound, error) = package.bind(&options);
-    (options.with_bound(bound), error)
 }
 
 /// A serde message with the offending *values* removed: serde quotes what it

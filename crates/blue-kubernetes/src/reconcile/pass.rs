@@ -140,7 +140,7 @@ impl<'a> Pass<'a> {
             None => client,
         };
         let options = options.with_fencing_token(terms.token).with_api(
-            crate::package::context::Api::new(client.clone())
+            crate::package::api::Api::new(client.clone())
                 .with_objects(given.controller.objects.clone()),
         );
         let options = match given.package.schema().connection {

@@ -10,7 +10,7 @@ use super::report::{PassOutcome, Report};
 use crate::domain::resource;
 use crate::lock::{LockGuard, LockKey};
 use crate::package::callback::{self, Pick};
-use crate::package::typed::options_for;
+use crate::package::options::CallbackInput;
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
 
@@ -94,4 +94,19 @@ impl Prepared<'_> {
     pub(super) async fn run(self, terms: Terms) -> PassOutcome {
         Pass::new(self, terms).run().await
     }
+}
+
+/// The callback options for `resource`, with the controller's clock and
+/// names, and the package bound to the resource's config (decoded here,
+/// once for the pass); and, for a config that does not decode, why
+/// (redacted).
+fn options_for(
+    package: &Package,
+    resource: &Value,
+    config: &crate::Config,
+) -> (CallbackInput, Option<String>) {
+    let options =
+        CallbackInput::from_resource(resource).with_env(config.now.clone(), config.names.clone());
+    let (bound, error) = package.bind(&options);
+    (options.with_bound(bound), error)
 }

@@ -10,7 +10,8 @@
 //! never handed to a callback.
 
 use super::awaited::Awaited;
-use crate::references::{package_of, reaches, readiness, Named};
+use crate::package::erased::{package_of, reaches};
+use crate::references::{readiness, Named};
 use crate::telemetry::log;
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;

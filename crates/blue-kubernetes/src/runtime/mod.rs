@@ -136,7 +136,7 @@ pub fn start(mut controller: Controller) -> Result<Runtime, Error> {
     let config = &controller.config;
     // Validated when the controller was built.
     let related = related::kinds(&config.packages)?;
-    let referenced = crate::references::referenced_packages(&config.packages);
+    let referenced = crate::package::erased::referenced_packages(&config.packages);
     let scopes = reflector_scopes(config, &related);
     let health = Health::new(config.now.clone(), config.poll_ms, scopes.len());
     let settings = Settings {

@@ -26,7 +26,7 @@ pub(super) fn named_by(packages: &[Package], package: usize, object: &Value) -> 
         let Named::Resource(namespace, name) = reference.named(object) else {
             continue;
         };
-        if let Some(target) = crate::references::package_of(packages, &reference.kind) {
+        if let Some(target) = crate::package::erased::package_of(packages, &reference.kind) {
             let key = Key::new(target, &namespace, &name);
             if !keys.contains(&key) {
                 keys.push(key);

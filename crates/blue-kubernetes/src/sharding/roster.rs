@@ -9,7 +9,7 @@
 //! [`Standing`] and `task.rs`.
 
 use super::{ShardingConfig, View};
-use crate::config::Clock;
+use crate::clock::Clock;
 use crate::leader::{ElectionStep, LeaseElector, Takeover};
 use crate::Error;
 use blue_kubernetes_client::Client;

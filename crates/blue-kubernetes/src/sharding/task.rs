@@ -27,7 +27,7 @@
 //! elector (see `leader::token`) and grows with every new owner.
 
 use super::{assign, Reader, Roster, ShardTable, ShardingConfig, Standing, View};
-use crate::config::Clock;
+use crate::clock::Clock;
 use crate::leader::{LeaseElector, Takeover};
 use crate::Error;
 use blue_kubernetes_client::{Client, ErrorKind};

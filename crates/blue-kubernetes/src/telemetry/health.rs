@@ -1,6 +1,6 @@
 //! Liveness and readiness of a running runtime, for `/healthz` and `/readyz`.
 
-use crate::config::Clock;
+use crate::clock::Clock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Poll intervals a reflector may go without progress before the runtime

@@ -50,20 +50,6 @@ pub(crate) struct FailedCall<'a> {
     pub(crate) next_retry: &'a str,
 }
 
-/// `error` and its whole `source()` chain, joined the way `anyhow`'s `{:#}`
-/// joins them (`outer: middle: inner`): a wrapper's Display often names only
-/// what failed (`db error`) and keeps why in its source.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
 /// At start, when `config` runs with the reference's names without having
 /// chosen them: one WARN naming the packages, the way to change them and
 /// what a later rename costs.
@@ -200,35 +186,3 @@ macro_rules! warn_about {
     }};
 }
 pub(crate) use warn_about;
-
-#[cfg(test)]
-mod tests {
-    use super::error_chain;
-
-    #[derive(Debug)]
-    struct Layer(&'static str, Option<Box<Layer>>);
-
-    impl std::fmt::Display for Layer {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(self.0)
-        }
-    }
-
-    impl std::error::Error for Layer {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            self.1.as_deref().map(|l| l as _)
-        }
-    }
-
-    #[test]
-    fn a_chain_is_joined_outer_first_like_anyhow_alternate() {
-        let inner = Layer("password authentication failed", None);
-        let middle = Layer("connecting to db-1", Some(Box::new(inner)));
-        let outer = Layer("db error", Some(Box::new(middle)));
-        assert_eq!(
-            error_chain(&outer),
-            "db error: connecting to db-1: password authentication failed"
-        );
-        assert_eq!(error_chain(&Layer("alone", None)), "alone");
-    }
-}

@@ -1,13 +1,16 @@
-//! A recording package over fake infrastructure, for controller and package tests.
+//! A recording package over fake infrastructure, for controller and package
+//! tests: an [`Infrastructure`](blue_kubernetes::Infrastructure), as users
+//! write packages (`typed`), and the same callbacks in the closure form
+//! (`closures`), which keeps that form's contract covered.
 
+mod closures;
 mod stepped;
+mod typed;
 
 pub use stepped::{StepRun, CONVERGE_STEPS, DELETE_STEPS};
 
-use blue_kubernetes::{Observation, Package};
-
-use blue_kubernetes::package::{CallbackError, CallbackInput, PackageBuilder, WorkflowOutcome};
-use blue_kubernetes_client::ResourceDescriptor;
+use blue_kubernetes::package::{CallbackError, CallbackInput};
+use blue_kubernetes::Observation;
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +45,11 @@ pub enum Misbehaviour {
     Error,
     /// Panics with [`PLANTED_SECRET`] in the payload.
     Panic,
-    /// Returns a workflow outcome with this `blue/exit` (converge and delete only).
+    /// Ends with this exit code (converge and delete only): the closure
+    /// form returns a workflow outcome with this `blue/exit`; a trait
+    /// package, which has no exit code, fails for a non-zero code (an
+    /// error holding [`PLANTED_SECRET`]) and succeeds for 0. Either way
+    /// without its effect.
     Exit(i64),
 }
 
@@ -53,7 +60,8 @@ pub struct Record {
     pub callback: Callback,
     /// The profile it ran for.
     pub profile: String,
-    /// The `blue/event` it saw.
+    /// The `blue/event` it saw (empty for a trait package's `identity`,
+    /// which is not told the event).
     pub event: String,
 }
 
@@ -145,8 +153,8 @@ impl FakeInfra {
         self.lock().items.remove(profile);
     }
 
-    /// Makes `observe` of `profile` report `outputs` with its observation
-    /// (`status.outputs` of its resource), until changed.
+    /// Makes `observe` of `profile` report `outputs` (an object) with its
+    /// observation (`status.outputs` of its resource), until changed.
     pub fn set_outputs(&self, profile: &str, outputs: Value) {
         self.lock().outputs.insert(profile.into(), outputs);
     }
@@ -221,106 +229,70 @@ impl FakeInfra {
         let _ = rx.wait_for(|started| *started >= n).await;
     }
 
-    /// A package for `descriptor` over this infrastructure, with async callbacks.
-    pub fn package(&self, descriptor: ResourceDescriptor) -> Package {
-        self.build(descriptor, false)
-    }
-
-    /// The same package with synchronous callbacks (run on blocking threads).
-    pub fn sync_package(&self, descriptor: ResourceDescriptor) -> Package {
-        self.build(descriptor, true)
-    }
-
-    /// The async package, with `declare` applied to its builder before the
-    /// callbacks are set: related kinds, references, outputs.
-    ///
-    /// ```
-    /// use blue_kubernetes::related::Related;
-    /// use blue_kubernetes_client::ResourceDescriptor;
-    /// let infra = blue_testkit::FakeInfra::new();
-    /// let config_maps = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
-    /// let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
-    /// let package = infra.package_with(widgets, |b| b.related(Related::owned(config_maps)));
-    /// # let _ = package;
-    /// ```
-    pub fn package_with(
-        &self,
-        descriptor: ResourceDescriptor,
-        declare: impl FnOnce(PackageBuilder) -> PackageBuilder,
-    ) -> Package {
-        self.build_declared(declare(Package::builder(descriptor)), false, false)
-    }
-
-    fn begin(&self, callback: Callback, options: &CallbackInput) -> Option<Misbehaviour> {
+    fn begin(&self, callback: Callback, profile: &str, event: &str) -> Option<Misbehaviour> {
         let mut s = self.lock();
         s.records.push(Record {
             callback,
-            profile: options.profile().into(),
-            event: options.intent().as_str().into(),
+            profile: profile.into(),
+            event: event.into(),
         });
         s.scripted.get_mut(&callback).and_then(VecDeque::pop_front)
     }
 
-    fn validate(&self, o: &CallbackInput) -> Result<Vec<String>, CallbackError> {
-        let scripted = self.begin(Callback::Validate, o);
+    fn validate(&self, call: &Call) -> Result<Vec<String>, CallbackError> {
+        let scripted = self.begin(Callback::Validate, call.profile, call.event);
         misbehave(scripted)?;
-        Ok(match o.get("invalid") {
-            Some(Value::Bool(true)) => vec![format!("invalid: {PLANTED_SECRET}")],
-            _ => vec![],
+        Ok(match call.invalid {
+            true => vec![format!("invalid: {PLANTED_SECRET}")],
+            false => vec![],
         })
     }
 
-    fn identity_of(&self, o: &CallbackInput) -> Result<Vec<Option<String>>, CallbackError> {
-        let scripted = self.begin(Callback::Identity, o);
+    fn identity_of(
+        &self,
+        profile: &str,
+        event: &str,
+    ) -> Result<Vec<Option<String>>, CallbackError> {
+        let scripted = self.begin(Callback::Identity, profile, event);
         misbehave(scripted)?;
-        Ok(self.identity(o.profile()))
+        Ok(self.identity(profile))
     }
 
-    /// What `profile` holds; a stepped package sees it match only once
-    /// its `verify` step verified it.
-    fn observe(&self, o: &CallbackInput, stepped: bool) -> Result<Observation, CallbackError> {
-        let scripted = self.begin(Callback::Observe, o);
+    /// What `profile` holds, and the outputs to report with it; a stepped
+    /// package sees it match only once its `verify` step verified it.
+    fn observe<O>(&self, call: &Call, stepped: bool) -> Result<Seen<O>, CallbackError> {
+        let scripted = self.begin(Callback::Observe, call.profile, call.event);
         misbehave(scripted)?;
         let s = self.lock();
-        let current = s.items.get(o.profile());
-        let verified = !stepped || s.verified.get(o.profile()) == current;
+        let current = s.items.get(call.profile);
+        let verified = !stepped || s.verified.get(call.profile) == current;
         let observed = Observation::new(
             current.is_some(),
-            current == Some(&desired(o)) && verified,
-            current.is_some() && !s.unready.get(o.profile()).copied().unwrap_or(false),
+            current == Some(&call.desired) && verified,
+            current.is_some() && !s.unready.get(call.profile).copied().unwrap_or(false),
         );
-        Ok(match s.outputs.get(o.profile()) {
-            Some(outputs) => observed.with_outputs(outputs),
-            None => observed,
-        })
+        Ok((observed, s.outputs.get(call.profile).cloned()))
     }
 
-    fn effect(&self, step: Callback, o: &CallbackInput) -> Result<WorkflowOutcome, CallbackError> {
-        let scripted = self.begin(step, o);
+    fn effect(&self, step: Callback, call: &Call) -> Result<Ended, CallbackError> {
+        let scripted = self.begin(step, call.profile, call.event);
         if let Some(Misbehaviour::Exit(code)) = scripted {
-            let mut outcome = WorkflowOutcome::new();
-            outcome.insert("blue/exit".into(), code.into());
-            outcome.insert("log".into(), PLANTED_SECRET.into());
-            return Ok(outcome);
+            return Ok(Ended::Exit(code));
         }
         misbehave(scripted)?;
         let mut s = self.lock();
         match step {
-            Callback::Delete => s.items.remove(o.profile()),
-            _ => s.items.insert(o.profile().into(), desired(o)),
+            Callback::Delete => s.items.remove(call.profile),
+            _ => s.items.insert(call.profile.into(), call.desired.clone()),
         };
-        Ok(WorkflowOutcome::new())
+        Ok(Ended::Done)
     }
 
     /// Marks an effect active, waits at the gate, runs it, marks it done.
-    async fn run_effect(
-        &self,
-        step: Callback,
-        o: CallbackInput,
-    ) -> Result<WorkflowOutcome, CallbackError> {
-        let done = self.activate(o.profile());
+    async fn run_effect(&self, step: Callback, call: &Call<'_>) -> Result<Ended, CallbackError> {
+        let done = self.activate(call.profile);
         self.wait_at_gate().await;
-        let result = self.effect(step, &o);
+        let result = self.effect(step, call);
         drop(done);
         result
     }
@@ -352,72 +324,29 @@ impl FakeInfra {
             waiting.1 = false;
         }
     }
-
-    fn build(&self, descriptor: ResourceDescriptor, sync: bool) -> Package {
-        self.build_with(descriptor, sync, false)
-    }
-
-    fn build_with(&self, descriptor: ResourceDescriptor, sync: bool, stepped: bool) -> Package {
-        self.build_declared(Package::builder(descriptor), sync, stepped)
-    }
-
-    fn build_declared(&self, builder: PackageBuilder, sync: bool, stepped: bool) -> Package {
-        let builder = if stepped { builder.steps() } else { builder };
-        let (a, b, c) = (self.clone(), self.clone(), self.clone());
-        let (d, e) = (self.clone(), self.clone());
-        let builder = if sync {
-            builder
-                .validate(move |o| a.validate(o))
-                .identity(move |o| b.identity_of(o))
-                .observe(move |o| c.observe(o, stepped))
-                .converge(move |o| match stepped {
-                    true => d.converge_steps_blocking(o),
-                    false => block_on(d.run_effect(Callback::Converge, o.clone())),
-                })
-                .delete(move |o| match stepped {
-                    true => e.delete_steps_blocking(o),
-                    false => block_on(e.run_effect(Callback::Delete, o.clone())),
-                })
-        } else {
-            builder
-                .validate_async(move |o| {
-                    let a = a.clone();
-                    async move { a.validate(&o) }
-                })
-                .identity_async(move |o| {
-                    let b = b.clone();
-                    async move { b.identity_of(&o) }
-                })
-                .observe_async(move |o| {
-                    let c = c.clone();
-                    async move { c.observe(&o, stepped) }
-                })
-                .converge_async(move |o| {
-                    let d = d.clone();
-                    async move {
-                        match stepped {
-                            true => d.converge_steps(o).await,
-                            false => d.run_effect(Callback::Converge, o).await,
-                        }
-                    }
-                })
-                .delete_async(move |o| {
-                    let e = e.clone();
-                    async move {
-                        match stepped {
-                            true => e.delete_steps(o).await,
-                            false => e.run_effect(Callback::Delete, o).await,
-                        }
-                    }
-                })
-        };
-        builder.build().expect("all callbacks are set")
-    }
 }
 
-/// Runs `f` to completion from a synchronous callback's blocking thread.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Handle::current().block_on(f)
+/// What a recording callback reads of its call, in either form.
+struct Call<'a> {
+    profile: &'a str,
+    /// The intent, as `blue/event` names it.
+    event: &'static str,
+    uid: &'a str,
+    generation: i64,
+    /// `spec.config.value` (null when absent).
+    desired: Value,
+    /// `spec.config.invalid` is `true`.
+    invalid: bool,
+}
+
+/// An observation, and the outputs its form attaches.
+type Seen<O> = (Observation<O>, Option<Value>);
+
+/// How an effect ended, before its form says so.
+enum Ended {
+    Done,
+    /// A scripted [`Misbehaviour::Exit`].
+    Exit(i64),
 }
 
 /// Counts an effect abandoned at the gate when its wait is dropped.

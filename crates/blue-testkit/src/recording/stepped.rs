@@ -3,10 +3,10 @@
 //! *after* it took effect, so a pass dropped there (a simulated crash)
 //! leaves the effect done and its record not.
 
-use super::{block_on, desired, misbehave, Callback, FakeInfra, Misbehaviour, State};
-use blue_kubernetes::package::{CallbackError, CallbackInput, WorkflowOutcome};
-use blue_kubernetes::Package;
-use blue_kubernetes_client::ResourceDescriptor;
+use super::closures::block_on;
+use super::{misbehave, Call, Callback, Ended, FakeInfra, Misbehaviour, State};
+use blue_kubernetes::package::CallbackError;
+use blue_kubernetes::steps::Steps;
 use serde_json::Value;
 use std::collections::VecDeque;
 
@@ -51,18 +51,6 @@ pub struct StepRun {
 type StepResult<T> = Result<T, CallbackError>;
 
 impl FakeInfra {
-    /// A package whose `converge` runs [`CONVERGE_STEPS`] and whose `delete`
-    /// runs [`DELETE_STEPS`] as durable steps, with async callbacks.
-    pub fn stepped_package(&self, descriptor: ResourceDescriptor) -> Package {
-        self.build_with(descriptor, false, true)
-    }
-
-    /// The same with synchronous callbacks
-    /// ([`Steps::run_blocking`](blue_kubernetes::steps::Steps::run_blocking)).
-    pub fn stepped_sync_package(&self, descriptor: ResourceDescriptor) -> Package {
-        self.build_with(descriptor, true, true)
-    }
-
     /// Every durable step the stepped packages ran, in order.
     pub fn step_runs(&self) -> Vec<StepRun> {
         self.lock().step_runs.clone()
@@ -85,7 +73,7 @@ impl FakeInfra {
 
     /// A scripted `converge` or `delete` misbehaviour, consumed as the
     /// callback starts (not recorded: its steps are). `Some` ends it early.
-    fn stepped_start(&self, step: Callback) -> Option<StepResult<WorkflowOutcome>> {
+    fn stepped_start(&self, step: Callback) -> Option<StepResult<Ended>> {
         let scripted = self
             .lock()
             .scripted
@@ -93,86 +81,84 @@ impl FakeInfra {
             .and_then(VecDeque::pop_front);
         match scripted {
             None => None,
-            Some(Misbehaviour::Exit(code)) => {
-                let mut outcome = WorkflowOutcome::new();
-                outcome.insert("blue/exit".into(), code.into());
-                Some(Ok(outcome))
-            }
-            other => Some(misbehave(other).map(|()| WorkflowOutcome::new())),
+            Some(Misbehaviour::Exit(code)) => Some(Ok(Ended::Exit(code))),
+            other => Some(misbehave(other).map(|()| Ended::Done)),
         }
     }
 
-    pub(super) async fn converge_steps(&self, o: CallbackInput) -> StepResult<WorkflowOutcome> {
+    pub(super) async fn converge_steps(&self, call: &Call<'_>, steps: &Steps) -> StepResult<Ended> {
         if let Some(early) = self.stepped_start(Callback::Converge) {
             return early;
         }
-        let steps = o.steps();
+        let desired = call.desired.clone();
         let want: Value = steps
-            .run("prepare", |s| self.step(&o, s, |_| {}, desired(&o)))
+            .run("prepare", |s| self.step(call, s, |_| {}, desired))
             .await?;
-        let profile = o.profile().to_string();
+        let profile = call.profile.to_string();
         let apply = move |state: &mut State| {
             state.items.insert(profile, want);
         };
-        steps.run("apply", |s| self.step(&o, s, apply, ())).await?;
         steps
-            .run("verify", |s| self.step(&o, s, verify(o.profile()), ()))
+            .run("apply", |s| self.step(call, s, apply, ()))
             .await?;
-        Ok(WorkflowOutcome::new())
+        steps
+            .run("verify", |s| self.step(call, s, verify(call.profile), ()))
+            .await?;
+        Ok(Ended::Done)
     }
 
-    pub(super) async fn delete_steps(&self, o: CallbackInput) -> StepResult<WorkflowOutcome> {
+    pub(super) async fn delete_steps(&self, call: &Call<'_>, steps: &Steps) -> StepResult<Ended> {
         if let Some(early) = self.stepped_start(Callback::Delete) {
             return early;
         }
-        let steps = o.steps();
-        steps.run("drain", |s| self.step(&o, s, |_| {}, ())).await?;
-        let profile = o.profile().to_string();
+        steps
+            .run("drain", |s| self.step(call, s, |_| {}, ()))
+            .await?;
+        let profile = call.profile.to_string();
         let remove = move |state: &mut State| {
             state.items.remove(&profile);
         };
         steps
-            .run("remove", |s| self.step(&o, s, remove, ()))
+            .run("remove", |s| self.step(call, s, remove, ()))
             .await?;
-        Ok(WorkflowOutcome::new())
+        Ok(Ended::Done)
     }
 
-    pub(super) fn converge_steps_blocking(&self, o: &CallbackInput) -> StepResult<WorkflowOutcome> {
+    pub(super) fn converge_steps_blocking(&self, call: &Call, steps: &Steps) -> StepResult<Ended> {
         if let Some(early) = self.stepped_start(Callback::Converge) {
             return early;
         }
-        let steps = o.steps();
+        let desired = call.desired.clone();
         let want: Value =
-            steps.run_blocking("prepare", |s| block_on(self.step(o, s, |_| {}, desired(o))))?;
-        let profile = o.profile().to_string();
+            steps.run_blocking("prepare", |s| block_on(self.step(call, s, |_| {}, desired)))?;
+        let profile = call.profile.to_string();
         let apply = move |state: &mut State| {
             state.items.insert(profile, want);
         };
-        steps.run_blocking("apply", |s| block_on(self.step(o, s, apply, ())))?;
-        let verified = verify(o.profile());
-        steps.run_blocking("verify", |s| block_on(self.step(o, s, verified, ())))?;
-        Ok(WorkflowOutcome::new())
+        steps.run_blocking("apply", |s| block_on(self.step(call, s, apply, ())))?;
+        let verified = verify(call.profile);
+        steps.run_blocking("verify", |s| block_on(self.step(call, s, verified, ())))?;
+        Ok(Ended::Done)
     }
 
-    pub(super) fn delete_steps_blocking(&self, o: &CallbackInput) -> StepResult<WorkflowOutcome> {
+    pub(super) fn delete_steps_blocking(&self, call: &Call, steps: &Steps) -> StepResult<Ended> {
         if let Some(early) = self.stepped_start(Callback::Delete) {
             return early;
         }
-        let steps = o.steps();
-        steps.run_blocking("drain", |s| block_on(self.step(o, s, |_| {}, ())))?;
-        let profile = o.profile().to_string();
+        steps.run_blocking("drain", |s| block_on(self.step(call, s, |_| {}, ())))?;
+        let profile = call.profile.to_string();
         let remove = move |state: &mut State| {
             state.items.remove(&profile);
         };
-        steps.run_blocking("remove", |s| block_on(self.step(o, s, remove, ())))?;
-        Ok(WorkflowOutcome::new())
+        steps.run_blocking("remove", |s| block_on(self.step(call, s, remove, ())))?;
+        Ok(Ended::Done)
     }
 
     /// One step: recorded, scripted misbehaviour first, then its effect,
     /// then held at the gate, then finished.
     async fn step<T>(
         &self,
-        o: &CallbackInput,
+        call: &Call<'_>,
         step: blue_kubernetes::steps::Step,
         effect: impl FnOnce(&mut State),
         result: T,
@@ -180,13 +166,10 @@ impl FakeInfra {
         let (index, scripted) = {
             let mut s = self.lock();
             s.step_runs.push(StepRun {
-                uid: o.resource()["metadata"]["uid"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .into(),
-                profile: o.profile().into(),
-                event: o.intent().as_str().into(),
-                generation: o.resource()["metadata"]["generation"].as_i64().unwrap_or(1),
+                uid: call.uid.into(),
+                profile: call.profile.into(),
+                event: call.event.into(),
+                generation: call.generation,
                 name: step.name().into(),
                 key: step.key().into(),
                 run: step.run().into(),
@@ -201,7 +184,7 @@ impl FakeInfra {
             (s.step_runs.len() - 1, scripted)
         };
         misbehave(scripted)?;
-        let active = self.activate(o.profile());
+        let active = self.activate(call.profile);
         {
             let mut s = self.lock();
             effect(&mut s);

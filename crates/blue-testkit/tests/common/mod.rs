@@ -38,10 +38,25 @@ impl World {
     }
 
     pub fn with(tweak: impl FnOnce(&mut Config)) -> Self {
+        Self::of(|infra| infra.package(widgets()), tweak)
+    }
+
+    /// The world with the package `make` builds over its infrastructure:
+    /// its resources are the package's kind.
+    pub fn of(make: impl FnOnce(&FakeInfra) -> Package, tweak: impl FnOnce(&mut Config)) -> Self {
+        Self::on(FakeCluster::new(), make, tweak)
+    }
+
+    /// The same, over `cluster`.
+    pub fn on(
+        cluster: FakeCluster,
+        make: impl FnOnce(&FakeInfra) -> Package,
+        tweak: impl FnOnce(&mut Config),
+    ) -> Self {
         let clock = FakeClock::default();
-        let cluster = FakeCluster::new().with_clock(clock.clone());
+        let cluster = cluster.with_clock(clock.clone());
         let infra = FakeInfra::new();
-        let package = infra.package(widgets());
+        let package = make(&infra);
         let controller = build(&cluster, clock.as_fn(), vec![package.clone()], tweak);
         Self {
             cluster,
@@ -53,21 +68,25 @@ impl World {
     }
 
     pub fn create(&self, name: &str, spec: Value) -> Value {
-        self.cluster.create(&widgets(), NS, name, spec)
+        self.cluster.create(self.kind(), NS, name, spec)
     }
 
     pub fn edit(&self, name: &str, f: impl FnOnce(&mut Value)) -> Value {
-        self.cluster.edit_spec(&widgets(), NS, name, f)
+        self.cluster.edit_spec(self.kind(), NS, name, f)
     }
 
     pub fn get(&self, name: &str) -> Value {
         self.cluster
-            .get(&widgets(), NS, name)
+            .get(self.kind(), NS, name)
             .expect("object exists")
     }
 
     pub fn exists(&self, name: &str) -> bool {
-        self.cluster.get(&widgets(), NS, name).is_some()
+        self.cluster.get(self.kind(), NS, name).is_some()
+    }
+
+    fn kind(&self) -> &ResourceDescriptor {
+        self.package.descriptor()
     }
 
     pub fn status(&self, name: &str) -> Value {
@@ -113,6 +132,41 @@ pub fn build(
     config.lock_domain = LockDomain::new();
     tweak(&mut config);
     controller(config).expect("valid config")
+}
+
+/// A new operator process for `packages` over `cluster`, writing Events
+/// as `component`.
+pub fn operator(cluster: &FakeCluster, packages: Vec<Package>, component: &str) -> Controller {
+    let clock = FakeClock::default().as_fn();
+    build(cluster, clock, packages, |c| {
+        c.event_component = Some(component.into())
+    })
+}
+
+/// The Warning Events `cluster` holds with `reason`: their messages.
+pub fn warnings(cluster: &FakeCluster, reason: &str) -> Vec<String> {
+    let events = cluster.events();
+    let warnings = events
+        .iter()
+        .filter(|e| e["type"] == "Warning" && e["reason"] == reason);
+    warnings
+        .map(|e| e["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The API path of Secret `name` in the tests' namespace.
+pub fn secret_path(name: &str) -> String {
+    format!("/api/v1/namespaces/{NS}/secrets/{name}")
+}
+
+/// The value of `key` in a stored Secret, decoded.
+pub fn decoded(secret: &Value, key: &str) -> Option<String> {
+    use base64::Engine;
+    let text = secret["data"][key].as_str()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// A clock that follows tokio's (paused) time, for runtime tests.

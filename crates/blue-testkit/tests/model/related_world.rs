@@ -5,12 +5,15 @@
 
 use crate::common::NS;
 use crate::related::Pending;
-use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::related::Related;
-use blue_kubernetes::{Observation, Package};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, ResourceSchema,
+};
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -61,54 +64,76 @@ pub fn server_ready(cluster: &FakeCluster) -> bool {
 }
 
 pub fn database_package(world: &RelatedWorld) -> Package {
-    let guard = {
-        let (cluster, violations) = (world.cluster.clone(), world.violations.clone());
-        move |callback: &str, opts: &blue_kubernetes::package::CallbackInput| {
-            if !server_ready(&cluster) {
-                let name = opts.resource()["metadata"]["name"].clone();
-                violations.lock().unwrap().push(format!(
-                    "{callback} of {name} ran while the server was not Ready"
-                ));
-            }
+    let databases = Databases {
+        cluster: world.cluster.clone(),
+        dbs: world.dbs.clone(),
+        violations: world.violations.clone(),
+    };
+    Package::new(databases).expect("a structural package")
+}
+
+/// The databases' package: each callback checks the server is Ready.
+struct Databases {
+    cluster: FakeCluster,
+    dbs: Arc<Mutex<HashMap<String, Value>>>,
+    violations: Arc<Mutex<Vec<String>>>,
+}
+
+type Fields = Map<String, Value>;
+type Cx = Context<Fields>;
+
+impl Databases {
+    fn guard(&self, callback: &str, name: &str) {
+        if !server_ready(&self.cluster) {
+            self.violations.lock().unwrap().push(format!(
+                "{callback} of {name:?} ran while the server was not Ready"
+            ));
         }
-    };
-    let desired = |opts: &blue_kubernetes::package::CallbackInput| {
-        opts.get("value").cloned().unwrap_or(Value::Null)
-    };
-    let (g1, g2, g3, g4) = (guard.clone(), guard.clone(), guard.clone(), guard);
-    let (d1, d2, d3) = (world.dbs.clone(), world.dbs.clone(), world.dbs.clone());
-    Package::builder(databases())
-        .reference("serverRef", servers())
-        .related(Related::annotated(config_maps(), OWNER))
-        .identity_async(move |opts| {
-            g1("identity", &opts);
-            async move {
-                Ok(vec![
-                    Some("related-model".into()),
-                    Some(opts.profile().into()),
-                ])
-            }
-        })
-        .observe_async(move |opts| {
-            g2("observe", &opts);
-            let have = d1.lock().unwrap().get(opts.profile()).cloned();
-            let matches = have.as_ref() == Some(&desired(&opts));
-            async move { Ok(Observation::new(have.is_some(), matches, have.is_some())) }
-        })
-        .converge_async(move |opts| {
-            g3("converge", &opts);
-            d2.lock()
-                .unwrap()
-                .insert(opts.profile().into(), desired(&opts));
-            async move { Ok(WorkflowOutcome::new()) }
-        })
-        .delete_async(move |opts| {
-            g4("delete", &opts);
-            d3.lock().unwrap().remove(opts.profile());
-            async move { Ok(WorkflowOutcome::new()) }
-        })
-        .build()
-        .expect("all callbacks")
+    }
+}
+
+fn desired(cx: &Cx) -> Value {
+    cx.config().get("value").cloned().unwrap_or(Value::Null)
+}
+
+#[async_trait]
+impl Infrastructure for Databases {
+    type Config = Fields;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(databases())
+            .reference("serverRef", servers())
+            .related(Related::annotated(config_maps(), OWNER))
+    }
+
+    async fn identity(&self, cx: &IdentityContext<Fields>) -> CallbackResult<Vec<Option<String>>> {
+        self.guard("identity", &cx.metadata().name);
+        Ok(vec![
+            Some("related-model".into()),
+            Some(cx.profile().into()),
+        ])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        self.guard("observe", &cx.metadata().name);
+        let have = self.dbs.lock().unwrap().get(cx.profile()).cloned();
+        let matches = have.as_ref() == Some(&desired(cx));
+        Ok(Observation::new(have.is_some(), matches, have.is_some()))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        self.guard("converge", &cx.metadata().name);
+        let mut dbs = self.dbs.lock().unwrap();
+        dbs.insert(cx.profile().into(), desired(cx));
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        self.guard("delete", &cx.metadata().name);
+        self.dbs.lock().unwrap().remove(cx.profile());
+        Ok(Outcome::done())
+    }
 }
 
 pub fn spec(value: u8, server: bool) -> Value {

@@ -24,12 +24,15 @@
 pub use crate::common::sharding::{lock, profile};
 use crate::common::{sharding, spec, widgets, NS};
 use blue_kubernetes::config::Clock;
-use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
+use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::replicas::{FencingToken, ShardingConfig};
-use blue_kubernetes::{CallbackResult, Config, Observation, Package, Runtime};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Config, Context, IdentityContext, Infrastructure, Observation,
+    Outcome, Package, ResourceSchema, Runtime,
+};
 use blue_kubernetes_client::{Answer, Call, Client, Error, Hook, Layered};
 use blue_testkit::{FakeCluster, Fault, Operation};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -338,65 +341,90 @@ fn dead() -> CallbackResult<()> {
     Err("the process is dead".into())
 }
 
-async fn observe(
-    ledger: Arc<Ledger>,
-    replica: String,
-    o: CallbackInput,
-) -> CallbackResult<Observation> {
-    if ledger.is_dead(&replica) {
+async fn observe(ledger: &Ledger, replica: &str, o: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+    if ledger.is_dead(replica) {
         dead()?;
     }
-    let run = ledger.begin(&replica, o.profile(), "observe", o.fencing_token());
+    let run = ledger.begin(replica, o.profile(), "observe", o.fencing_token());
     // In flight across a yield, so runs that interleave are seen.
     tokio::task::yield_now().await;
-    if ledger.is_dead(&replica) {
+    if ledger.is_dead(replica) {
         dead()?;
     }
     let current = ledger.item(o.profile());
     ledger.end(run);
-    let (exists, matches) = (current.is_some(), current.as_ref() == o.get("value"));
+    let (exists, matches) = (
+        current.is_some(),
+        current.as_ref() == o.config().get("value"),
+    );
     Ok(Observation::new(exists, matches, exists))
 }
 
-async fn converge(
-    ledger: Arc<Ledger>,
-    replica: String,
-    o: CallbackInput,
-) -> CallbackResult<WorkflowOutcome> {
+async fn converge(ledger: &Ledger, replica: &str, o: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
     let died = ledger.died.notified();
     tokio::pin!(died);
     died.as_mut().enable();
-    if ledger.is_dead(&replica) {
+    if ledger.is_dead(replica) {
         dead()?;
     }
     let profile = o.profile().to_owned();
-    let run = ledger.begin(&replica, &profile, "converge", o.fencing_token());
+    let run = ledger.begin(replica, &profile, "converge", o.fencing_token());
     let hold = Duration::from_millis(ledger.next_hold(&profile));
     tokio::select! {
         _ = tokio::time::sleep(hold) => {}
         _ = died => {}
     }
     tokio::task::yield_now().await;
-    if ledger.is_dead(&replica) {
+    if ledger.is_dead(replica) {
         dead()?;
     }
-    let value = o.get("value").cloned().unwrap_or(Value::Null);
+    let value = o.config().get("value").cloned().unwrap_or(Value::Null);
     ledger.state().items.insert(profile, value);
     ledger.end(run);
-    Ok(WorkflowOutcome::new())
+    Ok(Outcome::done())
 }
 
 fn package(ledger: &Arc<Ledger>, replica: &str) -> Package {
-    let (observer, converger) = (ledger.clone(), ledger.clone());
-    let system = ledger.system.clone();
-    let (r1, r2) = (replica.to_owned(), replica.to_owned());
-    Package::builder(widgets())
-        .identity(move |o| Ok(sharding::identity(&system, o.profile())))
-        .observe_async(move |o| observe(observer.clone(), r1.clone(), o))
-        .converge_async(move |o| converge(converger.clone(), r2.clone(), o))
-        .delete_async(|_o| async { Ok(WorkflowOutcome::new()) })
-        .build()
-        .expect("all callbacks are set")
+    let replica = Replica {
+        ledger: ledger.clone(),
+        name: replica.to_owned(),
+    };
+    Package::new(replica).expect("a structural package")
+}
+
+type Fields = Map<String, Value>;
+type Cx = Context<Fields>;
+
+/// The widgets' package as one replica runs it.
+struct Replica {
+    ledger: Arc<Ledger>,
+    name: String,
+}
+
+#[async_trait]
+impl Infrastructure for Replica {
+    type Config = Fields;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets())
+    }
+
+    async fn identity(&self, cx: &IdentityContext<Fields>) -> CallbackResult<Vec<Option<String>>> {
+        Ok(sharding::identity(&self.ledger.system, cx.profile()))
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        observe(&self.ledger, &self.name, cx).await
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        converge(&self.ledger, &self.name, cx).await
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
 }
 
 /// Starts replica `name` (a fresh identity: a restarted pod is a new

@@ -7,7 +7,9 @@ use blue_kubernetes::{
     async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, ResourceSchema,
 };
 
+use crate::common::World;
 use blue_kubernetes::resource::{ManagementPolicy, Metadata};
+use blue_kubernetes::Package;
 use blue_kubernetes_client::ResourceDescriptor;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -26,6 +28,29 @@ pub struct SilenceConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SilenceOutputs {
     pub id: String,
+}
+
+/// The alert manager's package over a fake cluster and clock.
+pub struct Rig {
+    world: World,
+    pub manager: AlertManager,
+}
+
+impl Rig {
+    pub fn new() -> Self {
+        let manager = AlertManager::default();
+        let package = |_: &_| Package::new(manager.clone()).expect("a structural package");
+        let world = World::of(package, |_| {});
+        Self { world, manager }
+    }
+}
+
+impl std::ops::Deref for Rig {
+    type Target = World;
+
+    fn deref(&self) -> &World {
+        &self.world
+    }
 }
 
 /// What one callback saw in its context.

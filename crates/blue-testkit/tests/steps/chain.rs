@@ -3,11 +3,13 @@
 //! `delete` is `d1`, `d2` (the last one removes it), recording every step
 //! it runs, with scripted failures, panics and hooks.
 
-use blue_kubernetes::{CallbackResult, Observation, Package};
-
-use blue_kubernetes::package::{CallbackInput, WorkflowOutcome};
+use blue_kubernetes::package::NoOutputs;
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, ResourceSchema,
+};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -44,10 +46,6 @@ struct State {
 #[derive(Clone)]
 pub struct Chain {
     state: Arc<Mutex<State>>,
-}
-
-fn value(o: &CallbackInput) -> i64 {
-    o.get("value").and_then(Value::as_i64).unwrap_or_default()
 }
 
 impl Chain {
@@ -105,17 +103,6 @@ impl Chain {
         self.lock().errors.clone()
     }
 
-    fn builder(&self) -> blue_kubernetes::package::PackageBuilder {
-        let observe = self.clone();
-        Package::builder(crate::common::widgets())
-            .identity(|o| Ok(vec![Some(o.profile().into())]))
-            .observe(move |o| {
-                let held = observe.applied(o.profile());
-                let matches = held.as_ref().and_then(Value::as_i64) == Some(value(o));
-                Ok(Observation::new(held.is_some(), matches, held.is_some()))
-            })
-    }
-
     /// Runs one step's body: recorded, hooked, scripted, then its effect.
     fn body(
         &self,
@@ -152,158 +139,180 @@ impl Chain {
 
     /// Converge is `s1..sN`, delete `d1, d2`.
     pub fn package(&self, n: usize) -> Package {
-        let (converge, delete) = (self.clone(), self.clone());
-        self.builder()
-            .steps()
-            .converge_async(move |o| {
-                let chain = converge.clone();
-                async move {
-                    let steps = o.steps();
-                    let mut previous: Option<Token> = None;
-                    for i in 1..=n {
-                        let (chain, prev) = (chain.clone(), previous.clone());
-                        let (profile, value) = (o.profile().to_string(), value(&o));
-                        let token = steps
-                            .run(&format!("s{i}"), |step| async move {
-                                chain.body(&step, prev, |s| {
-                                    if i == n {
-                                        s.applied.insert(profile, value.into());
-                                    }
-                                })?;
-                                Ok(Token {
-                                    step: i as u32,
-                                    value,
-                                })
-                            })
-                            .await?;
-                        previous = Some(token);
-                    }
-                    Ok(WorkflowOutcome::new())
-                }
-            })
-            .delete_async(move |o| {
-                let chain = delete.clone();
-                async move {
-                    let steps = o.steps();
-                    for name in ["d1", "d2"] {
-                        let (chain, profile) = (chain.clone(), o.profile().to_string());
-                        steps
-                            .run(name, |step| async move {
-                                chain.body(&step, None, |s| {
-                                    if name == "d2" {
-                                        s.applied.remove(&profile);
-                                    }
-                                })
-                            })
-                            .await?;
-                    }
-                    Ok(WorkflowOutcome::new())
-                }
-            })
-            .build()
-            .unwrap()
+        self.shaped(Shape::Chain(n))
     }
 
     /// The same effect in one plain `converge`, without steps.
     pub fn plain_package(&self) -> Package {
-        let converge = self.clone();
-        self.builder()
-            .converge(move |o| {
-                converge.set_applied(o.profile(), value(o).into());
-                Ok(WorkflowOutcome::new())
-            })
-            .delete(|_| Ok(WorkflowOutcome::new()))
-            .build()
-            .unwrap()
+        self.shaped(Shape::Plain)
     }
 
     /// Steps not declared: `converge` and `observe` try to run one, keep
     /// the error, and go on without.
     pub fn undeclared_package(&self) -> Package {
-        let (observe, converge) = (self.clone(), self.clone());
-        Package::builder(crate::common::widgets())
-            .identity(|o| Ok(vec![Some(o.profile().into())]))
-            .observe_async(move |o| {
-                let chain = observe.clone();
-                async move {
-                    if let Err(e) = o.steps().run("look", |_| async { Ok(()) }).await {
-                        chain.lock().errors.push(e.to_string());
-                    }
-                    let held = chain.applied(o.profile());
-                    Ok(Observation::new(
-                        held.is_some(),
-                        held.is_some(),
-                        held.is_some(),
-                    ))
-                }
-            })
-            .converge_async(move |o| {
-                let chain = converge.clone();
-                async move {
-                    if let Err(e) = o.steps().run("make", |_| async { Ok(()) }).await {
-                        chain.lock().errors.push(e.to_string());
-                    }
-                    chain.set_applied(o.profile(), value(&o).into());
-                    Ok(WorkflowOutcome::new())
-                }
-            })
-            .delete(|_| Ok(WorkflowOutcome::new()))
-            .build()
-            .unwrap()
+        self.shaped(Shape::Undeclared)
     }
 
     /// A converge whose one step is named `name` and returns a result too
     /// large to record when `big`; it swallows the step's error and applies
     /// the value anyway, so only the controller's rule can fail the pass.
     pub fn rule_breaker(&self, name: &'static str, big: bool) -> Package {
-        let converge = self.clone();
-        self.builder()
-            .steps()
-            .converge_async(move |o| {
-                let chain = converge.clone();
-                async move {
-                    let result = o
-                        .steps()
-                        .run(name, |_| async move {
-                            Ok(if big { "x".repeat(2048) } else { String::new() })
-                        })
-                        .await;
-                    if let Err(e) = result {
-                        chain.lock().errors.push(e.to_string());
-                    }
-                    chain.set_applied(o.profile(), value(&o).into());
-                    Ok(WorkflowOutcome::new())
-                }
-            })
-            .delete(|_| Ok(WorkflowOutcome::new()))
-            .build()
-            .unwrap()
+        self.shaped(Shape::RuleBreaker(name, big))
     }
 
     /// A converge whose step tries to run a step inside itself, keeps the
     /// error and applies the value.
     pub fn nested_package(&self) -> Package {
-        let converge = self.clone();
-        self.builder()
-            .steps()
-            .converge_async(move |o| {
-                let chain = converge.clone();
-                async move {
-                    let steps = o.steps();
-                    steps
-                        .run("outer", |_| async {
-                            if let Err(e) = steps.run("inner", |_| async { Ok(()) }).await {
-                                chain.lock().errors.push(e.to_string());
-                            }
-                            chain.set_applied(o.profile(), value(&o).into());
-                            Ok(())
+        self.shaped(Shape::Nested)
+    }
+
+    fn shaped(&self, shape: Shape) -> Package {
+        let schema = ResourceSchema::new(crate::common::widgets());
+        let schema = match shape {
+            Shape::Plain | Shape::Undeclared => schema,
+            _ => schema.steps(),
+        };
+        let package = Shaped {
+            chain: self.clone(),
+            shape,
+        };
+        Package::with_schema(package, schema).unwrap()
+    }
+}
+
+/// What a chain package's callbacks do.
+#[derive(Clone, Copy)]
+enum Shape {
+    Chain(usize),
+    Plain,
+    Undeclared,
+    RuleBreaker(&'static str, bool),
+    Nested,
+}
+
+/// A chain package of one shape.
+struct Shaped {
+    chain: Chain,
+    shape: Shape,
+}
+
+type Cx = Context<Map<String, Value>>;
+
+fn value(cx: &Cx) -> i64 {
+    cx.config()
+        .get("value")
+        .and_then(Value::as_i64)
+        .unwrap_or_default()
+}
+
+#[async_trait]
+impl Infrastructure for Shaped {
+    type Config = Map<String, Value>;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(crate::common::widgets())
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<Self::Config>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(vec![Some(cx.profile().into())])
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let chain = &self.chain;
+        if let Shape::Undeclared = self.shape {
+            if let Err(e) = cx.steps().run("look", |_| async { Ok(()) }).await {
+                chain.lock().errors.push(e.to_string());
+            }
+            let held = chain.applied(cx.profile());
+            return Ok(Observation::new(
+                held.is_some(),
+                held.is_some(),
+                held.is_some(),
+            ));
+        }
+        let held = chain.applied(cx.profile());
+        let matches = held.as_ref().and_then(Value::as_i64) == Some(value(cx));
+        Ok(Observation::new(held.is_some(), matches, held.is_some()))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let (chain, steps) = (&self.chain, cx.steps());
+        match self.shape {
+            Shape::Chain(n) => {
+                let mut previous: Option<Token> = None;
+                for i in 1..=n {
+                    let (chain, prev) = (chain.clone(), previous.clone());
+                    let (profile, value) = (cx.profile().to_string(), value(cx));
+                    let token = steps
+                        .run(&format!("s{i}"), |step| async move {
+                            chain.body(&step, prev, |s| {
+                                if i == n {
+                                    s.applied.insert(profile, value.into());
+                                }
+                            })?;
+                            Ok(Token {
+                                step: i as u32,
+                                value,
+                            })
                         })
                         .await?;
-                    Ok(WorkflowOutcome::new())
+                    previous = Some(token);
                 }
-            })
-            .delete(|_| Ok(WorkflowOutcome::new()))
-            .build()
-            .unwrap()
+            }
+            Shape::Plain => chain.set_applied(cx.profile(), value(cx).into()),
+            Shape::Undeclared => {
+                if let Err(e) = steps.run("make", |_| async { Ok(()) }).await {
+                    chain.lock().errors.push(e.to_string());
+                }
+                chain.set_applied(cx.profile(), value(cx).into());
+            }
+            Shape::RuleBreaker(name, big) => {
+                let result = steps
+                    .run(name, |_| async move {
+                        Ok(if big { "x".repeat(2048) } else { String::new() })
+                    })
+                    .await;
+                if let Err(e) = result {
+                    chain.lock().errors.push(e.to_string());
+                }
+                chain.set_applied(cx.profile(), value(cx).into());
+            }
+            Shape::Nested => {
+                steps
+                    .run("outer", |_| async {
+                        if let Err(e) = steps.run("inner", |_| async { Ok(()) }).await {
+                            chain.lock().errors.push(e.to_string());
+                        }
+                        chain.set_applied(cx.profile(), value(cx).into());
+                        Ok(())
+                    })
+                    .await?;
+            }
+        }
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let Shape::Chain(_) = self.shape else {
+            return Ok(Outcome::done());
+        };
+        let steps = cx.steps();
+        for name in ["d1", "d2"] {
+            let (chain, profile) = (self.chain.clone(), cx.profile().to_string());
+            steps
+                .run(name, |step| async move {
+                    chain.body(&step, None, |s| {
+                        if name == "d2" {
+                            s.applied.remove(&profile);
+                        }
+                    })
+                })
+                .await?;
+        }
+        Ok(Outcome::done())
     }
 }

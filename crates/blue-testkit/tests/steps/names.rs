@@ -3,11 +3,14 @@
 
 use super::{logged, reconcile_after_backoff, Bed};
 use crate::common::{condition, widgets};
-use blue_kubernetes::package::WorkflowOutcome;
+use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::resource::{Phase, Reason};
-use blue_kubernetes::{Observation, Package, Report};
+use blue_kubernetes::{
+    async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
+    Package, Report, ResourceSchema,
+};
 use blue_testkit::FakeInfra;
-use serde_json::json;
+use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
 use tracing::Level;
 
@@ -19,38 +22,62 @@ type Answers = Arc<Mutex<Vec<Result<String, String>>>>;
 /// A converge that creates three databases through one step name: the
 /// mistake the rule is for. It keeps every answer and goes on, so only
 /// the controller's rule can fail the pass.
+struct OneNameForThree {
+    infra: FakeInfra,
+    answers: Answers,
+}
+
 fn one_name_for_three(infra: &FakeInfra, answers: &Answers) -> Package {
-    let (identity, observe, converge) = (infra.clone(), infra.clone(), infra.clone());
-    let answers = answers.clone();
-    Package::builder(widgets())
-        .identity(move |o| Ok(identity.identity(o.profile())))
-        .observe(move |o| {
-            let made = |db: &str| observe.get(&format!("{}/{db}", o.profile())).is_some();
-            let all = DATABASES.iter().all(|db| made(db));
-            Ok(Observation::new(made("app"), all, all))
-        })
-        .steps()
-        .converge_async(move |o| {
-            let (infra, answers) = (converge.clone(), answers.clone());
-            async move {
-                let steps = o.steps();
-                for db in DATABASES {
-                    let (infra, place) = (infra.clone(), format!("{}/{db}", o.profile()));
-                    let answer = steps
-                        .run("create-db", |_| async move {
-                            infra.set(&place, json!(db));
-                            Ok(db.to_string())
-                        })
-                        .await;
-                    let answer = answer.map_err(|e| e.to_string());
-                    answers.lock().unwrap().push(answer);
-                }
-                Ok(WorkflowOutcome::new())
-            }
-        })
-        .delete(|_| Ok(WorkflowOutcome::new()))
-        .build()
-        .unwrap()
+    let package = OneNameForThree {
+        infra: infra.clone(),
+        answers: answers.clone(),
+    };
+    Package::new(package).unwrap()
+}
+
+type Cx = Context<Map<String, Value>>;
+
+#[async_trait]
+impl Infrastructure for OneNameForThree {
+    type Config = Map<String, Value>;
+    type Outputs = NoOutputs;
+
+    fn schema() -> ResourceSchema {
+        ResourceSchema::new(widgets()).steps()
+    }
+
+    async fn identity(
+        &self,
+        cx: &IdentityContext<Self::Config>,
+    ) -> CallbackResult<Vec<Option<String>>> {
+        Ok(self.infra.identity(cx.profile()))
+    }
+
+    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+        let made = |db: &str| self.infra.get(&format!("{}/{db}", cx.profile())).is_some();
+        let all = DATABASES.iter().all(|db| made(db));
+        Ok(Observation::new(made("app"), all, all))
+    }
+
+    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        let steps = cx.steps();
+        for db in DATABASES {
+            let (infra, place) = (self.infra.clone(), format!("{}/{db}", cx.profile()));
+            let answer = steps
+                .run("create-db", |_| async move {
+                    infra.set(&place, json!(db));
+                    Ok(db.to_string())
+                })
+                .await;
+            let answer = answer.map_err(|e| e.to_string());
+            self.answers.lock().unwrap().push(answer);
+        }
+        Ok(Outcome::done())
+    }
+
+    async fn delete(&self, _: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+        Ok(Outcome::done())
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@
 mod outbox;
 
 use super::Metrics;
-use crate::config::Clock;
+use crate::clock::Clock;
 use blue_kubernetes_client::{Client, ErrorKind, ResourceDescriptor};
 use outbox::Outbox;
 use serde_json::{json, Value};
