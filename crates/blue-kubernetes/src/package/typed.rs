@@ -3,8 +3,6 @@
 //! schema; a config that does not decode is why the resource is Invalid,
 //! told without the offending values.
 
-use crate::package::erased::Package;
-
 use crate::config::Names;
 
 use crate::package::options::CallbackInput;
@@ -61,21 +59,6 @@ pub(crate) fn decode_config<C: DeserializeOwned>(
     options: &CallbackInput,
 ) -> Result<C, serde_json::Error> {
     serde_json::from_value(config_of(options.resource(), &options.names()))
-}
-
-/// The callback options for `resource`, with the controller's clock and
-/// names, and the package bound to the resource's config (decoded here,
-/// once for the pass); and, for a config that does not decode, why
-/// (redacted).
-pub(crate) fn options_for(
-    package: &Package,
-    resource: &Value,
-    config: &crate::Config,
-) -> (CallbackInput, Option<String>) {
-    let options =
-        CallbackInput::from_resource(resource).with_env(config.now.clone(), config.names.clone());
-    let (bound, error) = package.bind(&options);
-    (options.with_bound(bound), error)
 }
 
 /// A serde message with the offending *values* removed: serde quotes what it

@@ -18,13 +18,10 @@ use crate::domain::due::desired_state_changed;
 use crate::domain::resource::is_deleting;
 use crate::domain::status::{Next, Transition};
 use crate::package::callback;
-use crate::package::infrastructure::EXTERNAL_NAME_KEY;
 use crate::package::observation::Observation;
 use crate::package::observation::Outputs;
-use crate::package::{result::WorkflowOutcome, result::OUTPUTS_KEY};
 use crate::resource::{Phase, Reason};
 use crate::test_hooks::Point;
-use serde_json::Value;
 
 impl Pass<'_> {
     pub(super) async fn act(&mut self, interval_ms: u64) -> Result<Report, Halt> {
@@ -58,10 +55,11 @@ impl Pass<'_> {
     async fn publish_while_observing(&mut self) -> Result<Option<Observation>, Halt> {
         let (phase, reason) = self.effect_phase();
         let (controller, package) = (self.controller, self.package);
-        let options = self.options.clone();
+        let (options, callbacks) = (self.options.clone(), self.callbacks.clone());
         let observing = callback::run(
             controller,
             package,
+            &*callbacks,
             "observe",
             |c, o| c.observe(o),
             &options,
@@ -155,23 +153,21 @@ impl Pass<'_> {
 
     /// Runs `converge` or `delete`; a lost step record stops the pass.
     async fn effect(&mut self, name: &'static str) -> Result<Effect, Halt> {
-        let mut outcome = match name {
+        let answer = match name {
             "converge" => self.run_effect(name, |c, o| c.converge(o)).await?,
             _ => self.run_effect(name, |c, o| c.delete(o)).await?,
         };
-        if let Some(outcome) = &mut outcome {
-            let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);
-            self.keep_outputs(outputs);
-            let reported = outcome.remove(EXTERNAL_NAME_KEY);
-            if name == "converge" && succeeded(Some(outcome.clone())) {
-                let reported = reported.and_then(|v| v.as_str().map(str::to_string));
-                self.note_external_name(reported);
+        let succeeded = answer.as_ref().is_some_and(|a| !a.failed);
+        if let Some(answer) = answer {
+            self.keep_outputs(answer.outputs);
+            if name == "converge" && succeeded {
+                self.note_external_name(answer.external_name);
                 // Recorded before anything else: what was made must be
                 // found again by the next pass, even after a crash.
                 self.record_external_name().await?;
             }
         }
-        Ok(self.settle_run(succeeded(outcome)))
+        Ok(self.settle_run(succeeded))
     }
 
     /// The latest outputs of the pass win (see `crate::package::outputs`).
@@ -179,38 +175,5 @@ impl Pass<'_> {
         if outputs.is_some() {
             self.outputs = outputs;
         }
-    }
-}
-
-/// A workflow succeeded: it returned, and `blue/exit` is absent or zero.
-fn succeeded(outcome: Option<WorkflowOutcome>) -> bool {
-    match outcome {
-        None => false,
-        Some(map) => match map.get("blue/exit") {
-            None | Some(Value::Null) => true,
-            Some(Value::Number(n)) => n.as_i64() == Some(0),
-            Some(Value::String(s)) => s.trim() == "0",
-            Some(_) => false,
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn outcome(v: Value) -> Option<WorkflowOutcome> {
-        Some(v.as_object().unwrap().clone())
-    }
-
-    #[test]
-    fn absent_or_zero_exit_is_success_anything_else_is_failure() {
-        assert!(succeeded(outcome(json!({}))));
-        assert!(succeeded(outcome(json!({"blue/exit": 0}))));
-        assert!(succeeded(outcome(json!({"blue/exit": "0"}))));
-        assert!(!succeeded(outcome(json!({"blue/exit": 2}))));
-        assert!(!succeeded(outcome(json!({"blue/exit": true}))));
-        assert!(!succeeded(None));
     }
 }

@@ -8,6 +8,7 @@ use super::workflow::Workflow;
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
 use crate::leader::{Fence, FencingToken, Gate};
+use crate::package::binding::Callbacks;
 use crate::package::callback::Failure;
 use crate::package::observation::Outputs;
 use crate::package::options::CallbackInput;
@@ -64,6 +65,8 @@ impl Terms {
 pub(super) struct Given<'a> {
     pub(super) controller: &'a Controller,
     pub(super) package: &'a Package,
+    /// The package bound to the snapshot's config, decoded once.
+    pub(super) callbacks: Arc<dyn Callbacks>,
     /// What the pass does before any package code runs.
     pub(super) plan: Plan,
     /// What `identity` returned (`None`: not called, or it failed).

@@ -10,7 +10,7 @@ use super::report::{PassOutcome, Report};
 use crate::domain::resource;
 use crate::lock::{LockGuard, LockKey};
 use crate::package::callback::{self, Pick};
-use crate::package::typed::options_for;
+use crate::package::options::CallbackInput;
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
 
@@ -26,7 +26,11 @@ pub(crate) async fn prepare<'a>(
     if !asked && !controller.is_due(&snapshot) {
         return Ok(None);
     }
-    let (options, config_error) = options_for(package, &snapshot, &controller.config);
+    let config = &controller.config;
+    let options =
+        CallbackInput::from_resource(&snapshot).with_env(config.now.clone(), config.names.clone());
+    // Decoded here, once for the pass; why not (redacted) if it does not.
+    let (callbacks, config_error) = package.bind(&options);
     let (plan, referenced) = Plan::of(controller, package, &snapshot, config_error).await?;
     // Before the references' outputs join the options: an identity must
     // not depend on them (they are gone while a referenced resource is
@@ -34,7 +38,16 @@ pub(crate) async fn prepare<'a>(
     let identify: Pick<Vec<Option<String>>> = |c, o| c.identity(o);
     let (identity, failure) = match plan.runs_package_code() {
         false => (None, None),
-        true => match callback::run(controller, package, "identity", identify, &options).await {
+        true => match callback::run(
+            controller,
+            package,
+            &*callbacks,
+            "identity",
+            identify,
+            &options,
+        )
+        .await
+        {
             Ok(identity) => (Some(identity), None),
             Err(failure) => (None, Some(("identity", failure))),
         },
@@ -46,6 +59,7 @@ pub(crate) async fn prepare<'a>(
     let given = Given {
         controller,
         package,
+        callbacks,
         plan,
         identity,
     };

@@ -21,7 +21,15 @@ impl Pass<'_> {
         name: &'static str,
         pick: Pick<T>,
     ) -> Option<T> {
-        let result = callback::run(self.controller, self.package, name, pick, &self.options).await;
+        let result = callback::run(
+            self.controller,
+            self.package,
+            &*self.callbacks,
+            name,
+            pick,
+            &self.options,
+        )
+        .await;
         self.noted(name, result)
     }
 

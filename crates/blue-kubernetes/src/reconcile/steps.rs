@@ -9,7 +9,7 @@ use super::workflow::{Notes, Workflow};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
 use crate::package::callback::{self, Failure, Pick};
-use crate::package::{options::CallbackInput, result::WorkflowOutcome};
+use crate::package::{options::CallbackInput, result::Answer};
 use crate::resource::{Phase, Reason};
 use crate::steps::{valid_name, Begun, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};
@@ -57,13 +57,21 @@ impl Pass<'_> {
     pub(super) async fn run_effect(
         &mut self,
         name: &'static str,
-        pick: Pick<WorkflowOutcome>,
-    ) -> Result<Option<WorkflowOutcome>, Halt> {
+        pick: Pick<Answer>,
+    ) -> Result<Option<Answer>, Halt> {
         let called = match self.stepped() {
             true => self.call_answering_steps(name, pick).await,
             false => {
                 let options = self.options.clone().with_steps(Steps::undeclared());
-                callback::run(self.controller, self.package, name, pick, &options).await
+                callback::run(
+                    self.controller,
+                    self.package,
+                    &*self.callbacks,
+                    name,
+                    pick,
+                    &options,
+                )
+                .await
             }
         };
         if let Some(halt) = self.workflow.as_mut().and_then(|w| w.halt.take()) {
@@ -75,12 +83,13 @@ impl Pass<'_> {
     async fn call_answering_steps(
         &mut self,
         name: &'static str,
-        pick: Pick<WorkflowOutcome>,
-    ) -> Result<WorkflowOutcome, Failure> {
+        pick: Pick<Answer>,
+    ) -> Result<Answer, Failure> {
         let (steps, mut requests) = Steps::linked();
         let options = self.options.clone().with_steps(steps);
         let (controller, package) = (self.controller, self.package);
-        let called = callback::run(controller, package, name, pick, &options);
+        let callbacks = self.callbacks.clone();
+        let called = callback::run(controller, package, &*callbacks, name, pick, &options);
         tokio::pin!(called);
         loop {
             tokio::select! {

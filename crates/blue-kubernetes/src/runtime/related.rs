@@ -293,10 +293,11 @@ mod tests {
     fn kinds_are_shared_across_packages_and_the_connection_secret_is_always_related() {
         use crate::package::observation::Observation;
         use crate::package::result::WorkflowOutcome;
+        use crate::package::schema::ResourceSchema;
         let cms = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
         let package = |plural: &str, kind: &str| {
-            Package::builder(ResourceDescriptor::new("example.com", "v1", plural, kind))
-                .related(Related::owned(cms.clone()))
+            let d = ResourceDescriptor::new("example.com", "v1", plural, kind);
+            Package::builder(ResourceSchema::new(d).related(Related::owned(cms.clone())))
                 .identity(|_| Ok(vec![]))
                 .observe(|_| Ok(Observation::READY))
                 .converge(|_| Ok(WorkflowOutcome::new()))

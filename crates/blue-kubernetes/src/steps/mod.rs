@@ -187,7 +187,7 @@ pub enum StepError {
     #[error("durable steps run only inside converge and delete, while they run")]
     Unavailable,
     /// The package did not declare steps
-    /// ([`PackageBuilder::steps`](crate::package::PackageBuilder::steps)).
+    /// ([`ResourceSchema::steps`](crate::ResourceSchema::steps)).
     #[error("the package does not declare durable steps (PackageBuilder::steps)")]
     Undeclared,
     /// The name is not `[a-z0-9-]{1,63}`.
