@@ -111,13 +111,18 @@
 //!   when a check is quiet), `names`, `resource`, `intent`, `time`,
 //!   `jitter` (each interval's uid-derived stretch).
 //! - `reconcile/`: one pass: `mod` (the one-shot [`reconcile`]: read,
-//!   prepare, lock, read again), `prepare` (the due check, options, plan
-//!   and identity, the same for every caller), `plan` (what happens before
-//!   any package code runs), `pass` (what a pass was given and what it
-//!   accumulates; the guarded writes), `rules` (the ordered rules), `act`
-//!   (observe, converge or destroy, publishing first), `external_name`
-//!   (its record on the resource), `reporting` (logs, metrics and Events
-//!   of a pass), `report` (what a pass returns).
+//!   prepare, lock, read again), `prepare` (what a pass is given: the due
+//!   check, options, the config decoded once, plan and identity, the same
+//!   for every caller), `plan` (what happens before any package code
+//!   runs), `terms` (what its caller decides: the lease, quiet checks),
+//!   `decision` (the ordered rules without I/O or a clock: the snapshot
+//!   and what happened in, what to do next out), `protocol` (what the
+//!   decision and the driver say to each other), `pass` (the driver: it
+//!   performs each effect, the guarded writes among them), `act` (the
+//!   package's effects: observe, converge or delete, the connection
+//!   Secret), `steps` (answering durable steps while an effect runs),
+//!   `external_name` (its record on the resource), `reporting` (logs,
+//!   metrics and Events of a pass), `report` (what a pass returns).
 //! - `related`, `references`: related kinds and how their objects map to
 //!   resources; reference fields, readiness and the kind graph.
 //!   `reconcile::references` resolves a resource's references before any
@@ -151,34 +156,48 @@
 //! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
 //!
 //! # One resource's path
-//! 1. `runtime::reflector`: a watch event arrives and goes to
-//! 2. `runtime::dispatch` (`take_in`), which derives what the book needs
-//!    (`Controller::due`, references) and gives it one event under its lock:
-//! 3. `runtime::book` (`arrived`) records it in the cache, keeps the
-//!    object as the resource's copy, and decides: due now, so a `Queue`
-//!    decision (else a timer).
-//!    The dispatcher acts on it:
-//! 4. `runtime::queue` holds the work until
-//! 5. `runtime::worker` takes it (with `dispatch::pass_began`, the request
-//!    it serves and the copy, while the watch has had no gap since), reads
-//!    the object only without a copy, and calls
-//! 6. `reconcile::prepare`: the due check, the options, the plan from
-//! 7. `reconcile::plan`, and the identity through
-//! 8. `callback`. Back in the worker: with sharding, shard admission, and
-//!    the lease the writes are fenced by (`Terms`); then, under the
-//!    identity `lock` (`Prepared::run_locked`),
-//! 9. `reconcile::pass` runs
-//! 10. `reconcile::rules` in order; for rule 8,
-//! 11. `reconcile::act` observes and converges (the callbacks through
-//!     `callback` again), and every status and finalizer write goes back
-//!     through `reconcile::pass` with the snapshot's resourceVersion, over
-//!     the client stack.
-//!
-//! The worker then counts the pass's `Verdict` and hands it to the book
-//! through `dispatch::pass_ended`: the book settles holds and backoff,
-//! keeps the next check in memory (whether the pass wrote it or, a quiet
-//! check, wrote nothing) and decides again; the watch event of the pass's
-//! own write comes back through step 1.
+//! Every file a reader opens, in order, from the watch event of a new
+//! resource (the local-configmap example: a trait package with a related
+//! kind and an immutable field) to its Ready status write and back to the
+//! next decision; the package's own code and the client crate aside.
+//! 1. `runtime/reflector.rs`: a watch event arrives and goes to
+//! 2. `runtime/dispatch.rs` (`take_in`), which asks `controller.rs`
+//!    (`Controller::due`, the one due rule in `domain/due.rs`, reading
+//!    `domain/resource.rs`, `domain/spec.rs`, `domain/time.rs`) and gives
+//!    the book one event under its lock:
+//! 3. `runtime/book.rs` (`arrived`) keeps the object as the resource's
+//!    copy in `runtime/cache.rs` and decides: due now, a `Queue` decision
+//!    (else a timer in `runtime/scheduler.rs`), held by
+//! 4. `runtime/queue.rs` until
+//! 5. `runtime/worker.rs` takes it (`dispatch::pass_began`: the copy,
+//!    read only without one) and calls
+//! 6. `reconcile/prepare.rs`: the due check, the options
+//!    (`package/options.rs`), the config decoded once
+//!    (`package/erased.rs`, `package/binding.rs`, `package/typed.rs`), the
+//!    plan (`reconcile/plan.rs`) and `identity` through
+//!    `package/callback.rs` (timed in `telemetry/metrics.rs`; the method
+//!    gets a `package/context.rs` context). Back in the worker: the lease
+//!    the writes are fenced by (`reconcile/terms.rs`), and under the
+//!    identity lock (`lock.rs`)
+//! 7. `reconcile/pass.rs`, the driver, asks
+//! 8. `reconcile/decision.rs` what to do (in the words of
+//!    `reconcile/protocol.rs`) and does it: `validate`, our finalizer,
+//!    `observe` while publishing Reconciling, and `converge`
+//!    (`reconcile/act.rs`, through `reconcile/steps.rs`; its `Outcome` in
+//!    `package/infrastructure.rs`), then `observe` again. Every status
+//!    write is rendered by `domain/status.rs` (the interval stretched by
+//!    `domain/jitter.rs`, the outputs checked by `package/outputs.rs`, a
+//!    reported external name recorded first by
+//!    `reconcile/external_name.rs`), carries the snapshot's
+//!    resourceVersion, and is logged and told in Events by
+//!    `reconcile/reporting.rs` (`telemetry/log.rs`, `telemetry/events/`).
+//! 9. Back in the worker, the pass counts as a `Verdict`
+//!    (`telemetry/stats.rs`, `telemetry/failure_log.rs`) and goes to the
+//!    book through `dispatch::pass_ended`: the book settles holds and
+//!    backoff (`runtime/backoff.rs`), keeps the next check in memory
+//!    (whether the pass wrote it or, a quiet check, wrote nothing) and
+//!    decides again; the watch event of the pass's own write comes back
+//!    through step 1.
 
 mod cached;
 mod client_stack;

@@ -4,15 +4,42 @@
 //! replica runs the identity's shard; the lease the writes are fenced by
 //! ([`Terms`]); the identity lock; for a one-shot pass, a second look.
 
-use super::pass::{Given, Pass, Prepared, Terms};
 use super::plan::Plan;
-use super::report::{PassOutcome, Report};
 use crate::domain::resource;
 use crate::lock::{LockGuard, LockKey};
+use crate::package::binding::Callbacks;
+use crate::package::callback::Failure;
 use crate::package::callback::{self, Pick};
 use crate::package::options::CallbackInput;
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
+use std::sync::Arc;
+
+/// What the preparation gives a pass, fixed for the whole pass.
+pub(super) struct Given<'a> {
+    pub(super) controller: &'a Controller,
+    pub(super) package: &'a Package,
+    /// The package bound to the snapshot's config, decoded once.
+    pub(super) callbacks: Arc<dyn Callbacks>,
+    /// What the pass does before any package code runs.
+    pub(super) plan: Plan,
+    /// What `identity` returned (`None`: not called, or it failed).
+    pub(super) identity: Option<Vec<Option<String>>>,
+}
+
+/// A pass prepared from one snapshot, not yet locked or under a lease.
+pub(crate) struct Prepared<'a> {
+    pub(super) given: Given<'a>,
+    pub(super) snapshot: Value,
+    /// With the referenced resources' outputs (the lease's token comes
+    /// with the caller's terms).
+    pub(super) options: CallbackInput,
+    /// The failure of `identity`, if it failed.
+    pub(super) failure: LastFailure,
+}
+
+/// The latest failure of a pass: the callback's name and what happened.
+pub(super) type LastFailure = Option<(&'static str, Failure)>;
 
 /// Prepares a pass over `snapshot`; `None`: it is not due. `asked`: an
 /// early check was asked for (a related object changed, a trigger), so it
@@ -93,19 +120,5 @@ impl Prepared<'_> {
             )),
         };
         given.controller.config.lock_domain.try_acquire(key)
-    }
-
-    /// Takes the identity lock and runs the rules under it on `terms`
-    /// ([`Report::Busy`] when another pass holds it).
-    pub(crate) async fn run_locked(self, terms: Terms) -> PassOutcome {
-        match self.lock() {
-            Some(_lock) => self.run(terms).await,
-            None => PassOutcome::unwritten(Ok(Report::Busy)),
-        }
-    }
-
-    /// Runs the rules on `terms`, under the lock the caller holds.
-    pub(super) async fn run(self, terms: Terms) -> PassOutcome {
-        Pass::new(self, terms).run().await
     }
 }

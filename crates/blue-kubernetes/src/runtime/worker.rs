@@ -10,7 +10,7 @@ use super::book::Ended;
 use super::dispatch::{pass_began, pass_ended, set_queue_depth};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{prepare, PassOutcome, Report, Request, Terms};
+use crate::reconcile::{prepare, run_locked, PassOutcome, Report, Request, Terms};
 use crate::telemetry::failure_log::Failure;
 use crate::telemetry::Verdict;
 use futures::FutureExt;
@@ -136,7 +136,7 @@ async fn pass(
         };
         // The permit goes after the lock: a drain that sees the shard idle
         // sees the identity free as well.
-        prepared.run_locked(terms).await
+        run_locked(prepared, terms).await
     };
     // A bug anywhere in a pass must cost one attempt, not a worker.
     let caught = AssertUnwindSafe(run).catch_unwind().await;
