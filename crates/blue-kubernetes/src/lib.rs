@@ -171,7 +171,8 @@
 //! 4. `runtime/queue.rs` until
 //! 5. `runtime/worker.rs` takes it (`dispatch::pass_began`: the copy,
 //!    read only without one) and calls
-//! 6. `reconcile/prepare.rs`: the due check, the options
+//! 6. `reconcile/prepare.rs`: the due check (not again for the version
+//!    the book judged), the options
 //!    (`package/options.rs`), the config decoded once
 //!    (`package/erased.rs`, `package/binding.rs`, `package/typed.rs`), the
 //!    plan (`reconcile/plan.rs`) and `identity` through

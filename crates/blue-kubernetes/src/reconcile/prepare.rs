@@ -41,16 +41,18 @@ pub(crate) struct Prepared<'a> {
 /// The latest failure of a pass: the callback's name and what happened.
 pub(super) type LastFailure = Option<(&'static str, Failure)>;
 
-/// Prepares a pass over `snapshot`; `None`: it is not due. `asked`: an
-/// early check was asked for (a related object changed, a trigger), so it
-/// is due whatever its status says.
+/// Prepares a pass over `snapshot`; `None`: it is not due. `due`: whether
+/// it is due is known, so the due rule is not applied again: an early
+/// check was asked for (a related object changed, a trigger), or the
+/// runtime's book judged this very version due. Only a snapshot read
+/// since is judged here.
 pub(crate) async fn prepare<'a>(
     controller: &'a Controller,
     package: &'a Package,
     snapshot: Value,
-    asked: bool,
+    due: bool,
 ) -> Result<Option<Prepared<'a>>, Error> {
-    if !asked && !controller.is_due(&snapshot) {
+    if !due && !controller.is_due(&snapshot) {
         return Ok(None);
     }
     let config = &controller.config;

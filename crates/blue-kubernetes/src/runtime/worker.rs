@@ -29,9 +29,9 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
         // be read stands, behind the read's backoff.
         let (requested, copy) = pass_began(&shared, &work.key);
         let ended = match copy {
-            Some(snapshot) => pass(&shared, &work, snapshot, requested).await,
+            Some(snapshot) => pass(&shared, &work, snapshot, requested, true).await,
             None => match read(&shared, &work).await {
-                Ok(snapshot) => pass(&shared, &work, snapshot, requested).await,
+                Ok(snapshot) => pass(&shared, &work, snapshot, requested, false).await,
                 Err(verdict) => Ended {
                     unserved_request: match verdict {
                         Verdict::Broke(_) => requested,
@@ -94,6 +94,7 @@ async fn pass(
     work: &Work,
     snapshot: serde_json::Value,
     requested: Request,
+    copy: bool,
 ) -> Ended {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.package()];
@@ -108,7 +109,12 @@ async fn pass(
     // first write fails with Conflict, before any effect). The next check
     // is kept in memory, so a check may be quiet.
     let run = async {
-        let prepared = match prepare(controller, package, snapshot, requested.any()).await {
+        // The book applied the due rule to the version it queued: a copy
+        // of that version is not judged again, a newer or re-read one is.
+        let version = snapshot.pointer("/metadata/resourceVersion");
+        let judged = copy && version.and_then(serde_json::Value::as_str) == Some(&work.version);
+        let due = requested.any() || judged;
+        let prepared = match prepare(controller, package, snapshot, due).await {
             Ok(Some(prepared)) => prepared,
             Ok(None) => return PassOutcome::unwritten(Ok(Report::NotDue)),
             Err(e) => return PassOutcome::unwritten(Err(e)),
