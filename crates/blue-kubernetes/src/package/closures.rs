@@ -142,7 +142,10 @@ impl Bind for Unbound {
 
 /// Builds a [`Package`] of closures: the closure form, whose callbacks
 /// receive the [`CallbackInput`] map (`spec.config` as JSON, the profile, the
-/// event and the resource snapshot). Start with [`Package::builder`].
+/// event and the resource snapshot). Start with [`Package::builder`],
+/// given the [`ResourceSchema`] that declares the features the package
+/// uses (an outputs type, a connection Secret, durable steps, references,
+/// immutable fields, related kinds), or just its descriptor.
 ///
 /// `validate` is optional (default: always valid); the other callbacks are
 /// required. Methods without suffix take synchronous closures, `_async`
