@@ -21,6 +21,7 @@ use crate::domain::resource;
 use crate::domain::status::Transition;
 use crate::package::callback::{self, Failure, Pick};
 use crate::package::observation::{Observation, Outputs};
+use crate::telemetry::log::Subject;
 use crate::test_hooks::Point;
 
 impl Pass<'_> {
@@ -108,6 +109,16 @@ impl Pass<'_> {
             self.reached(Point::AfterConverge).await;
         }
         Ok(effect)
+    }
+
+    /// A callback reported `name` (see `external_name.rs`).
+    fn note_external_name(&mut self, name: Option<String>) {
+        let package = self.package;
+        let subject = Subject {
+            descriptor: package.descriptor(),
+            object: &self.snapshot,
+        };
+        self.external_name.note(name, &mut self.options, subject);
     }
 
     /// The latest outputs of the pass win (see `crate::package::outputs`).

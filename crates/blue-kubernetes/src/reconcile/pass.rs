@@ -5,6 +5,7 @@
 //! happened.
 
 use super::decision::Decision;
+use super::external_name::Reported;
 use super::prepare::{Given, Prepared};
 use super::protocol::{Do, Facts, Happened, Note};
 use super::report::{Halt, PassOutcome, Report};
@@ -43,7 +44,7 @@ pub(super) struct Pass<'a> {
     /// Outputs a callback reported, until a status write records them.
     pub(super) outputs: Option<Outputs>,
     /// An external name a callback reported, until it is recorded.
-    pub(super) external_name: Option<String>,
+    pub(super) external_name: Reported,
     /// The durable-steps run this pass works on, once it touches one;
     /// every status write of the pass records it.
     pub(super) workflow: Option<Workflow>,
@@ -123,7 +124,7 @@ impl<'a> Pass<'a> {
             snapshot,
             options,
             outputs: None,
-            external_name: None,
+            external_name: Reported::default(),
             workflow: None,
             steps_broken: false,
             next_check: None,
@@ -149,6 +150,16 @@ impl<'a> Pass<'a> {
             written: now.filter(|now| !lost && Some(now) != started.as_ref()),
             next_check: self.next_check,
         }
+    }
+
+    /// Records a reported external name on the resource, before anything
+    /// else the pass writes.
+    pub(super) async fn record_external_name(&mut self) -> Result<(), Halt> {
+        let (names, descriptor) = (&self.controller.config.names, self.package.descriptor());
+        let snapshot = &mut self.snapshot;
+        self.external_name
+            .record(&*self.client, names, descriptor, snapshot)
+            .await
     }
 
     /// Performs what the decision says until it stops the pass.
@@ -257,11 +268,6 @@ impl<'a> Pass<'a> {
         self.teller().after_write(previous, &t, &status);
         self.workflow_written();
         Ok(Report::Reconciled(t.phase, t.reason))
-    }
-
-    /// The pass's client: the controller's, behind the pass's fence.
-    pub(super) fn client(&self) -> &Arc<dyn Client> {
-        &self.client
     }
 
     /// `text` with the connection values this pass handed out redacted.
