@@ -7,7 +7,7 @@ mod common;
 
 use blue_kubernetes::package::WorkflowOutcome;
 use blue_kubernetes::resource::Phase;
-use blue_kubernetes::{reconcile, Observation, Package, Report};
+use blue_kubernetes::{reconcile, Observation, Package, Report, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::{FakeClock, FakeCluster, FakeInfra};
 use common::{build, NS};
@@ -31,8 +31,7 @@ fn record_sets() -> ResourceDescriptor {
 /// `exists` is the record set on the DNS server.
 fn record_set_package(exists: &Arc<AtomicBool>) -> Package {
     let (seen, made, gone) = (exists.clone(), exists.clone(), exists.clone());
-    Package::builder(record_sets())
-        .reference("zoneRef", zones())
+    Package::builder(ResourceSchema::new(record_sets()).reference("zoneRef", zones()))
         .identity(|opts| {
             let zone_id = opts.referenced("zoneRef").map(Value::to_string);
             Ok(vec![

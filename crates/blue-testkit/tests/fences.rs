@@ -10,7 +10,9 @@
 
 mod common;
 
-use blue_kubernetes::{start, CallbackResult, Config, Observation, Package, Runtime};
+use blue_kubernetes::{
+    start, CallbackResult, Config, Observation, Package, ResourceSchema, Runtime,
+};
 
 use blue_kubernetes::connection::ConnectionError;
 
@@ -67,8 +69,7 @@ impl Late {
 fn package(system: String, from: From, late: Arc<Late>) -> Package {
     let converged = Arc::new(AtomicBool::new(false));
     let observed = converged.clone();
-    let builder = Package::builder(widgets())
-        .connection_secret()
+    let builder = Package::builder(ResourceSchema::new(widgets()).connection_secret())
         .identity(move |o| Ok(sharding::identity(&system, o.profile())))
         .observe(move |_| {
             let done = observed.load(Ordering::SeqCst);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use blue_kubernetes::{Observation, Package, Report};
+use blue_kubernetes::{Observation, Package, Report, ResourceSchema};
 
 use blue_kubernetes::config::LockDomain;
 
@@ -36,8 +36,7 @@ struct Script {
 
 fn package(script: &Script) -> Package {
     let (o, c) = (script.clone(), script.clone());
-    Package::builder(widgets())
-        .outputs::<Endpoint>()
+    Package::builder(ResourceSchema::new(widgets()).outputs::<Endpoint>())
         .validate(|opts| {
             Ok(match opts.get("value") {
                 Some(v) if v == "bad" => vec!["value must not be bad".into()],

@@ -358,8 +358,7 @@ fn spying_databases(seen: &Seen) -> Package {
         spy("observe", seen),
         spy("delete", seen),
     );
-    Package::builder(databases())
-        .reference("serverRef", servers())
+    Package::builder(ResourceSchema::new(databases()).reference("serverRef", servers()))
         .identity(move |opts| {
             identity(opts);
             Ok(vec![Some("spy".into()), Some(opts.profile().into())])

@@ -435,7 +435,7 @@ async fn steps_exist_only_in_converge_and_delete_of_a_package_that_declares_them
         chain.errors(),
         [
             "durable steps run only inside converge and delete, while they run",
-            "the package does not declare durable steps (PackageBuilder::steps)",
+            "the package does not declare durable steps (ResourceSchema::steps)",
             "durable steps run only inside converge and delete, while they run",
         ]
     );

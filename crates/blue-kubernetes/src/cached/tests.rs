@@ -2,6 +2,7 @@
 //! the reads that reach it.
 
 use super::*;
+use crate::package::schema::ResourceSchema;
 use crate::related::Related;
 use crate::runtime::related::kinds;
 use crate::{package::erased::Package, package::observation::Observation};
@@ -58,8 +59,8 @@ fn cm(name: &str, version: &str) -> Value {
 /// every namespace), reads waiting at most a second.
 fn store() -> (Arc<ObjectStore>, Metrics) {
     let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
-    let package = Package::builder(widgets)
-        .related(Related::labelled(config_maps(), "example.com/owner").cached())
+    let related = Related::labelled(config_maps(), "example.com/owner").cached();
+    let package = Package::builder(ResourceSchema::new(widgets).related(related))
         .identity(|_| Ok(vec![]))
         .observe(|_| Ok(Observation::READY))
         .converge(|_| Ok(crate::package::result::WorkflowOutcome::new()))
@@ -198,8 +199,7 @@ async fn an_object_the_cached_selector_does_not_match_is_not_kept() {
 fn selectors_parse_cached_kinds_have_one_and_differing_ones_watch_everything() {
     let widgets = ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
     let package = |related: Related| {
-        Package::builder(widgets.clone())
-            .related(related)
+        Package::builder(ResourceSchema::new(widgets.clone()).related(related))
             .identity(|_| Ok(vec![]))
             .observe(|_| Ok(Observation::READY))
             .converge(|_| Ok(crate::package::result::WorkflowOutcome::new()))

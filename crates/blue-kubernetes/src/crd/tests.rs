@@ -226,8 +226,7 @@ struct Outputs {
 #[test]
 fn an_outputs_type_without_a_structural_schema_is_refused_when_the_package_is_built() {
     // The closure form's declared outputs are checked the same way.
-    let err = Package::builder(widgets())
-        .outputs::<Outputs>()
+    let err = Package::builder(ResourceSchema::new(widgets()).outputs::<Outputs>())
         .identity(|_o| Ok(vec![]))
         .observe(|_o| Ok(Observation::ABSENT))
         .converge(|_o| Ok(WorkflowOutcome::new()))

@@ -2,8 +2,8 @@
 //! is decoded once, where the pass learns whether it decodes at all, and
 //! then handed typed to every callback of that pass.
 
+use crate::package::result::{Answer, CallbackResult};
 use crate::package::{options::CallbackInput, validation::ValidationErrors};
-use crate::package::{result::CallbackResult, result::WorkflowOutcome};
 use crate::{
     package::context::Context, package::identity_context::IdentityContext,
     package::infrastructure::Infrastructure, package::observation::Observation,
@@ -12,14 +12,14 @@ use async_trait::async_trait;
 use std::sync::Arc;
 
 /// The callbacks as the pass calls them: over [`CallbackInput`], whatever the
-/// package's types.
+/// package's types, answering typed values.
 #[async_trait]
 pub(crate) trait Callbacks: Send + Sync {
     async fn validate(&self, options: &CallbackInput) -> CallbackResult<ValidationErrors>;
     async fn identity(&self, options: &CallbackInput) -> CallbackResult<Vec<Option<String>>>;
     async fn observe(&self, options: &CallbackInput) -> CallbackResult<Observation>;
-    async fn converge(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome>;
-    async fn delete(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome>;
+    async fn converge(&self, options: &CallbackInput) -> CallbackResult<Answer>;
+    async fn delete(&self, options: &CallbackInput) -> CallbackResult<Answer>;
 }
 
 /// A package not yet bound to a resource.
@@ -78,14 +78,14 @@ impl<T: Infrastructure> Callbacks for Bound<T> {
         Ok(seen.erase())
     }
 
-    async fn converge(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
+    async fn converge(&self, options: &CallbackInput) -> CallbackResult<Answer> {
         let done = self.infrastructure.converge(&self.context(options)).await?;
-        done.into_map()
+        done.answer()
     }
 
-    async fn delete(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
+    async fn delete(&self, options: &CallbackInput) -> CallbackResult<Answer> {
         let done = self.infrastructure.delete(&self.context(options)).await?;
-        done.into_map()
+        done.answer()
     }
 }
 
@@ -115,11 +115,11 @@ impl Callbacks for Refused {
         self.fail()
     }
 
-    async fn converge(&self, _: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
+    async fn converge(&self, _: &CallbackInput) -> CallbackResult<Answer> {
         self.fail()
     }
 
-    async fn delete(&self, _: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
+    async fn delete(&self, _: &CallbackInput) -> CallbackResult<Answer> {
         self.fail()
     }
 }

@@ -54,16 +54,18 @@ pub(crate) async fn call<T>(
     })
 }
 
-/// Runs `package`'s callback `name`, timing it and counting a failure.
+/// Runs `callbacks`' callback `name` (of `package`), timing it and counting
+/// a failure.
 pub(crate) async fn run<T: Send + 'static>(
     controller: &Controller,
     package: &Package,
+    callbacks: &dyn Callbacks,
     name: &'static str,
     pick: Pick<T>,
     options: &CallbackInput,
 ) -> Result<T, Failure> {
     let started = tokio::time::Instant::now();
-    let result = call(&*package.callbacks(options), pick, options).await;
+    let result = call(callbacks, pick, options).await;
     let telemetry = &controller.telemetry;
     let controller_label = package.descriptor().qualified_plural();
     telemetry

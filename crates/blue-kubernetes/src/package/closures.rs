@@ -7,17 +7,16 @@
 
 use crate::package::binding::{Bind, Callbacks};
 use crate::package::infrastructure::blocking;
+use crate::package::observation::Outputs;
+use crate::package::result::{Answer, CallbackResult, WorkflowOutcome};
+use crate::package::result::{EXTERNAL_NAME_KEY, OUTPUTS_KEY};
 use crate::package::{options::CallbackInput, validation::ValidationErrors};
-use crate::package::{result::CallbackResult, result::WorkflowOutcome};
-use crate::related::Related;
 use crate::{
     package::erased::Package, package::observation::Observation, package::schema::ResourceSchema,
     Error,
 };
-use blue_kubernetes_client::ResourceDescriptor;
 use futures::future::{BoxFuture, FutureExt};
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
+use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -103,12 +102,28 @@ impl Callbacks for Closures {
         self.observe.run(options).await
     }
 
-    async fn converge(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
-        self.converge.run(options).await
+    async fn converge(&self, options: &CallbackInput) -> CallbackResult<Answer> {
+        self.converge.run(options).await.map(answer)
     }
 
-    async fn delete(&self, options: &CallbackInput) -> CallbackResult<WorkflowOutcome> {
-        self.delete.run(options).await
+    async fn delete(&self, options: &CallbackInput) -> CallbackResult<Answer> {
+        self.delete.run(options).await.map(answer)
+    }
+}
+
+/// A workflow outcome map as the typed answer: the one reader of its
+/// keys. A non-zero `blue/exit` (absent: 0) is a failure.
+fn answer(mut outcome: WorkflowOutcome) -> Answer {
+    let name = outcome.remove(EXTERNAL_NAME_KEY);
+    Answer {
+        outputs: outcome.remove(OUTPUTS_KEY).map(Outputs::Value),
+        external_name: name.and_then(|v| v.as_str().map(str::to_string)),
+        failed: match outcome.get("blue/exit") {
+            None | Some(Value::Null) => false,
+            Some(Value::Number(n)) => n.as_i64() != Some(0),
+            Some(Value::String(s)) => s.trim() != "0",
+            Some(_) => true,
+        },
     }
 }
 
@@ -123,7 +138,10 @@ impl Bind for Unbound {
 
 /// Builds a [`Package`] of closures: the closure form, whose callbacks
 /// receive the [`CallbackInput`] map (`spec.config` as JSON, the profile, the
-/// event and the resource snapshot). Start with [`Package::builder`].
+/// event and the resource snapshot). Start with [`Package::builder`],
+/// given the [`ResourceSchema`] that declares the features the package
+/// uses (an outputs type, a connection Secret, durable steps, references,
+/// immutable fields, related kinds), or just its descriptor.
 ///
 /// `validate` is optional (default: always valid); the other callbacks are
 /// required. Methods without suffix take synchronous closures, `_async`
@@ -194,72 +212,25 @@ macro_rules! setters {
 
 // The closure form's entry lives with it: the package core knows no form.
 impl Package {
-    /// Starts a package of closures for `descriptor`: the closure form,
-    /// whose callbacks receive the [`CallbackInput`] map. See [`PackageBuilder`].
-    pub fn builder(descriptor: ResourceDescriptor) -> PackageBuilder {
-        PackageBuilder::new(descriptor)
+    /// Starts a package of closures declared by `schema` (a
+    /// [`ResourceSchema`], or just its [`ResourceDescriptor`]): the closure
+    /// form, whose callbacks receive the [`CallbackInput`] map. See
+    /// [`PackageBuilder`].
+    pub fn builder(schema: impl Into<ResourceSchema>) -> PackageBuilder {
+        PackageBuilder::new(schema.into())
     }
 }
 
 impl PackageBuilder {
-    pub(crate) fn new(descriptor: ResourceDescriptor) -> Self {
+    pub(crate) fn new(schema: ResourceSchema) -> Self {
         Self {
-            schema: ResourceSchema::new(descriptor),
+            schema,
             validate: None,
             identity: None,
             observe: None,
             converge: None,
             delete: None,
         }
-    }
-
-    /// Declares the outputs type `O` (serde + schemars): the generated CRD
-    /// describes `status.outputs` with its schema, and outputs a callback
-    /// returns ([`Observation::with_outputs`],
-    /// [`outcome_with_outputs`](crate::package::outcome_with_outputs)) must
-    /// deserialize into it. Without a declared type, outputs are recorded
-    /// as they come and the CRD keeps any object there.
-    pub fn outputs<O>(mut self) -> Self
-    where
-        O: DeserializeOwned + JsonSchema + 'static,
-    {
-        self.schema = self.schema.outputs::<O>();
-        self
-    }
-
-    /// Declares connection details (callbacks reach the Secret through
-    /// [`CallbackInput::connection`]); see [`ResourceSchema::connection_secret`].
-    pub fn connection_secret(mut self) -> Self {
-        self.schema = self.schema.connection_secret();
-        self
-    }
-
-    /// Declares durable steps (run through [`CallbackInput::steps`]); see
-    /// [`ResourceSchema::steps`].
-    pub fn steps(mut self) -> Self {
-        self.schema = self.schema.steps();
-        self
-    }
-
-    /// Declares `spec.config.<field>` a reference to a resource of `kind`
-    /// (its outputs through [`CallbackInput::referenced`]); see
-    /// [`ResourceSchema::reference`].
-    pub fn reference(mut self, field: impl Into<String>, kind: ResourceDescriptor) -> Self {
-        self.schema = self.schema.reference(field, kind);
-        self
-    }
-
-    /// Declares the top-level `spec.config.<field>` immutable; see
-    /// [`ResourceSchema::immutable`].
-    pub fn immutable(mut self, field: impl Into<String>) -> Self {
-        self.schema = self.schema.immutable(field);
-        self
-    }
-
-    /// Declares a related kind; see [`ResourceSchema::related`].
-    pub fn related(mut self, related: Related) -> Self {
-        self.schema = self.schema.related(related);
-        self
     }
 
     /// Sets `validate` to a synchronous callback: the errors in the
@@ -350,6 +321,7 @@ impl AsRef<ResourceSchema> for PackageBuilder {
 mod tests {
     use super::*;
     use crate::package::callback::{call, Failure, FailureKind};
+    use blue_kubernetes_client::ResourceDescriptor;
     use serde_json::json;
     use std::thread;
 
@@ -365,8 +337,32 @@ mod tests {
         builder.identity = Some(identity);
         let package = builder.build().unwrap();
         let options = CallbackInput::from_resource(&json!({"metadata": {"name": "a"}}));
-        let callbacks = package.callbacks(&options);
+        let (callbacks, _) = package.bind(&options);
         runtime.block_on(call(&*callbacks, |c, o| c.identity(o), &options))
+    }
+
+    #[test]
+    fn absent_or_zero_exit_is_success_anything_else_is_failure() {
+        let failed = |v: Value| answer(v.as_object().unwrap().clone()).failed;
+        assert!(!failed(json!({})));
+        assert!(!failed(json!({"blue/exit": 0})));
+        assert!(!failed(json!({"blue/exit": "0"})));
+        assert!(failed(json!({"blue/exit": 2})));
+        assert!(failed(json!({"blue/exit": true})));
+    }
+
+    #[test]
+    fn outputs_and_external_name_are_read_from_their_keys() {
+        let read = answer(
+            json!({OUTPUTS_KEY: {"id": 7}, EXTERNAL_NAME_KEY: "n-7"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        assert_eq!(read.outputs, Some(Outputs::Value(json!({"id": 7}))));
+        assert_eq!(read.external_name.as_deref(), Some("n-7"));
+        let not_a_string = answer(json!({EXTERNAL_NAME_KEY: 7}).as_object().unwrap().clone());
+        assert_eq!(not_a_string.external_name, None);
     }
 
     #[test]

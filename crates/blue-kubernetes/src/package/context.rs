@@ -235,12 +235,6 @@ impl<C> Context<C> {
     pub fn external_name(&self) -> Option<&str> {
         self.options.external_name()
     }
-
-    /// What the closure form's callbacks get: the raw `spec.config` map,
-    /// the profile, the intent and the whole snapshot.
-    pub fn input(&self) -> &CallbackInput {
-        &self.options
-    }
 }
 
 #[cfg(test)]

@@ -109,15 +109,6 @@ impl Package {
             }
         }
     }
-
-    /// The callbacks for `options`: those they were bound to when the
-    /// pass made them, else bound now.
-    pub(crate) fn callbacks(&self, options: &CallbackInput) -> Arc<dyn Callbacks> {
-        match options.bound() {
-            Some(bound) => bound.clone(),
-            None => self.bind(options).0,
-        }
-    }
 }
 
 impl AsRef<ResourceSchema> for Package {

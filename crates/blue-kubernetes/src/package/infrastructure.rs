@@ -2,8 +2,9 @@
 //! typed config and outputs as associated types and every other feature
 //! declared once, in its [`ResourceSchema`].
 
+use crate::package::observation::Outputs;
+use crate::package::result::{Answer, CallbackResult};
 use crate::package::validation::ValidationErrors;
-use crate::package::{result::CallbackResult, result::WorkflowOutcome, result::OUTPUTS_KEY};
 use crate::{
     package::context::Context, package::identity_context::IdentityContext,
     package::observation::Observation, package::schema::ResourceSchema,
@@ -581,28 +582,15 @@ impl<O> Outcome<O> {
     }
 }
 
-/// The key of a [`WorkflowOutcome`] under which `converge` reports the
-/// infrastructure's own ID: what [`Outcome::with_external_name`] sets, and
-/// what a closure-form `converge` sets itself (a string).
-///
-/// ```
-/// use blue_kubernetes::package::{WorkflowOutcome, EXTERNAL_NAME_KEY};
-/// let mut outcome = WorkflowOutcome::new();
-/// outcome.insert(EXTERNAL_NAME_KEY.into(), "16384".into());
-/// ```
-pub const EXTERNAL_NAME_KEY: &str = "blue/external-name";
-
 impl<O: Serialize> Outcome<O> {
-    /// The workflow map the pass reads.
-    pub(crate) fn into_map(self) -> CallbackResult<WorkflowOutcome> {
-        let mut map = WorkflowOutcome::new();
-        if let Some(outputs) = self.outputs {
-            map.insert(OUTPUTS_KEY.into(), serde_json::to_value(outputs)?);
-        }
-        if let Some(name) = self.external_name {
-            map.insert(EXTERNAL_NAME_KEY.into(), name.into());
-        }
-        Ok(map)
+    /// The typed answer the pass reads.
+    pub(crate) fn answer(self) -> CallbackResult<Answer> {
+        let outputs = self.outputs.map(serde_json::to_value).transpose()?;
+        Ok(Answer {
+            failed: false,
+            outputs: outputs.map(Outputs::Value),
+            external_name: self.external_name,
+        })
     }
 }
 

@@ -11,12 +11,13 @@
 pub use api::Api;
 pub use closures::PackageBuilder;
 pub use erased::Package;
-pub use infrastructure::{blocking, NoOutputs, EXTERNAL_NAME_KEY};
+pub use infrastructure::{blocking, NoOutputs};
 pub use options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
 pub use outputs::MAX_OUTPUTS_BYTES;
 pub use rejected::Rejected;
 pub use result::{
-    outcome_with_outputs, CallbackError, CallbackResult, WorkflowOutcome, OUTPUTS_KEY,
+    outcome_with_outputs, CallbackError, CallbackResult, WorkflowOutcome, EXTERNAL_NAME_KEY,
+    OUTPUTS_KEY,
 };
 pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 

@@ -7,7 +7,6 @@ use crate::domain::intent::Intent;
 use crate::domain::names::Names;
 use crate::domain::resource;
 use crate::package::api::Api;
-use crate::package::binding::Callbacks;
 use crate::replicas::FencingToken;
 use crate::steps::Steps;
 use serde_json::{Map, Value};
@@ -50,9 +49,6 @@ pub struct CallbackInput {
     /// An external name a callback of this pass reported, newer than the
     /// snapshot's annotation.
     external_name: Option<Arc<str>>,
-    /// The package bound to this resource's config, decoded once for the
-    /// pass (see `binding`).
-    bound: Option<Arc<dyn Callbacks>>,
 }
 
 /// The controller's side of the options: its clock, its names and the
@@ -103,7 +99,6 @@ impl CallbackInput {
             referenced: None,
             fencing_token: None,
             external_name: None,
-            bound: None,
         }
     }
 
@@ -150,7 +145,7 @@ impl CallbackInput {
     }
 
     /// The `status.outputs` of the resource that reference field `field`
-    /// names ([`PackageBuilder::reference`](crate::package::PackageBuilder::reference)),
+    /// names ([`ResourceSchema::reference`](crate::ResourceSchema::reference)),
     /// resolved before the pass: `Some(Value::Null)` when it is Ready and
     /// records none; `None` when the field names nothing, or, for a
     /// resource being deleted, what it names is not Ready (callbacks of a
@@ -241,22 +236,13 @@ impl CallbackInput {
             .filter(|name| !name.is_empty())
     }
 
-    pub(crate) fn with_bound(mut self, bound: Arc<dyn Callbacks>) -> Self {
-        self.bound = Some(bound);
-        self
-    }
-
-    pub(crate) fn bound(&self) -> Option<&Arc<dyn Callbacks>> {
-        self.bound.as_ref()
-    }
-
     pub(crate) fn with_connection(mut self, connection: Connection) -> Self {
         self.connection = Some(connection);
         self
     }
 
     /// The resource's connection Secret, when the package declares
-    /// connection details ([`PackageBuilder::connection_secret`](crate::package::PackageBuilder::connection_secret)).
+    /// connection details ([`ResourceSchema::connection_secret`](crate::ResourceSchema::connection_secret)).
     pub fn connection(&self) -> Option<&Connection> {
         self.connection.as_ref()
     }
@@ -268,7 +254,7 @@ impl CallbackInput {
 
     /// The durable steps of this `converge` or `delete` (see [`Steps`]),
     /// for a package that declares them
-    /// ([`PackageBuilder::steps`](crate::package::PackageBuilder::steps)). Anywhere
+    /// ([`ResourceSchema::steps`](crate::ResourceSchema::steps)). Anywhere
     /// else (`validate`, `identity`, `observe`, options built with
     /// [`from_resource`](Self::from_resource)) its `run` fails with
     /// [`StepError::Unavailable`](crate::steps::StepError::Unavailable) and runs

@@ -1,5 +1,7 @@
-//! What a callback returns, and the closure form's outcome map.
+//! What a callback returns: the typed [`Answer`] the controller reads, and
+//! the closure form's outcome map with its keys.
 
+use super::observation::Outputs;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -21,6 +23,28 @@ pub type WorkflowOutcome = Map<String, Value>;
 /// The key of a [`WorkflowOutcome`] under which `converge` hands over
 /// outputs; see [`outcome_with_outputs`].
 pub const OUTPUTS_KEY: &str = "blue/outputs";
+
+/// The key of a [`WorkflowOutcome`] under which `converge` reports the
+/// infrastructure's own ID (a string), as
+/// [`Outcome::with_external_name`](crate::Outcome::with_external_name) does
+/// for a trait package.
+///
+/// ```
+/// use blue_kubernetes::package::{WorkflowOutcome, EXTERNAL_NAME_KEY};
+/// let mut outcome = WorkflowOutcome::new();
+/// outcome.insert(EXTERNAL_NAME_KEY.into(), "16384".into());
+/// ```
+pub const EXTERNAL_NAME_KEY: &str = "blue/external-name";
+
+/// What `converge` or `delete` answered, as the controller reads it
+/// whatever the package's form (the closure form's map is read into one
+/// by its adapter, the only reader of the map's keys).
+pub(crate) struct Answer {
+    /// Failure reported without an error: a non-zero `blue/exit`.
+    pub(crate) failed: bool,
+    pub(crate) outputs: Option<Outputs>,
+    pub(crate) external_name: Option<String>,
+}
 
 /// A successful [`WorkflowOutcome`] carrying `outputs` (under
 /// [`OUTPUTS_KEY`]), for a `converge` that knows what it made.

@@ -99,9 +99,11 @@ impl ResourceSchema {
         self
     }
 
-    /// Describes `status.outputs` with `O`'s schema: outputs a callback
-    /// returns must deserialize into it.
-    pub(crate) fn outputs<O>(mut self) -> Self
+    /// Declares the outputs type `O` of a closure-form package: the CRD
+    /// describes `status.outputs` with its schema, and outputs a callback
+    /// returns must deserialize into it (undeclared, they are recorded as
+    /// they come). A trait package's is its `Outputs` type.
+    pub fn outputs<O>(mut self) -> Self
     where
         O: DeserializeOwned + JsonSchema + 'static,
     {
@@ -194,6 +196,12 @@ impl ResourceSchema {
     /// The resource type.
     pub fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
+    }
+}
+
+impl From<ResourceDescriptor> for ResourceSchema {
+    fn from(descriptor: ResourceDescriptor) -> Self {
+        Self::new(descriptor)
     }
 }
 

@@ -1,4 +1,6 @@
-//! Rule 8: observe, then converge or destroy, publishing before any effect.
+//! The driver's package effects: `observe` (publishing while it runs when
+//! an effect is expected), `converge` or `delete`, and the connection
+//! Secret put back before them; what they report is kept for the pass.
 //!
 //! When an effect is expected (the desired state changed, or the resource
 //! is being destroyed), Reconciling (or Deleting) is published *while*
@@ -12,133 +14,65 @@
 //! (`steps.rs`), so it observes first.
 
 use super::pass::Pass;
-use super::report::{Halt, Report};
-use super::steps::Effect;
-use crate::domain::due::desired_state_changed;
-use crate::domain::resource::is_deleting;
-use crate::domain::status::{Next, Transition};
-use crate::package::callback;
-use crate::package::infrastructure::EXTERNAL_NAME_KEY;
-use crate::package::observation::Observation;
-use crate::package::observation::Outputs;
-use crate::package::{result::WorkflowOutcome, result::OUTPUTS_KEY};
-use crate::resource::{Phase, Reason};
+use super::protocol::Effect;
+use super::report::Halt;
+use crate::connection::ConnectionError;
+use crate::domain::resource;
+use crate::domain::status::Transition;
+use crate::package::callback::{self, Failure, Pick};
+use crate::package::observation::{Observation, Outputs};
+use crate::telemetry::log::Subject;
 use crate::test_hooks::Point;
-use serde_json::Value;
 
 impl Pass<'_> {
-    pub(super) async fn act(&mut self, interval_ms: u64) -> Result<Report, Halt> {
-        let deleting = is_deleting(&self.snapshot);
-        if !deleting && !self.has_finalizer() {
-            self.set_finalizer(true).await?;
-        }
-        let expect_effect = deleting
-            || self.terms.expects_effect
-            || desired_state_changed(
-                &self.snapshot,
-                &self.controller.config.names.request_annotation,
-            );
-        // With durable steps, the first step's record is the publish.
-        let observed = match expect_effect && !self.stepped() {
-            true => self.publish_while_observing().await?,
-            false => self.observe().await,
-        };
-        let Some(observed) = observed else {
-            return self.fail(Reason::ExecutionFailed).await;
-        };
-        if deleting {
-            self.destroy(observed).await
-        } else {
-            self.converge(observed, interval_ms).await
-        }
+    /// Runs a callback; a failure is remembered for the log line of the
+    /// Failed status it leads to.
+    pub(super) async fn run_callback<T: Send + 'static>(
+        &mut self,
+        name: &'static str,
+        pick: Pick<T>,
+    ) -> Option<T> {
+        let result = callback::run(
+            self.controller,
+            self.package,
+            &*self.callbacks,
+            name,
+            pick,
+            &self.options,
+        )
+        .await;
+        self.noted(name, result)
     }
 
-    /// Publishes Reconciling (Deleting) and observes at the same time. A
-    /// lost publish stops the pass whatever was observed.
-    async fn publish_while_observing(&mut self) -> Result<Option<Observation>, Halt> {
-        let (phase, reason) = self.effect_phase();
+    /// What callback `name` returned; a failure is remembered (see
+    /// `run_callback`).
+    pub(super) fn noted<T>(&mut self, name: &'static str, result: Result<T, Failure>) -> Option<T> {
+        result
+            .map_err(|failure| self.decision.failed(name, failure))
+            .ok()
+    }
+
+    /// Publishes `t` and observes at the same time. A lost publish stops
+    /// the pass whatever was observed.
+    pub(super) async fn publish_while_observing(
+        &mut self,
+        t: Transition,
+    ) -> Result<Option<Observation>, Halt> {
         let (controller, package) = (self.controller, self.package);
-        let options = self.options.clone();
+        let (options, callbacks) = (self.options.clone(), self.callbacks.clone());
         let observing = callback::run(
             controller,
             package,
+            &*callbacks,
             "observe",
             |c, o| c.observe(o),
             &options,
         );
-        let (published, observed) = tokio::join!(self.publish(phase, reason), observing);
+        let (published, observed) = tokio::join!(self.write(t), observing);
         published?;
         Ok(self
             .noted("observe", observed)
             .map(|observed| self.kept(observed)))
-    }
-
-    async fn converge(
-        &mut self,
-        mut observed: Observation,
-        interval_ms: u64,
-    ) -> Result<Report, Halt> {
-        if !(observed.exists && observed.matches) {
-            if !self.published && !self.stepped() {
-                self.publish(Phase::Reconciling, Reason::Reconciling)
-                    .await?;
-            }
-            let effect = self.effect("converge").await?;
-            self.reached(Point::AfterConverge).await;
-            if let Effect::Failed(reason) = effect {
-                return self.fail(reason).await;
-            }
-            let Some(again) = self.observe().await else {
-                return self.fail(Reason::ExecutionFailed).await;
-            };
-            observed = again;
-        }
-        // Matching but unready is retried by observing on the next pass,
-        // never by converging again.
-        if !observed.is_ready() {
-            return self.fail(Reason::NotReady).await;
-        }
-        self.finish_open_run();
-        let mut t = Transition::new(Phase::Ready, Reason::Converged, Next::After(interval_ms));
-        t.identity = self.identity_record();
-        t.immutable_digest = self.immutable_record();
-        self.write(t).await
-    }
-
-    async fn destroy(&mut self, observed: Observation) -> Result<Report, Halt> {
-        if observed.exists {
-            if !self.published && !self.stepped() {
-                self.publish(Phase::Deleting, Reason::Deleting).await?;
-            }
-            if let Effect::Failed(reason) = self.effect("delete").await? {
-                return self.fail(reason).await;
-            }
-            // The finalizer goes only once absence has been observed.
-            match self.observe().await {
-                Some(again) if !again.exists => {}
-                _ => return self.fail(Reason::ExecutionFailed).await,
-            }
-        }
-        self.set_finalizer(false).await?;
-        if let Some(events) = &self.controller.telemetry.events {
-            events.released(&self.snapshot);
-        }
-        self.forget();
-        self.record_lingering_deletion().await?;
-        Ok(Report::Released)
-    }
-
-    /// Records that an effect is about to run, with the profile and identity
-    /// it runs under (and, with durable steps, the step about to start). A
-    /// conflict here stops the pass before any effect.
-    pub(super) async fn publish(&mut self, phase: Phase, reason: Reason) -> Result<(), Halt> {
-        let mut t = Transition::new(phase, reason, Next::Now);
-        t.acknowledge = false;
-        t.identity = self.identity_record();
-        t.immutable_digest = self.immutable_record();
-        self.write(t).await?;
-        self.published = true;
-        Ok(())
     }
 
     pub(super) async fn observe(&mut self) -> Option<Observation> {
@@ -153,25 +87,38 @@ impl Pass<'_> {
         observed
     }
 
-    /// Runs `converge` or `delete`; a lost step record stops the pass.
-    async fn effect(&mut self, name: &'static str) -> Result<Effect, Halt> {
-        let mut outcome = match name {
-            "converge" => self.run_effect(name, |c, o| c.converge(o)).await?,
-            _ => self.run_effect(name, |c, o| c.delete(o)).await?,
+    /// Runs `converge` (`true`) or `delete`; a lost step record stops the
+    /// pass.
+    pub(super) async fn effect(&mut self, converge: bool) -> Result<Effect, Halt> {
+        let answer = match converge {
+            true => self.run_effect("converge", |c, o| c.converge(o)).await?,
+            false => self.run_effect("delete", |c, o| c.delete(o)).await?,
         };
-        if let Some(outcome) = &mut outcome {
-            let outputs = outcome.remove(OUTPUTS_KEY).map(Outputs::Value);
-            self.keep_outputs(outputs);
-            let reported = outcome.remove(EXTERNAL_NAME_KEY);
-            if name == "converge" && succeeded(Some(outcome.clone())) {
-                let reported = reported.and_then(|v| v.as_str().map(str::to_string));
-                self.note_external_name(reported);
+        let succeeded = answer.as_ref().is_some_and(|a| !a.failed);
+        if let Some(answer) = answer {
+            self.keep_outputs(answer.outputs);
+            if converge && succeeded {
+                self.note_external_name(answer.external_name);
                 // Recorded before anything else: what was made must be
                 // found again by the next pass, even after a crash.
                 self.record_external_name().await?;
             }
         }
-        Ok(self.settle_run(succeeded(outcome)))
+        let effect = self.settle_run(succeeded);
+        if converge {
+            self.reached(Point::AfterConverge).await;
+        }
+        Ok(effect)
+    }
+
+    /// A callback reported `name` (see `external_name.rs`).
+    fn note_external_name(&mut self, name: Option<String>) {
+        let package = self.package;
+        let subject = Subject {
+            descriptor: package.descriptor(),
+            object: &self.snapshot,
+        };
+        self.external_name.note(name, &mut self.options, subject);
     }
 
     /// The latest outputs of the pass win (see `crate::package::outputs`).
@@ -180,37 +127,33 @@ impl Pass<'_> {
             self.outputs = outputs;
         }
     }
-}
 
-/// A workflow succeeded: it returned, and `blue/exit` is absent or zero.
-fn succeeded(outcome: Option<WorkflowOutcome>) -> bool {
-    match outcome {
-        None => false,
-        Some(map) => match map.get("blue/exit") {
-            None | Some(Value::Null) => true,
-            Some(Value::Number(n)) => n.as_i64() == Some(0),
-            Some(Value::String(s)) => s.trim() == "0",
-            Some(_) => false,
-        },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn outcome(v: Value) -> Option<WorkflowOutcome> {
-        Some(v.as_object().unwrap().clone())
-    }
-
-    #[test]
-    fn absent_or_zero_exit_is_success_anything_else_is_failure() {
-        assert!(succeeded(outcome(json!({}))));
-        assert!(succeeded(outcome(json!({"blue/exit": 0}))));
-        assert!(succeeded(outcome(json!({"blue/exit": "0"}))));
-        assert!(!succeeded(outcome(json!({"blue/exit": 2}))));
-        assert!(!succeeded(outcome(json!({"blue/exit": true}))));
-        assert!(!succeeded(None));
+    /// Restores a deleted or altered connection Secret; `false` when that
+    /// is not possible (the pass fails, retried with backoff).
+    pub(super) async fn restore_connection(&mut self) -> Result<bool, Halt> {
+        let Some(connection) = self.options.connection().cloned() else {
+            return Ok(true);
+        };
+        let Err(e) = connection.restore().await else {
+            return Ok(true);
+        };
+        // The error names no value, only what went wrong.
+        tracing::warn!(
+            namespace = resource::namespace(&self.snapshot),
+            name = resource::name(&self.snapshot),
+            secret = connection.secret_name(),
+            error = %e,
+            "connection secret could not be restored"
+        );
+        match e {
+            ConnectionError::Transport(blue_kubernetes_client::ErrorKind::Unavailable) => {
+                let kind = blue_kubernetes_client::ErrorKind::Unavailable;
+                Err(Halt::Transport(blue_kubernetes_client::Error::kubectl(
+                    "connection",
+                    kind,
+                )))
+            }
+            _ => Ok(false),
+        }
     }
 }

@@ -3,30 +3,29 @@
 //! pass the same way (`prepare`: the due check, options, `plan`,
 //! identity), then decide what is theirs to decide (shard admission, the
 //! lease the writes are fenced by, the identity lock, a second look), and
-//! the `pass` applies the ordered `rules` (the crate README, "One pass, in
-//! order").
+//! the `pass` drives the `decision`: the ordered rules (the crate README,
+//! "One pass, in order") without I/O.
 
 mod act;
 pub(crate) mod awaited;
-mod connection;
+mod decision;
 mod external_name;
-mod immutable;
-mod import;
 mod pass;
 mod plan;
 mod prepare;
+mod protocol;
 mod references;
-mod rejection;
 mod report;
 mod reporting;
-mod rules;
 mod steps;
+mod terms;
 mod workflow;
 
-pub(crate) use pass::Terms;
+pub(crate) use pass::run_locked;
 pub(crate) use prepare::prepare;
 pub use report::Report;
 pub(crate) use report::{PassOutcome, Request};
+pub(crate) use terms::Terms;
 
 use crate::domain::resource::uid;
 use crate::telemetry::log::{self, Subject};
@@ -156,5 +155,5 @@ async fn read_twice(
         }
         return Ok(Report::Changed);
     }
-    fresh.run(terms).await.report
+    pass::run(fresh, terms).await.report
 }

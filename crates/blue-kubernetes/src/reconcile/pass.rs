@@ -1,88 +1,29 @@
 //! One reconcile pass: what it was given (by the preparation and its
 //! caller), what it accumulates (the current snapshot first), and the
-//! writes that advance it.
+//! driver: it performs what the decision (`decision.rs`, the rules without
+//! I/O) says, the writes that advance it included, and feeds back what
+//! happened.
 
-use super::plan::Plan;
+use super::decision::Decision;
+use super::external_name::Reported;
+use super::prepare::{Given, Prepared};
+use super::protocol::{Do, Facts, Happened, Note};
 use super::report::{Halt, PassOutcome, Report};
+use super::reporting::Teller;
+use super::terms::Terms;
 use super::workflow::Workflow;
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
-use crate::leader::{Fence, FencingToken, Gate};
-use crate::package::callback::Failure;
 use crate::package::observation::Outputs;
 use crate::package::options::CallbackInput;
 use crate::package::outputs::{accept, Rejected};
 use crate::resource::{Phase, Reason};
-use crate::telemetry::log;
+use crate::telemetry::log::{self, Subject};
 use crate::test_hooks::{self, Point};
-use crate::{package::erased::Package, Controller, Error};
+use crate::Error;
 use blue_kubernetes_client::Client;
 use serde_json::Value;
 use std::sync::Arc;
-
-/// What the caller of a pass decides: the lease its writes are fenced by,
-/// taken when it chose it, and how its checks may go.
-pub(crate) struct Terms {
-    /// The fence of that lease (`None`: no lease, no fence).
-    pub(crate) fence: Option<Fence>,
-    /// That lease's fencing token, handed to the callbacks.
-    pub(crate) token: Option<FencingToken>,
-    /// The caller keeps the next check in memory, so a check that would
-    /// change only the schedule may write nothing; a caller with only
-    /// status to remember it by has every check write.
-    pub(crate) may_be_quiet: bool,
-    /// An effect is likely whatever the desired state says (a related
-    /// object was deleted): Reconciling is published while observing.
-    pub(crate) expects_effect: bool,
-}
-
-impl Terms {
-    /// Under the lease `gate` guards (none: no fence), taken now with its
-    /// `token`; every check writes.
-    pub(crate) fn under(
-        c: &Controller,
-        gate: Option<&Arc<Gate>>,
-        token: Option<FencingToken>,
-    ) -> Self {
-        Self {
-            fence: gate.map(|g| Fence::pass(g.clone(), c.config.now.clone())),
-            token,
-            may_be_quiet: false,
-            expects_effect: false,
-        }
-    }
-
-    /// Under the leader's lease with leader election (else none).
-    pub(crate) fn leader(c: &Controller) -> Self {
-        let gate = c.gate.as_ref();
-        Self::under(c, gate, gate.and_then(|g| g.token(c.now())))
-    }
-}
-
-/// What the preparation gives a pass (`prepare.rs`), fixed for the whole
-/// pass.
-pub(super) struct Given<'a> {
-    pub(super) controller: &'a Controller,
-    pub(super) package: &'a Package,
-    /// What the pass does before any package code runs.
-    pub(super) plan: Plan,
-    /// What `identity` returned (`None`: not called, or it failed).
-    pub(super) identity: Option<Vec<Option<String>>>,
-}
-
-/// A pass prepared from one snapshot, not yet locked or under a lease.
-pub(crate) struct Prepared<'a> {
-    pub(super) given: Given<'a>,
-    pub(super) snapshot: Value,
-    /// With the referenced resources' outputs (the lease's token comes
-    /// with the caller's terms).
-    pub(super) options: CallbackInput,
-    /// The failure of `identity`, if it failed.
-    pub(super) failure: LastFailure,
-}
-
-/// The latest failure of a pass: the callback's name and what happened.
-pub(super) type LastFailure = Option<(&'static str, Failure)>;
 
 /// A pass: what it was given (by the preparation, read through to `given`
 /// so nothing can change it, and by its caller), and (every other field)
@@ -97,18 +38,13 @@ pub(super) struct Pass<'a> {
     /// so every write carries the resourceVersion our decision was based on.
     pub(super) snapshot: Value,
     pub(super) options: CallbackInput,
-    /// The latest callback failure of this pass, for the operator's log.
-    pub(super) failure: LastFailure,
-    /// The validation messages the package marked user-facing, joined, or
-    /// the message of the rejection or immutable-field rule: the message of
-    /// the Warning Event of this pass's Invalid (or Rejected) write.
-    pub(super) user_facing: Option<String>,
-    /// Reconciling (or Deleting) was published in this pass.
-    pub(super) published: bool,
+    /// The rules of the pass, and what they remember (the latest callback
+    /// failure, the Warning Event's user-facing message).
+    pub(super) decision: Decision<'a>,
     /// Outputs a callback reported, until a status write records them.
     pub(super) outputs: Option<Outputs>,
     /// An external name a callback reported, until it is recorded.
-    pub(super) external_name: Option<String>,
+    pub(super) external_name: Reported,
     /// The durable-steps run this pass works on, once it touches one;
     /// every status write of the pass records it.
     pub(super) workflow: Option<Workflow>,
@@ -124,6 +60,20 @@ impl<'a> std::ops::Deref for Pass<'a> {
     fn deref(&self) -> &Given<'a> {
         &self.given
     }
+}
+
+/// Takes the identity lock and runs the rules under it on `terms`
+/// ([`Report::Busy`] when another pass holds it).
+pub(crate) async fn run_locked(prepared: Prepared<'_>, terms: Terms) -> PassOutcome {
+    match prepared.lock() {
+        Some(_lock) => run(prepared, terms).await,
+        None => PassOutcome::unwritten(Ok(Report::Busy)),
+    }
+}
+
+/// Runs the rules on `terms`, under the lock the caller holds.
+pub(super) async fn run(prepared: Prepared<'_>, terms: Terms) -> PassOutcome {
+    Pass::new(prepared, terms).run().await
 }
 
 impl<'a> Pass<'a> {
@@ -153,17 +103,28 @@ impl<'a> Pass<'a> {
             )),
             false => options,
         };
+        let schema = given.package.schema();
+        let facts = Facts {
+            plan: given.plan.clone(),
+            identity: given.identity.as_ref().map(|id| {
+                let profile = options.profile().to_string();
+                (profile, blue_identity::state_identity_hash(id))
+            }),
+            immutable: &schema.immutable,
+            names: &given.controller.config.names,
+            stepped: schema.steps,
+            connection: schema.connection,
+            expects_effect: terms.expects_effect,
+        };
         Self {
+            decision: Decision::new(facts, failure),
             given,
             terms,
             client,
             snapshot,
             options,
-            failure,
-            user_facing: None,
-            published: false,
             outputs: None,
-            external_name: None,
+            external_name: Reported::default(),
             workflow: None,
             steps_broken: false,
             next_check: None,
@@ -173,7 +134,7 @@ impl<'a> Pass<'a> {
     /// Runs the rules.
     pub(super) async fn run(mut self) -> PassOutcome {
         let started = version(&self.snapshot);
-        let result = self.decide().await;
+        let result = self.drive().await;
         let now = version(&self.snapshot);
         // A lost race proves the server moved past our last write: its
         // event comes before the one that beat us (and may be taken in
@@ -189,6 +150,74 @@ impl<'a> Pass<'a> {
             written: now.filter(|now| !lost && Some(now) != started.as_ref()),
             next_check: self.next_check,
         }
+    }
+
+    /// Records a reported external name on the resource, before anything
+    /// else the pass writes.
+    pub(super) async fn record_external_name(&mut self) -> Result<(), Halt> {
+        let (names, descriptor) = (&self.controller.config.names, self.package.descriptor());
+        let snapshot = &mut self.snapshot;
+        self.external_name
+            .record(&*self.client, names, descriptor, snapshot)
+            .await
+    }
+
+    /// Performs what the decision says until it stops the pass.
+    async fn drive(&mut self) -> Result<Report, Halt> {
+        let mut happened = Happened::Began;
+        loop {
+            happened = match self.decision.step(&self.snapshot, happened) {
+                Do::Validate => {
+                    let found = self.run_callback("validate", |c, o| c.validate(o)).await;
+                    Happened::Validated(found)
+                }
+                Do::RestoreConnection => Happened::Restored(self.restore_connection().await),
+                Do::SetFinalizer(present) => Happened::Done(self.set_finalizer(present).await),
+                Do::Observe(None) => Happened::Observed(Ok(self.observe().await)),
+                Do::Observe(Some(t)) => Happened::Observed(self.publish_while_observing(t).await),
+                Do::Publish(t) => Happened::Wrote(self.write(t).await),
+                Do::Act(converge) => Happened::Acted(self.effect(converge).await),
+                Do::FinishOpenRun => {
+                    self.finish_open_run();
+                    Happened::Done(Ok(()))
+                }
+                Do::Release {
+                    finalizer,
+                    destroyed,
+                } => Happened::Done(self.release(finalizer, destroyed).await),
+                Do::Write(t, note) => {
+                    self.log_note(note);
+                    Happened::Wrote(self.write(t).await)
+                }
+                Do::Stop(result) => return result,
+            };
+        }
+    }
+
+    /// Why a write is made, for the operator's log.
+    fn log_note(&self, note: Option<Note>) {
+        match note {
+            None => {}
+            // For the operator's log only.
+            Some(Note::Undecodable(error)) => tracing::info!(
+                namespace = resource::namespace(&self.snapshot),
+                name = resource::name(&self.snapshot),
+                %error,
+                "configuration does not match the package's config type"
+            ),
+            Some(Note::Invalid(errors)) => self.teller().log_invalid(&errors),
+            Some(Note::ImmutableChanged(fields)) => log::warn_about!(
+                self.subject(),
+                fields = fields.as_str(),
+                "immutable config field changed since it was accepted; nothing runs until the edit is reverted"
+            ),
+        }
+    }
+
+    /// Publishes Reconciling (Deleting) before an effect (a durable step's).
+    pub(super) async fn publish(&mut self) -> Result<Report, Halt> {
+        let t = self.decision.publication(&self.snapshot);
+        self.write(t).await
     }
 
     /// Writes a status computed from the current snapshot, unless it is a
@@ -228,22 +257,17 @@ impl<'a> Pass<'a> {
             self.next_check = next_check;
             return Ok(Report::Reconciled(t.phase, t.reason));
         }
-        self.before_write(&t, &status);
+        self.teller().before_write(&t, &status);
         let previous = resource::status_str(&self.snapshot, "phase").map(str::to_string);
         self.snapshot = self
             .client
             .update_status(self.package.descriptor(), &self.snapshot, &status)
             .await
-            .inspect_err(|e| self.report_fenced(e))?;
+            .inspect_err(|e| self.teller().report_fenced(e))?;
         self.next_check = next_check;
-        self.after_write(previous, &t, &status);
+        self.teller().after_write(previous, &t, &status);
         self.workflow_written();
         Ok(Report::Reconciled(t.phase, t.reason))
-    }
-
-    /// The pass's client: the controller's, behind the pass's fence.
-    pub(super) fn client(&self) -> &Arc<dyn Client> {
-        &self.client
     }
 
     /// `text` with the connection values this pass handed out redacted.
@@ -280,16 +304,19 @@ impl<'a> Pass<'a> {
         failed
     }
 
-    /// A failed attempt: retried with backoff, stored identity kept;
-    /// unless the callback behind it rejected the input (`rejection.rs`).
-    pub(super) async fn fail(&mut self, reason: Reason) -> Result<Report, Halt> {
-        if reason == Reason::ExecutionFailed {
-            if let Some(message) = self.rejection() {
-                return self.reject(message).await;
-            }
+    /// Removes our finalizer (if `finalizer`); the controller forgets what
+    /// it kept of the resource.
+    async fn release(&mut self, finalizer: bool, destroyed: bool) -> Result<(), Halt> {
+        if finalizer {
+            self.set_finalizer(false).await?;
         }
-        self.write(Transition::new(Phase::Failed, reason, Next::Backoff))
-            .await
+        let events = self.controller.telemetry.events.as_ref();
+        if let Some(events) = events.filter(|_| destroyed) {
+            events.released(&self.snapshot);
+        }
+        let uid = resource::uid(&self.snapshot).unwrap_or_default();
+        self.controller.forget(uid);
+        Ok(())
     }
 
     /// Sets our finalizer present or absent, keeping everyone else's.
@@ -309,20 +336,24 @@ impl<'a> Pass<'a> {
             .client
             .update_finalizers(self.package.descriptor(), &self.snapshot, &finalizers)
             .await
-            .inspect_err(|e| self.report_fenced(e))?;
+            .inspect_err(|e| self.teller().report_fenced(e))?;
         Ok(())
     }
 
-    /// The resource is released: the controller forgets what it kept of it.
-    pub(super) fn forget(&self) {
-        let uid = resource::uid(&self.snapshot).unwrap_or_default();
-        self.controller.forget(uid);
+    /// What the pass tells, from where it stands now.
+    pub(super) fn teller(&self) -> Teller<'_> {
+        Teller {
+            controller: self.controller,
+            package: self.package,
+            snapshot: &self.snapshot,
+            decision: &self.decision,
+            fence: self.terms.fence.as_ref(),
+        }
     }
 
-    /// Whether the fence the pass started under still holds (always, with
-    /// none): an Event is recorded only then, as a write would be.
-    pub(super) fn fence_holds(&self) -> bool {
-        self.terms.fence.as_ref().is_none_or(Fence::holds)
+    /// The resource a log line of this pass is about.
+    pub(super) fn subject(&self) -> Subject<'_> {
+        self.teller().subject()
     }
 
     /// A boundary a test hook may name: it may pause or kill the process
@@ -330,20 +361,6 @@ impl<'a> Pass<'a> {
     pub(super) async fn reached(&self, point: Point<'_>) {
         let hooks = self.controller.config.test_hooks.as_ref();
         test_hooks::reached(hooks, point, &self.snapshot).await;
-    }
-
-    /// Our finalizer is on the current snapshot.
-    pub(super) fn has_finalizer(&self) -> bool {
-        resource::has_finalizer(&self.snapshot, &self.controller.config.names.finalizer)
-    }
-
-    pub(super) fn identity_record(&self) -> Option<(String, String)> {
-        self.identity.as_ref().map(|id| {
-            (
-                self.options.profile().to_string(),
-                blue_identity::state_identity_hash(id),
-            )
-        })
     }
 }
 

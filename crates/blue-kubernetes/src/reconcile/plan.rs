@@ -1,12 +1,13 @@
 //! What a pass will do before any package code runs, decided once from its
 //! snapshot (and its references, read fresh): whether package code runs at
 //! all, and which of the rules that need none applies. The preparation
-//! reads it to know what to call; the rules (`rules.rs`) read it instead of
-//! deciding again. A new rule that runs no package code belongs here.
+//! reads it to know what to call; the decision (`decision.rs`) reads it
+//! instead of deciding again. A new rule that runs no package code belongs here.
 
 use super::awaited::Awaited;
 use super::references::{self, Resolution};
 use crate::connection::secret_ref_valid;
+use crate::domain::names::Names;
 use crate::domain::resource::{has_finalizer, is_deleting};
 use crate::domain::spec::{self, CommonSpec, DeletionPolicy, ManagementPolicy};
 use crate::{package::erased::Package, Controller, Error};
@@ -14,7 +15,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// What a pass will do before any package code runs (the rules' numbers
-/// are those of `rules.rs`).
+/// are those of the crate README, "One pass, in order").
+#[derive(Clone)]
 pub(super) enum Plan {
     /// Rule 1: deleting, and Retain, observe-only management or our
     /// finalizer already gone: release, running no package code (not even
@@ -54,20 +56,42 @@ impl Plan {
         config_error: Option<String>,
     ) -> Result<(Plan, Option<BTreeMap<String, Value>>), Error> {
         let names = &controller.config.names;
-        if is_deleting(snapshot)
-            && (spec::deletion_policy(snapshot) == Some(DeletionPolicy::Retain)
-                || spec::management_policy(snapshot) == Some(ManagementPolicy::Observe)
-                || !has_finalizer(snapshot, &names.finalizer))
-        {
-            return Ok((Plan::Release, None));
-        }
-        let resolution = match package.schema().references.is_empty() {
+        let schema = package.schema();
+        // A released resource reads no reference.
+        let resolution = match releases(snapshot, names) || schema.references.is_empty() {
             true => None,
             false => Some(references::resolve(controller, package, snapshot).await?),
         };
+        let plan = Plan::decide(
+            snapshot,
+            names,
+            schema.connection,
+            resolution.as_ref(),
+            config_error,
+        );
+        let referenced = match resolution {
+            Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs, _)) => Some(outputs),
+            _ => None,
+        };
+        Ok((plan, referenced))
+    }
+
+    /// The plan for `snapshot`, its references resolved (`None`: it
+    /// declares none), without I/O. `connection`: the package declares a
+    /// connection Secret, whose reference must be well formed.
+    pub(super) fn decide(
+        snapshot: &Value,
+        names: &Names,
+        connection: bool,
+        resolution: Option<&Resolution>,
+        config_error: Option<String>,
+    ) -> Plan {
+        if releases(snapshot, names) {
+            return Plan::Release;
+        }
         let common = spec::parse(snapshot).filter(|_| {
             spec::protection_well_typed(snapshot, &names.destroy_protection_key)
-                && (!package.schema().connection || secret_ref_valid(snapshot))
+                && (!connection || secret_ref_valid(snapshot))
         });
         let rules = match (common, config_error) {
             (None, _) => Err(Stop::Invalid),
@@ -75,7 +99,7 @@ impl Plan {
             (Some(common), None) => Ok(common),
         };
         // A resource being deleted never waits for its references.
-        let plan = match (resolution.as_ref().filter(|r| r.blocks(snapshot)), rules) {
+        match (resolution.filter(|r| r.blocks(snapshot)), rules) {
             (None, rules) => Plan::Run(rules),
             (Some(_), Err(stop)) => Plan::Hold(stop),
             (Some(Resolution::Cycle), Ok(_)) => Plan::Hold(Stop::Cycle),
@@ -84,16 +108,20 @@ impl Plan {
             }
             // Malformed (a resolved resource never blocks).
             (Some(_), Ok(_)) => Plan::Hold(Stop::Invalid),
-        };
-        let referenced = match resolution {
-            Some(Resolution::Resolved(outputs) | Resolution::Waiting(outputs, _)) => Some(outputs),
-            _ => None,
-        };
-        Ok((plan, referenced))
+        }
     }
 
     /// Whether package code runs (`identity` first).
     pub(super) fn runs_package_code(&self) -> bool {
         matches!(self, Plan::Run(_))
     }
+}
+
+/// Rule 1: deleting, and Retain, observe-only management or our finalizer
+/// already gone.
+fn releases(snapshot: &Value, names: &Names) -> bool {
+    is_deleting(snapshot)
+        && (spec::deletion_policy(snapshot) == Some(DeletionPolicy::Retain)
+            || spec::management_policy(snapshot) == Some(ManagementPolicy::Observe)
+            || !has_finalizer(snapshot, &names.finalizer))
 }

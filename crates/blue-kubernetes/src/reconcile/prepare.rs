@@ -4,29 +4,62 @@
 //! replica runs the identity's shard; the lease the writes are fenced by
 //! ([`Terms`]); the identity lock; for a one-shot pass, a second look.
 
-use super::pass::{Given, Pass, Prepared, Terms};
 use super::plan::Plan;
-use super::report::{PassOutcome, Report};
 use crate::domain::resource;
 use crate::lock::{LockGuard, LockKey};
+use crate::package::binding::Callbacks;
+use crate::package::callback::Failure;
 use crate::package::callback::{self, Pick};
 use crate::package::options::CallbackInput;
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
+use std::sync::Arc;
 
-/// Prepares a pass over `snapshot`; `None`: it is not due. `asked`: an
-/// early check was asked for (a related object changed, a trigger), so it
-/// is due whatever its status says.
+/// What the preparation gives a pass, fixed for the whole pass.
+pub(super) struct Given<'a> {
+    pub(super) controller: &'a Controller,
+    pub(super) package: &'a Package,
+    /// The package bound to the snapshot's config, decoded once.
+    pub(super) callbacks: Arc<dyn Callbacks>,
+    /// What the pass does before any package code runs.
+    pub(super) plan: Plan,
+    /// What `identity` returned (`None`: not called, or it failed).
+    pub(super) identity: Option<Vec<Option<String>>>,
+}
+
+/// A pass prepared from one snapshot, not yet locked or under a lease.
+pub(crate) struct Prepared<'a> {
+    pub(super) given: Given<'a>,
+    pub(super) snapshot: Value,
+    /// With the referenced resources' outputs (the lease's token comes
+    /// with the caller's terms).
+    pub(super) options: CallbackInput,
+    /// The failure of `identity`, if it failed.
+    pub(super) failure: LastFailure,
+}
+
+/// The latest failure of a pass: the callback's name and what happened.
+pub(super) type LastFailure = Option<(&'static str, Failure)>;
+
+/// Prepares a pass over `snapshot`; `None`: it is not due. `due`: whether
+/// it is due is known, so the due rule is not applied again: an early
+/// check was asked for (a related object changed, a trigger), or the
+/// runtime's book judged this very version due. Only a snapshot read
+/// since is judged here.
 pub(crate) async fn prepare<'a>(
     controller: &'a Controller,
     package: &'a Package,
     snapshot: Value,
-    asked: bool,
+    due: bool,
 ) -> Result<Option<Prepared<'a>>, Error> {
-    if !asked && !controller.is_due(&snapshot) {
+    if !due && !controller.is_due(&snapshot) {
         return Ok(None);
     }
-    let (options, config_error) = options_for(package, &snapshot, &controller.config);
+    let config = &controller.config;
+    let options =
+        CallbackInput::from_resource(&snapshot).with_env(config.now.clone(), config.names.clone());
+    // Decoded here, once for the pass; why not (redacted) if it does not.
+    let (callbacks, config_error) = package.bind(&options);
     let (plan, referenced) = Plan::of(controller, package, &snapshot, config_error).await?;
     // Before the references' outputs join the options: an identity must
     // not depend on them (they are gone while a referenced resource is
@@ -34,7 +67,16 @@ pub(crate) async fn prepare<'a>(
     let identify: Pick<Vec<Option<String>>> = |c, o| c.identity(o);
     let (identity, failure) = match plan.runs_package_code() {
         false => (None, None),
-        true => match callback::run(controller, package, "identity", identify, &options).await {
+        true => match callback::run(
+            controller,
+            package,
+            &*callbacks,
+            "identity",
+            identify,
+            &options,
+        )
+        .await
+        {
             Ok(identity) => (Some(identity), None),
             Err(failure) => (None, Some(("identity", failure))),
         },
@@ -46,6 +88,7 @@ pub(crate) async fn prepare<'a>(
     let given = Given {
         controller,
         package,
+        callbacks,
         plan,
         identity,
     };
@@ -80,33 +123,4 @@ impl Prepared<'_> {
         };
         given.controller.config.lock_domain.try_acquire(key)
     }
-
-    /// Takes the identity lock and runs the rules under it on `terms`
-    /// ([`Report::Busy`] when another pass holds it).
-    pub(crate) async fn run_locked(self, terms: Terms) -> PassOutcome {
-        match self.lock() {
-            Some(_lock) => self.run(terms).await,
-            None => PassOutcome::unwritten(Ok(Report::Busy)),
-        }
-    }
-
-    /// Runs the rules on `terms`, under the lock the caller holds.
-    pub(super) async fn run(self, terms: Terms) -> PassOutcome {
-        Pass::new(self, terms).run().await
-    }
-}
-
-/// The callback options for `resource`, with the controller's clock and
-/// names, and the package bound to the resource's config (decoded here,
-/// once for the pass); and, for a config that does not decode, why
-/// (redacted).
-fn options_for(
-    package: &Package,
-    resource: &Value,
-    config: &crate::Config,
-) -> (CallbackInput, Option<String>) {
-    let options =
-        CallbackInput::from_resource(resource).with_env(config.now.clone(), config.names.clone());
-    let (bound, error) = package.bind(&options);
-    (options.with_bound(bound), error)
 }

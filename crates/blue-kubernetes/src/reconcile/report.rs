@@ -88,6 +88,7 @@ impl PassOutcome {
 }
 
 /// Why a pass stops early.
+#[derive(Debug)]
 pub(super) enum Halt {
     /// A write lost a race (or the object vanished): stop, nothing more runs.
     Lost(Report),

@@ -1,43 +1,38 @@
 //! What a pass tells the people running the operator: callback timings and
 //! failures, phase transitions, Events. Never the status's business.
 
-use super::pass::Pass;
+use super::decision::Decision;
 use super::plan::{Plan, Stop};
 use crate::domain::status::{Next, Transition};
 use crate::domain::time::parse_ms;
-use crate::package::callback::{self, Failure, Pick};
+use crate::leader::Fence;
+use crate::package::erased::Package;
 use crate::package::validation::ValidationErrors;
 use crate::resource::{Phase, Reason};
 use crate::telemetry::log::{self, Subject};
 use crate::telemetry::EventType;
+use crate::Controller;
 use serde_json::Value;
 use std::time::Duration;
 
-impl Pass<'_> {
-    /// Runs a callback; a failure is remembered for the log line of the
-    /// Failed status it leads to.
-    pub(super) async fn run_callback<T: Send + 'static>(
-        &mut self,
-        name: &'static str,
-        pick: Pick<T>,
-    ) -> Option<T> {
-        let result = callback::run(self.controller, self.package, name, pick, &self.options).await;
-        self.noted(name, result)
-    }
+/// What a pass tells, from where it stands: the controller's telemetry,
+/// the resource as the pass knows it, and what its decision remembers.
+pub(super) struct Teller<'a> {
+    pub(super) controller: &'a Controller,
+    pub(super) package: &'a Package,
+    pub(super) snapshot: &'a Value,
+    pub(super) decision: &'a Decision<'a>,
+    /// The fence the pass started under: an Event is recorded only while
+    /// it holds (always, with none), as a write would be.
+    pub(super) fence: Option<&'a Fence>,
+}
 
-    /// What callback `name` returned; a failure is remembered (see
-    /// `run_callback`).
-    pub(super) fn noted<T>(&mut self, name: &'static str, result: Result<T, Failure>) -> Option<T> {
-        result
-            .map_err(|failure| self.failure = Some((name, failure)))
-            .ok()
-    }
-
+impl<'a> Teller<'a> {
     /// The resource a log line of this pass is about.
-    pub(super) fn subject(&self) -> Subject<'_> {
+    pub(super) fn subject(&self) -> Subject<'a> {
         Subject {
             descriptor: self.package.descriptor(),
-            object: &self.snapshot,
+            object: self.snapshot,
         }
     }
 
@@ -50,7 +45,8 @@ impl Pass<'_> {
     /// Before a status write: the WARN line of the callback failure behind
     /// a Failed status, with the attempt and retry time the status records.
     pub(super) fn before_write(&self, t: &Transition, status: &Value) {
-        let (Phase::Failed | Phase::Rejected, Some((callback, failure))) = (t.phase, &self.failure)
+        let (Phase::Failed | Phase::Rejected, Some((callback, failure))) =
+            (t.phase, self.decision.failure())
         else {
             return;
         };
@@ -87,7 +83,8 @@ impl Pass<'_> {
         if changed {
             log::phase_changed(self.subject(), previous.as_deref(), t.phase, t.reason);
         }
-        let Some(recorder) = telemetry.events.as_ref().filter(|_| self.fence_holds()) else {
+        let fence_holds = self.fence.is_none_or(Fence::holds);
+        let Some(recorder) = telemetry.events.as_ref().filter(|_| fence_holds) else {
             return;
         };
         // Marked validation messages, a changed immutable field and a
@@ -95,8 +92,8 @@ impl Pass<'_> {
         // follows an edit, a token or a new check), not only on a change
         // of phase.
         let for_users = self
-            .user_facing
-            .as_ref()
+            .decision
+            .user_facing()
             .filter(|_| matches!(t.phase, Phase::Invalid | Phase::Rejected));
         // A retry publishes Reconciling again after Failed: the Failed
         // series already tells that story (with its count).
@@ -110,12 +107,12 @@ impl Pass<'_> {
             _ => EventType::Normal,
         };
         let message = match for_users {
-            Some(text) => text.clone(),
+            Some(text) => text.to_string(),
             None => self.event_message(t, status),
         };
         recorder.record(
             self.package.descriptor(),
-            &self.snapshot,
+            self.snapshot,
             kind,
             t.reason.as_str(),
             message,
@@ -142,7 +139,7 @@ impl Pass<'_> {
         let descriptor = self.package.descriptor();
         events.record(
             descriptor,
-            &self.snapshot,
+            self.snapshot,
             EventType::Warning,
             "Fenced",
             message,
@@ -158,7 +155,7 @@ impl Pass<'_> {
             .unwrap_or(t.phase.as_str())
             .to_string();
         if let (Reason::DependencyNotReady, Plan::Hold(Stop::Waiting(_, awaited))) =
-            (t.reason, &self.plan)
+            (t.reason, self.decision.plan())
         {
             // Which reference, and whether its object exists: its name is
             // validated and public; nothing else of it is said.
@@ -167,7 +164,7 @@ impl Pass<'_> {
         if t.phase != Phase::Failed {
             return generic;
         }
-        let what = match (&self.failure, t.reason) {
+        let what = match (self.decision.failure(), t.reason) {
             (Some((callback, _)), _) => format!("{callback} failed"),
             (None, Reason::NotReady) => "infrastructure not ready".to_string(),
             (None, _) => generic,

@@ -4,12 +4,13 @@
 //! writes (logged, fenced and counted like the others).
 
 use super::pass::Pass;
-use super::report::{Halt, Report};
+use super::protocol::Effect;
+use super::report::Halt;
 use super::workflow::{Notes, Workflow};
 use crate::domain::resource::{self, is_deleting, status};
 use crate::domain::status::Transition;
 use crate::package::callback::{self, Failure, Pick};
-use crate::package::{options::CallbackInput, result::WorkflowOutcome};
+use crate::package::{options::CallbackInput, result::Answer};
 use crate::resource::{Phase, Reason};
 use crate::steps::{valid_name, Begun, Desired, Ended, Ignored, Record, Refused};
 use crate::steps::{Request, Started, State};
@@ -19,12 +20,6 @@ use crate::test_hooks::Point;
 use crate::Controller;
 use serde_json::Value;
 use std::sync::atomic::Ordering;
-
-/// How the effect callback ended, for the rules of act.rs.
-pub(super) enum Effect {
-    Succeeded,
-    Failed(Reason),
-}
 
 /// The desired state the pass's run is for. (A function of the fields it
 /// reads, so the run in memory can be changed while it is held.)
@@ -57,13 +52,21 @@ impl Pass<'_> {
     pub(super) async fn run_effect(
         &mut self,
         name: &'static str,
-        pick: Pick<WorkflowOutcome>,
-    ) -> Result<Option<WorkflowOutcome>, Halt> {
+        pick: Pick<Answer>,
+    ) -> Result<Option<Answer>, Halt> {
         let called = match self.stepped() {
             true => self.call_answering_steps(name, pick).await,
             false => {
                 let options = self.options.clone().with_steps(Steps::undeclared());
-                callback::run(self.controller, self.package, name, pick, &options).await
+                callback::run(
+                    self.controller,
+                    self.package,
+                    &*self.callbacks,
+                    name,
+                    pick,
+                    &options,
+                )
+                .await
             }
         };
         if let Some(halt) = self.workflow.as_mut().and_then(|w| w.halt.take()) {
@@ -75,12 +78,13 @@ impl Pass<'_> {
     async fn call_answering_steps(
         &mut self,
         name: &'static str,
-        pick: Pick<WorkflowOutcome>,
-    ) -> Result<WorkflowOutcome, Failure> {
+        pick: Pick<Answer>,
+    ) -> Result<Answer, Failure> {
         let (steps, mut requests) = Steps::linked();
         let options = self.options.clone().with_steps(steps);
         let (controller, package) = (self.controller, self.package);
-        let called = callback::run(controller, package, name, pick, &options);
+        let callbacks = self.callbacks.clone();
+        let called = callback::run(controller, package, &*callbacks, name, pick, &options);
         tokio::pin!(called);
         loop {
             tokio::select! {
@@ -150,9 +154,8 @@ impl Pass<'_> {
         workflow.ran = true;
         // The keys go out only once the record holding the run landed
         // (`workflow_written` marks it started then).
-        let (phase, reason) = self.effect_phase();
-        match self.publish(phase, reason).await {
-            Ok(()) => {
+        match self.publish().await {
+            Ok(_) => {
                 self.reached(Point::BeforeStep(name)).await;
                 Ok(Started::Run(Step::new(name, key, run, interrupted)))
             }
@@ -160,14 +163,6 @@ impl Pass<'_> {
                 self.workflow().halt = Some(halt);
                 Err(StepError::Halted)
             }
-        }
-    }
-
-    /// Reconciling, or Deleting for a resource being deleted.
-    pub(super) fn effect_phase(&self) -> (Phase, Reason) {
-        match is_deleting(&self.snapshot) {
-            true => (Phase::Deleting, Reason::Deleting),
-            false => (Phase::Reconciling, Reason::Reconciling),
         }
     }
 
@@ -185,9 +180,8 @@ impl Pass<'_> {
     /// steps so far recorded is written (as the boundary write would have,
     /// without the next step), and the next process resumes here.
     async fn stop_at_boundary(&mut self) -> StepError {
-        let (phase, reason) = self.effect_phase();
-        let halt = match self.publish(phase, reason).await {
-            Ok(()) => Halt::Lost(Report::Reconciled(phase, reason)),
+        let halt = match self.publish().await {
+            Ok(report) => Halt::Lost(report),
             Err(halt) => halt,
         };
         self.workflow().halt = Some(halt);
@@ -251,7 +245,7 @@ impl Pass<'_> {
     pub(super) fn settle_run(&mut self, succeeded: bool) -> Effect {
         let now = self.controller.now();
         let broken = self.steps_broken;
-        let rejected = !succeeded && !broken && self.rejection().is_some();
+        let rejected = !succeeded && !broken && self.decision.rejection().is_some();
         if let Some(workflow) = self.workflow.as_mut() {
             if let Some(name) = workflow.running.take() {
                 workflow.record.failed(&name, now);

@@ -293,21 +293,25 @@ mod tests {
     fn kinds_are_shared_across_packages_and_the_connection_secret_is_always_related() {
         use crate::package::observation::Observation;
         use crate::package::result::WorkflowOutcome;
+        use crate::package::schema::ResourceSchema;
         let cms = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
-        let package = |plural: &str, kind: &str| {
-            Package::builder(ResourceDescriptor::new("example.com", "v1", plural, kind))
-                .related(Related::owned(cms.clone()))
+        let package = |plural: &str, kind: &str, secret: bool| {
+            let d = ResourceDescriptor::new("example.com", "v1", plural, kind);
+            let schema = ResourceSchema::new(d).related(Related::owned(cms.clone()));
+            let schema = if secret {
+                schema.connection_secret()
+            } else {
+                schema
+            };
+            Package::builder(schema)
                 .identity(|_| Ok(vec![]))
                 .observe(|_| Ok(Observation::READY))
                 .converge(|_| Ok(WorkflowOutcome::new()))
                 .delete(|_| Ok(WorkflowOutcome::new()))
         };
         let packages = vec![
-            package("widgets", "Widget").build().unwrap(),
-            package("gadgets", "Gadget")
-                .connection_secret()
-                .build()
-                .unwrap(),
+            package("widgets", "Widget", false).build().unwrap(),
+            package("gadgets", "Gadget", true).build().unwrap(),
         ];
         let kinds = kinds(&packages).unwrap();
         let plurals: Vec<_> = kinds.iter().map(|k| k.descriptor.plural.as_str()).collect();

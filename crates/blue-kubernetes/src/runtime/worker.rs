@@ -10,7 +10,7 @@ use super::book::Ended;
 use super::dispatch::{pass_began, pass_ended, set_queue_depth};
 use super::queue::Work;
 use super::Shared;
-use crate::reconcile::{prepare, PassOutcome, Report, Request, Terms};
+use crate::reconcile::{prepare, run_locked, PassOutcome, Report, Request, Terms};
 use crate::telemetry::failure_log::Failure;
 use crate::telemetry::Verdict;
 use futures::FutureExt;
@@ -29,9 +29,9 @@ pub(super) async fn work_loop(shared: Arc<Shared>) {
         // be read stands, behind the read's backoff.
         let (requested, copy) = pass_began(&shared, &work.key);
         let ended = match copy {
-            Some(snapshot) => pass(&shared, &work, snapshot, requested).await,
+            Some(snapshot) => pass(&shared, &work, snapshot, requested, true).await,
             None => match read(&shared, &work).await {
-                Ok(snapshot) => pass(&shared, &work, snapshot, requested).await,
+                Ok(snapshot) => pass(&shared, &work, snapshot, requested, false).await,
                 Err(verdict) => Ended {
                     unserved_request: match verdict {
                         Verdict::Broke(_) => requested,
@@ -94,6 +94,7 @@ async fn pass(
     work: &Work,
     snapshot: serde_json::Value,
     requested: Request,
+    copy: bool,
 ) -> Ended {
     let metrics = shared.controller.telemetry.metrics.clone();
     let package = &shared.controller.config.packages[work.key.package()];
@@ -108,7 +109,12 @@ async fn pass(
     // first write fails with Conflict, before any effect). The next check
     // is kept in memory, so a check may be quiet.
     let run = async {
-        let prepared = match prepare(controller, package, snapshot, requested.any()).await {
+        // The book applied the due rule to the version it queued: a copy
+        // of that version is not judged again, a newer or re-read one is.
+        let version = snapshot.pointer("/metadata/resourceVersion");
+        let judged = copy && version.and_then(serde_json::Value::as_str) == Some(&work.version);
+        let due = requested.any() || judged;
+        let prepared = match prepare(controller, package, snapshot, due).await {
             Ok(Some(prepared)) => prepared,
             Ok(None) => return PassOutcome::unwritten(Ok(Report::NotDue)),
             Err(e) => return PassOutcome::unwritten(Err(e)),
@@ -136,7 +142,7 @@ async fn pass(
         };
         // The permit goes after the lock: a drain that sees the shard idle
         // sees the identity free as well.
-        prepared.run_locked(terms).await
+        run_locked(prepared, terms).await
     };
     // A bug anywhere in a pass must cost one attempt, not a worker.
     let caught = AssertUnwindSafe(run).catch_unwind().await;

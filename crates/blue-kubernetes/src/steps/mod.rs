@@ -187,8 +187,8 @@ pub enum StepError {
     #[error("durable steps run only inside converge and delete, while they run")]
     Unavailable,
     /// The package did not declare steps
-    /// ([`PackageBuilder::steps`](crate::package::PackageBuilder::steps)).
-    #[error("the package does not declare durable steps (PackageBuilder::steps)")]
+    /// ([`ResourceSchema::steps`](crate::ResourceSchema::steps)).
+    #[error("the package does not declare durable steps (ResourceSchema::steps)")]
     Undeclared,
     /// The name is not `[a-z0-9-]{1,63}`.
     #[error("step name {0:?} is not 1 to 63 of [a-z0-9-]")]

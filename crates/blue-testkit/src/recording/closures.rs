@@ -5,7 +5,7 @@
 
 use super::{Call, Callback, Ended, FakeInfra, Seen, PLANTED_SECRET};
 use blue_kubernetes::package::{CallbackError, CallbackInput, WorkflowOutcome};
-use blue_kubernetes::{Observation, Package};
+use blue_kubernetes::{Observation, Package, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::Value;
 
@@ -30,8 +30,8 @@ impl FakeInfra {
     }
 
     fn closures(&self, descriptor: ResourceDescriptor, sync: bool, stepped: bool) -> Package {
-        let builder = Package::builder(descriptor);
-        let builder = if stepped { builder.steps() } else { builder };
+        let schema = ResourceSchema::new(descriptor);
+        let builder = Package::builder(if stepped { schema.steps() } else { schema });
         let (a, b, c) = (self.clone(), self.clone(), self.clone());
         let (d, e) = (self.clone(), self.clone());
         let builder = if sync {
