@@ -180,6 +180,7 @@
 //! check, wrote nothing) and decides again; the watch event of the pass's
 //! own write comes back through step 1.
 
+pub mod admission;
 mod cached;
 mod client_stack;
 pub mod config;

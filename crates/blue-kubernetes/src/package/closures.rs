@@ -116,7 +116,10 @@ impl Callbacks for Closures {
 struct Unbound(Arc<Closures>);
 
 impl Bind for Unbound {
-    fn bind(&self, _: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error> {
+    fn bind(
+        &self,
+        _: &CallbackInput,
+    ) -> Result<Arc<dyn Callbacks>, crate::package::typed::ConfigError> {
         Ok(self.0.clone())
     }
 }
