@@ -44,8 +44,8 @@ impl FailurePolicy {
 pub enum ClientConfig {
     /// Through a Service in front of the operator's pods (every replica
     /// serves), its CA injected by cert-manager from `certificate`
-    /// (`namespace/name` of a cert-manager Certificate; `None`: the
-    /// bundle is set by other means).
+    /// (`namespace/name` of a cert-manager Certificate), or given as
+    /// `ca_bundle`.
     Service {
         /// The Service's namespace.
         namespace: String,
@@ -55,6 +55,9 @@ pub enum ClientConfig {
         port: u16,
         /// The cert-manager Certificate whose CA the `cert-manager.io/inject-ca-from` annotation names.
         certificate: Option<String>,
+        /// The CA that signed the serving certificate, PEM, when no
+        /// cert-manager injects it.
+        ca_bundle: Option<String>,
     },
     /// At a URL (`https://127.0.0.1:9443`, no path), trusted through
     /// `ca_bundle` (PEM): for development and tests.
@@ -117,7 +120,7 @@ impl WebhookOptions {
 /// let widgets = ResourceSchema::new(ResourceDescriptor::new("example.com", "v1", "widgets", "Widget"));
 /// let client = ClientConfig::Service {
 ///     namespace: "ops".into(), name: "widget-operator".into(), port: 443,
-///     certificate: Some("ops/widget-operator".into()),
+///     certificate: Some("ops/widget-operator".into()), ca_bundle: None,
 /// };
 /// let configuration = webhook_configuration([&widgets], &WebhookOptions::new("widget-operator", client));
 /// let webhook = &configuration["webhooks"][0];
@@ -159,8 +162,15 @@ fn webhook(schema: &ResourceSchema, options: &WebhookOptions) -> Value {
             namespace,
             name,
             port,
+            ca_bundle,
             ..
-        } => json!({"service": {"namespace": namespace, "name": name, "path": path, "port": port}}),
+        } => {
+            let mut client = json!({"service": {"namespace": namespace, "name": name, "path": path, "port": port}});
+            if let Some(ca) = ca_bundle {
+                client["caBundle"] = json!(base64::engine::general_purpose::STANDARD.encode(ca));
+            }
+            client
+        }
         ClientConfig::Url { base, ca_bundle } => json!({
             "url": format!("{}{path}", base.trim_end_matches('/')),
             "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_bundle),

@@ -123,6 +123,16 @@ impl Admission {
         )
     }
 
+    /// Whether a package is judged at `path`.
+    pub fn serves(&self, path: &str) -> bool {
+        self.package_at(path).is_some()
+    }
+
+    /// The controller it judges with.
+    pub(crate) fn controller(&self) -> &Controller {
+        &self.controller
+    }
+
     fn package_at(&self, path: &str) -> Option<&Package> {
         let packages = &self.controller.config.packages;
         packages

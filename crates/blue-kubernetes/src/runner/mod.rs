@@ -55,7 +55,7 @@
 //! runner connected ([`Connected`]), and [`Runner::configure`] sees the
 //! controller's [`Config`] before it starts.
 
-mod crd;
+pub(crate) mod crd;
 mod drain;
 mod flags;
 mod health_log;
@@ -66,6 +66,8 @@ mod logging;
 mod serve;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 pub use clap;
 pub use drain::{drain, Drained};
@@ -276,6 +278,14 @@ impl<A: clap::Args + 'static> Runner<A> {
         crd::yaml(self.name, &self.crds, cel)
     }
 
+    /// The ValidatingWebhookConfiguration of the kinds declared with
+    /// [`Runner::crd`], as YAML: what `crd --webhook-service NS/NAME`
+    /// prints after the CRDs (commit it with your deployment; a test can
+    /// compare the two).
+    pub fn webhook_yaml(&self, options: &crate::admission::WebhookOptions) -> String {
+        crd::webhook_yaml(&self.crds, options)
+    }
+
     /// The whole command line (flags and subcommands), as clap sees it:
     /// for tests, shell completions or a manual page.
     pub fn command_line(&self) -> clap::Command {
@@ -318,9 +328,12 @@ impl<A: clap::Args + 'static> Runner<A> {
             }
         };
         let result = match invocation {
-            Invocation::Crd { cel } => self
+            Invocation::Crd { cel, webhook } => self
                 .crd_yaml(cel)
-                .map(|yaml| print!("{yaml}"))
+                .map(|yaml| match &webhook {
+                    Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
+                    None => print!("{yaml}"),
+                })
                 .map_err(BoxError::from),
             Invocation::Command(matches, flags, args) => match self.commands {
                 Some((_, handle)) => handle(&matches, &flags, &args),
@@ -358,8 +371,14 @@ impl<A: clap::Args + 'static> Runner<A> {
             .try_get_matches_from_mut(args)
             .map_err(|e| unshown(e, &mut command))?;
         if let Some(("crd", crd)) = matches.subcommand() {
-            let cel = !crd::CrdFlags::from_arg_matches(crd)?.no_cel;
-            return Ok(Invocation::Crd { cel });
+            let crd = crd::CrdFlags::from_arg_matches(crd)?;
+            let webhook = crd
+                .webhook(self.name)
+                .map_err(|e| command.error(clap::error::ErrorKind::InvalidValue, e))?;
+            return Ok(Invocation::Crd {
+                cel: !crd.no_cel,
+                webhook,
+            });
         }
         let flags = Flags::from_arg_matches(&matches)?;
         let args = A::from_arg_matches(&matches).map_err(|e| unshown(e, &mut command))?;
@@ -375,8 +394,11 @@ impl<A: clap::Args + 'static> Runner<A> {
 
 /// What one command line asks for.
 enum Invocation<A> {
-    /// `crd [--no-cel]`.
-    Crd { cel: bool },
+    /// `crd [--no-cel] [--webhook-service NS/NAME ...]`.
+    Crd {
+        cel: bool,
+        webhook: Option<crate::admission::WebhookOptions>,
+    },
     /// One of the operator's own subcommands.
     Command(ArgMatches, Box<Flags>, A),
     /// Run the operator.
