@@ -68,6 +68,8 @@ mod serve;
 mod tests;
 #[cfg(feature = "webhook")]
 pub mod webhook;
+#[cfg(test)]
+mod webhook_manifest_tests;
 
 pub use clap;
 pub use drain::{drain, Drained};
