@@ -129,6 +129,7 @@ impl Admission {
     }
 
     /// The controller it judges with.
+    #[cfg(feature = "webhook")]
     pub(crate) fn controller(&self) -> &Controller {
         &self.controller
     }

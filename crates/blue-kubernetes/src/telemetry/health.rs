@@ -85,6 +85,7 @@ impl Health {
     }
 
     /// Readiness also waits for `ready` (the webhook server serving).
+    #[cfg(feature = "webhook")]
     pub(crate) fn gate(&self, ready: std::sync::Arc<AtomicBool>) {
         let mut gates = self.gates.lock().unwrap_or_else(|e| e.into_inner());
         gates.push(ready);

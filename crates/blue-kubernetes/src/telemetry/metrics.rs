@@ -54,6 +54,7 @@ pub struct Metrics {
     pub(crate) watch_events: Counter,
     pub(crate) watch_fallbacks: Counter,
     pub(crate) events: Family<One, Counter>,
+    #[cfg(feature = "webhook")]
     webhook: std::sync::OnceLock<super::webhook_metrics::WebhookMetrics>,
 }
 
@@ -85,6 +86,7 @@ impl Metrics {
             watch_events: Counter::default(),
             watch_fallbacks: Counter::default(),
             events: Family::default(),
+            #[cfg(feature = "webhook")]
             webhook: std::sync::OnceLock::new(),
         };
         m.queue_depth
@@ -219,6 +221,7 @@ impl Metrics {
             .register_collector(Box::new(super::proxy_metrics::ProxyCollector(proxy)));
     }
 
+    #[cfg(feature = "webhook")]
     /// The admission webhook's metrics, registered the first time they
     /// are asked for (one set however many servers a process runs).
     pub(crate) fn webhook(&self) -> super::webhook_metrics::WebhookMetrics {

@@ -12,6 +12,7 @@ mod request_metrics;
 mod sharding;
 mod stats;
 mod tally;
+#[cfg(feature = "webhook")]
 mod webhook_metrics;
 
 pub(crate) use events::{EventRecorder, EventType};
@@ -23,6 +24,7 @@ pub(crate) use sharding::ShardMetrics;
 pub use stats::Stats;
 pub(crate) use stats::{Counters, Verdict};
 pub(crate) use tally::Tally;
+#[cfg(feature = "webhook")]
 pub(crate) use webhook_metrics::WebhookMetrics;
 
 #[cfg(feature = "http")]
