@@ -178,7 +178,21 @@ impl Admission {
                 d.qualified_plural()
             )),
         };
-        Ok(verdict.to_review(&request.uid))
+        let mut review = verdict.to_review(&request.uid);
+        // kubectl then says `The Widget "w" is invalid:`, as for the
+        // schema's own refusals, before the causes.
+        if let (Some(details), Some(object)) = (
+            review.pointer_mut("/response/status/details"),
+            &request.object,
+        ) {
+            details["group"] = d.group.clone().into();
+            details["kind"] = d.kind.clone().into();
+            details["name"] = object
+                .pointer("/metadata/name")
+                .cloned()
+                .unwrap_or_default();
+        }
+        Ok(review)
     }
 
     /// Judges `request` for the package of its object's kind (a bad
