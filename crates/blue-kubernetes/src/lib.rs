@@ -85,7 +85,11 @@
 //! - [`crd`]: CRD generation; [`telemetry`]: metrics, stats, health and
 //!   their HTTP endpoints;
 //! - `runner` (feature `runner`): an operator binary's flags, logging,
-//!   signals and `crd` subcommand.
+//!   signals and `crd` subcommand; with the feature `webhook`, the
+//!   admission webhook's HTTPS server (`runner::webhook`).
+//! - [`admission`]: the packages' validating admission (the pass's
+//!   pre-effect checks judged at `kubectl apply`) and its
+//!   ValidatingWebhookConfiguration.
 //!
 //! # Map of the crate
 //! - `config`, `controller`, `client_stack`: [`Config`], its validation,
@@ -148,6 +152,13 @@
 //!   answers the handle in `reconcile::steps`.
 //! - `test_hooks`: test-only pauses and SIGKILLs at named boundaries of
 //!   a pass (`reconcile::steps`, `act` and `pass` reach them).
+//! - `admission/`: `request` and `verdict` (the AdmissionReview read and
+//!   answered), `judge` (the pass's pre-effect checks, calling the
+//!   functions the pass uses), `common_fields` (which common field the
+//!   parser refuses), `configuration` (the ValidatingWebhookConfiguration).
+//!   `runner/webhook/`: `server` (TLS, HTTP/1.1, limits), `certificates`,
+//!   `reload` (a certificate directory watched), `self_signed`, `flags`,
+//!   `run` (in the runner: before the first write, stopped last).
 //! - `crd/`, `preflight`, `http`, `lock`, `namespaces`.
 //!
 //! # One resource's path
