@@ -48,7 +48,7 @@ pub(crate) async fn judge(
         Err(e) => {
             // serde's message without the values it quotes: the field,
             // what was wrong and the expected type.
-            causes.push(Cause::at(e.field(), redact(&e.source.to_string())));
+            causes.push(Cause::at(e.field(), redact(&e.error.to_string())));
             return Verdict::Denied(causes);
         }
     };

@@ -60,12 +60,14 @@ fn config_of(resource: &Value, names: &Names) -> Value {
 /// serde's message (which may quote the offending value: redact it before
 /// it goes anywhere, see [`redact`]).
 #[derive(Debug, thiserror::Error)]
-#[error("spec.config{path}: {source}")]
+#[error("spec.config{path}: {error}")]
 pub(crate) struct ConfigError {
     /// The field's path inside `spec.config`, from its root: `.size`,
     /// `.hosts[2]`; empty for the config itself.
     pub(crate) path: String,
-    pub(crate) source: serde_json::Error,
+    /// Not a `source`: the text is said once, so that redacting it (which
+    /// keeps what follows `, expected`) never meets it a second time.
+    pub(crate) error: serde_json::Error,
 }
 
 impl ConfigError {
@@ -92,7 +94,7 @@ pub(crate) fn decode_config_at<C: DeserializeOwned>(
         };
         ConfigError {
             path,
-            source: e.into_inner(),
+            error: e.into_inner(),
         }
     })
 }
