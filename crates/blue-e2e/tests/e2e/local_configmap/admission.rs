@@ -16,11 +16,11 @@ use super::{get, manifest, wait_phase, wait_ready, World, LCM};
 use crate::support::wait::{eventually, DEADLINE};
 
 /// The example's webhook configuration (the runner's name).
-const CONFIGURATION: &str = "local-configmap-operator";
+pub(super) const CONFIGURATION: &str = "local-configmap-operator";
 /// A value that must never reach a denial.
-const PLANTED: &str = "pl4nted-s3cret-value";
+pub(super) const PLANTED: &str = "pl4nted-s3cret-value";
 
-fn webhook_args(w: &World, policy: &str) -> Vec<String> {
+pub(super) fn webhook_args(w: &World, policy: &str) -> Vec<String> {
     let mut args = w.admin_args();
     args.extend(
         [
@@ -37,7 +37,7 @@ fn webhook_args(w: &World, policy: &str) -> Vec<String> {
 
 /// Starts the operator with its self-signed webhook and waits until the
 /// configuration it applies is there.
-fn start_with_webhook(w: &mut World, policy: &str) -> Result<()> {
+pub(super) fn start_with_webhook(w: &mut World, policy: &str) -> Result<()> {
     let args = webhook_args(w, policy);
     w.start_operator(&args)?;
     eventually("the webhook configuration", DEADLINE, || {
@@ -49,7 +49,7 @@ fn start_with_webhook(w: &mut World, policy: &str) -> Result<()> {
 }
 
 /// `kubectl apply` of `name` with `spec`: Ok(stderr) when refused.
-fn refused(w: &World, name: &str, spec: Value) -> Result<String> {
+pub(super) fn refused(w: &World, name: &str, spec: Value) -> Result<String> {
     let run = w
         .kube
         .run(&["apply", "-f", "-"], Some(&manifest(name, spec)))?;
@@ -57,7 +57,7 @@ fn refused(w: &World, name: &str, spec: Value) -> Result<String> {
     Ok(run.stderr)
 }
 
-fn bad_keys() -> Value {
+pub(super) fn bad_keys() -> Value {
     json!({"config": {"data": {"bad key": PLANTED}}})
 }
 

@@ -4,6 +4,7 @@
 //! make them), so any one of them runs alone.
 
 mod admission;
+mod admission_hostile;
 mod basics;
 mod deletion;
 mod drift;
