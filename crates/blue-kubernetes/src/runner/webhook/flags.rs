@@ -35,7 +35,7 @@ pub struct WebhookFlags {
         conflicts_with = "webhook_service"
     )]
     pub webhook_url: Option<String>,
-    /// The Service in front of the operator's pods, NAMESPACE/NAME[:PORT] (port 443 by default): its DNS names in the self-signed certificate, and the configuration's clientConfig
+    /// The Service in front of the operator's pods, NAMESPACE/NAME or NAMESPACE/NAME:PORT (port 443 by default): its DNS names in the self-signed certificate, and the configuration's clientConfig
     #[arg(long, value_name = "NS/NAME[:PORT]", env = "BLUE_WEBHOOK_SERVICE")]
     pub webhook_service: Option<String>,
     /// What the API server does while the webhook does not answer: Fail refuses creates and updates (finalizer changes too, on Kubernetes before 1.27), Ignore admits them for the controller to judge
