@@ -100,3 +100,21 @@ impl std::fmt::Debug for Health {
             .finish()
     }
 }
+
+#[cfg(all(test, feature = "webhook"))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn readiness_waits_for_the_webhook_while_it_serves() {
+        let health = Health::new(Arc::new(|| 0), 500, 1);
+        health.listed(0);
+        assert!(health.is_ready());
+        let serving = Arc::new(AtomicBool::new(true));
+        health.gate(serving.clone());
+        assert!(health.is_ready());
+        serving.store(false, Ordering::Relaxed);
+        assert!(!health.is_ready());
+    }
+}
