@@ -14,6 +14,8 @@ mod restart;
 mod spawner;
 mod sweep;
 mod wait;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};

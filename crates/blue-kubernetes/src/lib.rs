@@ -85,11 +85,16 @@
 //! - [`crd`]: CRD generation; [`telemetry`]: metrics, stats, health and
 //!   their HTTP endpoints;
 //! - `runner` (feature `runner`): an operator binary's flags, logging,
-//!   signals and `crd` subcommand.
+//!   signals and `crd` subcommand; with the feature `webhook`, the
+//!   admission webhook's HTTPS server (`runner::webhook`).
+//! - [`admission`]: the packages' validating admission (the pass's
+//!   pre-effect checks judged at `kubectl apply`) and its
+//!   ValidatingWebhookConfiguration.
 //!
 //! The map of the crate's own modules, for its maintainers, is in the
 //! README's "Architecture".
 
+pub mod admission;
 mod cached;
 mod client_stack;
 mod clock;

@@ -165,7 +165,7 @@ fn a_config_decode_failure_is_logged_at_info_without_the_value() {
     let (level, line) = logged[0];
     assert_eq!(*level, tracing::Level::INFO);
     assert!(
-        line.contains("error=invalid type: string \"...\", expected u32")
+        line.contains("error=spec.config.size: invalid type: string \"...\", expected u32")
             && line.contains("name=\"logged\""),
         "{line}"
     );

@@ -4,6 +4,7 @@
 
 use crate::package::{self, LocalConfigMaps};
 use crate::test_hooks::{self, TestHooks};
+use blue_kubernetes::admission::{ClientConfig, WebhookOptions};
 use blue_kubernetes::runner::Runner;
 use blue_kubernetes::ResourceSchema;
 
@@ -33,9 +34,37 @@ pub fn runner() -> Runner {
         })
 }
 
+/// The admission webhook's configuration this example ships
+/// (`manifests/webhook-configuration.yaml`, printed by `crd
+/// --webhook-service default/local-configmap-operator-webhook --webhook-certificate
+/// default/local-configmap-operator-webhook`): reached through the Service in
+/// `manifests/webhook.yaml`, its CA injected by cert-manager from the
+/// Certificate of the same name, `Fail` while it does not answer.
+pub fn webhook_options() -> WebhookOptions {
+    let client = ClientConfig::Service {
+        namespace: "default".into(),
+        name: "local-configmap-operator-webhook".into(),
+        port: 443,
+        certificate: Some("default/local-configmap-operator-webhook".into()),
+        ca_bundle: None,
+    };
+    WebhookOptions::new("local-configmap-operator", client)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::runner;
+    use super::{runner, webhook_options};
+
+    #[test]
+    fn the_committed_webhook_configuration_is_the_generated_one() {
+        let printed = runner().webhook_yaml(&webhook_options());
+        assert!(
+            printed == include_str!("../manifests/webhook-configuration.yaml"),
+            "manifests/webhook-configuration.yaml is stale; regenerate it with\n  \
+             cargo run -p local-configmap-operator -- crd --webhook-service default/local-configmap-operator-webhook --webhook-certificate default/local-configmap-operator-webhook\n\
+             (its last document)"
+        );
+    }
 
     #[test]
     fn crd_prints_the_committed_manifest() {

@@ -4,6 +4,7 @@
 
 use crate::postgres_server::{self, Servers};
 use crate::{package, test_hooks};
+use blue_kubernetes::admission::{ClientConfig, WebhookOptions};
 use blue_kubernetes::runner::Runner;
 use blue_kubernetes::ResourceSchema;
 
@@ -35,8 +36,36 @@ pub fn runner() -> Runner {
         .packages(|run| Ok(package::packages(test_hooks::features(run.test_hooks))?))
 }
 
+/// The admission webhook's configuration this example ships
+/// (`manifests/webhook-configuration.yaml`, printed by `crd
+/// --webhook-service default/postgres-operator-webhook --webhook-certificate
+/// default/postgres-operator-webhook`): reached through the Service in
+/// `manifests/webhook.yaml`, its CA injected by cert-manager from the
+/// Certificate of the same name, `Fail` while it does not answer.
+pub fn webhook_options() -> WebhookOptions {
+    let client = ClientConfig::Service {
+        namespace: "default".into(),
+        name: "postgres-operator-webhook".into(),
+        port: 443,
+        certificate: Some("default/postgres-operator-webhook".into()),
+        ca_bundle: None,
+    };
+    WebhookOptions::new("postgres-operator", client)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_committed_webhook_configuration_is_the_generated_one() {
+        let printed = super::runner().webhook_yaml(&super::webhook_options());
+        assert!(
+            printed == include_str!("../manifests/webhook-configuration.yaml"),
+            "manifests/webhook-configuration.yaml is stale; regenerate it with\n  \
+             cargo run -p postgres-operator -- crd --webhook-service default/postgres-operator-webhook --webhook-certificate default/postgres-operator-webhook\n\
+             (its last document)"
+        );
+    }
+
     #[test]
     fn crd_prints_the_committed_manifest() {
         let printed = super::runner().crd_yaml(true).unwrap();

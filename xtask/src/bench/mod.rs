@@ -20,6 +20,7 @@ mod report;
 mod scale_out;
 mod steady;
 mod steady_report;
+mod webhook;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,13 +40,15 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
   bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
                         stop, idle Lease requests (its block of BENCHMARKS.md)
-  bench --only references a referenced PostgresServer Ready to its database's converge";
+  bench --only references a referenced PostgresServer Ready to its database's converge
+  bench --only webhook  a create through the admission webhook against one without it,
+                        100 invalid creates at once (BLUE_BENCH_WEBHOOK_CREATES: creates timed)";
 
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 3] = ["operators", "scale-out", "references"];
+const PARTS: [&str; 4] = ["operators", "scale-out", "references", "webhook"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -219,9 +222,10 @@ fn run(args: &Args) -> Result<()> {
             })?;
         }
         type Part = fn(&live::Live, &Machine) -> Result<report::Block>;
-        let own_blocks: [(&str, Part); 2] = [
+        let own_blocks: [(&str, Part); 3] = [
             ("scale-out", scale_out::run),
             ("references", references::run),
+            ("webhook", webhook::run),
         ];
         for (part, run) in own_blocks.into_iter().filter(|(p, _)| wants(p)) {
             let block = timed(part, || run(&live, &machine))?;

@@ -3,6 +3,7 @@
 //! then handed typed to every callback of that pass.
 
 use crate::package::result::{Answer, CallbackResult};
+use crate::package::typed::ConfigError;
 use crate::package::{options::CallbackInput, validation::ValidationErrors};
 use crate::{
     package::context::Context, package::identity_context::IdentityContext,
@@ -26,11 +27,11 @@ pub(crate) trait Callbacks: Send + Sync {
 pub(crate) trait Bind: Send + Sync {
     /// The package's callbacks over the config of the resource `options`
     /// are for; the error is why that config does not decode.
-    fn bind(&self, options: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error>;
+    fn bind(&self, options: &CallbackInput) -> Result<Arc<dyn Callbacks>, ConfigError>;
 }
 
 /// How a package's config is decoded from the options.
-pub(crate) type Decode<C> = fn(&CallbackInput) -> Result<C, serde_json::Error>;
+pub(crate) type Decode<C> = fn(&CallbackInput) -> Result<C, ConfigError>;
 
 /// An [`Infrastructure`] and how its config decodes.
 pub(crate) struct Unbound<T: Infrastructure> {
@@ -39,7 +40,7 @@ pub(crate) struct Unbound<T: Infrastructure> {
 }
 
 impl<T: Infrastructure> Bind for Unbound<T> {
-    fn bind(&self, options: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error> {
+    fn bind(&self, options: &CallbackInput) -> Result<Arc<dyn Callbacks>, ConfigError> {
         let config = Arc::new((self.decode)(options)?);
         Ok(Arc::new(Bound {
             infrastructure: self.infrastructure.clone(),

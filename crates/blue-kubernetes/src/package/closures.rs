@@ -131,7 +131,10 @@ fn answer(mut outcome: WorkflowOutcome) -> Answer {
 struct Unbound(Arc<Closures>);
 
 impl Bind for Unbound {
-    fn bind(&self, _: &CallbackInput) -> Result<Arc<dyn Callbacks>, serde_json::Error> {
+    fn bind(
+        &self,
+        _: &CallbackInput,
+    ) -> Result<Arc<dyn Callbacks>, crate::package::typed::ConfigError> {
         Ok(self.0.clone())
     }
 }

@@ -71,7 +71,7 @@ impl Package {
         infrastructure: T,
         schema: ResourceSchema,
     ) -> Result<Package, Error> {
-        let decode: Decode<T::Config> = crate::package::typed::decode_config::<T::Config>;
+        let decode: Decode<T::Config> = crate::package::typed::decode_config_at::<T::Config>;
         let unbound = Unbound {
             infrastructure: Arc::new(infrastructure),
             decode,
@@ -101,13 +101,23 @@ impl Package {
     /// for a config that does not decode, callbacks that fail saying why,
     /// and why (values removed).
     pub(crate) fn bind(&self, options: &CallbackInput) -> (Arc<dyn Callbacks>, Option<String>) {
-        match self.inner.unbound.bind(options) {
+        match self.bind_typed(options) {
             Ok(bound) => (bound, None),
             Err(e) => {
                 let why = crate::package::typed::redact(&crate::error::error_chain(&e));
                 (Arc::new(Refused(why.clone())), Some(why))
             }
         }
+    }
+
+    /// The package bound to the config of the resource `options` are for,
+    /// or where and why that config does not decode (values not removed:
+    /// [`redact`](crate::package::typed::redact) before showing it).
+    pub(crate) fn bind_typed(
+        &self,
+        options: &CallbackInput,
+    ) -> Result<Arc<dyn Callbacks>, crate::package::typed::ConfigError> {
+        self.inner.unbound.bind(options)
     }
 }
 

@@ -443,6 +443,17 @@ pub trait Infrastructure: Send + Sync + 'static {
     /// [`ValidationErrors`] (a `Vec<String>` converts: every message for
     /// the operator's log only) to mark messages safe for the resource's
     /// users. Runs every pass: keep it quick, without effects.
+    ///
+    /// Where the operator serves the admission webhook (the runner's
+    /// `--webhook-bind`), it also runs at `kubectl apply`, for every
+    /// create and every update that changes `spec`, and its user-facing
+    /// messages (with their [`field`](crate::package::UserFacingMessage::with_field))
+    /// are the denial. There its context has no references' outputs
+    /// (`cx.referenced` fails), no connection (`cx.connection()` is
+    /// `None`) and no API handle (`cx.api()` is `None`): a check that
+    /// needs them finds nothing wrong without them and is left to the
+    /// pass, which runs `validate` again with everything. An error or a
+    /// panic there admits the request: the pass judges it.
     async fn validate(&self, cx: &Context<Self::Config>) -> CallbackResult<ValidationErrors> {
         let _ = cx;
         Ok(ValidationErrors::default())

@@ -24,6 +24,49 @@ fn config_of(resource: &Value, names: &Names) -> Value {
     Value::Object(map)
 }
 
+/// Why a typed config does not decode: where in `spec.config`, and
+/// serde's message (which may quote the offending value: redact it before
+/// it goes anywhere, see [`redact`]).
+#[derive(Debug, thiserror::Error)]
+#[error("spec.config{path}: {error}")]
+pub(crate) struct ConfigError {
+    /// The field's path inside `spec.config`, from its root: `.size`,
+    /// `.hosts[2]`; empty for the config itself.
+    pub(crate) path: String,
+    /// Not a `source`: the text is said once, so that redacting it (which
+    /// keeps what follows `, expected`) never meets it a second time.
+    pub(crate) error: serde_json::Error,
+}
+
+impl ConfigError {
+    /// The field's path from the resource's root, as Kubernetes writes
+    /// field paths: `spec.config.size`.
+    pub(crate) fn field(&self) -> String {
+        format!("spec.config{}", self.path)
+    }
+}
+
+/// The typed config of the resource the options are for, or where and
+/// why it does not decode.
+pub(crate) fn decode_config_at<C: DeserializeOwned>(
+    options: &CallbackInput,
+) -> Result<C, ConfigError> {
+    let config = config_of(options.resource(), &options.names());
+    serde_path_to_error::deserialize(config).map_err(|e| {
+        let path = match e.path().iter().next() {
+            None => String::new(),
+            Some(_) => match e.path().to_string() {
+                p if p.starts_with('[') => p,
+                p => format!(".{p}"),
+            },
+        };
+        ConfigError {
+            path,
+            error: e.into_inner(),
+        }
+    })
+}
+
 /// The typed config of the resource the options are for.
 pub(crate) fn decode_config<C: DeserializeOwned>(
     options: &CallbackInput,

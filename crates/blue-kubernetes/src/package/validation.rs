@@ -30,18 +30,47 @@ pub const MAX_USER_FACING_BYTES: usize = 1024;
 /// errors.push("database postgres is listed in pg_database as datistemplate");
 /// assert_eq!(errors.len(), 2);
 /// ```
+///
+/// A message may name the field it is about ([`with_field`](Self::with_field)):
+/// the admission webhook then refuses the resource with that field path
+/// (`kubectl apply` shows it beside the message).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UserFacingMessage(String);
+pub struct UserFacingMessage {
+    text: String,
+    field: Option<String>,
+}
 
 impl UserFacingMessage {
     /// Marks `text` as safe for the resource's users.
     pub fn new(text: impl Into<String>) -> Self {
-        Self(text.into())
+        Self {
+            text: text.into(),
+            field: None,
+        }
+    }
+
+    /// The message is about the field at `path`, a JSON path from the
+    /// resource's root as Kubernetes writes them (`spec.config.size`,
+    /// `spec.config.hosts[2]`).
+    ///
+    /// ```
+    /// use blue_kubernetes::package::UserFacingMessage;
+    /// let message = UserFacingMessage::new("must be 1..=64").with_field("spec.config.size");
+    /// assert_eq!(message.field(), Some("spec.config.size"));
+    /// ```
+    pub fn with_field(mut self, path: impl Into<String>) -> Self {
+        self.field = Some(path.into());
+        self
     }
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// The path of the field the message is about, if it names one.
+    pub fn field(&self) -> Option<&str> {
+        self.field.as_deref()
     }
 }
 
@@ -131,8 +160,14 @@ impl ValidationErrors {
     }
 
     fn user_facing(&self) -> impl Iterator<Item = &str> {
+        self.user_facing_messages().map(UserFacingMessage::as_str)
+    }
+
+    /// The user-facing messages, with their fields: what an admission
+    /// denial may carry.
+    pub(crate) fn user_facing_messages(&self) -> impl Iterator<Item = &UserFacingMessage> {
         self.entries.iter().filter_map(|e| match e {
-            Entry::UserFacing(m) => Some(m.as_str()),
+            Entry::UserFacing(m) => Some(m),
             Entry::LogOnly(_) => None,
         })
     }

@@ -138,6 +138,10 @@ pub struct Flags {
     /// Serve /metrics, /healthz and /readyz on this address, e.g. 0.0.0.0:8080
     #[arg(long, value_name = "ADDR", env = "BLUE_METRICS_BIND")]
     pub metrics_bind: Option<SocketAddr>,
+    /// The admission webhook's flags (feature `webhook`).
+    #[cfg(feature = "webhook")]
+    #[command(flatten)]
+    pub webhook: super::webhook::WebhookFlags,
     /// Log lines as text or JSON, to stderr
     #[arg(
         long,

@@ -11,8 +11,14 @@
 //! when the process ends is cut off as by a crash: its durable steps are
 //! what resume that work in the next process.
 //!
+//! With the feature `webhook`, `--webhook-bind` serves the packages'
+//! validating admission webhook (see `runner::webhook` and the crate
+//! README's "Admission"), before the controller's first write and until
+//! after its last.
+//!
 //! `NAME crd` prints the CRDs declared with [`Runner::crd`] (`--no-cel`
-//! for Kubernetes before 1.25); `--help` works for every subcommand, and a
+//! for Kubernetes before 1.25; `--webhook-service NS/NAME` adds the
+//! ValidatingWebhookConfiguration); `--help` works for every subcommand, and a
 //! mistyped flag is named in the error. `--help` names each flag's
 //! environment variable but never shows the value it holds, and an
 //! invalid value of a flag whose name says it may be a credential (a
@@ -55,7 +61,7 @@
 //! runner connected ([`Connected`]), and [`Runner::configure`] sees the
 //! controller's [`Config`] before it starts.
 
-mod crd;
+pub(crate) mod crd;
 mod drain;
 mod flags;
 mod health_log;
@@ -66,6 +72,10 @@ mod logging;
 mod serve;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "webhook")]
+pub mod webhook;
+#[cfg(test)]
+mod webhook_manifest_tests;
 
 pub use clap;
 pub use drain::{drain, Drained};
@@ -276,6 +286,14 @@ impl<A: clap::Args + 'static> Runner<A> {
         crd::yaml(self.name, &self.crds, cel)
     }
 
+    /// The ValidatingWebhookConfiguration of the kinds declared with
+    /// [`Runner::crd`], as YAML: what `crd --webhook-service NS/NAME`
+    /// prints after the CRDs (commit it with your deployment; a test can
+    /// compare the two).
+    pub fn webhook_yaml(&self, options: &crate::admission::WebhookOptions) -> String {
+        crd::webhook_yaml(&self.crds, options)
+    }
+
     /// The whole command line (flags and subcommands), as clap sees it:
     /// for tests, shell completions or a manual page.
     pub fn command_line(&self) -> clap::Command {
@@ -318,9 +336,12 @@ impl<A: clap::Args + 'static> Runner<A> {
             }
         };
         let result = match invocation {
-            Invocation::Crd { cel } => self
+            Invocation::Crd { cel, webhook } => self
                 .crd_yaml(cel)
-                .map(|yaml| print!("{yaml}"))
+                .map(|yaml| match &webhook {
+                    Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
+                    None => print!("{yaml}"),
+                })
                 .map_err(BoxError::from),
             Invocation::Command(matches, flags, args) => match self.commands {
                 Some((_, handle)) => handle(&matches, &flags, &args),
@@ -358,8 +379,14 @@ impl<A: clap::Args + 'static> Runner<A> {
             .try_get_matches_from_mut(args)
             .map_err(|e| unshown(e, &mut command))?;
         if let Some(("crd", crd)) = matches.subcommand() {
-            let cel = !crd::CrdFlags::from_arg_matches(crd)?.no_cel;
-            return Ok(Invocation::Crd { cel });
+            let crd = crd::CrdFlags::from_arg_matches(crd)?;
+            let webhook = crd
+                .webhook(self.name)
+                .map_err(|e| command.error(clap::error::ErrorKind::InvalidValue, e))?;
+            return Ok(Invocation::Crd {
+                cel: !crd.no_cel,
+                webhook,
+            });
         }
         let flags = Flags::from_arg_matches(&matches)?;
         let args = A::from_arg_matches(&matches).map_err(|e| unshown(e, &mut command))?;
@@ -375,8 +402,11 @@ impl<A: clap::Args + 'static> Runner<A> {
 
 /// What one command line asks for.
 enum Invocation<A> {
-    /// `crd [--no-cel]`.
-    Crd { cel: bool },
+    /// `crd [--no-cel] [--webhook-service NS/NAME ...]`.
+    Crd {
+        cel: bool,
+        webhook: Option<crate::admission::WebhookOptions>,
+    },
     /// One of the operator's own subcommands.
     Command(ArgMatches, Box<Flags>, A),
     /// Run the operator.

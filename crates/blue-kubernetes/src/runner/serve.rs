@@ -84,12 +84,21 @@ async fn serve<A: clap::Args + 'static>(
         controller.metrics().register_proxy(proxy);
     }
     if !flags.skip_preflight {
-        preflight(&controller, &connection, &namespaces).await?;
+        preflight(&controller, &connection, &namespaces, &flags).await?;
     }
     if let Some(target) = &flags.once {
         return once(&controller, target, &home).await;
     }
+    // Before the controller's first write, on every replica: before 1.27
+    // every UPDATE reaches the webhook, the controller's own included.
+    #[cfg(feature = "webhook")]
+    let webhook =
+        super::webhook::run::start(&flags.webhook, runner.name, &controller, &transport).await?;
     let runtime = crate::start(controller)?;
+    #[cfg(feature = "webhook")]
+    if let Some(webhook) = &webhook {
+        runtime.health().gate(webhook.serving());
+    }
     tracing::info!("{startup}");
     let server = match flags.metrics_bind {
         None => None,
@@ -122,6 +131,11 @@ async fn serve<A: clap::Args + 'static>(
     drain::report(drain::drain(runtime, timeout, again).await, timeout);
     if let Some(server) = server {
         server.stop().await;
+    }
+    // Last: the drain's final writes (finalizers, status) pass through it.
+    #[cfg(feature = "webhook")]
+    if let Some(webhook) = webhook {
+        webhook.stop().await;
     }
     Ok(())
 }
@@ -178,8 +192,23 @@ async fn preflight(
     controller: &Controller,
     connection: &str,
     namespaces: &Namespaces,
+    flags: &Flags,
 ) -> Result<(), BoxError> {
-    let problems = crate::config::preflight(controller).await;
+    #[allow(unused_mut)]
+    let mut problems = crate::config::preflight(controller).await;
+    #[cfg(feature = "webhook")]
+    for check in super::webhook::run::access_checks(&flags.webhook) {
+        match controller.config.client.can_i(&check).await {
+            Ok(true) => {}
+            Ok(false) => problems.push(crate::config::Problem::Forbidden(check)),
+            Err(e) => problems.push(crate::config::Problem::CheckFailed {
+                what: format!("whether RBAC allows {check}"),
+                kind: e.kind(),
+            }),
+        }
+    }
+    #[cfg(not(feature = "webhook"))]
+    let _ = flags;
     for problem in &problems {
         tracing::error!("preflight ({connection}, {}): {problem}", scope(namespaces));
     }

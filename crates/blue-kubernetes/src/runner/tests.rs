@@ -338,9 +338,21 @@ fn an_invalid_value_of_a_credential_flag_is_named_but_never_shown() {
 
 #[test]
 fn crd_takes_only_its_own_flag_and_needs_no_connection() {
-    assert!(matches!(parse(&["crd"]), Ok(Invocation::Crd { cel: true })));
+    assert!(matches!(
+        parse(&["crd"]),
+        Ok(Invocation::Crd {
+            cel: true,
+            webhook: None
+        })
+    ));
     let no_cel = parse(&["crd", "--no-cel"]);
-    assert!(matches!(no_cel, Ok(Invocation::Crd { cel: false })));
+    assert!(matches!(
+        no_cel,
+        Ok(Invocation::Crd {
+            cel: false,
+            webhook: None
+        })
+    ));
     let err = error(&["crd", "--context", "x"]);
     assert_eq!(err.kind(), ErrorKind::UnknownArgument);
     assert!(err.to_string().contains("'--context'"), "{err}");

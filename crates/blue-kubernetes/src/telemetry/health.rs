@@ -16,13 +16,17 @@ pub(crate) const STALE_POLLS: u64 = 3;
 ///   leader-election lease, a tick. A list or watch request that hangs
 ///   makes it not live;
 /// - ready: every reflector has listed successfully at least once, or this
-///   replica is a standby (so a rolling update can proceed).
+///   replica is a standby (so a rolling update can proceed); and the
+///   admission webhook, where one runs, serves.
 pub struct Health {
     clock: Clock,
     poll_ms: u64,
     progress_ms: Vec<AtomicU64>,
     listed: Vec<AtomicBool>,
     standby: AtomicBool,
+    /// Other parts of the process that must be ready too (the admission
+    /// webhook's server while it serves).
+    gates: std::sync::Mutex<Vec<std::sync::Arc<AtomicBool>>>,
 }
 
 impl Health {
@@ -34,6 +38,7 @@ impl Health {
             progress_ms: (0..reflectors).map(|_| AtomicU64::new(now)).collect(),
             listed: (0..reflectors).map(|_| AtomicBool::new(false)).collect(),
             standby: AtomicBool::new(false),
+            gates: std::sync::Mutex::default(),
         }
     }
 
@@ -73,8 +78,17 @@ impl Health {
     /// Every reflector listed successfully at least once, or this replica
     /// is standing by for the leader-election lease.
     pub fn is_ready(&self) -> bool {
-        self.standby.load(Ordering::Relaxed)
-            || self.listed.iter().all(|f| f.load(Ordering::Relaxed))
+        let gates = self.gates.lock().unwrap_or_else(|e| e.into_inner());
+        gates.iter().all(|g| g.load(Ordering::Relaxed))
+            && (self.standby.load(Ordering::Relaxed)
+                || self.listed.iter().all(|f| f.load(Ordering::Relaxed)))
+    }
+
+    /// Readiness also waits for `ready` (the webhook server serving).
+    #[cfg(feature = "webhook")]
+    pub(crate) fn gate(&self, ready: std::sync::Arc<AtomicBool>) {
+        let mut gates = self.gates.lock().unwrap_or_else(|e| e.into_inner());
+        gates.push(ready);
     }
 }
 
@@ -84,5 +98,23 @@ impl std::fmt::Debug for Health {
             .field("live", &self.is_live())
             .field("ready", &self.is_ready())
             .finish()
+    }
+}
+
+#[cfg(all(test, feature = "webhook"))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn readiness_waits_for_the_webhook_while_it_serves() {
+        let health = Health::new(Arc::new(|| 0), 500, 1);
+        health.listed(0);
+        assert!(health.is_ready());
+        let serving = Arc::new(AtomicBool::new(true));
+        health.gate(serving.clone());
+        assert!(health.is_ready());
+        serving.store(false, Ordering::Relaxed);
+        assert!(!health.is_ready());
     }
 }

@@ -54,6 +54,8 @@ pub struct Metrics {
     pub(crate) watch_events: Counter,
     pub(crate) watch_fallbacks: Counter,
     pub(crate) events: Family<One, Counter>,
+    #[cfg(feature = "webhook")]
+    webhook: std::sync::OnceLock<super::webhook_metrics::WebhookMetrics>,
 }
 
 impl Default for Metrics {
@@ -84,6 +86,8 @@ impl Metrics {
             watch_events: Counter::default(),
             watch_fallbacks: Counter::default(),
             events: Family::default(),
+            #[cfg(feature = "webhook")]
+            webhook: std::sync::OnceLock::new(),
         };
         m.queue_depth
             .get_or_create(&[("name", QUEUE_NAME.into())])
@@ -215,6 +219,15 @@ impl Metrics {
     pub fn register_proxy(&self, proxy: std::sync::Arc<blue_kubernetes_client::ProxyClient>) {
         self.lock()
             .register_collector(Box::new(super::proxy_metrics::ProxyCollector(proxy)));
+    }
+
+    #[cfg(feature = "webhook")]
+    /// The admission webhook's metrics, registered the first time they
+    /// are asked for (one set however many servers a process runs).
+    pub(crate) fn webhook(&self) -> super::webhook_metrics::WebhookMetrics {
+        self.webhook
+            .get_or_init(|| super::webhook_metrics::WebhookMetrics::new(&mut self.lock()))
+            .clone()
     }
 
     /// The OpenMetrics text exposition of every metric (what `/metrics` serves).

@@ -12,6 +12,8 @@ mod request_metrics;
 mod sharding;
 mod stats;
 mod tally;
+#[cfg(feature = "webhook")]
+mod webhook_metrics;
 
 pub(crate) use events::{EventRecorder, EventType};
 pub use health::Health;
@@ -22,6 +24,8 @@ pub(crate) use sharding::ShardMetrics;
 pub use stats::Stats;
 pub(crate) use stats::{Counters, Verdict};
 pub(crate) use tally::Tally;
+#[cfg(feature = "webhook")]
+pub(crate) use webhook_metrics::WebhookMetrics;
 
 #[cfg(feature = "http")]
 pub use crate::http::{serve_http, HttpServer};

@@ -3,6 +3,8 @@
 //! plus the resources it needs, made the way the checks before it used to
 //! make them), so any one of them runs alone.
 
+mod admission;
+mod admission_hostile;
 mod basics;
 mod deletion;
 mod drift;

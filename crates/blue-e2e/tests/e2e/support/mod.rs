@@ -169,6 +169,11 @@ impl World {
         Ok(self.env.install_crd(crd)?)
     }
 
+    /// The Envtest underneath (a test's own webhook, its client).
+    pub fn envtest(&self) -> &Envtest {
+        &self.env
+    }
+
     /// The control plane underneath (to restart the API server).
     pub fn control_plane(&self) -> &blue_envtest::ControlPlane {
         self.env.control_plane()

@@ -1,6 +1,8 @@
 //! [`TestOperator`]: your package's operator over a [`FakeCluster`] and a
 //! [`FakeClock`], as a package test needs it.
 
+mod admission;
+
 use crate::{Crash, CrashAt, FakeClock, FakeCluster};
 use blue_kubernetes::config::LockDomain;
 use blue_kubernetes::crd::{self, CrdConfig};
