@@ -23,7 +23,6 @@ mod steady;
 mod steady_report;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -41,7 +40,8 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
   bench --only operators --block [IDLE_SECS]
                         each run at each size is the reactions block instead: in the
                         Ready population, idle IDLE_SECS (default 60), then 20 Destroy
-                        resources created one by one, edited, deleted all at once;
+                        resources created one by one, edited, deleted all at once
+                        (the reactions alone, as --reactions-only);
                         --operator-log debug keeps our operators' logs (with each
                         watch event and request timed) in target/bench/logs
   bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
@@ -184,8 +184,10 @@ pub fn main(args: &[String]) -> Result<()> {
 /// Builds and runs the release binary with the same arguments.
 fn rerun_release(args: &[String]) -> Result<()> {
     eprintln!("[bench] measuring needs a release build: cargo run --release -p xtask -- bench ...");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    // Without `cargo run`'s own variables, as the operator's build runs:
+    // else the two builds alternate them and each rebuilds what a build
+    // script watching one of them feeds (ring, rustls, kube's client).
+    let status = crate::support::cargo::command()
         .current_dir(workspace_root())
         .args(["run", "--release", "--quiet", "-p", "xtask", "--", "bench"])
         .args(args)

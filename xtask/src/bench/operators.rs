@@ -587,7 +587,9 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
         .map(|who| (who, Outcome::default()))
         .collect();
     let progress = super::workspace_root().join("target/bench/operators.progress.txt");
-    let chosen = stages(&bench.sizes, options.reactions_only).into_iter();
+    // The block is a scenario of its own: no bursts or steady windows.
+    let reactions_only = options.reactions_only || options.block.is_some();
+    let chosen = stages(&bench.sizes, reactions_only).into_iter();
     for stage in chosen.filter(|s| s.size() >= options.from) {
         for i in 0..results.len() {
             let who = results[i].0.clone();
