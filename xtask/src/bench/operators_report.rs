@@ -393,7 +393,7 @@ fn mib(kib: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::apimetrics::Served;
-    use super::super::harness::Reaction;
+    use super::super::harness::{Deletions, Reaction};
     use super::super::operators::{AtSize, Burst};
     use super::super::report::blocks;
     use super::super::steady::{Restart, Steady};
@@ -479,6 +479,65 @@ mod tests {
             }),
             sizes: [(10, at(10)), (1_000, at(1_000))].into_iter().collect(),
         }
+    }
+
+    #[test]
+    fn the_block_is_judged_at_every_size_without_restores() {
+        let contender = |label, family| Contender {
+            label,
+            family,
+            binary: Default::default(),
+            extra: vec![],
+            metrics: None,
+        };
+        // Each run of the block: creates, edits and its deletions, no
+        // restores; the peer's deletions take 2x ours, its reactions 2x.
+        let block = |k: f64| {
+            let mut o = outcome(k);
+            let at = |f: f64| {
+                let mut at = outcome(k).sizes.remove(&10).unwrap();
+                for run in &mut at.runs {
+                    run.restores.clear();
+                    run.deletions = Some(Deletions {
+                        total: 0.2 * k * f,
+                        sent: 0.1,
+                        each: 0.01,
+                    });
+                }
+                at
+            };
+            o.sizes = [(10, at(1.0)), (10_000, at(3.0))].into_iter().collect();
+            o
+        };
+        let results = vec![
+            (contender("watch", Family::Ours), block(1.0)),
+            (contender("peer", Family::Peer), block(2.0)),
+        ];
+        let mut sizes = Sizes::new(true, Some(vec![10, 10_000]));
+        sizes.block = Some(std::time::Duration::from_secs(60));
+        let baseline = outcome(1.0).sizes.remove(&10).unwrap().idle;
+        let mut report = Report::default();
+        render(&results, &baseline, &sizes, &mut report);
+        let targets: Vec<&str> = report.verdicts.iter().map(|v| v.target.as_str()).collect();
+        let at_10k = |what: &str| {
+            targets
+                .iter()
+                .any(|t| t.starts_with(what) && t.contains("at 10,000"))
+        };
+        assert!(at_10k("edit to updated ConfigMap"), "{targets:?}");
+        assert!(at_10k("create to Ready"), "{targets:?}");
+        assert!(at_10k("Destroy deletions, all at once,"), "{targets:?}");
+        assert!(
+            !targets.iter().any(|t| t.starts_with("deleted ConfigMap")),
+            "no restores in the block, so no verdict on them: {targets:?}"
+        );
+        let destroy = report
+            .verdicts
+            .iter()
+            .find(|v| v.target.starts_with("Destroy") && v.target.contains("at 10,000"))
+            .unwrap();
+        assert_eq!(destroy.measured, "600.0 ms vs 1200.0 ms (runs 600.0 ms / 600.0 ms / 600.0 ms vs 1200.0 ms / 1200.0 ms / 1200.0 ms)");
+        assert!(destroy.met);
     }
 
     /// Captured from the renderers before they shared their row writer:
