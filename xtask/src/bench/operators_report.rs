@@ -34,7 +34,7 @@ pub fn render(
     s.order = 6;
     let each = |f: &dyn Fn(&Outcome) -> f64| each(results, f);
     let new = format!("{} created at once to Ready", sizes.new);
-    let mut rows: Vec<Row> = vec![
+    let burst_rows: Vec<Row> = vec![
         (format!("{new}: wall"), each(&|o| o.burst(|b| b.wall)), secs),
         (
             format!("{new}: operator CPU"),
@@ -63,6 +63,12 @@ pub fn render(
             secs,
         ),
     ];
+    // The reactions block (`--block`) runs no bursts: no rows of zeros.
+    let bursts = results.iter().any(|(_, o)| !o.burst_rounds.is_empty());
+    let mut rows: Vec<Row> = match bursts {
+        true => burst_rows,
+        false => Vec::new(),
+    };
     rows.extend(steady_report::rows(results, sizes));
     let mut runs = Section::new(
         "reaction-runs",
