@@ -329,6 +329,7 @@ fn command(args: &Args) -> String {
         (args.runs).map(|r| format!("--runs {r}")),
         (args.from > 0).then(|| format!("--from {}", args.from)),
         (args.block).map(|s| format!("--block {s}")),
+        (args.operator_log.as_ref()).map(|l| format!("--operator-log {l}")),
         (args.contenders.as_ref()).map(|c| format!("--contenders {}", list(c))),
         (args.parts.len() != PARTS.len()).then(|| format!("--only {}", args.parts.join(","))),
     ];
