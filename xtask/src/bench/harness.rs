@@ -279,11 +279,11 @@ impl<'a> Harness<'a> {
         Ok((open(&descriptor())?, open(&config_maps)?))
     }
 
-    /// Creates `name` (idle spec); times, from the harness's watch event of
+    /// Creates `name` with `spec`; times, from the harness's watch event of
     /// the create, until the watch shows it Ready.
-    pub fn create_reaction(&self, namespace: &str, name: &str) -> Result<f64> {
+    pub fn create_reaction(&self, namespace: &str, name: &str, spec: Spec) -> Result<f64> {
         let (mut resources, _) = self.watch_both(namespace)?;
-        let body = Spec::IDLE.body(name, "0");
+        let body = spec.body(name, "0");
         self.send(ApiRequest::new(Method::Post, Self::path(namespace, None)?).with_body(body))?;
         let never = format!("the watch never showed {name} created");
         let created = resources.until(&never, |r| named(r, name))?;
@@ -318,10 +318,18 @@ impl<'a> Harness<'a> {
     /// of the first deletion request, until the watch has shown the last
     /// one gone (its finalizer released, i.e. its Destroy finished).
     pub fn delete_all(&self, namespace: &str, n: usize) -> Result<Deletions> {
+        let names: Vec<String> = (0..n).map(name).collect();
+        self.delete_named(namespace, &names)
+    }
+
+    /// Deletes the resources `names` of `namespace` (others stay), timed
+    /// as [`delete_all`](Self::delete_all) times them.
+    pub fn delete_named(&self, namespace: &str, names: &[String]) -> Result<Deletions> {
+        let n = names.len();
         let mut resources = self.watch(namespace)?;
         let sending = Instant::now();
-        for i in 0..n {
-            let path = Self::path(namespace, Some(&name(i)))?;
+        for name in names {
+            let path = Self::path(namespace, Some(name))?;
             self.send(ApiRequest::new(Method::Delete, path))?;
         }
         let sent = sending.elapsed().as_secs_f64();
@@ -333,6 +341,9 @@ impl<'a> Harness<'a> {
             &format!("{n} never gone in {namespace}"),
             |at, deleted, r| {
                 let name = r["metadata"]["name"].as_str().unwrap_or_default();
+                if !names.iter().any(|n| n == name) {
+                    return false;
+                }
                 if deleted {
                     let since = marked.get(name).copied().unwrap_or(at);
                     each.push(at.saturating_duration_since(since).as_secs_f64());

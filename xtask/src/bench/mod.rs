@@ -6,6 +6,7 @@
 
 mod api_server;
 mod apimetrics;
+mod block;
 mod changes;
 mod contender;
 mod harness;
@@ -23,7 +24,6 @@ mod steady_report;
 mod webhook;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -34,10 +34,17 @@ use report::Report;
 
 pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,references]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
-        [--reactions-only] [--runs N] [--from N]
-        [--out FILE]
+        [--reactions-only] [--runs N] [--from N] [--block [IDLE_SECS]]
+        [--operator-log LEVEL] [--out FILE]
                         measure the controller; prints the tables and puts them into
                         BENCHMARKS.md (full run) or target/bench/BENCHMARKS.partial.md
+  bench --only operators --block [IDLE_SECS]
+                        each run at each size is the reactions block instead: in the
+                        Ready population, idle IDLE_SECS (default 60), then 20 Destroy
+                        resources created one by one, edited, deleted all at once
+                        (the reactions alone, as --reactions-only);
+                        --operator-log debug keeps our operators' logs (with each
+                        watch event and request timed) in target/bench/logs
   bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
                         stop, idle Lease requests (its block of BENCHMARKS.md)
   bench --only references a referenced PostgresServer Ready to its database's converge
@@ -46,6 +53,9 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
 
 /// Set in the re-run release process, so it never re-runs itself again.
 const RELEASE_GUARD: &str = "BLUE_BENCH_RELEASE";
+
+/// The idle window before the reactions block, as the issue measured it.
+const BLOCK_IDLE_SECS: u64 = 60;
 
 /// The parts `--only` names; a full run measures them all.
 const PARTS: [&str; 4] = ["operators", "scale-out", "references", "webhook"];
@@ -72,6 +82,11 @@ struct Args {
     runs: Option<usize>,
     /// `operators`: workers of our operators (default: the example's).
     workers: usize,
+    /// `operators`: the reactions block after this long idle, instead of
+    /// the usual reactions (`--block [IDLE_SECS]`, 60 s without a value).
+    block: Option<u64>,
+    /// `operators`: our operators' `--log-level`, their logs kept.
+    operator_log: Option<String>,
 }
 
 impl Args {
@@ -90,6 +105,12 @@ impl Args {
             };
             match arg.as_str() {
                 "--quick" => parsed.quick = true,
+                "--operator-log" => parsed.operator_log = Some(value("--operator-log")?),
+                "--block" => {
+                    let secs = it.next_if(|v| !v.starts_with("--")).map(|v| v.parse());
+                    let secs = secs.transpose().context("--block takes idle seconds")?;
+                    parsed.block = Some(secs.unwrap_or(BLOCK_IDLE_SECS));
+                }
                 "--reactions-only" => parsed.reactions_only = true,
                 "--from" => {
                     parsed.from = (value("--from")?.replace('_', "").parse().ok())
@@ -141,7 +162,11 @@ impl Args {
     }
 
     fn full(&self) -> bool {
-        !self.quick && !self.reactions_only && self.from == 0 && self.parts.len() == PARTS.len()
+        !self.quick
+            && !self.reactions_only
+            && self.block.is_none()
+            && self.from == 0
+            && self.parts.len() == PARTS.len()
     }
 }
 
@@ -162,8 +187,10 @@ pub fn main(args: &[String]) -> Result<()> {
 /// Builds and runs the release binary with the same arguments.
 fn rerun_release(args: &[String]) -> Result<()> {
     eprintln!("[bench] measuring needs a release build: cargo run --release -p xtask -- bench ...");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
+    // Without `cargo run`'s own variables, as the operator's build runs:
+    // else the two builds alternate them and each rebuilds what a build
+    // script watching one of them feeds (ring, rustls, kube's client).
+    let status = crate::support::cargo::command()
         .current_dir(workspace_root())
         .args(["run", "--release", "--quiet", "-p", "xtask", "--", "bench"])
         .args(args)
@@ -213,9 +240,11 @@ fn run(args: &Args) -> Result<()> {
                 reactions_only: args.reactions_only,
                 runs: args.runs,
                 from: args.from,
+                block: args.block.map(std::time::Duration::from_secs),
                 contenders: args.contenders.clone(),
                 peer: args.peer.as_deref().or(built.as_deref()),
                 workers: args.workers,
+                log_level: args.operator_log.clone(),
             };
             timed("operators", || {
                 operators::run(&mut live, &options, &mut report)
@@ -303,6 +332,8 @@ fn command(args: &Args) -> String {
         args.reactions_only.then(|| "--reactions-only".into()),
         (args.runs).map(|r| format!("--runs {r}")),
         (args.from > 0).then(|| format!("--from {}", args.from)),
+        (args.block).map(|s| format!("--block {s}")),
+        (args.operator_log.as_ref()).map(|l| format!("--operator-log {l}")),
         (args.contenders.as_ref()).map(|c| format!("--contenders {}", list(c))),
         (args.parts.len() != PARTS.len()).then(|| format!("--only {}", args.parts.join(","))),
     ];
@@ -337,6 +368,11 @@ mod tests {
             (Some(1), "cargo xtask bench --runs 1")
         );
         assert!(Args::parse(&["--runs".into(), "0".into()]).is_err());
+        let b = Args::parse(&["--block".into(), "--sizes".into(), "10".into()]).unwrap();
+        assert_eq!((b.block, b.full()), (Some(BLOCK_IDLE_SECS), false));
+        let b = Args::parse(&["--block".into(), "5".into()]).unwrap();
+        assert_eq!(command(&b), "cargo xtask bench --block 5");
+        assert!(Args::parse(&["--block".into(), "soon".into()]).is_err());
         assert_eq!(
             c.contenders,
             Some(vec!["poll".to_string(), "peer".to_string()])

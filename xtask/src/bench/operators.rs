@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use super::apimetrics::{Scrape, Served};
-use super::contender::{operator_cpu, operator_rss, select, Contender, Rss};
+use super::contender::{operator_cpu, operator_rss, select, Contender, Family, Rss};
 use super::harness::{name, Deletions, Harness, Reaction, Spec};
 use super::live::Live;
 use super::measure::{median, pid_cpu_seconds};
@@ -29,10 +29,19 @@ pub struct Options<'a> {
     pub reactions_only: bool,
     pub runs: Option<usize>,
     pub from: usize,
+    /// The reactions block (see [`block`](super::block)) instead of the
+    /// usual reactions, after this long idle.
+    pub block: Option<Duration>,
     pub contenders: Option<Vec<String>>,
     pub peer: Option<&'a Path>,
     pub workers: usize,
+    /// Our operators' `--log-level`; their logs are then kept in
+    /// [`LOGS`] (else they go with the scratch directory).
+    pub log_level: Option<String>,
 }
+
+/// Where `--operator-log` keeps the operators' logs, under the workspace.
+pub const LOGS: &str = "target/bench/logs";
 
 pub struct Sizes {
     pub new: usize,
@@ -49,6 +58,9 @@ pub struct Sizes {
     /// Runs of the reactions at each size: their p50s move by a third from
     /// run to run for every contender, so the tables show the median run.
     pub reaction_runs: usize,
+    /// Each run is the reactions block (see [`block`](super::block)) after
+    /// this long idle, instead of the usual reactions.
+    pub block: Option<Duration>,
 }
 
 impl Sizes {
@@ -75,6 +87,7 @@ impl Sizes {
             steady_window: Duration::from_secs(pick(quick, 10, 60)),
             restart,
             reaction_runs: pick(quick, 1, 3),
+            block: None,
         }
     }
 }
@@ -99,6 +112,8 @@ pub struct Reactions {
     pub creates: Vec<f64>,
     /// A managed ConfigMap deleted to created again, seconds.
     pub restores: Vec<f64>,
+    /// The reactions block's Destroy deletions, all at once.
+    pub deletions: Option<Deletions>,
 }
 
 #[derive(Default)]
@@ -208,7 +223,7 @@ impl Bench<'_, '_> {
         self.h.populate_with(&ns, 0, Spec::IDLE)?;
         self.with(who, &ns, |op| {
             // One resource made Ready first proves the operator watches.
-            self.h.create_reaction(&ns, "warm-up")?;
+            self.h.create_reaction(&ns, "warm-up", Spec::IDLE)?;
             settle(self.h, &ns)?;
             let before = Scrape::take(self.h.server)?;
             let cpu0 = operator_cpu(op);
@@ -306,13 +321,19 @@ impl Bench<'_, '_> {
             (self.sizes.edits, self.sizes.creates, self.sizes.idle_window);
         let h = self.h;
         let baseline = Scrape::take(h.server)?;
+        let block = self.sizes.block;
         let reactions = self.with(who, &ns, |op| {
             h.wait_ready(&ns, n, ready_timeout(n))?;
             settle(h, &ns)?;
+            let quiet = Instant::now();
             if run == 0 {
                 at.idle = idle(h, Some(op), window, &baseline)?;
             }
             let mut rng = XorShift::new(0xed17 ^ n as u64 ^ ((run as u64) << 32));
+            if let Some(idle) = block {
+                std::thread::sleep(idle.saturating_sub(quiet.elapsed()));
+                return super::block::run(h, &ns, who.label, run, &mut rng);
+            }
             let mut out = Reactions::default();
             // At a random phase of any poll period.
             for i in 0..edits {
@@ -323,7 +344,8 @@ impl Bench<'_, '_> {
             for i in 0..creates {
                 std::thread::sleep(Duration::from_millis(rng.below(500)));
                 let created = format!("c-{}-{run}-{i}", who.label);
-                out.creates.push(h.create_reaction(&ns, &created)?);
+                out.creates
+                    .push(h.create_reaction(&ns, &created, Spec::IDLE)?);
                 std::thread::sleep(Duration::from_millis(rng.below(500)));
                 out.restores.push(h.restore_reaction(&ns, &name(i % n))?);
             }
@@ -535,15 +557,23 @@ pub fn idle(
 pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()> {
     let mut sizes = Sizes::new(options.quick, options.sizes.clone());
     sizes.reaction_runs = options.runs.unwrap_or(sizes.reaction_runs);
+    sizes.block = options.block;
     let binary = crate::world::operator::build_profile(true)?;
-    let contenders = select(
+    let mut contenders = select(
         options.contenders.as_deref(),
         &binary,
         options.peer,
         options.workers,
     )?;
     let work = TempDir::new("blue-bench-ops")?;
-    let h = Harness::new(&live.rt, &live.server, work.path())?;
+    let mut logs = work.path().to_path_buf();
+    if let Some(level) = &options.log_level {
+        logs = super::workspace_root().join(LOGS);
+        std::fs::create_dir_all(&logs)?;
+        let ours = contenders.iter_mut().filter(|c| c.family == Family::Ours);
+        ours.for_each(|c| c.extra.extend(["--log-level".into(), level.clone()]));
+    }
+    let h = Harness::new(&live.rt, &live.server, &logs)?;
     let mut bench = Bench {
         h: &h,
         sizes,
@@ -557,7 +587,9 @@ pub fn run(live: &mut Live, options: &Options, report: &mut Report) -> Result<()
         .map(|who| (who, Outcome::default()))
         .collect();
     let progress = super::workspace_root().join("target/bench/operators.progress.txt");
-    let chosen = stages(&bench.sizes, options.reactions_only).into_iter();
+    // The block is a scenario of its own: no bursts or steady windows.
+    let reactions_only = options.reactions_only || options.block.is_some();
+    let chosen = stages(&bench.sizes, reactions_only).into_iter();
     for stage in chosen.filter(|s| s.size() >= options.from) {
         for i in 0..results.len() {
             let who = results[i].0.clone();

@@ -34,6 +34,10 @@ pub fn rows(results: &[(Contender, Outcome)], sizes: &Sizes) -> Vec<Row> {
             per,
         ),
     ];
+    // No bursts ran (the reactions block): no rows of zeros.
+    if results.iter().all(|(_, o)| o.burst_rounds.is_empty()) {
+        out.clear();
+    }
     type Figure = (&'static str, fn(&Steady) -> f64, fn(f64) -> String);
     let figures: [Figure; 9] = [
         ("operator + proxy CPU", |s| s.operator_cpu, pct),

@@ -26,6 +26,7 @@ use super::key::Key;
 use super::{Feed, Shared};
 use crate::domain::due::backoff_ms;
 use crate::telemetry::failure_log::Failure;
+use crate::telemetry::request_metrics::TIMING;
 use blue_kubernetes_client::{
     Error, ErrorKind, PageRequest, ResourceDescriptor, WatchEvent, WatchRequest,
 };
@@ -388,12 +389,37 @@ async fn watch_until_resync(
 
 fn apply(shared: &Shared, scope: &Scope, event: WatchEvent) {
     shared.counters.watch_event();
+    tracing::debug!(
+        target: TIMING,
+        kind = %scope.descriptor.kind,
+        event = event_type(&event),
+        name = event_name(&event),
+        "watch event arrived"
+    );
     match event {
         WatchEvent::Added(object) | WatchEvent::Modified(object) => {
             observed(shared, scope, object, true);
         }
         WatchEvent::Deleted(object) => deleted(shared, scope, &object),
         WatchEvent::Bookmark { .. } => {}
+    }
+}
+
+fn event_type(event: &WatchEvent) -> &'static str {
+    match event {
+        WatchEvent::Added(_) => "ADDED",
+        WatchEvent::Modified(_) => "MODIFIED",
+        WatchEvent::Deleted(_) => "DELETED",
+        WatchEvent::Bookmark { .. } => "BOOKMARK",
+    }
+}
+
+fn event_name(event: &WatchEvent) -> &str {
+    match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+            o["metadata"]["name"].as_str().unwrap_or_default()
+        }
+        WatchEvent::Bookmark { .. } => "",
     }
 }
 

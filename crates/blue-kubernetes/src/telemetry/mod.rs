@@ -8,7 +8,7 @@ mod health;
 pub(crate) mod log;
 mod metrics;
 mod proxy_metrics;
-mod request_metrics;
+pub(crate) mod request_metrics;
 mod sharding;
 mod stats;
 mod tally;
