@@ -113,7 +113,7 @@ fn admission_hostile_clients_of_the_operators_webhook_get_an_error_and_it_keeps_
 fn admission_a_planted_connection_secret_value_never_reaches_a_denial() -> Result<()> {
     crate::support::run(World::on_own_control_plane("adm")?, None, |w| {
         use blue_kubernetes::package::{UserFacingMessage, WorkflowOutcome};
-        use blue_kubernetes::{controller, Config, Observation, Package};
+        use blue_kubernetes::{controller, Config, Observation, Package, ResourceSchema};
         let runtime = tokio::runtime::Runtime::new()?;
         let _inside = runtime.enter();
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "alpha"},
@@ -121,8 +121,8 @@ fn admission_a_planted_connection_secret_value_never_reaches_a_denial() -> Resul
         w.kube.apply(&secret.to_string())?;
         // A careless package: its refusal shows whatever connection value
         // it can read, and the whole config in a log-only message.
-        let careless = Package::builder(local_configmap_operator::package::descriptor())
-            .connection_secret()
+        let schema = ResourceSchema::new(local_configmap_operator::package::descriptor());
+        let careless = Package::builder(schema.connection_secret())
             .validate_async(|opts| async move {
                 let password = match opts.connection() {
                     Some(c) => c
