@@ -211,7 +211,8 @@ fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Proble
 
 /// Every verb the controller uses, in every namespace it manages (`""`:
 /// cluster-wide): list, and watch when watching, get (re-read), patch
-/// (finalizers), update on `/status`, list (and watch) on related kinds, get/create/update on leases with
+/// (finalizers), update on `/status`, get on the CRDs of packages serving
+/// older versions, list (and watch) on related kinds, get/create/update on leases with
 /// leader election or sharding (and list with sharding: a round lists
 /// them), and create/update on events when Events are on.
 fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
@@ -243,6 +244,12 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
                 }
             }
         }
+    }
+    // Older served versions: preflight reads the installed CRD.
+    let versioned = |p: &&crate::Package| p.schema().served_versions().len() > 1;
+    if config.packages.iter().any(|p| versioned(&p)) {
+        let crds = "customresourcedefinitions";
+        checks.push(AccessCheck::new("", "get", "apiextensions.k8s.io", crds));
     }
     // Related kinds are listed (and watched) like the resources.
     for d in crate::runtime::related::kinds(&config.packages)

@@ -260,6 +260,22 @@ mod versions {
     }
 
     #[tokio::test]
+    async fn reading_the_crd_needs_get_on_crds() {
+        let cluster = installed(false);
+        let check = AccessCheck::new(
+            "",
+            "get",
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+        );
+        cluster.deny(check);
+        let got = problems(&cluster).await;
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].starts_with("RBAC does not allow"), "{got:?}");
+        assert!(got[0].contains("customresourcedefinitions"), "{got:?}");
+    }
+
+    #[tokio::test]
     async fn an_older_version_not_served_is_named() {
         let got = problems(&served()).await;
         assert_eq!(
