@@ -5,7 +5,7 @@
 //! installed CRD that would keep unknown fields.
 
 use super::{config_schema_of, CrdConfig};
-use crate::versions::{is_version_name, OldVersion};
+use crate::versions::old::{is_version_name, OldVersion};
 use crate::{package::schema::ResourceSchema, Error};
 use serde_json::{json, Value};
 

@@ -64,7 +64,7 @@ pub struct ResourceSchema {
     pub(crate) immutable: Vec<String>,
     /// Older served versions (a trait package's
     /// [`Infrastructure::versions`](crate::Infrastructure::versions)).
-    pub(crate) versions: Vec<crate::versions::OldVersion>,
+    pub(crate) versions: Vec<crate::versions::old::OldVersion>,
 }
 
 impl ResourceSchema {

@@ -4,7 +4,7 @@
 //! annotation (the Kubernetes API conventions' way to round-trip a field
 //! an older version lacks) and restored on the way up.
 
-use super::{merge::three_way, OldVersion};
+use super::{merge::three_way, old::OldVersion};
 use crate::domain::names::Names;
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::{json, Map, Value};

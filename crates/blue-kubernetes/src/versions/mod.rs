@@ -11,11 +11,13 @@
 
 mod lossless;
 mod merge;
+pub(crate) mod old;
 mod review;
 
 pub use review::{Conversion, MAX_REVIEW_BYTES, MAX_REVIEW_OBJECTS};
 
 use crate::package::schema::openapi_schema;
+use old::OldVersion;
 use schemars::JsonSchema;
 use serde::{de::DeserializeOwned, Serialize};
 use serde_json::Value;
@@ -118,26 +120,6 @@ where
     }
 }
 
-/// An older served version, erased to JSON: the conversions of its config
-/// (without the reserved keys) to and from the stored version's.
-#[derive(Clone)]
-pub(crate) struct OldVersion {
-    pub(crate) name: String,
-    /// The old config's OpenAPI v3 schema.
-    pub(crate) schema: fn() -> Value,
-    /// Stored config -> this version's. Fails only on a config that is not
-    /// the stored type's.
-    pub(crate) down: fn(&Value) -> Result<Value, serde_json::Error>,
-    /// This version's config -> the stored one's.
-    pub(crate) up: fn(&Value) -> Result<Value, serde_json::Error>,
-}
-
-impl std::fmt::Debug for OldVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name)
-    }
-}
-
 fn down<C, O>(stored: &Value) -> Result<Value, serde_json::Error>
 where
     C: DeserializeOwned,
@@ -154,17 +136,6 @@ where
 {
     let old: O = serde_json::from_value(old.clone())?;
     serde_json::to_value(C::from(old))
-}
-
-/// Whether `name` can be a version of a CRD: a DNS label starting with a
-/// letter (`v1`, `v1beta2`), as the API server requires.
-pub(crate) fn is_version_name(name: &str) -> bool {
-    name.len() <= 63
-        && name.starts_with(|c: char| c.is_ascii_lowercase())
-        && !name.ends_with('-')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 #[cfg(test)]

@@ -128,6 +128,12 @@ impl Conversion {
     fn convert_all(&self, request: &Value) -> Result<Vec<Value>, String> {
         let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
         let (group, version) = desired.rsplit_once('/').unwrap_or(("", desired));
+        let served = |k: &VersionedKind| k.descriptor.group == group && k.serves(version);
+        if !self.kinds.iter().any(served) {
+            return Err(
+                "the desired API version is served by no kind this webhook converts".into(),
+            );
+        }
         let objects = request["objects"]
             .as_array()
             .map(Vec::as_slice)

@@ -160,7 +160,7 @@ fn an_older_version_named_like_the_stored_one_or_not_a_version_is_refused() {
             ..
         })
     ));
-    assert!(!crate::versions::is_version_name("V1"));
-    assert!(!crate::versions::is_version_name("1v"));
-    assert!(crate::versions::is_version_name("v1beta2"));
+    assert!(!crate::versions::old::is_version_name("V1"));
+    assert!(!crate::versions::old::is_version_name("1v"));
+    assert!(crate::versions::old::is_version_name("v1beta2"));
 }

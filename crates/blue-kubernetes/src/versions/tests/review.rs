@@ -154,3 +154,12 @@ proptest! {
         prop_assert_eq!(&answer["response"]["result"]["status"], &json!("Success"));
     }
 }
+
+#[test]
+fn an_empty_review_for_a_served_version_succeeds_and_for_another_fails() {
+    let answer = conversion().review(&review_body("example.com/v1beta1", vec![]));
+    assert_eq!(answer["response"]["result"]["status"], "Success");
+    assert_eq!(answer["response"]["convertedObjects"], json!([]));
+    failure(&review_body("example.com/v9", vec![]));
+    failure(&review_body("v1", vec![]));
+}
