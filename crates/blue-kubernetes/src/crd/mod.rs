@@ -15,6 +15,7 @@ pub use versions::{check_installed, WebhookService};
 pub use yaml::to_yaml;
 
 use crate::package::outputs;
+use crate::references::ReferenceField;
 
 use crate::{package::schema::ResourceSchema, Error};
 
@@ -294,16 +295,17 @@ fn config_schema(resource: &ResourceSchema, options: &CrdConfig) -> Result<Value
     let listed = options.immutable_config.iter();
     let immutable: Vec<&String> = resource.immutable.iter().chain(listed).collect();
     let typed = resource.config.as_ref().map(|typed| typed.schema);
-    config_schema_of(typed, resource, options, &immutable)
+    let references: Vec<&ReferenceField> = resource.references.iter().collect();
+    config_schema_of(typed, options, &references, &immutable)
 }
 
 /// `spec.config`'s schema from the config type's (`typed`; none: open),
-/// with the reserved keys, the references and CEL rules making `profile`
+/// with the reserved keys, the `references` and CEL rules making `profile`
 /// and `immutable` fields immutable.
 fn config_schema_of(
     typed: Option<fn() -> Value>,
-    resource: &ResourceSchema,
     options: &CrdConfig,
+    references: &[&ReferenceField],
     immutable: &[&String],
 ) -> Result<Value, Error> {
     let mut config = match typed {
@@ -351,7 +353,7 @@ fn config_schema_of(
             });
         // A reference is `{name}` whatever the config type says of it
         // (an untyped config, or a field typed otherwise).
-        for reference in &resource.references {
+        for reference in references {
             let mut schema = reference.schema();
             let own = properties
                 .get(&reference.field)

@@ -40,7 +40,13 @@ pub(super) fn old_entry(
         .iter()
         .filter(|f| properties.is_some_and(|p| p.contains_key(f.as_str())))
         .collect();
-    let config = config_schema_of(Some(old.schema), resource, options, &immutable)?;
+    // A reference field is described as one where the old version has it.
+    let references: Vec<_> = resource
+        .references
+        .iter()
+        .filter(|r| properties.is_some_and(|p| p.contains_key(&r.field)))
+        .collect();
+    let config = config_schema_of(Some(old.schema), options, &references, &immutable)?;
     let mut entry = stored.clone();
     entry["name"] = json!(old.name);
     entry["storage"] = json!(false);

@@ -103,6 +103,12 @@ where
     /// `spec.config` of type `O`: deprecated in the generated CRD, with a
     /// warning naming the stored version. Declare each older version once;
     /// the order is the order of the CRD's versions after the stored one.
+    ///
+    /// The contract: `O::from(&C::from(o))` gives `o` back for every `o`
+    /// the old schema admits (so old -> stored -> old is the identity; the
+    /// library keeps what the other direction loses). Mark an `Option`
+    /// field `#[serde(skip_serializing_if = "Option::is_none")]` so a
+    /// converted object carries no `null` its author never wrote.
     #[must_use]
     pub fn served<O>(mut self, name: impl Into<String>) -> Self
     where

@@ -164,3 +164,14 @@ fn an_older_version_named_like_the_stored_one_or_not_a_version_is_refused() {
     assert!(!crate::versions::old::is_version_name("1v"));
     assert!(crate::versions::old::is_version_name("v1beta2"));
 }
+
+#[test]
+fn a_reference_is_described_only_in_the_versions_that_have_the_field() {
+    let servers = ResourceDescriptor::new("example.com", "v1", "servers", "Server");
+    let schema = ResourceSchema::of::<Widgets>().reference("zone", servers);
+    let crd = crd::generate(&schema, &CrdConfig::default()).unwrap();
+    let zone = |i: usize| config_of(&crd["spec"]["versions"][i])["properties"]["zone"].clone();
+    assert!(zone(0)["properties"]["name"].is_object());
+    assert!(zone(1)["properties"]["name"].is_object());
+    assert!(zone(2).is_null());
+}
