@@ -67,7 +67,7 @@ impl Conversion {
     pub fn review(&self, body: &[u8]) -> Value {
         let (uid, outcome) = match self.parse(body) {
             Ok((uid, request)) => {
-                let converted = self.convert_all(&request);
+                let converted = self.convert_all(request);
                 (uid, converted)
             }
             Err((uid, message)) => (uid, Err(message)),
@@ -93,7 +93,7 @@ impl Conversion {
         if body.len() > MAX_REVIEW_BYTES {
             return Err(refuse("", "the review is larger than the webhook reads"));
         }
-        let review: Value =
+        let mut review: Value =
             serde_json::from_slice(body).map_err(|_| refuse("", "the review is not JSON"))?;
         if review["apiVersion"] != REVIEW_API_VERSION || review["kind"] != "ConversionReview" {
             return Err(refuse(
@@ -101,7 +101,8 @@ impl Conversion {
                 "not an apiextensions.k8s.io/v1 ConversionReview",
             ));
         }
-        let mut request = review.get("request").cloned().unwrap_or(Value::Null);
+        let request = review.get_mut("request").map(Value::take);
+        let request = request.unwrap_or(Value::Null);
         let uid = match request.get("uid").and_then(Value::as_str) {
             Some(uid) if !uid.is_empty() && uid.len() <= 128 => uid.to_string(),
             _ => return Err(refuse("", "the review has no request uid")),
@@ -122,10 +123,14 @@ impl Conversion {
                 "the review's request names no desired API version",
             ));
         }
-        Ok((uid, request.take()))
+        Ok((uid, request))
     }
 
-    fn convert_all(&self, request: &Value) -> Result<Vec<Value>, String> {
+    fn convert_all(&self, mut request: Value) -> Result<Vec<Value>, String> {
+        let objects = match request.get_mut("objects") {
+            Some(Value::Array(objects)) => std::mem::take(objects),
+            _ => Vec::new(),
+        };
         let desired = request["desiredAPIVersion"].as_str().unwrap_or_default();
         let (group, version) = desired.rsplit_once('/').unwrap_or(("", desired));
         let served = |k: &VersionedKind| k.descriptor.group == group && k.serves(version);
@@ -134,12 +139,8 @@ impl Conversion {
                 "the desired API version is served by no kind this webhook converts".into(),
             );
         }
-        let objects = request["objects"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
         objects
-            .iter()
+            .into_iter()
             .enumerate()
             .map(|(i, object)| {
                 self.convert_one(object, group, version)
@@ -148,7 +149,7 @@ impl Conversion {
             .collect()
     }
 
-    fn convert_one(&self, object: &Value, group: &str, to: &str) -> Result<Value, &'static str> {
+    fn convert_one(&self, object: Value, group: &str, to: &str) -> Result<Value, &'static str> {
         if !object.is_object() || !object["metadata"].is_object() {
             return Err("not an object with metadata");
         }
@@ -171,8 +172,8 @@ impl Conversion {
         if !kind.serves(to) {
             return Err("the desired version is not served by its kind");
         }
-        let mut converted = object.clone();
-        kind.convert(&mut converted, from, to, &self.names);
+        let (from, mut converted) = (from.to_string(), object);
+        kind.convert(&mut converted, &from, to, &self.names);
         Ok(converted)
     }
 }
