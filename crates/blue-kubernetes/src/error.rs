@@ -36,6 +36,11 @@ pub enum Error {
     /// The `/metrics` and health listener could not be opened.
     #[error("listener could not be opened ({0:?})")]
     Listen(std::io::ErrorKind),
+    /// The installed CRD (named) keeps unknown fields
+    /// (`spec.preserveUnknownFields: true`), which older served versions
+    /// and their conversion cannot work with.
+    #[error("the installed CRD {0} has preserveUnknownFields: true; apply the generated CRD (preserveUnknownFields: false) before serving several versions")]
+    PreservesUnknownFields(String),
     /// The cluster could not be read or written.
     #[error("transport failed: {0}")]
     Transport(#[from] blue_kubernetes_client::Error),

@@ -82,7 +82,8 @@
 //! - [`steps`]: durable steps; [`connection`]: connection Secrets;
 //!   [`related`]: related objects and references;
 //! - [`replicas`]: leader election, sharding and fencing tokens;
-//! - [`crd`]: CRD generation; [`telemetry`]: metrics, stats, health and
+//! - [`crd`]: CRD generation; [`versions`]: older served versions and
+//!   their conversion; [`telemetry`]: metrics, stats, health and
 //!   their HTTP endpoints;
 //! - `runner` (feature `runner`): an operator binary's flags, logging,
 //!   signals and `crd` subcommand; with the feature `webhook`, the
@@ -122,6 +123,7 @@ mod runtime;
 mod sharding;
 pub mod steps;
 pub mod telemetry;
+pub mod versions;
 // The project's own end-to-end and chaos tests pause or kill an operator
 // through these: not part of the supported API.
 #[doc(hidden)]

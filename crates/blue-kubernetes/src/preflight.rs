@@ -41,6 +41,11 @@ pub enum Problem {
     /// The CRD has no status subresource, so status cannot be written.
     #[error("{plural}.{group} has no status subresource: enable `subresources: {{status: {{}}}}` in the CRD", plural = .0.plural, group = .0.group)]
     NoStatusSubresource(ResourceDescriptor),
+    /// The installed CRD keeps unknown fields while the package serves
+    /// older versions, which need the generated CRD's pruning and
+    /// conversion.
+    #[error("{plural}.{group} keeps unknown fields (preserveUnknownFields: true): apply the generated CRD, which serves the package's older versions", plural = .0.plural, group = .0.group)]
+    PreservesUnknownFields(ResourceDescriptor),
     /// RBAC does not allow a verb the controller uses.
     #[error("RBAC does not allow {0}")]
     Forbidden(AccessCheck),
@@ -104,6 +109,9 @@ pub async fn preflight(controller: &Controller) -> Vec<Problem> {
             Ok(Some(served)) => problems.extend(check_served(d, &served)),
         }
     }
+    for package in config.packages.iter() {
+        problems.extend(check_versions(client, package.schema()).await);
+    }
     for (check, allowed) in checks.into_iter().zip(allowed) {
         match allowed {
             Ok(true) => {}
@@ -116,6 +124,56 @@ pub async fn preflight(controller: &Controller) -> Vec<Problem> {
                 kind: e.kind(),
             }),
         }
+    }
+    problems
+}
+
+/// A package serving older versions: each is served, and the installed
+/// CRD prunes unknown fields (one GET of the CRD, cluster-scoped: such an
+/// operator needs `get` on `customresourcedefinitions`).
+async fn check_versions(
+    client: &std::sync::Arc<dyn blue_kubernetes_client::Client>,
+    schema: &crate::ResourceSchema,
+) -> Vec<Problem> {
+    let d = schema.descriptor();
+    let served = schema.served_versions();
+    if served.len() < 2 {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for version in &served[1..] {
+        let old = ResourceDescriptor {
+            version: version.to_string(),
+            ..d.clone()
+        };
+        match client.server_resources(&old.group, &old.version).await {
+            Ok(Some(resources)) => problems.extend(check_served(&old, &resources)),
+            Ok(None) => problems.push(Problem::NotServed(old)),
+            Err(e) => problems.push(Problem::CheckFailed {
+                what: format!("discovery of {}", old.api_version()),
+                kind: e.kind(),
+            }),
+        }
+    }
+    let crds = ResourceDescriptor::new(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+    )
+    .cluster_scoped();
+    match client.get_resource(&crds, "", &d.qualified_plural()).await {
+        Ok(Some(crd)) => {
+            if crate::crd::check_installed(schema, &crd).is_err() {
+                problems.push(Problem::PreservesUnknownFields(d.clone()));
+            }
+        }
+        // Not installed: discovery has named it already.
+        Ok(None) => {}
+        Err(e) => problems.push(Problem::CheckFailed {
+            what: format!("the CRD {}", d.qualified_plural()),
+            kind: e.kind(),
+        }),
     }
     problems
 }
@@ -153,7 +211,8 @@ fn check_served(d: &ResourceDescriptor, served: &[ApiResource]) -> Option<Proble
 
 /// Every verb the controller uses, in every namespace it manages (`""`:
 /// cluster-wide): list, and watch when watching, get (re-read), patch
-/// (finalizers), update on `/status`, list (and watch) on related kinds, get/create/update on leases with
+/// (finalizers), update on `/status`, get on the CRDs of packages serving
+/// older versions, list (and watch) on related kinds, get/create/update on leases with
 /// leader election or sharding (and list with sharding: a round lists
 /// them), and create/update on events when Events are on.
 fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
@@ -185,6 +244,12 @@ fn access_checks(controller: &Controller) -> Vec<AccessCheck> {
                 }
             }
         }
+    }
+    // Older served versions: preflight reads the installed CRD.
+    let versioned = |p: &&crate::Package| p.schema().served_versions().len() > 1;
+    if config.packages.iter().any(|p| versioned(&p)) {
+        let crds = "customresourcedefinitions";
+        checks.push(AccessCheck::new("", "get", "apiextensions.k8s.io", crds));
     }
     // Related kinds are listed (and watched) like the resources.
     for d in crate::runtime::related::kinds(&config.packages)

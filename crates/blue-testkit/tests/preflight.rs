@@ -150,3 +150,137 @@ async fn sharding_also_needs_to_list_leases() {
         ["RBAC does not allow list leases.coordination.k8s.io in namespace leases-ns"]
     );
 }
+
+mod versions {
+    //! A package serving an older version: that version must be served
+    //! too, and the installed CRD must prune unknown fields.
+
+    use super::*;
+    use blue_kubernetes::{
+        async_trait, package::NoOutputs, versions::Versions, CallbackResult, Context,
+        Infrastructure, Observation, Outcome, Package, ResourceSchema,
+    };
+    use serde_json::json;
+
+    #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct V1 {
+        replicas: u32,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    struct V1alpha1 {
+        size: u32,
+    }
+
+    impl From<&V1> for V1alpha1 {
+        fn from(v1: &V1) -> Self {
+            Self { size: v1.replicas }
+        }
+    }
+
+    impl From<V1alpha1> for V1 {
+        fn from(old: V1alpha1) -> Self {
+            Self { replicas: old.size }
+        }
+    }
+
+    struct Evolving;
+
+    #[async_trait]
+    impl Infrastructure for Evolving {
+        type Config = V1;
+        type Outputs = NoOutputs;
+        fn schema() -> ResourceSchema {
+            ResourceSchema::new(widgets())
+        }
+        fn versions() -> Versions<V1> {
+            Versions::stored().served::<V1alpha1>("v1alpha1")
+        }
+        async fn observe(&self, _: &Context<V1>) -> CallbackResult<Observation<NoOutputs>> {
+            Ok(Observation::ABSENT)
+        }
+        async fn converge(&self, _: &Context<V1>) -> CallbackResult<Outcome<NoOutputs>> {
+            Ok(Outcome::done())
+        }
+        async fn delete(&self, _: &Context<V1>) -> CallbackResult<Outcome<NoOutputs>> {
+            Ok(Outcome::done())
+        }
+    }
+
+    fn crds() -> ResourceDescriptor {
+        ResourceDescriptor::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+        )
+        .cluster_scoped()
+    }
+
+    async fn problems(cluster: &FakeCluster) -> Vec<String> {
+        let package = Package::new(Evolving).unwrap();
+        let controller = build(
+            cluster,
+            blue_kubernetes::config::system_clock(),
+            vec![package],
+            |_| {},
+        );
+        preflight(&controller)
+            .await
+            .iter()
+            .map(Problem::to_string)
+            .collect()
+    }
+
+    fn installed(preserve_unknown_fields: bool) -> FakeCluster {
+        let cluster = served();
+        let old = ResourceDescriptor::new("example.com", "v1alpha1", "widgets", "Widget");
+        cluster.serve(&old);
+        cluster.create_with(
+            &crds(),
+            json!({
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"preserveUnknownFields": preserve_unknown_fields},
+            }),
+        );
+        cluster
+    }
+
+    #[tokio::test]
+    async fn a_crd_serving_every_version_and_pruning_passes() {
+        assert_eq!(problems(&installed(false)).await, Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn an_installed_crd_keeping_unknown_fields_is_named() {
+        assert_eq!(
+            problems(&installed(true)).await,
+            ["widgets.example.com keeps unknown fields (preserveUnknownFields: true): apply the generated CRD, which serves the package's older versions"]
+        );
+    }
+
+    #[tokio::test]
+    async fn reading_the_crd_needs_get_on_crds() {
+        let cluster = installed(false);
+        let check = AccessCheck::new(
+            "",
+            "get",
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+        );
+        cluster.deny(check);
+        let got = problems(&cluster).await;
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].starts_with("RBAC does not allow"), "{got:?}");
+        assert!(got[0].contains("customresourcedefinitions"), "{got:?}");
+    }
+
+    #[tokio::test]
+    async fn an_older_version_not_served_is_named() {
+        let got = problems(&served()).await;
+        assert_eq!(
+            got,
+            ["example.com/v1alpha1 is not served: is the CRD for widgets.example.com installed, and does it serve version v1alpha1?"]
+        );
+    }
+}

@@ -8,11 +8,14 @@ mod defaults;
 mod schemas;
 mod structural;
 mod unions;
+mod versions;
 mod yaml;
 
+pub use versions::{check_installed, WebhookService};
 pub use yaml::to_yaml;
 
 use crate::package::outputs;
+use crate::references::ReferenceField;
 
 use crate::{package::schema::ResourceSchema, Error};
 
@@ -78,6 +81,11 @@ pub struct CrdConfig {
     pub immutable_config: Vec<String>,
     /// Columns between the standard `Phase`, `Ready`, `Reason` and `Age`.
     pub printer_columns: Vec<PrinterColumn>,
+    /// Where the API server sends conversions, for a package serving
+    /// older versions ([`Infrastructure::versions`](crate::Infrastructure::versions)).
+    /// Default none: a placeholder Service (`default/conversion-webhook`),
+    /// to be filled by whoever deploys the operator's webhook server.
+    pub conversion_service: Option<WebhookService>,
 }
 
 impl Default for CrdConfig {
@@ -90,6 +98,7 @@ impl Default for CrdConfig {
             categories: vec![],
             immutable_config: vec![],
             printer_columns: vec![],
+            conversion_service: None,
         }
     }
 }
@@ -105,6 +114,8 @@ crate::package::setters::setters!(CrdConfig {
     with_categories(categories: Vec<String>),
     /// Sets [`printer_columns`](CrdConfig::printer_columns).
     with_printer_columns(printer_columns: Vec<PrinterColumn>),
+    /// Sets [`conversion_service`](CrdConfig::conversion_service).
+    with_conversion_service(conversion_service: WebhookService),
 });
 
 impl CrdConfig {
@@ -229,7 +240,20 @@ pub fn generate(
     if resource.steps {
         schema["properties"]["status"]["properties"]["workflow"] = crate::steps::status_schema();
     }
-    Ok(json!({
+    let stored = json!({
+        "name": d.version,
+        "served": true,
+        "storage": true,
+        "subresources": {"status": {}},
+        "additionalPrinterColumns": printer_columns(options),
+        "schema": {"openAPIV3Schema": schema},
+    });
+    let mut versions = vec![];
+    for old in &resource.versions {
+        versions.push(versions::old_entry(resource, old, &stored, options)?);
+    }
+    versions.insert(0, stored);
+    let mut crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": d.qualified_plural()},
@@ -237,24 +261,22 @@ pub fn generate(
             "group": d.group,
             "scope": if d.namespaced { "Namespaced" } else { "Cluster" },
             "names": names,
-            "versions": [{
-                "name": d.version,
-                "served": true,
-                "storage": true,
-                "subresources": {"status": {}},
-                "additionalPrinterColumns": printer_columns(options),
-                "schema": {"openAPIV3Schema": schema},
-            }],
+            "versions": versions,
         },
-    }))
+    });
+    if !resource.versions.is_empty() {
+        crd["spec"]["preserveUnknownFields"] = json!(false);
+        crd["spec"]["conversion"] = versions::conversion(options);
+    }
+    Ok(crd)
 }
 
 /// Fails like [`crd`] when the config or outputs type has no structural
 /// schema: a package is refused when it is built, not when its CRD is
 /// printed.
 pub(crate) fn check(resource: &ResourceSchema) -> Result<(), Error> {
-    config_schema(resource, &CrdConfig::default())?;
-    outputs_schema(resource).map(drop)
+    versions::check_names(resource)?;
+    generate(resource, &CrdConfig::default()).map(drop)
 }
 
 fn outputs_schema(resource: &ResourceSchema) -> Result<Value, Error> {
@@ -269,9 +291,26 @@ fn outputs_schema(resource: &ResourceSchema) -> Result<Value, Error> {
 }
 
 fn config_schema(resource: &ResourceSchema, options: &CrdConfig) -> Result<Value, Error> {
-    let mut config = match &resource.config {
+    #[allow(deprecated)]
+    let listed = options.immutable_config.iter();
+    let immutable: Vec<&String> = resource.immutable.iter().chain(listed).collect();
+    let typed = resource.config.as_ref().map(|typed| typed.schema);
+    let references: Vec<&ReferenceField> = resource.references.iter().collect();
+    config_schema_of(typed, options, &references, &immutable)
+}
+
+/// `spec.config`'s schema from the config type's (`typed`; none: open),
+/// with the reserved keys, the `references` and CEL rules making `profile`
+/// and `immutable` fields immutable.
+fn config_schema_of(
+    typed: Option<fn() -> Value>,
+    options: &CrdConfig,
+    references: &[&ReferenceField],
+    immutable: &[&String],
+) -> Result<Value, Error> {
+    let mut config = match typed {
         Some(typed) => {
-            let mut schema = (typed.schema)();
+            let mut schema = typed();
             structural::rewrite(&mut schema, "spec.config")?;
             if schema["type"] != "object" {
                 return Err(Error::NotStructural {
@@ -314,7 +353,7 @@ fn config_schema(resource: &ResourceSchema, options: &CrdConfig) -> Result<Value
             });
         // A reference is `{name}` whatever the config type says of it
         // (an untyped config, or a field typed otherwise).
-        for reference in &resource.references {
+        for reference in references {
             let mut schema = reference.schema();
             let own = properties
                 .get(&reference.field)
@@ -327,9 +366,7 @@ fn config_schema(resource: &ResourceSchema, options: &CrdConfig) -> Result<Value
     }
     if options.cel {
         let mut fields = vec!["profile"];
-        #[allow(deprecated)]
-        let listed = options.immutable_config.iter();
-        for field in resource.immutable.iter().chain(listed) {
+        for field in immutable {
             if !fields.contains(&field.as_str()) {
                 fields.push(field);
             }

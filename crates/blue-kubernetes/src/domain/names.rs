@@ -136,6 +136,22 @@ impl Names {
         format!("{domain}/external-name")
     }
 
+    /// The annotation in which the library keeps, on an object read at an
+    /// older version of its kind, the stored config that version cannot
+    /// express (`<domain>/stored-config`, in the finalizer's domain); the
+    /// conversion back to the stored version restores it and removes the
+    /// annotation. Never edit it by hand.
+    ///
+    /// ```
+    /// use blue_kubernetes::config::Names;
+    /// let names = Names::for_domain("db.example.com");
+    /// assert_eq!(names.stored_config_annotation(), "db.example.com/stored-config");
+    /// ```
+    pub fn stored_config_annotation(&self) -> String {
+        let domain = self.finalizer.split('/').next().unwrap_or_default();
+        format!("{domain}/stored-config")
+    }
+
     /// The fields still holding the reference's domain-qualified values
     /// without that having been chosen: what the start warning names.
     pub(crate) fn unchosen_reference(&self) -> Vec<&'static str> {

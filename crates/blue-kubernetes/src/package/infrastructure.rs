@@ -5,6 +5,7 @@
 use crate::package::observation::Outputs;
 use crate::package::result::{Answer, CallbackResult};
 use crate::package::validation::ValidationErrors;
+use crate::versions::Versions;
 use crate::{
     package::context::Context, package::identity_context::IdentityContext,
     package::observation::Observation, package::schema::ResourceSchema,
@@ -439,6 +440,17 @@ pub trait Infrastructure: Send + Sync + 'static {
     /// package (and its clients). Keep it cheap, without effects.
     fn schema() -> ResourceSchema;
 
+    /// The versions of the resource served besides the stored one (the
+    /// descriptor's, at which [`Config`](Self::Config) is): each older
+    /// one with its own config type and conversions to and from `Config`
+    /// (see [`Versions`]). The default serves the stored version only.
+    /// The controller and the callbacks always see the stored version;
+    /// immutable fields are declared on it ([`ResourceSchema::immutable`]).
+    /// An associated function, like [`schema`](Self::schema).
+    fn versions() -> Versions<Self::Config> {
+        Versions::stored()
+    }
+
     /// The errors in the config, empty when valid (the default). Return
     /// [`ValidationErrors`] (a `Vec<String>` converts: every message for
     /// the operator's log only) to mark messages safe for the resource's
@@ -512,7 +524,8 @@ impl ResourceSchema {
     }
 
     /// This declaration with the config and outputs types of `T`.
-    pub(crate) fn with_types_of<T: Infrastructure>(self) -> Self {
+    pub(crate) fn with_types_of<T: Infrastructure>(mut self) -> Self {
+        self.versions = T::versions().into_old();
         let schema = self.config::<T::Config>();
         let no_outputs =
             std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<NoOutputs>();

@@ -62,6 +62,9 @@ pub struct ResourceSchema {
     pub(crate) related: Vec<crate::related::Related>,
     /// Top-level `spec.config` fields that may not change once accepted.
     pub(crate) immutable: Vec<String>,
+    /// Older served versions (a trait package's
+    /// [`Infrastructure::versions`](crate::Infrastructure::versions)).
+    pub(crate) versions: Vec<crate::versions::old::OldVersion>,
 }
 
 impl ResourceSchema {
@@ -77,6 +80,7 @@ impl ResourceSchema {
             references: Vec::new(),
             related: Vec::new(),
             immutable: Vec::new(),
+            versions: Vec::new(),
         }
     }
 
@@ -197,6 +201,16 @@ impl ResourceSchema {
     pub fn descriptor(&self) -> &ResourceDescriptor {
         &self.descriptor
     }
+
+    /// The versions served: the stored one (the descriptor's) first, then
+    /// the older ones a trait package declares
+    /// ([`Infrastructure::versions`](crate::Infrastructure::versions)).
+    pub fn served_versions(&self) -> Vec<&str> {
+        let old = self.versions.iter().map(|v| v.name.as_str());
+        std::iter::once(self.descriptor.version.as_str())
+            .chain(old)
+            .collect()
+    }
 }
 
 impl From<ResourceDescriptor> for ResourceSchema {
@@ -222,6 +236,7 @@ impl std::fmt::Debug for ResourceSchema {
             .field("references", &self.references)
             .field("related", &self.related.len())
             .field("immutable", &self.immutable)
+            .field("versions", &self.versions)
             .finish()
     }
 }
