@@ -5,7 +5,8 @@
 //! work, wake the timer loop, count, set gauges, forget what lives outside
 //! the book. One lock acquisition per event.
 
-use super::book::{Arrival, Book, Decision, Ended};
+use super::book::protocol::{Arrival, Decision, Ended};
+use super::book::Book;
 use super::key::Key;
 use super::queue::Work;
 use super::Shared;
