@@ -297,7 +297,10 @@ impl Runtime {
 
 /// One list-and-watch per namespace scope of each package type, then of
 /// each related kind.
-fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<reflector::Scope> {
+fn reflector_scopes(
+    config: &crate::Config,
+    related: &[related::Kind],
+) -> Vec<reflector::scope::Scope> {
     let resources = config
         .packages
         .iter()
@@ -314,7 +317,7 @@ fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<re
             false => vec![""],
         };
         for namespace in namespaces {
-            scopes.push(reflector::Scope {
+            scopes.push(reflector::scope::Scope {
                 index: scopes.len(),
                 feed,
                 descriptor: descriptor.clone(),
