@@ -2,7 +2,9 @@
 //! API returns): stored in the connection Secret before the callback goes
 //! on, secret like the values the package generates.
 
-use super::{check_key, Connection, ConnectionError, HandedOut, Sensitive};
+use super::error::ConnectionError;
+use super::sensitive::Sensitive;
+use super::{check_key, Connection, HandedOut};
 use crate::package::result::CallbackResult;
 use std::future::Future;
 

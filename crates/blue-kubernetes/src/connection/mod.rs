@@ -53,53 +53,23 @@
 //!   message should install a hook of its own.
 
 mod backend_made;
+mod error;
+mod name;
+mod redact;
 mod secret;
 mod sensitive;
 mod store;
 
+pub use error::ConnectionError;
+pub(crate) use name::{secret_name, secret_ref_valid};
 pub use sensitive::Sensitive;
 pub(crate) use store::Store;
 
 use blue_kubernetes_client::{ApiRequest, Client, ErrorKind, Method, ResourceDescriptor};
+use redact::{redact, strings_hold};
 use secret::{read, valid_key, Data, Stored, Target};
 use serde_json::Value;
 use std::sync::Arc;
-
-/// Why a connection Secret could not be read or written. Never carries a
-/// value; the Secret's name and keys are not secret.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectionError {
-    /// Reading or writing the Secret failed.
-    #[error("connection secret request failed ({0})")]
-    Transport(ErrorKind),
-    /// A Secret of that name exists and this resource does not own it.
-    #[error("a secret of the connection secret's name exists and is not this resource's")]
-    NotOurs,
-    /// `key` is not a Secret data key (`[-._a-zA-Z0-9]+`).
-    #[error("connection key {0:?} is not a valid secret key")]
-    InvalidKey(String),
-    /// The Secret's name or namespace is not a valid object name.
-    #[error("the connection secret's name is not a valid object name")]
-    InvalidName,
-    /// Someone else kept writing the Secret; the pass retries.
-    #[error("the connection secret kept changing while it was written")]
-    Contended,
-    /// The write was refused before it was sent: the lease the pass
-    /// started under (leader election or its shard's) is no longer
-    /// provably held, so another replica may own the resource now.
-    #[error("connection secret write refused: the pass's lease is no longer held")]
-    Fenced,
-}
-
-impl From<blue_kubernetes_client::Error> for ConnectionError {
-    fn from(e: blue_kubernetes_client::Error) -> Self {
-        match e {
-            blue_kubernetes_client::Error::Fenced { .. } => ConnectionError::Fenced,
-            e => ConnectionError::Transport(e.kind()),
-        }
-    }
-}
 
 /// A resource's connection Secret, as its callbacks see it
 /// ([`CallbackInput::connection`](crate::package::CallbackInput::connection)). Cheap to clone.
@@ -386,113 +356,9 @@ impl Connection {
     }
 }
 
-/// The shortest value redacted from free text. A shorter one would mangle
-/// log lines wherever its characters happen to occur (a port, a word), and
-/// no generated credential is that short.
-pub(crate) const SHORTEST_REDACTED: usize = 8;
-
-/// What a redacted value reads as: the same marker [`Sensitive`] prints.
-pub(crate) const REDACTED: &str = "<redacted>";
-
-/// `text` with each of `values` (of at least [`SHORTEST_REDACTED`] bytes)
-/// replaced by [`REDACTED`], the longest first, so a value that contains
-/// another is replaced whole.
-fn redact<'a>(text: &str, values: impl Iterator<Item = &'a str>) -> String {
-    let mut values: Vec<&str> = values.filter(|v| v.len() >= SHORTEST_REDACTED).collect();
-    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-    let mut text = text.to_string();
-    for value in values {
-        if text.contains(value) {
-            text = text.replace(value, REDACTED);
-        }
-    }
-    text
-}
-
 fn check_key(key: &str) -> Result<(), ConnectionError> {
     match valid_key(key) {
         true => Ok(()),
         false => Err(ConnectionError::InvalidKey(key.to_string())),
-    }
-}
-
-/// `spec.writeConnectionSecretToRef.name`, or `<name>-connection`.
-fn strings_hold(value: &Value, needles: &[String]) -> bool {
-    let holds = |text: &str| needles.iter().any(|n| text.contains(n.as_str()));
-    match value {
-        Value::String(text) => holds(text),
-        Value::Array(items) => items.iter().any(|v| strings_hold(v, needles)),
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| holds(k) || strings_hold(v, needles)),
-        Value::Null | Value::Bool(_) | Value::Number(_) => false,
-    }
-}
-
-pub(crate) fn secret_name(resource: &Value) -> String {
-    match resource.pointer("/spec/writeConnectionSecretToRef/name") {
-        Some(Value::String(name)) if !name.is_empty() => name.clone(),
-        _ => format!(
-            "{}-connection",
-            resource["metadata"]["name"].as_str().unwrap_or_default()
-        ),
-    }
-}
-
-/// `spec.writeConnectionSecretToRef` is absent or names a valid Secret.
-pub(crate) fn secret_ref_valid(resource: &Value) -> bool {
-    match resource.pointer("/spec/writeConnectionSecretToRef") {
-        None | Some(Value::Null) => true,
-        Some(Value::Object(r)) => match r.get("name") {
-            None | Some(Value::Null) => true,
-            Some(Value::String(name)) => is_dns_subdomain(name),
-            Some(_) => false,
-        },
-        Some(_) => false,
-    }
-}
-
-fn is_dns_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{redact, strings_hold};
-
-    #[test]
-    fn values_are_redacted_longest_first_and_short_ones_are_left() {
-        let values = ["s3cr3t-value", "s3cr3t-value-2", "short"];
-        let text = "a s3cr3t-value-2, a s3cr3t-value and a short one";
-        assert_eq!(
-            redact(text, values.into_iter()),
-            "a <redacted>, a <redacted> and a short one"
-        );
-    }
-    use serde_json::json;
-
-    #[test]
-    fn a_generated_value_is_found_inside_any_string_or_key_but_not_in_numbers() {
-        let needles = ["s3cr3t-value".to_string()];
-        for holding in [
-            json!("s3cr3t-value"),
-            json!({"dsn": "postgres://app:s3cr3t-value@db/app"}),
-            json!([1, {"nested": ["x", "s3cr3t-value"]}]),
-            json!({"s3cr3t-value": true}),
-        ] {
-            assert!(strings_hold(&holding, &needles), "{holding}");
-        }
-        for clean in [json!("s3cr3t"), json!({"port": 5432}), json!(null)] {
-            assert!(!strings_hold(&clean, &needles), "{clean}");
-        }
     }
 }

@@ -2,7 +2,7 @@
 //! the controller writes, and what it reads back. Values are base64 in
 //! `data`, as core/v1 Secrets keep them.
 
-use super::ConnectionError;
+use super::error::ConnectionError;
 use crate::domain::names::MANAGED_BY;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

@@ -1,5 +1,6 @@
 //! When a resource needs a reconcile, decided from a listed snapshot alone.
 
+use crate::domain::jitter;
 use crate::domain::names::Names;
 use crate::domain::resource::{self, status, status_str};
 use crate::domain::spec;
@@ -153,6 +154,23 @@ fn records_an_effect(r: &Value, finalizer: &str) -> bool {
     resource::has_finalizer(r, finalizer)
         && status_str(r, "profile").is_some()
         && status_str(r, "stateIdentity").is_some()
+}
+
+/// The first check this process makes of a periodic resource it has no
+/// schedule for: the stored time, or, when that has passed (a start after
+/// a while, quiet checks that left it behind, or a retry written just
+/// before a watch gap), soon after now, spread by the uid's share of a
+/// tenth of the period it was written for (the interval, or the largest
+/// retry delay for a retry) so thousands of resources found due at a
+/// start are not queued at once behind one another.
+pub(crate) fn first_check(due: Due, uid: &str, now_ms: u64) -> Option<u64> {
+    match due {
+        Due::Stored { at_ms, .. } if at_ms > now_ms => Some(at_ms),
+        Due::Stored { period_ms, .. } => {
+            Some(now_ms.saturating_add(jitter::extra_ms(period_ms, uid)))
+        }
+        Due::Now | Due::OnEdit => None,
+    }
 }
 
 /// Retry delay of attempt `n` (1-based): `min(max, base * 2^(n-1))`.

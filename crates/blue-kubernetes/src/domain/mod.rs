@@ -11,6 +11,7 @@ pub(crate) mod immutable;
 pub(crate) mod intent;
 pub(crate) mod jitter;
 pub(crate) mod names;
+pub(crate) mod phase;
 pub(crate) mod resource;
 pub(crate) mod spec;
 pub(crate) mod status;

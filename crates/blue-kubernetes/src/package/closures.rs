@@ -216,8 +216,10 @@ macro_rules! setters {
 // The closure form's entry lives with it: the package core knows no form.
 impl Package {
     /// Starts a package of closures declared by `schema` (a
-    /// [`ResourceSchema`], or just its [`ResourceDescriptor`]): the closure
-    /// form, whose callbacks receive the [`CallbackInput`] map. See
+    /// [`ResourceSchema`], or just its
+    /// [`ResourceDescriptor`](blue_kubernetes_client::ResourceDescriptor)):
+    /// the closure form, whose callbacks receive the [`CallbackInput`] map.
+    /// See
     /// [`PackageBuilder`].
     pub fn builder(schema: impl Into<ResourceSchema>) -> PackageBuilder {
         PackageBuilder::new(schema.into())

@@ -1,7 +1,7 @@
 //! The rules of one pass (the crate README, "One pass, in order") as a
 //! decision without I/O and without a clock: given the current snapshot
 //! and what the last effect came to, [`Decision::step`] says what to do
-//! next. The driver (`pass.rs`) performs each [`Do`] (the client, the
+//! next. The driver (`driver.rs`) performs each [`Do`] (the client, the
 //! package, hooks) and feeds back what [`Happened`]; the runtime's `Book`
 //! has the same shape.
 

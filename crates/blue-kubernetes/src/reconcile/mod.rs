@@ -3,12 +3,13 @@
 //! pass the same way (`prepare`: the due check, options, `plan`,
 //! identity), then decide what is theirs to decide (shard admission, the
 //! lease the writes are fenced by, the identity lock, a second look), and
-//! the `pass` drives the `decision`: the ordered rules (the crate README,
+//! the `driver` advances the `pass` by the `decision`: the ordered rules (the crate README,
 //! "One pass, in order") without I/O.
 
 mod act;
 pub(crate) mod awaited;
 mod decision;
+mod driver;
 mod external_name;
 mod pass;
 mod plan;
@@ -21,7 +22,7 @@ mod steps;
 mod terms;
 mod workflow;
 
-pub(crate) use pass::run_locked;
+pub(crate) use driver::run_locked;
 pub(crate) use prepare::prepare;
 pub use report::Report;
 pub(crate) use report::{PassOutcome, Request};
@@ -155,5 +156,5 @@ async fn read_twice(
         }
         return Ok(Report::Changed);
     }
-    pass::run(fresh, terms).await.report
+    driver::run(fresh, terms).await.report
 }

@@ -1,26 +1,25 @@
 //! One reconcile pass: what it was given (by the preparation and its
-//! caller), what it accumulates (the current snapshot first), and the
-//! driver: it performs what the decision (`decision.rs`, the rules without
-//! I/O) says, the writes that advance it included, and feeds back what
-//! happened.
+//! caller), what it accumulates (the current snapshot first), and its
+//! guarded writes (status, finalizer, external name); the driver
+//! (`driver.rs`) advances it.
 
 use super::decision::Decision;
 use super::external_name::Reported;
 use super::prepare::{Given, Prepared};
-use super::protocol::{Do, Facts, Happened, Note};
-use super::report::{Halt, PassOutcome, Report};
+use super::protocol::Facts;
+use super::report::{Halt, Report};
 use super::reporting::Teller;
 use super::terms::Terms;
 use super::workflow::Workflow;
 use crate::domain::status::{self, Next, Retry, Transition};
 use crate::domain::{jitter, resource};
+use crate::package::callback::Failure;
 use crate::package::observation::Outputs;
 use crate::package::options::CallbackInput;
 use crate::package::outputs::{accept, Rejected};
 use crate::resource::{Phase, Reason};
 use crate::telemetry::log::{self, Subject};
 use crate::test_hooks::{self, Point};
-use crate::Error;
 use blue_kubernetes_client::Client;
 use serde_json::Value;
 use std::sync::Arc;
@@ -60,20 +59,6 @@ impl<'a> std::ops::Deref for Pass<'a> {
     fn deref(&self) -> &Given<'a> {
         &self.given
     }
-}
-
-/// Takes the identity lock and runs the rules under it on `terms`
-/// ([`Report::Busy`] when another pass holds it).
-pub(crate) async fn run_locked(prepared: Prepared<'_>, terms: Terms) -> PassOutcome {
-    match prepared.lock() {
-        Some(_lock) => run(prepared, terms).await,
-        None => PassOutcome::unwritten(Ok(Report::Busy)),
-    }
-}
-
-/// Runs the rules on `terms`, under the lock the caller holds.
-pub(super) async fn run(prepared: Prepared<'_>, terms: Terms) -> PassOutcome {
-    Pass::new(prepared, terms).run().await
 }
 
 impl<'a> Pass<'a> {
@@ -131,27 +116,6 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// Runs the rules.
-    pub(super) async fn run(mut self) -> PassOutcome {
-        let started = version(&self.snapshot);
-        let result = self.drive().await;
-        let now = version(&self.snapshot);
-        // A lost race proves the server moved past our last write: its
-        // event comes before the one that beat us (and may be taken in
-        // already), so waiting for it could wait for a version that never
-        // comes again, leaving the edit that beat us unhandled.
-        let lost = matches!(result, Err(Halt::Lost(Report::Conflict | Report::NotFound)));
-        let report = match result {
-            Ok(report) | Err(Halt::Lost(report)) => Ok(report),
-            Err(Halt::Transport(e)) => Err(Error::Transport(e)),
-        };
-        PassOutcome {
-            report,
-            written: now.filter(|now| !lost && Some(now) != started.as_ref()),
-            next_check: self.next_check,
-        }
-    }
-
     /// Records a reported external name on the resource, before anything
     /// else the pass writes.
     pub(super) async fn record_external_name(&mut self) -> Result<(), Halt> {
@@ -162,56 +126,12 @@ impl<'a> Pass<'a> {
             .await
     }
 
-    /// Performs what the decision says until it stops the pass.
-    async fn drive(&mut self) -> Result<Report, Halt> {
-        let mut happened = Happened::Began;
-        loop {
-            happened = match self.decision.step(&self.snapshot, happened) {
-                Do::Validate => {
-                    let found = self.run_callback("validate", |c, o| c.validate(o)).await;
-                    Happened::Validated(found)
-                }
-                Do::RestoreConnection => Happened::Restored(self.restore_connection().await),
-                Do::SetFinalizer(present) => Happened::Done(self.set_finalizer(present).await),
-                Do::Observe(None) => Happened::Observed(Ok(self.observe().await)),
-                Do::Observe(Some(t)) => Happened::Observed(self.publish_while_observing(t).await),
-                Do::Publish(t) => Happened::Wrote(self.write(t).await),
-                Do::Act(converge) => Happened::Acted(self.effect(converge).await),
-                Do::FinishOpenRun => {
-                    self.finish_open_run();
-                    Happened::Done(Ok(()))
-                }
-                Do::Release {
-                    finalizer,
-                    destroyed,
-                } => Happened::Done(self.release(finalizer, destroyed).await),
-                Do::Write(t, note) => {
-                    self.log_note(note);
-                    Happened::Wrote(self.write(t).await)
-                }
-                Do::Stop(result) => return result,
-            };
-        }
-    }
-
-    /// Why a write is made, for the operator's log.
-    fn log_note(&self, note: Option<Note>) {
-        match note {
-            None => {}
-            // For the operator's log only.
-            Some(Note::Undecodable(error)) => tracing::info!(
-                namespace = resource::namespace(&self.snapshot),
-                name = resource::name(&self.snapshot),
-                %error,
-                "configuration does not match the package's config type"
-            ),
-            Some(Note::Invalid(errors)) => self.teller().log_invalid(&errors),
-            Some(Note::ImmutableChanged(fields)) => log::warn_about!(
-                self.subject(),
-                fields = fields.as_str(),
-                "immutable config field changed since it was accepted; nothing runs until the edit is reverted"
-            ),
-        }
+    /// What callback `name` returned; a failure is remembered for the log
+    /// line of the Failed status it leads to.
+    pub(super) fn noted<T>(&mut self, name: &'static str, result: Result<T, Failure>) -> Option<T> {
+        result
+            .map_err(|failure| self.decision.failed(name, failure))
+            .ok()
     }
 
     /// Publishes Reconciling (Deleting) before an effect (a durable step's).
@@ -231,7 +151,9 @@ impl<'a> Pass<'a> {
                 Err(rejected) => t = self.outputs_rejected(t, rejected),
             }
         }
-        self.record_workflow(&mut t);
+        if let Some(workflow) = &self.workflow {
+            workflow.put_into(&mut t, resource::is_deleting(&self.snapshot));
+        }
         let config = &self.controller.config;
         let retry = Retry {
             base_ms: config.retry_base_ms,
@@ -266,7 +188,14 @@ impl<'a> Pass<'a> {
             .inspect_err(|e| self.teller().report_fenced(e))?;
         self.next_check = next_check;
         self.teller().after_write(previous, &t, &status);
-        self.workflow_written();
+        if let Some(workflow) = self.workflow.as_mut() {
+            let uid = resource::uid(&self.snapshot).unwrap_or_default();
+            let subject = Subject {
+                descriptor: self.given.package.descriptor(),
+                object: &self.snapshot,
+            };
+            workflow.written(uid, &self.given.controller.step_marks, subject);
+        }
         Ok(Report::Reconciled(t.phase, t.reason))
     }
 
@@ -306,7 +235,7 @@ impl<'a> Pass<'a> {
 
     /// Removes our finalizer (if `finalizer`); the controller forgets what
     /// it kept of the resource.
-    async fn release(&mut self, finalizer: bool, destroyed: bool) -> Result<(), Halt> {
+    pub(super) async fn release(&mut self, finalizer: bool, destroyed: bool) -> Result<(), Halt> {
         if finalizer {
             self.set_finalizer(false).await?;
         }
@@ -362,11 +291,4 @@ impl<'a> Pass<'a> {
         let hooks = self.controller.config.test_hooks.as_ref();
         test_hooks::reached(hooks, point, &self.snapshot).await;
     }
-}
-
-fn version(object: &Value) -> Option<String> {
-    object
-        .pointer("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        .map(str::to_string)
 }

@@ -1,4 +1,4 @@
-//! What the decision (`decision.rs`) and the driver (`pass.rs`) say to
+//! What the decision (`decision.rs`) and the driver (`driver.rs`) say to
 //! each other: the facts a pass starts from, what to do next ([`Do`]) and
 //! what that came to ([`Happened`]).
 

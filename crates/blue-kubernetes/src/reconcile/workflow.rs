@@ -1,8 +1,12 @@
 //! The durable-steps run a pass works on, in memory: part of what the
-//! pass accumulates (`steps.rs` answers the steps with it).
+//! pass accumulates (`steps.rs` answers the steps with it), put into each
+//! status write and marked in the process once a write lands.
 
 use super::report::Halt;
-use crate::steps::{Chosen, Record};
+use crate::domain::status::Transition;
+use crate::resource::Phase;
+use crate::steps::{Chosen, Ignored, Marks, Record, State};
+use crate::telemetry::log::{self, Subject};
 use std::collections::HashSet;
 
 /// The run a pass works on, in memory: written with each of its status
@@ -52,6 +56,58 @@ impl Workflow {
         Self {
             ignored,
             ..Self::new(chosen.record)
+        }
+    }
+
+    /// Puts the run into the status write `t`, with the step in progress
+    /// as the Reconciling condition's message.
+    pub(super) fn put_into(&self, t: &mut Transition, deleting: bool) {
+        t.workflow = Some(self.record.to_value());
+        if matches!(
+            t.phase,
+            Phase::Reconciling | Phase::Deleting | Phase::Failed
+        ) {
+            t.progress = self.record.progress(deleting);
+        }
+    }
+
+    /// A status write holding the run landed: the process marks how far
+    /// it went in the object's runs (a run whose step began is started, a
+    /// `Done` one ended), and what the write replaced of a forged record
+    /// is reported.
+    pub(super) fn written(&mut self, uid: &str, marks: &Marks, subject: Subject<'_>) {
+        let notes = std::mem::take(&mut self.ignored);
+        if self.ran {
+            marks.started(uid, self.record.sequence);
+        }
+        if self.record.state == State::Done {
+            marks.ended(uid, self.record.sequence);
+        }
+        notes.report(marks, subject);
+    }
+}
+
+impl Notes {
+    /// Logs and counts what of a stored record was ignored: which steps
+    /// had a key that was not theirs (never the key itself), and whether
+    /// the run went back behind this process's.
+    fn report(self, marks: &Marks, subject: Subject<'_>) {
+        for step in &self.forged_keys {
+            log::warn_about!(
+                subject,
+                step = step.as_str(),
+                "stored step key ignored: it is not the key this step derives; the derived key is recorded and used"
+            );
+        }
+        if !self.forged_keys.is_empty() {
+            marks.count(Ignored::Key, self.forged_keys.len());
+        }
+        if self.rolled_back {
+            log::warn_about!(
+                subject,
+                "stored step run ignored: it goes back behind a run this process started or ended; a new run starts"
+            );
+            marks.count(Ignored::Run, 1);
         }
     }
 }

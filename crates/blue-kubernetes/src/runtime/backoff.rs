@@ -7,8 +7,10 @@
 //! an edit (new generation or request token) resets it. A conflict is not a
 //! failure: the resource is read and checked again at once.
 
+use super::book::protocol::{Ended, Settings};
 use crate::domain::due::backoff_ms;
 use crate::domain::resource;
+use crate::telemetry::Verdict;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -28,6 +30,41 @@ pub(crate) struct WriteBackoff {
 }
 
 impl WriteBackoff {
+    /// Records how a pass went (`uid`: the resource's, when known);
+    /// returns the hold for the version it started from: `None` until a
+    /// newer version.
+    pub(super) fn settle(
+        &mut self,
+        ended: &Ended,
+        uid: Option<&str>,
+        s: Settings,
+        now: u64,
+    ) -> Option<u64> {
+        let delay = match (&ended.verdict, &ended.started_from) {
+            (Verdict::Wrote | Verdict::WroteFailed, object) => {
+                if let Some(object) = object {
+                    self.succeeded(object);
+                }
+                return None;
+            }
+            (Verdict::Skipped, _) => return None,
+            (Verdict::Busy, _) => s.poll_ms,
+            (Verdict::Conflict, _) => 0,
+            (Verdict::Broke(_), Some(object)) => {
+                let failed = self.failed(object, now, s.retry_base_ms, s.retry_max_ms);
+                failed.unwrap_or(s.retry_base_ms)
+            }
+            (Verdict::Broke(_), None) => match uid {
+                Some(uid) => {
+                    let (base, max) = (s.retry_base_ms, s.retry_max_ms);
+                    self.failed_read(uid, now, base, max)
+                }
+                None => s.retry_base_ms,
+            },
+        };
+        Some(now.saturating_add(delay))
+    }
+
     pub(crate) fn new(request_annotation: &str) -> Self {
         Self {
             entries: HashMap::new(),

@@ -29,6 +29,8 @@
 //!   and backoff, and a [`Decision::Forget`] tells the dispatcher to drop
 //!   what lives outside (the controller's memory of it, its queue entry).
 
+pub(super) mod protocol;
+
 use super::backoff::WriteBackoff;
 use super::cache::Cache;
 use super::key::Key;
@@ -37,77 +39,13 @@ use super::references::ReferenceIndex;
 use super::related::RelatedCache;
 use super::scheduler::{Scheduler, Slack};
 use super::Feed;
-use crate::domain::due::Due;
 use crate::domain::resource::kept_text;
 use crate::reconcile::Request;
 use crate::resource::Phase;
 use crate::telemetry::Verdict;
+use protocol::{Arrival, Decision, Ended, Out, Settings};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
-
-/// What the dispatcher does after an event.
-#[derive(Debug, PartialEq)]
-pub(super) enum Decision {
-    /// Due now: queue it (ahead of the others when `first`).
-    Queue { work: Work, first: bool },
-    /// A timer was set earlier than the timer loop sleeps: wake it.
-    WakeTimers,
-    /// An early check was asked for and registered.
-    Requested,
-    /// The count of `package`'s resources in phase slot `slot` is `count`.
-    Phases {
-        package: usize,
-        slot: u8,
-        count: i64,
-    },
-    /// Gone: drop all kept about it outside the book (`uid` empty: never cached).
-    Forget { key: Key, uid: String },
-}
-
-/// The settings decisions depend on, from the config.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Settings {
-    pub(super) poll_ms: u64,
-    pub(super) timer_slack_ms: u64,
-    pub(super) retry_base_ms: u64,
-    pub(super) retry_max_ms: u64,
-    /// Watches run, so copies can be trusted while they do.
-    pub(super) keep_copies: bool,
-}
-
-/// A version of a resource, with what the dispatcher derived from it.
-pub(super) struct Arrival {
-    pub(super) key: Key,
-    pub(super) object: Value,
-    pub(super) due: Due,
-    /// From a watch (in order), not a list.
-    pub(super) watched: bool,
-    /// Its recorded run was left `Running`: it is queued first.
-    pub(super) left_running: bool,
-    /// The resources it refers to, for a package that declares references.
-    pub(super) names: Option<Vec<Key>>,
-    /// What its referrers depend on, for a referenced package.
-    pub(super) digest: Option<u64>,
-}
-
-/// What a finished pass tells the book.
-pub(super) struct Ended {
-    /// How it went; `Broke` without `started_from`: the read failed.
-    pub(super) verdict: Verdict,
-    /// The object it started from, when it had one (for backoff).
-    pub(super) started_from: Option<Value>,
-    /// The version of its last successful write, whose arrival the earlier
-    /// versions (its own Reconciling publish, say) must not pre-empt.
-    pub(super) written: Option<String>,
-    /// The next check it decided, written or (a quiet check) kept only here.
-    pub(super) next_check: Option<u64>,
-    /// It was asked for and could not look: the request stands.
-    pub(super) unserved_request: Request,
-    /// With sharding: the resource's shard is held by another replica.
-    pub(super) not_owned: Option<u32>,
-    /// It removed our finalizer from the deleting resource.
-    pub(super) released: bool,
-}
 
 pub(super) struct Book {
     settings: Settings,
@@ -124,8 +62,6 @@ pub(super) struct Book {
     /// Related reflector scopes whose first list completed.
     seeded: HashSet<usize>,
 }
-
-type Out = Vec<Decision>;
 
 impl Book {
     pub(super) fn new(
@@ -294,7 +230,10 @@ impl Book {
     pub(super) fn pass_ended(&mut self, work: &Work, ended: Ended, now: u64) -> Out {
         let mut out = Vec::new();
         let key = &work.key;
-        let hold = self.settle(key, &ended, now);
+        let uid = self.cache.uid(key);
+        let hold = self
+            .backoff
+            .settle(&ended, uid.as_deref(), self.settings, now);
         if ended.verdict == Verdict::Conflict {
             // The copy is behind (an event on its way, or lost): the next
             // pass reads rather than lose the same race again.
@@ -320,38 +259,6 @@ impl Book {
         }
         self.decide(key, false, now, &mut out);
         out
-    }
-
-    /// Records how the pass went in the write backoff; returns the hold
-    /// for the version it started from: `None` until a newer version.
-    fn settle(&mut self, key: &Key, ended: &Ended, now: u64) -> Option<u64> {
-        let s = self.settings;
-        let delay = match (&ended.verdict, &ended.started_from) {
-            (Verdict::Wrote | Verdict::WroteFailed, object) => {
-                if let Some(object) = object {
-                    self.backoff.succeeded(object);
-                }
-                return None;
-            }
-            (Verdict::Skipped, _) => return None,
-            (Verdict::Busy, _) => s.poll_ms,
-            (Verdict::Conflict, _) => 0,
-            (Verdict::Broke(_), Some(object)) => {
-                let failed = self
-                    .backoff
-                    .failed(object, now, s.retry_base_ms, s.retry_max_ms);
-                failed.unwrap_or(s.retry_base_ms)
-            }
-            (Verdict::Broke(_), None) => match self.cache.uid(key) {
-                Some(uid) => {
-                    let uid = uid.to_string();
-                    let (base, max) = (s.retry_base_ms, s.retry_max_ms);
-                    self.backoff.failed_read(&uid, now, base, max)
-                }
-                None => s.retry_base_ms,
-            },
-        };
-        Some(now.saturating_add(delay))
     }
 
     /// `shard` is dispatched here now: what was parked for it is decided

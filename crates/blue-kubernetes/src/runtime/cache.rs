@@ -15,70 +15,23 @@
 //! Because a hold names the version it was set on, any newer version ends
 //! it, and a lost event costs at most a resync period, never a busy loop.
 
+mod entry;
+pub(super) mod phase;
+mod seen;
+
 use super::key::{Key, Namespaces};
 use super::token::{Spelled, Token};
+use crate::domain::due::first_check;
 use crate::domain::due::Due;
-use crate::domain::jitter;
-use crate::domain::resource::{self, status_str};
+use crate::domain::resource;
 use crate::reconcile::Request;
 use crate::resource::Phase;
+use entry::{Entry, Hold};
+use phase::{phase_slot, PHASE_SLOTS};
+use seen::Seen;
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
-
-/// Phase slots counted per package: no phase, then [`Phase::ALL`].
-pub(crate) const PHASE_SLOTS: usize = Phase::ALL.len() + 1;
-
-/// What keeps a resource from being dispatched again at its current
-/// version. It needs no version of its own: [`Cache::hold`] sets it only on
-/// the cached version, and [`Cache::observe`] drops it when another arrives.
-#[derive(Clone, Copy)]
-enum Hold {
-    UntilNewer,
-    /// Until this time, or a newer version if it comes first.
-    Until(u64),
-    /// Our finalizer is off: the object is gone or going, and the
-    /// versions at hand are from before. Only a newer version (someone
-    /// else's finalizer still holding it) decides again; an early check
-    /// asked for meanwhile (our own delete of a related object) waits too.
-    Released,
-}
-
-/// One resource, with no allocation of its own when its uid and
-/// resourceVersion have the usual shape (see [`Token`]).
-struct Entry {
-    uid: Token,
-    version: Token,
-    due_ms: Option<u64>,
-    /// `due_ms` is the stored `nextReconcileTime` ([`Due::Stored`]), which
-    /// `scheduled` overrides.
-    periodic: bool,
-    /// This process's own next check of this uid: set when the resource is
-    /// first seen (the stored time, or, when that has passed, a spread
-    /// moment soon after), then by every pass that wrote or quietly kept a
-    /// status. A quiet check does not rewrite `nextReconcileTime`, so after
-    /// one the stored time is behind and only this is right.
-    scheduled: Option<u64>,
-    hold: Option<Hold>,
-    /// The version our last pass wrote, while a watch has not yet brought
-    /// it: versions before it are our own intermediate writes (or older),
-    /// so they decide nothing.
-    awaiting: Option<Token>,
-    /// Index into the phase slots; `None` for text that is not a phase.
-    phase: Option<u8>,
-    /// An early check was asked for (a related object changed, a
-    /// trigger) and no pass has started since: due now, whatever the
-    /// version or the due rules say.
-    requested: Request,
-    /// What referrers depend on (readiness, outputs), for a resource of a
-    /// referenced package; `None` until first seen so.
-    digest: Option<u64>,
-    /// The last version that arrived, without `metadata.managedFields`, as
-    /// JSON text (a third of a parsed object's memory): `None` when copies
-    /// are not kept, after a watch gap until the relist brings it again,
-    /// and once a pass found it stale.
-    copy: Option<Box<str>>,
-}
 
 #[derive(Default)]
 pub(crate) struct Cache {
@@ -91,54 +44,6 @@ pub(crate) struct Cache {
     /// The versions watched while a pass over the key runs: at most one
     /// entry per running pass (so per worker), never per resource.
     passes: HashMap<Key, Seen>,
-}
-
-/// Versions a watch delivered during one pass, in order.
-#[derive(Default)]
-struct Seen {
-    versions: Vec<Token>,
-    /// More arrived than are kept: whether the pass's last write was
-    /// among them is unknown.
-    overflowed: bool,
-}
-
-/// Versions kept per running pass; a pass that writes more (each step
-/// boundary is a write) is rare and, past this, is not awaited.
-const SEEN_PER_PASS: usize = 32;
-
-fn phase_slot(object: &Value) -> Option<u8> {
-    match status_str(object, "phase") {
-        None => Some(0),
-        Some(text) => Phase::ALL
-            .iter()
-            .position(|p| p.as_str() == text)
-            .map(|i| (i + 1) as u8),
-    }
-}
-
-/// The label of a phase slot.
-pub(crate) fn slot_label(slot: u8) -> &'static str {
-    match slot {
-        0 => "None",
-        n => Phase::ALL[usize::from(n) - 1].as_str(),
-    }
-}
-
-/// The first check this process makes of a periodic resource it has no
-/// schedule for: the stored time, or, when that has passed (a start after
-/// a while, quiet checks that left it behind, or a retry written just
-/// before a watch gap), soon after now, spread by the uid's share of a
-/// tenth of the period it was written for (the interval, or the largest
-/// retry delay for a retry) so thousands of resources found due at a
-/// start are not queued at once behind one another.
-fn first_check(due: Due, uid: &str, now_ms: u64) -> Option<u64> {
-    match due {
-        Due::Stored { at_ms, .. } if at_ms > now_ms => Some(at_ms),
-        Due::Stored { period_ms, .. } => {
-            Some(now_ms.saturating_add(jitter::extra_ms(period_ms, uid)))
-        }
-        Due::Now | Due::OnEdit => None,
-    }
 }
 
 fn version_of(object: &Value) -> &str {
@@ -171,10 +76,7 @@ impl Cache {
         };
         let version = version_of(object);
         if let (true, Some(seen)) = (in_order, self.passes.get_mut(&key)) {
-            match seen.versions.len() < SEEN_PER_PASS {
-                true => seen.versions.push(Token::new(version)),
-                false => seen.overflowed = true,
-            }
+            seen.push(version);
         }
         let uid = resource::uid(object).unwrap_or_default();
         let phase = phase_slot(object);
@@ -407,8 +309,7 @@ impl Cache {
     pub(crate) fn end_pass(&mut self, key: &Key, written: Option<&str>) {
         let seen = self.passes.remove(key).unwrap_or_default();
         let Some(written) = written else { return };
-        let arrived = seen.overflowed || seen.versions.iter().any(|v| v.is(written));
-        if !arrived {
+        if !seen.holds(written) {
             self.await_version(key, written);
         }
     }

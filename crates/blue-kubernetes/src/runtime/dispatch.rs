@@ -5,7 +5,8 @@
 //! work, wake the timer loop, count, set gauges, forget what lives outside
 //! the book. One lock acquisition per event.
 
-use super::book::{Arrival, Book, Decision, Ended};
+use super::book::protocol::{Arrival, Decision, Ended};
+use super::book::Book;
 use super::key::Key;
 use super::queue::Work;
 use super::Shared;
@@ -232,7 +233,7 @@ fn set_phase_gauge(shared: &Shared, package: usize, slot: u8, count: i64) {
     let controller = shared.controller.config.packages[package]
         .descriptor()
         .qualified_plural();
-    let phase = super::cache::slot_label(slot);
+    let phase = super::cache::phase::slot_label(slot);
     let labels = [("controller", controller), ("phase", phase.into())];
     let phases = &shared.controller.telemetry.metrics.phases;
     phases.get_or_create(&labels).set(count);

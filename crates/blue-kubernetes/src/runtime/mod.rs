@@ -41,7 +41,8 @@ use crate::telemetry::Counters;
 use crate::{Controller, Error};
 use backoff::ListBackoff;
 use blue_kubernetes_client::ResourceDescriptor;
-use book::{Book, Settings};
+use book::protocol::Settings;
+use book::Book;
 use queue::WorkQueue;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{watch, Notify};
@@ -296,7 +297,10 @@ impl Runtime {
 
 /// One list-and-watch per namespace scope of each package type, then of
 /// each related kind.
-fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<reflector::Scope> {
+fn reflector_scopes(
+    config: &crate::Config,
+    related: &[related::Kind],
+) -> Vec<reflector::scope::Scope> {
     let resources = config
         .packages
         .iter()
@@ -313,7 +317,7 @@ fn reflector_scopes(config: &crate::Config, related: &[related::Kind]) -> Vec<re
             false => vec![""],
         };
         for namespace in namespaces {
-            scopes.push(reflector::Scope {
+            scopes.push(reflector::scope::Scope {
                 index: scopes.len(),
                 feed,
                 descriptor: descriptor.clone(),
@@ -330,8 +334,8 @@ fn zero_phase_gauges(shared: &Shared) {
     let phases = &shared.controller.telemetry.metrics.phases;
     for package in &shared.controller.config.packages {
         let controller = package.descriptor().qualified_plural();
-        for slot in 0..cache::PHASE_SLOTS as u8 {
-            let phase = cache::slot_label(slot);
+        for slot in 0..cache::phase::PHASE_SLOTS as u8 {
+            let phase = cache::phase::slot_label(slot);
             phases
                 .get_or_create(&[("controller", controller.clone()), ("phase", phase.into())])
                 .set(0);

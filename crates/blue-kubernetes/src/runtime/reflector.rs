@@ -21,18 +21,18 @@
 //! - Only while this process may dispatch (leader election): a standby
 //!   replica neither lists nor watches.
 
+mod list;
+pub(super) mod scope;
+
 use super::dispatch;
-use super::key::Key;
-use super::{Feed, Shared};
+use super::Shared;
 use crate::domain::due::backoff_ms;
 use crate::telemetry::failure_log::Failure;
 use crate::telemetry::request_metrics::TIMING;
-use blue_kubernetes_client::{
-    Error, ErrorKind, PageRequest, ResourceDescriptor, WatchEvent, WatchRequest,
-};
+use blue_kubernetes_client::{Error, ErrorKind, WatchEvent, WatchRequest};
 use futures::StreamExt;
-use serde_json::Value;
-use std::collections::HashSet;
+use list::list;
+use scope::{deleted, observed, subject, Scope};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -43,57 +43,6 @@ pub(crate) const WATCH_FAILURES_BEFORE_FALLBACK: u32 = 3;
 
 /// The longest single watch request; the server ends it, we rewatch.
 const MAX_WATCH_SECONDS: u64 = 290;
-
-/// Which list-and-watch this reflector runs.
-pub(super) struct Scope {
-    /// Index of this reflector (health, list backoff).
-    pub(super) index: usize,
-    pub(super) feed: Feed,
-    pub(super) descriptor: ResourceDescriptor,
-    /// `""`: every namespace, or a cluster-scoped type.
-    pub(super) namespace: String,
-    /// Lists and watches only the objects this label selector matches.
-    pub(super) selector: Option<String>,
-}
-
-impl Scope {
-    /// The first page of a list of this scope.
-    fn first_page(&self, limit: u32) -> PageRequest {
-        let page = PageRequest::first(limit);
-        match &self.selector {
-            Some(selector) => page.with_label_selector(selector.clone()),
-            None => page,
-        }
-    }
-}
-
-/// An object of `scope` was listed or (`in_order`) watched; returns its key.
-fn observed(shared: &Shared, scope: &Scope, object: Value, in_order: bool) -> Key {
-    match scope.feed {
-        Feed::Resources(package) => dispatch::take_in(shared, package, object, in_order),
-        Feed::Related(kind) => dispatch::related_take_in(shared, scope.index, kind, &object),
-    }
-}
-
-/// An object of `scope` was deleted.
-fn deleted(shared: &Shared, scope: &Scope, object: &Value) {
-    match scope.feed {
-        Feed::Resources(package) => dispatch::forget(shared, &dispatch::key_of(package, object)),
-        Feed::Related(kind) => dispatch::related_deleted(shared, kind, object),
-    }
-}
-
-/// A full list of `scope` showed `listed`: the rest is gone.
-fn listed_all(shared: &Shared, scope: &Scope, listed: &HashSet<Key>) {
-    match scope.feed {
-        Feed::Resources(package) => {
-            dispatch::forget_missing(shared, package, &scope.namespace, listed)
-        }
-        Feed::Related(kind) => {
-            dispatch::related_listed(shared, scope.index, kind, &scope.namespace, listed)
-        }
-    }
-}
 
 /// How this reflector learns about changes right now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,70 +171,6 @@ async fn pause(period: Duration, stopped: &mut watch::Receiver<bool>) -> bool {
 fn retry_delay(shared: &Shared, attempts: u32) -> Duration {
     let c = &shared.controller.config;
     Duration::from_millis(backoff_ms(attempts, c.retry_base_ms, c.retry_max_ms))
-}
-
-fn subject(scope: &Scope, verb: &str) -> String {
-    let d = &scope.descriptor;
-    match scope.namespace.as_str() {
-        "" => format!("{verb} {}", d.qualified_plural()),
-        ns => format!("{verb} {} in {ns}", d.qualified_plural()),
-    }
-}
-
-/// Every page of a list, each item observed as its page arrives (so a
-/// large list never sits in memory whole), then cached resources the list
-/// lacks are forgotten. An expired continue token restarts it once.
-/// Returns the list's resourceVersion (`Some(None)`: the transport gave
-/// none); failures are logged, counted and backed off, `None` then.
-async fn list(shared: &Shared, scope: &Scope) -> Option<Option<String>> {
-    let config = &shared.controller.config;
-    let descriptor = &scope.descriptor;
-    let subject = subject(scope, "list");
-    let mut restarted = false;
-    let mut listed = HashSet::new();
-    let mut version = None;
-    let mut page = scope.first_page(config.page_limit);
-    loop {
-        let request = config.client.list_page(descriptor, &scope.namespace, &page);
-        match shared.failures.answered(&subject, "get", request).await {
-            Ok(got) => {
-                // A long list is progress page by page, not a hang.
-                shared.health.progressed(scope.index);
-                if version.is_none() {
-                    version = got.resource_version;
-                }
-                for item in got.items {
-                    // The cache's key, its namespace interned: `listed` allocates nothing per item.
-                    listed.insert(observed(shared, scope, item, false));
-                }
-                match got.continue_token {
-                    Some(token) => page.continue_token = Some(token),
-                    None => break,
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::Gone && !restarted => {
-                // What was observed stays true; the new list covers the rest.
-                restarted = true;
-                version = None;
-                listed.clear();
-                page = scope.first_page(config.page_limit);
-            }
-            Err(e) => {
-                shared.counters.listed();
-                shared.failures.failed(&subject, Failure::of(&e));
-                let now = shared.controller.now();
-                let (base, max) = (config.retry_base_ms, config.retry_max_ms);
-                shared.list_backoff.failed(scope.index, now, base, max);
-                shared.counters.list_failed(descriptor.qualified_plural());
-                return None;
-            }
-        }
-    }
-    listed_all(shared, scope, &listed);
-    shared.failures.succeeded(&subject);
-    shared.list_backoff.succeeded(scope.index);
-    shared.counters.listed();
-    Some(version)
 }
 
 /// Watches from `version` until the next resync is due, rewatching as

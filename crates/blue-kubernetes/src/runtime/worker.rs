@@ -6,7 +6,7 @@
 //! server's watch cache lacks the object), none on a continuous watch. A
 //! bug anywhere in a pass costs one attempt, not the worker.
 
-use super::book::Ended;
+use super::book::protocol::Ended;
 use super::dispatch::{pass_began, pass_ended, set_queue_depth};
 use super::queue::Work;
 use super::Shared;

@@ -91,15 +91,21 @@
 //!   token's length). Its result stays small (at most
 //!   [`MAX_STEP_RESULT_BYTES`]): IDs a later step needs, not documents.
 
+mod error;
 mod key;
 mod marks;
+mod protocol;
 mod record;
+mod step;
 
+pub use error::StepError;
 pub use key::MAX_STEP_NAME_BYTES;
 pub(crate) use key::{hex_digest, valid_name, Desired};
 pub(crate) use marks::{Ignored, Marks};
+pub(crate) use protocol::{Ended, Request, Started};
 pub(crate) use record::{left_running, status_schema, Begun, Chosen, Record, Refused, State};
 pub use record::{MAX_STEPS_PER_RUN, MAX_STEP_RESULT_BYTES, MAX_WORKFLOW_BYTES};
+pub use step::Step;
 
 use crate::package::result::CallbackResult;
 use serde::de::DeserializeOwned;
@@ -108,172 +114,6 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-
-/// One step as its closure sees it: its name, its idempotency key, the run
-/// it belongs to and whether an earlier attempt was interrupted.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
-    name: String,
-    key: String,
-    run: String,
-    interrupted: bool,
-}
-
-impl Step {
-    pub(crate) fn new(name: &str, key: String, run: String, interrupted: bool) -> Self {
-        Self {
-            name: name.to_string(),
-            key,
-            run,
-            interrupted,
-        }
-    }
-
-    /// The step's name, as the package gave it.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The idempotency key: 1 to 64 characters of `[a-z0-9-]`, the same
-    /// on every attempt of this step in this run (after a crash, a failure
-    /// or a restart, in any process) and different in every other run.
-    /// Derived from the object's uid, the run and the step's name each
-    /// time, never read from status. Usable as a cloud API's client token,
-    /// or to name what the step creates so that it can be found again.
-    pub fn key(&self) -> &str {
-        &self.key
-    }
-
-    /// The run's id, as `status.workflow.run` records it (16 hex digits):
-    /// for logs and audit tables.
-    pub fn run(&self) -> &str {
-        &self.run
-    }
-
-    /// An earlier attempt of this step in this run started and did not
-    /// record it done: the process died during it, its `Done` record was
-    /// lost, or it failed. Its effect may have happened (in part): look
-    /// for it before repeating a non-idempotent effect.
-    pub fn interrupted(&self) -> bool {
-        self.interrupted
-    }
-}
-
-/// Why [`Steps::run`] did not return a step's result. Messages name the
-/// step, never what it returned or raised; `Debug` shows no source text.
-#[derive(thiserror::Error)]
-#[non_exhaustive]
-pub enum StepError {
-    /// The step's closure failed; `source` is its error (the operator's log
-    /// shows it, nothing else does).
-    #[error("step {step:?} failed")]
-    Failed {
-        /// The step's name.
-        step: String,
-        /// What the closure returned.
-        #[source]
-        source: crate::package::result::CallbackError,
-    },
-    /// The step's record could not be written (a conflict, an unreachable
-    /// API server): the pass stops here and no later step starts.
-    #[error("the step record could not be written; the pass stops")]
-    Halted,
-    /// The runtime is stopping ([`Runtime::stop`](crate::Runtime::stop)):
-    /// the step before this one is recorded, this one is left for the next
-    /// process, and the pass ends.
-    #[error("the controller is stopping; the next process resumes at this step")]
-    Stopping,
-    /// Steps run only while `converge` or `delete` runs.
-    #[error("durable steps run only inside converge and delete, while they run")]
-    Unavailable,
-    /// The package did not declare steps
-    /// ([`ResourceSchema::steps`](crate::ResourceSchema::steps)).
-    #[error("the package does not declare durable steps (ResourceSchema::steps)")]
-    Undeclared,
-    /// The name is not `[a-z0-9-]{1,63}`.
-    #[error("step name {0:?} is not 1 to 63 of [a-z0-9-]")]
-    InvalidName(String),
-    /// The run already has [`MAX_STEPS_PER_RUN`] steps.
-    #[error("a run may record at most {MAX_STEPS_PER_RUN} steps")]
-    TooManySteps,
-    /// A step of this name already ran (or was skipped as done) in this
-    /// pass: each step of a run needs a name of its own. Nothing ran and
-    /// no result is handed back; the pass fails.
-    #[error("step {0:?} already ran in this pass; each step of a run needs a name of its own")]
-    Repeated(String),
-    /// The step's result is larger than [`MAX_STEP_RESULT_BYTES`] as JSON;
-    /// the step counts as failed.
-    #[error(
-        "the result of step {step:?} is {bytes} bytes as JSON, more than {MAX_STEP_RESULT_BYTES}"
-    )]
-    ResultTooLarge {
-        /// The step's name.
-        step: String,
-        /// The result's size.
-        bytes: usize,
-    },
-    /// The step's result holds a value
-    /// [`Connection::get_or_create`](crate::connection::Connection::get_or_create)
-    /// returned in this pass: results are recorded in status, where
-    /// credentials must never be. The step counts as failed and its result
-    /// is not recorded.
-    #[error("the result of step {0:?} holds a connection secret value")]
-    ResultHoldsSecret(String),
-    /// `run` was called while another step of this run was running (from
-    /// inside it, or beside it): steps run one at a time.
-    #[error("a step was started while another one ran; steps run one at a time")]
-    Concurrent,
-    /// The step's result did not serialize; the step counts as failed.
-    #[error("the result of step {0:?} does not serialize")]
-    Unserializable(String),
-    /// The result recorded for a `Done` step does not deserialize into the
-    /// type asked for (change a step's result type only with its name).
-    #[error("the recorded result of step {0:?} is not of the step's result type")]
-    RecordedResult(String),
-}
-
-impl std::fmt::Debug for StepError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StepError::Failed { step, .. } => f
-                .debug_struct("Failed")
-                .field("step", step)
-                .finish_non_exhaustive(),
-            other => write!(f, "StepError({other})"),
-        }
-    }
-}
-
-/// What the pass answers a step about to start.
-#[derive(Debug)]
-pub(crate) enum Started {
-    /// Run it.
-    Run(Step),
-    /// Done earlier in this run: its result.
-    Recorded(Value),
-}
-
-/// How a step ended, as the pass is told.
-#[derive(Debug)]
-pub(crate) enum Ended {
-    Returned(Value),
-    Failed,
-    Unserializable,
-}
-
-/// A request from a callback's [`Steps`] to its pass.
-#[derive(Debug)]
-pub(crate) enum Request {
-    Begin {
-        name: String,
-        reply: oneshot::Sender<Result<Started, StepError>>,
-    },
-    End {
-        name: String,
-        ended: Ended,
-        reply: oneshot::Sender<Result<(), StepError>>,
-    },
-}
 
 /// The handle `converge` and `delete` run steps through
 /// ([`CallbackInput::steps`](crate::package::CallbackInput::steps)). Cheap to clone.

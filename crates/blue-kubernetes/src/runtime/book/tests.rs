@@ -1,6 +1,7 @@
 //! The book as a state machine: events in, decisions out, no runtime.
 
 use super::*;
+use crate::domain::due::Due;
 use serde_json::json;
 
 const SETTINGS: Settings = Settings {

@@ -1,6 +1,8 @@
 //! The cache's due rules, holds and copies, one behaviour each.
 
+use super::phase::slot_label;
 use super::*;
+use crate::domain::jitter;
 use serde_json::json;
 
 fn key() -> Key {
