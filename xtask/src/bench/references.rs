@@ -6,11 +6,9 @@
 //! showing the server Ready to the one showing the database leave
 //! `Waiting` (its publish just before `converge`). Writes its own block.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use blue_kubernetes_client::{proxy_client, ProxyConfig};
 use postgres_operator::{package, postgres_server};
 use serde_json::{json, Value};
 
@@ -19,9 +17,8 @@ use super::live::Live;
 use super::machine::Machine;
 use super::measure::median;
 use super::report::Block;
-use crate::cluster::Mode;
 use crate::world::postgres::Postgres;
-use crate::world::{operator, Testbed, Transport};
+use crate::world::{operator, Transport};
 use blue_e2e::stats::percentile;
 use blue_e2e::status::phase;
 
@@ -31,18 +28,10 @@ const TARGET_MS: f64 = 50.0;
 
 pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
     let started = Instant::now();
-    let cp = &live.server.cp;
-    let mode = Mode::Context {
-        context: cp.context().to_string(),
-        kubeconfig: Some(cp.kubeconfig_path().to_path_buf()),
-    };
-    let bed = Testbed::up("bench-references", &mode, None)?;
+    let bed = live.testbed("bench-references")?;
     let mut world = bed.world(Transport::Proxy);
     world.pg_binary = operator::build(&[operator::PG_PACKAGE], true)?.remove(0);
-    let client = Arc::new(proxy_client(ProxyConfig::new(
-        live.server.kubectl_options(),
-    ))?);
-    live.rt.block_on(client.start())?;
+    let client = live.proxy()?;
     let samples = (|| {
         let pg = Postgres::up(&world)?;
         let ns = pg.kube.namespace().to_string();

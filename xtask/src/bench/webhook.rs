@@ -9,15 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context, Result};
-use blue_kubernetes_client::{proxy_client, ApiPath, ApiRequest, Method, ProxyConfig, RawApi};
+use blue_kubernetes_client::{ApiPath, ApiRequest, Method, RawApi};
 use serde_json::{json, Value};
 
 use super::live::Live;
 use super::machine::Machine;
 use super::measure::{median, pid_cpu_seconds, pid_status_kib};
 use super::report::Block;
-use crate::cluster::Mode;
-use crate::world::{operator, Testbed, Transport, World};
+use crate::world::{operator, Transport, World};
 
 /// Creates timed per configuration (`BLUE_BENCH_WEBHOOK_CREATES` for a
 /// small proving run).
@@ -68,18 +67,10 @@ fn webhook_args(world: &World) -> Vec<String> {
 
 pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
     let started = Instant::now();
-    let cp = &live.server.cp;
-    let mode = Mode::Context {
-        context: cp.context().to_string(),
-        kubeconfig: Some(cp.kubeconfig_path().to_path_buf()),
-    };
-    let bed = Testbed::up("bench-webhook", &mode, None)?;
+    let bed = live.testbed("bench-webhook")?;
     let mut world = bed.world(Transport::Proxy);
     world.binary = operator::build(&[operator::PACKAGE], true)?.remove(0);
-    let proxy = Arc::new(proxy_client(ProxyConfig::new(
-        live.server.kubectl_options(),
-    ))?);
-    live.rt.block_on(proxy.start())?;
+    let proxy = live.proxy()?;
     let api: Arc<dyn RawApi> = proxy.clone();
     let measured = (|| {
         let ns = world.kube.namespace().to_string();
