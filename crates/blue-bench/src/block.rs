@@ -12,9 +12,10 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::harness::{Harness, Spec};
+use crate::harness::Harness;
 use crate::outcome::Reactions;
 use crate::random::XorShift;
+use crate::resource::Spec;
 
 /// Resources the block creates, edits and deletes.
 pub const NEW: usize = 20;

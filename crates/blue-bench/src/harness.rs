@@ -21,12 +21,9 @@ use crate::api_server::ApiServer;
 use crate::changes::{named, Changes};
 use crate::contender::Contender;
 use crate::measure::median;
+use crate::resource::{descriptor, is_ready, name, ready_for, Spec, GROUP, PLURAL, VERSION};
 use blue_testbed::support::wait::poll;
 use blue_testbed::world::operator::Operator;
-
-pub const GROUP: &str = "examples.blue.dev";
-pub const VERSION: &str = "v1alpha1";
-pub const PLURAL: &str = "localconfigmaps";
 
 /// Requests in flight while creating in bulk: enough to keep the API
 /// server busy on two cores, few enough not to trip its rate limits.
@@ -37,39 +34,6 @@ const LIST_PAGE: u32 = 500;
 
 /// How long one reaction may take before the run fails.
 const REACTION_TIMEOUT: Duration = Duration::from_secs(300);
-
-pub fn descriptor() -> ResourceDescriptor {
-    ResourceDescriptor::new(GROUP, VERSION, PLURAL, "LocalConfigMap")
-}
-
-/// What a created resource asks for.
-#[derive(Clone, Copy, Debug)]
-pub struct Spec {
-    pub interval: &'static str,
-    pub destroy: bool,
-}
-
-impl Spec {
-    /// Ready resources nobody touches: nothing is due for an hour.
-    pub const IDLE: Spec = Spec {
-        interval: "1h",
-        destroy: false,
-    };
-
-    fn body(self, name: &str, value: &str) -> Value {
-        let mut spec = json!({
-            "reconcileInterval": self.interval,
-            "config": {"data": {"v": value}},
-        });
-        if self.destroy {
-            spec["deletionPolicy"] = json!("Destroy");
-        }
-        json!({
-            "apiVersion": format!("{GROUP}/{VERSION}"), "kind": "LocalConfigMap",
-            "metadata": {"name": name}, "spec": spec,
-        })
-    }
-}
 
 /// The time from a change until the operator showed it.
 #[derive(Clone, Copy, Debug)]
@@ -431,18 +395,4 @@ impl<'a> Harness<'a> {
         let log = self.work.join(format!("{log}.log"));
         Ok(Operator::start(binary, &args, &[], &log, self.work)?)
     }
-}
-
-/// Ready for `generation` or a later one.
-fn ready_for(r: &Value, generation: Option<i64>) -> bool {
-    r["status"]["phase"] == "Ready" && r["status"]["observedGeneration"].as_i64() >= generation
-}
-
-pub fn name(i: usize) -> String {
-    format!("r-{i:05}")
-}
-
-fn is_ready(r: &Value) -> bool {
-    r["status"]["phase"] == "Ready"
-        && r["status"]["observedGeneration"].as_i64() == r["metadata"]["generation"].as_i64()
 }

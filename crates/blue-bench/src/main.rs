@@ -25,6 +25,7 @@ mod progress;
 mod random;
 mod references;
 mod report;
+mod resource;
 mod scale_out;
 mod stage;
 mod steady;

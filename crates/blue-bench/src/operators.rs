@@ -10,7 +10,7 @@ use anyhow::Result;
 
 use crate::apimetrics::Scrape;
 use crate::contender::{operator_cpu, select, Contender, Family};
-use crate::harness::{name, Deletions, Harness, Spec};
+use crate::harness::{Deletions, Harness};
 use crate::idle::{idle, settle};
 use crate::live::Live;
 use crate::operators_report::render;
@@ -18,6 +18,7 @@ use crate::outcome::{AtSize, Burst, Outcome, Reactions, Sizes};
 use crate::progress::timed;
 use crate::random::XorShift;
 use crate::report::{terminal, Report};
+use crate::resource::{name, Spec};
 use crate::stage::{stages, Stage};
 use crate::steady::{self, writes, Restart, Steady};
 use crate::workspace::workspace_root;

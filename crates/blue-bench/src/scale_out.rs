@@ -12,11 +12,12 @@ use local_configmap_operator::test_hooks::audit::{parse_audit, Phase};
 
 use crate::apimetrics::Scrape;
 use crate::election::shard_holders;
-use crate::harness::{Harness, Spec};
+use crate::harness::Harness;
 use crate::live::Live;
 use crate::machine::Machine;
 use crate::measure::{median, pid_cpu_seconds, tree_cpu_seconds, CpuSnapshot};
 use crate::report::Block;
+use crate::resource::Spec;
 use blue_testbed::support::wait::poll;
 use blue_testbed::support::{interrupt, temp_dir::TempDir};
 use blue_testbed::world::operator::Operator;

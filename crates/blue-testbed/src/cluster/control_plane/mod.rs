@@ -3,6 +3,8 @@
 //! are missing. Usage: `xtask/README.md`, "Local control plane"
 //! (`cargo xtask control-plane`).
 
+mod apt;
+mod command;
 pub mod provision;
 
 use anyhow::Result;
