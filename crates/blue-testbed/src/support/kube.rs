@@ -1,4 +1,4 @@
-//! kubectl as xtask's tasks use it: blue-envtest's [`Kubectl`] (bound to
+//! kubectl as xtask's tasks use it: blue-envtest's [`Kubectl`](blue_envtest::Kubectl) (bound to
 //! one kubeconfig/context, one namespace and a private discovery cache,
 //! with a request deadline), and the binary to run.
 

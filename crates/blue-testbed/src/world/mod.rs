@@ -75,7 +75,9 @@ impl World<'_> {
         self.work.join("operator.log")
     }
 
-    /// [`World::admin_args`] with the operator's default poll period.
+    /// The flags connecting the operator as the world's kubectl does
+    /// (context, kubeconfig, namespace) with its transport; the operator's
+    /// own default poll period.
     pub fn connect_args(&self) -> Vec<String> {
         blue_e2e::connect::connect_args(&self.kube, self.transport.as_str())
     }
