@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::cluster::manifests::SAMPLE;
-use crate::cluster::Mode;
-use crate::support::interrupt;
-use crate::support::kube::{Kube, LCM};
-use crate::world::operator::{log_since, Operator};
-use crate::world::{Testbed, Transport};
+use blue_testbed::cluster::manifests::SAMPLE;
+use blue_testbed::cluster::Mode;
+use blue_testbed::support::interrupt;
+use blue_testbed::support::kube::{Kube, LCM};
+use blue_testbed::world::operator::{log_since, Operator};
+use blue_testbed::world::{Testbed, Transport};
 
 pub const USAGE: &str = "\
 cargo xtask demo                      local control plane + example operator + a sample resource; Ctrl-C cleans up

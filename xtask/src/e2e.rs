@@ -16,14 +16,14 @@ const TEST_THREADS: &str = "--test-threads=4";
 
 pub fn main(args: &[String]) -> Result<()> {
     let (transport, harness) = parse(args)?;
-    crate::cluster::control_plane::provision::ensure_provisioned()?;
-    crate::support::debian::ensure_postgres()?;
+    blue_testbed::cluster::control_plane::provision::ensure_provisioned()?;
+    blue_testbed::support::debian::ensure_postgres()?;
     // Most checks wait on the operators and the API server, not the CPU.
     let threads = match harness.iter().any(|a| a.starts_with("--test-threads")) {
         true => None,
         false => Some(TEST_THREADS),
     };
-    let status = crate::support::cargo::command()
+    let status = blue_testbed::support::cargo::command()
         .args(["test", "--package", "blue-e2e", "--test", "e2e", "--"])
         .args(threads)
         .args(harness)

@@ -4,13 +4,11 @@
 
 mod bench;
 mod chaos;
-mod cluster;
+mod control_plane;
 mod demo;
 mod e2e;
 mod release;
-mod support;
 mod test_all;
-mod world;
 
 use std::process::ExitCode;
 
@@ -19,7 +17,7 @@ const USAGE: &str = "usage: cargo xtask <command>\n\ncommands:";
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("control-plane") => cluster::control_plane::cli::main(&args[1..]),
+        Some("control-plane") => control_plane::main(&args[1..]),
         Some("e2e") => e2e::main(&args[1..]),
         Some("demo") => demo::main(&args[1..]),
         Some("bench") => bench::main(&args[1..]),
@@ -28,7 +26,7 @@ fn main() -> ExitCode {
         Some("package") => release::package::main(&args[1..]),
         Some("api") => release::api::main(&args[1..]),
         _ => {
-            eprintln!("{USAGE}\n{}", cluster::control_plane::cli::USAGE);
+            eprintln!("{USAGE}\n{}", control_plane::USAGE);
             eprintln!("{}\n{}", e2e::USAGE, demo::USAGE);
             eprintln!("{}", bench::USAGE);
             eprintln!("{}", chaos::USAGE);

@@ -19,13 +19,13 @@ pub fn main(args: &[String]) -> Result<()> {
     if let Some(extra) = args.first() {
         bail!("`cargo xtask test` takes no arguments (got `{extra}`)");
     }
-    crate::support::debian::ensure_postgres()?;
-    crate::support::debian::ensure_clojure()?;
+    blue_testbed::support::debian::ensure_postgres()?;
+    blue_testbed::support::debian::ensure_clojure()?;
     // The workspace's tests start blue-envtest control planes, which never
     // provision by themselves: the same (cached) step as
     // `cargo xtask control-plane provision`.
     println!("==> control plane binaries");
-    crate::cluster::control_plane::provision::ensure_provisioned()?;
+    blue_testbed::cluster::control_plane::provision::ensure_provisioned()?;
     let steps: [Step; 9] = [
         ("fmt", "fmt --all -- --check", &[]),
         (
@@ -60,7 +60,7 @@ pub fn main(args: &[String]) -> Result<()> {
     for (name, args, env) in steps {
         println!("==> {name}: cargo {args}");
         let started = Instant::now();
-        let status = crate::support::cargo::command()
+        let status = blue_testbed::support::cargo::command()
             .args(args.split(' '))
             .envs(env.iter().copied())
             .status()

@@ -46,9 +46,9 @@ fn parse(args: &[String]) -> Result<Args<'_>> {
 
 pub fn main(args: &[String]) -> Result<()> {
     let parsed = parse(args)?;
-    crate::cluster::control_plane::provision::ensure_provisioned()?;
-    crate::support::debian::ensure_postgres()?;
-    let mut cargo = crate::support::cargo::command();
+    blue_testbed::cluster::control_plane::provision::ensure_provisioned()?;
+    blue_testbed::support::debian::ensure_postgres()?;
+    let mut cargo = blue_testbed::support::cargo::command();
     cargo.args(["test", "--package", "blue-e2e", "--test", "chaos", "--"]);
     cargo.args(parsed.only_postgres.then_some("postgres::"));
     // The figures are part of the output; most checks wait on processes.

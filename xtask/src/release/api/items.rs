@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::listing::{key, Names};
+use super::names::{key, Names};
 use super::render::{bounds, header, params, path, signature, ty, unknown, where_clause};
 
 /// The auto traits a type's users may rely on (`Freeze` and `UnsafeUnpin`

@@ -10,38 +10,12 @@
 //! breaks users (a field of a struct built with literals, a variant of an
 //! exhaustive enum, a required trait item), which changes a summary line.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
 use super::items::Lister;
-
-/// How local items are named in signatures: by their shortest public path
-/// (stable when an item moves between private modules); external items
-/// by their defining crate's path.
-pub struct Names<'a> {
-    krate: &'a Value,
-    public: HashMap<String, String>,
-}
-
-impl Names<'_> {
-    /// The name of the item with this id, if rustdoc knows one.
-    pub fn of(&self, id: &Value) -> Option<String> {
-        let key = key(id)?;
-        if let Some(public) = self.public.get(&key) {
-            return Some(public.clone());
-        }
-        let summary = &self.krate["paths"][&key];
-        let segments: Vec<&str> = summary["path"]
-            .as_array()?
-            .iter()
-            .filter_map(Value::as_str)
-            .collect();
-        // A local item with no public path: named inside its crate.
-        let skip = usize::from(summary["crate_id"] == 0 && segments.len() > 1);
-        Some(segments[skip..].join("::"))
-    }
-}
+use super::names::{key, Names};
 
 /// The listing of the crate whose rustdoc JSON this is.
 pub fn listing(krate: &Value) -> BTreeSet<String> {
@@ -63,10 +37,7 @@ pub fn listing(krate: &Value) -> BTreeSet<String> {
             *best = item_path.clone();
         }
     }
-    let names = Names {
-        krate,
-        public: canonical.clone().into_iter().collect(),
-    };
+    let names = Names::new(krate, canonical.clone().into_iter().collect());
     let lister = Lister::new(&krate["index"], &names);
     for (item_path, id) in &found {
         let is_canonical = canonical.get(&key(id).unwrap_or_default()) == Some(item_path);
@@ -78,14 +49,6 @@ pub fn listing(krate: &Value) -> BTreeSet<String> {
         );
     }
     lines
-}
-
-pub(super) fn key(id: &Value) -> Option<String> {
-    match id {
-        Value::Number(n) => Some(n.to_string()),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    }
 }
 
 fn join(prefix: &str, name: &str) -> String {

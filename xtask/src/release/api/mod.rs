@@ -8,6 +8,7 @@
 mod baseline;
 mod items;
 mod listing;
+mod names;
 mod render;
 mod rustdoc;
 mod worktree;

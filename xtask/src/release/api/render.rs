@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::listing::Names;
+use super::names::Names;
 
 /// A type (`Type` in rustdoc's JSON).
 pub fn ty(names: &Names, t: &Value) -> String {

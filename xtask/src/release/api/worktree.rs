@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::support::temp_dir::TempDir;
+use blue_testbed::support::temp_dir::TempDir;
 
 /// A detached worktree of one commit in a private temporary directory.
 pub struct Worktree {
