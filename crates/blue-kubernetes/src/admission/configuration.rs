@@ -69,6 +69,46 @@ pub enum ClientConfig {
     },
 }
 
+impl ClientConfig {
+    /// The `clientConfig` of a webhook served at `path` on this server (a
+    /// Service with its port and path, or a URL), with the CA bundle when
+    /// one is known: the same for admission and for the CRD's conversion.
+    pub(crate) fn to_json(&self, path: &str) -> Value {
+        let encode = |ca: &str| base64::engine::general_purpose::STANDARD.encode(ca);
+        match self {
+            ClientConfig::Service {
+                namespace,
+                name,
+                port,
+                ca_bundle,
+                ..
+            } => {
+                let mut client = json!({"service": {"namespace": namespace, "name": name, "path": path, "port": port}});
+                if let Some(ca) = ca_bundle {
+                    client["caBundle"] = json!(encode(ca));
+                }
+                client
+            }
+            ClientConfig::Url { base, ca_bundle } => json!({
+                "url": format!("{}{path}", base.trim_end_matches('/')),
+                "caBundle": encode(ca_bundle),
+            }),
+        }
+    }
+
+    /// The cert-manager Certificate whose CA is injected into the object
+    /// holding this client config, if any.
+    pub(crate) fn certificate(&self) -> Option<&str> {
+        match self {
+            ClientConfig::Service {
+                certificate: Some(certificate),
+                ..
+            } => Some(certificate),
+            _ => None,
+        }
+    }
+}
+
 /// What the generated configuration says besides the packages' kinds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -139,11 +179,7 @@ where
         .map(|s| webhook(s.as_ref(), options))
         .collect();
     let mut metadata = json!({"name": options.name});
-    if let ClientConfig::Service {
-        certificate: Some(certificate),
-        ..
-    } = &options.client
-    {
+    if let Some(certificate) = options.client.certificate() {
         metadata["annotations"] = json!({"cert-manager.io/inject-ca-from": certificate});
     }
     json!({
@@ -156,26 +192,7 @@ where
 
 fn webhook(schema: &ResourceSchema, options: &WebhookOptions) -> Value {
     let d = &schema.descriptor;
-    let path = Admission::path_of(d);
-    let client = match &options.client {
-        ClientConfig::Service {
-            namespace,
-            name,
-            port,
-            ca_bundle,
-            ..
-        } => {
-            let mut client = json!({"service": {"namespace": namespace, "name": name, "path": path, "port": port}});
-            if let Some(ca) = ca_bundle {
-                client["caBundle"] = json!(base64::engine::general_purpose::STANDARD.encode(ca));
-            }
-            client
-        }
-        ClientConfig::Url { base, ca_bundle } => json!({
-            "url": format!("{}{path}", base.trim_end_matches('/')),
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_bundle),
-        }),
-    };
+    let client = options.client.to_json(&Admission::path_of(d));
     let mut webhook = json!({
         "name": format!("validate.{}.{}", d.plural, d.group),
         "admissionReviewVersions": ["v1"],

@@ -283,7 +283,7 @@ impl<A: clap::Args + 'static> Runner<A> {
     /// What `crd` prints (`cel: false` for `crd --no-cel`): a header, then
     /// the CRDs declared with [`Runner::crd`], in order, as YAML documents.
     pub fn crd_yaml(&self, cel: bool) -> Result<String, crate::Error> {
-        crd::yaml(self.name, &self.crds, cel)
+        crd::yaml(self.name, &self.crds, cel, None)
     }
 
     /// The ValidatingWebhookConfiguration of the kinds declared with
@@ -336,13 +336,14 @@ impl<A: clap::Args + 'static> Runner<A> {
             }
         };
         let result = match invocation {
-            Invocation::Crd { cel, webhook } => self
-                .crd_yaml(cel)
-                .map(|yaml| match &webhook {
-                    Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
-                    None => print!("{yaml}"),
-                })
-                .map_err(BoxError::from),
+            Invocation::Crd { cel, webhook } => {
+                crd::yaml(self.name, &self.crds, cel, webhook.as_ref())
+                    .map(|yaml| match &webhook {
+                        Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
+                        None => print!("{yaml}"),
+                    })
+                    .map_err(BoxError::from)
+            }
             Invocation::Command(matches, flags, args) => match self.commands {
                 Some((_, handle)) => handle(&matches, &flags, &args),
                 None => Err("no such subcommand".into()),
