@@ -35,9 +35,9 @@ use blue_kubernetes::admission::{
     webhook_configuration, Admission, ClientConfig, FailurePolicy, WebhookOptions,
 };
 use blue_kubernetes::crd::CrdConfig;
-use blue_kubernetes::ResourceSchema;
 use blue_kubernetes::runner::webhook::{WebhookServer, WebhookTls};
 use blue_kubernetes::Controller;
+use blue_kubernetes::ResourceSchema;
 use std::net::SocketAddr;
 use std::sync::{mpsc, Mutex};
 use tokio::runtime::Handle;
@@ -126,7 +126,9 @@ impl Envtest {
         options: &CrdConfig,
     ) -> Result<TestWebhook, Error> {
         let webhook = self.serve_only(controller, "conversion")?;
-        let options = options.clone().with_conversion_client(webhook.client_config());
+        let options = options
+            .clone()
+            .with_conversion_client(webhook.client_config());
         for package in &controller.config().packages {
             let schema: &ResourceSchema = package.as_ref();
             if schema.served_versions().len() < 2 {
