@@ -1,12 +1,13 @@
 //! The example's API evolving on a real API server: objects written at
 //! v1alpha1 by this release, then the next release (stored at v1beta1,
 //! v1alpha1 served through its conversion webhook) rolled out in the
-//! documented order: its CRD with storage still at v1alpha1, the new
-//! operator, then storage moved to v1beta1. Both versions show the same
-//! object, an old client's read-modify-write loses nothing, admission
-//! judges requests at both versions, and a rollback to the old operator
-//! works while storage is still at v1alpha1. A CRD and a webhook
-//! configuration are cluster-wide: a control plane of its own.
+//! documented order: its CRD with storage still at v1alpha1 (the old
+//! operator keeps working with it; the new operator started before it
+//! refuses to start), the new operator, then storage moved to v1beta1 and
+//! back. Both versions show the same object, an old client's
+//! read-modify-write loses nothing, and admission judges requests at both
+//! versions. A CRD and a webhook configuration are cluster-wide: a
+//! control plane of its own.
 
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes::crd::generate;
@@ -100,6 +101,18 @@ fn same_at_both(w: &World, name: &str, config_map: &str) -> Result<(Value, Value
     })
 }
 
+/// Moves the CRD's storage to `version` (the generated CRD lists v1beta1
+/// first): a patch, so the conversion the operator pointed stays.
+fn store_at(w: &World, version: &str) -> Result<()> {
+    let flip = json!([
+        {"op": "replace", "path": "/spec/versions/0/storage", "value": version == "v1beta1"},
+        {"op": "replace", "path": "/spec/versions/1/storage", "value": version == "v1alpha1"},
+    ]);
+    let args = ["patch", "crd", LCM, "--type=json", "-p", &flip.to_string()];
+    w.kube.ok(&args, None).context("moving storage")?;
+    Ok(())
+}
+
 #[test]
 fn an_api_evolves_from_v1alpha1_to_v1beta1_in_the_documented_order() -> Result<()> {
     crate::support::run(World::on_own_control_plane("ver")?, Some("alpha"), |w| {
@@ -110,21 +123,27 @@ fn an_api_evolves_from_v1alpha1_to_v1beta1_in_the_documented_order() -> Result<(
         wait_ready(w, "alpha")?;
         wait_data(w, "alpha-cm", &json!({"k": "v"}))?;
 
-        // The new operator before its CRD (a rolling update applying
-        // them the other way round): its preflight refuses to start.
-        w.stop_operator_cleanly()?;
-        start(w, LCM_V1BETA1_BINARY)?;
+        // The new operator before its CRD: its preflight refuses to start
+        // (it would crash-loop until the CRD is applied).
+        let mut early = w.spawn_with(LCM_V1BETA1_BINARY, &webhook_args(w, "Fail"))?;
         eventually("the new operator refusing the old CRD", DEADLINE, || {
-            ensure!(!w.operator()?.is_running(), "still running");
+            ensure!(!early.is_running(), "still running");
             Ok(())
         })?;
-        let log = std::fs::read_to_string(w.operator_log())?;
+        let log = std::fs::read_to_string(w.scratch("early.log"))?;
         ensure!(log.contains("preflight"), "{log}");
-        w.operator.take();
 
-        // Step one: the new CRD, storage still at v1alpha1, and the new
-        // operator, which serves the conversion its own watches need.
+        // Step one, the CRD first: storage still at v1alpha1. The old
+        // operator keeps working with it (nothing asks for a conversion).
         w.kube.apply(&next_crd("v1alpha1")?.to_string())?;
+        let edit = json!({"configMapName": "alpha-cm", "data": {"k": "v1"}});
+        w.kube
+            .merge_patch(OLD, "alpha", &json!({"spec": {"config": edit}}))?;
+        wait_data(w, "alpha-cm", &json!({"k": "v1"}))?;
+
+        // Then the new operator, which serves the conversion its own
+        // watches need.
+        w.stop_operator_cleanly()?;
         start(w, LCM_V1BETA1_BINARY)?;
         wait_conversion_served(w)?;
         same_at_both(w, "alpha", "alpha-cm")?;
@@ -140,59 +159,43 @@ fn an_api_evolves_from_v1alpha1_to_v1beta1_in_the_documented_order() -> Result<(
         let mut old = read(w, OLD, "alpha")?;
         ensure!(old["spec"]["config"].get("description").is_none(), "{old}");
         old["spec"]["config"]["data"] = json!({"k": "v3"});
-        w.kube.ok(&["replace", "-f", "-"], Some(&old.to_string()))?;
+        let replaced = w.kube.ok(&["replace", "-f", "-"], Some(&old.to_string()));
+        replaced.context("an old client's replace")?;
         let new = read(w, NEW, "alpha")?;
         ensure!(new["spec"]["config"]["description"] == "settings", "{new}");
         ensure!(new["spec"]["config"]["data"] == json!({"k": "v3"}), "{new}");
         wait_data(w, "alpha-cm", &json!({"k": "v3"}))?;
         wait_ready(w, "alpha")?;
 
-        // Admission judges requests at both versions, with the names
-        // each version has.
-        let bad = json!({"config": {"data": {"bad key": "x"}}});
-        let stderr = refused(w, "bad", bad)?;
+        // Admission judges requests at both versions.
+        let stderr = refused(w, "bad", json!({"config": {"data": {"bad key": "x"}}}))?;
         ensure!(stderr.contains("config.data keys must be"), "{stderr}");
-        let run = w.kube.run(
-            &["apply", "-f", "-"],
-            Some(&v1beta1("bad", json!({"data": {"bad key": "x"}}))),
-        )?;
+        let bad = v1beta1("bad", json!({"data": {"bad key": "x"}}));
+        let run = w.kube.run(&["apply", "-f", "-"], Some(&bad))?;
         ensure!(
             !run.ok && run.stderr.contains("config.data keys must be"),
             "{}",
             run.stderr
         );
-        let renamed = v1beta1("alpha", json!({"name": "other-cm", "data": {"k": "v3"}}));
-        let run = w.kube.run(&["apply", "-f", "-"], Some(&renamed))?;
+        // (A patch: the old client's replace saved the whole object as
+        // kubectl's last-applied configuration.)
+        let renamed = json!({"spec": {"config": {"name": "other-cm"}}}).to_string();
+        let run = w.kube.run(
+            &["patch", NEW, "alpha", "--type=merge", "-p", &renamed],
+            None,
+        )?;
         ensure!(
             !run.ok && run.stderr.contains("spec.config.name"),
             "{}",
             run.stderr
         );
 
-        // Rollback while storage is at v1alpha1: the old operator reads
-        // what it always read, no conversion needed.
-        w.stop_operator_cleanly()?;
-        start(w, LCM_BINARY)?;
-        let edit = json!({"configMapName": "alpha-cm", "data": {"k": "v4"}});
-        w.kube
-            .merge_patch(OLD, "alpha", &json!({"spec": {"config": edit}}))?;
-        wait_data(w, "alpha-cm", &json!({"k": "v4"}))?;
-        wait_ready(w, "alpha")?;
-
-        // Forward again, then step two: storage moves to v1beta1.
-        w.stop_operator_cleanly()?;
-        start(w, LCM_V1BETA1_BINARY)?;
-        wait_conversion_served(w)?;
-        let flip = json!([
-            {"op": "replace", "path": "/spec/versions/0/storage", "value": true},
-            {"op": "replace", "path": "/spec/versions/1/storage", "value": false},
-        ]);
-        w.kube.ok(
-            &["patch", "crd", LCM, "--type=json", "-p", &flip.to_string()],
-            None,
-        )?;
+        // Step two: storage moves to v1beta1.
+        store_at(w, "v1beta1")?;
         let bravo = json!({"config": {"configMapName": "bravo-cm", "data": {"b": "1"}}});
-        w.kube.apply(&manifest("bravo", bravo))?;
+        w.kube
+            .apply(&manifest("bravo", bravo))
+            .context("bravo at v1alpha1")?;
         wait_ready(w, "bravo")?;
         wait_data(w, "bravo-cm", &json!({"b": "1"}))?;
         same_at_both(w, "bravo", "bravo-cm")?;
@@ -204,6 +207,17 @@ fn an_api_evolves_from_v1alpha1_to_v1beta1_in_the_documented_order() -> Result<(
         let crd = w.kube.json(&["get", "crd", LCM, "-o", "json"])?;
         let stored = &crd["status"]["storedVersions"];
         ensure!(*stored == json!(["v1alpha1", "v1beta1"]), "{stored}");
-        Ok(())
+
+        // Rollback of step two: storage back at v1alpha1, the operator
+        // serving both keeps converting what v1beta1 stored meanwhile.
+        store_at(w, "v1alpha1")?;
+        w.kube.merge_patch(
+            NEW,
+            "bravo",
+            &json!({"spec": {"config": {"data": {"b": "2"}}}}),
+        )?;
+        wait_data(w, "bravo-cm", &json!({"b": "2"}))?;
+        same_at_both(w, "bravo", "bravo-cm")?;
+        wait_ready(w, "bravo").map(drop)
     })
 }

@@ -266,6 +266,15 @@ impl World {
         )?)
     }
 
+    /// Starts one more operator process from `binary` (another release)
+    /// with `args`, logging to `early.log` in the scratch directory; the
+    /// caller owns (and stops) it.
+    pub fn spawn_with(&self, binary: &str, args: &[String]) -> Result<Operator> {
+        let log = self.scratch("early.log");
+        let (env, work) = (&self.operator_env, self.work());
+        Ok(Operator::start(Path::new(binary), args, env, &log, work)?)
+    }
+
     /// Stops the operator (SIGTERM, drain) and returns its exit status.
     pub fn stop_operator(&mut self) -> Result<ExitStatus> {
         let mut op = self.operator.take().context("no operator is running")?;
