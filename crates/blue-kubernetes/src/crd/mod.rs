@@ -86,7 +86,7 @@ pub struct CrdConfig {
     /// Default none: a placeholder Service (`default/conversion-webhook`),
     /// which `NAME crd --webhook-service` and the runner's
     /// `--webhook-self-signed` fill with the admission webhook's.
-    pub conversion_client: Option<crate::admission::ClientConfig>,
+    pub conversion_client: Option<crate::admission::client::ClientConfig>,
 }
 
 impl Default for CrdConfig {
@@ -116,7 +116,7 @@ crate::package::setters::setters!(CrdConfig {
     /// Sets [`printer_columns`](CrdConfig::printer_columns).
     with_printer_columns(printer_columns: Vec<PrinterColumn>),
     /// Sets [`conversion_client`](CrdConfig::conversion_client).
-    with_conversion_client(conversion_client: crate::admission::ClientConfig),
+    with_conversion_client(conversion_client: crate::admission::client::ClientConfig),
 });
 
 impl CrdConfig {

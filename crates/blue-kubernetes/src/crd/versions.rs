@@ -5,7 +5,7 @@
 //! installed CRD that would keep unknown fields.
 
 use super::{config_schema_of, CrdConfig};
-use crate::admission::ClientConfig;
+use crate::admission::client::ClientConfig;
 use crate::versions::old::{is_version_name, OldVersion};
 use crate::versions::Conversion;
 use crate::{package::schema::ResourceSchema, Error};

@@ -11,12 +11,12 @@
 //! (HTTPS, the webhook's port): it answers as soon as the server can
 //! convert and admit, and stops when the server stops.
 
-use super::server::{plain, CLIENT_DEADLINE};
 use crate::versions::{Conversion, MAX_REVIEW_BYTES};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The webhook server's readiness: 200 while it serves, whatever the
 /// controller's watches do.
@@ -40,16 +40,18 @@ impl Route {
     }
 }
 
-/// The answer to `request` at `route`.
+/// The answer to `request` at `route`; the body must arrive within
+/// `deadline`.
 pub(super) async fn answer(
     conversion: &Arc<Conversion>,
     route: Route,
     request: Request<Incoming>,
+    deadline: Duration,
 ) -> Response<Full<Bytes>> {
     match (route, request.method()) {
         (Route::Ready, &Method::GET) => plain(StatusCode::OK, "ok\n"),
         (Route::Ready, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "GET readiness\n"),
-        (Route::Convert, &Method::POST) => convert(conversion, request).await,
+        (Route::Convert, &Method::POST) => convert(conversion, request, deadline).await,
         (Route::Convert, _) => plain(StatusCode::METHOD_NOT_ALLOWED, "POST a ConversionReview\n"),
     }
 }
@@ -60,9 +62,10 @@ pub(super) async fn answer(
 async fn convert(
     conversion: &Arc<Conversion>,
     request: Request<Incoming>,
+    deadline: Duration,
 ) -> Response<Full<Bytes>> {
     let body = Limited::new(request.into_body(), MAX_REVIEW_BYTES).collect();
-    let body = match tokio::time::timeout(CLIENT_DEADLINE, body).await {
+    let body = match tokio::time::timeout(deadline, body).await {
         Ok(Ok(body)) => body.to_bytes(),
         Ok(Err(_)) => return plain(StatusCode::PAYLOAD_TOO_LARGE, "review too large\n"),
         Err(_) => return plain(StatusCode::REQUEST_TIMEOUT, "review too slow\n"),
@@ -81,4 +84,11 @@ async fn convert(
         // A review is plain JSON and `review` never panics: not reached.
         _ => plain(StatusCode::INTERNAL_SERVER_ERROR, "conversion failed\n"),
     }
+}
+
+/// A plain-text answer.
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_string())));
+    *response.status_mut() = status;
+    response
 }

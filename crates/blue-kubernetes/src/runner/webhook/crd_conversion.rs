@@ -3,7 +3,7 @@
 //! the admission configuration is: the same client config, at
 //! [`Conversion::PATH`](crate::versions::Conversion::PATH).
 
-use crate::admission::ClientConfig;
+use crate::admission::client::ClientConfig;
 use crate::package::{erased::Package, schema::ResourceSchema};
 use crate::runner::BoxError;
 use crate::Controller;

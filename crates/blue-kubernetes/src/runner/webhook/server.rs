@@ -183,7 +183,7 @@ async fn answer(served: &Served, request: Request<Incoming>) -> Response<Full<By
 
 async fn respond(served: &Served, path: &str, request: Request<Incoming>) -> Response<Full<Bytes>> {
     if let Some(route) = Route::at(path) {
-        return convert::answer(&served.conversion, route, request).await;
+        return convert::answer(&served.conversion, route, request, CLIENT_DEADLINE).await;
     }
     if request.method() != Method::POST {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "POST an AdmissionReview\n");
@@ -207,7 +207,7 @@ async fn respond(served: &Served, path: &str, request: Request<Incoming>) -> Res
     }
 }
 
-pub(super) fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::from(text.to_string())));
     *response.status_mut() = status;
     response
