@@ -260,7 +260,9 @@ async fn hostile_conversion_reviews_are_answered_with_an_error_and_the_server_ke
     // A body over the bound is not read.
     let huge = vec![b' '; MAX_REVIEW_BYTES + 1];
     let (status, _) = send(&server, ca, "POST", path, &huge).await;
-    assert!(matches!(status, 413 | 0), "{status}");
+    // Refused before a review is parsed: too large, or (on a loaded
+    // machine) not all sent within the client deadline.
+    assert!(matches!(status, 413 | 408 | 0), "{status}");
     let (status, _) = send(&server, ca, "GET", path, b"").await;
     assert_eq!(status, 405);
     // Still serving, and right.
