@@ -10,7 +10,7 @@ pub(crate) struct CrdFlags {
     /// Leave out the CEL validation rules, for Kubernetes before 1.25 (the controller still enforces the immutability of profile and of the fields the schema declares immutable, by making an edited resource Invalid; the server no longer refuses the edit)
     #[arg(long)]
     pub(crate) no_cel: bool,
-    /// Also print the ValidatingWebhookConfiguration of the admission webhook, reached through this Service: NAMESPACE/NAME[:PORT] (port 443 by default)
+    /// Also print the ValidatingWebhookConfiguration of the admission webhook, reached through this Service: NAMESPACE/NAME[:PORT] (port 443 by default); a CRD serving older versions sends its conversions there too
     #[arg(long, value_name = "NS/NAME[:PORT]")]
     pub(crate) webhook_service: Option<String>,
     /// The cert-manager Certificate (NAMESPACE/NAME) whose CA cert-manager injects into the configuration

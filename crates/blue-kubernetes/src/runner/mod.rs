@@ -14,11 +14,14 @@
 //! With the feature `webhook`, `--webhook-bind` serves the packages'
 //! validating admission webhook (see `runner::webhook` and the crate
 //! README's "Admission"), before the controller's first write and until
-//! after its last.
+//! after its last, and the conversions of the kinds serving older
+//! versions, before the controller's watches (the README's "Versions and
+//! upgrades").
 //!
 //! `NAME crd` prints the CRDs declared with [`Runner::crd`] (`--no-cel`
 //! for Kubernetes before 1.25; `--webhook-service NS/NAME` adds the
-//! ValidatingWebhookConfiguration); `--help` works for every subcommand, and a
+//! ValidatingWebhookConfiguration and sends the CRDs' conversions to the
+//! same Service); `--help` works for every subcommand, and a
 //! mistyped flag is named in the error. `--help` names each flag's
 //! environment variable but never shows the value it holds, and an
 //! invalid value of a flag whose name says it may be a credential (a
