@@ -15,11 +15,29 @@
 //! webhook.uninstall()?; // the configuration first, then the server
 //! # Ok(()) }
 //! ```
+//!
+//! The same server converts: [`Envtest::serve_conversion`] serves it and
+//! installs the CRDs of the packages that serve older versions with their
+//! conversion pointed at it, so objects are read and written at every
+//! version as in a cluster.
+//!
+//! ```no_run
+//! # fn demo(env: &blue_envtest::Envtest, controller: &blue_kubernetes::Controller) -> Result<(), blue_envtest::Error> {
+//! use blue_kubernetes::crd::CrdConfig;
+//! let webhook = env.serve_conversion(controller, &CrdConfig::default())?;
+//! // ... `kubectl get widgets.v1alpha1.example.com` converts ...
+//! webhook.down()?; // lists and watches of the kind fail until `up`
+//! # Ok(()) }
+//! ```
 
 use crate::{Envtest, Error, Kubectl};
-use blue_kubernetes::admission::{webhook_configuration, Admission, FailurePolicy, WebhookOptions};
+use blue_kubernetes::admission::{
+    webhook_configuration, Admission, ClientConfig, FailurePolicy, WebhookOptions,
+};
+use blue_kubernetes::crd::CrdConfig;
 use blue_kubernetes::runner::webhook::{WebhookServer, WebhookTls};
 use blue_kubernetes::Controller;
+use blue_kubernetes::ResourceSchema;
 use std::net::SocketAddr;
 use std::sync::{mpsc, Mutex};
 use tokio::runtime::Handle;
@@ -83,20 +101,55 @@ impl Envtest {
         name: &str,
         policy: FailurePolicy,
     ) -> Result<TestWebhook, Error> {
+        let mut webhook = self.serve_only(controller, name)?;
+        let mut options = WebhookOptions::new(name, webhook.client_config());
+        options.failure_policy = policy;
+        options.namespaces = controller.config().namespace.clone();
+        let configuration = webhook_configuration(&controller.config().packages, &options);
+        webhook.kubectl.apply(&configuration.to_string())?;
+        webhook.installed = true;
+        Ok(webhook)
+    }
+
+    /// Serves `controller`'s webhook server as
+    /// [`serve_webhook`](Self::serve_webhook) does, without an admission
+    /// configuration, and installs the CRD of each package serving older
+    /// versions (generated with `options`) with its conversion sent to
+    /// this server with the test's CA. The CRD names this server's port:
+    /// a control plane holds one CRD per name
+    /// ([`install_crd`](Self::install_crd)), so a test converting a kind
+    /// runs on a control plane of its own ([`Envtest::start`]). Call it
+    /// from the test's thread with a multi-threaded tokio runtime entered.
+    pub fn serve_conversion(
+        &self,
+        controller: &Controller,
+        options: &CrdConfig,
+    ) -> Result<TestWebhook, Error> {
+        let webhook = self.serve_only(controller, "conversion")?;
+        let options = options
+            .clone()
+            .with_conversion_client(webhook.client_config());
+        for package in &controller.config().packages {
+            let schema: &ResourceSchema = package.as_ref();
+            if schema.served_versions().len() < 2 {
+                continue;
+            }
+            let crd = blue_kubernetes::crd::generate(schema, &options)
+                .map_err(|e| failed("generating the CRD", e))?;
+            self.install_crd(&crd)?;
+        }
+        Ok(webhook)
+    }
+
+    /// The server alone, not registered anywhere yet.
+    fn serve_only(&self, controller: &Controller, name: &str) -> Result<TestWebhook, Error> {
         let handle = Handle::try_current().map_err(|e| failed("finding the tokio runtime", e))?;
         let tls = WebhookTls::self_signed(&[]).map_err(|e| failed("making the test CA", e))?;
         let admission = Admission::new(controller);
         let loopback = "127.0.0.1:0".parse().expect("an address");
         let server = serve(&handle, loopback, admission.clone(), tls.clone())?;
         let address = server.address();
-        let client = tls
-            .client_config(&format!("https://{address}"))
-            .expect("a self-signed CA");
-        let mut options = WebhookOptions::new(name, client);
-        options.failure_policy = policy;
-        options.namespaces = controller.config().namespace.clone();
-        let configuration = webhook_configuration(&controller.config().packages, &options);
-        let mut webhook = TestWebhook {
+        Ok(TestWebhook {
             name: name.to_string(),
             kubectl: self.cp.kubectl.clone(),
             handle,
@@ -105,10 +158,7 @@ impl Envtest {
             address,
             server: Mutex::new(Some(server)),
             installed: false,
-        };
-        webhook.kubectl.apply(&configuration.to_string())?;
-        webhook.installed = true;
-        Ok(webhook)
+        })
     }
 }
 
@@ -116,6 +166,13 @@ impl TestWebhook {
     /// Where it serves.
     pub fn address(&self) -> SocketAddr {
         self.address
+    }
+
+    /// How the API server reaches it (a loopback URL) and trusts it (the
+    /// test's CA): for a configuration or a CRD of the test's own.
+    pub fn client_config(&self) -> ClientConfig {
+        let base = format!("https://{}", self.address);
+        self.tls.client_config(&base).expect("a self-signed CA")
     }
 
     /// Stops serving (the configuration stays): the API server finds no

@@ -2,8 +2,10 @@
 //! preflight and `crd`) with the `LocalConfigMap` package, its CRD and
 //! this operator's [`test_hooks`].
 
-use crate::package::{self, LocalConfigMaps};
+use crate::desired::{ConfigMapSpec, LocalConfigMapConfig};
+use crate::package::{self, ConfigMaps};
 use crate::test_hooks::{self, TestHooks};
+use crate::v1beta1::LocalConfigMapConfigV1beta1;
 use blue_kubernetes::admission::{ClientConfig, WebhookOptions};
 use blue_kubernetes::runner::Runner;
 use blue_kubernetes::ResourceSchema;
@@ -16,6 +18,19 @@ pub const DEFAULT_WORKERS: usize = 16;
 
 /// `local-configmap-operator`.
 pub fn runner() -> Runner {
+    runner_of::<LocalConfigMapConfig>()
+}
+
+/// `local-configmap-operator`'s next release: `LocalConfigMap` stored at
+/// `v1beta1`, `v1alpha1` served through the conversion its webhook server
+/// answers (run it with `--webhook-bind`). The same name, so the same
+/// Lease, webhook configuration and finalizer as [`runner`]'s: a rolling
+/// update from one to the other hands over.
+pub fn v1beta1_runner() -> Runner {
+    runner_of::<LocalConfigMapConfigV1beta1>()
+}
+
+fn runner_of<C: ConfigMapSpec>() -> Runner {
     Runner::new("local-configmap-operator")
         .about(
             "Reconciles LocalConfigMap resources (localconfigmaps.examples.blue.dev): \
@@ -24,13 +39,13 @@ pub fn runner() -> Runner {
         .names(package::names())
         .default_workers(DEFAULT_WORKERS)
         .crd(
-            ResourceSchema::of::<LocalConfigMaps>(),
-            package::crd_options(),
+            ResourceSchema::of::<ConfigMaps<C>>(),
+            package::crd_options_of::<C>(),
         )
         .test_hooks(&test_hooks::NAMES)
         .packages(|run| {
             let hooks = TestHooks::from_runner(run)?;
-            Ok(vec![LocalConfigMaps::with_test_hooks(hooks)?])
+            Ok(vec![ConfigMaps::<C>::with_test_hooks(hooks)?])
         })
 }
 

@@ -9,9 +9,10 @@
 
 use crate::package::Cx;
 use blue_kubernetes::resource::{is_object_name, Intent};
+use blue_kubernetes::versions::Versions;
 use blue_kubernetes::{CallbackResult, IdentityContext};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Most keys a ConfigMap may get from one resource.
@@ -23,10 +24,11 @@ pub const MAX_DATA_BYTES: usize = 512 * 1024;
 /// `spec.config` of a `LocalConfigMap`. The reserved keys `profile` and
 /// `prevent-destroy` belong to the controller and are not fields. No
 /// `Debug`: data values may be sensitive.
-#[derive(Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LocalConfigMapConfig {
     /// Immutable. The ConfigMap's name; defaults to the resource's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = 253),
         regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -36,6 +38,36 @@ pub struct LocalConfigMapConfig {
     #[serde(default)]
     #[schemars(extend("maxProperties" = 256))]
     pub data: BTreeMap<String, String>,
+}
+
+/// What the package reads of a version's config: the same ConfigMap,
+/// whichever version the config is stored at ([`LocalConfigMapConfig`]
+/// at `v1alpha1`, [`LocalConfigMapConfigV1beta1`](crate::v1beta1::LocalConfigMapConfigV1beta1)
+/// at `v1beta1`).
+pub trait ConfigMapSpec: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static {
+    /// The API version the config is stored at.
+    const VERSION: &'static str;
+    /// The (immutable) field naming the ConfigMap.
+    const NAME_FIELD: &'static str;
+    /// The ConfigMap's name, if the config gives one.
+    fn config_map_name(&self) -> Option<&str>;
+    /// The ConfigMap's data.
+    fn data(&self) -> &BTreeMap<String, String>;
+    /// The versions served with this one stored.
+    fn versions() -> Versions<Self> {
+        Versions::stored()
+    }
+}
+
+impl ConfigMapSpec for LocalConfigMapConfig {
+    const VERSION: &'static str = "v1alpha1";
+    const NAME_FIELD: &'static str = "configMapName";
+    fn config_map_name(&self) -> Option<&str> {
+        self.config_map_name.as_deref()
+    }
+    fn data(&self) -> &BTreeMap<String, String> {
+        &self.data
+    }
 }
 
 /// The ConfigMap a `LocalConfigMap` wants, fully resolved. No `Debug`:
@@ -58,9 +90,9 @@ pub struct Desired {
 }
 
 /// All problems with the config and the resource; empty when valid.
-pub fn validate(cx: &Cx) -> Vec<String> {
+pub fn validate<C: ConfigMapSpec>(cx: &Cx<C>) -> Vec<String> {
     let (config, metadata) = (cx.config(), cx.metadata());
-    let data = &config.data;
+    let data = config.data();
     let bytes: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
     let rules = [
         (!metadata.namespace.is_empty(), "metadata.namespace is missing".into()),
@@ -70,8 +102,8 @@ pub fn validate(cx: &Cx) -> Vec<String> {
             "config.profile must be 1 to 253 printable characters".into(),
         ),
         (
-            config.config_map_name.as_deref().is_none_or(is_object_name),
-            "config.configMapName must be a DNS-1123 subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)".into(),
+            config.config_map_name().is_none_or(is_object_name),
+            format!("config.{} must be a DNS-1123 subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters)", C::NAME_FIELD),
         ),
         (data.len() <= MAX_KEYS, format!("config.data has more than {MAX_KEYS} keys")),
         (
@@ -86,14 +118,14 @@ pub fn validate(cx: &Cx) -> Vec<String> {
 
 /// The resolved ConfigMap for a valid config; for `stop` the data is
 /// empty. Checks what [`validate`] checks, for callbacks called directly.
-pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
+pub fn desired<C: ConfigMapSpec>(cx: &Cx<C>) -> CallbackResult<Desired> {
     if let Some(first) = validate(cx).into_iter().next() {
         return Err(format!("invalid LocalConfigMap configuration: {first}").into());
     }
     let metadata = cx.metadata();
     let data = match cx.intent() {
         Intent::Stop => BTreeMap::new(),
-        _ => cx.config().data.clone(),
+        _ => cx.config().data().clone(),
     };
     Ok(Desired {
         namespace: metadata.namespace.clone(),
@@ -109,7 +141,7 @@ pub fn desired(cx: &Cx) -> CallbackResult<Desired> {
 /// Because the controller records the identity, the ConfigMap's name and
 /// namespace cannot change after the first reconcile: that would orphan the
 /// old ConfigMap.
-pub fn identity(cx: &IdentityContext<LocalConfigMapConfig>) -> Vec<Option<String>> {
+pub fn identity<C: ConfigMapSpec>(cx: &IdentityContext<C>) -> Vec<Option<String>> {
     let metadata = cx.metadata();
     vec![
         Some("local-configmap".to_string()),
@@ -120,13 +152,13 @@ pub fn identity(cx: &IdentityContext<LocalConfigMapConfig>) -> Vec<Option<String
 }
 
 /// `configMapName`, else the resource's name.
-fn config_map_name(cx: &Cx) -> Option<&str> {
+fn config_map_name<C: ConfigMapSpec>(cx: &Cx<C>) -> Option<&str> {
     named(cx.config(), &cx.metadata().name)
 }
 
 /// `config`'s `configMapName`, else `resource_name`.
-fn named<'a>(config: &'a LocalConfigMapConfig, resource_name: &'a str) -> Option<&'a str> {
-    match &config.config_map_name {
+fn named<'a, C: ConfigMapSpec>(config: &'a C, resource_name: &'a str) -> Option<&'a str> {
+    match config.config_map_name() {
         None => Some(resource_name).filter(|n| !n.is_empty()),
         Some(name) => Some(name),
     }

@@ -17,10 +17,14 @@
 //! - [`package`]: the package trait's implementation, through the pass's
 //!   API handle and the client's typed helpers;
 //! - [`cli`]: the binary, blue-kubernetes' runner with this package, and
-//!   its [`test_hooks`], which exist only for the project's own tests.
+//!   its [`test_hooks`], which exist only for the project's own tests;
+//! - [`v1beta1`]: the next release's API (a renamed field and a new one),
+//!   stored at `v1beta1` with `v1alpha1` still served, and its runner
+//!   ([`cli::v1beta1_runner`]).
 
 pub mod cli;
 pub mod configmap;
 pub mod desired;
 pub mod package;
 pub mod test_hooks;
+pub mod v1beta1;

@@ -5,12 +5,13 @@
 //! healthy periodic check makes no request at all.
 
 use crate::configmap::{self, ConvergePlan, DeletePlan};
-use crate::desired::{self, Desired, LocalConfigMapConfig};
+use crate::desired::{self, ConfigMapSpec, Desired, LocalConfigMapConfig};
 use crate::test_hooks::TestHooks;
 use blue_kubernetes::config::Names;
 use blue_kubernetes::crd::{CrdConfig, PrinterColumn};
 use blue_kubernetes::package::{NoOutputs, UserFacingMessage, ValidationErrors};
 use blue_kubernetes::related::Related;
+use blue_kubernetes::versions::Versions;
 use blue_kubernetes::{
     async_trait, CallbackResult, Context, IdentityContext, Infrastructure, Observation, Outcome,
     Package, ResourceSchema,
@@ -18,14 +19,21 @@ use blue_kubernetes::{
 use blue_kubernetes_client::typed::TypedApi;
 use blue_kubernetes_client::{Error, ErrorKind, ResourceDescriptor};
 use k8s_openapi::api::core::v1::ConfigMap;
+use std::marker::PhantomData;
 
 /// The API group of `LocalConfigMap`, and the domain of this operator's
 /// names.
 pub const GROUP: &str = "examples.blue.dev";
 
-/// The `LocalConfigMap` resource type.
+/// The `LocalConfigMap` resource type (at `v1alpha1`, this release's
+/// stored version).
 pub fn descriptor() -> ResourceDescriptor {
-    ResourceDescriptor::new(GROUP, "v1alpha1", "localconfigmaps", "LocalConfigMap")
+    descriptor_at(LocalConfigMapConfig::VERSION)
+}
+
+/// The `LocalConfigMap` resource type at `version`.
+pub fn descriptor_at(version: &str) -> ResourceDescriptor {
+    ResourceDescriptor::new(GROUP, version, "localconfigmaps", "LocalConfigMap")
 }
 
 /// The controller's names in this operator's own domain (the finalizer
@@ -41,13 +49,19 @@ pub fn names() -> Names {
 /// column (`crd --no-cel` turns the CEL rules of the schema's immutable
 /// fields off; the controller enforces them either way).
 pub fn crd_options() -> CrdConfig {
+    crd_options_of::<LocalConfigMapConfig>()
+}
+
+/// [`crd_options`] for the config `C` is stored as (its ConfigMap column
+/// reads `C`'s name field).
+pub fn crd_options_of<C: ConfigMapSpec>() -> CrdConfig {
     CrdConfig::default()
         .with_names(names())
         .with_short_names(vec!["lcm".into()])
         .with_categories(vec!["infrastructure".into()])
         .with_printer_columns(vec![PrinterColumn::wide(
             "ConfigMap",
-            ".spec.config.configMapName",
+            &format!(".spec.config.{}", C::NAME_FIELD),
         )])
 }
 
@@ -58,28 +72,48 @@ pub struct OwnershipConflict;
 
 /// What every callback gets: the typed config, the resource's metadata,
 /// the API handle.
-pub type Cx = Context<LocalConfigMapConfig>;
+pub type Cx<C = LocalConfigMapConfig> = Context<C>;
 
-/// The `LocalConfigMap` package. `validate` and `identity` are pure;
-/// `observe`, `converge` and `delete` are API requests, so no thread waits
-/// on a subprocess.
-#[derive(Default)]
-pub struct LocalConfigMaps {
+/// The `LocalConfigMap` package with its config stored as `C`. `validate`
+/// and `identity` are pure; `observe`, `converge` and `delete` are API
+/// requests, so no thread waits on a subprocess.
+pub struct ConfigMaps<C> {
     hooks: TestHooks,
+    config: PhantomData<fn() -> C>,
 }
 
-impl LocalConfigMaps {
+/// This release's package: stored at `v1alpha1`, the only version.
+pub type LocalConfigMaps = ConfigMaps<LocalConfigMapConfig>;
+
+/// The next release's package: stored at `v1beta1`, serving `v1alpha1`
+/// too (see [`crate::v1beta1`]).
+pub type LocalConfigMapsV1beta1 = ConfigMaps<crate::v1beta1::LocalConfigMapConfigV1beta1>;
+
+impl<C> Default for ConfigMaps<C> {
+    fn default() -> Self {
+        Self {
+            hooks: TestHooks::default(),
+            config: PhantomData,
+        }
+    }
+}
+
+impl<C: ConfigMapSpec> ConfigMaps<C> {
     /// The package with the project's own [`TestHooks`] on, registered
     /// for the hooks' group and version (the type's schema, the CRD's,
     /// keeps the default ones).
     pub fn with_test_hooks(hooks: TestHooks) -> Result<Package, blue_kubernetes::Error> {
-        let schema = declared(hooks.descriptor(descriptor()));
-        Package::with_schema(Self { hooks }, schema)
+        let schema = declared::<C>(hooks.descriptor(descriptor_at(C::VERSION)));
+        let package = Self {
+            hooks,
+            config: PhantomData,
+        };
+        Package::with_schema(package, schema)
     }
 }
 
 /// The package's declaration for resources of type `resource`.
-fn declared(resource: ResourceDescriptor) -> ResourceSchema {
+fn declared<C: ConfigMapSpec>(resource: ResourceDescriptor) -> ResourceSchema {
     let ours = format!("{}={}", configmap::MANAGED_BY_LABEL, configmap::MANAGED_BY);
     let owned = Related::annotated(config_maps(), configmap::OWNER_NAME_ANNOTATION);
     let owned = owned.selector(ours).cached();
@@ -87,38 +121,40 @@ fn declared(resource: ResourceDescriptor) -> ResourceSchema {
         .related(owned)
         // Enforced by the controller on every server, and by a CEL rule
         // where the server has CEL.
-        .immutable("configMapName")
+        .immutable(C::NAME_FIELD)
 }
 
 #[async_trait]
-impl Infrastructure for LocalConfigMaps {
-    type Config = LocalConfigMapConfig;
+impl<C: ConfigMapSpec> Infrastructure for ConfigMaps<C> {
+    type Config = C;
     type Outputs = NoOutputs;
 
     /// Our ConfigMaps (labelled as ours) are related and cached: a deleted
     /// or edited one asks for a check of its owner at once, and callbacks
     /// read them from the controller's cache.
     fn schema() -> ResourceSchema {
-        declared(descriptor())
+        declared::<C>(descriptor_at(C::VERSION))
+    }
+
+    /// Whatever `C` serves besides itself.
+    fn versions() -> Versions<C> {
+        C::versions()
     }
 
     /// Every message is safe for the resource's users: each names a field
     /// of their own config and never echoes a value (they read it in the
     /// `InvalidConfiguration` Warning Event; status stays generic).
-    async fn validate(&self, cx: &Cx) -> CallbackResult<ValidationErrors> {
+    async fn validate(&self, cx: &Cx<C>) -> CallbackResult<ValidationErrors> {
         let messages = desired::validate(cx).into_iter();
         Ok(messages.map(UserFacingMessage::new).collect())
     }
 
-    async fn identity(
-        &self,
-        cx: &IdentityContext<LocalConfigMapConfig>,
-    ) -> CallbackResult<Vec<Option<String>>> {
+    async fn identity(&self, cx: &IdentityContext<C>) -> CallbackResult<Vec<Option<String>>> {
         Ok(desired::identity(cx))
     }
 
     /// Reads the ConfigMap from the cache; see [`configmap::observe`].
-    async fn observe(&self, cx: &Cx) -> CallbackResult<Observation<NoOutputs>> {
+    async fn observe(&self, cx: &Cx<C>) -> CallbackResult<Observation<NoOutputs>> {
         let desired = desired::desired(cx)?;
         let existing = cached(cx, &desired).await?;
         Ok(configmap::observe(existing.as_ref(), &desired))
@@ -127,14 +163,14 @@ impl Infrastructure for LocalConfigMaps {
     /// Creates the ConfigMap, or replaces ours; a foreign one is an
     /// [`OwnershipConflict`] error, so the resource goes `Failed` and
     /// retries with backoff until someone removes or re-owns it.
-    async fn converge(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+    async fn converge(&self, cx: &Cx<C>) -> CallbackResult<Outcome<NoOutputs>> {
         let body = self.on_latest(Write::Converge, cx);
         self.hooks.around("converge", cx, body).await
     }
 
     /// Deletes the ConfigMap only if it is ours, with uid and
     /// resourceVersion preconditions; one already gone is success.
-    async fn delete(&self, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+    async fn delete(&self, cx: &Cx<C>) -> CallbackResult<Outcome<NoOutputs>> {
         let body = self.on_latest(Write::Delete, cx);
         self.hooks.around("delete", cx, body).await
     }
@@ -147,12 +183,12 @@ enum Write {
     Delete,
 }
 
-impl LocalConfigMaps {
+impl<C: ConfigMapSpec> ConfigMaps<C> {
     /// Makes `write` from the cached ConfigMap; if that is outdated by the
     /// time of the write (someone else's change still on its way), once
     /// more from a read of the API server. The write is guarded by what it
     /// was planned from, so an outdated plan never overwrites anything.
-    async fn on_latest(&self, write: Write, cx: &Cx) -> CallbackResult<Outcome<NoOutputs>> {
+    async fn on_latest(&self, write: Write, cx: &Cx<C>) -> CallbackResult<Outcome<NoOutputs>> {
         let desired = desired::desired(cx)?;
         let existing = cached(cx, &desired).await?;
         if let Err(e) = self.write(write, cx, &desired, existing).await? {
@@ -172,7 +208,7 @@ impl LocalConfigMaps {
     async fn write(
         &self,
         write: Write,
-        cx: &Cx,
+        cx: &Cx<C>,
         desired: &Desired,
         existing: Option<ConfigMap>,
     ) -> CallbackResult<Result<(), blue_kubernetes_client::Error>> {
@@ -206,7 +242,7 @@ impl LocalConfigMaps {
 /// Logs what happened to the ConfigMap, naming the resource by its
 /// metadata only: no configuration value (not even the ConfigMap's name,
 /// which comes from `spec.config`) and never data.
-fn log_effect(cx: &Cx, what: &str) {
+fn log_effect<C>(cx: &Cx<C>, what: &str) {
     let metadata = cx.metadata();
     let (namespace, name) = (&metadata.namespace, &metadata.name);
     tracing::info!("localconfigmap {namespace}/{name}: configmap {what}");
@@ -229,7 +265,7 @@ fn config_maps() -> ResourceDescriptor {
 /// The ConfigMap at the desired name, if any, from the controller's cache
 /// (one of someone else's, not labelled as ours, is not there: creating
 /// ours then fails and the read after it finds theirs).
-async fn cached(cx: &Cx, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
+async fn cached<C>(cx: &Cx<C>, desired: &Desired) -> CallbackResult<Option<ConfigMap>> {
     let api = cx.api().ok_or("no API handle (only identity has none)")?;
     let found = api
         .cached(&config_maps(), &desired.namespace, &desired.name)
@@ -239,7 +275,7 @@ async fn cached(cx: &Cx, desired: &Desired) -> CallbackResult<Option<ConfigMap>>
 
 /// The ConfigMaps of the desired namespace (a validated name), through the
 /// pass's API handle.
-fn typed<'a>(cx: &'a Cx, desired: &Desired) -> CallbackResult<TypedApi<'a, ConfigMap>> {
+fn typed<'a, C>(cx: &'a Cx<C>, desired: &Desired) -> CallbackResult<TypedApi<'a, ConfigMap>> {
     let api = cx.api().ok_or("no API handle (only identity has none)")?;
     Ok(TypedApi::namespaced(api, &desired.namespace))
 }

@@ -102,10 +102,10 @@ impl TestHooks {
     /// unrecorded run would void the audit's proof (a failed start line
     /// means nothing ran; after a failed end line the retry repeats an
     /// idempotent callback).
-    pub async fn around<T>(
+    pub async fn around<T, C: desired::ConfigMapSpec>(
         &self,
         callback: &'static str,
-        cx: &Cx,
+        cx: &Cx<C>,
         body: impl Future<Output = CallbackResult<T>>,
     ) -> CallbackResult<T> {
         let delay = match callback {

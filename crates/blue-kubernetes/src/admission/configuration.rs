@@ -2,10 +2,10 @@
 //! generated from the packages' schemas as the CRD is, so the two never
 //! drift.
 
+use super::client::ClientConfig;
 use super::Admission;
 use crate::config::Namespaces;
 use crate::package::schema::ResourceSchema;
-use base64::Engine;
 use serde_json::{json, Value};
 
 /// What the API server does when the webhook does not answer.
@@ -36,37 +36,6 @@ impl FailurePolicy {
             FailurePolicy::Ignore => "Ignore",
         }
     }
-}
-
-/// How the API server reaches the webhook.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ClientConfig {
-    /// Through a Service in front of the operator's pods (every replica
-    /// serves), its CA injected by cert-manager from `certificate`
-    /// (`namespace/name` of a cert-manager Certificate), or given as
-    /// `ca_bundle`.
-    Service {
-        /// The Service's namespace.
-        namespace: String,
-        /// The Service's name.
-        name: String,
-        /// The Service's port.
-        port: u16,
-        /// The cert-manager Certificate whose CA the `cert-manager.io/inject-ca-from` annotation names.
-        certificate: Option<String>,
-        /// The CA that signed the serving certificate, PEM, when no
-        /// cert-manager injects it.
-        ca_bundle: Option<String>,
-    },
-    /// At a URL (`https://127.0.0.1:9443`, no path), trusted through
-    /// `ca_bundle` (PEM): for development and tests.
-    Url {
-        /// Scheme, host and port.
-        base: String,
-        /// The CA that signed the serving certificate, PEM.
-        ca_bundle: String,
-    },
 }
 
 /// What the generated configuration says besides the packages' kinds.
@@ -139,11 +108,7 @@ where
         .map(|s| webhook(s.as_ref(), options))
         .collect();
     let mut metadata = json!({"name": options.name});
-    if let ClientConfig::Service {
-        certificate: Some(certificate),
-        ..
-    } = &options.client
-    {
+    if let Some(certificate) = options.client.certificate() {
         metadata["annotations"] = json!({"cert-manager.io/inject-ca-from": certificate});
     }
     json!({
@@ -156,26 +121,7 @@ where
 
 fn webhook(schema: &ResourceSchema, options: &WebhookOptions) -> Value {
     let d = &schema.descriptor;
-    let path = Admission::path_of(d);
-    let client = match &options.client {
-        ClientConfig::Service {
-            namespace,
-            name,
-            port,
-            ca_bundle,
-            ..
-        } => {
-            let mut client = json!({"service": {"namespace": namespace, "name": name, "path": path, "port": port}});
-            if let Some(ca) = ca_bundle {
-                client["caBundle"] = json!(base64::engine::general_purpose::STANDARD.encode(ca));
-            }
-            client
-        }
-        ClientConfig::Url { base, ca_bundle } => json!({
-            "url": format!("{}{path}", base.trim_end_matches('/')),
-            "caBundle": base64::engine::general_purpose::STANDARD.encode(ca_bundle),
-        }),
-    };
+    let client = options.client.to_json(&Admission::path_of(d));
     let mut webhook = json!({
         "name": format!("validate.{}.{}", d.plural, d.group),
         "admissionReviewVersions": ["v1"],

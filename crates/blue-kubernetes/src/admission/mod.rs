@@ -52,13 +52,15 @@
 //! # }
 //! ```
 
+pub(crate) mod client;
 mod common_fields;
 mod configuration;
 mod judge;
 mod request;
 mod verdict;
 
-pub use configuration::{webhook_configuration, ClientConfig, FailurePolicy, WebhookOptions};
+pub use client::ClientConfig;
+pub use configuration::{webhook_configuration, FailurePolicy, WebhookOptions};
 pub use request::{AdmissionRequest, GroupVersionResource, Operation};
 pub use verdict::{Cause, Verdict};
 

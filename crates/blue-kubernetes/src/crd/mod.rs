@@ -8,10 +8,10 @@ mod defaults;
 mod schemas;
 mod structural;
 mod unions;
-mod versions;
+pub(crate) mod versions;
 mod yaml;
 
-pub use versions::{check_installed, WebhookService};
+pub use versions::check_installed;
 pub use yaml::to_yaml;
 
 use crate::package::outputs;
@@ -84,8 +84,9 @@ pub struct CrdConfig {
     /// Where the API server sends conversions, for a package serving
     /// older versions ([`Infrastructure::versions`](crate::Infrastructure::versions)).
     /// Default none: a placeholder Service (`default/conversion-webhook`),
-    /// to be filled by whoever deploys the operator's webhook server.
-    pub conversion_service: Option<WebhookService>,
+    /// which `NAME crd --webhook-service` and the runner's
+    /// `--webhook-self-signed` fill with the admission webhook's.
+    pub conversion_client: Option<crate::admission::client::ClientConfig>,
 }
 
 impl Default for CrdConfig {
@@ -98,7 +99,7 @@ impl Default for CrdConfig {
             categories: vec![],
             immutable_config: vec![],
             printer_columns: vec![],
-            conversion_service: None,
+            conversion_client: None,
         }
     }
 }
@@ -114,8 +115,8 @@ crate::package::setters::setters!(CrdConfig {
     with_categories(categories: Vec<String>),
     /// Sets [`printer_columns`](CrdConfig::printer_columns).
     with_printer_columns(printer_columns: Vec<PrinterColumn>),
-    /// Sets [`conversion_service`](CrdConfig::conversion_service).
-    with_conversion_service(conversion_service: WebhookService),
+    /// Sets [`conversion_client`](CrdConfig::conversion_client).
+    with_conversion_client(conversion_client: crate::admission::client::ClientConfig),
 });
 
 impl CrdConfig {
@@ -265,8 +266,7 @@ pub fn generate(
         },
     });
     if !resource.versions.is_empty() {
-        crd["spec"]["preserveUnknownFields"] = json!(false);
-        crd["spec"]["conversion"] = versions::conversion(options);
+        versions::add_conversion(&mut crd, options);
     }
     Ok(crd)
 }

@@ -5,21 +5,11 @@
 //! installed CRD that would keep unknown fields.
 
 use super::{config_schema_of, CrdConfig};
+use crate::admission::client::ClientConfig;
 use crate::versions::old::{is_version_name, OldVersion};
+use crate::versions::Conversion;
 use crate::{package::schema::ResourceSchema, Error};
 use serde_json::{json, Value};
-
-/// The Service the API server sends `ConversionReview`s to (the CRD's
-/// `spec.conversion.webhook.clientConfig.service`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WebhookService {
-    /// The Service's namespace.
-    pub namespace: String,
-    /// The Service's name.
-    pub name: String,
-    /// The path conversions are posted to.
-    pub path: String,
-}
 
 /// The entry of the older version `old` in `spec.versions`: the stored
 /// version's entry with its own config schema, served, not stored, and
@@ -62,27 +52,35 @@ pub(super) fn old_entry(
     Ok(entry)
 }
 
-/// `spec.conversion`: the operator's webhook converts, with v1 reviews.
-pub(super) fn conversion(options: &CrdConfig) -> Value {
-    // Until the runner fills in its own Service, a placeholder that
+/// `spec.conversion`: the operator's webhook converts, with v1 reviews,
+/// at [`Conversion::PATH`] of the client config the options name (the
+/// admission webhook's, said once: see [`ClientConfig`]); its CA injected
+/// by cert-manager when the client config names a Certificate.
+pub(super) fn add_conversion(crd: &mut Value, options: &CrdConfig) {
+    // Until the runner fills in its own, a placeholder Service that
     // applies (and converts nothing) rather than a CRD that cannot.
-    let service = options
-        .conversion_service
-        .clone()
-        .unwrap_or(WebhookService {
-            namespace: "default".into(),
-            name: "conversion-webhook".into(),
-            path: "/convert".into(),
-        });
+    let placeholder = ClientConfig::Service {
+        namespace: "default".into(),
+        name: "conversion-webhook".into(),
+        port: 443,
+        certificate: None,
+        ca_bundle: None,
+    };
+    let client = options.conversion_client.as_ref().unwrap_or(&placeholder);
+    if let Some(certificate) = client.certificate() {
+        crd["metadata"]["annotations"] = json!({"cert-manager.io/inject-ca-from": certificate});
+    }
+    crd["spec"]["preserveUnknownFields"] = json!(false);
+    crd["spec"]["conversion"] = conversion(client);
+}
+
+/// `spec.conversion` sending v1 reviews to the webhook `client` reaches.
+pub(crate) fn conversion(client: &ClientConfig) -> Value {
     json!({
         "strategy": "Webhook",
         "webhook": {
             "conversionReviewVersions": ["v1"],
-            "clientConfig": {"service": {
-                "namespace": service.namespace,
-                "name": service.name,
-                "path": service.path,
-            }},
+            "clientConfig": client.to_json(Conversion::PATH),
         },
     })
 }

@@ -14,11 +14,14 @@
 //! With the feature `webhook`, `--webhook-bind` serves the packages'
 //! validating admission webhook (see `runner::webhook` and the crate
 //! README's "Admission"), before the controller's first write and until
-//! after its last.
+//! after its last, and the conversions of the kinds serving older
+//! versions, before the controller's watches (the README's "Versions and
+//! upgrades").
 //!
 //! `NAME crd` prints the CRDs declared with [`Runner::crd`] (`--no-cel`
 //! for Kubernetes before 1.25; `--webhook-service NS/NAME` adds the
-//! ValidatingWebhookConfiguration); `--help` works for every subcommand, and a
+//! ValidatingWebhookConfiguration and sends the CRDs' conversions to the
+//! same Service); `--help` works for every subcommand, and a
 //! mistyped flag is named in the error. `--help` names each flag's
 //! environment variable but never shows the value it holds, and an
 //! invalid value of a flag whose name says it may be a credential (a
@@ -283,7 +286,7 @@ impl<A: clap::Args + 'static> Runner<A> {
     /// What `crd` prints (`cel: false` for `crd --no-cel`): a header, then
     /// the CRDs declared with [`Runner::crd`], in order, as YAML documents.
     pub fn crd_yaml(&self, cel: bool) -> Result<String, crate::Error> {
-        crd::yaml(self.name, &self.crds, cel)
+        crd::yaml(self.name, &self.crds, cel, None)
     }
 
     /// The ValidatingWebhookConfiguration of the kinds declared with
@@ -336,13 +339,14 @@ impl<A: clap::Args + 'static> Runner<A> {
             }
         };
         let result = match invocation {
-            Invocation::Crd { cel, webhook } => self
-                .crd_yaml(cel)
-                .map(|yaml| match &webhook {
-                    Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
-                    None => print!("{yaml}"),
-                })
-                .map_err(BoxError::from),
+            Invocation::Crd { cel, webhook } => {
+                crd::yaml(self.name, &self.crds, cel, webhook.as_ref())
+                    .map(|yaml| match &webhook {
+                        Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
+                        None => print!("{yaml}"),
+                    })
+                    .map_err(BoxError::from)
+            }
             Invocation::Command(matches, flags, args) => match self.commands {
                 Some((_, handle)) => handle(&matches, &flags, &args),
                 None => Err("no such subcommand".into()),

@@ -197,7 +197,7 @@ async fn preflight(
     #[allow(unused_mut)]
     let mut problems = crate::config::preflight(controller).await;
     #[cfg(feature = "webhook")]
-    for check in super::webhook::run::access_checks(&flags.webhook) {
+    for check in super::webhook::run::access_checks(&flags.webhook, &controller.config.packages) {
         match controller.config.client.can_i(&check).await {
             Ok(true) => {}
             Ok(false) => problems.push(crate::config::Problem::Forbidden(check)),

@@ -124,8 +124,18 @@ fn without_webhook_bind_nothing_listens_and_the_modes_need_it() {
     match parse(&["--webhook-bind", "0.0.0.0:9443", "--webhook-self-signed"]) {
         Ok(Invocation::Run(flags, ..)) => {
             assert!(flags.webhook.webhook_self_signed);
-            let checks = super::webhook::run::access_checks(&flags.webhook);
+            let checks = super::webhook::run::access_checks(&flags.webhook, &[]);
             assert_eq!(checks.len(), 2);
+            // A kind serving older versions: its CRD is pointed at the
+            // webhook too.
+            let converting = [Package::new(crate::versions::tests::Widgets).unwrap()];
+            let checks = super::webhook::run::access_checks(&flags.webhook, &converting);
+            assert_eq!(checks.len(), 3);
+            assert!(
+                checks[2].to_string().contains("customresourcedefinitions"),
+                "{}",
+                checks[2]
+            );
         }
         _ => panic!("not a run"),
     }
@@ -137,8 +147,46 @@ fn without_webhook_bind_nothing_listens_and_the_modes_need_it() {
     ]) {
         // Certificates from a directory need no RBAC of their own.
         Ok(Invocation::Run(flags, ..)) => {
-            assert!(super::webhook::run::access_checks(&flags.webhook).is_empty())
+            let converting = [Package::new(crate::versions::tests::Widgets).unwrap()];
+            assert!(super::webhook::run::access_checks(&flags.webhook, &converting).is_empty())
         }
         _ => panic!("not a run"),
     }
+}
+
+#[test]
+fn crd_with_a_webhook_service_sends_conversions_where_admission_goes() {
+    let runner = Runner::new("widget-operator").crd(
+        ResourceSchema::of::<crate::versions::tests::Widgets>(),
+        CrdConfig::default(),
+    );
+    let options = crd_webhook(&[
+        "--webhook-service",
+        "ops/widget-operator:9443",
+        "--webhook-certificate",
+        "ops/widget-operator-webhook",
+    ])
+    .unwrap();
+    let yaml = crd::yaml("widget-operator", &runner.crds, true, Some(&options)).unwrap();
+    let conversion = yaml
+        .split("conversion:\n")
+        .nth(1)
+        .expect("a conversion stanza");
+    for line in [
+        "clientConfig:",
+        "name: widget-operator",
+        "namespace: ops",
+        "path: \"/convert\"",
+        "port: 9443",
+        "conversionReviewVersions:",
+    ] {
+        assert!(conversion.contains(line), "{line} missing from\n{yaml}");
+    }
+    assert!(
+        yaml.contains("cert-manager.io/inject-ca-from: ops/widget-operator-webhook"),
+        "{yaml}"
+    );
+    // Without the flag, the placeholder: applies, converts nothing.
+    let plain = crd::yaml("widget-operator", &runner.crds, true, None).unwrap();
+    assert!(plain.contains("name: conversion-webhook"), "{plain}");
 }

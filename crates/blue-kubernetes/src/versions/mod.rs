@@ -145,4 +145,4 @@ where
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -6,6 +6,7 @@
 use super::lossless::VersionedKind;
 use crate::domain::names::Names;
 use crate::package::schema::ResourceSchema;
+use crate::Controller;
 use serde_json::{json, Value};
 
 /// The largest review body [`Conversion::review`] reads; a larger one is
@@ -39,6 +40,24 @@ pub struct Conversion {
 }
 
 impl Conversion {
+    /// The URL path the webhook server answers `ConversionReview`s at
+    /// (the generated CRD's conversion client config names it).
+    pub const PATH: &'static str = "/convert";
+
+    /// The conversions of `controller`'s packages, with its names: what
+    /// the webhook server answers.
+    pub fn of(controller: &Controller) -> Self {
+        let config = controller.config();
+        let schemas = config.packages.iter().map(AsRef::as_ref);
+        Self::new(schemas, config.names.clone())
+    }
+
+    /// Whether some kind serves an older version (without one, the API
+    /// server never asks for a conversion).
+    pub fn converts_any(&self) -> bool {
+        self.kinds.iter().any(|kind| !kind.old.is_empty())
+    }
+
     /// The conversions of the kinds `schemas` declare (a trait package's
     /// is [`ResourceSchema::of`] its type), with the controller's `names`
     /// (the annotation that keeps what an older version cannot express is

@@ -2,6 +2,7 @@
 //! [`FakeClock`], as a package test needs it.
 
 mod admission;
+mod conversion;
 
 use crate::{Crash, CrashAt, FakeClock, FakeCluster};
 use blue_kubernetes::config::LockDomain;

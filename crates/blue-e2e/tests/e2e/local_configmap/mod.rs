@@ -13,6 +13,7 @@ mod in_cluster;
 mod observability;
 mod sharding;
 mod transport;
+mod versions;
 mod watch;
 
 use std::time::Duration;

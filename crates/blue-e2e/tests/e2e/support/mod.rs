@@ -29,6 +29,8 @@ use wait::eventually;
 
 /// The LocalConfigMap operator, this package's binary.
 pub const LCM_BINARY: &str = env!("CARGO_BIN_EXE_e2e-local-configmap-operator");
+/// The LocalConfigMap operator's next release (stored at v1beta1).
+pub const LCM_V1BETA1_BINARY: &str = env!("CARGO_BIN_EXE_e2e-local-configmap-operator-v1beta1");
 /// The PostgreSQL operator, this package's binary.
 pub const PG_BINARY: &str = env!("CARGO_BIN_EXE_e2e-postgres-operator");
 
@@ -113,6 +115,9 @@ pub struct World {
     pub transport: Transport,
     /// Whether the API server enforces the CRD's CEL rules (never on 1.20).
     pub cel: bool,
+    /// The operator binary started ([`LCM_BINARY`] unless a check runs
+    /// another release).
+    pub binary: &'static str,
     work: tempfile::TempDir,
     env: Env,
 }
@@ -159,6 +164,7 @@ impl World {
             operator_env: Vec::new(),
             transport: Transport::from_env(),
             cel: false,
+            binary: LCM_BINARY,
             work,
             env,
         })
@@ -250,7 +256,7 @@ impl World {
     /// Starts one more operator process with `args`, logging to `log`; the
     /// caller owns (and stops) it.
     pub fn spawn_operator(&self, args: &[String], log: &Path) -> Result<Operator> {
-        let binary = Path::new(LCM_BINARY);
+        let binary = Path::new(self.binary);
         Ok(Operator::start(
             binary,
             args,
@@ -258,6 +264,15 @@ impl World {
             log,
             self.work(),
         )?)
+    }
+
+    /// Starts one more operator process from `binary` (another release)
+    /// with `args`, logging to `early.log` in the scratch directory; the
+    /// caller owns (and stops) it.
+    pub fn spawn_with(&self, binary: &str, args: &[String]) -> Result<Operator> {
+        let log = self.scratch("early.log");
+        let (env, work) = (&self.operator_env, self.work());
+        Ok(Operator::start(Path::new(binary), args, env, &log, work)?)
     }
 
     /// Stops the operator (SIGTERM, drain) and returns its exit status.

@@ -23,7 +23,7 @@ pub struct WebhookFlags {
         conflicts_with = "webhook_self_signed"
     )]
     pub webhook_cert_dir: Option<PathBuf>,
-    /// Development and tests, one replica: make a CA and a serving certificate, and apply the ValidatingWebhookConfiguration with its bundle (needs RBAC to create and patch validatingwebhookconfigurations)
+    /// Development and tests, one replica: make a CA and a serving certificate, and apply the ValidatingWebhookConfiguration with its bundle (needs RBAC to create and patch validatingwebhookconfigurations); CRDs serving older versions get their conversion pointed here too (patch customresourcedefinitions)
     #[arg(long, env = "BLUE_WEBHOOK_SELF_SIGNED", requires = "webhook_bind", value_parser = clap::builder::FalseyValueParser::new())]
     pub webhook_self_signed: bool,
     /// With --webhook-self-signed: the URL the API server dials (scheme, host, port) [default: https://127.0.0.1:<port of --webhook-bind>]

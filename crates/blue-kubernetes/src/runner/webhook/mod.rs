@@ -1,6 +1,10 @@
-//! The admission webhook's HTTPS server (feature `webhook`): the
-//! packages' [`Admission`] at [`Admission::path_of`] each kind, over
-//! rustls (ring) and HTTP/1.1.
+//! The webhook's HTTPS server (feature `webhook`): the packages'
+//! [`Admission`] at [`Admission::path_of`] each kind, the conversions of
+//! the kinds serving older versions at
+//! [`Conversion::PATH`](crate::versions::Conversion::PATH), and the
+//! server's own readiness at [`READY_PATH`] (which does not wait for the
+//! controller's watches: point the pod's readiness probe at it when the
+//! operator converts), over rustls (ring) and HTTP/1.1.
 //!
 //! The runner starts it with `--webhook-bind` (nothing listens without
 //! it) before the controller's first write, on every replica, and stops
@@ -28,12 +32,15 @@
 //! ```
 
 mod certificates;
+mod convert;
+mod crd_conversion;
 pub(crate) mod flags;
 mod reload;
 pub(crate) mod run;
 mod self_signed;
 mod server;
 
+pub use convert::READY_PATH;
 pub use flags::WebhookFlags;
 pub use self_signed::SelfSigned;
 pub use server::{WebhookServer, CLIENT_DEADLINE, MAX_REVIEW_BYTES};

@@ -1,9 +1,12 @@
 //! The webhook in the runner: started before the controller's first
-//! write, its configuration applied in self-signed mode, stopped last.
+//! write and its watches (which read through conversion until storage is
+//! migrated), its configuration applied and the converting CRDs pointed
+//! at it in self-signed mode, stopped last.
 
 use super::flags::service_names;
 use super::{WebhookFlags, WebhookServer, WebhookTls};
 use crate::admission::{webhook_configuration, Admission, ClientConfig, WebhookOptions};
+use crate::package::erased::Package;
 use crate::runner::BoxError;
 use crate::Controller;
 use blue_kubernetes_client::{AccessCheck, ApiPath, ApiRequest, Method, PatchType, Transport};
@@ -40,7 +43,7 @@ pub(crate) async fn start(
     };
     let server = WebhookServer::serve(bind, Admission::new(controller), &tls).await?;
     tracing::info!(
-        "serving the admission webhook on https://{}",
+        "serving the admission and conversion webhook on https://{}",
         server.address()
     );
     if let WebhookTls::SelfSigned(made) = &tls {
@@ -63,6 +66,10 @@ pub(crate) async fn start(
                 }
             }
         };
+        if let Err(e) = super::crd_conversion::point(transport, controller, &client).await {
+            server.stop().await;
+            return Err(e);
+        }
         let mut options = WebhookOptions::new(name, client);
         options.failure_policy = flags.failure_policy();
         options.namespaces = controller.config.namespace.clone();
@@ -94,12 +101,13 @@ async fn apply(
 }
 
 /// What self-signed mode needs RBAC for: the preflight's extra checks.
-pub(crate) fn access_checks(flags: &WebhookFlags) -> Vec<AccessCheck> {
+pub(crate) fn access_checks(flags: &WebhookFlags, packages: &[Package]) -> Vec<AccessCheck> {
     match flags.webhook_bind.is_some() && flags.webhook_self_signed {
         false => Vec::new(),
         true => ["create", "patch"]
             .into_iter()
             .map(|verb| AccessCheck::new("", verb, GROUP, RESOURCE))
+            .chain(super::crd_conversion::access_checks(packages))
             .collect(),
     }
 }

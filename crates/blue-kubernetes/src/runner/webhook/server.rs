@@ -5,9 +5,11 @@
 //! client costs one task for a while and never the server.
 
 use super::certificates::{server_config, Certificates};
+use super::convert::{self, Route};
 use super::WebhookError;
 use crate::admission::{Admission, ReviewError};
 use crate::telemetry::WebhookMetrics;
+use crate::versions::Conversion;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
@@ -63,7 +65,12 @@ impl WebhookServer {
         let metrics = admission.controller().metrics().webhook();
         let (shutdown, stopped) = watch::channel(false);
         let serving = Arc::new(AtomicBool::new(true));
-        let served = Served { admission, metrics };
+        let conversion = Arc::new(Conversion::of(admission.controller()));
+        let served = Served {
+            admission,
+            metrics,
+            conversion,
+        };
         let task = tokio::spawn(accept(listener, acceptor, Arc::new(served), stopped));
         Ok(Self {
             address,
@@ -99,6 +106,7 @@ impl WebhookServer {
 struct Served {
     admission: Admission,
     metrics: WebhookMetrics,
+    conversion: Arc<Conversion>,
 }
 
 async fn accept(
@@ -161,7 +169,7 @@ async fn answer(served: &Served, request: Request<Incoming>) -> Response<Full<By
     let started = Instant::now();
     let path = request.uri().path().to_string();
     // The label is a path served, or `other`: never what a client chose.
-    let label = match served.admission.serves(&path) {
+    let label = match served.admission.serves(&path) || Route::at(&path).is_some() {
         true => path.as_str(),
         false => "other",
     };
@@ -174,6 +182,9 @@ async fn answer(served: &Served, request: Request<Incoming>) -> Response<Full<By
 }
 
 async fn respond(served: &Served, path: &str, request: Request<Incoming>) -> Response<Full<Bytes>> {
+    if let Some(route) = Route::at(path) {
+        return convert::answer(&served.conversion, route, request, CLIENT_DEADLINE).await;
+    }
     if request.method() != Method::POST {
         return plain(StatusCode::METHOD_NOT_ALLOWED, "POST an AdmissionReview\n");
     }

@@ -1,7 +1,8 @@
 //! The generated CRD of a kind serving several versions.
 
 use super::Widgets;
-use crate::crd::{self, CrdConfig, WebhookService};
+use crate::admission::{webhook_configuration, ClientConfig, WebhookOptions};
+use crate::crd::{self, CrdConfig};
 use crate::{Error, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use serde_json::json;
@@ -70,26 +71,52 @@ fn immutable_fields_are_declared_on_the_stored_version_and_kept_where_an_old_one
 
 #[test]
 fn conversion_goes_to_the_webhook_with_v1_reviews_and_unknown_fields_are_pruned() {
-    let service = WebhookService {
+    let service = ClientConfig::Service {
         namespace: "ops".into(),
         name: "widgets".into(),
-        path: "/convert".into(),
+        port: 8443,
+        certificate: Some("ops/widgets-webhook".into()),
+        ca_bundle: None,
     };
-    let options = CrdConfig::default().with_conversion_service(service);
+    let options = CrdConfig::default().with_conversion_client(service);
     let crd = crd::generate(&ResourceSchema::of::<Widgets>(), &options).unwrap();
     assert_eq!(crd["spec"]["preserveUnknownFields"], false);
     assert_eq!(
         crd["spec"]["conversion"],
         json!({"strategy": "Webhook", "webhook": {
             "conversionReviewVersions": ["v1"],
-            "clientConfig": {"service": {"namespace": "ops", "name": "widgets", "path": "/convert"}},
+            "clientConfig": {"service": {"namespace": "ops", "name": "widgets", "path": "/convert", "port": 8443}},
         }})
+    );
+    // cert-manager injects the CA into the CRD as into the admission
+    // configuration.
+    assert_eq!(
+        crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        "ops/widgets-webhook"
     );
     let placeholder =
         crd::generate(&ResourceSchema::of::<Widgets>(), &CrdConfig::default()).unwrap();
     assert!(
         placeholder["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"].is_string()
     );
+}
+
+#[test]
+fn a_url_client_config_carries_its_ca_bundle_as_admission_does() {
+    let client = ClientConfig::Url {
+        base: "https://127.0.0.1:9443/".into(),
+        ca_bundle: "-----BEGIN CERTIFICATE-----".into(),
+    };
+    let options = CrdConfig::default().with_conversion_client(client.clone());
+    let crd = crd::generate(&ResourceSchema::of::<Widgets>(), &options).unwrap();
+    let config = &crd["spec"]["conversion"]["webhook"]["clientConfig"];
+    assert_eq!(config["url"], "https://127.0.0.1:9443/convert");
+    let schema = ResourceSchema::of::<Widgets>();
+    let admission = webhook_configuration([&schema], &WebhookOptions::new("widgets", client));
+    let admitting = &admission["webhooks"][0]["clientConfig"];
+    assert_eq!(config["caBundle"], admitting["caBundle"]);
+    assert!(config["caBundle"].as_str().is_some_and(|ca| !ca.is_empty()));
+    assert!(crd["metadata"].get("annotations").is_none());
 }
 
 #[test]

@@ -16,7 +16,7 @@ mod review;
 mod round_trips;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub(super) struct WidgetV1 {
+pub(crate) struct WidgetV1 {
     pub(super) replicas: u32,
     pub(super) zone: Option<String>,
     #[serde(default)]
@@ -69,7 +69,7 @@ impl From<WidgetV1alpha1> for WidgetV1 {
     }
 }
 
-pub(super) struct Widgets;
+pub(crate) struct Widgets;
 
 #[async_trait]
 impl Infrastructure for Widgets {
