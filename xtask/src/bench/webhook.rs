@@ -11,10 +11,10 @@
 //!   the one before (Ready), so no create is timed against the
 //!   controller's work on the last;
 //! - the operator's CPU per review, from `/proc` (per thread, in ns where
-//!   the kernel keeps schedstats): for admitted reviews, valid creates
-//!   sent one after another with `dryRun` (judged in full, nothing
-//!   stored, so the controller has nothing to do); for refusals, the
-//!   burst below;
+//!   the kernel keeps schedstats), less its CPU over as long again without
+//!   reviews: for admitted reviews, valid creates sent one after another
+//!   with `dryRun` (judged in full, nothing stored, so the controller has
+//!   nothing to do); for refusals, the burst below;
 //! - 100 invalid creates sent at once: each refused within 1 s, and the
 //!   operator's RSS afterwards against before.
 //!
@@ -134,7 +134,7 @@ impl Bench<'_> {
     /// nothing stored: the operator's CPU per admitted review (ms).
     fn cpu_per_admitted(&self, pid: u32) -> Result<Option<f64>> {
         let dry = self.path.clone().with_query("dryRun", "All");
-        let before = cpu_ns(pid);
+        let (before, started) = (cpu_ns(pid), Instant::now());
         for i in 0..DRY_RUNS {
             let request = ApiRequest::new(Method::Post, dry.clone()).with_body(object(
                 &format!("dry-{i}"),
@@ -143,15 +143,13 @@ impl Bench<'_> {
             ));
             self.send(request)?;
         }
-        Ok(cpu_ns(pid)
-            .zip(before)
-            .map(|(a, b)| (a - b) as f64 / 1e6 / DRY_RUNS as f64))
+        Ok(per_review(pid, before, started, DRY_RUNS))
     }
 
     /// `BURST` invalid creates at once: (all refused, the slowest, the
     /// operator's CPU per refusal in ms).
     fn burst(&self, round: usize, pid: u32) -> (bool, Duration, Option<f64>) {
-        let before = cpu_ns(pid);
+        let (before, started) = (cpu_ns(pid), Instant::now());
         let burst = (0..BURST).map(|i| {
             let api = self.api.clone();
             let name = format!("invalid-{round}-{i}");
@@ -167,9 +165,7 @@ impl Bench<'_> {
             }
         });
         let answers = self.live.rt.block_on(futures::future::join_all(burst));
-        let cpu = cpu_ns(pid)
-            .zip(before)
-            .map(|(a, b)| (a - b) as f64 / 1e6 / BURST as f64);
+        let cpu = per_review(pid, before, started, BURST);
         let refused = answers.iter().all(|(refused, _)| *refused);
         let slowest = answers.iter().map(|(_, took)| *took).max();
         (refused, slowest.unwrap_or_default(), cpu)
@@ -192,6 +188,18 @@ impl Bench<'_> {
             rss_after,
         })
     }
+}
+
+/// The operator's CPU per review (ms) of `reviews` sent since `started`
+/// (its CPU then `before`), less what it uses without reviews (its other
+/// work: the Lease, periodic checks of the resources made) over as long
+/// again, measured right after.
+fn per_review(pid: u32, before: Option<u64>, started: Instant, reviews: usize) -> Option<f64> {
+    let (during, took) = (cpu_ns(pid)?, started.elapsed());
+    std::thread::sleep(took);
+    let idle = cpu_ns(pid)?.saturating_sub(during);
+    let used = during.saturating_sub(before?).saturating_sub(idle);
+    Some(used as f64 / 1e6 / reviews as f64)
 }
 
 /// CPU time of `pid`'s live threads, ns: `/proc/PID/task/*/schedstat`
