@@ -138,3 +138,67 @@ pub fn block(machine: &Machine, took: Duration, rounds: &[Round]) -> Block {
     ));
     block
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine() -> Machine {
+        let text = |s: &str| s.to_string();
+        Machine {
+            cores: 2,
+            cpu_model: text("cpu"),
+            kernel: text("6"),
+            memory: text("8 GiB"),
+            date: text("2026-12-07 00:00 UTC"),
+            commit: text("abc1234"),
+            rustc: text("rustc"),
+            kubectl: text("1.32"),
+            load_start: text("0.1 0.1 0.1"),
+        }
+    }
+
+    fn round(without: f64, with: f64, slowest_ms: u64, grew: u64) -> Round {
+        Round {
+            without,
+            with,
+            admitted_cpu_ms: Some(0.1),
+            refused_cpu_ms: None,
+            slowest: Duration::from_millis(slowest_ms),
+            rss_before: 10_000,
+            rss_after: 10_000 + grew,
+        }
+    }
+
+    #[test]
+    fn the_verdicts_judge_the_median_round_and_the_spread_is_shown() {
+        let rounds = [
+            round(5.0, 9.0, 300, 100),
+            round(6.0, 7.5, 1_500, 3_000),
+            round(7.0, 8.0, 200, 50),
+        ];
+        let block = block(&machine(), Duration::from_secs(60), &rounds);
+        let row = |what: &str| {
+            let found = block.body.lines().find(|l| l.contains(what));
+            found.unwrap_or_default().to_string()
+        };
+        let added = row("p50 added");
+        assert!(
+            added.contains("| 1.50 ms (rounds: 4.00, 1.50, 1.00 ms; spread 3.00 ms)"),
+            "{added}"
+        );
+        assert!(added.ends_with("| at most 3 ms | met |"), "{added}");
+        assert!(row("slowest refusal |").contains("300 ms (rounds: 300, 1500, 200 ms)"));
+        assert!(row("RSS after").ends_with("| met |"));
+        // A round without a CPU figure leaves the median unknown.
+        assert!(row("CPU per review").contains("0.100 ms admitted"));
+        assert!(row("CPU per review").contains("- refused"));
+        assert_eq!(
+            block
+                .body
+                .matches("\n| 2 | 6.00 ms | 7.50 ms | 1.50 ms |")
+                .count(),
+            1
+        );
+    }
+}
