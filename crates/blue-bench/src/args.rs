@@ -21,8 +21,10 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
   bench --only scale-out sharded replicas: throughput with 1, 2, 3, kill, join, graceful
                         stop, idle Lease requests (its block of BENCHMARKS.md)
   bench --only references a referenced PostgresServer Ready to its database's converge
-  bench --only webhook  a create through the admission webhook against one without it,
-                        100 invalid creates at once (BLUE_BENCH_WEBHOOK_CREATES: creates timed)";
+  bench --only webhook  three rounds: a create through the admission webhook against the
+                        same create without it (alternated), the operator's CPU per
+                        review, 100 invalid creates at once (BLUE_BENCH_WEBHOOK_CREATES:
+                        creates timed per round)";
 
 /// The idle window before the reactions block, as the issue measured it.
 const BLOCK_IDLE_SECS: u64 = 60;

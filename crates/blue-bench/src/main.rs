@@ -31,10 +31,8 @@ mod stage;
 mod steady;
 mod steady_report;
 mod webhook;
+mod webhook_report;
 mod workspace;
-
-// The webhook part names the testbed's modules as the bench's own.
-use blue_testbed::{support, world};
 
 use std::process::ExitCode;
 use std::time::Instant;

@@ -254,3 +254,80 @@ async fn a_directory_without_a_usable_pair_is_an_error_naming_the_file() {
     assert!(message.contains("does not belong"), "{message}");
     assert!(!message.contains("BEGIN"), "{message}");
 }
+
+/// One review on an open connection, as the API server sends it (no
+/// `connection: close`): the answer's status, or 0 when the server has
+/// closed the connection.
+async fn review_on<S>(tls: &mut S, path: &str, body: &[u8]) -> u16
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    if tls
+        .write_all(&[head.as_bytes(), body].concat())
+        .await
+        .is_err()
+    {
+        return 0;
+    }
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let n = tls.read(&mut chunk).await.unwrap_or(0);
+        if n == 0 {
+            return 0;
+        }
+        answer.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&answer).to_string();
+        let Some((head, body)) = text.split_once("\r\n\r\n") else {
+            continue;
+        };
+        let length = head.lines().find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length: ")?
+                .parse()
+                .ok()
+        });
+        if length.is_some_and(|length: usize| body.len() >= length) {
+            assert!(
+                !head.to_ascii_lowercase().contains("connection: close"),
+                "{head}"
+            );
+            return head
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_connection_idle_between_reviews_outlasts_the_api_servers_90_second_idle_timeout() {
+    let op = operator();
+    let made = SelfSigned::new(&[]).unwrap();
+    let server = serve(&op, &WebhookTls::SelfSigned(made.clone())).await;
+    let path = Admission::path_of(&widgets());
+    let stream = TcpStream::connect(server.address()).await.unwrap();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let mut tls = connector(made.ca_pem())
+        .connect(name, stream)
+        .await
+        .unwrap();
+    assert_eq!(review_on(&mut tls, &path, &review(3)).await, 200);
+    assert_eq!(review_on(&mut tls, &path, &review(99)).await, 200);
+    // The API server closes an idle connection after 90 s: until then the
+    // server keeps it for the next review.
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_secs(89)).await;
+    tokio::time::resume();
+    assert_eq!(
+        review_on(&mut tls, &path, &review(3)).await,
+        200,
+        "the idle connection was closed before the API server's idle timeout"
+    );
+    server.stop().await;
+}

@@ -157,18 +157,7 @@ impl Admission {
     /// send back, or why there is none (an HTTP error).
     pub async fn review(&self, path: &str, body: &[u8]) -> Result<Value, ReviewError> {
         let package = self.package_at(path).ok_or(ReviewError::NotFound)?;
-        let review: Value = serde_json::from_slice(body).map_err(|_| ReviewError::Malformed)?;
-        if review.get("apiVersion").and_then(Value::as_str) != Some("admission.k8s.io/v1")
-            || review.get("kind").and_then(Value::as_str) != Some("AdmissionReview")
-        {
-            return Err(ReviewError::Malformed);
-        }
-        let request = review
-            .get("request")
-            .cloned()
-            .ok_or(ReviewError::Malformed)?;
-        let request: AdmissionRequest =
-            serde_json::from_value(request).map_err(|_| ReviewError::Malformed)?;
+        let request = request::from_review(body).ok_or(ReviewError::Malformed)?;
         let d = package.descriptor();
         let verdict = match (
             request.resource.group == d.group,

@@ -3,6 +3,30 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use std::borrow::Cow;
+
+/// An AdmissionReview as the API server sends it: read in one pass
+/// straight into the request (its object stays JSON), the rest of the
+/// review (`userInfo`, `options`, ...) skipped unread.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Review<'a> {
+    #[serde(default, borrow)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default)]
+    request: Option<AdmissionRequest>,
+}
+
+/// The request of the `admission.k8s.io/v1` AdmissionReview `body`;
+/// `None` when `body` is not one or has no request.
+pub(super) fn from_review(body: &[u8]) -> Option<AdmissionRequest> {
+    let review: Review<'_> = serde_json::from_slice(body).ok()?;
+    let versioned = review.api_version.as_deref() == Some("admission.k8s.io/v1")
+        && review.kind.as_deref() == Some("AdmissionReview");
+    review.request.filter(|_| versioned)
+}
 
 /// The operation an admission request is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -116,5 +140,37 @@ impl AdmissionRequest {
     pub fn of_status(mut self) -> Self {
         self.sub_resource = "status".into();
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_review_is_read_in_one_pass_and_anything_else_is_no_request() {
+        let review = br#"{"kind":"AdmissionReview","apiVersion":"admission.k8s\/v1",
+            "request":{"uid":"u","operation":"CREATE","namespace":"ns",
+            "userInfo":{"username":"admin","groups":["a"]},"options":{"kind":"CreateOptions"},
+            "object":{"metadata":{"name":"w"}},"oldObject":null,"dryRun":false}}"#;
+        let escaped = String::from_utf8_lossy(review).replace(r"k8s\/v1", r"k8s.io\/v1");
+        let request = from_review(escaped.as_bytes()).expect("a request");
+        assert_eq!(
+            (request.uid.as_str(), request.operation),
+            ("u", Operation::Create)
+        );
+        assert_eq!(request.object.unwrap()["metadata"]["name"], "w");
+        assert!(request.old_object.is_none());
+        for body in [
+            &review[..],
+            br#"{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","request":{"operation":"CREATE"}}"#,
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"ConversionReview","request":{"operation":"CREATE"}}"#,
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":null}"#,
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"PATCH"}}"#,
+            br#"{"apiVersion":1,"kind":"AdmissionReview","request":{"operation":"CREATE"}}"#,
+            br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}} x"#,
+        ] {
+            assert!(from_review(body).is_none(), "{}", String::from_utf8_lossy(body));
+        }
     }
 }

@@ -75,6 +75,12 @@ pub(crate) fn server_config(
         .map_err(|_| WebhookError::Certificate("no TLS protocol version available"))?
         .with_no_client_auth()
         .with_cert_resolver(certificates);
+    // The API server speaks HTTP/1.1 to webhooks (h2 only to loopback
+    // URLs from 1.30 on).
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // Its client keeps no session cache, so a handshake never resumes:
+    // no tickets to make, send and remember for it.
+    config.send_tls13_tickets = 0;
+    config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
     Ok(config)
 }

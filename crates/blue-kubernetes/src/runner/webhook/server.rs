@@ -3,6 +3,12 @@
 //! client gets bounded time and bytes: the handshake, the headers and the
 //! body each have a deadline, the body a size limit, so a slow or hostile
 //! client costs one task for a while and never the server.
+//!
+//! The API server (1.16 and later) speaks HTTP/1.1 to webhooks and keeps
+//! each connection for its next review, closing it after 90 seconds idle:
+//! a connection stays open here longer than that, so a review rarely pays
+//! a TCP connect and a TLS handshake, and the API server never sends one
+//! on a connection this side has just closed (a POST it does not retry).
 
 use super::certificates::{server_config, Certificates};
 use super::convert::{self, Route};
@@ -27,9 +33,13 @@ use tokio_rustls::TlsAcceptor;
 /// The largest review read: the API server's own request limit is 3 MiB,
 /// and a review of an UPDATE holds the object twice.
 pub const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
-/// How long a client may take for the TLS handshake, for a request's
-/// headers, and for its body.
+/// How long a client may take for the TLS handshake, and for a request's
+/// body.
 pub const CLIENT_DEADLINE: Duration = Duration::from_secs(10);
+/// How long a connection may wait for a request's headers, idle between
+/// reviews included: longer than the API server's 90 second idle timeout
+/// for its webhook connections, so the API server closes them first.
+const KEEP_ALIVE: Duration = Duration::from_secs(100);
 
 /// A running webhook server; [`stop`](Self::stop) ends it.
 pub struct WebhookServer {
@@ -119,7 +129,12 @@ async fn accept(
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, _)) => {
+                    // The handshake's and the answer's small writes go out
+                    // at once, not after the client's delayed ACK (40 ms).
+                    let _ = stream.set_nodelay(true);
+                    stream
+                }
                 Err(_) => continue,
             },
             _ = stopped.changed() => break,
@@ -153,7 +168,7 @@ async fn connection(
     });
     let connection = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(CLIENT_DEADLINE)
+        .header_read_timeout(KEEP_ALIVE)
         .serve_connection(TokioIo::new(tls), service);
     tokio::pin!(connection);
     tokio::select! {
