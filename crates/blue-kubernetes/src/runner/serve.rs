@@ -84,7 +84,7 @@ async fn serve<A: clap::Args + 'static>(
         controller.metrics().register_proxy(proxy);
     }
     if !flags.skip_preflight {
-        preflight(&controller, &connection, &namespaces, &flags).await?;
+        preflight(&controller, &connection, &namespaces, &flags, &home).await?;
     }
     if let Some(target) = &flags.once {
         return once(&controller, target, &home).await;
@@ -100,6 +100,14 @@ async fn serve<A: clap::Args + 'static>(
         runtime.health().gate(webhook.serving());
     }
     tracing::info!("{startup}");
+    let migration = super::migration::start(
+        &flags.migration,
+        runner.name,
+        &home,
+        transport.clone().into_client(),
+        kinds(runtime.controller()),
+        runtime.controller().metrics(),
+    )?;
     let server = match flags.metrics_bind {
         None => None,
         Some(address) => {
@@ -120,6 +128,10 @@ async fn serve<A: clap::Args + 'static>(
             _ = ticks.tick() => health.check(&runtime),
         }
     };
+    // First: its writes are no reconcile's, and it starts over next time.
+    if let Some(migration) = migration {
+        migration.stop().await;
+    }
     let timeout = flags.drain_timeout;
     tracing::info!(
         "{signal} received; finishing running reconciles (at most {})",
@@ -140,6 +152,20 @@ async fn serve<A: clap::Args + 'static>(
     Ok(())
 }
 
+/// Runs the one-shot `migrate-storage` on a tokio runtime of its own.
+pub(crate) fn block_on_migration(
+    flags: Flags,
+    name: &str,
+    kinds: Vec<ResourceDescriptor>,
+) -> Result<(), BoxError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the tokio runtime: {e}"))?
+        .block_on(super::migration::one_shot(flags, name, kinds))
+}
+
 /// With a missing context every later check (and the proxy's start)
 /// would only say that the server did not answer: asked first, through
 /// one kubectl run.
@@ -157,7 +183,7 @@ async fn context_exists(kubectl: &KubectlConfig) -> Result<(), BoxError> {
 
 /// The transport, started; the proxy also by its own type, so its
 /// restarts reach `/metrics`.
-async fn connect_transport(
+pub(crate) async fn connect_transport(
     flags: &Flags,
     kubectl: KubectlConfig,
 ) -> Result<
@@ -193,11 +219,16 @@ async fn preflight(
     connection: &str,
     namespaces: &Namespaces,
     flags: &Flags,
+    home: &str,
 ) -> Result<(), BoxError> {
-    #[allow(unused_mut)]
     let mut problems = crate::config::preflight(controller).await;
+    let mut checks = Vec::new();
+    if flags.migration.migrate_storage {
+        checks.extend(super::migration::access_checks(&kinds(controller), home));
+    }
     #[cfg(feature = "webhook")]
-    for check in super::webhook::run::access_checks(&flags.webhook) {
+    checks.extend(super::webhook::run::access_checks(&flags.webhook));
+    for check in checks {
         match controller.config.client.can_i(&check).await {
             Ok(true) => {}
             Ok(false) => problems.push(crate::config::Problem::Forbidden(check)),
@@ -207,8 +238,6 @@ async fn preflight(
             }),
         }
     }
-    #[cfg(not(feature = "webhook"))]
-    let _ = flags;
     for problem in &problems {
         tracing::error!("preflight ({connection}, {}): {problem}", scope(namespaces));
     }
@@ -216,6 +245,12 @@ async fn preflight(
         0 => Ok(()),
         n => Err(format!("preflight found {n} problem(s); not starting").into()),
     }
+}
+
+/// The kinds of `controller`'s packages.
+fn kinds(controller: &Controller) -> Vec<ResourceDescriptor> {
+    let packages = controller.config.packages.iter();
+    packages.map(|p| p.descriptor().clone()).collect()
 }
 
 /// `--once [KIND/]NAME`: one pass over one resource in `namespace`.
