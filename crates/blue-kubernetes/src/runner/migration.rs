@@ -4,9 +4,12 @@
 //! namespace-scoped install, as a Job with a ClusterRole of its own).
 
 use super::{BoxError, Flags};
+use crate::config::Problem;
 use crate::migration::{Migration, MigrationError, MigrationSettings, DEFAULT_RATE_PER_SECOND};
 use crate::telemetry::Metrics;
-use blue_kubernetes_client::{AccessCheck, Client, ResourceDescriptor};
+use blue_kubernetes_client::{
+    AccessCheck, ApiPath, ApiRequest, Client, Method, ResourceDescriptor,
+};
 use clap::builder::FalseyValueParser;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,30 +43,107 @@ impl MigrationFlags {
     }
 }
 
+/// One right a migration needs: `check`, on the object `name` where
+/// the generated ClusterRole grants it by name (an access review without
+/// the name would be refused by such a rule).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Right {
+    pub(crate) check: AccessCheck,
+    pub(crate) name: Option<String>,
+}
+
+impl std::fmt::Display for Right {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(name) => write!(f, "{} (named {name})", self.check),
+            None => write!(f, "{}", self.check),
+        }
+    }
+}
+
+impl Right {
+    /// Whether the authorizer allows it (a `SelfSubjectAccessReview`,
+    /// with the name when there is one).
+    async fn allowed(&self, client: &dyn Client) -> Result<bool, blue_kubernetes_client::Error> {
+        if self.name.is_none() {
+            return client.can_i(&self.check).await;
+        }
+        let mut review = self.check.review();
+        review["spec"]["resourceAttributes"]["name"] = self.name.clone().into();
+        let path = ApiPath::new([
+            "apis",
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectaccessreviews",
+        ])?;
+        let request = ApiRequest::new(Method::Post, path).with_body(review);
+        let answer = client.send_raw(request).await?;
+        let body = answer.body.unwrap_or_default();
+        Ok(body["status"]["allowed"].as_bool() == Some(true))
+    }
+}
+
 /// The rights a migration of `kinds` needs, its Lease in `home`: get the
-/// CRDs, update their status, list and update the kinds in every
-/// namespace, and the Lease.
-pub(crate) fn access_checks(kinds: &[ResourceDescriptor], home: &str) -> Vec<AccessCheck> {
+/// CRDs and update their status (by name, as the generated ClusterRole
+/// grants them), list and update the kinds in every namespace, and the
+/// Lease.
+pub(crate) fn rights(kinds: &[ResourceDescriptor], home: &str) -> Vec<Right> {
     let crds = "customresourcedefinitions";
     let group = "apiextensions.k8s.io";
-    let mut checks = vec![
-        AccessCheck::new("", "get", group, crds),
-        AccessCheck::new("", "update", group, crds).with_subresource("status"),
-    ];
+    let mut rights = Vec::new();
+    for kind in kinds {
+        let name = Some(kind.qualified_plural());
+        rights.push(Right {
+            check: AccessCheck::new("", "get", group, crds),
+            name: name.clone(),
+        });
+        let status = AccessCheck::new("", "update", group, crds).with_subresource("status");
+        rights.push(Right {
+            check: status,
+            name,
+        });
+    }
+    let unnamed = |check| Right { check, name: None };
     for kind in kinds {
         for verb in ["list", "update"] {
-            checks.push(AccessCheck::new("", verb, &kind.group, &kind.plural));
+            rights.push(unnamed(AccessCheck::new(
+                "",
+                verb,
+                &kind.group,
+                &kind.plural,
+            )));
         }
     }
     for verb in ["get", "create", "update"] {
-        checks.push(AccessCheck::new(
+        rights.push(unnamed(AccessCheck::new(
             home,
             verb,
             "coordination.k8s.io",
             "leases",
-        ));
+        )));
     }
-    checks
+    rights
+}
+
+/// The preflight of a migration of `kinds`: one problem per right the
+/// authorizer refuses (or that could not be checked).
+pub(crate) async fn preflight(
+    client: &dyn Client,
+    kinds: &[ResourceDescriptor],
+    home: &str,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for right in rights(kinds, home) {
+        match right.allowed(client).await {
+            Ok(true) => {}
+            Ok(false) => problems.push(Problem::Forbidden(right.check)),
+            Err(e) => problems.push(Problem::CheckFailed {
+                what: format!("whether RBAC allows {right}"),
+                kind: e.kind(),
+            }),
+        }
+    }
+    problems
 }
 
 /// A migration running beside the operator.
@@ -135,25 +215,13 @@ pub(crate) async fn one_shot(
         super::serve::connect_transport(&flags, flags.kubectl_config()).await?;
     let client = transport.into_client();
     if !flags.skip_preflight {
-        let mut problems = 0;
-        for check in access_checks(&kinds, &home) {
-            match client.can_i(&check).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    problems += 1;
-                    tracing::error!("preflight: RBAC does not allow {check}");
-                }
-                Err(e) => {
-                    problems += 1;
-                    tracing::error!(
-                        "preflight: could not check whether RBAC allows {check} ({})",
-                        e.kind()
-                    );
-                }
-            }
+        let problems = preflight(client.as_ref(), &kinds, &home).await;
+        for problem in &problems {
+            tracing::error!("preflight: {problem}");
         }
-        if problems > 0 {
-            return Err(format!("preflight found {problems} problem(s); not migrating").into());
+        if !problems.is_empty() {
+            let n = problems.len();
+            return Err(format!("preflight found {n} problem(s); not migrating").into());
         }
     }
     let settings = flags.migration.settings(name, &home);

@@ -124,15 +124,15 @@ fn migrate_storage_is_a_subcommand_with_the_standard_flags() {
 
 #[test]
 fn the_flag_asks_for_cluster_wide_rights_on_the_kind_and_the_crd() {
-    let checks: Vec<String> = migration::access_checks(&[widgets()], "ops")
+    let checks: Vec<String> = migration::rights(&[widgets()], "ops")
         .iter()
         .map(ToString::to_string)
         .collect();
     assert_eq!(
         checks,
         [
-            "get customresourcedefinitions.apiextensions.k8s.io in namespace ",
-            "update customresourcedefinitions/status.apiextensions.k8s.io in namespace ",
+            "get customresourcedefinitions.apiextensions.k8s.io in namespace  (named widgets.example.com)",
+            "update customresourcedefinitions/status.apiextensions.k8s.io in namespace  (named widgets.example.com)",
             "list widgets.example.com in namespace ",
             "update widgets.example.com in namespace ",
             "get leases.coordination.k8s.io in namespace ops",

@@ -221,14 +221,15 @@ async fn preflight(
     flags: &Flags,
     home: &str,
 ) -> Result<(), BoxError> {
+    #[allow(unused_mut)]
     let mut problems = crate::config::preflight(controller).await;
-    let mut checks = Vec::new();
     if flags.migration.migrate_storage {
-        checks.extend(super::migration::access_checks(&kinds(controller), home));
+        let client = controller.config.client.as_ref();
+        let kinds = kinds(controller);
+        problems.extend(super::migration::preflight(client, &kinds, home).await);
     }
     #[cfg(feature = "webhook")]
-    checks.extend(super::webhook::run::access_checks(&flags.webhook));
-    for check in checks {
+    for check in super::webhook::run::access_checks(&flags.webhook) {
         match controller.config.client.can_i(&check).await {
             Ok(true) => {}
             Ok(false) => problems.push(crate::config::Problem::Forbidden(check)),
@@ -238,6 +239,8 @@ async fn preflight(
             }),
         }
     }
+    #[cfg(not(feature = "webhook"))]
+    let _ = flags;
     for problem in &problems {
         tracing::error!("preflight ({connection}, {}): {problem}", scope(namespaces));
     }

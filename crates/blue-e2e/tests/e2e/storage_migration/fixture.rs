@@ -6,11 +6,13 @@ use crate::support::LCM_BINARY;
 use anyhow::{bail, ensure, Context, Result};
 use blue_envtest::operator::{self, Operator};
 use blue_envtest::Envtest;
+use blue_kubernetes::migration::{migration_manifests, MigrationManifests};
 use blue_kubernetes::{crd, ResourceSchema};
 use blue_kubernetes_client::ResourceDescriptor;
 use local_configmap_operator::package::{crd_options, LocalConfigMaps};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -158,12 +160,50 @@ impl Fixture {
         )?)
     }
 
-    /// The flags connecting the example's binary to this control plane.
-    fn connect(&self) -> Vec<String> {
+    /// A kubeconfig acting as ServiceAccount `default/account` (a token
+    /// from the TokenRequest API in place of the admin's), whose rights
+    /// are the generated migration manifests' when `granted`.
+    pub fn service_account(&self, account: &str, granted: bool) -> Result<PathBuf> {
+        let kube = self.env.kubectl_in("default");
+        if kube.get("serviceaccount", account)?.is_none() {
+            kube.create(&json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account}}).to_string())?;
+        }
+        if granted {
+            let manifests = MigrationManifests::new(
+                "local-configmap-operator",
+                "default",
+                account,
+                vec![descriptor()],
+            );
+            let documents = migration_manifests(&manifests);
+            kube.apply(
+                &json!({"apiVersion": "v1", "kind": "List", "items": documents}).to_string(),
+            )?;
+        }
+        let token = blue_e2e::in_cluster::request_token_for(&kube, account)?;
+        let admin = std::fs::read_to_string(self.env.kubeconfig())?;
+        let config: String = admin
+            .lines()
+            .map(|line| match line.trim_start().starts_with("token:") {
+                true => format!("    token: {token}\n"),
+                false => format!("{line}\n"),
+            })
+            .collect();
+        let path = self.work.path().join(format!("{account}.kubeconfig"));
+        std::fs::write(&path, config)?;
+        Ok(path)
+    }
+
+    /// The flags connecting the example's binary to this control plane
+    /// (as the admin, or through `kubeconfig`).
+    fn connect(&self, kubeconfig: Option<&Path>) -> Vec<String> {
         let cp = self.env.control_plane();
         vec![
             "--kubeconfig".into(),
-            self.env.kubeconfig().display().to_string(),
+            kubeconfig
+                .unwrap_or(self.env.kubeconfig())
+                .display()
+                .to_string(),
             "--context".into(),
             self.env.context().into(),
             "--kubectl".into(),
@@ -171,13 +211,14 @@ impl Fixture {
         ]
     }
 
-    /// `local-configmap-operator <connect> <args> migrate-storage`, waited
-    /// for (at most 120 s, then killed): whether it exited 0, and its log.
-    pub fn run_one_shot(&self, args: &[&str]) -> Result<(bool, String)> {
+    /// `local-configmap-operator <connect> <args> migrate-storage` (as
+    /// `kubeconfig` says, else the admin), waited for (at most 120 s, then
+    /// killed): whether it exited 0, and its log.
+    pub fn run_one_shot(&self, kubeconfig: Option<&Path>, args: &[&str]) -> Result<(bool, String)> {
         let log = self.work.path().join("migrate-storage.log");
         let file = std::fs::File::create(&log)?;
         let mut child = Command::new(LCM_BINARY)
-            .args(self.connect())
+            .args(self.connect(kubeconfig))
             .args(args)
             .arg("migrate-storage")
             .env("KUBECACHEDIR", operator::kube_cache_dir(self.work.path()))
@@ -205,7 +246,7 @@ impl Fixture {
 
     /// The example's operator with `args`, connected to this control plane.
     pub fn operator(&self, args: &[&str]) -> Result<Operator> {
-        let mut all = self.connect();
+        let mut all = self.connect(None);
         all.extend(args.iter().map(|a| a.to_string()));
         let log = self.work.path().join("operator.log");
         Ok(Operator::start(

@@ -22,11 +22,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[test]
-fn migrate_storage_rewrites_every_object_and_retires_the_old_version() -> Result<()> {
+fn migrate_storage_with_the_generated_rights_rewrites_every_object_and_retires_the_old_version(
+) -> Result<()> {
     let fx = Fixture::start("one-shot", &["alpha", "beta"], 30)?;
     let before = fx.objects()?;
     fx.move_storage()?;
-    let (ok, log) = fx.run_one_shot(&["--migration-rate", "200"])?;
+    // As a ServiceAccount without the rights: the preflight refuses.
+    let refused = fx.service_account("migrator", false)?;
+    let (ok, log) = fx.run_one_shot(Some(&refused), &[])?;
+    ensure!(!ok && log.contains("RBAC does not allow"), "{log}");
+    ensure!(fx.objects()? == before, "a refused run wrote");
+    // With the generated manifests' rights (the Job's way).
+    let granted = fx.service_account("migrator", true)?;
+    let (ok, log) = fx.run_one_shot(Some(&granted), &["--migration-rate", "200"])?;
     ensure!(ok, "migrate-storage failed:\n{log}");
     ensure!(log.contains("storage migration done"), "{log}");
     ensure!(
@@ -51,7 +59,7 @@ fn migrate_storage_rewrites_every_object_and_retires_the_old_version() -> Result
         "an object changed when the old version left"
     );
     // A second run finds nothing to do and writes nothing.
-    let (ok, log) = fx.run_one_shot(&[])?;
+    let (ok, log) = fx.run_one_shot(Some(&granted), &[])?;
     ensure!(ok && log.contains("storage migration done"), "{log}");
     ensure!(fx.objects()? == after, "a run with nothing to do wrote");
     fx.finish()
