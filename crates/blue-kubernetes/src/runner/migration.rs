@@ -3,7 +3,7 @@
 //! rights), the `migrate-storage` subcommand runs it once and exits (a
 //! namespace-scoped install, as a Job with a ClusterRole of its own).
 
-use super::{BoxError, Flags};
+use super::{BoxError, Flags, TestHookSet};
 use crate::config::Problem;
 use crate::migration::{Migration, MigrationError, MigrationSettings, DEFAULT_RATE_PER_SECOND};
 use crate::telemetry::Metrics;
@@ -35,10 +35,24 @@ pub struct MigrationFlags {
 
 impl MigrationFlags {
     /// The settings these flags ask for, for operator `name` whose Lease
-    /// lives in `home`.
-    pub(crate) fn settings(&self, name: &str, home: &str) -> MigrationSettings {
+    /// lives in `home` (its duration as the test hook
+    /// `migration-lease-ms` says, if given).
+    pub(crate) fn settings(
+        &self,
+        name: &str,
+        home: &str,
+        hooks: &TestHookSet,
+    ) -> MigrationSettings {
         let mut settings = MigrationSettings::new(MigrationSettings::lease_name_of(name), home);
         settings.rate_per_second = self.migration_rate.unwrap_or(DEFAULT_RATE_PER_SECOND);
+        let lease_ms = hooks
+            .value("migration-lease-ms")
+            .and_then(|ms| ms.parse::<u64>().ok());
+        if let Some(ms) = lease_ms {
+            let lease = &mut settings.lease;
+            (lease.lease_duration_ms, lease.renew_deadline_ms) = (ms, ms * 2 / 3);
+            lease.retry_period_ms = (ms / 6).max(1);
+        }
         settings
     }
 }
@@ -164,6 +178,7 @@ impl Running {
 /// a CRD stores old versions again, until stopped.
 pub(crate) fn start(
     flags: &MigrationFlags,
+    hooks: &TestHookSet,
     name: &str,
     home: &str,
     client: Arc<dyn Client>,
@@ -173,7 +188,7 @@ pub(crate) fn start(
     if !flags.migrate_storage {
         return Ok(None);
     }
-    let migration = Migration::new(client, flags.settings(name, home), metrics)?;
+    let migration = Migration::new(client, flags.settings(name, home, hooks), metrics)?;
     let (stop, mut stopped) = watch::channel(false);
     let task = tokio::spawn(async move {
         loop {
@@ -210,9 +225,12 @@ pub(crate) async fn one_shot(
     }
     let mut signals = super::drain::Signals::install()
         .map_err(|e| format!("installing the signal handlers: {e}"))?;
-    let home = flags.home_namespace(None);
-    let (transport, _proxy) =
-        super::serve::connect_transport(&flags, flags.kubectl_config()).await?;
+    let spec = flags.test_hooks.as_deref().unwrap_or_default();
+    let hooks = TestHookSet::parse(spec, &[])?;
+    let home = flags.home_namespace(hooks.value("service-account-dir").map(std::path::Path::new));
+    let mut kubectl = flags.kubectl_config();
+    hooks.apply(&mut kubectl);
+    let (transport, _proxy) = super::serve::connect_transport(&flags, kubectl).await?;
     let client = transport.into_client();
     if !flags.skip_preflight {
         let problems = preflight(client.as_ref(), &kinds, &home).await;
@@ -224,7 +242,7 @@ pub(crate) async fn one_shot(
             return Err(format!("preflight found {n} problem(s); not migrating").into());
         }
     }
-    let settings = flags.migration.settings(name, &home);
+    let settings = flags.migration.settings(name, &home, &hooks);
     let lease = format!("{home}/{}", settings.lease.lease_name);
     let migration = Migration::new(client, settings, &Metrics::new())?;
     let kinds_named: Vec<String> = kinds.iter().map(|k| k.qualified_plural()).collect();

@@ -98,7 +98,10 @@ fn migrate_storage_is_a_subcommand_with_the_standard_flags() {
     ]) {
         Invocation::MigrateStorage(flags) => {
             assert_eq!(flags.context.as_deref(), Some("dev"));
-            let settings = flags.migration.settings("widget-operator", "ops");
+            let settings =
+                flags
+                    .migration
+                    .settings("widget-operator", "ops", &TestHookSet::default());
             assert_eq!(settings.rate_per_second, 7);
             assert_eq!(
                 settings.lease.lease_name,
@@ -112,6 +115,19 @@ fn migrate_storage_is_a_subcommand_with_the_standard_flags() {
     for word in ["migrate-storage", "--migrate-storage", "--migration-rate"] {
         assert!(help.contains(word), "{word}: {help}");
     }
+    let hooks = TestHookSet::parse("migration-lease-ms=3000", &[]).unwrap();
+    let lease = MigrationFlags {
+        migrate_storage: true,
+        migration_rate: None,
+    }
+    .settings("widget-operator", "ops", &hooks)
+    .lease;
+    let timings = (
+        lease.lease_duration_ms,
+        lease.renew_deadline_ms,
+        lease.retry_period_ms,
+    );
+    assert_eq!(timings, (3000, 2000, 500));
     let zero = runner().parse_from([
         "widget-operator",
         "--context",

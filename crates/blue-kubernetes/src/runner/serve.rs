@@ -102,6 +102,7 @@ async fn serve<A: clap::Args + 'static>(
     tracing::info!("{startup}");
     let migration = super::migration::start(
         &flags.migration,
+        &hooks,
         runner.name,
         &home,
         transport.clone().into_client(),

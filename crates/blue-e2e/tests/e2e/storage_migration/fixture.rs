@@ -124,8 +124,13 @@ impl Fixture {
 
     /// Every object, read at the stored version.
     pub fn objects(&self) -> Result<Objects> {
+        self.objects_at(&self.stored)
+    }
+
+    /// Every object, read at `version`.
+    pub fn objects_at(&self, version: &str) -> Result<Objects> {
         let d = descriptor();
-        let kind = format!("{}.{}.{}", d.plural, self.stored, d.group);
+        let kind = format!("{}.{version}.{}", d.plural, d.group);
         let list: Value = serde_json::from_str(&self.env.kubectl(&[
             "get",
             &kind,
@@ -242,6 +247,27 @@ impl Fixture {
             std::thread::sleep(Duration::from_millis(100));
         };
         Ok((status.success(), std::fs::read_to_string(&log)?))
+    }
+
+    /// `local-configmap-operator <connect> <args> migrate-storage` as the
+    /// admin, started (the caller waits for it, or kills it), logging to
+    /// `log`.
+    pub fn one_shot_process(&self, args: &[&str], log: &Path) -> Result<Operator> {
+        let mut all = self.connect(None);
+        all.extend(args.iter().map(|a| a.to_string()));
+        all.push("migrate-storage".into());
+        Ok(Operator::start(
+            LCM_BINARY.as_ref(),
+            &all,
+            &[],
+            log,
+            self.work.path(),
+        )?)
+    }
+
+    /// The scratch directory's `name`.
+    pub fn scratch(&self, name: &str) -> PathBuf {
+        self.work.path().join(name)
     }
 
     /// The example's operator with `args`, connected to this control plane.

@@ -9,7 +9,9 @@
 //! object unchanged but for its resourceVersion. Each has a control
 //! plane of its own (the CRD differs from the shared one's).
 
-mod fixture;
+// Shared with the chaos checks (tests/chaos), which use the rest of it.
+#[allow(dead_code)]
+pub mod fixture;
 
 use anyhow::{ensure, Context, Result};
 use blue_kubernetes::migration::{Migration, MigrationSettings};
