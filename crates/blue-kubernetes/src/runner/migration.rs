@@ -25,7 +25,7 @@ const LOOK_AGAIN: Duration = Duration::from_secs(60);
 #[group(skip)]
 #[non_exhaustive]
 pub struct MigrationFlags {
-    /// Migrate the kinds' stored objects to the version the operator stores at, then retire the old versions from the CRDs' status.storedVersions (needs a ClusterRole: `crd --migration-rbac`); any replica may run it, one at a time under the Lease <operator>-storage-migration
+    /// Migrate the kinds' stored objects to the version the operator stores at, then retire the old versions from the CRDs' status.storedVersions (needs a ClusterRole: `crd --migration-rbac`); any replica may run it, one at a time under the Lease OPERATOR-storage-migration
     #[arg(long, env = "BLUE_MIGRATE_STORAGE", value_parser = FalseyValueParser::new())]
     pub migrate_storage: bool,
     /// Storage migration writes a second, at most [default: 50]
@@ -230,7 +230,7 @@ pub(crate) async fn one_shot(
     let home = flags.home_namespace(hooks.value("service-account-dir").map(std::path::Path::new));
     let mut kubectl = flags.kubectl_config();
     hooks.apply(&mut kubectl);
-    let (transport, _proxy) = super::serve::connect_transport(&flags, kubectl).await?;
+    let (transport, _proxy) = super::connect::connect_transport(&flags, kubectl).await?;
     let client = transport.into_client();
     if !flags.skip_preflight {
         let problems = preflight(client.as_ref(), &kinds, &home).await;
@@ -261,4 +261,18 @@ pub(crate) async fn one_shot(
     result?;
     tracing::info!(kinds = ?kinds_named, "storage migration done: every kind's status.storedVersions holds its storage version alone");
     Ok(())
+}
+
+/// Runs the one-shot `migrate-storage` on a tokio runtime of its own.
+pub(crate) fn block_on(
+    flags: Flags,
+    name: &str,
+    kinds: Vec<ResourceDescriptor>,
+) -> Result<(), BoxError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the tokio runtime: {e}"))?
+        .block_on(one_shot(flags, name, kinds))
 }

@@ -65,6 +65,7 @@
 //! runner connected ([`Connected`]), and [`Runner::configure`] sees the
 //! controller's [`Config`] before it starts.
 
+mod connect;
 pub(crate) mod crd;
 mod drain;
 mod flags;
@@ -403,7 +404,7 @@ impl<A: clap::Args + 'static> Runner<A> {
                 let target = self.name.replace('-', "_");
                 logging::init(flags.log_format, &flags.log_level, &target);
                 let kinds = self.crds.iter().map(|(s, _)| s.descriptor().clone());
-                return match serve::block_on_migration(*flags, self.name, kinds.collect()) {
+                return match migration::block_on(*flags, self.name, kinds.collect()) {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(err) => {
                         tracing::error!("{}", chain(&*err));

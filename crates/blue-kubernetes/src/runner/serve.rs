@@ -1,16 +1,13 @@
 //! Running the operator: connect, build the packages and the controller,
 //! preflight, start, serve `/metrics`, wait for a signal, drain.
 
+use super::connect::connect_transport;
 use super::drain::{self, Signals};
 use super::health_log::HealthLog;
 use super::{BoxError, Connected, Flags, Runner, TestHookSet, Transport};
 use crate::{config::Namespaces, Config, Controller, Report};
-use blue_kubernetes_client::{
-    connect, kubectl_client, proxy_client, KubectlConfig, ProxyClient, ProxyConfig, RequestParams,
-    ResourceDescriptor, TransportKind,
-};
+use blue_kubernetes_client::{kubectl_client, KubectlConfig, RequestParams, ResourceDescriptor};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Runs the operator on a tokio runtime of its own. Two threads suffice:
@@ -153,20 +150,6 @@ async fn serve<A: clap::Args + 'static>(
     Ok(())
 }
 
-/// Runs the one-shot `migrate-storage` on a tokio runtime of its own.
-pub(crate) fn block_on_migration(
-    flags: Flags,
-    name: &str,
-    kinds: Vec<ResourceDescriptor>,
-) -> Result<(), BoxError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("starting the tokio runtime: {e}"))?
-        .block_on(super::migration::one_shot(flags, name, kinds))
-}
-
 /// With a missing context every later check (and the proxy's start)
 /// would only say that the server did not answer: asked first, through
 /// one kubectl run.
@@ -180,38 +163,6 @@ async fn context_exists(kubectl: &KubectlConfig) -> Result<(), BoxError> {
             Err(format!("preflight: context {context} does not exist in the kubeconfig").into())
         }
     }
-}
-
-/// The transport, started; the proxy also by its own type, so its
-/// restarts reach `/metrics`.
-pub(crate) async fn connect_transport(
-    flags: &Flags,
-    kubectl: KubectlConfig,
-) -> Result<
-    (
-        Arc<dyn blue_kubernetes_client::Transport>,
-        Option<Arc<ProxyClient>>,
-    ),
-    BoxError,
-> {
-    Ok(match flags.transport {
-        Transport::Proxy => {
-            let proxy = Arc::new(proxy_client(ProxyConfig::new(kubectl))?);
-            proxy
-                .start()
-                .await
-                .map_err(|e| format!("starting the proxy transport: {e}"))?;
-            (proxy.clone(), Some(proxy))
-        }
-        Transport::Kubectl => {
-            let client = connect(TransportKind::Kubectl, kubectl)
-                .await
-                .map_err(|e| format!("starting the kubectl transport: {e}"))?;
-            (client, None)
-        }
-        #[cfg(feature = "kube")]
-        Transport::Kube => (Arc::new(super::kube::connect(flags).await?), None),
-    })
 }
 
 /// Runs the startup preflight; each problem is one ERROR line.
