@@ -6,6 +6,7 @@ use super::decision::{self, Attempts, End, Listed, Next, Pace, Pass, Start, Wait
 use super::error::MigrationError;
 use super::facts::Facts;
 use super::metrics::{MigrationMetrics, PassResult};
+use super::page::{object_name, object_path, Page};
 use crate::clock::Clock;
 use blue_kubernetes_client::{ApiPath, ApiRequest, Client, Error, Method, ResourceDescriptor};
 use serde_json::Value;
@@ -109,6 +110,7 @@ impl Driver<'_> {
     /// start over).
     async fn retire(&self, pass: &Pass) -> Result<Option<KindOutcome>, MigrationError> {
         let kind = self.crd_name();
+        let mut conflicts = 0;
         loop {
             let (now, crd) = self.read().await?;
             let (stored_versions, resource_version) = match decision::end(&pass.mark, &now) {
@@ -151,8 +153,12 @@ impl Driver<'_> {
                     self.metrics.pass(&kind, PassResult::Stopped);
                     return Ok(Some(KindOutcome::Interrupted));
                 }
-                // The CRD changed since it was read: judge the pass again.
-                Err(e) if e.is_conflict() => continue,
+                // The CRD changed since it was read: judge the pass again
+                // (a CRD that never holds still makes the pass start over).
+                Err(e) if e.is_conflict() && conflicts < decision::MAX_ATTEMPTS => {
+                    conflicts += 1;
+                }
+                Err(e) if e.is_conflict() => return Ok(None),
                 Err(e) => return Err(self.failed("updating the CRD's status.storedVersions", &e)),
             }
         }
@@ -307,39 +313,6 @@ impl Driver<'_> {
     }
 }
 
-/// One page of a list answer.
-struct Page {
-    items: Vec<Value>,
-    continue_token: Option<String>,
-    remaining: Option<u64>,
-}
-
-impl Page {
-    fn of(mut list: Value) -> Self {
-        let metadata = list["metadata"].take();
-        let items = match list["items"].take() {
-            Value::Array(items) => items,
-            _ => Vec::new(),
-        };
-        let continue_token = metadata["continue"]
-            .as_str()
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned);
-        Self {
-            items,
-            continue_token,
-            remaining: metadata["remainingItemCount"].as_u64(),
-        }
-    }
-
-    fn listed(&self) -> Listed {
-        Listed::Page {
-            items: self.items.len() as u64,
-            remaining: self.remaining,
-        }
-    }
-}
-
 /// The last progress line's time and counts.
 struct Progress {
     at_ms: u64,
@@ -369,24 +342,6 @@ impl Progress {
             at_ms: now_ms,
             tally: t,
         };
-    }
-}
-
-/// `namespace/name` (or `name`) of a listed object, for errors and logs.
-fn object_name(item: &Value) -> String {
-    let name = item["metadata"]["name"].as_str().unwrap_or_default();
-    match item["metadata"]["namespace"].as_str() {
-        Some(ns) => format!("{ns}/{name}"),
-        None => name.to_owned(),
-    }
-}
-
-/// The path of a listed object at the target's version.
-fn object_path(t: &ResourceDescriptor, item: &Value) -> Result<ApiPath, Error> {
-    let name = item["metadata"]["name"].as_str().unwrap_or_default();
-    match item["metadata"]["namespace"].as_str() {
-        Some(ns) => ApiPath::namespaced(&t.group, &t.version, ns, &t.plural, Some(name), None),
-        None => ApiPath::cluster(&t.group, &t.version, &t.plural, Some(name), None),
     }
 }
 

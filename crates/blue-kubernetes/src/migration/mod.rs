@@ -47,6 +47,7 @@ mod facts;
 mod lease;
 mod manifests;
 mod metrics;
+mod page;
 
 pub use error::MigrationError;
 pub use manifests::{migration_manifests, MigrationManifests};
