@@ -160,6 +160,43 @@ pub(crate) async fn preflight(
     problems
 }
 
+impl<A: clap::Args + 'static> super::Runner<A> {
+    /// The storage migration's manifests for the kinds declared with
+    /// [`Runner::crd`], as YAML documents each after a `---`: what `crd
+    /// --migration-rbac NS/SA [--migration-job IMAGE]` prints after the
+    /// CRDs (commit it with your deployment; a test can compare the two).
+    ///
+    /// ```
+    /// use blue_kubernetes::migration::MigrationManifests;
+    /// # use blue_kubernetes::{crd::CrdConfig, runner::Runner, ResourceSchema};
+    /// # let widgets = blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
+    /// let runner = Runner::new("widget-operator").crd(ResourceSchema::new(widgets.clone()), CrdConfig::default());
+    /// let job = MigrationManifests::new("widget-operator", "ops", "widget-migration", vec![widgets])
+    ///     .with_job("widget-operator:1.2");
+    /// let yaml = runner.migration_yaml("ops", "widget-migration", Some("widget-operator:1.2"));
+    /// assert!(yaml.contains("kind: Job") && yaml.contains("- migrate-storage"));
+    /// # let _ = job;
+    /// ```
+    pub fn migration_yaml(
+        &self,
+        namespace: &str,
+        service_account: &str,
+        job_image: Option<&str>,
+    ) -> String {
+        let kinds = self.crds.iter().map(|(s, _)| s.descriptor().clone());
+        let manifests = crate::migration::MigrationManifests::new(
+            self.name,
+            namespace,
+            service_account,
+            kinds.collect(),
+        );
+        super::crd::migration_yaml(&match job_image {
+            Some(image) => manifests.with_job(image),
+            None => manifests,
+        })
+    }
+}
+
 /// A migration running beside the operator.
 pub(crate) struct Running {
     stop: watch::Sender<bool>,
@@ -263,12 +300,26 @@ pub(crate) async fn one_shot(
     Ok(())
 }
 
-/// Runs the one-shot `migrate-storage` on a tokio runtime of its own.
-pub(crate) fn block_on(
-    flags: Flags,
+/// `NAME migrate-storage`: logs as the operator does, migrates, and
+/// says how it went in the exit code.
+pub(crate) fn run_once(
     name: &str,
+    flags: Flags,
     kinds: Vec<ResourceDescriptor>,
-) -> Result<(), BoxError> {
+) -> std::process::ExitCode {
+    let target = name.replace('-', "_");
+    super::logging::init(flags.log_format, &flags.log_level, &target);
+    match block_on(flags, name, kinds) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{}", super::chain(&*err));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs the one-shot `migrate-storage` on a tokio runtime of its own.
+fn block_on(flags: Flags, name: &str, kinds: Vec<ResourceDescriptor>) -> Result<(), BoxError> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

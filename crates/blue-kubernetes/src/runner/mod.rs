@@ -303,41 +303,6 @@ impl<A: clap::Args + 'static> Runner<A> {
         crd::webhook_yaml(&self.crds, options)
     }
 
-    /// The storage migration's manifests for the kinds declared with
-    /// [`Runner::crd`], as YAML documents each after a `---`: what `crd
-    /// --migration-rbac NS/SA [--migration-job IMAGE]` prints after the
-    /// CRDs (commit it with your deployment; a test can compare the two).
-    ///
-    /// ```
-    /// use blue_kubernetes::migration::MigrationManifests;
-    /// # use blue_kubernetes::{crd::CrdConfig, runner::Runner, ResourceSchema};
-    /// # let widgets = blue_kubernetes_client::ResourceDescriptor::new("example.com", "v1", "widgets", "Widget");
-    /// let runner = Runner::new("widget-operator").crd(ResourceSchema::new(widgets.clone()), CrdConfig::default());
-    /// let job = MigrationManifests::new("widget-operator", "ops", "widget-migration", vec![widgets])
-    ///     .with_job("widget-operator:1.2");
-    /// let yaml = runner.migration_yaml("ops", "widget-migration", Some("widget-operator:1.2"));
-    /// assert!(yaml.contains("kind: Job") && yaml.contains("- migrate-storage"));
-    /// # let _ = job;
-    /// ```
-    pub fn migration_yaml(
-        &self,
-        namespace: &str,
-        service_account: &str,
-        job_image: Option<&str>,
-    ) -> String {
-        let kinds = self.crds.iter().map(|(s, _)| s.descriptor().clone());
-        let manifests = crate::migration::MigrationManifests::new(
-            self.name,
-            namespace,
-            service_account,
-            kinds.collect(),
-        );
-        crd::migration_yaml(&match job_image {
-            Some(image) => manifests.with_job(image),
-            None => manifests,
-        })
-    }
-
     /// The whole command line (flags and subcommands), as clap sees it:
     /// for tests, shell completions or a manual page.
     pub fn command_line(&self) -> clap::Command {
@@ -401,16 +366,8 @@ impl<A: clap::Args + 'static> Runner<A> {
                 })
                 .map_err(BoxError::from),
             Invocation::MigrateStorage(flags) => {
-                let target = self.name.replace('-', "_");
-                logging::init(flags.log_format, &flags.log_level, &target);
                 let kinds = self.crds.iter().map(|(s, _)| s.descriptor().clone());
-                return match migration::block_on(*flags, self.name, kinds.collect()) {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(err) => {
-                        tracing::error!("{}", chain(&*err));
-                        ExitCode::FAILURE
-                    }
-                };
+                return migration::run_once(self.name, *flags, kinds.collect());
             }
             Invocation::Command(matches, flags, args) => match self.commands {
                 Some((_, handle)) => handle(&matches, &flags, &args),
