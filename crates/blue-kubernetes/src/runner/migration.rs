@@ -162,7 +162,7 @@ pub(crate) async fn preflight(
 
 impl<A: clap::Args + 'static> super::Runner<A> {
     /// The storage migration's manifests for the kinds declared with
-    /// [`Runner::crd`], as YAML documents each after a `---`: what `crd
+    /// [`Runner::crd`](super::Runner::crd), as YAML documents each after a `---`: what `crd
     /// --migration-rbac NS/SA [--migration-job IMAGE]` prints after the
     /// CRDs (commit it with your deployment; a test can compare the two).
     ///
