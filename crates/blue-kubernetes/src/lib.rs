@@ -83,7 +83,8 @@
 //!   [`related`]: related objects and references;
 //! - [`replicas`]: leader election, sharding and fencing tokens;
 //! - [`crd`]: CRD generation; [`versions`]: older served versions and
-//!   their conversion; [`telemetry`]: metrics, stats, health and
+//!   their conversion; [`migration`]: storage migrated to the stored
+//!   version and the old versions retired; [`telemetry`]: metrics, stats, health and
 //!   their HTTP endpoints;
 //! - `runner` (feature `runner`): an operator binary's flags, logging,
 //!   signals and `crd` subcommand; with the feature `webhook`, the
@@ -109,6 +110,7 @@ mod error;
 mod http;
 mod leader;
 mod lock;
+pub mod migration;
 mod namespaces;
 pub mod package;
 mod preflight;

@@ -9,6 +9,13 @@
 mod chaos;
 mod local_configmap;
 mod postgres;
+mod storage_migration;
+
+// The storage migration's fixture, shared with its end-to-end checks;
+// this binary uses part of it.
+#[allow(dead_code)]
+#[path = "../e2e/storage_migration/fixture.rs"]
+mod migration_fixture;
 
 // The e2e fixtures; this binary uses part of them.
 #[allow(dead_code)]

@@ -8,4 +8,5 @@
 
 mod local_configmap;
 mod postgres;
+mod storage_migration;
 mod support;

@@ -2,6 +2,7 @@
 //! packages, as YAML, ready for `kubectl apply -f -`.
 
 use crate::admission::{webhook_configuration, ClientConfig, FailurePolicy, WebhookOptions};
+use crate::migration::MigrationManifests;
 use crate::{crd::CrdConfig, package::schema::ResourceSchema, Error};
 
 /// `crd`'s own flags.
@@ -27,6 +28,12 @@ pub(crate) struct CrdFlags {
         requires = "webhook_service"
     )]
     pub(crate) webhook_namespaces: Vec<String>,
+    /// Also print the storage migration's ClusterRole (the kinds' CRDs and objects in every namespace) and Role (its Lease), bound to this ServiceAccount: NAMESPACE/NAME (the operator's own with --migrate-storage, or the Job's)
+    #[arg(long, value_name = "NS/NAME")]
+    pub(crate) migration_rbac: Option<String>,
+    /// With --migration-rbac: also the ServiceAccount and a Job running IMAGE as `--in-cluster migrate-storage`
+    #[arg(long, value_name = "IMAGE", requires = "migration_rbac")]
+    pub(crate) migration_job: Option<String>,
 }
 
 impl CrdFlags {
@@ -53,6 +60,41 @@ impl CrdFlags {
         }
         Ok(Some(options))
     }
+}
+
+impl CrdFlags {
+    /// The storage migration's manifests for operator `name`, if asked.
+    pub(crate) fn migration(
+        &self,
+        name: &str,
+        crds: &[(ResourceSchema, CrdConfig)],
+    ) -> Result<Option<MigrationManifests>, String> {
+        let Some(account) = &self.migration_rbac else {
+            return Ok(None);
+        };
+        let wrong = || format!("--migration-rbac wants NAMESPACE/NAME, got {account}");
+        let (namespace, service_account) = account.split_once('/').ok_or_else(wrong)?;
+        if [namespace, service_account]
+            .iter()
+            .any(|n| !crate::domain::names::is_object_name(n))
+        {
+            return Err(wrong());
+        }
+        let kinds = crds.iter().map(|(s, _)| s.descriptor().clone()).collect();
+        let manifests = MigrationManifests::new(name, namespace, service_account, kinds);
+        Ok(Some(match &self.migration_job {
+            Some(image) => manifests.with_job(image),
+            None => manifests,
+        }))
+    }
+}
+
+/// The storage migration's manifests, each document after a `---`.
+pub(crate) fn migration_yaml(manifests: &MigrationManifests) -> String {
+    crate::migration::migration_manifests(manifests)
+        .iter()
+        .map(|document| format!("---\n{}", crate::crd::to_yaml(document)))
+        .collect()
 }
 
 /// `NAMESPACE/NAME[:PORT]`.

@@ -142,6 +142,9 @@ pub struct Flags {
     #[cfg(feature = "webhook")]
     #[command(flatten)]
     pub webhook: super::webhook::WebhookFlags,
+    /// Storage migration (`--migrate-storage`, `--migration-rate`).
+    #[command(flatten)]
+    pub migration: super::migration::MigrationFlags,
     /// Log lines as text or JSON, to stderr
     #[arg(
         long,

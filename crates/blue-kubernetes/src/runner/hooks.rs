@@ -8,9 +8,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The hooks the runner itself understands beside `pause:` and `kill:`:
-/// the marker directory, and the in-cluster settings a test running the
-/// operator "in-cluster" from outside a cluster overrides.
-const RUNNER_HOOKS: [&str; 4] = ["dir", "service-account-dir", "service-host", "service-port"];
+/// the marker directory, the in-cluster settings a test running the
+/// operator "in-cluster" from outside a cluster overrides, and the
+/// storage migration's Lease duration (a chaos test kills the migration
+/// often, and waits out each dead holder's Lease).
+const RUNNER_HOOKS: [&str; 5] = [
+    "dir",
+    "service-account-dir",
+    "service-host",
+    "service-port",
+    "migration-lease-ms",
+];
 
 /// What `--test-hooks` asked for: a comma-separated list of
 ///
@@ -19,6 +27,8 @@ const RUNNER_HOOKS: [&str; 4] = ["dir", "service-account-dir", "service-host", "
 ///   `dir=PATH` naming the directory of their marker files;
 /// - `service-account-dir=PATH`, `service-host=HOST`, `service-port=PORT`:
 ///   what `--in-cluster` reads instead of the pod's;
+/// - `migration-lease-ms=N`: the storage migration's Lease duration (its
+///   renew deadline two thirds of it, its retry period a sixth);
 /// - the operator's own hooks, as it declared them with
 ///   [`Runner::test_hooks`](super::Runner::test_hooks): `NAME` or
 ///   `NAME=VALUE` (an audit file, a callback delay, a failure to inject).

@@ -21,7 +21,11 @@
 //! `NAME crd` prints the CRDs declared with [`Runner::crd`] (`--no-cel`
 //! for Kubernetes before 1.25; `--webhook-service NS/NAME` adds the
 //! ValidatingWebhookConfiguration and sends the CRDs' conversions to the
-//! same Service); `--help` works for every subcommand, and a
+//! same Service; `--migration-rbac NS/SA` the storage migration's
+//! ClusterRole, and with `--migration-job IMAGE` its Job).
+//! `--migrate-storage` migrates the kinds' storage inside the operator;
+//! `NAME migrate-storage` does it once and exits (see
+//! [`migration`](crate::migration)); `--help` works for every subcommand, and a
 //! mistyped flag is named in the error. `--help` names each flag's
 //! environment variable but never shows the value it holds, and an
 //! invalid value of a flag whose name says it may be a credential (a
@@ -64,6 +68,7 @@
 //! runner connected ([`Connected`]), and [`Runner::configure`] sees the
 //! controller's [`Config`] before it starts.
 
+mod connect;
 pub(crate) mod crd;
 mod drain;
 mod flags;
@@ -72,6 +77,9 @@ mod hooks;
 #[cfg(feature = "kube")]
 mod kube;
 mod logging;
+mod migration;
+#[cfg(test)]
+mod migration_tests;
 mod serve;
 #[cfg(test)]
 mod tests;
@@ -85,6 +93,7 @@ pub use drain::{drain, Drained};
 pub use flags::{Flags, Transport};
 pub use hooks::{TestHookError, TestHookSet};
 pub use logging::LogFormat;
+pub use migration::MigrationFlags;
 
 use crate::{
     config::{Names, Namespaces},
@@ -302,9 +311,13 @@ impl<A: clap::Args + 'static> Runner<A> {
     pub fn command_line(&self) -> clap::Command {
         let crd = crd::CrdFlags::augment_args(clap::Command::new("crd"))
             .about("Print the CRDs, e.g. for `| kubectl apply -f -`");
+        let migrate = clap::Command::new(MIGRATE_STORAGE).about(
+            "Migrate the kinds' stored objects to the version the operator stores at, retire the old versions from the CRDs' status.storedVersions, and exit (run it as a Job: `crd --migration-rbac NS/SA --migration-job IMAGE`)",
+        );
         let command = clap::Command::new(self.name)
             .subcommand_negates_reqs(true)
             .subcommand(crd)
+            .subcommand(migrate)
             .after_help(
                 "Stops gracefully on SIGTERM or SIGINT: running reconciles finish first, for at most --drain-timeout.",
             );
@@ -339,13 +352,24 @@ impl<A: clap::Args + 'static> Runner<A> {
             }
         };
         let result = match invocation {
-            Invocation::Crd { cel, webhook } => {
-                crd::yaml(self.name, &self.crds, cel, webhook.as_ref())
-                    .map(|yaml| match &webhook {
-                        Some(options) => print!("{yaml}---\n{}", self.webhook_yaml(options)),
-                        None => print!("{yaml}"),
-                    })
-                    .map_err(BoxError::from)
+            Invocation::Crd {
+                cel,
+                webhook,
+                migration,
+            } => crd::yaml(self.name, &self.crds, cel, webhook.as_ref())
+                .map(|yaml| {
+                    print!("{yaml}");
+                    if let Some(options) = &webhook {
+                        print!("---\n{}", self.webhook_yaml(options));
+                    }
+                    if let Some(manifests) = &migration {
+                        print!("{}", crd::migration_yaml(manifests));
+                    }
+                })
+                .map_err(BoxError::from),
+            Invocation::MigrateStorage(flags) => {
+                let kinds = self.crds.iter().map(|(s, _)| s.descriptor().clone());
+                return migration::run_once(self.name, *flags, kinds.collect());
             }
             Invocation::Command(matches, flags, args) => match self.commands {
                 Some((_, handle)) => handle(&matches, &flags, &args),
@@ -387,12 +411,19 @@ impl<A: clap::Args + 'static> Runner<A> {
             let webhook = crd
                 .webhook(self.name)
                 .map_err(|e| command.error(clap::error::ErrorKind::InvalidValue, e))?;
+            let migration = crd.migration(self.name, &self.crds);
+            let migration =
+                migration.map_err(|e| command.error(clap::error::ErrorKind::InvalidValue, e))?;
             return Ok(Invocation::Crd {
                 cel: !crd.no_cel,
                 webhook,
+                migration,
             });
         }
         let flags = Flags::from_arg_matches(&matches)?;
+        if let Some((MIGRATE_STORAGE, _)) = matches.subcommand() {
+            return Ok(Invocation::MigrateStorage(Box::new(flags)));
+        }
         let args = A::from_arg_matches(&matches).map_err(|e| unshown(e, &mut command))?;
         if matches.subcommand().is_some() {
             return Ok(Invocation::Command(matches, Box::new(flags), args));
@@ -406,16 +437,22 @@ impl<A: clap::Args + 'static> Runner<A> {
 
 /// What one command line asks for.
 enum Invocation<A> {
-    /// `crd [--no-cel] [--webhook-service NS/NAME ...]`.
+    /// `crd [--no-cel] [--webhook-service NS/NAME ...] [--migration-rbac NS/SA ...]`.
     Crd {
         cel: bool,
         webhook: Option<crate::admission::WebhookOptions>,
+        migration: Option<crate::migration::MigrationManifests>,
     },
+    /// `migrate-storage`, with the standard flags.
+    MigrateStorage(Box<Flags>),
     /// One of the operator's own subcommands.
     Command(ArgMatches, Box<Flags>, A),
     /// Run the operator.
     Run(Box<Flags>, A, TestHookSet),
 }
+
+/// The one-shot storage migration's subcommand.
+const MIGRATE_STORAGE: &str = "migrate-storage";
 
 /// `--help` says which variable sets a flag, never what it holds there:
 /// help is pasted into tickets, and a variable may hold a credential.

@@ -1,16 +1,13 @@
 //! Running the operator: connect, build the packages and the controller,
 //! preflight, start, serve `/metrics`, wait for a signal, drain.
 
+use super::connect::connect_transport;
 use super::drain::{self, Signals};
 use super::health_log::HealthLog;
 use super::{BoxError, Connected, Flags, Runner, TestHookSet, Transport};
 use crate::{config::Namespaces, Config, Controller, Report};
-use blue_kubernetes_client::{
-    connect, kubectl_client, proxy_client, KubectlConfig, ProxyClient, ProxyConfig, RequestParams,
-    ResourceDescriptor, TransportKind,
-};
+use blue_kubernetes_client::{kubectl_client, KubectlConfig, RequestParams, ResourceDescriptor};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Runs the operator on a tokio runtime of its own. Two threads suffice:
@@ -84,7 +81,7 @@ async fn serve<A: clap::Args + 'static>(
         controller.metrics().register_proxy(proxy);
     }
     if !flags.skip_preflight {
-        preflight(&controller, &connection, &namespaces, &flags).await?;
+        preflight(&controller, &connection, &namespaces, &flags, &home).await?;
     }
     if let Some(target) = &flags.once {
         return once(&controller, target, &home).await;
@@ -100,6 +97,15 @@ async fn serve<A: clap::Args + 'static>(
         runtime.health().gate(webhook.serving());
     }
     tracing::info!("{startup}");
+    let migration = super::migration::start(
+        &flags.migration,
+        &hooks,
+        runner.name,
+        &home,
+        transport.clone().into_client(),
+        kinds(runtime.controller()),
+        runtime.controller().metrics(),
+    )?;
     let server = match flags.metrics_bind {
         None => None,
         Some(address) => {
@@ -120,6 +126,10 @@ async fn serve<A: clap::Args + 'static>(
             _ = ticks.tick() => health.check(&runtime),
         }
     };
+    // First: its writes are no reconcile's, and it starts over next time.
+    if let Some(migration) = migration {
+        migration.stop().await;
+    }
     let timeout = flags.drain_timeout;
     tracing::info!(
         "{signal} received; finishing running reconciles (at most {})",
@@ -155,47 +165,21 @@ async fn context_exists(kubectl: &KubectlConfig) -> Result<(), BoxError> {
     }
 }
 
-/// The transport, started; the proxy also by its own type, so its
-/// restarts reach `/metrics`.
-async fn connect_transport(
-    flags: &Flags,
-    kubectl: KubectlConfig,
-) -> Result<
-    (
-        Arc<dyn blue_kubernetes_client::Transport>,
-        Option<Arc<ProxyClient>>,
-    ),
-    BoxError,
-> {
-    Ok(match flags.transport {
-        Transport::Proxy => {
-            let proxy = Arc::new(proxy_client(ProxyConfig::new(kubectl))?);
-            proxy
-                .start()
-                .await
-                .map_err(|e| format!("starting the proxy transport: {e}"))?;
-            (proxy.clone(), Some(proxy))
-        }
-        Transport::Kubectl => {
-            let client = connect(TransportKind::Kubectl, kubectl)
-                .await
-                .map_err(|e| format!("starting the kubectl transport: {e}"))?;
-            (client, None)
-        }
-        #[cfg(feature = "kube")]
-        Transport::Kube => (Arc::new(super::kube::connect(flags).await?), None),
-    })
-}
-
 /// Runs the startup preflight; each problem is one ERROR line.
 async fn preflight(
     controller: &Controller,
     connection: &str,
     namespaces: &Namespaces,
     flags: &Flags,
+    home: &str,
 ) -> Result<(), BoxError> {
     #[allow(unused_mut)]
     let mut problems = crate::config::preflight(controller).await;
+    if flags.migration.migrate_storage {
+        let client = controller.config.client.as_ref();
+        let kinds = kinds(controller);
+        problems.extend(super::migration::preflight(client, &kinds, home).await);
+    }
     #[cfg(feature = "webhook")]
     for check in super::webhook::run::access_checks(&flags.webhook, &controller.config.packages) {
         match controller.config.client.can_i(&check).await {
@@ -216,6 +200,12 @@ async fn preflight(
         0 => Ok(()),
         n => Err(format!("preflight found {n} problem(s); not starting").into()),
     }
+}
+
+/// The kinds of `controller`'s packages.
+fn kinds(controller: &Controller) -> Vec<ResourceDescriptor> {
+    let packages = controller.config.packages.iter();
+    packages.map(|p| p.descriptor().clone()).collect()
 }
 
 /// `--once [KIND/]NAME`: one pass over one resource in `namespace`.

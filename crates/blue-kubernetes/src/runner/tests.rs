@@ -342,7 +342,8 @@ fn crd_takes_only_its_own_flag_and_needs_no_connection() {
         parse(&["crd"]),
         Ok(Invocation::Crd {
             cel: true,
-            webhook: None
+            webhook: None,
+            migration: None
         })
     ));
     let no_cel = parse(&["crd", "--no-cel"]);
@@ -350,7 +351,8 @@ fn crd_takes_only_its_own_flag_and_needs_no_connection() {
         no_cel,
         Ok(Invocation::Crd {
             cel: false,
-            webhook: None
+            webhook: None,
+            migration: None
         })
     ));
     let err = error(&["crd", "--context", "x"]);
