@@ -4,22 +4,11 @@
 //! sends conversions to the operator's webhook, and the check of an
 //! installed CRD that would keep unknown fields.
 
-use super::{config_schema_of, CrdConfig};
+use super::config::{CrdConfig, WebhookService};
+use super::config_schema_of;
 use crate::versions::old::{is_version_name, OldVersion};
 use crate::{package::schema::ResourceSchema, Error};
 use serde_json::{json, Value};
-
-/// The Service the API server sends `ConversionReview`s to (the CRD's
-/// `spec.conversion.webhook.clientConfig.service`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WebhookService {
-    /// The Service's namespace.
-    pub namespace: String,
-    /// The Service's name.
-    pub name: String,
-    /// The path conversions are posted to.
-    pub path: String,
-}
 
 /// The entry of the older version `old` in `spec.versions`: the stored
 /// version's entry with its own config schema, served, not stored, and

@@ -148,3 +148,28 @@ impl std::fmt::Debug for Failure {
             .finish_non_exhaustive()
     }
 }
+
+/// Runs blocking work (a subprocess, a blocking client) on one of tokio's
+/// blocking threads, so it never stalls the controller; a panic in it is a
+/// failed attempt, as anywhere in a callback.
+///
+/// ```
+/// # async fn demo() -> blue_kubernetes::CallbackResult<()> {
+/// let status = blue_kubernetes::package::blocking(|| Ok(std::process::Command::new("true").status()?)).await?;
+/// assert!(status.success());
+/// # Ok(()) }
+/// ```
+pub async fn blocking<T, F>(f: F) -> CallbackResult<T>
+where
+    F: FnOnce() -> CallbackResult<T> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) => match e.try_into_panic() {
+            // Carried on, so the pass reports it as the panic it was.
+            Ok(payload) => std::panic::resume_unwind(payload),
+            Err(_) => Err("the blocking task was cancelled".into()),
+        },
+    }
+}

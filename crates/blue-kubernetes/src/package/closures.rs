@@ -6,7 +6,7 @@
 //! inline.
 
 use crate::package::binding::{Bind, Callbacks};
-use crate::package::infrastructure::blocking;
+use crate::package::callback::blocking;
 use crate::package::observation::Outputs;
 use crate::package::result::{Answer, CallbackResult, WorkflowOutcome};
 use crate::package::result::{EXTERNAL_NAME_KEY, OUTPUTS_KEY};

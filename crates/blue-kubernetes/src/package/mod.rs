@@ -9,11 +9,11 @@
 //! return a [`WorkflowOutcome`]).
 
 pub use api::Api;
+pub use callback::blocking;
 pub use closures::PackageBuilder;
 pub use erased::Package;
-pub use infrastructure::{blocking, NoOutputs};
 pub use options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
-pub use outputs::MAX_OUTPUTS_BYTES;
+pub use outputs::{NoOutputs, MAX_OUTPUTS_BYTES};
 pub use rejected::Rejected;
 pub use result::{
     outcome_with_outputs, CallbackError, CallbackResult, WorkflowOutcome, EXTERNAL_NAME_KEY,

@@ -59,3 +59,68 @@ pub fn outcome_with_outputs(outputs: &impl Serialize) -> CallbackResult<Workflow
     outcome.insert(OUTPUTS_KEY.into(), serde_json::to_value(outputs)?);
     Ok(outcome)
 }
+
+/// What `converge` and `delete` of an [`Infrastructure`](crate::Infrastructure) return when they
+/// succeed: optionally the outputs and the external name of what they
+/// made. A failure is an error.
+///
+/// ```
+/// use blue_kubernetes::Outcome;
+/// #[derive(serde::Serialize)]
+/// struct Made { oid: u32 }
+/// let outcome = Outcome::done().with(Made { oid: 16384 }).with_external_name("16384");
+/// assert_eq!(outcome.external_name(), Some("16384"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome<O> {
+    outputs: Option<O>,
+    external_name: Option<String>,
+}
+
+impl<O> Default for Outcome<O> {
+    fn default() -> Self {
+        Self::done()
+    }
+}
+
+impl<O> Outcome<O> {
+    /// Succeeded, reporting nothing.
+    pub fn done() -> Self {
+        Self {
+            outputs: None,
+            external_name: None,
+        }
+    }
+
+    /// Reports the outputs of what was made.
+    #[must_use]
+    pub fn with(mut self, outputs: O) -> Self {
+        self.outputs = Some(outputs);
+        self
+    }
+
+    /// Reports the infrastructure's own ID: recorded as the resource's
+    /// external name and handed to later passes ([`Context::external_name`](crate::Context::external_name)).
+    #[must_use]
+    pub fn with_external_name(mut self, name: impl Into<String>) -> Self {
+        self.external_name = Some(name.into());
+        self
+    }
+
+    /// The external name reported, if any.
+    pub fn external_name(&self) -> Option<&str> {
+        self.external_name.as_deref()
+    }
+}
+
+impl<O: Serialize> Outcome<O> {
+    /// The typed answer the pass reads.
+    pub(crate) fn answer(self) -> CallbackResult<Answer> {
+        let outputs = self.outputs.map(serde_json::to_value).transpose()?;
+        Ok(Answer {
+            failed: false,
+            outputs: outputs.map(Outputs::Value),
+            external_name: self.external_name,
+        })
+    }
+}
