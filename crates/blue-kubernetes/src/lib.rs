@@ -134,7 +134,7 @@ pub use config::Config;
 pub use controller::{controller, Controller};
 pub use error::Error;
 pub use package::context::Context;
-pub use package::identity_context::IdentityContext;
+pub use package::context::IdentityContext;
 pub use package::infrastructure::Infrastructure;
 pub use package::observation::Observation;
 pub use package::result::Outcome;

@@ -16,7 +16,7 @@ pub use config::{CrdConfig, PrinterColumn, WebhookService};
 pub use versions::check_installed;
 pub use yaml::to_yaml;
 
-use crate::package::outputs;
+use crate::package::observation as outputs;
 use crate::references::ReferenceField;
 
 use crate::{package::schema::ResourceSchema, Error};

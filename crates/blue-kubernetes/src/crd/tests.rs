@@ -13,7 +13,7 @@ fn widgets() -> ResourceDescriptor {
 /// A trait package of widgets, of config `C` and outputs `O`, declaring a
 /// connection Secret and an immutable `tier` when `DECLARED`, that does
 /// nothing.
-struct Typed<C, O = crate::package::outputs::NoOutputs, const DECLARED: bool = false> {
+struct Typed<C, O = crate::package::observation::NoOutputs, const DECLARED: bool = false> {
     types: std::marker::PhantomData<fn() -> (C, O)>,
 }
 

@@ -3,7 +3,7 @@
 //! a [`Failure`].
 
 use crate::error::error_chain;
-use crate::package::binding::Callbacks;
+use crate::package::erased::Callbacks;
 use crate::package::options::CallbackInput;
 use crate::telemetry::log::FailedCall;
 use crate::{package::erased::Package, package::result::CallbackResult, Controller};

@@ -2,12 +2,12 @@
 //! typed config and outputs as associated types and every other feature
 //! declared once, in its [`ResourceSchema`].
 
-use crate::package::outputs::NoOutputs;
+use crate::package::observation::NoOutputs;
 use crate::package::result::{CallbackResult, Outcome};
 use crate::package::validation::ValidationErrors;
 use crate::versions::Versions;
 use crate::{
-    package::context::Context, package::identity_context::IdentityContext,
+    package::context::Context, package::context::IdentityContext,
     package::observation::Observation, package::schema::ResourceSchema,
 };
 use async_trait::async_trait;

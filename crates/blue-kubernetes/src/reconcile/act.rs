@@ -15,7 +15,7 @@
 
 use super::pass::Pass;
 use super::protocol::Effect;
-use super::report::Halt;
+use super::protocol::Halt;
 use super::steps::{run_effect, settle_run};
 use crate::connection::ConnectionError;
 use crate::domain::resource;

@@ -6,10 +6,10 @@
 use super::act::{effect, observe, publish_while_observing, restore_connection, run_callback};
 use super::pass::Pass;
 use super::prepare::Prepared;
+use super::prepare::Terms;
 use super::protocol::{Do, Happened, Note};
-use super::report::{Halt, PassOutcome, Report};
+use super::protocol::{Halt, PassOutcome, Report};
 use super::steps::finish_open_run;
-use super::terms::Terms;
 use crate::domain::resource;
 use crate::telemetry::log;
 use crate::Error;

@@ -233,7 +233,7 @@ fn set_phase_gauge(shared: &Shared, package: usize, slot: u8, count: i64) {
     let controller = shared.controller.config.packages[package]
         .descriptor()
         .qualified_plural();
-    let phase = super::cache::phase::slot_label(slot);
+    let phase = super::cache::entry::slot_label(slot);
     let labels = [("controller", controller), ("phase", phase.into())];
     let phases = &shared.controller.telemetry.metrics.phases;
     phases.get_or_create(&labels).set(count);
