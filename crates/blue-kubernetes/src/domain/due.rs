@@ -137,7 +137,7 @@ pub(crate) fn due_named(resource: &Value, now_ms: u64, names: &Names, retry_max_
     };
     let interval =
         resource::parse(resource).map_or(resource::DEFAULT_INTERVAL_MS, |c| c.interval_ms);
-    // The interval as stretched (`jitter`, under a tenth more) or the
+    // The interval as stretched (`stretch`, under a tenth more) or the
     // largest retry delay, whichever the record was written for.
     let latest_plausible = now_ms
         .saturating_add(interval)

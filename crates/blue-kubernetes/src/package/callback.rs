@@ -1,5 +1,5 @@
 //! Running callbacks: every package is bound to its resource's config
-//! behind the erased [`Callbacks`] (see `binding`); a panic or an error is
+//! behind the erased [`Callbacks`] (see `erased`); a panic or an error is
 //! a [`Failure`].
 
 use crate::error::error_chain;

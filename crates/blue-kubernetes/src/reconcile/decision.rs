@@ -256,7 +256,7 @@ impl<'a> Decision<'a> {
     }
 
     /// Observes; when an effect is expected (and no step's record
-    /// publishes), publishes at the same time (see `act.rs`).
+    /// publishes), publishes at the same time (see `driver.rs`).
     fn observe_first(&mut self, snapshot: &Value) -> Do {
         let common = self.common.expect("rules 3 passed");
         if common.management == ManagementPolicy::Observe {

@@ -6,7 +6,6 @@
 //! the `driver` advances the `pass` by the `decision`: the ordered rules (the crate README,
 //! "One pass, in order") without I/O.
 
-mod act;
 pub(crate) mod awaited;
 mod decision;
 mod driver;
