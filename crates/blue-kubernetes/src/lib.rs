@@ -117,57 +117,59 @@
 //! 8. `runtime/book.rs`: keeps the copy and decides: due now, queue it;
 //! 9. `runtime/backoff.rs`: write backoff, forgotten on an edit;
 //! 10. `runtime/cache.rs`: the resource's entry recorded;
-//! 11. `runtime/cache/entry.rs`: the entry (its uid and resourceVersion
-//!     packed), its hold, phase slot and the versions seen during a pass;
-//! 12. `runtime/queue.rs`: holds the work until a worker takes it;
-//! 13. `runtime/mod.rs`: whether this replica dispatches, the log subject;
-//! 14. `runtime/worker.rs`: takes the work and the book's copy, runs the
+//! 11. `runtime/cache/entry.rs`: the entry, its hold, phase slot and the
+//!     versions seen during a pass;
+//! 12. `runtime/token.rs`: uid and resourceVersion packed;
+//! 13. `runtime/queue.rs`: holds the work until a worker takes it;
+//! 14. `runtime/mod.rs`: whether this replica dispatches, the log subject;
+//! 15. `runtime/worker.rs`: takes the work and the book's copy, runs the
 //!     pass, counts its verdict;
-//! 15. `reconcile/prepare.rs`: the due check (not again for the version
+//! 16. `reconcile/prepare.rs`: the due check (not again for the version
 //!     the book judged), options, plan, identity; the lease the writes are
 //!     fenced by (`Terms`); the identity lock;
-//! 16. `package/options.rs`: the callbacks' input, from the snapshot;
-//! 17. `package/erased.rs`: the package bound to the resource's config;
-//! 18. `package/typed.rs`: that config decoded, once for the pass;
-//! 19. `package/schema.rs`: the package's declaration read;
-//! 20. `reconcile/plan.rs`: what happens before any package code runs;
-//! 21. `package/callback.rs`: `identity`, then every callback, run with
+//! 17. `package/options.rs`: the callbacks' input, from the snapshot;
+//! 18. `package/erased.rs`: the package bound to the resource's config;
+//! 19. `package/typed.rs`: that config decoded, once for the pass;
+//! 20. `package/schema.rs`: the package's declaration read;
+//! 21. `reconcile/plan.rs`: what happens before any package code runs;
+//! 22. `package/callback.rs`: `identity`, then every callback, run with
 //!     panics caught;
-//! 22. `telemetry/metrics.rs`: each callback timed;
-//! 23. `package/context.rs`: the context a callback gets;
-//! 24. `package/infrastructure.rs`: the trait's default `identity`;
-//! 25. `lock.rs`: the identity lock taken;
-//! 26. `reconcile/driver.rs`: the driver performs what the decision says:
+//! 23. `telemetry/metrics.rs`: each callback timed;
+//! 24. `package/context.rs`: the context a callback gets;
+//! 25. `package/infrastructure.rs`: the trait's default `identity`;
+//! 26. `lock.rs`: the identity lock taken;
+//! 27. `reconcile/driver.rs`: the driver performs what the decision says:
 //!     `validate`, the finalizer, `observe` while publishing Reconciling,
 //!     `converge`, `observe` again, each status write;
-//! 27. `reconcile/pass.rs`: the pass's guarded writes (status with the
+//! 28. `reconcile/pass.rs`: the pass's guarded writes (status with the
 //!     snapshot's resourceVersion, finalizer, the external name first);
-//! 28. `package/api.rs`: the fenced API handle a callback gets;
-//! 29. `reconcile/decision.rs`: the ordered rules, asked what to do next;
-//! 30. `reconcile/protocol.rs`: what decision and driver say to each
+//! 29. `package/api.rs`: the fenced API handle a callback gets;
+//! 30. `reconcile/decision.rs`: the ordered rules, asked what to do next;
+//! 31. `reconcile/protocol.rs`: what decision and driver say to each
 //!     other, and how a pass ends (`Report`, `PassOutcome`);
-//! 31. `domain/immutable.rs`: the immutable field checked;
-//! 32. `package/validation.rs`: what `validate` answered, bounded;
-//! 33. `domain/names.rs`: the names we own (the external-name annotation);
-//! 34. `reconcile/steps.rs`: `converge` run (no durable steps declared),
+//! 32. `domain/immutable.rs`: the immutable field checked;
+//! 33. `package/validation.rs`: what `validate` answered, bounded;
+//! 34. `domain/names.rs`: the names we own (the external-name annotation);
+//! 35. `reconcile/steps.rs`: `converge` run (no durable steps declared),
 //!     the run settled;
-//! 35. `steps/mod.rs`: the steps handle of a package without steps;
-//! 36. `package/observation.rs`: what `observe` reported; outputs checked
+//! 36. `steps/mod.rs`: the steps handle of a package without steps;
+//! 37. `package/observation.rs`: what `observe` reported; outputs checked
 //!     before they are recorded;
-//! 37. `package/result.rs`: `converge`'s `Outcome` read;
-//! 38. `test_hooks.rs`: named boundaries (nothing happens without hooks);
-//! 39. `domain/status.rs`: each status rendered, its next check, whether a
+//! 38. `package/result.rs`: `converge`'s `Outcome` read;
+//! 39. `test_hooks.rs`: named boundaries (nothing happens without hooks);
+//! 40. `domain/status.rs`: each status rendered, its next check, whether a
 //!     check is quiet;
-//! 40. `domain/phase.rs`: the phase and reason written;
-//! 41. `reconcile/reporting.rs`: the logs, metrics and Events of each write;
-//! 42. `telemetry/log.rs`: the log lines;
-//! 43. `telemetry/events/mod.rs`: the Event recorder;
-//! 44. `telemetry/events/state.rs`: its series and token buckets;
-//! 45. `telemetry/events/outbox.rs`: the Events on their way to the server;
-//! 46. `telemetry/request_metrics.rs`: every request counted and timed;
-//! 47. `telemetry/stats.rs`: the pass counted as a `Verdict`;
-//! 48. `telemetry/failure_log.rs`: repeating failures logged once;
-//! 49. `runtime/scheduler.rs`: back in the book (`dispatch::pass_ended`),
+//! 41. `domain/phase.rs`: the phase and reason written;
+//! 42. `reconcile/reporting.rs`: the logs, metrics and Events of each write;
+//! 43. `telemetry/log.rs`: the log lines;
+//! 44. `telemetry/events/mod.rs`: the Event recorder;
+//! 45. `telemetry/events/state.rs`: its series and token buckets;
+//! 46. `telemetry/events/outbox.rs`: the Events on their way to the server;
+//! 47. `telemetry/request_metrics.rs`: every request counted and timed;
+//! 48. `telemetry/stats.rs`: the pass counted as a `Verdict`;
+//! 49. `telemetry/tally.rs`: the counters behind it;
+//! 50. `telemetry/failure_log.rs`: repeating failures logged once;
+//! 51. `runtime/scheduler.rs`: back in the book (`dispatch::pass_ended`),
 //!     the hold settled and the next check kept as a timer; the watch
 //!     event of the pass's own write comes back through step 1.
 

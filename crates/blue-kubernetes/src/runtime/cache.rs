@@ -18,13 +18,13 @@
 pub(super) mod entry;
 
 use super::key::{Key, Namespaces};
+use super::token::{Spelled, Token};
 use crate::domain::due::first_check;
 use crate::domain::due::Due;
 use crate::domain::resource;
 use crate::reconcile::Request;
 use crate::resource::Phase;
 use entry::{phase_slot, Entry, Hold, Seen, PHASE_SLOTS};
-use entry::{Spelled, Token};
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};

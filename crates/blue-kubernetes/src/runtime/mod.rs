@@ -31,6 +31,7 @@ mod reflector;
 pub(crate) mod related;
 mod scheduler;
 mod shards;
+mod token;
 mod worker;
 
 pub use crate::telemetry::{Health, Stats};

@@ -18,8 +18,8 @@
 //! - Lost events cost at most a resync period, as for resources: the
 //!   resync list finds the changed, added and missing objects.
 
-use super::cache::entry::Token;
 use super::key::{Key, Namespaces};
+use super::token::Token;
 use crate::package::erased::Package;
 use crate::related::Related;
 use blue_kubernetes_client::{LabelSelector, ResourceDescriptor};

@@ -11,6 +11,7 @@ mod proxy_metrics;
 pub(crate) mod request_metrics;
 mod sharding;
 mod stats;
+mod tally;
 #[cfg(feature = "webhook")]
 mod webhook_metrics;
 
@@ -21,8 +22,8 @@ pub(crate) use metrics::QUEUE_NAME;
 pub(crate) use request_metrics::RequestMetrics;
 pub(crate) use sharding::ShardMetrics;
 pub use stats::Stats;
-pub(crate) use stats::Tally;
 pub(crate) use stats::{Counters, Verdict};
+pub(crate) use tally::Tally;
 #[cfg(feature = "webhook")]
 pub(crate) use webhook_metrics::WebhookMetrics;
 

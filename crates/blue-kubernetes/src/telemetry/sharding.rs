@@ -1,8 +1,7 @@
 //! What sharding exports: shards owned, handovers, drain time, dispatches
 //! refused for lack of a shard Lease, and writes fenced by a shard Lease.
 
-use super::stats::Tally;
-use super::Metrics;
+use super::{Metrics, Tally};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
