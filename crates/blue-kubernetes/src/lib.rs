@@ -101,77 +101,60 @@
 //! resource (the local-configmap example: a trait package with a related
 //! kind and an immutable field) to its Ready status write and back to the
 //! next decision; the package's own code and the client crate aside.
-//! Several files are entered again later (the dispatcher when the pass
-//! begins and ends, the domain rules at each write).
+//! Several are entered again later (the dispatcher as the pass begins
+//! and ends, the domain rules at each write).
 //!
 //! 1. `runtime/reflector.rs`: a watch event arrives;
-//! 2. `runtime/dispatch.rs`: routes it to the book under its lock, and acts
-//!    on the book's decisions (queue the work, gauges);
+//! 2. `runtime/dispatch.rs`: routes it to the book, acts on its decisions;
 //! 3. `runtime/key.rs`: the resource's key, its namespace interned;
 //! 4. `controller.rs`: the due rule applied with the controller's clock;
-//! 5. `domain/due.rs`: the due rule (later: the times status records, the
-//!    interval's stretch, the retry delay);
-//! 6. `domain/resource.rs`: the snapshot read (metadata, common spec
-//!    fields, what it asks for);
+//! 5. `domain/due.rs`: the due rule (later: times, stretch, retry delay);
+//! 6. `domain/resource.rs`: the snapshot's metadata and common spec read;
 //! 7. `steps/record.rs`: whether a durable-steps run was left running;
 //! 8. `runtime/book.rs`: keeps the copy and decides: due now, queue it;
 //! 9. `runtime/backoff.rs`: write backoff, forgotten on an edit;
 //! 10. `runtime/cache.rs`: the resource's entry recorded;
-//! 11. `runtime/cache/entry.rs`: the entry, its hold, phase slot and the
-//!     versions seen during a pass;
-//! 12. `runtime/token.rs`: uid and resourceVersion packed;
+//! 11. `runtime/cache/entry.rs`: its hold, phase slot, versions seen;
+//! 12. `runtime/token.rs`: its uid and resourceVersion packed;
 //! 13. `runtime/queue.rs`: holds the work until a worker takes it;
 //! 14. `runtime/mod.rs`: whether this replica dispatches, the log subject;
-//! 15. `runtime/worker.rs`: takes the work and the book's copy, runs the
-//!     pass, counts its verdict;
-//! 16. `reconcile/prepare.rs`: the due check (not again for the version
-//!     the book judged), options, plan, identity; the lease the writes are
-//!     fenced by (`Terms`); the identity lock;
+//! 15. `runtime/worker.rs`: runs a pass on the book's copy, counts it;
+//! 16. `reconcile/prepare.rs`: due check, options, plan, identity, lease;
 //! 17. `package/options.rs`: the callbacks' input, from the snapshot;
 //! 18. `package/erased.rs`: the package bound to the resource's config;
 //! 19. `package/typed.rs`: that config decoded, once for the pass;
 //! 20. `package/schema.rs`: the package's declaration read;
 //! 21. `reconcile/plan.rs`: what happens before any package code runs;
-//! 22. `package/callback.rs`: `identity`, then every callback, run with
-//!     panics caught;
-//! 23. `telemetry/metrics.rs`: each callback timed;
+//! 22. `package/callback.rs`: each callback run, panics caught, timed;
+//! 23. `telemetry/metrics.rs`: the callback's time observed;
 //! 24. `package/context.rs`: the context a callback gets;
 //! 25. `package/infrastructure.rs`: the trait's default `identity`;
 //! 26. `lock.rs`: the identity lock taken;
-//! 27. `reconcile/driver.rs`: the driver performs what the decision says:
-//!     `validate`, the finalizer, `observe` while publishing Reconciling,
-//!     `converge`, `observe` again, each status write;
-//! 28. `reconcile/pass.rs`: the pass's guarded writes (status with the
-//!     snapshot's resourceVersion, finalizer, the external name first);
+//! 27. `reconcile/driver.rs`: performs each effect the decision names;
+//! 28. `reconcile/pass.rs`: the guarded writes, the external name first;
 //! 29. `package/api.rs`: the fenced API handle a callback gets;
-//! 30. `reconcile/decision.rs`: the ordered rules, asked what to do next;
-//! 31. `reconcile/protocol.rs`: what decision and driver say to each
-//!     other, and how a pass ends (`Report`, `PassOutcome`);
+//! 30. `reconcile/decision.rs`: the ordered rules: what to do next;
+//! 31. `reconcile/protocol.rs`: what they say; how a pass ends (`Report`);
 //! 32. `domain/immutable.rs`: the immutable field checked;
 //! 33. `package/validation.rs`: what `validate` answered, bounded;
 //! 34. `domain/names.rs`: the names we own (the external-name annotation);
-//! 35. `reconcile/steps.rs`: `converge` run (no durable steps declared),
-//!     the run settled;
+//! 35. `reconcile/steps.rs`: `converge` run without durable steps, settled;
 //! 36. `steps/mod.rs`: the steps handle of a package without steps;
-//! 37. `package/observation.rs`: what `observe` reported; outputs checked
-//!     before they are recorded;
+//! 37. `package/observation.rs`: what `observe` reported; outputs checked;
 //! 38. `package/result.rs`: `converge`'s `Outcome` read;
 //! 39. `test_hooks.rs`: named boundaries (nothing happens without hooks);
-//! 40. `domain/status.rs`: each status rendered, its next check, whether a
-//!     check is quiet;
+//! 40. `domain/status.rs`: each status rendered; whether a check is quiet;
 //! 41. `domain/phase.rs`: the phase and reason written;
-//! 42. `reconcile/reporting.rs`: the logs, metrics and Events of each write;
+//! 42. `reconcile/reporting.rs`: the logs, metrics and Events of a write;
 //! 43. `telemetry/log.rs`: the log lines;
 //! 44. `telemetry/events/mod.rs`: the Event recorder;
 //! 45. `telemetry/events/state.rs`: its series and token buckets;
-//! 46. `telemetry/events/outbox.rs`: the Events on their way to the server;
+//! 46. `telemetry/events/outbox.rs`: the Events on their way out;
 //! 47. `telemetry/request_metrics.rs`: every request counted and timed;
 //! 48. `telemetry/stats.rs`: the pass counted as a `Verdict`;
 //! 49. `telemetry/tally.rs`: the counters behind it;
 //! 50. `telemetry/failure_log.rs`: repeating failures logged once;
-//! 51. `runtime/scheduler.rs`: back in the book (`dispatch::pass_ended`),
-//!     the hold settled and the next check kept as a timer; the watch
-//!     event of the pass's own write comes back through step 1.
+//! 51. `runtime/scheduler.rs`: the next check's timer, in the book again.
 
 pub mod admission;
 mod cached;

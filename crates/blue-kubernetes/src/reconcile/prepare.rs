@@ -6,6 +6,7 @@
 //! one-shot pass, a second look.
 
 use super::plan::Plan;
+use crate::domain::due::is_due;
 use crate::domain::resource;
 use crate::leader::{Fence, FencingToken, Gate};
 use crate::lock::{LockGuard, LockKey};
@@ -54,10 +55,17 @@ pub(crate) async fn prepare<'a>(
     snapshot: Value,
     due: bool,
 ) -> Result<Option<Prepared<'a>>, Error> {
-    if !due && !controller.is_due(&snapshot) {
+    let config = &controller.config;
+    if !due
+        && !is_due(
+            &snapshot,
+            controller.now(),
+            &config.names,
+            config.retry_max_ms,
+        )
+    {
         return Ok(None);
     }
-    let config = &controller.config;
     let options =
         CallbackInput::from_resource(&snapshot).with_env(config.now.clone(), config.names.clone());
     // Decoded here, once for the pass; why not (redacted) if it does not.
