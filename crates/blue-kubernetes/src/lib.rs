@@ -128,7 +128,7 @@
 //! 22. `package/callback.rs`: each callback run, panics caught, timed;
 //! 23. `telemetry/metrics.rs`: the callback's time observed;
 //! 24. `package/context.rs`: the context a callback gets;
-//! 25. `package/infrastructure.rs`: the trait's default `identity`;
+//! 25. `package/infrastructure.rs`: the default `identity`; `Outcome` read;
 //! 26. `lock.rs`: the identity lock taken;
 //! 27. `reconcile/driver.rs`: performs each effect the decision names;
 //! 28. `reconcile/pass.rs`: the guarded writes, the external name first;
@@ -141,20 +141,19 @@
 //! 35. `reconcile/steps.rs`: `converge` run without durable steps, settled;
 //! 36. `steps/mod.rs`: the steps handle of a package without steps;
 //! 37. `package/observation.rs`: what `observe` reported; outputs checked;
-//! 38. `package/result.rs`: `converge`'s `Outcome` read;
-//! 39. `test_hooks.rs`: named boundaries (nothing happens without hooks);
-//! 40. `domain/status.rs`: each status rendered; whether a check is quiet;
-//! 41. `domain/phase.rs`: the phase and reason written;
-//! 42. `reconcile/reporting.rs`: the logs, metrics and Events of a write;
-//! 43. `telemetry/log.rs`: the log lines;
-//! 44. `telemetry/events/mod.rs`: the Event recorder;
-//! 45. `telemetry/events/state.rs`: its series and token buckets;
-//! 46. `telemetry/events/outbox.rs`: the Events on their way out;
-//! 47. `telemetry/request_metrics.rs`: every request counted and timed;
-//! 48. `telemetry/stats.rs`: the pass counted as a `Verdict`;
-//! 49. `telemetry/tally.rs`: the counters behind it;
-//! 50. `telemetry/failure_log.rs`: repeating failures logged once;
-//! 51. `runtime/scheduler.rs`: the next check's timer, in the book again.
+//! 38. `test_hooks.rs`: named boundaries (nothing happens without hooks);
+//! 39. `domain/status.rs`: each status rendered; whether a check is quiet;
+//! 40. `domain/phase.rs`: the phase and reason written;
+//! 41. `reconcile/reporting.rs`: the logs, metrics and Events of a write;
+//! 42. `telemetry/log.rs`: the log lines;
+//! 43. `telemetry/events/mod.rs`: the Event recorder;
+//! 44. `telemetry/events/state.rs`: its series and token buckets;
+//! 45. `telemetry/events/outbox.rs`: the Events on their way out;
+//! 46. `telemetry/request_metrics.rs`: every request counted and timed;
+//! 47. `telemetry/stats.rs`: the pass counted as a `Verdict`;
+//! 48. `telemetry/tally.rs`: the counters behind it;
+//! 49. `telemetry/failure_log.rs`: repeating failures logged once;
+//! 50. `runtime/scheduler.rs`: the next check's timer, in the book again.
 
 pub mod admission;
 mod cached;
@@ -196,9 +195,8 @@ pub use controller::{controller, Controller};
 pub use error::Error;
 pub use package::context::Context;
 pub use package::context::IdentityContext;
-pub use package::infrastructure::Infrastructure;
+pub use package::infrastructure::{Infrastructure, Outcome};
 pub use package::observation::Observation;
-pub use package::result::Outcome;
 pub use package::schema::ResourceSchema;
 pub use package::{CallbackResult, Package};
 pub use reconcile::{reconcile, Report};

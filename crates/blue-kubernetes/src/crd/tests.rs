@@ -13,7 +13,7 @@ fn widgets() -> ResourceDescriptor {
 /// A trait package of widgets, of config `C` and outputs `O`, declaring a
 /// connection Secret and an immutable `tier` when `DECLARED`, that does
 /// nothing.
-struct Typed<C, O = crate::package::observation::NoOutputs, const DECLARED: bool = false> {
+struct Typed<C, O = crate::package::infrastructure::NoOutputs, const DECLARED: bool = false> {
     types: std::marker::PhantomData<fn() -> (C, O)>,
 }
 
@@ -58,15 +58,15 @@ where
     async fn converge(
         &self,
         _: &crate::package::context::Context<C>,
-    ) -> crate::package::result::CallbackResult<crate::package::result::Outcome<O>> {
-        Ok(crate::package::result::Outcome::done())
+    ) -> crate::package::result::CallbackResult<crate::package::infrastructure::Outcome<O>> {
+        Ok(crate::package::infrastructure::Outcome::done())
     }
 
     async fn delete(
         &self,
         _: &crate::package::context::Context<C>,
-    ) -> crate::package::result::CallbackResult<crate::package::result::Outcome<O>> {
-        Ok(crate::package::result::Outcome::done())
+    ) -> crate::package::result::CallbackResult<crate::package::infrastructure::Outcome<O>> {
+        Ok(crate::package::infrastructure::Outcome::done())
     }
 }
 

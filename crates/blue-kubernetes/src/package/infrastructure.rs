@@ -2,8 +2,8 @@
 //! typed config and outputs as associated types and every other feature
 //! declared once, in its [`ResourceSchema`].
 
-use crate::package::observation::NoOutputs;
-use crate::package::result::{CallbackResult, Outcome};
+use crate::package::observation::Outputs;
+use crate::package::result::{Answer, CallbackResult};
 use crate::package::validation::ValidationErrors;
 use crate::versions::Versions;
 use crate::{
@@ -13,7 +13,7 @@ use crate::{
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A package: the callbacks that manage one kind of infrastructure, as
 /// methods of one type. Turn it into a [`Package`](crate::Package) with
@@ -172,6 +172,88 @@ pub trait Infrastructure: Send + Sync + 'static {
 
     /// Destroys the infrastructure (only for `deletionPolicy: Destroy`).
     async fn delete(&self, cx: &Context<Self::Config>) -> CallbackResult<Outcome<Self::Outputs>>;
+}
+
+/// The outputs type of a package that reports none: `status.outputs` keeps
+/// any object.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NoOutputs {}
+
+// Written out: the crate does not build schemars' derive macros. (Never
+// used for a CRD: a package with `NoOutputs` declares no outputs type.)
+impl JsonSchema for NoOutputs {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoOutputs".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "object"})
+    }
+}
+
+/// What `converge` and `delete` of an [`Infrastructure`] return when they
+/// succeed: optionally the outputs and the external name of what they
+/// made. A failure is an error.
+///
+/// ```
+/// use blue_kubernetes::Outcome;
+/// #[derive(serde::Serialize)]
+/// struct Made { oid: u32 }
+/// let outcome = Outcome::done().with(Made { oid: 16384 }).with_external_name("16384");
+/// assert_eq!(outcome.external_name(), Some("16384"));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome<O> {
+    outputs: Option<O>,
+    external_name: Option<String>,
+}
+
+impl<O> Default for Outcome<O> {
+    fn default() -> Self {
+        Self::done()
+    }
+}
+
+impl<O> Outcome<O> {
+    /// Succeeded, reporting nothing.
+    pub fn done() -> Self {
+        Self {
+            outputs: None,
+            external_name: None,
+        }
+    }
+
+    /// Reports the outputs of what was made.
+    #[must_use]
+    pub fn with(mut self, outputs: O) -> Self {
+        self.outputs = Some(outputs);
+        self
+    }
+
+    /// Reports the infrastructure's own ID: recorded as the resource's
+    /// external name and handed to later passes ([`Context::external_name`](crate::Context::external_name)).
+    #[must_use]
+    pub fn with_external_name(mut self, name: impl Into<String>) -> Self {
+        self.external_name = Some(name.into());
+        self
+    }
+
+    /// The external name reported, if any.
+    pub fn external_name(&self) -> Option<&str> {
+        self.external_name.as_deref()
+    }
+}
+
+impl<O: Serialize> Outcome<O> {
+    /// The typed answer the pass reads.
+    pub(crate) fn answer(self) -> CallbackResult<Answer> {
+        let outputs = self.outputs.map(serde_json::to_value).transpose()?;
+        Ok(Answer {
+            failed: false,
+            outputs: outputs.map(Outputs::Value),
+            external_name: self.external_name,
+        })
+    }
 }
 
 // Here rather than in `schema.rs`: the trait names `ResourceSchema`, so

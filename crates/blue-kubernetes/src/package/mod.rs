@@ -12,7 +12,8 @@ pub use api::Api;
 pub use callback::blocking;
 pub use closures::PackageBuilder;
 pub use erased::Package;
-pub use observation::{NoOutputs, MAX_OUTPUTS_BYTES};
+pub use infrastructure::NoOutputs;
+pub use observation::MAX_OUTPUTS_BYTES;
 pub use options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
 pub use rejected::Rejected;
 pub use result::{

@@ -11,8 +11,7 @@
 //! the outputs it last had.
 
 use crate::package::schema::OutputsType;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// What `observe` reports about the infrastructure. Observing is read-only.
@@ -274,23 +273,6 @@ pub(crate) fn accept(declared: Option<&OutputsType>, outputs: Outputs) -> Result
         return Err(Rejected::TooLarge(size));
     }
     Ok(value)
-}
-
-/// The outputs type of a package that reports none: `status.outputs` keeps
-/// any object.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NoOutputs {}
-
-// Written out: the crate does not build schemars' derive macros. (Never
-// used for a CRD: a package with `NoOutputs` declares no outputs type.)
-impl JsonSchema for NoOutputs {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "NoOutputs".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({"type": "object"})
-    }
 }
 
 #[cfg(test)]

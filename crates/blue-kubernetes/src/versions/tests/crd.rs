@@ -122,7 +122,7 @@ fn an_installed_crd_keeping_unknown_fields_is_refused_when_versions_are_declared
 #[test]
 fn an_older_version_named_like_the_stored_one_or_not_a_version_is_refused() {
     use super::{WidgetV1, WidgetV1alpha1};
-    use crate::package::observation::NoOutputs;
+    use crate::package::infrastructure::NoOutputs;
     use crate::versions::Versions;
     use crate::{
         async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome, Package,

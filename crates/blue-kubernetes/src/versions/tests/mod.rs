@@ -2,7 +2,7 @@
 //! `v1alpha1` also the zone and calls `replicas` `size`.
 
 use crate::domain::names::Names;
-use crate::package::observation::NoOutputs;
+use crate::package::infrastructure::NoOutputs;
 use crate::versions::{Conversion, Versions};
 use crate::ResourceSchema;
 use crate::{async_trait, CallbackResult, Context, Infrastructure, Observation, Outcome};
