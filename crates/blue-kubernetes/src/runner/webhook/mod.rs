@@ -1,6 +1,7 @@
 //! The admission webhook's HTTPS server (feature `webhook`): the
-//! packages' [`Admission`](crate::admission::Admission) at [`Admission::path_of`](crate::admission::Admission::path_of) each kind, over
-//! rustls (ring) and HTTP/1.1.
+//! packages' [`Admission`](crate::admission::Admission) at
+//! [`Admission::path_of`](crate::admission::Admission::path_of) each
+//! kind, over rustls (ring) and HTTP/1.1.
 //!
 //! The runner starts it with `--webhook-bind` (nothing listens without
 //! it) before the controller's first write, on every replica, and stops
