@@ -112,17 +112,6 @@ impl Controller {
         )
     }
 
-    /// [`is_due`](crate::resource::is_due) now, with this controller's
-    /// names and retry settings.
-    pub(crate) fn is_due(&self, resource: &serde_json::Value) -> bool {
-        crate::domain::due::is_due(
-            resource,
-            self.now(),
-            &self.config.names,
-            self.config.retry_max_ms,
-        )
-    }
-
     /// The resource with `uid` was released, or is gone: forgets it. This
     /// is the one list of what the controller remembers per resource,
     /// whether a runtime runs or not: new per-resource memory is forgotten

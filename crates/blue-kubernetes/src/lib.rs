@@ -94,7 +94,70 @@
 //!   ValidatingWebhookConfiguration.
 //!
 //! The map of the crate's own modules, for its maintainers, is in the
-//! README's "Architecture".
+//! README's "Architecture"; the walk of one resource through them follows.
+//!
+//! # One resource's path
+//! Every file of this crate that defines a function called on the way,
+//! in the order a reader first enters it, from the watch event of a new
+//! resource (the local-configmap example: a trait package with a related
+//! kind and an immutable field) to its Ready status write and back to the
+//! next decision; the package's own code and the client crate aside.
+//! Several are entered again later (the dispatcher as the pass begins
+//! and ends, the domain rules at each write).
+//!
+//! 1. `runtime/reflector.rs`: a watch event arrives;
+//! 2. `runtime/dispatch.rs`: routes it to the book, acts on its decisions;
+//! 3. `runtime/key.rs`: the resource's key, its namespace interned;
+//! 4. `controller.rs`: the due rule applied with the controller's clock;
+//! 5. `clock.rs`: the system clock read;
+//! 6. `domain/due.rs`: the due rule (later: times, stretch, retry delay);
+//! 7. `domain/resource.rs`: the snapshot's metadata and common spec read;
+//! 8. `steps/record.rs`: whether a durable-steps run was left running;
+//! 9. `runtime/book.rs`: keeps the copy and decides: due now, queue it;
+//! 10. `runtime/backoff.rs`: write backoff, forgotten on an edit;
+//! 11. `runtime/cache.rs`: the resource's entry recorded;
+//! 12. `runtime/cache/entry.rs`: its hold, phase slot, versions seen;
+//! 13. `runtime/token.rs`: its uid and resourceVersion packed;
+//! 14. `runtime/queue.rs`: holds the work until a worker takes it;
+//! 15. `runtime/mod.rs`: whether this replica dispatches, the log subject;
+//! 16. `runtime/worker.rs`: runs a pass on the book's copy, counts it;
+//! 17. `reconcile/prepare.rs`: due check, options, plan, identity, lease;
+//! 18. `package/options.rs`: the callbacks' input, from the snapshot;
+//! 19. `package/erased.rs`: the package bound to the resource's config;
+//! 20. `package/typed.rs`: that config decoded, once for the pass;
+//! 21. `package/schema.rs`: the package's declaration read;
+//! 22. `reconcile/plan.rs`: what happens before any package code runs;
+//! 23. `package/callback.rs`: each callback run, panics caught, timed;
+//! 24. `telemetry/metrics.rs`: the callback's time observed;
+//! 25. `package/context.rs`: the context a callback gets;
+//! 26. `package/infrastructure.rs`: the default `identity`; `Outcome` read;
+//! 27. `lock.rs`: the identity lock taken;
+//! 28. `reconcile/driver.rs`: performs each effect the decision names;
+//! 29. `reconcile/pass.rs`: the guarded writes, the external name first;
+//! 30. `package/api.rs`: the fenced API handle a callback gets;
+//! 31. `reconcile/decision.rs`: the ordered rules: what to do next;
+//! 32. `reconcile/protocol.rs`: what they say; how a pass ends (`Report`);
+//! 33. `domain/immutable.rs`: the immutable field checked;
+//! 34. `package/validation.rs`: what `validate` answered, bounded;
+//! 35. `telemetry/request_metrics.rs`: every request counted and timed;
+//! 36. `cached/own_writes.rs`: each write marked for the cached reads;
+//! 37. `domain/names.rs`: the names we own (the external-name annotation);
+//! 38. `reconcile/steps.rs`: `converge` run without durable steps, settled;
+//! 39. `steps/mod.rs`: the steps handle of a package without steps;
+//! 40. `cached/mod.rs`: the package's cached reads of its ConfigMap;
+//! 41. `package/observation.rs`: what `observe` reported; outputs checked;
+//! 42. `test_hooks.rs`: named boundaries (nothing happens without hooks);
+//! 43. `domain/status.rs`: each status rendered; whether a check is quiet;
+//! 44. `domain/phase.rs`: the phase and reason written;
+//! 45. `reconcile/reporting.rs`: the logs, metrics and Events of a write;
+//! 46. `telemetry/log.rs`: the log lines;
+//! 47. `telemetry/events/mod.rs`: the Event recorder;
+//! 48. `telemetry/events/state.rs`: its series and token buckets;
+//! 49. `telemetry/events/outbox.rs`: the Events on their way out;
+//! 50. `telemetry/stats.rs`: the pass counted as a `Verdict`;
+//! 51. `telemetry/tally.rs`: the counters behind it;
+//! 52. `telemetry/failure_log.rs`: repeating failures logged once;
+//! 53. `runtime/scheduler.rs`: the next check's timer, in the book again.
 
 pub mod admission;
 mod cached;
@@ -136,7 +199,7 @@ pub use config::Config;
 pub use controller::{controller, Controller};
 pub use error::Error;
 pub use package::context::Context;
-pub use package::identity_context::IdentityContext;
+pub use package::context::IdentityContext;
 pub use package::infrastructure::{Infrastructure, Outcome};
 pub use package::observation::Observation;
 pub use package::schema::ResourceSchema;

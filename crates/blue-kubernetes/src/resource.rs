@@ -5,10 +5,10 @@
 //! ([`is_due`]).
 
 pub use crate::domain::due::is_due;
-pub use crate::domain::intent::Intent;
 pub use crate::domain::names::is_object_name;
 pub use crate::domain::phase::{Phase, Reason};
-pub use crate::domain::spec::{
+pub use crate::domain::resource::Intent;
+pub use crate::domain::resource::{
     reconcile_interval_pattern, ManagementPolicy, MAX_RECONCILE_INTERVAL_MS,
 };
 pub use crate::package::context::Metadata;

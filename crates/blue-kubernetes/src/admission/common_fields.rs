@@ -1,12 +1,12 @@
 //! The common spec fields at the door: judged by the parser the pass uses
-//! (`domain::spec::parse` and its companions), one field at a time, so the
+//! (`domain::resource::parse` and its companions), one field at a time, so the
 //! denial can name the field. The messages are the library's own and
 //! never repeat the value.
 
 use super::verdict::Cause;
 use crate::config::Names;
 use crate::connection::secret_ref_valid;
-use crate::domain::spec;
+use crate::domain::resource;
 use serde_json::{json, Value};
 
 /// Each common field, what the parser is shown of it, and what to fix.
@@ -33,7 +33,7 @@ pub(crate) fn malformed(object: &Value, names: &Names, connection: bool) -> Vec<
     };
     for (field, expected) in FIELDS {
         if let Some(value) = spec.get(field) {
-            if spec::parse(&json!({"spec": {field: value}})).is_none() {
+            if resource::parse(&json!({"spec": {field: value}})).is_none() {
                 causes.push(Cause::at(format!("spec.{field}"), expected));
             }
         }
@@ -43,7 +43,7 @@ pub(crate) fn malformed(object: &Value, names: &Names, connection: bool) -> Vec<
         Some(_) => causes.push(Cause::at("spec.config", "must be an object")),
     }
     if let Some(profile) = spec.get("config").and_then(|c| c.get("profile")) {
-        if spec::parse(&json!({"spec": {"config": {"profile": profile}}})).is_none() {
+        if resource::parse(&json!({"spec": {"config": {"profile": profile}}})).is_none() {
             causes.push(Cause::at(
                 "spec.config.profile",
                 "must be a non-empty string",
@@ -51,7 +51,7 @@ pub(crate) fn malformed(object: &Value, names: &Names, connection: bool) -> Vec<
         }
     }
     let key = &names.destroy_protection_key;
-    if !spec::protection_well_typed(object, key) {
+    if !resource::protection_well_typed(object, key) {
         causes.push(Cause::at(format!("spec.config.{key}"), "must be a boolean"));
     }
     if connection && !secret_ref_valid(object) {
@@ -62,7 +62,7 @@ pub(crate) fn malformed(object: &Value, names: &Names, connection: bool) -> Vec<
     }
     // The parser and the field-by-field look must agree: a malformed
     // whole that no single field explains is still refused.
-    if causes.is_empty() && spec::parse(object).is_none() {
+    if causes.is_empty() && resource::parse(object).is_none() {
         causes.push(Cause::at("spec", "is malformed"));
     }
     causes

@@ -52,7 +52,6 @@
 //!   replace: an operator binary that panics with credentials in the
 //!   message should install a hook of its own.
 
-mod backend_made;
 mod error;
 mod name;
 mod redact;
@@ -65,10 +64,12 @@ pub(crate) use name::{secret_name, secret_ref_valid};
 pub use sensitive::Sensitive;
 pub(crate) use store::Store;
 
-use blue_kubernetes_client::{ApiRequest, Client, ErrorKind, Method, ResourceDescriptor};
-use redact::{redact, strings_hold};
-use secret::{read, valid_key, Data, Stored, Target};
+use crate::package::result::CallbackResult;
+use blue_kubernetes_client::{Client, ResourceDescriptor};
+use redact::HandedOut;
+use secret::{valid_key, Stored, Target};
 use serde_json::Value;
+use std::future::Future;
 use std::sync::Arc;
 
 /// A resource's connection Secret, as its callbacks see it
@@ -101,17 +102,6 @@ struct Inner {
     writing: tokio::sync::Mutex<()>,
     // What this pass handed out (a Connection lives for one pass).
     handed_out: std::sync::Mutex<HandedOut>,
-}
-
-/// The values a pass handed out, for refusing and redacting them.
-#[derive(Default)]
-struct HandedOut {
-    /// What `get_or_create` returned: refused in step results and outputs
-    /// and redacted from free text.
-    generated: Vec<String>,
-    /// What `get` read back: redacted from free text only (a step result
-    /// may carry a detail the package stored with `set`).
-    read: Vec<String>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -153,9 +143,9 @@ impl Connection {
 
     /// The stored value of `key`, if any.
     pub async fn get(&self, key: &str) -> Result<Option<Sensitive>, ConnectionError> {
-        let stored = self.read().await?;
+        let stored = self.fetch().await?;
         let value = stored.and_then(|s| s.data.get(key).cloned());
-        Ok(value.map(|v| self.handed_out(v, |h| &mut h.read)))
+        Ok(value.map(|v| self.handed_out(v, false)))
     }
 
     /// The stored value of `key`; when there is none, `generate`'s, stored
@@ -170,29 +160,23 @@ impl Connection {
         let mut generate = Some(generate);
         let mut generated: Option<String> = None;
         for _ in 0..ATTEMPTS {
-            let stored = self.read().await?;
+            let stored = self.fetch().await?;
             if let Some(value) = stored.as_ref().and_then(|s| s.data.get(key)) {
-                return Ok(self.handed_out(value.clone(), |h| &mut h.generated));
+                return Ok(self.handed_out(value.clone(), true));
             }
             // Generated once: a retry after a lost race offers the same value.
             let value = generated
                 .get_or_insert_with(|| generate.take().map(|g| g()).unwrap_or_default())
                 .clone();
             if self.write_key(stored, key, &value).await? {
-                return Ok(self.handed_out(value, |h| &mut h.generated));
+                return Ok(self.handed_out(value, true));
             }
         }
         Err(ConnectionError::Contended)
     }
 
-    fn handed_out(&self, value: String, list: fn(&mut HandedOut) -> &mut Vec<String>) -> Sensitive {
-        if !value.is_empty() {
-            let mut handed_out = self.handed_out_lock();
-            let values = list(&mut handed_out);
-            if !values.contains(&value) {
-                values.push(value.clone());
-            }
-        }
+    fn handed_out(&self, value: String, generated: bool) -> Sensitive {
+        self.handed_out_lock().note(&value, generated);
         Sensitive::new(value)
     }
 
@@ -206,16 +190,81 @@ impl Connection {
     /// Whether a string inside `value` (keys included) contains a value
     /// [`get_or_create`](Self::get_or_create) returned in this pass.
     pub(crate) fn holds_generated(&self, value: &Value) -> bool {
-        let handed_out = self.handed_out_lock();
-        !handed_out.generated.is_empty() && strings_hold(value, &handed_out.generated)
+        self.handed_out_lock().holds_generated(value)
     }
 
     /// `text` with every value this pass handed out (of at least
     /// [`SHORTEST_REDACTED`] bytes) replaced by [`REDACTED`].
     pub(crate) fn redact(&self, text: &str) -> String {
-        let handed_out = self.handed_out_lock();
-        let values = handed_out.generated.iter().chain(&handed_out.read);
-        redact(text, values.map(String::as_str))
+        self.handed_out_lock().redact(text)
+    }
+
+    /// The stored value of `key`; when there is none, runs `create` (the
+    /// request that makes the secret on the backend) and stores what it
+    /// returned (a guarded create or update) before returning it, so the
+    /// next pass gets it back from the Secret instead of creating again.
+    /// An error of `create` or of the write fails the call; a value
+    /// `create` made that could not be stored is lost to the Secret, so
+    /// run it in a durable step that looks for what an interrupted
+    /// attempt made (see the crate's durable-steps guide).
+    ///
+    /// The value is secret from the moment `create` returns it: replaced
+    /// by `<redacted>` in the free text the controller emits about the
+    /// pass and refused in step results and outputs, like a value
+    /// [`get_or_create`](Self::get_or_create) generated.
+    ///
+    /// ```no_run
+    /// # async fn create_tsig_key(_name: &str) -> blue_kubernetes::CallbackResult<String> { Ok("a2V5".into()) }
+    /// # async fn converge(connection: &blue_kubernetes::connection::Connection) -> blue_kubernetes::CallbackResult<()> {
+    /// // POST /servers/localhost/tsigkeys answers with the key's secret.
+    /// let secret = connection
+    ///     .get_or_create_with("tsig-secret", || create_tsig_key("web"))
+    ///     .await?;
+    /// let _ = secret.expose(); // hand it to what needs it
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_or_create_with<F, Fut>(
+        &self,
+        key: &str,
+        create: F,
+    ) -> CallbackResult<Sensitive>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = CallbackResult<String>>,
+    {
+        check_key(key)?;
+        // Held across `create`: two calls of one pass never create twice.
+        let _one = self.inner.writing.lock().await;
+        let stored = self.fetch().await?;
+        if let Some(value) = stored.as_ref().and_then(|s| s.data.get(key)) {
+            return Ok(self.handed_out(value.clone(), true));
+        }
+        let value = create().await?;
+        // Secret before it is written: an error of the write (or of the
+        // package, later) that carries it is redacted.
+        let handed = self.handed_out(value.clone(), true);
+        self.put(key, &value).await?;
+        Ok(handed)
+    }
+
+    /// Stores `value` under `key`, a secret the backend made and the
+    /// package already holds (say, one a server returned while making
+    /// something else), writing only when it differs; returns it as
+    /// [`Sensitive`]. Secret like a generated value (see
+    /// [`get_or_create_with`](Self::get_or_create_with)), which is the
+    /// better choice when the value comes from one request: it does not
+    /// make the secret again once stored.
+    pub async fn store(
+        &self,
+        key: &str,
+        value: impl Into<String>,
+    ) -> Result<Sensitive, ConnectionError> {
+        check_key(key)?;
+        let value = value.into();
+        let handed = self.handed_out(value.clone(), true);
+        let _one = self.inner.writing.lock().await;
+        self.put(key, &value).await?;
+        Ok(handed)
     }
 
     /// Stores `value` under `key` (host, port, user: details the package
@@ -234,7 +283,7 @@ impl Connection {
     /// race; the caller holds the writing lock.
     async fn put(&self, key: &str, value: &str) -> Result<(), ConnectionError> {
         for _ in 0..ATTEMPTS {
-            let stored = self.read().await?;
+            let stored = self.fetch().await?;
             if stored
                 .as_ref()
                 .and_then(|s| s.data.get(key))
@@ -271,7 +320,7 @@ impl Connection {
         let _one = self.inner.writing.lock().await;
         let uid = self.inner.target.owner_uid().to_string();
         for _ in 0..ATTEMPTS {
-            let stored = self.read().await?;
+            let stored = self.fetch().await?;
             let Some(known) = self.inner.store.get(&uid) else {
                 // After a start: the Secret is the record.
                 if let Some(stored) = stored {
@@ -282,30 +331,23 @@ impl Connection {
             if stored.as_ref().is_some_and(|s| s.data == known) {
                 return Ok(());
             }
-            if self.write(stored.as_ref(), &known).await? {
+            if secret::replace(
+                &*self.inner.client,
+                &self.inner.target,
+                stored.as_ref(),
+                &known,
+            )
+            .await?
+            {
                 return Ok(());
             }
         }
         Err(ConnectionError::Contended)
     }
 
-    async fn read(&self) -> Result<Option<Stored>, ConnectionError> {
-        let target = &self.inner.target;
-        target.item()?; // the name is one
-        let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
-        let client = &*self.inner.client;
-        let (namespace, name) = (&target.namespace, &target.name);
-        match self
-            .inner
-            .objects
-            .read(client, &secrets, namespace, name)
-            .await
-        {
-            Ok(Some(body)) => read(&body, target.owner_uid()).map(Some),
-            Ok(None) => Ok(None),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+    async fn fetch(&self) -> Result<Option<Stored>, ConnectionError> {
+        let inner = &*self.inner;
+        secret::fetch(&*inner.client, &inner.objects, &inner.target).await
     }
 
     /// Adds `key = value` to what is stored; false when someone else wrote
@@ -330,29 +372,17 @@ impl Connection {
             }
         }
         data.insert(key.to_string(), value.to_string());
-        let written = self.write(stored.as_ref(), &data).await?;
+        let written = secret::replace(
+            &*self.inner.client,
+            &self.inner.target,
+            stored.as_ref(),
+            &data,
+        )
+        .await?;
         if written {
             self.inner.store.put(&uid, data);
         }
         Ok(written)
-    }
-
-    /// Creates (no Secret) or replaces (guarded by the version read) the
-    /// Secret with `data`; false on a lost race.
-    async fn write(&self, stored: Option<&Stored>, data: &Data) -> Result<bool, ConnectionError> {
-        let target = &self.inner.target;
-        let request = match stored {
-            None => ApiRequest::new(Method::Post, target.collection()?)
-                .with_body(target.body(data, None)),
-            Some(s) => ApiRequest::new(Method::Put, target.item()?)
-                .with_body(target.body(data, Some(&s.resource_version))),
-        };
-        match self.inner.client.send_raw(request).await {
-            Ok(_) => Ok(true),
-            Err(e @ blue_kubernetes_client::Error::Fenced { .. }) => Err(e.into()),
-            Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
     }
 }
 

@@ -11,10 +11,46 @@ pub(crate) const SHORTEST_REDACTED: usize = 8;
 /// What a redacted value reads as: the same marker [`Sensitive`](super::Sensitive) prints.
 pub(crate) const REDACTED: &str = "<redacted>";
 
+/// The values a pass handed out, for refusing and redacting them.
+#[derive(Default)]
+pub(super) struct HandedOut {
+    /// What `get_or_create`, `get_or_create_with` and `store` returned:
+    /// refused in step results and outputs and redacted from free text.
+    generated: Vec<String>,
+    /// What `get` read back: redacted from free text only (a step result
+    /// may carry a detail the package stored with `set`).
+    read: Vec<String>,
+}
+
+impl HandedOut {
+    /// Notes `value` as handed out (`generated`: a value the package did
+    /// not choose).
+    pub(super) fn note(&mut self, value: &str, generated: bool) {
+        let values = match generated {
+            true => &mut self.generated,
+            false => &mut self.read,
+        };
+        if !value.is_empty() && !values.iter().any(|v| v == value) {
+            values.push(value.to_string());
+        }
+    }
+
+    /// Whether any string of `value` holds a generated value.
+    pub(super) fn holds_generated(&self, value: &Value) -> bool {
+        !self.generated.is_empty() && strings_hold(value, &self.generated)
+    }
+
+    /// `text` with every value handed out redacted.
+    pub(super) fn redact(&self, text: &str) -> String {
+        let values = self.generated.iter().chain(&self.read);
+        redact(text, values.map(String::as_str))
+    }
+}
+
 /// `text` with each of `values` (of at least [`SHORTEST_REDACTED`] bytes)
 /// replaced by [`REDACTED`], the longest first, so a value that contains
 /// another is replaced whole.
-pub(super) fn redact<'a>(text: &str, values: impl Iterator<Item = &'a str>) -> String {
+fn redact<'a>(text: &str, values: impl Iterator<Item = &'a str>) -> String {
     let mut values: Vec<&str> = values.filter(|v| v.len() >= SHORTEST_REDACTED).collect();
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     let mut text = text.to_string();
@@ -28,7 +64,7 @@ pub(super) fn redact<'a>(text: &str, values: impl Iterator<Item = &'a str>) -> S
 
 /// Whether any string of `value` (or key of its maps) contains one of
 /// `needles`.
-pub(super) fn strings_hold(value: &Value, needles: &[String]) -> bool {
+fn strings_hold(value: &Value, needles: &[String]) -> bool {
     let holds = |text: &str| needles.iter().any(|n| text.contains(n.as_str()));
     match value {
         Value::String(text) => holds(text),

@@ -3,10 +3,11 @@
 //! `data`, as core/v1 Secrets keep them.
 
 use super::error::ConnectionError;
+use crate::cached::ObjectStore;
 use crate::domain::names::MANAGED_BY;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use blue_kubernetes_client::{ApiPath, ResourceDescriptor};
+use blue_kubernetes_client::{ApiPath, ApiRequest, Client, ErrorKind, Method, ResourceDescriptor};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -91,7 +92,7 @@ pub(crate) struct Stored {
 /// Reads a stored Secret: ours (owned by `owner_uid`), or
 /// [`ConnectionError::NotOurs`]. Undecodable values read as absent, so a
 /// corrupted key is rewritten rather than trusted.
-pub(crate) fn read(secret: &Value, owner_uid: &str) -> Result<Stored, ConnectionError> {
+fn read(secret: &Value, owner_uid: &str) -> Result<Stored, ConnectionError> {
     let ours = secret["metadata"]["ownerReferences"]
         .as_array()
         .is_some_and(|refs| refs.iter().any(|r| r["uid"] == owner_uid));
@@ -123,6 +124,47 @@ pub(crate) fn valid_key(key: &str) -> bool {
         && key
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// The Secret as stored, if there is one; read through the controller's
+/// cache of connection Secrets, which waits for this process's own writes.
+pub(super) async fn fetch(
+    client: &dyn Client,
+    objects: &ObjectStore,
+    target: &Target,
+) -> Result<Option<Stored>, ConnectionError> {
+    target.item()?; // the name is one
+    let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
+    let (namespace, name) = (&target.namespace, &target.name);
+    match objects.read(client, &secrets, namespace, name).await {
+        Ok(Some(body)) => read(&body, target.owner_uid()).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Creates (no Secret) or replaces (guarded by the version read) the
+/// Secret with `data`; false on a lost race.
+pub(super) async fn replace(
+    client: &dyn Client,
+    target: &Target,
+    stored: Option<&Stored>,
+    data: &Data,
+) -> Result<bool, ConnectionError> {
+    let request = match stored {
+        None => {
+            ApiRequest::new(Method::Post, target.collection()?).with_body(target.body(data, None))
+        }
+        Some(s) => ApiRequest::new(Method::Put, target.item()?)
+            .with_body(target.body(data, Some(&s.resource_version))),
+    };
+    match client.send_raw(request).await {
+        Ok(_) => Ok(true),
+        Err(e @ blue_kubernetes_client::Error::Fenced { .. }) => Err(e.into()),
+        Err(e) if matches!(e.kind(), ErrorKind::Conflict | ErrorKind::NotFound) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The schemas of the parts every managed resource shares: the common spec
 //! fields and the status the controller writes.
 
-use crate::domain::spec::reconcile_interval_pattern;
+use crate::domain::resource::reconcile_interval_pattern;
 use crate::resource::Phase;
 use serde_json::{json, Value};
 

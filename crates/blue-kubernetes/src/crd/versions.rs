@@ -4,7 +4,8 @@
 //! sends conversions to the operator's webhook, and the check of an
 //! installed CRD that would keep unknown fields.
 
-use super::{config_schema_of, CrdConfig};
+use super::config::CrdConfig;
+use super::config_schema_of;
 use crate::admission::client::ClientConfig;
 use crate::versions::old::{is_version_name, OldVersion};
 use crate::versions::Conversion;

@@ -1,11 +1,20 @@
-//! When a resource needs a reconcile, decided from a listed snapshot alone.
+//! When a resource needs a reconcile, decided from a listed snapshot alone;
+//! the times status records (milliseconds since the epoch to and from
+//! RFC 3339 text), and each resource's interval, stretched by a factor
+//! derived from its uid so that resources created together are not
+//! checked together.
+//!
+//! The stretch, exactly: `h` is the 64-bit FNV-1a hash of the uid's bytes,
+//! `permille = h % 1000`, and an interval `i` becomes
+//! `i + i * permille / 10_000` (integer arithmetic, rounded down), so the
+//! stretch is in `[0, 10%)` of the interval. It depends on nothing but the
+//! uid, so every process (and a test) computes the same one, and a
+//! resource keeps its place in the spread from one check to the next.
 
-use crate::domain::jitter;
 use crate::domain::names::Names;
 use crate::domain::resource::{self, status, status_str};
-use crate::domain::spec;
-use crate::domain::time::parse_ms;
 use serde_json::Value;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Desired state differs from what status acknowledged: a new generation or
 /// a new request token.
@@ -116,7 +125,7 @@ pub(crate) fn due_named(resource: &Value, now_ms: u64, names: &Names, retry_max_
     let phase = status_str(resource, "phase");
     match phase {
         Some("Invalid") => return Due::OnEdit,
-        Some("Suspended") if spec::suspended(resource) => return Due::OnEdit,
+        Some("Suspended") if resource::suspended(resource) => return Due::OnEdit,
         Some("Suspended") => return now,
         // Each can be written before any effect: the stored time decides.
         Some("Failed" | "Waiting" | "Rejected") => {}
@@ -126,8 +135,9 @@ pub(crate) fn due_named(resource: &Value, now_ms: u64, names: &Names, retry_max_
     let Some(next) = status_str(resource, "nextReconcileTime").and_then(parse_ms) else {
         return now;
     };
-    let interval = spec::parse(resource).map_or(spec::DEFAULT_INTERVAL_MS, |c| c.interval_ms);
-    // The interval as stretched (`jitter`, under a tenth more) or the
+    let interval =
+        resource::parse(resource).map_or(resource::DEFAULT_INTERVAL_MS, |c| c.interval_ms);
+    // The interval as stretched (`stretch`, under a tenth more) or the
     // largest retry delay, whichever the record was written for.
     let latest_plausible = now_ms
         .saturating_add(interval)
@@ -166,9 +176,7 @@ fn records_an_effect(r: &Value, finalizer: &str) -> bool {
 pub(crate) fn first_check(due: Due, uid: &str, now_ms: u64) -> Option<u64> {
     match due {
         Due::Stored { at_ms, .. } if at_ms > now_ms => Some(at_ms),
-        Due::Stored { period_ms, .. } => {
-            Some(now_ms.saturating_add(jitter::extra_ms(period_ms, uid)))
-        }
+        Due::Stored { period_ms, .. } => Some(now_ms.saturating_add(extra_ms(period_ms, uid))),
         Due::Now | Due::OnEdit => None,
     }
 }
@@ -181,10 +189,46 @@ pub(crate) fn backoff_ms(attempt: u32, base_ms: u64, max_ms: u64) -> u64 {
         .map_or(max_ms, |d| d.min(max_ms))
 }
 
+/// `9999-12-31T23:59:59.999Z`, the last instant RFC 3339 can write.
+pub(crate) const LATEST_MS: u64 = 253_402_300_799_999;
+
+/// Total: times past year 9999 are written as its last millisecond (they
+/// come only from a clock or a status that is wrong anyway).
+pub(crate) fn format_ms(ms: u64) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms.min(LATEST_MS)))
+        .to_string()
+}
+
+pub(crate) fn parse_ms(s: &str) -> Option<u64> {
+    let t: SystemTime = humantime::parse_rfc3339_weak(s).ok()?;
+    u64::try_from(t.duration_since(UNIX_EPOCH).ok()?.as_millis()).ok()
+}
+
+/// The stretch of `uid`'s interval, in ten-thousandths: `0..1000`.
+pub(crate) fn permille_of_ten(uid: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in uid.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h % 1000
+}
+
+/// The part added to `interval_ms` for `uid`: in `[0, interval_ms / 10)`.
+pub(crate) fn extra_ms(interval_ms: u64, uid: &str) -> u64 {
+    let extra = u128::from(interval_ms) * u128::from(permille_of_ten(uid)) / 10_000;
+    u64::try_from(extra).unwrap_or(u64::MAX)
+}
+
+/// `interval_ms` stretched for `uid`: in `[interval_ms, interval_ms * 1.1)`.
+pub(crate) fn stretch(interval_ms: u64, uid: &str) -> u64 {
+    interval_ms.saturating_add(extra_ms(interval_ms, uid))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::time::format_ms;
+
     use serde_json::json;
 
     /// The reference names and largest retry delay.
@@ -353,5 +397,56 @@ mod tests {
                 proptest::prop_assert_eq!(is_due(&r, t, &names, 60_000), at.is_some_and(|at| at <= t));
             }
         }
+    }
+
+    #[test]
+    fn formatted_times_parse_back_to_the_same_millisecond() {
+        for ms in [0, 1_764_000_000_123, 1_800_000_000_999] {
+            assert_eq!(parse_ms(&format_ms(ms)), Some(ms));
+        }
+    }
+
+    #[test]
+    fn times_past_year_9999_are_clamped_not_a_panic() {
+        assert_eq!(format_ms(u64::MAX), "9999-12-31T23:59:59.999Z");
+        assert_eq!(parse_ms(&format_ms(u64::MAX)), Some(LATEST_MS));
+    }
+
+    #[test]
+    fn seconds_precision_times_from_kubernetes_parse() {
+        assert_eq!(parse_ms("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(parse_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn a_stretch_is_below_a_tenth_and_the_same_for_the_same_uid() {
+        for n in 0..2_000 {
+            let uid = format!("3f2504e0-4f89-11d3-9a0c-{n:012}");
+            let stretched = stretch(60_000, &uid);
+            assert!((60_000..66_000).contains(&stretched), "{stretched}");
+            assert_eq!(stretched, stretch(60_000, &uid));
+        }
+        assert_eq!(stretch(u64::MAX, "u"), u64::MAX);
+        assert_eq!(stretch(0, "u"), 0);
+    }
+
+    #[test]
+    fn uids_created_together_spread_over_the_tenth() {
+        let mut buckets = [0usize; 10];
+        for n in 0..1_000 {
+            let extra = extra_ms(60_000, &format!("uid-{n}"));
+            buckets[usize::try_from(extra / 600).unwrap()] += 1;
+        }
+        // A thousand uids over ten buckets of 0.6 s: none empty, none
+        // holding a quarter.
+        assert!(buckets.iter().all(|&b| b > 0 && b < 250), "{buckets:?}");
+    }
+
+    #[test]
+    fn the_documented_formula_gives_these_values() {
+        // FNV-1a 64 of "" is its offset basis.
+        assert_eq!(permille_of_ten(""), 0xcbf2_9ce4_8422_2325 % 1000);
+        let p = permille_of_ten("a");
+        assert_eq!(stretch(10_000, "a"), 10_000 + 10_000 * p / 10_000);
     }
 }

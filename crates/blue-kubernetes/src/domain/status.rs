@@ -1,9 +1,9 @@
 //! The status the controller writes: phase, generic reason, kstatus conditions.
 
+use crate::domain::due::format_ms;
 use crate::domain::due::{backoff_ms, desired_state_changed};
 use crate::domain::phase::{Phase, Reason};
 use crate::domain::resource::{self, status};
-use crate::domain::time::format_ms;
 use serde_json::{json, Map, Value};
 
 /// When the resource should next be checked.
@@ -155,7 +155,7 @@ pub(crate) fn next_check(status: &Value) -> Option<u64> {
     status
         .get("nextReconcileTime")
         .and_then(Value::as_str)
-        .and_then(crate::domain::time::parse_ms)
+        .and_then(crate::domain::due::parse_ms)
 }
 
 /// A quiet periodic check (the crate README, "Guarantees"): `status`,
@@ -178,7 +178,7 @@ pub(crate) fn is_quiet(
     let heartbeat_due = stored
         .get("lastReconcileTime")
         .and_then(Value::as_str)
-        .and_then(crate::domain::time::parse_ms)
+        .and_then(crate::domain::due::parse_ms)
         .is_none_or(|last| now_ms.saturating_sub(last) >= heartbeat_ms);
     // A stored next check later than this one's (a forged record, say)
     // would delay whoever trusts it: rewritten.
@@ -312,14 +312,14 @@ mod tests {
                 "metadata": {"generation": generation},
                 "status": {"retryCount": retries, "observedGeneration": generation,
                            "conditions": [{"type": "Ready", "status": "True", "reason": "Converged",
-                                           "lastTransitionTime": crate::domain::time::format_ms(now)}]},
+                                           "lastTransitionTime": crate::domain::due::format_ms(now)}]},
             });
             for next in [Next::After(interval), Next::Backoff, Next::Now, Next::OnEdit] {
                 let t = Transition::new(Phase::Failed, Reason::ExecutionFailed, next);
                 let status = render(&snapshot, &t, now, retry);
                 for key in ["lastReconcileTime", "nextReconcileTime"] {
                     if let Some(text) = status[key].as_str() {
-                        proptest::prop_assert!(crate::domain::time::parse_ms(text).is_some(), "{}", text);
+                        proptest::prop_assert!(crate::domain::due::parse_ms(text).is_some(), "{}", text);
                     }
                 }
             }

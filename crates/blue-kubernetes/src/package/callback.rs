@@ -1,9 +1,9 @@
 //! Running callbacks: every package is bound to its resource's config
-//! behind the erased [`Callbacks`] (see `binding`); a panic or an error is
+//! behind the erased [`Callbacks`] (see `erased`); a panic or an error is
 //! a [`Failure`].
 
 use crate::error::error_chain;
-use crate::package::binding::Callbacks;
+use crate::package::erased::Callbacks;
 use crate::package::options::CallbackInput;
 use crate::telemetry::log::FailedCall;
 use crate::{package::erased::Package, package::result::CallbackResult, Controller};
@@ -146,5 +146,30 @@ impl std::fmt::Debug for Failure {
         f.debug_struct("Failure")
             .field("kind", &self.kind)
             .finish_non_exhaustive()
+    }
+}
+
+/// Runs blocking work (a subprocess, a blocking client) on one of tokio's
+/// blocking threads, so it never stalls the controller; a panic in it is a
+/// failed attempt, as anywhere in a callback.
+///
+/// ```
+/// # async fn demo() -> blue_kubernetes::CallbackResult<()> {
+/// let status = blue_kubernetes::package::blocking(|| Ok(std::process::Command::new("true").status()?)).await?;
+/// assert!(status.success());
+/// # Ok(()) }
+/// ```
+pub async fn blocking<T, F>(f: F) -> CallbackResult<T>
+where
+    F: FnOnce() -> CallbackResult<T> + Send + 'static,
+    T: Send + 'static,
+{
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) => match e.try_into_panic() {
+            // Carried on, so the pass reports it as the panic it was.
+            Ok(payload) => std::panic::resume_unwind(payload),
+            Err(_) => Err("the blocking task was cancelled".into()),
+        },
     }
 }

@@ -5,8 +5,8 @@
 //! run on blocking threads, but the pure ones (`validate` and `identity`)
 //! inline.
 
-use crate::package::binding::{Bind, Callbacks};
-use crate::package::infrastructure::blocking;
+use crate::package::callback::blocking;
+use crate::package::erased::{Bind, Callbacks};
 use crate::package::observation::Outputs;
 use crate::package::result::{Answer, CallbackResult, WorkflowOutcome};
 use crate::package::result::{EXTERNAL_NAME_KEY, OUTPUTS_KEY};

@@ -7,7 +7,7 @@ use crate::package::result::{Answer, CallbackResult};
 use crate::package::validation::ValidationErrors;
 use crate::versions::Versions;
 use crate::{
-    package::context::Context, package::identity_context::IdentityContext,
+    package::context::Context, package::context::IdentityContext,
     package::observation::Observation, package::schema::ResourceSchema,
 };
 use async_trait::async_trait;
@@ -25,12 +25,12 @@ use serde::{Deserialize, Serialize};
 ///   reads it with [`Context::config`].
 /// - [`Outputs`](Self::Outputs) are the facts `observe` and `converge`
 ///   report, recorded in `status.outputs` and described by the CRD; a
-///   package without outputs says [`NoOutputs`].
+///   package without outputs says [`NoOutputs`](crate::package::NoOutputs).
 /// - [`schema`](Self::schema) declares the rest once: the resource type,
 ///   a connection Secret, durable steps, references and related kinds.
 ///
 /// The methods are async. Blocking work (a subprocess, a blocking SDK)
-/// goes through [`blocking`], which runs it on a blocking thread so it
+/// goes through [`blocking`](crate::package::blocking), which runs it on a blocking thread so it
 /// never stalls the controller. A panic in any method is a failed attempt,
 /// never a crashed controller. A unit test calls a method directly with
 /// [`Context::from_resource`] (and [`Context::with_api`] for a fake API);
@@ -81,345 +81,7 @@ use serde::{Deserialize, Serialize};
 /// let package = Package::new(Widgets).unwrap();
 /// assert_eq!(package.descriptor().kind, "Widget");
 /// ```
-///
-/// # Optional features
-/// Each feature is declared once: on [`schema`](Self::schema), or by
-/// overriding a method with a default.
-///
-/// ## Validation
-/// `validate` returns the config's errors; the default finds none. Only the
-/// messages marked user-facing reach the resource's users (in an Event);
-/// the rest go to the operator's log.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::{NoOutputs, UserFacingMessage, ValidationErrors}, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
-///     async fn validate(&self, cx: &Context<DbConfig>) -> CallbackResult<ValidationErrors> {
-///         let mut errors = ValidationErrors::new();
-///         if cx.config().name.len() > 63 {
-///             errors.push_user_facing(UserFacingMessage::new("name: at most 63 characters"));
-///         }
-///         Ok(errors)
-///     }
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Identity
-/// Resources with equal identities share one lock and may not change
-/// identity once recorded. The default is the resource type and the
-/// profile; a package whose resources share a backend says so. It reads
-/// an [`IdentityContext`]: what the resource itself says, never what the
-/// resources it references report (see [`identity`](Self::identity)).
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
-///     async fn identity(&self, cx: &IdentityContext<DbConfig>) -> CallbackResult<Vec<Option<String>>> {
-///         Ok(vec![Some("postgres-main".into()), Some(cx.config().name.clone())])
-///     }
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Outputs
-/// `observe` and `converge` report outputs of the package's own type:
-/// non-secret facts (endpoint, version), recorded in `status.outputs`,
-/// described by the CRD, and read by referrers with
-/// [`Context::referenced`].
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::related::Reference;
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-/// struct DbOutputs { host: String, port: u16 }
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = DbOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
-///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<DbOutputs>> {
-///         let host = format!("{}.db.internal", cx.config().name);
-///         Ok(Observation::READY.with(DbOutputs { host, port: 5432 }))
-///     }
-/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> { Ok(Outcome::done()) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<DbOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## External name
-/// `converge` (or `observe`) reports the infrastructure's own ID once it
-/// exists; the controller records it as the resource's
-/// `<domain>/external-name` annotation and hands it to every later pass
-/// ([`Context::external_name`]), so `observe` reads the infrastructure by
-/// it instead of searching. A user who sets that annotation on a resource
-/// with `managementPolicy: Observe` imports what exists (only `observe`
-/// runs); under full management, the package adopts it if it allows.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
-///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
-///         let Some(oid) = cx.external_name() else {
-///             return Ok(Observation::ABSENT); // not made yet, nor imported
-///         };
-///         let _oid: u32 = oid.parse()?; // SELECT ... FROM pg_database WHERE oid = $1
-///         Ok(Observation::READY)
-///     }
-///     async fn converge(&self, _cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
-///         let oid = 16384; // CREATE DATABASE ..., then read its OID
-///         Ok(Outcome::done().with_external_name(oid.to_string()))
-///     }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Connection Secret
-/// Declared on the schema; the controller keeps one Secret per resource,
-/// and a generated credential is stored before it is handed out, so a crash
-/// never loses it.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
-///         ResourceSchema::new(databases())
-///             .connection_secret()
-///     }
-///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
-///         let connection = cx.connection().expect("declared on the schema");
-///         let password = connection.get_or_create("password", || "generated".into()).await?;
-///         let _ = password.expose(); // ALTER ROLE ... PASSWORD ...
-///         Ok(Outcome::done())
-///     }
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Durable steps
-/// Declared on the schema; `converge` and `delete` run their work as named
-/// steps, and a later pass of the same run skips the steps recorded done.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
-///         ResourceSchema::new(databases())
-///             .steps()
-///     }
-///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
-///         let oid: u32 = cx.steps().run("create", |step| async move {
-///             let _client_token = step.key(); // idempotency key for the backend
-///             Ok(16384)
-///         }).await?;
-///         cx.steps().run("grant", |_step| async move { Ok(oid) }).await?;
-///         Ok(Outcome::done())
-///     }
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## References
-/// A config field naming another managed resource: the controller waits
-/// until it is Ready and hands its outputs to the callbacks.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
-///         ResourceSchema::new(databases())
-///             .reference("server_ref", ResourceDescriptor::new("db.example.com", "v1", "servers", "Server"))
-///     }
-///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
-///         #[derive(serde::Deserialize)]
-///         struct ServerOutputs { host: String }
-///         let server: ServerOutputs = cx.referenced("server_ref")?;
-///         let _ = server.host;
-///         Ok(Outcome::done())
-///     }
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Related kinds
-/// A change to a related object asks for an early check of the resource it
-/// maps to.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::{Reference, Related}};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
-///         ResourceSchema::new(databases())
-///             .related(Related::owned(ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")))
-///     }
-///
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Cached related reads
-/// A related kind declared [`cached`](crate::related::Related::cached)
-/// (with a label selector) is kept by the controller from the watch it runs
-/// anyway; callbacks read it with [`Api::cached`](crate::package::Api::cached):
-/// no request, and a read after this process's own write waits for the
-/// watch to deliver that write.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::NoOutputs, related::Related};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// fn config_maps() -> ResourceDescriptor {
-///     ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap")
-/// }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-///     fn schema() -> ResourceSchema {
-///         // What converge creates is labelled `db.example.com/owner: <name>`.
-///         let owned = Related::labelled(config_maps(), "db.example.com/owner").cached();
-///         ResourceSchema::new(databases()).related(owned)
-///     }
-///
-///     async fn observe(&self, cx: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> {
-///         let api = cx.api().ok_or("no API handle")?;
-///         let meta = cx.metadata();
-///         let found = api.cached(&config_maps(), &meta.namespace, &meta.name).await?;
-///         Ok(if found.is_some() { Observation::READY } else { Observation::ABSENT })
-///     }
-/// #   async fn converge(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
-///
-/// ## Blocking code and the API handle
-/// Blocking work goes through [`blocking`]; the package's own Kubernetes
-/// reads and writes go through [`Context::api`], behind the pass's fence.
-///
-/// ```
-/// # use blue_kubernetes::*;
-/// # use blue_kubernetes::{package::{blocking, NoOutputs}, related::Reference};
-/// # use blue_kubernetes_client::ResourceDescriptor;
-/// # #[derive(serde::Deserialize, schemars::JsonSchema)]
-/// # struct DbConfig { name: String, #[serde(default)] server_ref: Option<Reference> }
-/// # fn databases() -> ResourceDescriptor { ResourceDescriptor::new("db.example.com", "v1", "databases", "Database") }
-/// # struct Databases;
-/// #[async_trait]
-/// impl Infrastructure for Databases {
-///     type Config = DbConfig;
-///     type Outputs = NoOutputs;
-/// #     fn schema() -> ResourceSchema { ResourceSchema::new(databases()) }
-///     async fn converge(&self, cx: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> {
-///         let name = cx.config().name.clone();
-///         blocking(move || {
-///             let _ = name; // std::process::Command::new("createdb").arg(&name).status()?
-///             Ok(())
-///         })
-///         .await?;
-///         if let Some(api) = cx.api() {
-///             let kind = ResourceDescriptor::new("", "v1", "configmaps", "ConfigMap");
-///             let _settings = api.get(&kind, &cx.metadata().namespace, "db-settings").await?;
-///         }
-///         Ok(Outcome::done())
-///     }
-/// #   async fn observe(&self, _: &Context<DbConfig>) -> CallbackResult<Observation<NoOutputs>> { Ok(Observation::ABSENT) }
-/// #   async fn delete(&self, _: &Context<DbConfig>) -> CallbackResult<Outcome<NoOutputs>> { Ok(Outcome::done()) }
-/// }
-/// # Package::new(Databases).unwrap();
-/// ```
+#[doc = include_str!("features.md")]
 #[async_trait]
 pub trait Infrastructure: Send + Sync + 'static {
     /// `spec.config`, decoded; the CRD describes it with its schema. The
@@ -428,7 +90,7 @@ pub trait Infrastructure: Send + Sync + 'static {
     type Config: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     /// What `observe` and `converge` report, recorded in `status.outputs`:
     /// non-secret facts (endpoint, external ID, version), never
-    /// credentials. [`NoOutputs`] for a package without any.
+    /// credentials. [`NoOutputs`](crate::package::NoOutputs) for a package without any.
     type Outputs: Serialize + DeserializeOwned + JsonSchema + Send + Sync + 'static;
 
     /// The package's declaration: the resource type and the features it
@@ -512,30 +174,6 @@ pub trait Infrastructure: Send + Sync + 'static {
     async fn delete(&self, cx: &Context<Self::Config>) -> CallbackResult<Outcome<Self::Outputs>>;
 }
 
-impl ResourceSchema {
-    /// The schema of the package type `T`: its declaration
-    /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
-    /// config and outputs types its associated types name. What
-    /// [`Package::new`](crate::Package::new) builds around, and what to
-    /// give [`crd::generate`](crate::crd::generate): no value of `T` is
-    /// needed, so a `crd` subcommand builds none of its clients.
-    pub fn of<T: Infrastructure>() -> Self {
-        T::schema().with_types_of::<T>()
-    }
-
-    /// This declaration with the config and outputs types of `T`.
-    pub(crate) fn with_types_of<T: Infrastructure>(mut self) -> Self {
-        self.versions = T::versions().into_old();
-        let schema = self.config::<T::Config>();
-        let no_outputs =
-            std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<NoOutputs>();
-        match no_outputs {
-            true => schema,
-            false => schema.outputs::<T::Outputs>(),
-        }
-    }
-}
-
 /// The outputs type of a package that reports none: `status.outputs` keeps
 /// any object.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -593,7 +231,7 @@ impl<O> Outcome<O> {
     }
 
     /// Reports the infrastructure's own ID: recorded as the resource's
-    /// external name and handed to later passes ([`Context::external_name`]).
+    /// external name and handed to later passes ([`Context::external_name`](crate::Context::external_name)).
     #[must_use]
     pub fn with_external_name(mut self, name: impl Into<String>) -> Self {
         self.external_name = Some(name.into());
@@ -618,27 +256,28 @@ impl<O: Serialize> Outcome<O> {
     }
 }
 
-/// Runs blocking work (a subprocess, a blocking client) on one of tokio's
-/// blocking threads, so it never stalls the controller; a panic in it is a
-/// failed attempt, as anywhere in a callback.
-///
-/// ```
-/// # async fn demo() -> blue_kubernetes::CallbackResult<()> {
-/// let status = blue_kubernetes::package::blocking(|| Ok(std::process::Command::new("true").status()?)).await?;
-/// assert!(status.success());
-/// # Ok(()) }
-/// ```
-pub async fn blocking<T, F>(f: F) -> CallbackResult<T>
-where
-    F: FnOnce() -> CallbackResult<T> + Send + 'static,
-    T: Send + 'static,
-{
-    match tokio::task::spawn_blocking(f).await {
-        Ok(result) => result,
-        Err(e) => match e.try_into_panic() {
-            // Carried on, so the pass reports it as the panic it was.
-            Ok(payload) => std::panic::resume_unwind(payload),
-            Err(_) => Err("the blocking task was cancelled".into()),
-        },
+// Here rather than in `schema.rs`: the trait names `ResourceSchema`, so
+// the schema naming the trait would make the two modules a cycle.
+impl ResourceSchema {
+    /// The schema of the package type `T`: its declaration
+    /// ([`Infrastructure::schema`](crate::Infrastructure::schema)) with the
+    /// config and outputs types its associated types name. What
+    /// [`Package::new`](crate::Package::new) builds around, and what to
+    /// give [`crd::generate`](crate::crd::generate): no value of `T` is
+    /// needed, so a `crd` subcommand builds none of its clients.
+    pub fn of<T: Infrastructure>() -> Self {
+        T::schema().with_types_of::<T>()
+    }
+
+    /// This declaration with the config and outputs types of `T`.
+    pub(crate) fn with_types_of<T: Infrastructure>(mut self) -> Self {
+        self.versions = T::versions().into_old();
+        let schema = self.config::<T::Config>();
+        let no_outputs =
+            std::any::TypeId::of::<T::Outputs>() == std::any::TypeId::of::<NoOutputs>();
+        match no_outputs {
+            true => schema,
+            false => schema.outputs::<T::Outputs>(),
+        }
     }
 }

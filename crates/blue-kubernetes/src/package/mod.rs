@@ -9,11 +9,12 @@
 //! return a [`WorkflowOutcome`]).
 
 pub use api::Api;
+pub use callback::blocking;
 pub use closures::PackageBuilder;
 pub use erased::Package;
-pub use infrastructure::{blocking, NoOutputs};
+pub use infrastructure::NoOutputs;
+pub use observation::MAX_OUTPUTS_BYTES;
 pub use options::{CallbackInput, EVENT_KEY, RESOURCE_KEY};
-pub use outputs::MAX_OUTPUTS_BYTES;
 pub use rejected::Rejected;
 pub use result::{
     outcome_with_outputs, CallbackError, CallbackResult, WorkflowOutcome, EXTERNAL_NAME_KEY,
@@ -22,16 +23,13 @@ pub use result::{
 pub use validation::{UserFacingMessage, ValidationErrors, MAX_USER_FACING_BYTES};
 
 pub(crate) mod api;
-pub(crate) mod binding;
 pub(crate) mod callback;
 pub(crate) mod closures;
 pub(crate) mod context;
 pub(crate) mod erased;
-pub(crate) mod identity_context;
 pub(crate) mod infrastructure;
 pub(crate) mod observation;
 pub(crate) mod options;
-pub(crate) mod outputs;
 pub(crate) mod rejected;
 pub(crate) mod result;
 pub(crate) mod schema;

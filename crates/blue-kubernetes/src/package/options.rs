@@ -3,9 +3,9 @@
 
 use crate::clock::Clock;
 use crate::connection::Connection;
-use crate::domain::intent::Intent;
 use crate::domain::names::Names;
 use crate::domain::resource;
+use crate::domain::resource::Intent;
 use crate::package::api::Api;
 use crate::replicas::FencingToken;
 use crate::steps::Steps;

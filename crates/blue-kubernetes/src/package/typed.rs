@@ -1,5 +1,5 @@
 //! Typed config: a package's `spec.config` decoded into its `Config` type
-//! once per pass (see `binding`); a config that does not decode is why the
+//! once per pass (see `erased`); a config that does not decode is why the
 //! resource is Invalid, told without the offending values.
 
 use crate::domain::names::Names;

@@ -6,12 +6,13 @@
 //! has the same shape.
 
 use super::plan::{Plan, Stop};
+use super::protocol::Report;
 use super::protocol::{Do, Effect, Facts, Happened, Note};
-use super::report::Report;
 use crate::domain::due::desired_state_changed;
 use crate::domain::immutable::{self, Check};
-use crate::domain::resource::{self, is_deleting, status_str};
-use crate::domain::spec::{self, CommonSpec, ManagementPolicy, DEFAULT_INTERVAL_MS};
+use crate::domain::resource::{
+    self, is_deleting, status_str, CommonSpec, ManagementPolicy, DEFAULT_INTERVAL_MS,
+};
 use crate::domain::status::{Next, Transition};
 use crate::package::callback::{Failure, FailureKind};
 use crate::package::observation::Observation;
@@ -228,7 +229,7 @@ impl<'a> Decision<'a> {
         let common = self.common.expect("rules 3 passed");
         // 6. Destruction protection, even while suspended.
         let key = &self.facts.names.destroy_protection_key;
-        if self.deleting && spec::prevents_destroy(snapshot, key) {
+        if self.deleting && resource::prevents_destroy(snapshot, key) {
             let next = Next::After(common.interval_ms);
             let t = Transition::new(Phase::Blocked, Reason::DestructionProtected, next);
             return self.write(t, None);
@@ -255,7 +256,7 @@ impl<'a> Decision<'a> {
     }
 
     /// Observes; when an effect is expected (and no step's record
-    /// publishes), publishes at the same time (see `act.rs`).
+    /// publishes), publishes at the same time (see `driver.rs`).
     fn observe_first(&mut self, snapshot: &Value) -> Do {
         let common = self.common.expect("rules 3 passed");
         if common.management == ManagementPolicy::Observe {
@@ -342,7 +343,7 @@ impl<'a> Decision<'a> {
         if resource::finalizers(snapshot).is_empty() {
             return Do::Stop(Ok(Report::Released));
         }
-        let interval = spec::parse(snapshot).map_or(DEFAULT_INTERVAL_MS, |c| c.interval_ms);
+        let interval = resource::parse(snapshot).map_or(DEFAULT_INTERVAL_MS, |c| c.interval_ms);
         let t = Transition::new(Phase::Deleting, Reason::Deleting, Next::After(interval));
         self.to(Stage::Writing(Some(Report::Released)), Do::Write(t, None))
     }
@@ -375,7 +376,8 @@ impl<'a> Decision<'a> {
         let rejected = self.rejection().map(str::to_string);
         match rejected.filter(|_| reason == Reason::ExecutionFailed) {
             Some(message) => {
-                let interval = spec::parse(snapshot).map_or(DEFAULT_INTERVAL_MS, |c| c.interval_ms);
+                let interval =
+                    resource::parse(snapshot).map_or(DEFAULT_INTERVAL_MS, |c| c.interval_ms);
                 self.user_facing = Some(bounded(message));
                 let next = Next::After(interval);
                 let t = Transition::new(Phase::Rejected, Reason::InputRejected, next);

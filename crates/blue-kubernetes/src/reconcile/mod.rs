@@ -6,27 +6,23 @@
 //! the `driver` advances the `pass` by the `decision`: the ordered rules (the crate README,
 //! "One pass, in order") without I/O.
 
-mod act;
 pub(crate) mod awaited;
 mod decision;
 mod driver;
-mod external_name;
 mod pass;
 mod plan;
 mod prepare;
 mod protocol;
 mod references;
-mod report;
 mod reporting;
 mod steps;
-mod terms;
 mod workflow;
 
 pub(crate) use driver::run_locked;
 pub(crate) use prepare::prepare;
-pub use report::Report;
-pub(crate) use report::{PassOutcome, Request};
-pub(crate) use terms::Terms;
+pub(crate) use prepare::Terms;
+pub use protocol::Report;
+pub(crate) use protocol::{PassOutcome, Request};
 
 use crate::domain::resource::uid;
 use crate::telemetry::log::{self, Subject};

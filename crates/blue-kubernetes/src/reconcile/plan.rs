@@ -8,8 +8,8 @@ use super::awaited::Awaited;
 use super::references::{self, Resolution};
 use crate::connection::secret_ref_valid;
 use crate::domain::names::Names;
+use crate::domain::resource::{self, CommonSpec, DeletionPolicy, ManagementPolicy};
 use crate::domain::resource::{has_finalizer, is_deleting};
-use crate::domain::spec::{self, CommonSpec, DeletionPolicy, ManagementPolicy};
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -89,8 +89,8 @@ impl Plan {
         if releases(snapshot, names) {
             return Plan::Release;
         }
-        let common = spec::parse(snapshot).filter(|_| {
-            spec::protection_well_typed(snapshot, &names.destroy_protection_key)
+        let common = resource::parse(snapshot).filter(|_| {
+            resource::protection_well_typed(snapshot, &names.destroy_protection_key)
                 && (!connection || secret_ref_valid(snapshot))
         });
         let rules = match (common, config_error) {
@@ -121,7 +121,7 @@ impl Plan {
 /// already gone.
 fn releases(snapshot: &Value, names: &Names) -> bool {
     is_deleting(snapshot)
-        && (spec::deletion_policy(snapshot) == Some(DeletionPolicy::Retain)
-            || spec::management_policy(snapshot) == Some(ManagementPolicy::Observe)
+        && (resource::deletion_policy(snapshot) == Some(DeletionPolicy::Retain)
+            || resource::management_policy(snapshot) == Some(ManagementPolicy::Observe)
             || !has_finalizer(snapshot, &names.finalizer))
 }

@@ -2,14 +2,17 @@
 //! options, the plan (what happens before any package code runs) and the
 //! identity. What comes next is the caller's: with sharding, whether this
 //! replica runs the identity's shard; the lease the writes are fenced by
-//! ([`Terms`]); the identity lock; for a one-shot pass, a second look.
+//! ([`Terms`], with how its checks may go); the identity lock; for a
+//! one-shot pass, a second look.
 
 use super::plan::Plan;
+use crate::domain::due::is_due;
 use crate::domain::resource;
+use crate::leader::{Fence, FencingToken, Gate};
 use crate::lock::{LockGuard, LockKey};
-use crate::package::binding::Callbacks;
 use crate::package::callback::Failure;
 use crate::package::callback::{self, Pick};
+use crate::package::erased::Callbacks;
 use crate::package::options::CallbackInput;
 use crate::{package::erased::Package, Controller, Error};
 use serde_json::Value;
@@ -52,10 +55,17 @@ pub(crate) async fn prepare<'a>(
     snapshot: Value,
     due: bool,
 ) -> Result<Option<Prepared<'a>>, Error> {
-    if !due && !controller.is_due(&snapshot) {
+    let config = &controller.config;
+    if !due
+        && !is_due(
+            &snapshot,
+            controller.now(),
+            &config.names,
+            config.retry_max_ms,
+        )
+    {
         return Ok(None);
     }
-    let config = &controller.config;
     let options =
         CallbackInput::from_resource(&snapshot).with_env(config.now.clone(), config.names.clone());
     // Decoded here, once for the pass; why not (redacted) if it does not.
@@ -122,5 +132,44 @@ impl Prepared<'_> {
             )),
         };
         given.controller.config.lock_domain.try_acquire(key)
+    }
+}
+
+/// What the caller of a pass decides: the lease its writes are fenced by,
+/// taken when it chose it, and how its checks may go.
+pub(crate) struct Terms {
+    /// The fence of that lease (`None`: no lease, no fence).
+    pub(crate) fence: Option<Fence>,
+    /// That lease's fencing token, handed to the callbacks.
+    pub(crate) token: Option<FencingToken>,
+    /// The caller keeps the next check in memory, so a check that would
+    /// change only the schedule may write nothing; a caller with only
+    /// status to remember it by has every check write.
+    pub(crate) may_be_quiet: bool,
+    /// An effect is likely whatever the desired state says (a related
+    /// object was deleted): Reconciling is published while observing.
+    pub(crate) expects_effect: bool,
+}
+
+impl Terms {
+    /// Under the lease `gate` guards (none: no fence), taken now with its
+    /// `token`; every check writes.
+    pub(crate) fn under(
+        c: &Controller,
+        gate: Option<&Arc<Gate>>,
+        token: Option<FencingToken>,
+    ) -> Self {
+        Self {
+            fence: gate.map(|g| Fence::pass(g.clone(), c.config.now.clone())),
+            token,
+            may_be_quiet: false,
+            expects_effect: false,
+        }
+    }
+
+    /// Under the leader's lease with leader election (else none).
+    pub(crate) fn leader(c: &Controller) -> Self {
+        let gate = c.gate.as_ref();
+        Self::under(c, gate, gate.and_then(|g| g.token(c.now())))
     }
 }

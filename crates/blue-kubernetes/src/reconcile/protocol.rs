@@ -1,14 +1,17 @@
 //! What the decision (`decision.rs`) and the driver (`driver.rs`) say to
 //! each other: the facts a pass starts from, what to do next ([`Do`]) and
-//! what that came to ([`Happened`]).
+//! what that came to ([`Happened`]); and what a pass is asked for and how
+//! it ends: the early check a caller asks for ([`Request`]), why a pass
+//! stops early ([`Halt`]), the public [`Report`] and the runtime's
+//! [`PassOutcome`].
 
 use super::plan::Plan;
-use super::report::{Halt, Report};
 use crate::domain::names::Names;
 use crate::domain::status::Transition;
 use crate::package::observation::Observation;
 use crate::package::validation::ValidationErrors;
-use crate::resource::Reason;
+use crate::resource::{Phase, Reason};
+use crate::Error;
 
 /// What a pass starts from, fixed for the whole pass.
 pub(super) struct Facts<'a> {
@@ -88,4 +91,105 @@ pub(super) enum Happened {
 pub(super) enum Effect {
     Succeeded,
     Failed(Reason),
+}
+
+/// Why a pass runs early: asked for in memory, not by the due rules. (The
+/// runtime's: a pass is only told whether one was asked for.)
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Request {
+    /// Not asked for: the due rules decide.
+    #[default]
+    None,
+    /// Look now, as if the next check were due (a related object changed,
+    /// a referenced resource, a trigger).
+    Check,
+    /// A related object was deleted: an effect is likely, so Reconciling
+    /// is published while observing, as for an edit (one round trip
+    /// sooner). A check that then finds everything in place writes Ready
+    /// again: two status writes instead of none, for a rare event.
+    Repair,
+}
+
+impl Request {
+    /// Whether an early check was asked for at all.
+    pub(crate) fn any(self) -> bool {
+        self != Request::None
+    }
+}
+
+/// What one reconcile did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Report {
+    /// The resource does not exist.
+    NotFound,
+    /// The resource is not due; nothing was read or written.
+    NotDue,
+    /// Another reconcile holds the identity lock (in this process, or in
+    /// the controller's own [`LockDomain`](crate::config::LockDomain)); nothing was done.
+    Busy,
+    /// Between the list and the re-read the object was replaced or its
+    /// identity changed; the next poll starts over.
+    Changed,
+    /// A write lost an optimistic-concurrency race; no further effect ran and
+    /// the next pass rereads.
+    Conflict,
+    /// Our finalizer was removed (or was already absent) from a deleting
+    /// resource; for Destroy only after absence was observed.
+    Released,
+    /// Status records this phase and reason: written by this pass, or,
+    /// for a quiet periodic check, already stored and left alone because
+    /// only its schedule would have changed.
+    Reconciled(Phase, Reason),
+    /// With [`Config::sharding`](crate::Config::sharding): this replica
+    /// does not hold the Lease of the resource's shard (or is giving it
+    /// up), so it ran nothing past the `identity` callback; the replica
+    /// holding it handles the resource.
+    NotOwned {
+        /// The resource's shard.
+        shard: u32,
+    },
+}
+
+/// How one pass ended, for the runtime.
+#[derive(Debug)]
+pub(crate) struct PassOutcome {
+    pub(crate) report: Result<Report, Error>,
+    /// The resourceVersion of the pass's last successful write, so the
+    /// runtime can tell its own intermediate writes from news.
+    pub(crate) written: Option<String>,
+    /// The next check the pass decided, whether it wrote it to
+    /// `nextReconcileTime` or (a quiet check) not.
+    pub(crate) next_check: Option<u64>,
+}
+
+impl PassOutcome {
+    /// A pass that ended before any write.
+    pub(crate) fn unwritten(report: Result<Report, Error>) -> Self {
+        Self {
+            report,
+            written: None,
+            next_check: None,
+        }
+    }
+}
+
+/// Why a pass stops early.
+#[derive(Debug)]
+pub(super) enum Halt {
+    /// A write lost a race (or the object vanished): stop, nothing more runs.
+    Lost(Report),
+    /// The cluster could not be reached.
+    Transport(blue_kubernetes_client::Error),
+}
+
+impl From<blue_kubernetes_client::Error> for Halt {
+    fn from(e: blue_kubernetes_client::Error) -> Self {
+        use blue_kubernetes_client::ErrorKind;
+        match e.kind() {
+            ErrorKind::Conflict => Halt::Lost(Report::Conflict),
+            ErrorKind::NotFound => Halt::Lost(Report::NotFound),
+            _ => Halt::Transport(e),
+        }
+    }
 }

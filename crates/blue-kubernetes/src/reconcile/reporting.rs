@@ -3,8 +3,8 @@
 
 use super::decision::Decision;
 use super::plan::{Plan, Stop};
+use crate::domain::due::parse_ms;
 use crate::domain::status::{Next, Transition};
-use crate::domain::time::parse_ms;
 use crate::leader::Fence;
 use crate::package::erased::Package;
 use crate::package::validation::ValidationErrors;

@@ -5,7 +5,7 @@
 
 use super::pass::Pass;
 use super::protocol::Effect;
-use super::report::Halt;
+use super::protocol::Halt;
 use super::workflow::Workflow;
 use crate::domain::resource::{self, status};
 use crate::package::callback::{self, Failure, Pick};

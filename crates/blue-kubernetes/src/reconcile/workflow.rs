@@ -2,7 +2,7 @@
 //! pass accumulates (`steps.rs` answers the steps with it), put into each
 //! status write and marked in the process once a write lands.
 
-use super::report::Halt;
+use super::protocol::Halt;
 use crate::domain::status::Transition;
 use crate::resource::Phase;
 use crate::steps::{Chosen, Ignored, Marks, Record, State};

@@ -15,9 +15,7 @@
 //! Because a hold names the version it was set on, any newer version ends
 //! it, and a lost event costs at most a resync period, never a busy loop.
 
-mod entry;
-pub(super) mod phase;
-mod seen;
+pub(super) mod entry;
 
 use super::key::{Key, Namespaces};
 use super::token::{Spelled, Token};
@@ -26,9 +24,7 @@ use crate::domain::due::Due;
 use crate::domain::resource;
 use crate::reconcile::Request;
 use crate::resource::Phase;
-use entry::{Entry, Hold};
-use phase::{phase_slot, PHASE_SLOTS};
-use seen::Seen;
+use entry::{phase_slot, Entry, Hold, Seen, PHASE_SLOTS};
 use serde_json::Value;
 use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};

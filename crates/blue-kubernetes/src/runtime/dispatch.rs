@@ -9,7 +9,8 @@ use super::book::protocol::{Arrival, Decision, Ended};
 use super::book::Book;
 use super::key::Key;
 use super::queue::Work;
-use super::Shared;
+use super::reflector::scope::Scope;
+use super::{Feed, Shared};
 use crate::domain::resource;
 use crate::reconcile::Request;
 use crate::telemetry::QUEUE_NAME;
@@ -33,9 +34,33 @@ pub(super) fn key_of(index: usize, object: &Value) -> Key {
     Key::new(index, resource::namespace(object), resource::name(object))
 }
 
+/// An object of `scope` was listed or (`in_order`) watched; returns its key.
+pub(super) fn observed(shared: &Shared, scope: &Scope, object: Value, in_order: bool) -> Key {
+    match scope.feed {
+        Feed::Resources(package) => take_in(shared, package, object, in_order),
+        Feed::Related(kind) => related_take_in(shared, scope.index, kind, &object),
+    }
+}
+
+/// An object of `scope` was deleted.
+pub(super) fn deleted(shared: &Shared, scope: &Scope, object: &Value) {
+    match scope.feed {
+        Feed::Resources(package) => forget(shared, &key_of(package, object)),
+        Feed::Related(kind) => related_deleted(shared, kind, object),
+    }
+}
+
+/// A full list of `scope` showed `listed`: the rest is gone.
+pub(super) fn listed_all(shared: &Shared, scope: &Scope, listed: &HashSet<Key>) {
+    match scope.feed {
+        Feed::Resources(package) => forget_missing(shared, package, &scope.namespace, listed),
+        Feed::Related(kind) => related_listed(shared, scope.index, kind, &scope.namespace, listed),
+    }
+}
+
 /// A version of a resource of `package` arrived, from a watch
 /// (`watched`) or a list. Returns the cache's key for it.
-pub(super) fn take_in(shared: &Shared, package: usize, object: Value, watched: bool) -> Key {
+fn take_in(shared: &Shared, package: usize, object: Value, watched: bool) -> Key {
     let controller = &shared.controller;
     let packages = &controller.config.packages;
     let refers = !packages[package].schema().references.is_empty();
@@ -59,7 +84,7 @@ pub(super) fn forget(shared: &Shared, key: &Key) {
 
 /// A complete list of `package` in `namespace` (`""`: all) showed
 /// `listed`: cached resources it lacks are gone.
-pub(super) fn forget_missing(shared: &Shared, package: usize, ns: &str, listed: &HashSet<Key>) {
+fn forget_missing(shared: &Shared, package: usize, ns: &str, listed: &HashSet<Key>) {
     event(shared, |book, now| {
         ((), book.listed(package, ns, listed, now))
     })
@@ -121,7 +146,7 @@ pub(super) fn shard_gained(shared: &Shared, shard: u32) {
 
 /// A version of a related object of kind `kind` arrived from reflector
 /// `scope`. Returns the related cache's key for it.
-pub(super) fn related_take_in(shared: &Shared, scope: usize, kind: usize, object: &Value) -> Key {
+fn related_take_in(shared: &Shared, scope: usize, kind: usize, object: &Value) -> Key {
     let targets = shared.related[kind].targets(&shared.controller.config.packages, object);
     let version = resource::str_at(object, &["metadata", "resourceVersion"]).unwrap_or_default();
     let key = key_of(kind, object);
@@ -133,7 +158,7 @@ pub(super) fn related_take_in(shared: &Shared, scope: usize, kind: usize, object
 
 /// A related object of kind `kind` was deleted; `object`, its last state,
 /// maps too.
-pub(super) fn related_deleted(shared: &Shared, kind: usize, object: &Value) {
+fn related_deleted(shared: &Shared, kind: usize, object: &Value) {
     let targets = shared.related[kind].targets(&shared.controller.config.packages, object);
     let key = key_of(kind, object);
     let objects = &shared.controller.objects;
@@ -145,7 +170,7 @@ pub(super) fn related_deleted(shared: &Shared, kind: usize, object: &Value) {
 
 /// A complete list of related kind `kind` from reflector `scope` showed
 /// `listed`.
-pub(super) fn related_listed(
+fn related_listed(
     shared: &Shared,
     scope: usize,
     kind: usize,
@@ -233,7 +258,7 @@ fn set_phase_gauge(shared: &Shared, package: usize, slot: u8, count: i64) {
     let controller = shared.controller.config.packages[package]
         .descriptor()
         .qualified_plural();
-    let phase = super::cache::phase::slot_label(slot);
+    let phase = super::cache::entry::slot_label(slot);
     let labels = [("controller", controller), ("phase", phase.into())];
     let phases = &shared.controller.telemetry.metrics.phases;
     phases.get_or_create(&labels).set(count);

@@ -334,8 +334,8 @@ fn zero_phase_gauges(shared: &Shared) {
     let phases = &shared.controller.telemetry.metrics.phases;
     for package in &shared.controller.config.packages {
         let controller = package.descriptor().qualified_plural();
-        for slot in 0..cache::phase::PHASE_SLOTS as u8 {
-            let phase = cache::phase::slot_label(slot);
+        for slot in 0..cache::entry::PHASE_SLOTS as u8 {
+            let phase = cache::entry::slot_label(slot);
             phases
                 .get_or_create(&[("controller", controller.clone()), ("phase", phase.into())])
                 .set(0);

@@ -25,6 +25,7 @@ mod list;
 pub(super) mod scope;
 
 use super::dispatch;
+use super::dispatch::{deleted, observed};
 use super::Shared;
 use crate::domain::due::backoff_ms;
 use crate::telemetry::failure_log::Failure;
@@ -32,7 +33,7 @@ use crate::telemetry::request_metrics::TIMING;
 use blue_kubernetes_client::{Error, ErrorKind, WatchEvent, WatchRequest};
 use futures::StreamExt;
 use list::list;
-use scope::{deleted, observed, subject, Scope};
+use scope::{subject, Scope};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;

@@ -9,7 +9,7 @@
 
 use super::key::{step_key, valid_name, Desired};
 use super::marks::Mark;
-use crate::domain::time::format_ms;
+use crate::domain::due::format_ms;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 

@@ -6,8 +6,8 @@ use super::*;
 use crate::domain::names::Names;
 use crate::package::callback::{Failure, FailureKind};
 use crate::package::validation::UserFacingMessage;
+use crate::reconcile::protocol::Halt;
 use crate::reconcile::references::Resolution;
-use crate::reconcile::report::Halt;
 use serde_json::json;
 
 fn names() -> &'static Names {

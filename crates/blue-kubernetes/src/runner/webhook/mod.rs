@@ -1,6 +1,7 @@
 //! The webhook's HTTPS server (feature `webhook`): the packages'
-//! [`Admission`] at [`Admission::path_of`] each kind, the conversions of
-//! the kinds serving older versions at
+//! [`Admission`](crate::admission::Admission) at
+//! [`Admission::path_of`](crate::admission::Admission::path_of) each kind,
+//! the conversions of the kinds serving older versions at
 //! [`Conversion::PATH`](crate::versions::Conversion::PATH), and the
 //! server's own readiness at [`READY_PATH`] (which does not wait for the
 //! controller's watches: point the pod's readiness probe at it when the
@@ -45,10 +46,8 @@ pub use flags::WebhookFlags;
 pub use self_signed::SelfSigned;
 pub use server::{WebhookServer, CLIENT_DEADLINE, MAX_REVIEW_BYTES};
 
-use crate::admission::{Admission, ClientConfig};
-use std::net::SocketAddr;
+use crate::admission::ClientConfig;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Why the webhook server cannot serve. Names files and parts, never
@@ -101,36 +100,6 @@ impl WebhookTls {
                 ca_bundle: made.ca_pem().to_string(),
             }),
             WebhookTls::Directory(..) => None,
-        }
-    }
-}
-
-impl WebhookServer {
-    /// Serves `admission` on `address` (`127.0.0.1:0` picks a free port)
-    /// with the certificates of `tls`. Must be called inside a tokio
-    /// runtime.
-    pub async fn serve(
-        address: SocketAddr,
-        admission: Admission,
-        tls: &WebhookTls,
-    ) -> Result<Self, WebhookError> {
-        match tls {
-            WebhookTls::SelfSigned(made) => {
-                let key = certificates::certified_key(
-                    made.cert_pem().as_bytes(),
-                    made.key_pem().as_bytes(),
-                )?;
-                let certificates = Arc::new(certificates::Certificates::new(key));
-                Self::start(address, admission, certificates).await
-            }
-            WebhookTls::Directory(dir, every) => {
-                let (certificates, served) = reload::load(dir)?;
-                let certificates = Arc::new(certificates);
-                let mut server = Self::start(address, admission, certificates.clone()).await?;
-                let watch = reload::watch(dir.clone(), certificates, served, *every);
-                server.reload = Some(tokio::spawn(watch));
-                Ok(server)
-            }
         }
     }
 }

@@ -10,9 +10,9 @@
 //! a TCP connect and a TLS handshake, and the API server never sends one
 //! on a connection this side has just closed (a POST it does not retry).
 
-use super::certificates::{server_config, Certificates};
+use super::certificates::{certified_key, server_config, Certificates};
 use super::convert::{self, Route};
-use super::WebhookError;
+use super::{reload, WebhookError, WebhookTls};
 use crate::admission::{Admission, ReviewError};
 use crate::telemetry::WebhookMetrics;
 use crate::versions::Conversion;
@@ -60,6 +60,31 @@ impl std::fmt::Debug for WebhookServer {
 }
 
 impl WebhookServer {
+    /// Serves `admission` on `address` (`127.0.0.1:0` picks a free port)
+    /// with the certificates of `tls`. Must be called inside a tokio
+    /// runtime.
+    pub async fn serve(
+        address: SocketAddr,
+        admission: Admission,
+        tls: &WebhookTls,
+    ) -> Result<Self, WebhookError> {
+        match tls {
+            WebhookTls::SelfSigned(made) => {
+                let key = certified_key(made.cert_pem().as_bytes(), made.key_pem().as_bytes())?;
+                let certificates = Arc::new(Certificates::new(key));
+                Self::start(address, admission, certificates).await
+            }
+            WebhookTls::Directory(dir, every) => {
+                let (certificates, served) = reload::load(dir)?;
+                let certificates = Arc::new(certificates);
+                let mut server = Self::start(address, admission, certificates.clone()).await?;
+                let watch = reload::watch(dir.clone(), certificates, served, *every);
+                server.reload = Some(tokio::spawn(watch));
+                Ok(server)
+            }
+        }
+    }
+
     pub(crate) async fn start(
         address: SocketAddr,
         admission: Admission,

@@ -1,8 +1,14 @@
-//! One resource in the cache: its compact [`Entry`], and the [`Hold`]
-//! that keeps it from being dispatched again at its current version.
+//! One resource in the cache: its compact [`Entry`], the [`Hold`] that
+//! keeps it from being dispatched again at its current version, its phase
+//! slot (no phase, then [`Phase::ALL`], labelled for metrics), and the
+//! versions a watch delivered while one pass ran ([`Seen`]: whether the
+//! pass's last write already arrived when it ends).
 
+use crate::domain::resource::status_str;
 use crate::reconcile::Request;
+use crate::resource::Phase;
 use crate::runtime::token::Token;
+use serde_json::Value;
 
 /// What keeps a resource from being dispatched again at its current
 /// version. It needs no version of its own: [`Cache::hold`](super::Cache::hold) sets it only on
@@ -53,4 +59,54 @@ pub(super) struct Entry {
     /// are not kept, after a watch gap until the relist brings it again,
     /// and once a pass found it stale.
     pub(super) copy: Option<Box<str>>,
+}
+
+/// Phase slots counted per package: no phase, then [`Phase::ALL`].
+pub(crate) const PHASE_SLOTS: usize = Phase::ALL.len() + 1;
+
+/// The phase slot of `object` (`None` for text that is not a phase).
+pub(super) fn phase_slot(object: &Value) -> Option<u8> {
+    match status_str(object, "phase") {
+        None => Some(0),
+        Some(text) => Phase::ALL
+            .iter()
+            .position(|p| p.as_str() == text)
+            .map(|i| (i + 1) as u8),
+    }
+}
+
+/// The label of a phase slot.
+pub(crate) fn slot_label(slot: u8) -> &'static str {
+    match slot {
+        0 => "None",
+        n => Phase::ALL[usize::from(n) - 1].as_str(),
+    }
+}
+
+/// Versions a watch delivered during one pass, in order.
+#[derive(Default)]
+pub(super) struct Seen {
+    versions: Vec<Token>,
+    /// More arrived than are kept: whether the pass's last write was
+    /// among them is unknown.
+    overflowed: bool,
+}
+
+/// Versions kept per running pass; a pass that writes more (each step
+/// boundary is a write) is rare and, past this, is not awaited.
+const SEEN_PER_PASS: usize = 32;
+
+impl Seen {
+    /// `version` arrived from a watch while the pass runs.
+    pub(super) fn push(&mut self, version: &str) {
+        match self.versions.len() < SEEN_PER_PASS {
+            true => self.versions.push(Token::new(version)),
+            false => self.overflowed = true,
+        }
+    }
+
+    /// Whether `written` arrived (or may have, past the versions kept).
+    pub(super) fn holds(&self, written: &str) -> bool {
+        self.overflowed || self.versions.iter().any(|v| v.is(written))
+    }
 }

@@ -1,8 +1,8 @@
 //! The cache's due rules, holds and copies, one behaviour each.
 
-use super::phase::slot_label;
+use super::entry::slot_label;
 use super::*;
-use crate::domain::jitter;
+use crate::domain::due;
 use serde_json::json;
 
 fn key() -> Key {
@@ -184,7 +184,7 @@ fn the_process_schedule_decides_once_set_and_a_later_stored_time_moves_it() {
 fn a_stored_time_already_passed_when_first_seen_is_spread_by_the_uid() {
     let mut c = Cache::default();
     c.record(key(), &at("1", "Ready"), stored(1_000), true, 500_000);
-    let spread = jitter::extra_ms(60_000, "u");
+    let spread = due::extra_ms(60_000, "u");
     assert_eq!(c.ready_at(&key(), NO_BACKOFF), Some(500_000 + spread));
 }
 

@@ -1,6 +1,7 @@
 //! One full list of a reflector's scope, page by page.
 
-use super::scope::{listed_all, observed, subject, Scope};
+use super::scope::{subject, Scope};
+use crate::runtime::dispatch::{listed_all, observed};
 use crate::runtime::Shared;
 use crate::telemetry::failure_log::Failure;
 use blue_kubernetes_client::ErrorKind;
