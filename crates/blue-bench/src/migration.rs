@@ -254,6 +254,9 @@ fn measure(live: &Live, world: &mut World, n: usize) -> Result<Measured> {
         .collect::<Result<Vec<_>>>()?;
 
     store_at_new(world)?;
+    // Moving the storage version restarts the kind's storage in the API
+    // server, which ends its watches: a new one from here.
+    edits.lcms = open(&crate::resource::descriptor())?;
     let (scrape, cpu, conflicts0) = (
         Scrape::take(&live.server)?,
         server_cpu(live),
