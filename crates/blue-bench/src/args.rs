@@ -30,7 +30,13 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
 const BLOCK_IDLE_SECS: u64 = 60;
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 4] = ["operators", "scale-out", "references", "webhook"];
+const PARTS: [&str; 5] = [
+    "operators",
+    "scale-out",
+    "references",
+    "webhook",
+    "migration",
+];
 
 /// What the command line asks for.
 #[derive(Debug, Default)]

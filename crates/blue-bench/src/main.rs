@@ -16,6 +16,7 @@ mod idle;
 mod live;
 mod machine;
 mod measure;
+mod migration;
 mod operators;
 mod operators_report;
 mod outcome;
@@ -110,10 +111,11 @@ fn run(args: &Args) -> Result<()> {
             })?;
         }
         type Part = fn(&live::Live, &Machine) -> Result<report::Block>;
-        let own_blocks: [(&str, Part); 3] = [
+        let own_blocks: [(&str, Part); 4] = [
             ("scale-out", scale_out::run),
             ("references", references::run),
             ("webhook", webhook::run),
+            ("migration", migration::run),
         ];
         for (part, run) in own_blocks.into_iter().filter(|(p, _)| wants(p)) {
             let block = timed(part, || run(&live, &machine))?;

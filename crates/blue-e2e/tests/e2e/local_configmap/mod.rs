@@ -14,6 +14,7 @@ mod observability;
 mod sharding;
 mod transport;
 mod versions;
+mod versions_retire;
 mod watch;
 
 use std::time::Duration;

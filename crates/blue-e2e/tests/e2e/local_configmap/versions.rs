@@ -4,7 +4,8 @@
 //! documented order: its CRD with storage still at v1alpha1 (the old
 //! operator keeps working with it; the new operator started before it
 //! refuses to start), the new operator, then storage moved to v1beta1 and
-//! back. Both versions show the same object, an old client's
+//! back, and at last moved for good: the migration run to its end,
+//! v1alpha1 retired from storedVersions and dropped from the CRD. Both versions show the same object, an old client's
 //! read-modify-write loses nothing, and admission judges requests at both
 //! versions. A CRD and a webhook configuration are cluster-wide: a
 //! control plane of its own.
@@ -17,7 +18,7 @@ use local_configmap_operator::v1beta1::LocalConfigMapConfigV1beta1;
 use serde_json::{json, Value};
 
 use super::admission::{refused, webhook_args};
-use super::{manifest, wait_data, wait_ready, World, LCM};
+use super::{manifest, versions_retire, wait_data, wait_ready, World, LCM};
 use crate::support::wait::{eventually, DEADLINE};
 use crate::support::{LCM_BINARY, LCM_V1BETA1_BINARY};
 
@@ -218,7 +219,32 @@ fn an_api_evolves_from_v1alpha1_to_v1beta1_in_the_documented_order() -> Result<(
         )?;
         wait_data(w, "bravo-cm", &json!({"b": "2"}))?;
         same_at_both(w, "bravo", "bravo-cm")?;
-        wait_ready(w, "bravo").map(drop)
+        wait_ready(w, "bravo")?;
+
+        // Step three: storage at v1beta1 for good, the migration run to
+        // its end, v1alpha1 retired and dropped from the CRD. The operator
+        // restarts without a status write at every check, so that what
+        // the migration leaves can be compared with what it found.
+        let mut quiet = w.connect_args();
+        quiet.extend(webhook_args(w, "Fail").split_off(w.admin_args().len()));
+        w.stop_operator_cleanly()?;
+        w.binary = LCM_V1BETA1_BINARY;
+        w.start_operator(&quiet)?;
+        wait_conversion_served(w)?;
+        store_at(w, "v1beta1")?;
+        for (name, config_map) in [("alpha", "alpha-cm"), ("bravo", "bravo-cm")] {
+            wait_ready(w, name)?;
+            same_at_both(w, name, config_map)?;
+        }
+        let before = versions_retire::objects(w)?;
+        ensure!(before.len() == 2, "{:?}", before.keys());
+        let stored = versions_retire::stored_versions(w)?;
+        ensure!(stored == json!(["v1alpha1", "v1beta1"]), "{stored}");
+        versions_retire::migrate_and_retire_v1alpha1(w, &before)?;
+        // The operator carries on at v1beta1 alone.
+        let edit = json!({"spec": {"config": {"data": {"b": "3"}}}});
+        w.kube.merge_patch(NEW, "bravo", &edit)?;
+        wait_data(w, "bravo-cm", &json!({"b": "3"})).map(drop)
     })
 }
 
