@@ -24,7 +24,10 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
   bench --only webhook  three rounds: a create through the admission webhook against the
                         same create without it (alternated), the operator's CPU per
                         review, 100 invalid creates at once (BLUE_BENCH_WEBHOOK_CREATES:
-                        creates timed per round)";
+                        creates timed per round)
+  bench --only migration objects at an older stored version migrated at the default
+                        rate beside the operator: duration, API requests a second,
+                        edits during against quiet (BLUE_BENCH_MIGRATION_OBJECTS: 10,000)";
 
 /// The idle window before the reactions block, as the issue measured it.
 const BLOCK_IDLE_SECS: u64 = 60;
