@@ -10,12 +10,16 @@ mod args;
 mod block;
 mod changes;
 mod contender;
+mod conversion;
+mod conversion_report;
+mod convert_metric;
 mod election;
 mod harness;
 mod idle;
 mod live;
 mod machine;
 mod measure;
+mod operator_webhook;
 mod operators;
 mod operators_report;
 mod outcome;
@@ -33,8 +37,9 @@ mod steady_report;
 mod webhook;
 mod workspace;
 
-// The webhook part names the testbed's modules as the bench's own.
-use blue_testbed::{support, world};
+// The webhook and conversion parts name the testbed's modules as the
+// bench's own.
+use blue_testbed::{cluster, support, world};
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -112,10 +117,11 @@ fn run(args: &Args) -> Result<()> {
             })?;
         }
         type Part = fn(&live::Live, &Machine) -> Result<report::Block>;
-        let own_blocks: [(&str, Part); 3] = [
+        let own_blocks: [(&str, Part); 4] = [
             ("scale-out", scale_out::run),
             ("references", references::run),
             ("webhook", webhook::run),
+            ("conversion", conversion::run),
         ];
         for (part, run) in own_blocks.into_iter().filter(|(p, _)| wants(p)) {
             let block = timed(part, || run(&live, &machine))?;

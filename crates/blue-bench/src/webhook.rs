@@ -15,8 +15,9 @@ use serde_json::{json, Value};
 use super::live::Live;
 use super::machine::Machine;
 use super::measure::{median, pid_cpu_seconds, pid_status_kib};
+use super::operator_webhook::{remove_configuration, webhook_args};
 use super::report::Block;
-use crate::world::{operator, Transport, World};
+use crate::world::{operator, Transport};
 
 /// Creates timed per configuration (`BLUE_BENCH_WEBHOOK_CREATES` for a
 /// small proving run).
@@ -57,12 +58,6 @@ fn timed_creates(
         took.push(started.elapsed().as_secs_f64() * 1e3);
     }
     Ok(took)
-}
-
-fn webhook_args(world: &World) -> Vec<String> {
-    let mut args = world.connect_args();
-    args.extend(["--webhook-bind", "127.0.0.1:0", "--webhook-self-signed"].map(String::from));
-    args
 }
 
 pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
@@ -123,16 +118,7 @@ pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
         Ok::<_, anyhow::Error>((without, with, cpu, slowest, rss_before, rss_after))
     })();
     live.rt.block_on(proxy.shutdown());
-    // The uninstall order: the configuration first, or (Fail, no webhook
-    // answering) the teardown's finalizer removals are refused.
-    let args = [
-        "delete",
-        "validatingwebhookconfiguration",
-        "local-configmap-operator",
-    ];
-    world
-        .kube
-        .ok(&[args.as_slice(), &["--ignore-not-found"]].concat(), None)?;
+    remove_configuration(&world)?;
     drop(world);
     bed.down()?;
     let (without, with, cpu, slowest, rss_before, rss_after) = measured?;
