@@ -2,7 +2,7 @@
 //! runs, and the list ratio against its target. Pure, so the rendering
 //! is tested without a control plane.
 
-use crate::measure::median;
+use crate::measure::{median, thousands};
 use crate::report::markdown_table;
 
 /// A list at the old version may take at most this many times the same
@@ -19,8 +19,8 @@ pub struct Run {
     /// The operator's CPU across the old-version lists, above its idle
     /// baseline over the same wall time, per object converted, µs.
     pub cpu_us_per_object: f64,
-    /// Reviews `/convert` answered across those lists (its request
-    /// counter), and their time there per object (its latency sum), µs.
+    /// Reviews `/convert` answered across those lists (its latency
+    /// histogram's count), and their time there per object (its sum), µs.
     pub reviews: f64,
     pub served_us_per_object: f64,
 }
@@ -72,7 +72,7 @@ pub fn render(setup: &Setup, runs: &[Run]) -> String {
     let (storeds, stored) = column(|r| r.stored_ms);
     let (cpus, cpu) = column(|r| r.cpu_us_per_object);
     let (served, served_mid) = column(|r| r.served_us_per_object);
-    let n = setup.objects;
+    let (n, objects) = (setup.objects, thousands(setup.objects as f64));
     let met = if ratio <= RATIO_TARGET {
         "met"
     } else {
@@ -80,7 +80,7 @@ pub fn render(setup: &Setup, runs: &[Run]) -> String {
     };
     let rows = vec![
         row(
-            format!("a list of {n} at v1alpha1 over the same at v1beta1 (p50s)"),
+            format!("a list of {objects} at v1alpha1 over the same at v1beta1 (p50s)"),
             &ratios,
             ratio,
             "x",
@@ -88,7 +88,7 @@ pub fn render(setup: &Setup, runs: &[Run]) -> String {
             met,
         ),
         row(
-            format!("the list of {n} at v1alpha1 (converted), p50"),
+            format!("the list of {objects} at v1alpha1 (converted), p50"),
             &olds,
             old,
             " ms",
@@ -96,7 +96,7 @@ pub fn render(setup: &Setup, runs: &[Run]) -> String {
             "",
         ),
         row(
-            format!("the list of {n} at v1beta1 (stored), p50"),
+            format!("the list of {objects} at v1beta1 (stored), p50"),
             &storeds,
             stored,
             " ms",
@@ -120,7 +120,10 @@ pub fn render(setup: &Setup, runs: &[Run]) -> String {
             "",
         ),
     ];
-    let reviews: Vec<String> = runs.iter().map(|r| format!("{:.0}", r.reviews)).collect();
+    let per_list = |r: &Run| r.reviews / setup.cpu_lists as f64;
+    let reviews: Vec<String> = runs.iter().map(|r| thousands(per_list(r))).collect();
+    let per_review = median(&runs.iter().map(per_list).collect::<Vec<_>>());
+    let per_review = thousands(n as f64 / per_review.max(1.0));
     let busy = match setup.busy {
         true => {
             " **A busy machine** (load above its cores at the start): the figures \
@@ -131,11 +134,12 @@ pub fn render(setup: &Setup, runs: &[Run]) -> String {
     format!(
         "{context}.{busy}\n\n\
          The v1beta1 operator (release build) serving conversion at `/convert`, its CRD \
-         stored at v1beta1, {n} LocalConfigMaps written at v1beta1 in one namespace. Each \
-         run: {lists} lists at each version, interleaved, timed from the client; then the \
-         operator's utime+stime (`/proc/PID/stat`) across {cpu_lists} more lists at \
+         stored at v1beta1, {objects} LocalConfigMaps written at v1beta1 in one namespace. \
+         Each run: {lists} lists at each version, interleaved, timed from the client; then \
+         the operator's utime+stime (`/proc/PID/stat`) across {cpu_lists} more lists at \
          v1alpha1, minus the same over an idle wall time as long, divided by the objects \
-         converted. Reviews `/convert` answered in those lists, per run: {reviews}.\n\n{table}",
+         converted. Reviews `/convert` answered per list, per run: {reviews} \
+         (objects per review, median: {per_review}).\n\n{table}",
         context = setup.context,
         lists = setup.lists,
         cpu_lists = setup.cpu_lists,
@@ -153,7 +157,7 @@ mod tests {
             old_ms,
             stored_ms,
             cpu_us_per_object: cpu,
-            reviews: 10.0,
+            reviews: 10_000.0,
             served_us_per_object: cpu / 2.0,
         }
     }
@@ -180,7 +184,7 @@ mod tests {
         let first = body.lines().find(|l| l.contains("over the same")).unwrap();
         assert_eq!(
             first,
-            "| a list of 1000 at v1alpha1 over the same at v1beta1 (p50s) \
+            "| a list of 1,000 at v1alpha1 over the same at v1beta1 (p50s) \
              | 1.50x | 3.00x | 1.80x | 1.80x | at most 2x | met |"
         );
         let missed = render(&setup(false), &[run(50.0, 20.0, 1.0)]);
@@ -199,7 +203,18 @@ mod tests {
         assert!(body.contains("| 30.00 ms | 60.00 ms | 36.00 ms | 36.00 ms |"));
         assert!(body.contains("| 4.00 µs | 6.00 µs | 5.00 µs | 5.00 µs | reported |"));
         assert!(body.contains("| 2.00 µs | 3.00 µs | 2.50 µs | 2.50 µs | reported |"));
-        assert!(body.contains("answered in those lists, per run: 10 / 10 / 10."));
+        assert!(body
+            .contains("per list, per run: 1,000 / 1,000 / 1,000 (objects per review, median: 1)"));
+    }
+
+    #[test]
+    fn the_objects_each_review_held_follow_the_reviews_per_list() {
+        let whole_lists = Run {
+            reviews: 10.0,
+            ..run(30.0, 20.0, 4.0)
+        };
+        let body = render(&setup(false), &[whole_lists]);
+        assert!(body.contains("per list, per run: 1 (objects per review, median: 1,000)"));
     }
 
     #[test]
