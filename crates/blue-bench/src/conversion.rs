@@ -104,7 +104,7 @@ fn send_all(live: &Live, api: &Arc<dyn RawApi>, requests: Vec<ApiRequest>) -> Re
     });
     let done = futures::stream::iter(sends).buffer_unordered(CREATORS);
     let results: Vec<_> = live.rt.block_on(done.collect());
-    Ok(results.into_iter().collect::<Result<Vec<()>, _>>()?).map(drop)
+    Ok(results.into_iter().collect::<Result<(), _>>()?)
 }
 
 /// The next release's CRD (stored at v1beta1) over the testbed's, the
