@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,references,webhook]
+pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,references,webhook,conversion]
         [--peer [BINARY]] [--sizes 10,1000,10000] [--contenders watch,poll,kubectl,kube,peer] [--workers N]
         [--reactions-only] [--runs N] [--from N] [--block [IDLE_SECS]]
         [--operator-log LEVEL] [--out FILE]
@@ -27,18 +27,23 @@ pub const USAGE: &str = "  bench [--quick] [--only operators,scale-out,reference
                         creates timed per round)
   bench --only migration objects at an older stored version migrated at the default
                         rate beside the operator: duration, API requests a second,
-                        edits during against quiet (BLUE_BENCH_MIGRATION_OBJECTS: 10,000)";
+                        edits during against quiet (BLUE_BENCH_MIGRATION_OBJECTS: 10,000)
+  bench --only conversion a list of 1,000 at the old version v1alpha1 (through the next
+                        release's conversion webhook) against the same list at the stored
+                        v1beta1, and the webhook's CPU per object; three runs and their
+                        median (its block of BENCHMARKS.md)";
 
 /// The idle window before the reactions block, as the issue measured it.
 const BLOCK_IDLE_SECS: u64 = 60;
 
 /// The parts `--only` names; a full run measures them all.
-const PARTS: [&str; 5] = [
+const PARTS: [&str; 6] = [
     "operators",
     "scale-out",
     "references",
     "webhook",
     "migration",
+    "conversion",
 ];
 
 /// What the command line asks for.
@@ -197,6 +202,8 @@ mod tests {
         assert!(Args::parse(&["--only".into(), "nope".into()]).is_err());
         let t = Args::parse(&["--only".into(), "scale-out,operators".into()]).unwrap();
         assert_eq!(t.parts, ["scale-out", "operators"]);
+        let v = Args::parse(&["--only".into(), "conversion".into()]).unwrap();
+        assert_eq!(command(&v), "cargo xtask bench --only conversion");
         assert!(Args::parse(&[]).unwrap().full());
         let s = Args::parse(&["--sizes".into(), "10, 1_000,10000".into()]).unwrap();
         assert_eq!(s.sizes, Some(vec![10, 1_000, 10_000]));

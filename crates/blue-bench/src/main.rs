@@ -10,6 +10,9 @@ mod args;
 mod block;
 mod changes;
 mod contender;
+mod conversion;
+mod conversion_report;
+mod convert_metric;
 mod election;
 mod harness;
 mod idle;
@@ -17,6 +20,7 @@ mod live;
 mod machine;
 mod measure;
 mod migration;
+mod operator_webhook;
 mod operators;
 mod operators_report;
 mod outcome;
@@ -111,11 +115,12 @@ fn run(args: &Args) -> Result<()> {
             })?;
         }
         type Part = fn(&live::Live, &Machine) -> Result<report::Block>;
-        let own_blocks: [(&str, Part); 4] = [
+        let own_blocks: [(&str, Part); 5] = [
             ("scale-out", scale_out::run),
             ("references", references::run),
             ("webhook", webhook::run),
             ("migration", migration::run),
+            ("conversion", conversion::run),
         ];
         for (part, run) in own_blocks.into_iter().filter(|(p, _)| wants(p)) {
             let block = timed(part, || run(&live, &machine))?;

@@ -31,14 +31,13 @@ use serde_json::{json, Value};
 use super::live::Live;
 use super::machine::Machine;
 use super::measure::{median, pid_status_kib};
+use super::operator_webhook::{remove_configuration, webhook_args, CONFIGURATION};
 use super::report::Block;
 use super::webhook_report::{self, creates, Round, BURST, ROUNDS};
 use blue_testbed::world::{operator, Transport, World};
 
 /// Admitted reviews whose CPU is measured per round.
 const DRY_RUNS: usize = 200;
-/// The configuration the operator applies (its name).
-const CONFIGURATION: &str = "local-configmap-operator";
 /// The label that keeps an object away from the webhook (`skip`).
 const LEG: &str = "bench.blue.dev/webhook";
 
@@ -206,12 +205,6 @@ fn cpu_ns(pid: u32) -> Option<u64> {
     }
 }
 
-fn webhook_args(world: &World) -> Vec<String> {
-    let mut args = world.connect_args();
-    args.extend(["--webhook-bind", "127.0.0.1:0", "--webhook-self-signed"].map(String::from));
-    args
-}
-
 /// Once the operator applied its configuration: objects labelled `skip`
 /// bypass the webhook from now on (checked: an invalid one is admitted,
 /// and deleted again).
@@ -276,12 +269,7 @@ pub fn run(live: &Live, machine: &Machine) -> Result<Block> {
             .collect::<Result<Vec<_>>>()
     })();
     live.rt.block_on(proxy.shutdown());
-    // The uninstall order: the configuration first, or (Fail, no webhook
-    // answering) the teardown's finalizer removals are refused.
-    let args = ["delete", "validatingwebhookconfiguration", CONFIGURATION];
-    world
-        .kube
-        .ok(&[args.as_slice(), &["--ignore-not-found"]].concat(), None)?;
+    remove_configuration(&world)?;
     drop(world);
     bed.down()?;
     Ok(webhook_report::block(

@@ -25,10 +25,19 @@ pub fn build_profile(release: bool) -> Result<PathBuf> {
 /// cargo run, so they share one build of their dependencies; returns their
 /// paths in order.
 pub fn build(packages: &[&str], release: bool) -> Result<Vec<PathBuf>> {
+    let named: Vec<(&str, &str)> = packages.iter().map(|p| (*p, *p)).collect();
+    build_bins(&named, release)
+}
+
+/// Builds each `(package, binary)` of `bins` in one cargo run (a binary
+/// not named like its package, e.g. blue-e2e's
+/// `e2e-local-configmap-operator-v1beta1`); returns their paths in order.
+pub fn build_bins(bins: &[(&str, &str)], release: bool) -> Result<Vec<PathBuf>> {
+    let names: Vec<&str> = bins.iter().map(|(_, bin)| *bin).collect();
     let mut cmd = crate::support::cargo::command();
     cmd.arg("build");
-    for package in packages {
-        cmd.args(["--package", package, "--bin", package]);
+    for (package, bin) in bins {
+        cmd.args(["--package", package, "--bin", bin]);
     }
     let mut child = cmd
         .arg("--message-format=json-render-diagnostics")
@@ -38,13 +47,13 @@ pub fn build(packages: &[&str], release: bool) -> Result<Vec<PathBuf>> {
         .stderr(Stdio::inherit())
         .spawn()
         .context("running cargo build")?;
-    let mut binaries = vec![None; packages.len()];
+    let mut binaries = vec![None; names.len()];
     let stdout = child.stdout.take().context("cargo stdout")?;
     for line in BufReader::new(stdout).lines() {
         let Ok(msg) = serde_json::from_str::<Value>(&line?) else {
             continue;
         };
-        let built = packages.iter().position(|p| msg["target"]["name"] == *p);
+        let built = names.iter().position(|p| msg["target"]["name"] == *p);
         if let (Some(i), "compiler-artifact") = (built, msg["reason"].as_str().unwrap_or("")) {
             if let Some(exe) = msg["executable"].as_str() {
                 binaries[i] = Some(PathBuf::from(exe));
@@ -53,9 +62,9 @@ pub fn build(packages: &[&str], release: bool) -> Result<Vec<PathBuf>> {
     }
     let status = child.wait().context("waiting for cargo build")?;
     if !status.success() {
-        bail!("cargo build of {} failed ({status})", packages.join(", "));
+        bail!("cargo build of {} failed ({status})", names.join(", "));
     }
-    let named = binaries.into_iter().zip(packages);
+    let named = binaries.into_iter().zip(&names);
     named
         .map(|(b, p)| b.with_context(|| format!("cargo build reported no {p} executable")))
         .collect()
