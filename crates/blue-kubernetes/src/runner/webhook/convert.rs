@@ -56,15 +56,9 @@ pub(super) async fn answer(
     }
 }
 
-/// A review up to this size is converted on the connection's own task:
-/// kube-apiserver 1.20 sends a list as one review per object, and handing
-/// each of those to a blocking thread cost more (wake-ups, a context
-/// switch each way) than converting it.
-const INLINE_REVIEW_BYTES: usize = 64 * 1024;
-
 /// Reads the review within the conversion's own bounds (a list of many
-/// objects is larger than any admission review) and converts a large one
-/// off the runtime's threads, so a large list does not stall the controller.
+/// objects is larger than any admission review) and converts it off the
+/// runtime's threads, so a large list does not stall the controller.
 async fn convert(
     conversion: &Arc<Conversion>,
     request: Request<Incoming>,
@@ -76,12 +70,9 @@ async fn convert(
         Ok(Err(_)) => return plain(StatusCode::PAYLOAD_TOO_LARGE, "review too large\n"),
         Err(_) => return plain(StatusCode::REQUEST_TIMEOUT, "review too slow\n"),
     };
-    let converted = if body.len() <= INLINE_REVIEW_BYTES {
-        Ok(serde_json::to_vec(&conversion.review(&body)))
-    } else {
-        let conversion = conversion.clone();
-        tokio::task::spawn_blocking(move || serde_json::to_vec(&conversion.review(&body))).await
-    };
+    let conversion = conversion.clone();
+    let converted =
+        tokio::task::spawn_blocking(move || serde_json::to_vec(&conversion.review(&body))).await;
     match converted {
         Ok(Ok(review)) => {
             let mut response = Response::new(Full::new(Bytes::from(review)));
