@@ -3,6 +3,8 @@
 //! without harm to the server, and a readiness that answers before the
 //! controller has listed anything.
 
+mod https_client;
+
 use blue_kubernetes::package::NoOutputs;
 use blue_kubernetes::runner::webhook::{SelfSigned, WebhookServer, WebhookTls, READY_PATH};
 use blue_kubernetes::versions::{Conversion, Versions, MAX_REVIEW_BYTES};
@@ -12,12 +14,9 @@ use blue_kubernetes::{
 };
 use blue_kubernetes_client::ResourceDescriptor;
 use blue_testkit::TestOperator;
-use rustls::pki_types::{CertificateDer, ServerName};
+use https_client::post;
 use serde_json::{json, Value};
-use std::sync::Arc;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
 
 /// v1: `replicas` (was `size`) and a new `zone`.
 #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -91,21 +90,6 @@ fn review(uid: &str, desired: &str, objects: Vec<Value>) -> Vec<u8> {
     .unwrap()
 }
 
-fn connector(ca_pem: &str) -> TlsConnector {
-    let mut roots = rustls::RootCertStore::empty();
-    for cert in rustls::pki_types::pem::PemObject::pem_slice_iter(ca_pem.as_bytes()) {
-        let cert: CertificateDer<'static> = cert.unwrap();
-        roots.add(cert).unwrap();
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    TlsConnector::from(Arc::new(config))
-}
-
 /// One HTTP/1.1 request over TLS: (status, body).
 async fn send(
     server: &WebhookServer,
@@ -114,26 +98,7 @@ async fn send(
     path: &str,
     body: &[u8],
 ) -> (u16, String) {
-    let stream = TcpStream::connect(server.address()).await.unwrap();
-    let name = ServerName::try_from("127.0.0.1").unwrap();
-    let mut tls = connector(ca).connect(name, stream).await.unwrap();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    tls.write_all(head.as_bytes()).await.unwrap();
-    // A refused body may close the connection before all is written.
-    let _ = tls.write_all(body).await;
-    let mut answer = Vec::new();
-    let _ = tls.read_to_end(&mut answer).await;
-    let answer = String::from_utf8_lossy(&answer).to_string();
-    let status = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-    (status, body)
+    post(server, ca, method, path, body).await.unwrap()
 }
 
 async fn serve(op: &TestOperator) -> (WebhookServer, SelfSigned) {
