@@ -3,9 +3,11 @@
 //! v1beta1, v1alpha1 served through the conversion its webhook server
 //! answers) on the bench's API server, with 1,000 objects written at
 //! v1beta1: the p50 of a list of them all at v1alpha1 against the same
-//! list at v1beta1 (no conversion), and the operator's CPU per object
+//! list at v1beta1 (no conversion), read from etcd and from the watch
+//! cache (`resourceVersion=0`), and the operator's CPU per object
 //! converted, cross-checked with its `/convert` metric (which also counts
-//! the reviews a list takes: kube-apiserver 1.20 sends one per object).
+//! the reviews a list takes: kube-apiserver 1.20 sends one per object
+//! read from etcd, none for a list from the cache).
 //! Three runs over one setup; writes its own block with each run and the
 //! median.
 
@@ -96,6 +98,28 @@ fn timed_list(live: &Live, api: &Arc<dyn RawApi>, path: &ApiPath, version: &str)
     Ok(took)
 }
 
+/// [`LISTS`] lists at each version, interleaved: their times (ms), the
+/// old version's first.
+fn interleaved(
+    live: &Live,
+    api: &Arc<dyn RawApi>,
+    old_path: &ApiPath,
+    stored_path: &ApiPath,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let (mut old, mut stored) = (Vec::new(), Vec::new());
+    for i in 0..LISTS {
+        // Alternate which goes first, so neither always follows the other.
+        if i % 2 == 0 {
+            old.push(timed_list(live, api, old_path, "v1alpha1")?);
+            stored.push(timed_list(live, api, stored_path, "v1beta1")?);
+        } else {
+            stored.push(timed_list(live, api, stored_path, "v1beta1")?);
+            old.push(timed_list(live, api, old_path, "v1alpha1")?);
+        }
+    }
+    Ok((old, stored))
+}
+
 /// Sends `requests`, [`CREATORS`] at a time; the first failure.
 fn send_all(live: &Live, api: &Arc<dyn RawApi>, requests: Vec<ApiRequest>) -> Result<()> {
     let sends = requests.into_iter().map(|r| {
@@ -168,17 +192,15 @@ fn set_up(live: &Live, world: &mut World, api: &Arc<dyn RawApi>, metrics: &str) 
 /// lists against an idle wall time as long.
 fn one_run(live: &Live, api: &Arc<dyn RawApi>, ns: &str, pid: u32, metrics: &str) -> Result<Run> {
     let (old_path, stored_path) = (collection(ns, "v1alpha1")?, collection(ns, "v1beta1")?);
-    let (mut old, mut stored) = (Vec::new(), Vec::new());
-    for i in 0..LISTS {
-        // Alternate which goes first, so neither always follows the other.
-        if i % 2 == 0 {
-            old.push(timed_list(live, api, &old_path, "v1alpha1")?);
-            stored.push(timed_list(live, api, &stored_path, "v1beta1")?);
-        } else {
-            stored.push(timed_list(live, api, &stored_path, "v1beta1")?);
-            old.push(timed_list(live, api, &old_path, "v1alpha1")?);
-        }
-    }
+    let (old, stored) = interleaved(live, api, &old_path, &stored_path)?;
+    // The same lists served from the watch cache (`resourceVersion=0`, as
+    // informers and reflectors list): the API server keeps a cache per
+    // served version, converted once as objects enter it.
+    let cached = |p: &ApiPath| p.clone().with_query("resourceVersion", "0");
+    let before_cached = served(metrics)?;
+    let (cached_old, cached_stored) =
+        interleaved(live, api, &cached(&old_path), &cached(&stored_path))?;
+    let cached_reviews = before_cached.until(served(metrics)?).reviews;
     let cpu = || pid_cpu_seconds(pid).context("the operator is gone");
     let (served_before, cpu_before, t) = (served(metrics)?, cpu()?, Instant::now());
     for _ in 0..CPU_LISTS {
@@ -193,6 +215,9 @@ fn one_run(live: &Live, api: &Arc<dyn RawApi>, ns: &str, pid: u32, metrics: &str
     Ok(Run {
         old_ms: median(&old),
         stored_ms: median(&stored),
+        cached_old_ms: median(&cached_old),
+        cached_stored_ms: median(&cached_stored),
+        cached_reviews,
         cpu_us_per_object: busy * 1e6 / converted,
         reviews: by_webhook.reviews,
         served_us_per_object: by_webhook.seconds * 1e6 / converted,
