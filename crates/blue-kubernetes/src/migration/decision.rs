@@ -5,6 +5,7 @@
 
 use super::facts::{storage_version_hash, Facts};
 use blue_kubernetes_client::{ErrorKind, ResourceDescriptor};
+use std::collections::HashSet;
 
 /// How many times in a row one request may fail with a passing error
 /// (the server busy or unreachable) before the migration stops.
@@ -154,9 +155,11 @@ pub(crate) enum Next {
     Go,
     /// The same request again after `after_ms`.
     Retry { after_ms: u64 },
-    /// Start the pass over from the first page (a continue token
-    /// expired).
-    Restart,
+    /// List again from the first page: the continue token expired (the
+    /// API server compacts what a token reads, every 5 minutes by
+    /// default). The pass goes on: objects it already wrote are skipped
+    /// ([`Pass::skips`]), so a pass longer than a token's life still ends.
+    Relist,
     /// The migration cannot go on: a refusal no retry changes.
     Stop(ErrorKind),
 }
@@ -209,6 +212,13 @@ pub(crate) struct Pass {
     pub(crate) mark: Mark,
     pub(crate) tally: Tally,
     attempts: Attempts,
+    /// The uids of the objects this pass settled (written, found current,
+    /// rewritten by someone else, gone): a relist skips them. Each was
+    /// written after the storage version took effect, so it is stored
+    /// there whatever happens to it later. About 80 bytes an object.
+    settled: HashSet<String>,
+    /// Settled objects met again since the last (re)list.
+    met_again: u64,
 }
 
 impl Pass {
@@ -217,30 +227,41 @@ impl Pass {
             mark,
             tally: Tally::default(),
             attempts: Attempts::default(),
+            settled: HashSet::new(),
+            met_again: 0,
         }
     }
 
-    /// A page was read (or not).
+    /// Whether the listed object `uid` was settled by this pass before a
+    /// relist: it is skipped, not written again.
+    pub(crate) fn skips(&mut self, uid: Option<&str>) -> bool {
+        let skip = uid.is_some_and(|uid| self.settled.contains(uid));
+        self.met_again += u64::from(skip);
+        skip
+    }
+
+    /// A page was read (or not); `items` counts those it does not skip.
     pub(crate) fn listed(&mut self, listed: Listed) -> Next {
         match listed {
             Listed::Page { items, remaining } => {
                 self.attempts.succeeded();
-                self.tally.left = items + remaining.unwrap_or(0);
+                // After a relist, the settled objects not met again yet
+                // are still ahead among the remaining ones.
+                let ahead = (self.settled.len() as u64).saturating_sub(self.met_again);
+                self.tally.left = items + remaining.unwrap_or(0).saturating_sub(ahead);
                 Next::Go
             }
-            // The continue token expired: a list cannot resume, so the
-            // pass begins again (what it rewrote is written once more as
-            // a no-op).
             Listed::Failed(ErrorKind::Gone) => {
                 self.attempts.succeeded();
-                Next::Restart
+                self.met_again = 0;
+                Next::Relist
             }
             Listed::Failed(kind) => self.attempts.failed(kind),
         }
     }
 
-    /// One object's write came to `written`.
-    pub(crate) fn written(&mut self, written: Written) -> Next {
+    /// The write of the object `uid` came to `written`.
+    pub(crate) fn written(&mut self, uid: Option<&str>, written: Written) -> Next {
         let count = match written {
             Written::Rewritten => &mut self.tally.rewritten,
             Written::Current => &mut self.tally.current,
@@ -249,6 +270,9 @@ impl Pass {
             Written::Failed(kind) => return self.attempts.failed(kind),
         };
         *count += 1;
+        if let Some(uid) = uid {
+            self.settled.insert(uid.to_owned());
+        }
         self.attempts.succeeded();
         self.tally.left = self.tally.left.saturating_sub(1);
         Next::Go

@@ -42,7 +42,6 @@ pub(crate) struct Driver<'a> {
 /// A finished pass, or why it did not finish.
 enum PassEnd {
     Finished(Pass),
-    Restart,
     Interrupted,
 }
 
@@ -76,14 +75,6 @@ impl Driver<'_> {
             );
             let pass = match self.pass(Pass::new(mark)).await? {
                 PassEnd::Finished(pass) => pass,
-                PassEnd::Restart => {
-                    self.metrics.pass(&kind, PassResult::Restarted);
-                    tracing::info!(
-                        kind,
-                        "storage migration: a continue token expired; the pass starts over"
-                    );
-                    continue;
-                }
                 PassEnd::Interrupted => {
                     self.metrics.pass(&kind, PassResult::Stopped);
                     return Ok(KindOutcome::Interrupted);
@@ -175,15 +166,24 @@ impl Driver<'_> {
         };
         loop {
             let page = loop {
-                let listed = self.list(continue_token.as_deref()).await;
-                let (next, page) = match listed {
-                    Ok(page) => (pass.listed(page.listed()), Some(page)),
+                let (next, page) = match self.list(continue_token.as_deref()).await {
+                    Ok(mut page) => {
+                        page.items.retain(|item| !pass.skips(uid(item)));
+                        (pass.listed(page.listed()), Some(page))
+                    }
                     Err(e) => (pass.listed(Listed::Failed(e.kind())), None),
                 };
                 match (next, page) {
                     (Next::Go, Some(page)) => break page,
                     (Next::Retry { after_ms }, _) => sleep(after_ms).await,
-                    (Next::Restart, _) => return Ok(PassEnd::Restart),
+                    (Next::Relist, _) => {
+                        tracing::info!(
+                            kind,
+                            "storage migration: a continue token expired; listing again, \
+                             skipping the objects this pass wrote"
+                        );
+                        continue_token = None;
+                    }
                     (next, _) => return Err(self.stopped("listing", next)),
                 }
             };
@@ -198,13 +198,13 @@ impl Driver<'_> {
                         Some(written) => written,
                         None => return Ok(PassEnd::Interrupted),
                     };
-                    let next = pass.written(written);
+                    let next = pass.written(uid(item), written);
                     self.metrics.add(&kind, &before, &pass.tally);
                     match next {
                         Next::Go => break,
                         Next::Retry { after_ms } => sleep(after_ms).await,
-                        Next::Restart => return Ok(PassEnd::Restart),
-                        Next::Stop(_) => {
+                        // A write never relists; only a list does.
+                        Next::Stop(_) | Next::Relist => {
                             let what = format!("rewriting {}", object_name(item));
                             return Err(self.stopped(&what, next));
                         }
@@ -313,6 +313,11 @@ impl Driver<'_> {
     }
 }
 
+/// An object's uid (every object the API server lists has one).
+fn uid(item: &Value) -> Option<&str> {
+    item["metadata"]["uid"].as_str()
+}
+
 /// The last progress line's time and counts.
 struct Progress {
     at_ms: u64,
@@ -350,3 +355,6 @@ async fn sleep(ms: u64) {
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
 }
+
+#[cfg(test)]
+mod tests;

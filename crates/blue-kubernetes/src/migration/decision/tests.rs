@@ -118,7 +118,7 @@ fn every_write_result_is_counted_and_only_refusals_stop_the_pass() {
         Written::Rewritten,
     ];
     for written in writes {
-        assert_eq!(pass.written(written), Next::Go, "{written:?}");
+        assert_eq!(pass.written(None, written), Next::Go, "{written:?}");
     }
     let expected = Tally {
         rewritten: 2,
@@ -134,7 +134,7 @@ fn every_write_result_is_counted_and_only_refusals_stop_the_pass() {
         ErrorKind::Unauthorized,
     ] {
         let mut pass = Pass::new(mark(2));
-        assert_eq!(pass.written(Written::Failed(kind)), Next::Stop(kind));
+        assert_eq!(pass.written(None, Written::Failed(kind)), Next::Stop(kind));
     }
     let mut pass = Pass::new(mark(2));
     assert_eq!(
@@ -144,16 +144,57 @@ fn every_write_result_is_counted_and_only_refusals_stop_the_pass() {
 }
 
 #[test]
-fn an_expired_continue_token_restarts_the_pass() {
+fn an_expired_continue_token_lists_again_skipping_what_the_pass_settled() {
     let mut pass = Pass::new(mark(2));
-    assert_eq!(pass.listed(Listed::Failed(ErrorKind::Gone)), Next::Restart);
+    let page = Listed::Page {
+        items: 3,
+        remaining: Some(4),
+    };
+    assert_eq!(pass.listed(page), Next::Go);
+    assert_eq!(pass.written(Some("a"), Written::Rewritten), Next::Go);
+    assert_eq!(pass.written(Some("b"), Written::Conflict), Next::Go);
+    assert_eq!(
+        pass.written(Some("c"), Written::Failed(ErrorKind::Timeout)),
+        Next::Retry { after_ms: 200 }
+    );
+    assert_eq!(pass.listed(Listed::Failed(ErrorKind::Gone)), Next::Relist);
+    // The first page again: a and b were settled, c was not.
+    let skipped: Vec<bool> = ["a", "b", "c"].map(|uid| pass.skips(Some(uid))).into();
+    assert_eq!(skipped, [true, true, false]);
+    assert!(!pass.skips(None), "an object without uid is never skipped");
+    // One object left on this page, four after it: none of them settled.
+    let page = Listed::Page {
+        items: 1,
+        remaining: Some(4),
+    };
+    assert_eq!(pass.listed(page), Next::Go);
+    assert_eq!(pass.tally.left, 5);
+    assert_eq!((pass.tally.rewritten, pass.tally.conflicts), (1, 1));
+}
+
+#[test]
+fn after_a_relist_the_settled_objects_not_met_again_are_not_counted_as_left() {
+    let mut pass = Pass::new(mark(2));
+    for uid in ["a", "b", "c"] {
+        pass.written(Some(uid), Written::Rewritten);
+    }
+    assert_eq!(pass.listed(Listed::Failed(ErrorKind::Gone)), Next::Relist);
+    // The first page holds a (skipped) and d; b and c are still ahead
+    // among the 10 remaining.
+    assert!(pass.skips(Some("a")) && !pass.skips(Some("d")));
+    let page = Listed::Page {
+        items: 1,
+        remaining: Some(10),
+    };
+    pass.listed(page);
+    assert_eq!(pass.tally.left, 1 + 10 - 2);
 }
 
 #[test]
 fn passing_failures_are_retried_with_a_growing_wait_then_stop() {
     let mut pass = Pass::new(mark(2));
     let waits: Vec<Next> = (1..MAX_ATTEMPTS)
-        .map(|_| pass.written(Written::Failed(ErrorKind::Unavailable)))
+        .map(|_| pass.written(None, Written::Failed(ErrorKind::Unavailable)))
         .collect();
     let expected_ms = [200, 400, 800, 1600, 3200, 6400, 10_000];
     let expected: Vec<Next> = expected_ms
@@ -162,18 +203,18 @@ fn passing_failures_are_retried_with_a_growing_wait_then_stop() {
         .collect();
     assert_eq!(waits, expected);
     assert_eq!(
-        pass.written(Written::Failed(ErrorKind::Unavailable)),
+        pass.written(None, Written::Failed(ErrorKind::Unavailable)),
         Next::Stop(ErrorKind::Unavailable)
     );
     // A success in between starts the count again.
     let mut pass = Pass::new(mark(2));
     assert_eq!(
-        pass.written(Written::Failed(ErrorKind::Timeout)),
+        pass.written(None, Written::Failed(ErrorKind::Timeout)),
         Next::Retry { after_ms: 200 }
     );
-    assert_eq!(pass.written(Written::Rewritten), Next::Go);
+    assert_eq!(pass.written(None, Written::Rewritten), Next::Go);
     assert_eq!(
-        pass.written(Written::Failed(ErrorKind::Timeout)),
+        pass.written(None, Written::Failed(ErrorKind::Timeout)),
         Next::Retry { after_ms: 200 }
     );
     assert_eq!(
