@@ -6,7 +6,7 @@
 use super::{BoxError, Flags, TestHookSet};
 use crate::config::Problem;
 use crate::migration::{Migration, MigrationError, MigrationSettings, DEFAULT_RATE_PER_SECOND};
-use crate::telemetry::Metrics;
+use crate::telemetry::{Health, Metrics};
 use blue_kubernetes_client::{
     AccessCheck, ApiPath, ApiRequest, Client, Method, ResourceDescriptor,
 };
@@ -281,7 +281,22 @@ pub(crate) async fn one_shot(
     }
     let settings = flags.migration.settings(name, &home, &hooks);
     let lease = format!("{home}/{}", settings.lease.lease_name);
-    let migration = Migration::new(client, settings, &Metrics::new())?;
+    let metrics = Arc::new(Metrics::new());
+    let migration = Migration::new(client, settings, &metrics)?;
+    // A Job migrating many objects is watched like the operator: its
+    // progress (objects rewritten, left, Conflicts, passes) on `/metrics`.
+    let server = match flags.metrics_bind {
+        None => None,
+        Some(address) => {
+            // No reflectors: live and ready while the process runs.
+            let health = Arc::new(Health::new(crate::clock::system_clock(), 1_000, 0));
+            let server = crate::telemetry::serve_http(address, metrics.clone(), health)
+                .await
+                .map_err(|e| format!("opening the --metrics-bind listener: {e}"))?;
+            tracing::info!("serving /metrics on http://{}", server.address());
+            Some(server)
+        }
+    };
     let kinds_named: Vec<String> = kinds.iter().map(|k| k.qualified_plural()).collect();
     tracing::info!(kinds = ?kinds_named, %lease, "storage migration begins");
     let (stop, stopped) = watch::channel(false);
@@ -295,6 +310,9 @@ pub(crate) async fn one_shot(
             run.await
         }
     };
+    if let Some(server) = server {
+        server.stop().await;
+    }
     result?;
     tracing::info!(kinds = ?kinds_named, "storage migration done: every kind's status.storedVersions holds its storage version alone");
     Ok(())

@@ -68,6 +68,64 @@ fn migrate_storage_with_the_generated_rights_rewrites_every_object_and_retires_t
 }
 
 #[test]
+fn a_one_shot_migration_serves_its_progress_on_metrics() -> Result<()> {
+    let fx = Fixture::start("one-shot-metrics", &["delta"], 0)?;
+    fx.create_objects("delta", 10, OLD)?;
+    let address = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .to_string();
+    let log = fx.scratch("one-shot-metrics.log");
+    // Started before the storage moves, so it waits first; one write a
+    // second leaves ten seconds to see it at work.
+    let args = ["--metrics-bind", &address, "--migration-rate", "1"];
+    let mut one_shot = fx.one_shot_process(&args, &log)?;
+    let scrape = || blue_e2e::scrape::http_get(&address, "/metrics");
+    let rewritten = |text: &str| {
+        (text.lines())
+            .find(|l| {
+                l.contains("result=\"rewritten\"}")
+                    && l.starts_with("blue_storage_migration_objects_total")
+            })
+            .and_then(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+    };
+    fixture::eventually(Duration::from_secs(60), || {
+        let text = scrape()?;
+        // Served; its own series appear with the first object written.
+        ensure!(text.contains("blue_build_info{"), "{text}");
+        ensure!(
+            rewritten(&text).is_none(),
+            "rewrote before the storage moved"
+        );
+        Ok(())
+    })
+    .context("serving /metrics while it waits")?;
+    fx.move_storage()?;
+    fixture::eventually(Duration::from_secs(60), || {
+        let text = scrape()?;
+        let n = rewritten(&text).context("nothing rewritten yet")?;
+        ensure!((1..10).contains(&n), "{n} rewritten");
+        ensure!(
+            text.contains("blue_storage_migration_objects_left{"),
+            "{text}"
+        );
+        Ok(())
+    })
+    .context("its progress on /metrics")?;
+    fixture::eventually(Duration::from_secs(60), || {
+        ensure!(!one_shot.is_running(), "still migrating");
+        Ok(())
+    })?;
+    let status = one_shot.stop()?;
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    ensure!(
+        status.success() && text.contains("storage migration done"),
+        "{status}:\n{text}"
+    );
+    ensure!(fx.stored_versions()? == [fx.stored.as_str()]);
+    fx.finish()
+}
+
+#[test]
 fn migrate_storage_flag_migrates_every_namespace_beside_the_operator() -> Result<()> {
     // The operator manages `managed`; the objects live in `other`, which
     // it does not manage: the migration still rewrites them all.
