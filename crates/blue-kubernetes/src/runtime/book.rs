@@ -27,7 +27,8 @@
 //! - A resource gone (deleted, or missing from a complete list) is
 //!   forgotten here in one event: its entry, timer, references, parking
 //!   and backoff, and a [`Decision::Forget`] tells the dispatcher to drop
-//!   what lives outside (the controller's memory of it, its queue entry).
+//!   what lives outside (the controller's memory of it, its queue entry);
+//!   a pass that released it decides the same `Forget` at once.
 
 pub(super) mod protocol;
 
@@ -244,6 +245,16 @@ impl Book {
         let quiet = ended.written.is_none() && ended.next_check.is_some();
         if ended.released {
             self.cache.release(key);
+            // Released: what the controller remembers of it goes now.
+            let uid = self
+                .cache
+                .uid(key)
+                .map(|uid| uid.to_string())
+                .unwrap_or_default();
+            out.push(Decision::Forget {
+                key: key.clone(),
+                uid,
+            });
         } else if !quiet {
             self.cache.hold(key, &work.version, hold);
         }
@@ -394,6 +405,14 @@ impl Book {
     /// Related objects cached.
     pub(super) fn related_len(&self) -> usize {
         self.related.len()
+    }
+
+    /// Entries of every per-resource map of the book.
+    #[cfg(feature = "testing")]
+    pub(super) fn remembered(&self) -> usize {
+        let parked: usize = self.parked.values().map(HashSet::len).sum();
+        let indexes = self.timers.len() + self.references.len() + self.backoff.len();
+        self.cache.remembered() + parked + indexes
     }
 }
 

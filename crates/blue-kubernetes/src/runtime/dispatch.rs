@@ -193,6 +193,12 @@ pub(super) fn cached(shared: &Shared) -> (usize, usize) {
     })
 }
 
+/// Entries of the book's per-resource maps.
+#[cfg(feature = "testing")]
+pub(super) fn remembered(shared: &Shared) -> usize {
+    event(shared, |book, _| (book.remembered(), Vec::new()))
+}
+
 /// Carries out the book's decisions.
 fn act(shared: &Shared, decisions: Vec<Decision>) {
     for decision in decisions {
@@ -205,13 +211,10 @@ fn act(shared: &Shared, decisions: Vec<Decision>) {
                 slot,
                 count,
             } => set_phase_gauge(shared, package, slot, count),
+            // The one place the runtime forgets a resource.
             Decision::Forget { key, uid } => {
                 shared.queue.forget(&key);
-                if !uid.is_empty() {
-                    shared.controller.forget(&uid);
-                }
-                let subject = shared.subject(&key);
-                shared.failures.retain(|s| *s != subject);
+                shared.controller.memory.forget(&uid, &shared.subject(&key));
                 set_queue_depth(shared);
             }
         }

@@ -438,6 +438,29 @@ fn a_related_object_asks_its_targets_except_while_seeding_or_repeated() {
 }
 
 #[test]
+fn a_released_resource_is_forgotten_outside_the_book_at_once_and_not_queued_again() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    book.pass_began(&key("a"));
+    let released = Ended {
+        released: true,
+        ..ended(Verdict::Wrote, "a")
+    };
+    let out = book.pass_ended(&work("a", "1"), released, 0);
+    let forget = Decision::Forget {
+        key: key("a"),
+        uid: "uid-a".into(),
+    };
+    assert_eq!(out, [forget]);
+    // Gone later: forgotten again, the book's entry with it.
+    assert!(matches!(
+        book.gone(&key("a"), 0)[..],
+        [.., Decision::Forget { .. }]
+    ));
+    assert_eq!(book.len(), 0);
+}
+
+#[test]
 fn a_deleting_resource_is_not_asked_to_repair_what_its_destroy_deleted() {
     let mut book = book();
     let mut deleting = arrival("a", "1", Due::OnEdit, true);
