@@ -24,14 +24,14 @@ mod book;
 mod cache;
 mod dispatch;
 mod election;
-mod key;
+pub(crate) mod key;
 mod queue;
 mod references;
 mod reflector;
 pub(crate) mod related;
 mod scheduler;
 mod shards;
-mod token;
+pub(crate) mod token;
 mod worker;
 
 pub use crate::telemetry::{Health, Stats};
