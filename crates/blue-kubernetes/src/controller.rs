@@ -17,13 +17,11 @@ pub struct Controller {
     pub(crate) gate: Option<Arc<Gate>>,
     /// Every shard's gate and drain state, with sharding configured.
     pub(crate) shards: Option<Arc<crate::sharding::ShardTable>>,
-    /// What each resource's connection Secret must hold.
-    pub(crate) connections: Arc<crate::connection::Store>,
+    /// What the controller remembers of each resource outside the book.
+    pub(crate) memory: Arc<crate::memory::Memory>,
     /// Set by [`Runtime::stop`](crate::Runtime::stop) (each runtime has
     /// its own): a pass ends at its next durable-step boundary.
     pub(crate) stopping: Arc<std::sync::atomic::AtomicBool>,
-    /// How far this process went in each object's durable-steps runs.
-    pub(crate) step_marks: Arc<crate::steps::Marks>,
     /// The cached related kinds' objects, for the packages' reads.
     pub(crate) objects: Arc<crate::cached::ObjectStore>,
 }
@@ -81,16 +79,15 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
             metrics.clone(),
         )
     });
-    let step_marks = Arc::new(crate::steps::Marks::new(&metrics));
+    let memory = Arc::new(crate::memory::Memory::new(&metrics));
     let telemetry = Telemetry::new(metrics, events, config.log_callback_errors);
     Ok(Controller {
         config: Arc::new(config),
         telemetry: Arc::new(telemetry),
         gate,
         shards,
-        connections: Arc::default(),
+        memory,
         stopping: Arc::default(),
-        step_marks,
         objects,
     })
 }
@@ -112,16 +109,12 @@ impl Controller {
         )
     }
 
-    /// The resource with `uid` was released, or is gone: forgets it. This
-    /// is the one list of what the controller remembers per resource,
-    /// whether a runtime runs or not: new per-resource memory is forgotten
-    /// here, and both paths (a pass that releases, the runtime that sees a
-    /// resource go) call this.
-    pub(crate) fn forget(&self, uid: &str) {
-        // What its connection Secret must hold.
-        self.connections.forget(uid);
-        // How far this process went in its durable-steps runs.
-        self.step_marks.forget(uid);
+    /// Entries of what the controller remembers per resource, for the
+    /// behaviour tests that prove forgetting (the `testing` feature).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn remembered(&self) -> usize {
+        self.memory.len()
     }
 
     /// The controller's metrics; serve [`Metrics::encode`] at `/metrics`.

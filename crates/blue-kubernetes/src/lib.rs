@@ -156,8 +156,9 @@
 //! 49. `telemetry/events/outbox.rs`: the Events on their way out;
 //! 50. `telemetry/stats.rs`: the pass counted as a `Verdict`;
 //! 51. `telemetry/tally.rs`: the counters behind it;
-//! 52. `telemetry/failure_log.rs`: repeating failures logged once;
-//! 53. `runtime/scheduler.rs`: the next check's timer, in the book again.
+//! 52. `memory.rs`: the log subject, and what is remembered per resource;
+//! 53. `telemetry/failure_log.rs`: repeating failures logged once;
+//! 54. `runtime/scheduler.rs`: the next check's timer, in the book again.
 
 pub mod admission;
 mod cached;
@@ -173,6 +174,7 @@ mod error;
 mod http;
 mod leader;
 mod lock;
+mod memory;
 pub mod migration;
 mod namespaces;
 pub mod package;

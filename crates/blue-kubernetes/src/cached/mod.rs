@@ -1,7 +1,8 @@
-//! Cached related reads: the objects of the related kinds declared
-//! [`cached`](crate::related::Related::cached), kept from the watches the
-//! runtime runs anyway, for the packages' reads
-//! ([`Api::cached`](crate::package::Api::cached)).
+//! The one cache of related objects: for each object of a related kind
+//! the runtime watches, its resourceVersion and the resources it mapped to
+//! when that version arrived (what the book asks to check), and for the
+//! kinds declared [`cached`](crate::related::Related::cached) its text too,
+//! for the packages' reads ([`Api::cached`](crate::package::Api::cached)).
 //!
 //! # Guarantees
 //! - Read-your-own-writes: after a write this process made to an object
@@ -28,18 +29,18 @@ mod own_writes;
 pub(crate) use own_writes::OwnWrites;
 
 use crate::domain::resource::kept_text;
+use crate::runtime::key::{Key, Namespaces};
+use crate::runtime::token::Token;
 use crate::telemetry::Metrics;
 use blue_kubernetes_client::{Client, Error, LabelSelector, ResourceDescriptor};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use serde_json::Value;
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::Notify;
-
-/// An object of a cached kind: (kind index, namespace, name).
-type ObjectKey = (usize, String, String);
 
 /// What a write of this process left to wait for.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,16 +51,46 @@ pub(crate) enum Mark {
     Deleted,
 }
 
-/// A kept object: its resourceVersion and its JSON text.
-struct Kept {
-    version: Box<str>,
-    text: Box<str>,
+/// What an object mapped to; one target (the usual case) needs no
+/// allocation of its own.
+enum Targets {
+    None,
+    One(Key),
+    Many(Box<[Key]>),
 }
 
+impl Targets {
+    fn of(mut keys: Vec<Key>) -> Self {
+        match keys.len() {
+            0 => Targets::None,
+            1 => Targets::One(keys.remove(0)),
+            _ => Targets::Many(keys.into_boxed_slice()),
+        }
+    }
+
+    fn keys(&self) -> &[Key] {
+        match self {
+            Targets::None => &[],
+            Targets::One(key) => std::slice::from_ref(key),
+            Targets::Many(keys) => keys,
+        }
+    }
+}
+
+/// A related object: its resourceVersion, the resources it mapped to, and
+/// its JSON text when its kind is cached and selects it.
+struct Kept {
+    version: Token,
+    targets: Targets,
+    text: Option<Box<str>>,
+}
+
+/// Keyed by (kind index, namespace, name).
 #[derive(Default)]
 struct State {
-    objects: HashMap<ObjectKey, Kept>,
-    marks: HashMap<ObjectKey, Mark>,
+    objects: HashMap<Key, Kept>,
+    namespaces: Namespaces,
+    marks: HashMap<Key, Mark>,
     /// (kind, namespace scope) watched now, `""` for every namespace.
     watching: HashSet<(usize, String)>,
 }
@@ -71,10 +102,10 @@ impl State {
     }
 
     /// Drops the mark of `key` if what arrived settles it.
-    fn settle(&mut self, key: &ObjectKey) {
+    fn settle(&mut self, key: &Key) {
         let settled = match (self.marks.get(key), self.objects.get(key)) {
             (Some(Mark::Deleted), None) => true,
-            (Some(Mark::Version(written)), Some(kept)) => at_least(&kept.version, written),
+            (Some(Mark::Version(written)), Some(kept)) => at_least(&kept.version.text(), written),
             _ => false,
         };
         if settled {
@@ -91,7 +122,7 @@ fn at_least(seen: &str, written: &str) -> bool {
     }
 }
 
-/// The objects of the cached related kinds, with this process's writes
+/// The related objects, with this process's writes to the cached kinds
 /// still on their way. One per controller.
 pub(crate) struct ObjectStore {
     /// Per related kind index, when it is cached: its group, plural, and
@@ -153,72 +184,72 @@ impl ObjectStore {
         self.kinds.get(kind).is_some_and(Option::is_some)
     }
 
-    /// A version of an object of related kind `kind` arrived. One the
-    /// cached declarations do not select is not kept (or no longer).
-    pub(crate) fn arrived(&self, kind: usize, object: &Value) {
-        let Some(Some((_, _, selector))) = self.kinds.get(kind) else {
-            return;
-        };
-        let key = key_of(kind, object);
-        if !selector.matches(object) {
-            return self.gone(kind, &key.1, &key.2);
-        }
-        let version = object["metadata"]["resourceVersion"]
-            .as_str()
-            .unwrap_or_default();
+    /// A version of `object`, of related kind `kind`, arrived, mapping to
+    /// `targets`; its text is kept if its kind is cached and selects it.
+    /// Returns its key and the resources to check: none for the same
+    /// version again (a relist, a duplicated event), else what it mapped
+    /// to before and now.
+    pub(crate) fn arrived(
+        &self,
+        kind: usize,
+        object: &Value,
+        targets: Vec<Key>,
+    ) -> (Key, Vec<Key>) {
+        let meta = &object["metadata"];
+        let text = |field: &str| meta[field].as_str().unwrap_or_default();
+        let selected = matches!(self.kinds.get(kind), Some(Some((.., s))) if s.matches(object));
         let mut state = self.state();
-        // A relist brings unchanged versions again: kept as they are.
-        let kept = state
-            .objects
-            .get(&key)
-            .is_some_and(|k| &*k.version == version);
-        if !kept {
-            let Some(text) = kept_text(object) else {
-                return;
-            };
-            let version = version.into();
-            state.objects.insert(key.clone(), Kept { version, text });
-        }
+        let key = Key::new(kind, text("namespace"), text("name"));
+        let key = state.namespaces.intern(key);
+        let check = match state.objects.entry(key.clone()) {
+            Slot::Occupied(slot) if slot.get().version.is(text("resourceVersion")) => Vec::new(),
+            Slot::Occupied(mut slot) => {
+                let check = and(slot.get().targets.keys().to_vec(), &targets);
+                *slot.get_mut() = kept(object, targets, selected);
+                check
+            }
+            Slot::Vacant(slot) => slot
+                .insert(kept(object, targets, selected))
+                .targets
+                .keys()
+                .to_vec(),
+        };
         state.settle(&key);
         drop(state);
         self.changed.notify_waiters();
+        (key, check)
     }
 
-    /// An object of related kind `kind` is gone (deleted, or missing from
-    /// a complete list).
-    pub(crate) fn gone(&self, kind: usize, namespace: &str, name: &str) {
-        if !self.caches(kind) {
-            return;
-        }
-        let key = (kind, namespace.to_string(), name.to_string());
+    /// Related object `key` is gone (deleted, or missing from a complete
+    /// list); `targets` is what its last state maps to. Returns what to
+    /// check: what it mapped to, then `targets`.
+    pub(crate) fn gone(&self, key: &Key, targets: &[Key]) -> Vec<Key> {
         let mut state = self.state();
-        state.objects.remove(&key);
-        state.settle(&key);
+        let kept = state.objects.remove(key);
+        state.settle(key);
         drop(state);
         self.changed.notify_waiters();
+        and(
+            kept.map_or(Vec::new(), |k| k.targets.keys().to_vec()),
+            targets,
+        )
     }
 
     /// A complete list of related kind `kind` in `namespace` (`""`: every
-    /// namespace) showed the objects `listed` says it did: the rest are gone.
-    pub(crate) fn listed(&self, kind: usize, namespace: &str, listed: impl Fn(&str, &str) -> bool) {
-        if !self.caches(kind) {
-            return;
-        }
-        let mut state = self.state();
-        let gone: Vec<ObjectKey> = state
-            .objects
-            .keys()
-            .filter(|(k, ns, name)| {
-                *k == kind && (namespace.is_empty() || ns == namespace) && !listed(ns, name)
-            })
-            .cloned()
-            .collect();
-        for key in &gone {
-            state.objects.remove(key);
-            state.settle(key);
-        }
+    /// namespace) showed `listed`: the rest are gone. Returns what each of
+    /// them mapped to.
+    pub(crate) fn listed(&self, kind: usize, namespace: &str, listed: &HashSet<Key>) -> Vec<Key> {
+        let within = |k: &&Key| k.package() == kind && [k.namespace(), ""].contains(&namespace);
+        let state = self.state();
+        let keys = state.objects.keys().filter(within);
+        let gone: Vec<Key> = keys.filter(|k| !listed.contains(*k)).cloned().collect();
         drop(state);
-        self.changed.notify_waiters();
+        gone.iter().flat_map(|key| self.gone(key, &[])).collect()
+    }
+
+    /// Related objects cached.
+    pub(crate) fn len(&self) -> usize {
+        self.state().objects.len()
     }
 
     /// Related kind `kind` in `namespace` (`""`: every namespace) is
@@ -250,7 +281,7 @@ impl ObjectStore {
         let Some(kind) = self.index_of(group, plural) else {
             return;
         };
-        let key = (kind, namespace.to_string(), name.to_string());
+        let key = Key::new(kind, namespace, name);
         let mut state = self.state();
         state.marks.insert(key.clone(), mark);
         // The watch may have been faster than the write's answer.
@@ -270,7 +301,7 @@ impl ObjectStore {
         let Some(kind) = self.index_of(&descriptor.group, &descriptor.plural) else {
             return client.get_resource(descriptor, namespace, name).await;
         };
-        let key = (kind, namespace.to_string(), name.to_string());
+        let key = Key::new(kind, namespace, name);
         let deadline = tokio::time::Instant::now() + self.wait;
         let reason = loop {
             // Registered before the state is looked at: a change between
@@ -284,8 +315,8 @@ impl ObjectStore {
                     break "not_watching";
                 }
                 if !state.marks.contains_key(&key) {
-                    let kept = state.objects.get(&key);
-                    return Ok(kept.and_then(|k| serde_json::from_str(&k.text).ok()));
+                    let text = state.objects.get(&key).and_then(|k| k.text.as_deref());
+                    return Ok(text.and_then(|text| serde_json::from_str(text).ok()));
                 }
             }
             if tokio::time::timeout_at(deadline, changed).await.is_err() {
@@ -297,10 +328,26 @@ impl ObjectStore {
     }
 }
 
-fn key_of(kind: usize, object: &Value) -> ObjectKey {
-    let meta = &object["metadata"];
-    let text = |field: &str| meta[field].as_str().unwrap_or_default().to_string();
-    (kind, text("namespace"), text("name"))
+/// `check`, then those of `more` it lacks.
+fn and(mut check: Vec<Key>, more: &[Key]) -> Vec<Key> {
+    for key in more {
+        if !check.contains(key) {
+            check.push(key.clone());
+        }
+    }
+    check
+}
+
+/// `object`'s entry: its text only when `selected` (by its cached kind).
+fn kept(object: &Value, targets: Vec<Key>, selected: bool) -> Kept {
+    let version = object["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default();
+    Kept {
+        version: Token::new(version),
+        targets: Targets::of(targets),
+        text: selected.then(|| kept_text(object)).flatten(),
+    }
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ async fn read(store: &ObjectStore, live: &Live, name: &str) -> Option<String> {
 async fn a_read_is_served_from_the_watch_without_managed_fields() {
     let (store, _) = store();
     let live = Live::default();
-    store.arrived(0, &cm("a", "1"));
+    store.arrived(0, &cm("a", "1"), Vec::new());
     let object = store
         .read(&live, &config_maps(), "ns", "a")
         .await
@@ -108,7 +108,7 @@ async fn a_read_is_served_from_the_watch_without_managed_fields() {
 async fn a_read_after_our_write_waits_for_the_watch_to_deliver_it() {
     let (store, _) = store();
     let live = Arc::new(Live::default());
-    store.arrived(0, &cm("a", "1"));
+    store.arrived(0, &cm("a", "1"), Vec::new());
     store.written("", "configmaps", "ns", "a", Mark::Version("2".into()));
     let reader = tokio::spawn({
         let (store, live) = (store.clone(), live.clone());
@@ -116,7 +116,7 @@ async fn a_read_after_our_write_waits_for_the_watch_to_deliver_it() {
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!reader.is_finished(), "version 1 is behind our write");
-    store.arrived(0, &cm("a", "2"));
+    store.arrived(0, &cm("a", "2"), Vec::new());
     assert_eq!(reader.await.unwrap().as_deref(), Some("2"));
     assert_eq!(live.0.load(Ordering::SeqCst), 0);
 }
@@ -125,7 +125,7 @@ async fn a_read_after_our_write_waits_for_the_watch_to_deliver_it() {
 async fn a_read_after_our_delete_waits_for_the_deletion() {
     let (store, _) = store();
     let live = Arc::new(Live::default());
-    store.arrived(0, &cm("a", "1"));
+    store.arrived(0, &cm("a", "1"), Vec::new());
     store.written("", "configmaps", "ns", "a", Mark::Deleted);
     let reader = tokio::spawn({
         let (store, live) = (store.clone(), live.clone());
@@ -133,7 +133,7 @@ async fn a_read_after_our_delete_waits_for_the_deletion() {
     });
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!reader.is_finished());
-    store.gone(0, "ns", "a");
+    store.gone(&Key::new(0, "ns", "a"), &[]);
     assert_eq!(reader.await.unwrap(), None);
 }
 
@@ -141,7 +141,7 @@ async fn a_read_after_our_delete_waits_for_the_deletion() {
 async fn past_the_wait_a_read_goes_to_the_api_server_and_is_counted() {
     let (store, metrics) = store();
     let live = Live::default();
-    store.arrived(0, &cm("a", "1"));
+    store.arrived(0, &cm("a", "1"), Vec::new());
     store.written("", "configmaps", "ns", "a", Mark::Version("2".into()));
     assert_eq!(read(&store, &live, "a").await.as_deref(), Some("live"));
     assert_eq!(live.0.load(Ordering::SeqCst), 1);
@@ -157,11 +157,11 @@ async fn a_later_version_or_an_earlier_arrival_settles_a_write() {
     let (store, _) = store();
     let live = Live::default();
     // The watch was faster than the write's answer.
-    store.arrived(0, &cm("a", "5"));
+    store.arrived(0, &cm("a", "5"), Vec::new());
     store.written("", "configmaps", "ns", "a", Mark::Version("5".into()));
     assert_eq!(read(&store, &live, "a").await.as_deref(), Some("5"));
     store.written("", "configmaps", "ns", "a", Mark::Version("6".into()));
-    store.arrived(0, &cm("a", "7"));
+    store.arrived(0, &cm("a", "7"), Vec::new());
     assert_eq!(read(&store, &live, "a").await.as_deref(), Some("7"));
     assert_eq!(live.0.load(Ordering::SeqCst), 0);
 }
@@ -170,7 +170,7 @@ async fn a_later_version_or_an_earlier_arrival_settles_a_write() {
 async fn without_a_watch_or_for_a_kind_not_cached_a_read_goes_to_the_api_server() {
     let (store, metrics) = store();
     let live = Live::default();
-    store.arrived(0, &cm("a", "1"));
+    store.arrived(0, &cm("a", "1"), Vec::new());
     store.watching(0, "", false);
     assert_eq!(read(&store, &live, "a").await.as_deref(), Some("live"));
     let secrets = ResourceDescriptor::new("", "v1", "secrets", "Secret");
@@ -183,16 +183,48 @@ async fn without_a_watch_or_for_a_kind_not_cached_a_read_goes_to_the_api_server(
 async fn an_object_the_cached_selector_does_not_match_is_not_kept() {
     let (store, _) = store();
     let live = Live::default();
-    store.arrived(0, &cm("a", "1"));
+    store.arrived(0, &cm("a", "1"), Vec::new());
     let mut unlabelled = cm("a", "2");
     unlabelled["metadata"]["labels"] = json!({});
-    store.arrived(0, &unlabelled);
+    store.arrived(0, &unlabelled, Vec::new());
     assert_eq!(
         read(&store, &live, "a").await,
         None,
         "it left the selection"
     );
     assert_eq!(live.0.load(Ordering::SeqCst), 0);
+}
+
+fn owner(name: &str) -> Key {
+    Key::new(0, "ns", name)
+}
+
+#[test]
+fn a_new_version_asks_for_its_old_and_new_targets_and_the_same_version_for_none() {
+    let (c, _) = store();
+    let (_, check) = c.arrived(0, &cm("x", "1"), vec![owner("a")]);
+    assert_eq!(check, vec![owner("a")]);
+    let (_, again) = c.arrived(0, &cm("x", "1"), vec![owner("a")]);
+    assert!(again.is_empty(), "a relist or duplicate asks for nothing");
+    let (_, moved) = c.arrived(0, &cm("x", "2"), vec![owner("b")]);
+    assert_eq!(moved, vec![owner("a"), owner("b")]);
+    let x = Key::new(0, "ns", "x");
+    assert_eq!(c.gone(&x, &[]), vec![owner("b")]);
+    assert!(c.gone(&x, &[]).is_empty(), "already gone");
+}
+
+#[test]
+fn objects_missing_from_a_list_are_found_within_their_kind_and_namespace() {
+    let (c, _) = store();
+    let object = |ns: &str, name: &str| json!({"metadata": {"namespace": ns, "name": name}});
+    c.arrived(0, &object("a", "x"), vec![owner("x")]);
+    c.arrived(0, &object("b", "y"), vec![owner("y")]);
+    c.arrived(1, &object("a", "z"), vec![owner("z")]);
+    let listed: HashSet<Key> = HashSet::new();
+    assert_eq!(c.listed(0, "a", &listed), vec![owner("x")]);
+    assert_eq!(c.listed(0, "", &listed), vec![owner("y")]);
+    assert_eq!(c.listed(1, "", &listed), vec![owner("z")]);
+    assert_eq!(c.len(), 0);
 }
 
 #[test]

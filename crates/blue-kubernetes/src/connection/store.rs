@@ -26,6 +26,11 @@ impl Store {
         self.lock().remove(uid);
     }
 
+    #[cfg(feature = "testing")]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Data>> {
         self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }

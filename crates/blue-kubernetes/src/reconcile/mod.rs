@@ -152,5 +152,12 @@ async fn read_twice(
         }
         return Ok(Report::Changed);
     }
-    driver::run(fresh, terms).await.report
+    let fresh_uid = uid(&fresh.snapshot).unwrap_or_default().to_string();
+    let report = driver::run(fresh, terms).await.report;
+    // Without a book, the release is the one event that forgets it.
+    if matches!(report, Ok(Report::Released)) {
+        let subject = crate::memory::subject(package.descriptor(), namespace, name);
+        controller.memory.forget(&fresh_uid, &subject);
+    }
+    report
 }

@@ -84,7 +84,7 @@ impl<'a> Pass<'a> {
                 client.clone(),
                 given.package.descriptor(),
                 &snapshot,
-                given.controller.connections.clone(),
+                given.controller.memory.connections.clone(),
                 given.controller.objects.clone(),
             )),
             false => options,
@@ -195,7 +195,7 @@ impl<'a> Pass<'a> {
                 descriptor: self.given.package.descriptor(),
                 object: &self.snapshot,
             };
-            workflow.written(uid, &self.given.controller.step_marks, subject);
+            workflow.written(uid, &self.given.controller.memory.step_marks, subject);
         }
         Ok(Report::Reconciled(t.phase, t.reason))
     }
@@ -234,8 +234,9 @@ impl<'a> Pass<'a> {
         failed
     }
 
-    /// Removes our finalizer (if `finalizer`); the controller forgets what
-    /// it kept of the resource.
+    /// Removes our finalizer (if `finalizer`). What the controller
+    /// remembers of the resource is forgotten by the pass's caller, once it
+    /// reports [`Report::Released`] (`memory`).
     pub(super) async fn release(&mut self, finalizer: bool, destroyed: bool) -> Result<(), Halt> {
         if finalizer {
             self.set_finalizer(false).await?;
@@ -244,8 +245,6 @@ impl<'a> Pass<'a> {
         if let Some(events) = events.filter(|_| destroyed) {
             events.released(&self.snapshot);
         }
-        let uid = resource::uid(&self.snapshot).unwrap_or_default();
-        self.controller.forget(uid);
         Ok(())
     }
 

@@ -47,8 +47,8 @@ pub(super) enum Do {
     Act(bool),
     /// End a durable-steps run left open, before Ready is written.
     FinishOpenRun,
-    /// Remove our finalizer (if `finalizer`) and forget the resource (for
-    /// a destroyed one, say so in an Event).
+    /// Remove our finalizer (if `finalizer`; for a destroyed resource, say
+    /// so in an Event): the pass reports `Released`.
     Release {
         finalizer: bool,
         destroyed: bool,

@@ -162,6 +162,11 @@ impl WriteBackoff {
     pub(crate) fn forget(&mut self, uid: &str) {
         self.entries.remove(uid);
     }
+
+    #[cfg(feature = "testing")]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
 }
 
 /// Backoff for a package type whose list fails (Forbidden, the API server

@@ -1,6 +1,8 @@
 //! The one owner of the runtime's per-resource state: cache entries,
-//! timers, holds, requests, the related-object and reference indexes,
-//! resources parked for another replica's shard, and write backoff.
+//! timers, holds, requests, the reference index, resources parked for
+//! another replica's shard, and write backoff. Related objects are the
+//! controller's one cache of them (`cached`): the book hears what they
+//! mapped to.
 //!
 //! A state machine that does no I/O and keeps no clock: each method takes
 //! one event (an object arrived or is gone, a list completed, a watch
@@ -27,7 +29,8 @@
 //! - A resource gone (deleted, or missing from a complete list) is
 //!   forgotten here in one event: its entry, timer, references, parking
 //!   and backoff, and a [`Decision::Forget`] tells the dispatcher to drop
-//!   what lives outside (the controller's memory of it, its queue entry).
+//!   what lives outside (the controller's memory of it, its queue entry);
+//!   a pass that released it decides the same `Forget` at once.
 
 pub(super) mod protocol;
 
@@ -36,7 +39,6 @@ use super::cache::Cache;
 use super::key::Key;
 use super::queue::Work;
 use super::references::ReferenceIndex;
-use super::related::RelatedCache;
 use super::scheduler::{Scheduler, Slack};
 use super::Feed;
 use crate::domain::resource::kept_text;
@@ -51,7 +53,6 @@ pub(super) struct Book {
     settings: Settings,
     cache: Cache,
     timers: Scheduler,
-    related: RelatedCache,
     references: ReferenceIndex,
     /// Resources whose last pass found their shard held elsewhere.
     parked: HashMap<u32, HashSet<Key>>,
@@ -73,7 +74,6 @@ impl Book {
             settings,
             cache: Cache::default(),
             timers: Scheduler::default(),
-            related: RelatedCache::default(),
             references: ReferenceIndex::default(),
             parked: HashMap::new(),
             backoff: WriteBackoff::new(request_annotation),
@@ -244,6 +244,16 @@ impl Book {
         let quiet = ended.written.is_none() && ended.next_check.is_some();
         if ended.released {
             self.cache.release(key);
+            // Released: what the controller remembers of it goes now.
+            let uid = self
+                .cache
+                .uid(key)
+                .map(|uid| uid.to_string())
+                .unwrap_or_default();
+            out.push(Decision::Forget {
+                key: key.clone(),
+                uid,
+            });
         } else if !quiet {
             self.cache.hold(key, &work.version, hold);
         }
@@ -281,55 +291,29 @@ impl Book {
         (out, self.timers.next_ms())
     }
 
-    /// A version of a related object arrived from reflector `scope`,
-    /// mapping to `targets`: they are asked to check, unless it is the
-    /// same version again or the scope's first list (seeding: each
-    /// resource's first check after a start looks anyway). Returns the
-    /// related cache's key for it.
-    pub(super) fn related_arrived(
-        &mut self,
-        scope: usize,
-        key: Key,
-        version: &str,
-        targets: Vec<Key>,
-        now: u64,
-    ) -> (Key, Out) {
-        let seeding = !self.seeded.contains(&scope);
-        let (key, check) = self.related.record(key, version, targets, seeding);
-        (key, self.request_all(&check, Request::Check, now))
+    /// A related object's new version arrived from reflector `scope`:
+    /// `check`, what it mapped to before and now, is asked to check,
+    /// unless it is the scope's first list (seeding: each resource's first
+    /// check after a start looks anyway).
+    pub(super) fn related_arrived(&mut self, scope: usize, check: Vec<Key>, now: u64) -> Out {
+        match self.seeded.contains(&scope) {
+            true => self.request_all(&check, Request::Check, now),
+            false => Vec::new(),
+        }
     }
 
-    /// A related object is gone; `targets` is what its last state maps to
-    /// (its creation may have been an event that was lost). What it mapped
-    /// to most likely needs repair.
-    pub(super) fn related_gone(&mut self, key: &Key, targets: Vec<Key>, now: u64) -> Out {
-        let mut check = self.related.remove(key);
-        for target in targets {
-            if !check.contains(&target) {
-                check.push(target);
-            }
-        }
+    /// A related object is gone: what it mapped to (`check`, its last
+    /// state's targets among them: its creation may have been an event
+    /// that was lost) most likely needs repair.
+    pub(super) fn related_gone(&mut self, check: Vec<Key>, now: u64) -> Out {
         self.request_all(&check, Request::Repair, now)
     }
 
-    /// A complete list of related kind `kind` in `namespace` from
-    /// reflector `scope` showed `listed`: the objects it lacks are gone,
-    /// and the scope is seeded.
-    pub(super) fn related_listed(
-        &mut self,
-        scope: usize,
-        kind: usize,
-        namespace: &str,
-        listed: &HashSet<Key>,
-        now: u64,
-    ) -> Out {
+    /// A complete list from related reflector `scope` left out objects
+    /// that mapped to `check`: they are gone, and the scope is seeded.
+    pub(super) fn related_listed(&mut self, scope: usize, check: Vec<Key>, now: u64) -> Out {
         self.seeded.insert(scope);
-        let missing = self.related.missing_from(kind, namespace, listed);
-        let mut out = Vec::new();
-        for key in &missing {
-            out.extend(self.related_gone(key, Vec::new(), now));
-        }
-        out
+        self.related_gone(check, now)
     }
 
     fn request_all(&mut self, keys: &[Key], request: Request, now: u64) -> Out {
@@ -391,9 +375,12 @@ impl Book {
         self.cache.len()
     }
 
-    /// Related objects cached.
-    pub(super) fn related_len(&self) -> usize {
-        self.related.len()
+    /// Entries of every per-resource map of the book.
+    #[cfg(feature = "testing")]
+    pub(super) fn remembered(&self) -> usize {
+        let parked: usize = self.parked.values().map(HashSet::len).sum();
+        let indexes = self.timers.len() + self.references.len() + self.backoff.len();
+        self.cache.remembered() + parked + indexes
     }
 }
 

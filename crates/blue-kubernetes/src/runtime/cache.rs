@@ -380,6 +380,12 @@ impl Cache {
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
+
+    /// Entries and running passes.
+    #[cfg(feature = "testing")]
+    pub(crate) fn remembered(&self) -> usize {
+        self.entries.len() + self.passes.len()
+    }
 }
 
 #[cfg(test)]

@@ -148,49 +148,41 @@ pub(super) fn shard_gained(shared: &Shared, shard: u32) {
 /// `scope`. Returns the related cache's key for it.
 fn related_take_in(shared: &Shared, scope: usize, kind: usize, object: &Value) -> Key {
     let targets = shared.related[kind].targets(&shared.controller.config.packages, object);
-    let version = resource::str_at(object, &["metadata", "resourceVersion"]).unwrap_or_default();
-    let key = key_of(kind, object);
-    shared.controller.objects.arrived(kind, object);
+    let (key, check) = shared.controller.objects.arrived(kind, object, targets);
     event(shared, |book, now| {
-        book.related_arrived(scope, key, version, targets, now)
-    })
+        ((), book.related_arrived(scope, check, now))
+    });
+    key
 }
 
 /// A related object of kind `kind` was deleted; `object`, its last state,
 /// maps too.
 fn related_deleted(shared: &Shared, kind: usize, object: &Value) {
     let targets = shared.related[kind].targets(&shared.controller.config.packages, object);
-    let key = key_of(kind, object);
     let objects = &shared.controller.objects;
-    objects.gone(kind, resource::namespace(object), resource::name(object));
-    event(shared, |book, now| {
-        ((), book.related_gone(&key, targets, now))
-    })
+    let check = objects.gone(&key_of(kind, object), &targets);
+    event(shared, |book, now| ((), book.related_gone(check, now)))
 }
 
 /// A complete list of related kind `kind` from reflector `scope` showed
 /// `listed`.
-fn related_listed(
-    shared: &Shared,
-    scope: usize,
-    kind: usize,
-    namespace: &str,
-    listed: &HashSet<Key>,
-) {
-    let objects = &shared.controller.objects;
-    objects.listed(kind, namespace, |ns, name| {
-        listed.contains(&Key::new(kind, ns, name))
-    });
+fn related_listed(shared: &Shared, scope: usize, kind: usize, ns: &str, listed: &HashSet<Key>) {
+    let check = shared.controller.objects.listed(kind, ns, listed);
     event(shared, |book, now| {
-        ((), book.related_listed(scope, kind, namespace, listed, now))
+        ((), book.related_listed(scope, check, now))
     })
 }
 
 /// Resources and related objects cached.
 pub(super) fn cached(shared: &Shared) -> (usize, usize) {
-    event(shared, |book, _| {
-        ((book.len(), book.related_len()), Vec::new())
-    })
+    let related = shared.controller.objects.len();
+    event(shared, |book, _| ((book.len(), related), Vec::new()))
+}
+
+/// Entries of the book's per-resource maps.
+#[cfg(feature = "testing")]
+pub(super) fn remembered(shared: &Shared) -> usize {
+    event(shared, |book, _| (book.remembered(), Vec::new()))
 }
 
 /// Carries out the book's decisions.
@@ -205,13 +197,10 @@ fn act(shared: &Shared, decisions: Vec<Decision>) {
                 slot,
                 count,
             } => set_phase_gauge(shared, package, slot, count),
+            // The one place the runtime forgets a resource.
             Decision::Forget { key, uid } => {
                 shared.queue.forget(&key);
-                if !uid.is_empty() {
-                    shared.controller.forget(&uid);
-                }
-                let subject = shared.subject(&key);
-                shared.failures.retain(|s| *s != subject);
+                shared.controller.memory.forget(&uid, &shared.subject(&key));
                 set_queue_depth(shared);
             }
         }

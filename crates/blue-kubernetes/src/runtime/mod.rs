@@ -24,14 +24,14 @@ mod book;
 mod cache;
 mod dispatch;
 mod election;
-mod key;
+pub(crate) mod key;
 mod queue;
 mod references;
 mod reflector;
 pub(crate) mod related;
 mod scheduler;
 mod shards;
-mod token;
+pub(crate) mod token;
 mod worker;
 
 pub use crate::telemetry::{Health, Stats};
@@ -67,7 +67,8 @@ struct Shared {
     queue: WorkQueue,
     counters: Counters,
     health: Arc<Health>,
-    /// Failures that repeat, logged once per change of state.
+    /// The reflectors' failures that repeat, logged once per change of
+    /// state (each resource's are in the controller's memory).
     failures: FailureLog,
     /// Reflectors whose lists fail, waiting before the next list.
     list_backoff: ListBackoff,
@@ -96,8 +97,7 @@ impl Shared {
     /// The log subject of a resource: `plural.group ns/name`.
     fn subject(&self, key: &key::Key) -> String {
         let descriptor = self.controller.config.packages[key.package()].descriptor();
-        let plural = descriptor.qualified_plural();
-        format!("{plural} {}/{}", key.namespace(), key.name())
+        crate::memory::subject(descriptor, key.namespace(), key.name())
     }
 
     fn may_dispatch(&self) -> bool {
@@ -287,6 +287,16 @@ impl Runtime {
     /// Related objects in the cache (listed or watched, not yet deleted).
     pub fn related_cached(&self) -> usize {
         dispatch::cached(&self.shared).1
+    }
+
+    /// Entries of every map kept per resource (the book's, the queue's,
+    /// the controller's memory), for the behaviour tests that prove
+    /// forgetting (the `testing` feature).
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub fn remembered(&self) -> usize {
+        let queue = self.shared.queue.remembered();
+        dispatch::remembered(&self.shared) + queue + self.shared.controller.remembered()
     }
 
     /// Resources waiting in the queue (not counting running ones).

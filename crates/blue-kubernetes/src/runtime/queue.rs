@@ -120,6 +120,13 @@ impl WorkQueue {
     pub(crate) fn len(&self) -> usize {
         self.state().pending.len()
     }
+
+    /// Keys held: in the lanes, pending, running.
+    #[cfg(feature = "testing")]
+    pub(crate) fn remembered(&self) -> usize {
+        let s = self.state();
+        s.first.len() + s.order.len() + s.pending.len() + s.running.len()
+    }
 }
 
 #[cfg(test)]

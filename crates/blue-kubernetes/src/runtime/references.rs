@@ -75,6 +75,11 @@ impl ReferenceIndex {
         }
     }
 
+    #[cfg(feature = "testing")]
+    pub(crate) fn len(&self) -> usize {
+        self.names.len() + self.named_by.len()
+    }
+
     /// The resources naming `referenced`.
     pub(crate) fn referrers(&self, referenced: &Key) -> Vec<Key> {
         self.named_by

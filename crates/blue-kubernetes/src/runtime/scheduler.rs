@@ -129,7 +129,7 @@ impl Scheduler {
     }
 
     /// Timers set.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) fn len(&self) -> usize {
         self.at.len()
     }

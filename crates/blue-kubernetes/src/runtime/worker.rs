@@ -78,9 +78,8 @@ async fn read(shared: &Shared, work: &Work) -> Result<serde_json::Value, Verdict
         Ok(None) => Err(Verdict::Skipped),
         Err(e) => {
             let failure = Failure::of(&e);
-            shared
-                .failures
-                .failed(&shared.subject(key), failure.clone());
+            let failures = &shared.controller.memory.failures;
+            failures.failed(&shared.subject(key), failure.clone());
             shared.counters.read_failed();
             Err(Verdict::Broke(failure))
         }
@@ -175,11 +174,11 @@ async fn pass(
     let unserved_request = if served { Request::None } else { requested };
     let released = matches!(&result, Ok(Ok(Report::Released)));
     let verdict = Verdict::of(&result);
-    let subject = shared.subject(&work.key);
+    let (subject, failures) = (shared.subject(&work.key), &controller.memory.failures);
     match &verdict {
-        Verdict::Wrote | Verdict::WroteFailed => drop(shared.failures.succeeded(&subject)),
+        Verdict::Wrote | Verdict::WroteFailed => drop(failures.succeeded(&subject)),
         // Nothing could be recorded in status: the book backs it off.
-        Verdict::Broke(failure) => drop(shared.failures.failed(&subject, failure.clone())),
+        Verdict::Broke(failure) => drop(failures.failed(&subject, failure.clone())),
         _ => {}
     }
     metrics.active_workers.get_or_create(&label).dec();

@@ -111,6 +111,11 @@ impl Marks {
         self.lock().remove(uid);
     }
 
+    #[cfg(feature = "testing")]
+    pub(crate) fn len(&self) -> usize {
+        self.lock().len()
+    }
+
     pub(crate) fn count(&self, what: Ignored, times: usize) {
         let series = self.ignored.get_or_create(&[("what", what.label().into())]);
         series.inc_by(times as u64);

@@ -106,9 +106,14 @@ impl FailureLog {
         call.await
     }
 
-    /// Forgets subjects for which `keep` is false (e.g. deleted resources).
-    pub(crate) fn retain(&self, keep: impl Fn(&str) -> bool) {
-        self.failing().retain(|subject, _| keep(subject));
+    /// Forgets `subject` (a resource released or gone).
+    pub(crate) fn forget(&self, subject: &str) {
+        self.failing().remove(subject);
+    }
+
+    #[cfg(feature = "testing")]
+    pub(crate) fn len(&self) -> usize {
+        self.failing().len()
     }
 }
 
@@ -201,7 +206,7 @@ mod tests {
             health.failed("b", forbidden()),
             Some(Change::Failing(forbidden()))
         );
-        health.retain(|s| s == "b");
+        health.forget("a");
         assert_eq!(health.succeeded("a"), None);
         assert_eq!(health.succeeded("b"), Some(Change::Recovered(1)));
     }

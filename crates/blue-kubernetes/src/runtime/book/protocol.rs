@@ -24,7 +24,8 @@ pub(in crate::runtime) enum Decision {
         slot: u8,
         count: i64,
     },
-    /// Gone: drop all kept about it outside the book (`uid` empty: never cached).
+    /// Released or gone: drop all kept about it outside the book, its
+    /// queue entry and the controller's memory (`uid` empty: never cached).
     Forget { key: Key, uid: String },
 }
 

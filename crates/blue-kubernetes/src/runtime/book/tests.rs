@@ -415,26 +415,65 @@ fn a_referenced_change_asks_every_referrer_and_a_new_version_only_the_waiting() 
     assert_eq!(asked, ["ready", "waiting"]);
 }
 
+/// The controller's cache of related objects, as the dispatcher feeds it
+/// beside the book: one uncached kind.
+fn related() -> crate::cached::ObjectStore {
+    let metrics = crate::telemetry::Metrics::new();
+    crate::cached::ObjectStore::new([], 0, &metrics)
+}
+
+/// Version `version` of ConfigMap `cm`, mapping to `a`, arrives from
+/// reflector scope 1, through the cache and then the book.
+fn related_arrived(book: &mut Book, cache: &crate::cached::ObjectStore, version: &str) -> Out {
+    let cm = json!({"metadata": {"namespace": "ns", "name": "cm", "resourceVersion": version}});
+    let (_, check) = cache.arrived(0, &cm, vec![key("a")]);
+    book.related_arrived(1, check, 0)
+}
+
 #[test]
 fn a_related_object_asks_its_targets_except_while_seeding_or_repeated() {
-    let mut book = book();
+    let (mut book, cache) = (book(), related());
     let cm = Key::new(0, "ns", "cm");
     book.arrived(arrival("a", "1", Due::OnEdit, true), 0);
-    let (_, seeding) = book.related_arrived(1, cm.clone(), "1", vec![key("a")], 0);
+    let seeding = related_arrived(&mut book, &cache, "1");
     assert!(seeding.is_empty(), "the first list only seeds");
-    book.related_listed(1, 0, "", &HashSet::from([cm.clone()]), 0);
-    let (_, same) = book.related_arrived(1, cm.clone(), "1", vec![key("a")], 0);
+    let gone = cache.listed(0, "", &HashSet::from([cm.clone()]));
+    book.related_listed(1, gone, 0);
+    let same = related_arrived(&mut book, &cache, "1");
     assert!(same.is_empty());
-    let (_, newer) = book.related_arrived(1, cm.clone(), "2", vec![key("a")], 0);
+    let newer = related_arrived(&mut book, &cache, "2");
     assert_eq!(queued(&newer), ["a"]);
     assert_eq!(book.pass_began(&key("a")).0, Request::Check);
-    book.related_gone(&cm, Vec::new(), 0);
+    book.related_gone(cache.gone(&cm, &[]), 0);
     assert_eq!(
         book.pass_began(&key("a")).0,
         Request::Repair,
         "a deletion repairs"
     );
-    assert_eq!(book.related_len(), 0);
+    assert_eq!(cache.len(), 0);
+}
+
+#[test]
+fn a_released_resource_is_forgotten_outside_the_book_at_once_and_not_queued_again() {
+    let mut book = book();
+    book.arrived(arrival("a", "1", Due::Now, true), 0);
+    book.pass_began(&key("a"));
+    let released = Ended {
+        released: true,
+        ..ended(Verdict::Wrote, "a")
+    };
+    let out = book.pass_ended(&work("a", "1"), released, 0);
+    let forget = Decision::Forget {
+        key: key("a"),
+        uid: "uid-a".into(),
+    };
+    assert_eq!(out, [forget]);
+    // Gone later: forgotten again, the book's entry with it.
+    assert!(matches!(
+        book.gone(&key("a"), 0)[..],
+        [.., Decision::Forget { .. }]
+    ));
+    assert_eq!(book.len(), 0);
 }
 
 #[test]
@@ -444,7 +483,7 @@ fn a_deleting_resource_is_not_asked_to_repair_what_its_destroy_deleted() {
     deleting.object = object("a", "1", Some("Deleting"));
     book.arrived(deleting, 0);
     let cm = Key::new(0, "ns", "cm");
-    let out = book.related_gone(&cm, vec![key("a")], 0);
+    let out = book.related_gone(related().gone(&cm, &[key("a")]), 0);
     assert!(out.is_empty());
 }
 
