@@ -6,15 +6,12 @@
 //! The operator keeps running throughout: it serves the conversion the
 //! migration's reads of objects stored at v1alpha1 need.
 
-use anyhow::{bail, ensure, Context, Result};
-use blue_envtest::operator;
+use anyhow::{ensure, Context, Result};
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::World;
-use crate::storage_migration::fixture::{same_but_resource_version, Objects};
+use crate::storage_migration::fixture::{run_migrate_storage, same_but_resource_version, Objects};
 use crate::support::LCM_V1BETA1_BINARY;
 
 const NEW: &str = "localconfigmaps.v1beta1.examples.blue.dev";
@@ -81,36 +78,21 @@ fn migration_account(w: &World) -> Result<PathBuf> {
 fn run_one_shot(w: &World) -> Result<String> {
     let kubeconfig = migration_account(w)?;
     let log = w.scratch("migrate-storage.log");
-    let mut child = Command::new(LCM_V1BETA1_BINARY)
-        .args(["--context", w.kube.context()])
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "--namespace",
-            "default",
-            "--transport",
-            w.transport.as_str(),
-        ])
-        .arg("migrate-storage")
-        .env("KUBECACHEDIR", operator::kube_cache_dir(w.work()))
-        .env("TMPDIR", w.work())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log)?)
-        .spawn()?;
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("migrate-storage still ran after 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let text = std::fs::read_to_string(&log)?;
-    ensure!(status.success(), "migrate-storage failed:\n{text}");
+    let args: Vec<String> = [
+        "--context",
+        w.kube.context(),
+        "--kubeconfig",
+        &kubeconfig.display().to_string(),
+        "--namespace",
+        "default",
+        "--transport",
+        w.transport.as_str(),
+    ]
+    .map(String::from)
+    .into();
+    let binary = std::path::Path::new(LCM_V1BETA1_BINARY);
+    let (ok, text) = run_migrate_storage(binary, &args, w.work(), &log)?;
+    ensure!(ok, "migrate-storage failed:\n{text}");
     Ok(text)
 }
 

@@ -220,33 +220,10 @@ impl Fixture {
     /// `kubeconfig` says, else the admin), waited for (at most 120 s, then
     /// killed): whether it exited 0, and its log.
     pub fn run_one_shot(&self, kubeconfig: Option<&Path>, args: &[&str]) -> Result<(bool, String)> {
+        let mut all = self.connect(kubeconfig);
+        all.extend(args.iter().map(|a| a.to_string()));
         let log = self.work.path().join("migrate-storage.log");
-        let file = std::fs::File::create(&log)?;
-        let mut child = Command::new(LCM_BINARY)
-            .args(self.connect(kubeconfig))
-            .args(args)
-            .arg("migrate-storage")
-            .env("KUBECACHEDIR", operator::kube_cache_dir(self.work.path()))
-            .env("TMPDIR", self.work.path())
-            .stdout(Stdio::null())
-            .stderr(file)
-            .spawn()?;
-        let deadline = Instant::now() + Duration::from_secs(120);
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                bail!(
-                    "migrate-storage still ran after 120 s:\n{}",
-                    std::fs::read_to_string(&log)?
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        Ok((status.success(), std::fs::read_to_string(&log)?))
+        run_migrate_storage(Path::new(LCM_BINARY), &all, self.work.path(), &log)
     }
 
     /// `local-configmap-operator <connect> <args> migrate-storage` as the
@@ -315,6 +292,41 @@ pub fn same_but_resource_version(before: &Objects, after: &Objects) -> Result<()
         ensure!(old == new, "{key} changed:\n{old:#}\n{new:#}");
     }
     Ok(())
+}
+
+/// `binary <args> migrate-storage` with its scratch in `work`, logging to
+/// `log`, waited for (at most 120 s, then killed): whether it exited 0,
+/// and its log.
+pub fn run_migrate_storage(
+    binary: &Path,
+    args: &[String],
+    work: &Path,
+    log: &Path,
+) -> Result<(bool, String)> {
+    let mut child = Command::new(binary)
+        .args(args)
+        .arg("migrate-storage")
+        .env("KUBECACHEDIR", operator::kube_cache_dir(work))
+        .env("TMPDIR", work)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log)?)
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "migrate-storage still ran after 120 s:\n{}",
+                std::fs::read_to_string(log)?
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Ok((status.success(), std::fs::read_to_string(log)?))
 }
 
 /// `probe` until it succeeds or `timeout` passes (its last error then).
