@@ -2,6 +2,7 @@
 
 use crate::client_stack::client_stack;
 use crate::leader::{Fence, Gate};
+use crate::memory::Memory;
 use crate::telemetry::{EventRecorder, Metrics, Telemetry};
 use crate::{Config, Error};
 use std::sync::Arc;
@@ -18,7 +19,7 @@ pub struct Controller {
     /// Every shard's gate and drain state, with sharding configured.
     pub(crate) shards: Option<Arc<crate::sharding::ShardTable>>,
     /// What the controller remembers of each resource outside the book.
-    pub(crate) memory: Arc<crate::memory::Memory>,
+    pub(crate) memory: Arc<Memory>,
     /// Set by [`Runtime::stop`](crate::Runtime::stop) (each runtime has
     /// its own): a pass ends at its next durable-step boundary.
     pub(crate) stopping: Arc<std::sync::atomic::AtomicBool>,
@@ -79,7 +80,7 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
             metrics.clone(),
         )
     });
-    let memory = Arc::new(crate::memory::Memory::new(&metrics));
+    let memory = Arc::new(Memory::new(events.as_ref().map(EventRecorder::memory)));
     let telemetry = Telemetry::new(metrics, events, config.log_callback_errors);
     Ok(Controller {
         config: Arc::new(config),

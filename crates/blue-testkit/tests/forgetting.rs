@@ -3,7 +3,7 @@
 //! (each after failing once), are deleted (Destroy and Retain; one has its
 //! finalizer stripped by hand while its passes fail, so it is gone
 //! without a release) and released. Afterwards every map the controller
-//! keeps per resource is empty: with the runtime (paused tokio time) and
+//! keeps per resource (its Event series included) is empty: with the runtime (paused tokio time) and
 //! with the one-shot `reconcile`.
 
 mod common;
@@ -147,14 +147,18 @@ async fn wait_s(s: u64) {
 #[tokio::test(start_paused = true)]
 async fn the_runtime_forgets_every_resource_released_or_gone() {
     let cluster = FakeCluster::new();
-    let controller = build(&cluster, tokio_clock(), packages(), |c| c.poll_ms = 500);
+    let controller = build(&cluster, tokio_clock(), packages(), |c| {
+        c.poll_ms = 500;
+        c.event_component = Some("widgets-operator".into());
+    });
     let runtime = start(controller).unwrap();
     create_all(&cluster);
     wait_s(30).await;
     for i in 0..N {
         assert_eq!(phase(&cluster, &widgets(), &widget(i)), "Ready");
     }
-    // Entries, timers, references, connection values, step marks at least.
+    // Entries, timers, references, connection values and step marks, Event
+    // series at least.
     let before = runtime.remembered();
     assert!(before >= 4 * N, "{before} entries remembered");
 
@@ -190,7 +194,9 @@ async fn a_one_shot_reconcile_forgets_every_resource_it_releases() {
     let cluster = FakeCluster::new();
     let clock = FakeClock::default();
     let packages = packages();
-    let controller = build(&cluster, clock.as_fn(), packages.clone(), |_| {});
+    let controller = build(&cluster, clock.as_fn(), packages.clone(), |c| {
+        c.event_component = Some("widgets-operator".into())
+    });
     let pass = |package: usize, name: String| {
         let (controller, package) = (controller.clone(), packages[package].clone());
         async move { reconcile(&controller, &package, NS, &name).await.unwrap() }
@@ -207,13 +213,15 @@ async fn a_one_shot_reconcile_forgets_every_resource_it_releases() {
     let before = controller.remembered();
     assert!(
         before >= 2 * N,
-        "{before}: connection values and step marks"
+        "{before}: connection values with step marks, Event series"
     );
 
     for i in 0..N {
         cluster.delete(&widgets(), NS, &widget(i));
         assert_eq!(pass(1, widget(i)).await, Report::Released);
     }
+    cluster.delete(&servers(), NS, "main");
+    assert_eq!(pass(0, "main".into()).await, Report::Released);
     assert_eq!(
         controller.remembered(),
         0,

@@ -57,12 +57,11 @@ mod name;
 mod redact;
 mod secret;
 mod sensitive;
-mod store;
 
 pub use error::ConnectionError;
 pub(crate) use name::{secret_name, secret_ref_valid};
+pub(crate) use secret::Data;
 pub use sensitive::Sensitive;
-pub(crate) use store::Store;
 
 use crate::package::result::CallbackResult;
 use blue_kubernetes_client::{Client, ResourceDescriptor};
@@ -93,7 +92,9 @@ pub struct Connection {
 struct Inner {
     client: Arc<dyn Client>,
     target: Target,
-    store: Arc<Store>,
+    // What the Secret must hold, kept with the rest of what the controller
+    // remembers of the resource.
+    memory: Arc<crate::memory::Memory>,
     // Where the Secret is read from: the controller's cache of connection
     // Secrets, which waits for this process's own writes.
     objects: Arc<crate::cached::ObjectStore>,
@@ -120,7 +121,7 @@ impl Connection {
         client: Arc<dyn Client>,
         descriptor: &ResourceDescriptor,
         resource: &Value,
-        store: Arc<Store>,
+        memory: Arc<crate::memory::Memory>,
         objects: Arc<crate::cached::ObjectStore>,
     ) -> Self {
         let name = secret_name(resource);
@@ -128,7 +129,7 @@ impl Connection {
             inner: Arc::new(Inner {
                 client,
                 target: Target::new(descriptor, resource, name),
-                store,
+                memory,
                 objects,
                 writing: tokio::sync::Mutex::new(()),
                 handed_out: std::sync::Mutex::default(),
@@ -321,10 +322,10 @@ impl Connection {
         let uid = self.inner.target.owner_uid().to_string();
         for _ in 0..ATTEMPTS {
             let stored = self.fetch().await?;
-            let Some(known) = self.inner.store.get(&uid) else {
+            let Some(known) = self.inner.memory.connection(&uid) else {
                 // After a start: the Secret is the record.
                 if let Some(stored) = stored {
-                    self.inner.store.put(&uid, stored.data);
+                    self.inner.memory.keep_connection(&uid, stored.data);
                 }
                 return Ok(());
             };
@@ -361,8 +362,8 @@ impl Connection {
         let uid = self.inner.target.owner_uid().to_string();
         let mut data = self
             .inner
-            .store
-            .get(&uid)
+            .memory
+            .connection(&uid)
             .or_else(|| stored.as_ref().map(|s| s.data.clone()))
             .unwrap_or_default();
         if let Some(stored) = &stored {
@@ -380,7 +381,7 @@ impl Connection {
         )
         .await?;
         if written {
-            self.inner.store.put(&uid, data);
+            self.inner.memory.keep_connection(&uid, data);
         }
         Ok(written)
     }

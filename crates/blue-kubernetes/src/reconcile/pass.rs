@@ -84,7 +84,7 @@ impl<'a> Pass<'a> {
                 client.clone(),
                 given.package.descriptor(),
                 &snapshot,
-                given.controller.memory.connections.clone(),
+                given.controller.memory.clone(),
                 given.controller.objects.clone(),
             )),
             false => options,
@@ -195,7 +195,7 @@ impl<'a> Pass<'a> {
                 descriptor: self.given.package.descriptor(),
                 object: &self.snapshot,
             };
-            workflow.written(uid, &self.given.controller.memory.step_marks, subject);
+            workflow.written(uid, self.given.controller, subject);
         }
         Ok(Report::Reconciled(t.phase, t.reason))
     }

@@ -112,7 +112,7 @@ fn workflow_of<'p>(pass: &'p mut Pass<'_>) -> &'p mut Workflow {
     if pass.workflow.is_none() {
         let stored = Record::stored(status(&pass.snapshot));
         let desired = desired_of(pass);
-        let mark = pass.controller.memory.step_marks.get(desired.uid);
+        let mark = pass.controller.memory.steps(desired.uid);
         let chosen = Record::current(stored, &desired, mark, pass.controller.now());
         pass.workflow = Some(Workflow::chosen(chosen));
     }

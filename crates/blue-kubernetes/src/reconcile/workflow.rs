@@ -3,9 +3,10 @@
 //! status write and marked in the process once a write lands.
 
 use super::protocol::Halt;
+use crate::controller::Controller;
 use crate::domain::status::Transition;
 use crate::resource::Phase;
-use crate::steps::{Chosen, Ignored, Marks, Record, State};
+use crate::steps::{Chosen, Ignored, IgnoredRecords, Mark, Record, State};
 use crate::telemetry::log::{self, Subject};
 use std::collections::HashSet;
 
@@ -75,15 +76,20 @@ impl Workflow {
     /// it went in the object's runs (a run whose step began is started, a
     /// `Done` one ended), and what the write replaced of a forged record
     /// is reported.
-    pub(super) fn written(&mut self, uid: &str, marks: &Marks, subject: Subject<'_>) {
+    pub(super) fn written(&mut self, uid: &str, controller: &Controller, subject: Subject<'_>) {
         let notes = std::mem::take(&mut self.ignored);
+        let sequence = self.record.sequence;
         if self.ran {
-            marks.started(uid, self.record.sequence);
+            controller
+                .memory
+                .mark_steps(uid, |m| Mark::started(m, sequence));
         }
         if self.record.state == State::Done {
-            marks.ended(uid, self.record.sequence);
+            controller
+                .memory
+                .mark_steps(uid, |m| Mark::ended(m, sequence));
         }
-        notes.report(marks, subject);
+        notes.report(&controller.telemetry.ignored_records, subject);
     }
 }
 
@@ -91,7 +97,7 @@ impl Notes {
     /// Logs and counts what of a stored record was ignored: which steps
     /// had a key that was not theirs (never the key itself), and whether
     /// the run went back behind this process's.
-    fn report(self, marks: &Marks, subject: Subject<'_>) {
+    fn report(self, ignored: &IgnoredRecords, subject: Subject<'_>) {
         for step in &self.forged_keys {
             log::warn_about!(
                 subject,
@@ -100,14 +106,14 @@ impl Notes {
             );
         }
         if !self.forged_keys.is_empty() {
-            marks.count(Ignored::Key, self.forged_keys.len());
+            ignored.count(Ignored::Key, self.forged_keys.len());
         }
         if self.rolled_back {
             log::warn_about!(
                 subject,
                 "stored step run ignored: it goes back behind a run this process started or ended; a new run starts"
             );
-            marks.count(Ignored::Run, 1);
+            ignored.count(Ignored::Run, 1);
         }
     }
 }

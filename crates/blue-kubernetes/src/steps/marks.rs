@@ -1,14 +1,13 @@
-//! What this process remembers of each object's runs: the highest run
-//! number whose keys it handed out and whether that run ended. Status is
-//! written by whoever may write `/status`; this memory is not, so while
-//! the process lives a rolled-back or reopened record cannot make it hand
-//! out an older run's keys again.
+//! What this process remembers of each object's runs (kept with the rest
+//! of its memory of the object, `memory.rs`): the highest run number whose
+//! keys it handed out and whether that run ended. Status is written by
+//! whoever may write `/status`; this memory is not, so while the process
+//! lives a rolled-back or reopened record cannot make it hand out an older
+//! run's keys again.
 
 use crate::telemetry::Metrics;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// The furthest this process went in one object's runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,22 +37,32 @@ impl Ignored {
     }
 }
 
-/// Marks by object uid, for one controller (its process, as the tests
-/// see it). An object's mark goes when the controller releases it: a
-/// released object runs no more steps.
-pub(crate) struct Marks {
-    by_uid: Mutex<HashMap<String, Mark>>,
-    ignored: Family<[(&'static str, String); 1], Counter>,
-}
+impl Mark {
+    /// Run `sequence` was written as started: its keys may be handed out.
+    /// A mark only moves forward.
+    pub(crate) fn started(mark: Option<Mark>, sequence: u64) -> Mark {
+        let started = Mark {
+            sequence,
+            ended: false,
+        };
+        mark.filter(|m| m.sequence >= sequence).unwrap_or(started)
+    }
 
-impl std::fmt::Debug for Marks {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Marks").finish_non_exhaustive()
+    /// Run `sequence` was written as ended: it is never resumed.
+    pub(crate) fn ended(mark: Option<Mark>, sequence: u64) -> Mark {
+        let ended = Mark {
+            sequence,
+            ended: true,
+        };
+        mark.filter(|m| m.sequence > sequence).unwrap_or(ended)
     }
 }
 
-impl Marks {
-    /// Empty marks, with their counter exported in `metrics`.
+/// The stored step records the controller ignored, counted.
+pub(crate) struct IgnoredRecords(Family<[(&'static str, String); 1], Counter>);
+
+impl IgnoredRecords {
+    /// The counter, exported in `metrics`.
     pub(crate) fn new(metrics: &Metrics) -> Self {
         let ignored = Family::<[(&'static str, String); 1], Counter>::default();
         // Both series from the start, so an alert on an increase works.
@@ -67,62 +76,12 @@ impl Marks {
             "Stored step keys (what=key) and runs (what=run) the controller did not derive itself and ignored.",
             ignored.clone(),
         );
-        Self {
-            by_uid: Mutex::default(),
-            ignored,
-        }
-    }
-
-    pub(crate) fn get(&self, uid: &str) -> Option<Mark> {
-        self.lock().get(uid).copied()
-    }
-
-    /// Run `sequence` of `uid` was written as started: its keys may be
-    /// handed out.
-    pub(crate) fn started(&self, uid: &str, sequence: u64) {
-        let mut marks = self.lock();
-        let mark = marks.entry(uid.to_string()).or_insert(Mark {
-            sequence,
-            ended: false,
-        });
-        if sequence > mark.sequence {
-            *mark = Mark {
-                sequence,
-                ended: false,
-            };
-        }
-    }
-
-    /// Run `sequence` of `uid` was written as ended.
-    pub(crate) fn ended(&self, uid: &str, sequence: u64) {
-        let mut marks = self.lock();
-        let ended = Mark {
-            sequence,
-            ended: true,
-        };
-        let mark = marks.entry(uid.to_string()).or_insert(ended);
-        if sequence >= mark.sequence {
-            *mark = ended;
-        }
-    }
-
-    /// `uid` was released: it runs no more steps.
-    pub(crate) fn forget(&self, uid: &str) {
-        self.lock().remove(uid);
-    }
-
-    #[cfg(feature = "testing")]
-    pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        Self(ignored)
     }
 
     pub(crate) fn count(&self, what: Ignored, times: usize) {
-        let series = self.ignored.get_or_create(&[("what", what.label().into())]);
+        let series = self.0.get_or_create(&[("what", what.label().into())]);
         series.inc_by(times as u64);
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Mark>> {
-        self.by_uid.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -132,41 +91,32 @@ mod tests {
 
     #[test]
     fn a_mark_only_moves_forward_and_an_ended_run_stays_ended() {
-        let marks = Marks::new(&Metrics::new());
-        assert_eq!(marks.get("u"), None);
-        marks.started("u", 3);
-        marks.started("u", 2);
         let open = Mark {
             sequence: 3,
             ended: false,
         };
-        assert_eq!(marks.get("u"), Some(open));
-        marks.ended("u", 2);
-        assert_eq!(marks.get("u"), Some(open), "an older run ending");
-        marks.ended("u", 3);
-        marks.started("u", 3);
+        let mark = Some(Mark::started(Some(Mark::started(None, 3)), 2));
+        assert_eq!(mark, Some(open));
+        let mark = Some(Mark::ended(mark, 2));
+        assert_eq!(mark, Some(open), "an older run ending");
+        let mark = Some(Mark::started(Some(Mark::ended(mark, 3)), 3));
         let ended = Mark {
             sequence: 3,
             ended: true,
         };
-        assert_eq!(marks.get("u"), Some(ended), "never reopened");
-        marks.started("u", 4);
-        assert_eq!(
-            marks.get("u").map(|m| (m.sequence, m.ended)),
-            Some((4, false))
-        );
-        marks.forget("u");
-        assert_eq!(marks.get("u"), None);
+        assert_eq!(mark, Some(ended), "never reopened");
+        let next = Mark::started(mark, 4);
+        assert_eq!((next.sequence, next.ended), (4, false));
     }
 
     #[test]
     fn ignored_claims_are_counted_by_kind_from_zero() {
         let metrics = Metrics::new();
-        let marks = Marks::new(&metrics);
+        let ignored = IgnoredRecords::new(&metrics);
         assert!(metrics
             .encode()
             .contains("blue_step_records_ignored_total{what=\"run\"} 0"));
-        marks.count(Ignored::Key, 2);
+        ignored.count(Ignored::Key, 2);
         assert!(metrics
             .encode()
             .contains("blue_step_records_ignored_total{what=\"key\"} 2"));

@@ -77,6 +77,11 @@ impl EventRecorder {
         }
     }
 
+    /// What the recorder remembers per object.
+    pub(crate) fn memory(&self) -> EventMemory {
+        EventMemory(self.shared.clone())
+    }
+
     /// Waits until every Event queued so far has been written (or failed).
     pub(crate) async fn flush(&self) {
         self.outbox.flush().await;
@@ -195,6 +200,23 @@ impl EventRecorder {
                 .take(&(uid, kind, reason.to_string()), sequence);
             shared.metrics.event("dropped");
         }
+    }
+}
+
+/// What the recorder remembers of each object (its series, its token
+/// bucket), for the controller's memory to forget with the rest of what it
+/// remembers of the object.
+pub(crate) struct EventMemory(Arc<Shared>);
+
+impl EventMemory {
+    pub(crate) fn forget(&self, uid: &str) {
+        self.0.lock().forget(uid);
+    }
+
+    #[cfg(feature = "testing")]
+    pub(crate) fn len(&self) -> usize {
+        let state = self.0.lock();
+        state.series.len() + state.buckets.len() + state.queued_progress.len()
     }
 }
 

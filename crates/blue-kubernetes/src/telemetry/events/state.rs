@@ -105,6 +105,15 @@ impl State {
         }
     }
 
+    /// Object `uid` is released or gone: its series, its bucket and a
+    /// progress Event of it still waiting go. An Event of it already
+    /// queued is still written, as a new Event.
+    pub(super) fn forget(&mut self, uid: &str) {
+        self.supersede_waiting(uid);
+        self.series.retain(|(of, _, _), _| of != uid);
+        self.buckets.remove(uid);
+    }
+
     /// The writer takes Event `sequence` of `key`: false when it was
     /// superseded. Once taken it can no longer be.
     pub(super) fn take(&mut self, key: &SeriesKey, sequence: u64) -> bool {
@@ -156,6 +165,28 @@ pub(super) fn forget_oldest(series: &mut HashMap<SeriesKey, Series>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forgetting_an_object_drops_its_series_bucket_and_waiting_event_only() {
+        let mut state = State::default();
+        let key = |uid: &str, reason: &str| (uid.to_string(), EventType::Normal, reason.into());
+        for uid in ["gone", "kept"] {
+            let series = Series {
+                count: 1,
+                stored: None,
+                first_ms: 0,
+                last_ms: 0,
+            };
+            state.series.insert(key(uid, "Ready"), series);
+            assert!(take_token(&mut state.buckets, uid, 0));
+        }
+        state.supersede(&key("gone", "Reconciling"), 7);
+        state.forget("gone");
+        assert!(!state.take(&key("gone", "Reconciling"), 7), "not written");
+        let series: Vec<_> = state.series.keys().map(|k| k.0.as_str()).collect();
+        assert_eq!(series, ["kept"]);
+        assert_eq!(state.buckets.keys().collect::<Vec<_>>(), ["kept"]);
+    }
 
     #[test]
     fn a_bucket_allows_a_burst_then_one_event_per_refill_period() {
