@@ -80,7 +80,10 @@ pub fn controller(mut config: Config) -> Result<Controller, Error> {
             metrics.clone(),
         )
     });
-    let memory = Arc::new(Memory::new(events.as_ref().map(EventRecorder::memory)));
+    let memory = Arc::new(Memory::new(
+        &metrics,
+        events.as_ref().map(EventRecorder::memory),
+    ));
     let telemetry = Telemetry::new(metrics, events, config.log_callback_errors);
     Ok(Controller {
         config: Arc::new(config),

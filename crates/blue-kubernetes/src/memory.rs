@@ -4,10 +4,11 @@
 //! book's `Forget` decision makes it on the runtime's path, a one-shot
 //! pass that released the resource on the other.
 
-use crate::connection::Data;
-use crate::steps::Mark;
+use crate::connection::{Data, Known};
+use crate::steps::{Ignored, Mark};
 use crate::telemetry::events::EventMemory;
 use crate::telemetry::failure_log::FailureLog;
+use crate::telemetry::Metrics;
 use blue_kubernetes_client::ResourceDescriptor;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -15,9 +16,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// What is remembered of one resource, by uid.
 #[derive(Default)]
 struct Remembered {
-    /// The values its connection Secret must hold, so a deleted or altered
-    /// Secret comes back with the same values (a generated password
-    /// included) while the process lives.
+    /// The values its connection Secret must hold (see [`Known`]).
     connection: Option<Data>,
     /// How far this process went in its durable-steps runs.
     steps: Option<Mark>,
@@ -34,21 +33,15 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
-    pub(crate) fn new(events: Option<EventMemory>) -> Self {
+    /// Empty, with the step records ignored counted from zero in `metrics`
+    /// (the marks are what they are checked against).
+    pub(crate) fn new(metrics: &Metrics, events: Option<EventMemory>) -> Self {
+        Ignored::count_from_zero(metrics);
         Self {
             by_uid: Mutex::default(),
             failures: FailureLog::default(),
             events,
         }
-    }
-
-    /// The values the connection Secret of resource `uid` must hold.
-    pub(crate) fn connection(&self, uid: &str) -> Option<Data> {
-        self.lock().get(uid).and_then(|r| r.connection.clone())
-    }
-
-    pub(crate) fn keep_connection(&self, uid: &str, data: Data) {
-        self.lock().entry(uid.to_string()).or_default().connection = Some(data);
     }
 
     /// How far this process went in resource `uid`'s durable-steps runs.
@@ -84,6 +77,16 @@ impl Memory {
     }
 }
 
+impl Known for Memory {
+    fn known(&self, uid: &str) -> Option<Data> {
+        self.lock().get(uid).and_then(|r| r.connection.clone())
+    }
+
+    fn keep(&self, uid: &str, data: Data) {
+        self.lock().entry(uid.to_string()).or_default().connection = Some(data);
+    }
+}
+
 /// A resource's log subject: `plural.group ns/name`.
 pub(crate) fn subject(d: &ResourceDescriptor, namespace: &str, name: &str) -> String {
     format!("{} {namespace}/{name}", d.qualified_plural())
@@ -92,19 +95,18 @@ pub(crate) fn subject(d: &ResourceDescriptor, namespace: &str, name: &str) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::steps::Mark;
 
     #[test]
     fn forgetting_a_resource_drops_its_connection_and_its_step_mark_only() {
-        let memory = Memory::new(None);
+        let memory = Memory::new(&Metrics::new(), None);
         for uid in ["gone", "kept"] {
-            memory.keep_connection(uid, [("password".into(), "x".into())].into());
+            memory.keep(uid, [("password".into(), "x".into())].into());
             memory.mark_steps(uid, |mark| Mark::started(mark, 1));
         }
         memory.forget("gone", "widgets.example.com ns/gone");
-        assert_eq!(memory.connection("gone"), None);
+        assert_eq!(memory.known("gone"), None);
         assert_eq!(memory.steps("gone"), None);
-        assert!(memory.connection("kept").is_some());
+        assert!(memory.known("kept").is_some());
         assert_eq!(memory.steps("kept").map(|m| m.sequence), Some(1));
     }
 }

@@ -92,9 +92,7 @@ pub struct Connection {
 struct Inner {
     client: Arc<dyn Client>,
     target: Target,
-    // What the Secret must hold, kept with the rest of what the controller
-    // remembers of the resource.
-    memory: Arc<crate::memory::Memory>,
+    memory: Arc<dyn Known>,
     // Where the Secret is read from: the controller's cache of connection
     // Secrets, which waits for this process's own writes.
     objects: Arc<crate::cached::ObjectStore>,
@@ -113,6 +111,15 @@ impl std::fmt::Debug for Connection {
     }
 }
 
+/// What the controller knows each resource's connection Secret must hold,
+/// by resource uid, so a deleted or altered Secret comes back with the same
+/// values (a generated password included) while the process lives. Kept
+/// with the rest of its memory of the resource, which forgets it.
+pub(crate) trait Known: Send + Sync {
+    fn known(&self, uid: &str) -> Option<Data>;
+    fn keep(&self, uid: &str, data: Data);
+}
+
 /// Writes retried when someone else changed the Secret in between.
 const ATTEMPTS: usize = 3;
 
@@ -121,7 +128,7 @@ impl Connection {
         client: Arc<dyn Client>,
         descriptor: &ResourceDescriptor,
         resource: &Value,
-        memory: Arc<crate::memory::Memory>,
+        memory: Arc<dyn Known>,
         objects: Arc<crate::cached::ObjectStore>,
     ) -> Self {
         let name = secret_name(resource);
@@ -322,10 +329,10 @@ impl Connection {
         let uid = self.inner.target.owner_uid().to_string();
         for _ in 0..ATTEMPTS {
             let stored = self.fetch().await?;
-            let Some(known) = self.inner.memory.connection(&uid) else {
+            let Some(known) = self.inner.memory.known(&uid) else {
                 // After a start: the Secret is the record.
                 if let Some(stored) = stored {
-                    self.inner.memory.keep_connection(&uid, stored.data);
+                    self.inner.memory.keep(&uid, stored.data);
                 }
                 return Ok(());
             };
@@ -363,7 +370,7 @@ impl Connection {
         let mut data = self
             .inner
             .memory
-            .connection(&uid)
+            .known(&uid)
             .or_else(|| stored.as_ref().map(|s| s.data.clone()))
             .unwrap_or_default();
         if let Some(stored) = &stored {
@@ -381,7 +388,7 @@ impl Connection {
         )
         .await?;
         if written {
-            self.inner.memory.keep_connection(&uid, data);
+            self.inner.memory.keep(&uid, data);
         }
         Ok(written)
     }

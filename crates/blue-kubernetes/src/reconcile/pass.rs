@@ -195,7 +195,13 @@ impl<'a> Pass<'a> {
                 descriptor: self.given.package.descriptor(),
                 object: &self.snapshot,
             };
-            workflow.written(uid, self.given.controller, subject);
+            let controller = self.given.controller;
+            workflow.written(
+                uid,
+                &controller.memory,
+                &controller.telemetry.metrics,
+                subject,
+            );
         }
         Ok(Report::Reconciled(t.phase, t.reason))
     }

@@ -3,11 +3,12 @@
 //! status write and marked in the process once a write lands.
 
 use super::protocol::Halt;
-use crate::controller::Controller;
 use crate::domain::status::Transition;
+use crate::memory::Memory;
 use crate::resource::Phase;
-use crate::steps::{Chosen, Ignored, IgnoredRecords, Mark, Record, State};
+use crate::steps::{Chosen, Ignored, Mark, Record, State};
 use crate::telemetry::log::{self, Subject};
+use crate::telemetry::Metrics;
 use std::collections::HashSet;
 
 /// The run a pass works on, in memory: written with each of its status
@@ -76,20 +77,22 @@ impl Workflow {
     /// it went in the object's runs (a run whose step began is started, a
     /// `Done` one ended), and what the write replaced of a forged record
     /// is reported.
-    pub(super) fn written(&mut self, uid: &str, controller: &Controller, subject: Subject<'_>) {
+    pub(super) fn written(
+        &mut self,
+        uid: &str,
+        memory: &Memory,
+        metrics: &Metrics,
+        subject: Subject<'_>,
+    ) {
         let notes = std::mem::take(&mut self.ignored);
         let sequence = self.record.sequence;
         if self.ran {
-            controller
-                .memory
-                .mark_steps(uid, |m| Mark::started(m, sequence));
+            memory.mark_steps(uid, |m| Mark::started(m, sequence));
         }
         if self.record.state == State::Done {
-            controller
-                .memory
-                .mark_steps(uid, |m| Mark::ended(m, sequence));
+            memory.mark_steps(uid, |m| Mark::ended(m, sequence));
         }
-        notes.report(&controller.telemetry.ignored_records, subject);
+        notes.report(metrics, subject);
     }
 }
 
@@ -97,7 +100,7 @@ impl Notes {
     /// Logs and counts what of a stored record was ignored: which steps
     /// had a key that was not theirs (never the key itself), and whether
     /// the run went back behind this process's.
-    fn report(self, ignored: &IgnoredRecords, subject: Subject<'_>) {
+    fn report(self, metrics: &Metrics, subject: Subject<'_>) {
         for step in &self.forged_keys {
             log::warn_about!(
                 subject,
@@ -106,14 +109,14 @@ impl Notes {
             );
         }
         if !self.forged_keys.is_empty() {
-            ignored.count(Ignored::Key, self.forged_keys.len());
+            Ignored::Key.count(metrics, self.forged_keys.len());
         }
         if self.rolled_back {
             log::warn_about!(
                 subject,
                 "stored step run ignored: it goes back behind a run this process started or ended; a new run starts"
             );
-            ignored.count(Ignored::Run, 1);
+            Ignored::Run.count(metrics, 1);
         }
     }
 }

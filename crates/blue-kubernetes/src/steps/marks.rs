@@ -6,8 +6,6 @@
 //! run's keys again.
 
 use crate::telemetry::Metrics;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 
 /// The furthest this process went in one object's runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,11 +27,22 @@ pub(crate) enum Ignored {
 }
 
 impl Ignored {
-    fn label(self) -> &'static str {
-        match self {
+    /// Counts `times` claims of this kind in `blue_step_records_ignored`.
+    pub(crate) fn count(self, metrics: &Metrics, times: usize) {
+        let what = match self {
             Ignored::Key => "key",
             Ignored::Run => "run",
-        }
+        };
+        let series = metrics
+            .step_records_ignored
+            .get_or_create(&[("what", what.into())]);
+        series.inc_by(times as u64);
+    }
+
+    /// Both series from the start, so an alert on an increase works.
+    pub(crate) fn count_from_zero(metrics: &Metrics) {
+        Ignored::Key.count(metrics, 0);
+        Ignored::Run.count(metrics, 0);
     }
 }
 
@@ -55,33 +64,6 @@ impl Mark {
             ended: true,
         };
         mark.filter(|m| m.sequence > sequence).unwrap_or(ended)
-    }
-}
-
-/// The stored step records the controller ignored, counted.
-pub(crate) struct IgnoredRecords(Family<[(&'static str, String); 1], Counter>);
-
-impl IgnoredRecords {
-    /// The counter, exported in `metrics`.
-    pub(crate) fn new(metrics: &Metrics) -> Self {
-        let ignored = Family::<[(&'static str, String); 1], Counter>::default();
-        // Both series from the start, so an alert on an increase works.
-        for what in [Ignored::Key, Ignored::Run] {
-            ignored
-                .get_or_create(&[("what", what.label().into())])
-                .inc_by(0);
-        }
-        metrics.register(
-            "blue_step_records_ignored",
-            "Stored step keys (what=key) and runs (what=run) the controller did not derive itself and ignored.",
-            ignored.clone(),
-        );
-        Self(ignored)
-    }
-
-    pub(crate) fn count(&self, what: Ignored, times: usize) {
-        let series = self.0.get_or_create(&[("what", what.label().into())]);
-        series.inc_by(times as u64);
     }
 }
 
@@ -112,11 +94,11 @@ mod tests {
     #[test]
     fn ignored_claims_are_counted_by_kind_from_zero() {
         let metrics = Metrics::new();
-        let ignored = IgnoredRecords::new(&metrics);
+        Ignored::count_from_zero(&metrics);
         assert!(metrics
             .encode()
             .contains("blue_step_records_ignored_total{what=\"run\"} 0"));
-        ignored.count(Ignored::Key, 2);
+        Ignored::Key.count(&metrics, 2);
         assert!(metrics
             .encode()
             .contains("blue_step_records_ignored_total{what=\"key\"} 2"));

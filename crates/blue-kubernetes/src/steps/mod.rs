@@ -101,7 +101,7 @@ mod step;
 pub use error::StepError;
 pub use key::MAX_STEP_NAME_BYTES;
 pub(crate) use key::{hex_digest, valid_name, Desired};
-pub(crate) use marks::{Ignored, IgnoredRecords, Mark};
+pub(crate) use marks::{Ignored, Mark};
 pub(crate) use protocol::{Ended, Request, Started};
 pub(crate) use record::{left_running, status_schema, Begun, Chosen, Record, Refused, State};
 pub use record::{MAX_STEPS_PER_RUN, MAX_STEP_RESULT_BYTES, MAX_WORKFLOW_BYTES};

@@ -54,6 +54,7 @@ pub struct Metrics {
     pub(crate) watch_events: Counter,
     pub(crate) watch_fallbacks: Counter,
     pub(crate) events: Family<One, Counter>,
+    pub(crate) step_records_ignored: Family<One, Counter>,
     #[cfg(feature = "webhook")]
     webhook: std::sync::OnceLock<super::webhook_metrics::WebhookMetrics>,
 }
@@ -86,6 +87,7 @@ impl Metrics {
             watch_events: Counter::default(),
             watch_fallbacks: Counter::default(),
             events: Family::default(),
+            step_records_ignored: Family::default(),
             #[cfg(feature = "webhook")]
             webhook: std::sync::OnceLock::new(),
         };
@@ -169,6 +171,11 @@ impl Metrics {
                 "blue_events",
                 "Kubernetes Events per result (created, aggregated, dropped, superseded, failed).",
                 m.events.clone(),
+            );
+            r.register(
+                "blue_step_records_ignored",
+                "Stored step keys (what=key) and runs (what=run) the controller did not derive itself and ignored.",
+                m.step_records_ignored.clone(),
             );
             r.register(
                 "blue_build_info",

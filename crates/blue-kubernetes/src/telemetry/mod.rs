@@ -32,7 +32,6 @@ pub use crate::http::{serve_http, HttpServer};
 /// The Prometheus client the [`Metrics`] are built with, for registering more.
 pub use prometheus_client;
 
-use crate::steps::IgnoredRecords;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -40,7 +39,6 @@ use std::sync::Arc;
 pub(crate) struct Telemetry {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) events: Option<EventRecorder>,
-    pub(crate) ignored_records: IgnoredRecords,
     pub(crate) log_callback_errors: bool,
     callback_failures: AtomicU64,
     invalid: AtomicU64,
@@ -53,7 +51,6 @@ impl Telemetry {
         log_callback_errors: bool,
     ) -> Self {
         Self {
-            ignored_records: IgnoredRecords::new(&metrics),
             metrics,
             events,
             log_callback_errors,
